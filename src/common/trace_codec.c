@@ -1,0 +1,233 @@
+/* trace_codec.c - encode and decode trace records (see trace_format.h).
+ *
+ * Encoders run inside the traced process on the hot path: no allocation, no
+ * libc calls. Decoders run in the reporter on untrusted bytes: every length
+ * and count is checked against the buffer and the format's limits.
+ */
+#include "common/trace_format.h"
+
+#include <string.h>
+
+static void put_head(tl_wbuf_t *w, tl_rec_type_t type, uint64_t ts_delta)
+{
+    tl_put_u8(w, (uint8_t)type);
+    tl_put_varint(w, ts_delta);
+}
+
+static size_t bounded_strlen(const char *s, size_t max)
+{
+    size_t n = 0;
+    while (n < max && s[n])
+        n++;
+    return n;
+}
+
+void tl_rec_put_alloc(tl_wbuf_t *w, uint64_t ts_delta, uint64_t kind, uint64_t ptr, uint64_t size,
+                      uint64_t stack_id)
+{
+    put_head(w, TL_REC_ALLOC, ts_delta);
+    tl_put_varint(w, kind);
+    tl_put_varint(w, ptr);
+    tl_put_varint(w, size);
+    tl_put_varint(w, stack_id);
+}
+
+void tl_rec_put_free(tl_wbuf_t *w, uint64_t ts_delta, uint64_t kind, uint64_t ptr)
+{
+    put_head(w, TL_REC_FREE, ts_delta);
+    tl_put_varint(w, kind);
+    tl_put_varint(w, ptr);
+}
+
+void tl_rec_put_realloc(tl_wbuf_t *w, uint64_t ts_delta, uint64_t old_ptr, uint64_t new_ptr,
+                        uint64_t size, uint64_t stack_id)
+{
+    put_head(w, TL_REC_REALLOC, ts_delta);
+    tl_put_varint(w, old_ptr);
+    tl_put_varint(w, new_ptr);
+    tl_put_varint(w, size);
+    tl_put_varint(w, stack_id);
+}
+
+void tl_rec_put_stack(tl_wbuf_t *w, uint64_t ts_delta, uint64_t id, const uint64_t *frames,
+                      size_t nframes)
+{
+    put_head(w, TL_REC_STACK, ts_delta);
+    tl_put_varint(w, id);
+    tl_put_varint(w, nframes);
+    uint64_t prev = 0;
+    for (size_t i = 0; i < nframes; i++) {
+        tl_put_varint(w, tl_zigzag((int64_t)(frames[i] - prev)));
+        prev = frames[i];
+    }
+}
+
+void tl_rec_put_module(tl_wbuf_t *w, uint64_t ts_delta, uint64_t base, uint64_t start,
+                       uint64_t size, const char *path, size_t path_len, const uint8_t *build_id,
+                       size_t build_id_len)
+{
+    put_head(w, TL_REC_MODULE, ts_delta);
+    tl_put_varint(w, base);
+    tl_put_varint(w, start);
+    tl_put_varint(w, size);
+    tl_put_bytes(w, path, path_len);
+    tl_put_bytes(w, build_id, build_id_len);
+}
+
+void tl_rec_put_thread(tl_wbuf_t *w, uint64_t ts_delta, uint64_t tid, const char *name,
+                       size_t name_len)
+{
+    put_head(w, TL_REC_THREAD, ts_delta);
+    tl_put_varint(w, tid);
+    tl_put_bytes(w, name, name_len);
+}
+
+void tl_rec_put_process(tl_wbuf_t *w, uint64_t ts_delta, uint64_t pid, uint64_t ppid,
+                        uint64_t exec_seq, const char *exe, size_t exe_len, size_t argc,
+                        const char *const *argv)
+{
+    put_head(w, TL_REC_PROCESS, ts_delta);
+    tl_put_varint(w, pid);
+    tl_put_varint(w, ppid);
+    tl_put_varint(w, exec_seq);
+    tl_put_bytes(w, exe, exe_len);
+    if (argc > TL_REC_MAX_ARGV)
+        argc = TL_REC_MAX_ARGV;
+    tl_put_varint(w, argc);
+    for (size_t i = 0; i < argc; i++) {
+        const char *a = argv[i] ? argv[i] : "";
+        tl_put_bytes(w, a, bounded_strlen(a, 4096));
+    }
+}
+
+void tl_rec_put_end(tl_wbuf_t *w, uint64_t ts_delta, uint64_t reason, int64_t exit_status,
+                    uint64_t allocs, uint64_t frees, uint64_t storages, uint64_t dropped)
+{
+    put_head(w, TL_REC_END, ts_delta);
+    tl_put_varint(w, reason);
+    tl_put_varint(w, tl_zigzag(exit_status));
+    tl_put_varint(w, allocs);
+    tl_put_varint(w, frees);
+    tl_put_varint(w, storages);
+    tl_put_varint(w, dropped);
+}
+
+void tl_rec_put_options(tl_wbuf_t *w, uint64_t ts_delta, size_t count, const char *const *keys,
+                        const char *const *values)
+{
+    put_head(w, TL_REC_OPTIONS, ts_delta);
+    if (count > TL_REC_MAX_OPTS)
+        count = TL_REC_MAX_OPTS;
+    tl_put_varint(w, count);
+    for (size_t i = 0; i < count; i++) {
+        tl_put_bytes(w, keys[i], bounded_strlen(keys[i], 256));
+        tl_put_bytes(w, values[i], bounded_strlen(values[i], 4096));
+    }
+}
+
+static tl_bytes_t get_run(tl_rbuf_t *r)
+{
+    tl_bytes_t b;
+    b.p = tl_get_bytes(r, &b.n);
+    return b;
+}
+
+long tl_rec_decode(const uint8_t *p, size_t n, tl_record_t *out, uint64_t *frames)
+{
+    tl_rbuf_t r = {p, p + n, false};
+    unsigned type = tl_get_u8(&r);
+    out->type = (tl_rec_type_t)type;
+    out->ts_delta = tl_get_varint(&r);
+    switch (type) {
+    case TL_REC_PROCESS: {
+        out->u.process.pid = tl_get_varint(&r);
+        out->u.process.ppid = tl_get_varint(&r);
+        out->u.process.exec_seq = tl_get_varint(&r);
+        out->u.process.exe = get_run(&r);
+        uint64_t argc = tl_get_varint(&r);
+        if (argc > TL_REC_MAX_ARGV)
+            return -1;
+        out->u.process.argc = argc;
+        for (uint64_t i = 0; i < argc && !r.err; i++)
+            out->u.process.argv[i] = get_run(&r);
+        break;
+    }
+    case TL_REC_MODULE:
+        out->u.module.base = tl_get_varint(&r);
+        out->u.module.start = tl_get_varint(&r);
+        out->u.module.size = tl_get_varint(&r);
+        out->u.module.path = get_run(&r);
+        out->u.module.build_id = get_run(&r);
+        break;
+    case TL_REC_STACK: {
+        out->u.stack.id = tl_get_varint(&r);
+        uint64_t nf = tl_get_varint(&r);
+        if (!frames || nf > TL_REC_MAX_FRAMES)
+            return -1;
+        uint64_t prev = 0;
+        for (uint64_t i = 0; i < nf && !r.err; i++) {
+            prev += (uint64_t)tl_unzigzag(tl_get_varint(&r));
+            frames[i] = prev;
+        }
+        out->u.stack.nframes = nf;
+        out->u.stack.frames = frames;
+        break;
+    }
+    case TL_REC_ALLOC:
+        out->u.alloc.kind = tl_get_varint(&r);
+        out->u.alloc.ptr = tl_get_varint(&r);
+        out->u.alloc.size = tl_get_varint(&r);
+        out->u.alloc.stack_id = tl_get_varint(&r);
+        break;
+    case TL_REC_FREE:
+        out->u.free.kind = tl_get_varint(&r);
+        out->u.free.ptr = tl_get_varint(&r);
+        break;
+    case TL_REC_REALLOC:
+        out->u.realloc.old_ptr = tl_get_varint(&r);
+        out->u.realloc.new_ptr = tl_get_varint(&r);
+        out->u.realloc.size = tl_get_varint(&r);
+        out->u.realloc.stack_id = tl_get_varint(&r);
+        break;
+    case TL_REC_THREAD:
+        out->u.thread.tid = tl_get_varint(&r);
+        out->u.thread.name = get_run(&r);
+        break;
+    case TL_REC_END:
+        out->u.end.reason = tl_get_varint(&r);
+        out->u.end.exit_status = tl_unzigzag(tl_get_varint(&r));
+        out->u.end.allocs = tl_get_varint(&r);
+        out->u.end.frees = tl_get_varint(&r);
+        out->u.end.storages = tl_get_varint(&r);
+        out->u.end.dropped = tl_get_varint(&r);
+        break;
+    case TL_REC_OPTIONS: {
+        uint64_t count = tl_get_varint(&r);
+        if (count > TL_REC_MAX_OPTS)
+            return -1;
+        out->u.options.count = count;
+        for (uint64_t i = 0; i < count && !r.err; i++) {
+            out->u.options.key[i] = get_run(&r);
+            out->u.options.value[i] = get_run(&r);
+        }
+        break;
+    }
+    default:
+        return -1;
+    }
+    if (r.err)
+        return -1;
+    return (long)(r.p - p);
+}
+
+const char *tl_rec_type_name(unsigned type)
+{
+    static const char *const names[] = {
+        [TL_REC_PROCESS] = "process", [TL_REC_MODULE] = "module", [TL_REC_STACK] = "stack",
+        [TL_REC_ALLOC] = "alloc",     [TL_REC_FREE] = "free",     [TL_REC_REALLOC] = "realloc",
+        [TL_REC_THREAD] = "thread",   [TL_REC_END] = "end",       [TL_REC_OPTIONS] = "options",
+    };
+    if (type < sizeof names / sizeof names[0] && names[type])
+        return names[type];
+    return "unknown";
+}

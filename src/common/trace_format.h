@@ -1,0 +1,182 @@
+/* trace_format.h - the tensorleak trace file (.tlt), version 1.
+ *
+ * The one definition of the on-disk format, shared by the agent (writer) and
+ * the report library (reader). docs/trace-format.md describes the same layout
+ * in prose; change both together and bump TL_TRACE_VERSION on any change.
+ *
+ * Layout: a fixed header of TL_TRACE_HEADER_BYTES, then chunks of
+ * chunk_bytes each. A chunk belongs to one thread and holds a run of records;
+ * its `used` field is published after each record, so a reader of a file whose
+ * writer was killed sees every record up to the last one committed.
+ * All fixed-width fields are little-endian; record fields are LEB128 varints.
+ */
+#ifndef TL_TRACE_FORMAT_H
+#define TL_TRACE_FORMAT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/varint.h"
+
+#define TL_TRACE_MAGIC        "TLTRACE" /* 8 bytes with the NUL */
+#define TL_TRACE_MAGIC_BYTES  8
+#define TL_TRACE_VERSION      1u
+#define TL_TRACE_HEADER_BYTES 4096u
+#define TL_TRACE_CHUNK_BYTES  32768u /* default; the header says which */
+#define TL_CHUNK_MAGIC        0x4b434c54u /* "TLCK" little-endian */
+#define TL_CHUNK_HEADER_BYTES 32u
+
+/* File header field offsets (bytes from the start of the file). */
+enum {
+    TL_HDR_MAGIC = 0,           /* char[8] "TLTRACE\0" */
+    TL_HDR_VERSION = 8,         /* u32 TL_TRACE_VERSION */
+    TL_HDR_HEADER_BYTES = 12,   /* u32, offset of chunk 0 */
+    TL_HDR_CHUNK_BYTES = 16,    /* u32, size of every chunk */
+    TL_HDR_FLAGS = 20,          /* u32, TL_HDR_F_* */
+    TL_HDR_PID = 24,            /* u64 */
+    TL_HDR_PPID = 32,           /* u64 */
+    TL_HDR_START_REALTIME = 40, /* u64 ns since the Unix epoch */
+    TL_HDR_START_MONO = 48,     /* u64 CLOCK_MONOTONIC ns; record times use this clock */
+    TL_HDR_SESSION = 56,        /* u64 TENSORLEAK_SESSION of the run, 0 if none */
+    TL_HDR_CHUNK_COUNT = 64,    /* u64 chunks in use, set at a clean end; 0 = scan the file */
+    TL_HDR_EXEC_SEQ = 72,       /* u32 how many exec()s this pid made before this image */
+    TL_HDR_RESERVED = 76,
+};
+
+/* Header flags. */
+#define TL_HDR_F_CLEAN_END 0x1u /* the agent finished the file (exit or exec) */
+
+/* Chunk header field offsets (bytes from the start of the chunk). */
+enum {
+    TL_CHK_MAGIC = 0,   /* u32 TL_CHUNK_MAGIC; 0 = chunk never used */
+    TL_CHK_TID = 4,     /* u32 kernel thread id of the writer */
+    TL_CHK_USED = 8,    /* u32 bytes of records after the chunk header; written last */
+    TL_CHK_SEQ = 12,    /* u32 this thread's chunk number, 0, 1, 2 ... */
+    TL_CHK_BASE_TS = 16 /* u64 CLOCK_MONOTONIC ns; the first record's ts_delta is from this */
+};
+
+/* Record types: the first byte of every record. After it comes ts_delta (ns
+ * since the previous record of the same chunk, or since the chunk's base_ts for
+ * the first), then the fields listed. str = varint length + bytes. */
+typedef enum tl_rec_type {
+    TL_REC_PROCESS = 1, /* pid, ppid, exec_seq, exe:str, argc, argv[argc]:str */
+    TL_REC_MODULE = 2,  /* base, start, size, path:str, build_id:bytes */
+    TL_REC_STACK = 3,   /* stack_id, nframes, frame[i] as zigzag delta of the previous (first from 0) */
+    TL_REC_ALLOC = 4,   /* kind, ptr, size, stack_id */
+    TL_REC_FREE = 5,    /* kind, ptr */
+    TL_REC_REALLOC = 6, /* old_ptr, new_ptr, size, stack_id */
+    TL_REC_THREAD = 7,  /* tid, name:str */
+    TL_REC_END = 8,     /* reason, exit_status:zigzag, allocs, frees, storages, dropped */
+    TL_REC_OPTIONS = 9, /* count, then count pairs key:str value:str */
+    TL_REC_MAX_TYPE = 9
+} tl_rec_type_t;
+
+/* How a block came to be (ALLOC) or went away (FREE). Values below
+ * TL_KIND_STORAGE are plain heap blocks; at or above it, storages. */
+typedef enum tl_kind {
+    TL_KIND_MALLOC = 0,
+    TL_KIND_CALLOC = 1,
+    TL_KIND_MEMALIGN = 2, /* posix_memalign, aligned_alloc, memalign, valloc, pvalloc */
+    TL_KIND_FREE = 3,     /* FREE record: free(), free_sized(), free_aligned_sized() */
+    TL_KIND_STORAGE = 16,
+    TL_KIND_STORAGE_C10 = 16, /* c10::alloc_cpu / c10::free_cpu (PyTorch CPU storage) */
+} tl_kind_t;
+
+static inline bool tl_kind_is_storage(uint64_t kind)
+{
+    return kind >= TL_KIND_STORAGE;
+}
+
+/* END reasons. */
+enum { TL_END_EXIT = 0, TL_END_EXEC = 1 };
+
+/* A string or byte run inside a decoded record; points into the trace. */
+typedef struct tl_bytes {
+    const uint8_t *p;
+    size_t n;
+} tl_bytes_t;
+
+#define TL_REC_MAX_ARGV   256  /* argv entries kept in a PROCESS record */
+#define TL_REC_MAX_FRAMES 1024 /* frames accepted in a STACK record */
+#define TL_REC_MAX_OPTS   32
+
+/* One decoded record. Byte runs point into the decoded buffer; `frames`
+ * points to caller storage (see tl_rec_decode). */
+typedef struct tl_record {
+    tl_rec_type_t type;
+    uint64_t ts_delta;
+    union {
+        struct {
+            uint64_t pid, ppid, exec_seq;
+            tl_bytes_t exe;
+            uint64_t argc; /* as recorded; at most TL_REC_MAX_ARGV kept */
+            tl_bytes_t argv[TL_REC_MAX_ARGV];
+        } process;
+        struct {
+            uint64_t base, start, size;
+            tl_bytes_t path, build_id;
+        } module;
+        struct {
+            uint64_t id, nframes;
+            uint64_t *frames; /* caller buffer of TL_REC_MAX_FRAMES */
+        } stack;
+        struct {
+            uint64_t kind, ptr, size, stack_id;
+        } alloc;
+        struct {
+            uint64_t kind, ptr;
+        } free;
+        struct {
+            uint64_t old_ptr, new_ptr, size, stack_id;
+        } realloc;
+        struct {
+            uint64_t tid;
+            tl_bytes_t name;
+        } thread;
+        struct {
+            uint64_t reason;
+            int64_t exit_status;
+            uint64_t allocs, frees, storages, dropped;
+        } end;
+        struct {
+            uint64_t count;
+            tl_bytes_t key[TL_REC_MAX_OPTS], value[TL_REC_MAX_OPTS];
+        } options;
+    } u;
+} tl_record_t;
+
+/* Encoders: append one record to w (type byte first). Hot-path safe: no
+ * allocation, no calls outside this module. On overflow, w->overflow is set
+ * and the caller discards the partial record. */
+void tl_rec_put_alloc(tl_wbuf_t *w, uint64_t ts_delta, uint64_t kind, uint64_t ptr, uint64_t size,
+                      uint64_t stack_id);
+void tl_rec_put_free(tl_wbuf_t *w, uint64_t ts_delta, uint64_t kind, uint64_t ptr);
+void tl_rec_put_realloc(tl_wbuf_t *w, uint64_t ts_delta, uint64_t old_ptr, uint64_t new_ptr,
+                        uint64_t size, uint64_t stack_id);
+void tl_rec_put_stack(tl_wbuf_t *w, uint64_t ts_delta, uint64_t id, const uint64_t *frames,
+                      size_t nframes);
+void tl_rec_put_module(tl_wbuf_t *w, uint64_t ts_delta, uint64_t base, uint64_t start,
+                       uint64_t size, const char *path, size_t path_len, const uint8_t *build_id,
+                       size_t build_id_len);
+void tl_rec_put_thread(tl_wbuf_t *w, uint64_t ts_delta, uint64_t tid, const char *name,
+                       size_t name_len);
+void tl_rec_put_process(tl_wbuf_t *w, uint64_t ts_delta, uint64_t pid, uint64_t ppid,
+                        uint64_t exec_seq, const char *exe, size_t exe_len, size_t argc,
+                        const char *const *argv);
+void tl_rec_put_end(tl_wbuf_t *w, uint64_t ts_delta, uint64_t reason, int64_t exit_status,
+                    uint64_t allocs, uint64_t frees, uint64_t storages, uint64_t dropped);
+void tl_rec_put_options(tl_wbuf_t *w, uint64_t ts_delta, size_t count, const char *const *keys,
+                        const char *const *values);
+
+/* Decode one record from [p, p+n). frames: caller buffer of TL_REC_MAX_FRAMES
+ * uint64_t for STACK records (may be NULL otherwise; a STACK record then
+ * fails). Returns bytes consumed (> 0), or -1 on a malformed or truncated
+ * record (unknown type, overlong varint, length past the end, too many
+ * frames). Never reads outside [p, p+n). Thread-safe. */
+long tl_rec_decode(const uint8_t *p, size_t n, tl_record_t *out, uint64_t *frames);
+
+/* Name of a record type for diagnostics ("alloc"), or "unknown". */
+const char *tl_rec_type_name(unsigned type);
+
+#endif /* TL_TRACE_FORMAT_H */

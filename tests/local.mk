@@ -1,0 +1,21 @@
+# tests: Check unit runners (TAP), integration scripts (exit 0 pass, 1 fail,
+# 77 skip, 99 hard error), workloads with known answers.
+LOG_DRIVER = env AM_TAP_AWK='$(AWK)' $(SHELL) $(top_srcdir)/build-aux/tap-driver.sh
+TEST_EXTENSIONS = .sh
+SH_LOG_COMPILER = $(SHELL)
+AM_TESTS_ENVIRONMENT = \
+	TL_BUILDDIR='$(abs_top_builddir)'; export TL_BUILDDIR; \
+	TL_SRCDIR='$(abs_top_srcdir)'; export TL_SRCDIR; \
+	PYTHON3='$(PYTHON3)'; export PYTHON3;
+
+UNIT_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+noinst_HEADERS += tests/unit/check_main.h
+
+check_PROGRAMS += tests/unit/test_common
+tests_unit_test_common_SOURCES = tests/unit/test_common.c
+tests_unit_test_common_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_common_LDADD = libtlcommon.la $(CHECK_LIBS)
+TESTS += tests/unit/test_common
+
+include tests/agent.mk
+include tests/report.mk

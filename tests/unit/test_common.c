@@ -1,0 +1,209 @@
+/* test_common.c - Check suites for src/common: varints and record codec. */
+#include "common/trace_format.h"
+#include "tests/unit/check_main.h"
+
+#include <string.h>
+
+START_TEST(varint_roundtrip)
+{
+    static const uint64_t values[] = {0, 1, 127, 128, 300, 16383, 16384, UINT32_MAX,
+                                      (uint64_t)1 << 63, UINT64_MAX};
+    uint8_t buf[16];
+    for (size_t i = 0; i < sizeof values / sizeof values[0]; i++) {
+        tl_wbuf_t w = {buf, buf + sizeof buf, false};
+        tl_put_varint(&w, values[i]);
+        ck_assert(!w.overflow);
+        tl_rbuf_t r = {buf, w.p, false};
+        ck_assert_uint_eq(tl_get_varint(&r), values[i]);
+        ck_assert(!r.err);
+        ck_assert_ptr_eq(r.p, w.p);
+    }
+}
+END_TEST
+
+START_TEST(varint_sizes)
+{
+    uint8_t buf[16];
+    tl_wbuf_t w = {buf, buf + sizeof buf, false};
+    tl_put_varint(&w, 127);
+    ck_assert_int_eq(w.p - buf, 1);
+    w.p = buf;
+    tl_put_varint(&w, 128);
+    ck_assert_int_eq(w.p - buf, 2);
+    w.p = buf;
+    tl_put_varint(&w, UINT64_MAX);
+    ck_assert_int_eq(w.p - buf, 10);
+}
+END_TEST
+
+START_TEST(varint_malformed)
+{
+    /* 11 continuation bytes: longer than any uint64_t */
+    uint8_t bad[11];
+    memset(bad, 0xff, sizeof bad);
+    tl_rbuf_t r = {bad, bad + sizeof bad, false};
+    tl_get_varint(&r);
+    ck_assert(r.err);
+    /* truncated: continuation bit on the last byte */
+    uint8_t cut[2] = {0x80, 0x80};
+    tl_rbuf_t r2 = {cut, cut + 2, false};
+    tl_get_varint(&r2);
+    ck_assert(r2.err);
+    /* 10th byte above 1 overflows 64 bits */
+    uint8_t over[10] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x02};
+    tl_rbuf_t r3 = {over, over + 10, false};
+    tl_get_varint(&r3);
+    ck_assert(r3.err);
+}
+END_TEST
+
+START_TEST(zigzag)
+{
+    ck_assert_uint_eq(tl_zigzag(0), 0);
+    ck_assert_uint_eq(tl_zigzag(-1), 1);
+    ck_assert_uint_eq(tl_zigzag(1), 2);
+    ck_assert_int_eq(tl_unzigzag(tl_zigzag(INT64_MIN)), INT64_MIN);
+    ck_assert_int_eq(tl_unzigzag(tl_zigzag(INT64_MAX)), INT64_MAX);
+}
+END_TEST
+
+START_TEST(le_fields)
+{
+    uint8_t b[8];
+    tl_store_le64(b, 0x0102030405060708ull);
+    ck_assert_uint_eq(b[0], 8);
+    ck_assert_uint_eq(tl_load_le64(b), 0x0102030405060708ull);
+    tl_store_le32(b, 0xdeadbeef);
+    ck_assert_uint_eq(tl_load_le32(b), 0xdeadbeef);
+}
+END_TEST
+
+static Suite *make_varint_suite(void)
+{
+    Suite *s = suite_create("varint");
+    TCase *tc = tcase_create("core");
+    tcase_add_test(tc, varint_roundtrip);
+    tcase_add_test(tc, varint_sizes);
+    tcase_add_test(tc, varint_malformed);
+    tcase_add_test(tc, zigzag);
+    tcase_add_test(tc, le_fields);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+START_TEST(codec_alloc_free_realloc)
+{
+    uint8_t buf[256];
+    tl_wbuf_t w = {buf, buf + sizeof buf, false};
+    tl_rec_put_alloc(&w, 5, TL_KIND_STORAGE_C10, 0x7f0000001000, 33554432, 42);
+    tl_rec_put_free(&w, 7, TL_KIND_FREE, 0x7f0000001000);
+    tl_rec_put_realloc(&w, 0, 0x1000, 0x2000, 99, 3);
+    ck_assert(!w.overflow);
+    size_t n = (size_t)(w.p - buf);
+    tl_record_t rec;
+    long k = tl_rec_decode(buf, n, &rec, NULL);
+    ck_assert_int_gt(k, 0);
+    ck_assert_int_eq(rec.type, TL_REC_ALLOC);
+    ck_assert_uint_eq(rec.ts_delta, 5);
+    ck_assert_uint_eq(rec.u.alloc.kind, TL_KIND_STORAGE_C10);
+    ck_assert(tl_kind_is_storage(rec.u.alloc.kind));
+    ck_assert_uint_eq(rec.u.alloc.ptr, 0x7f0000001000);
+    ck_assert_uint_eq(rec.u.alloc.size, 33554432);
+    ck_assert_uint_eq(rec.u.alloc.stack_id, 42);
+    long k2 = tl_rec_decode(buf + k, n - (size_t)k, &rec, NULL);
+    ck_assert_int_gt(k2, 0);
+    ck_assert_int_eq(rec.type, TL_REC_FREE);
+    ck_assert_uint_eq(rec.u.free.ptr, 0x7f0000001000);
+    long k3 = tl_rec_decode(buf + k + k2, n - (size_t)(k + k2), &rec, NULL);
+    ck_assert_int_eq(k + k2 + k3, (long)n);
+    ck_assert_int_eq(rec.type, TL_REC_REALLOC);
+    ck_assert_uint_eq(rec.u.realloc.old_ptr, 0x1000);
+    ck_assert_uint_eq(rec.u.realloc.new_ptr, 0x2000);
+    ck_assert_uint_eq(rec.u.realloc.size, 99);
+    ck_assert_uint_eq(rec.u.realloc.stack_id, 3);
+}
+END_TEST
+
+START_TEST(codec_stack_process_end)
+{
+    uint8_t buf[512];
+    uint64_t frames_in[] = {0x401000, 0x400ff0, 0x7fff12345678, 0x10};
+    tl_wbuf_t w = {buf, buf + sizeof buf, false};
+    tl_rec_put_stack(&w, 0, 9, frames_in, 4);
+    const char *argv[] = {"python3", "train.py"};
+    tl_rec_put_process(&w, 1, 100, 1, 2, "/usr/bin/python3", 16, 2, argv);
+    tl_rec_put_end(&w, 3, TL_END_EXIT, -9, 10, 8, 2, 1);
+    ck_assert(!w.overflow);
+    uint64_t frames[TL_REC_MAX_FRAMES];
+    tl_record_t rec;
+    const uint8_t *p = buf;
+    long k = tl_rec_decode(p, (size_t)(w.p - p), &rec, frames);
+    ck_assert_int_gt(k, 0);
+    ck_assert_uint_eq(rec.u.stack.id, 9);
+    ck_assert_uint_eq(rec.u.stack.nframes, 4);
+    for (int i = 0; i < 4; i++)
+        ck_assert_uint_eq(rec.u.stack.frames[i], frames_in[i]);
+    p += k;
+    k = tl_rec_decode(p, (size_t)(w.p - p), &rec, frames);
+    ck_assert_int_gt(k, 0);
+    ck_assert_int_eq(rec.type, TL_REC_PROCESS);
+    ck_assert_uint_eq(rec.u.process.pid, 100);
+    ck_assert_uint_eq(rec.u.process.exec_seq, 2);
+    ck_assert_uint_eq(rec.u.process.argc, 2);
+    ck_assert_int_eq(memcmp(rec.u.process.argv[1].p, "train.py", 8), 0);
+    ck_assert_uint_eq(rec.u.process.argv[1].n, 8);
+    p += k;
+    k = tl_rec_decode(p, (size_t)(w.p - p), &rec, frames);
+    ck_assert_int_gt(k, 0);
+    ck_assert_int_eq(rec.type, TL_REC_END);
+    ck_assert_int_eq(rec.u.end.exit_status, -9);
+    ck_assert_uint_eq(rec.u.end.dropped, 1);
+    ck_assert_ptr_eq(p + k, w.p);
+}
+END_TEST
+
+START_TEST(codec_rejects_bad_input)
+{
+    uint8_t buf[64];
+    tl_wbuf_t w = {buf, buf + sizeof buf, false};
+    tl_rec_put_alloc(&w, 1, 0, 0x1234, 5000, 1);
+    size_t n = (size_t)(w.p - buf);
+    tl_record_t rec;
+    /* every strict prefix is a truncated record */
+    for (size_t cut = 0; cut < n; cut++)
+        ck_assert_int_eq(tl_rec_decode(buf, cut, &rec, NULL), -1);
+    uint8_t unknown[4] = {200, 0, 0, 0};
+    ck_assert_int_eq(tl_rec_decode(unknown, 4, &rec, NULL), -1);
+    /* a string length past the end */
+    uint8_t badstr[] = {TL_REC_THREAD, 0, 1, 0x7f, 'a'};
+    ck_assert_int_eq(tl_rec_decode(badstr, sizeof badstr, &rec, NULL), -1);
+    /* a stack claiming more frames than the format allows */
+    uint8_t bigstack[] = {TL_REC_STACK, 0, 1, 0x81, 0x10};
+    uint64_t frames[TL_REC_MAX_FRAMES];
+    ck_assert_int_eq(tl_rec_decode(bigstack, sizeof bigstack, &rec, frames), -1);
+}
+END_TEST
+
+START_TEST(codec_overflow_flagged)
+{
+    uint8_t buf[4];
+    tl_wbuf_t w = {buf, buf + sizeof buf, false};
+    tl_rec_put_alloc(&w, 1, 0, 0x7f0000001000, 5000, 1);
+    ck_assert(w.overflow);
+    ck_assert_ptr_eq(w.p, buf + 4);
+}
+END_TEST
+
+static Suite *make_codec_suite(void)
+{
+    Suite *s = suite_create("codec");
+    TCase *tc = tcase_create("core");
+    tcase_add_test(tc, codec_alloc_free_realloc);
+    tcase_add_test(tc, codec_stack_process_end);
+    tcase_add_test(tc, codec_rejects_bad_input);
+    tcase_add_test(tc, codec_overflow_flagged);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+TL_CHECK_MAIN(make_varint_suite, make_codec_suite)

@@ -1,0 +1,9 @@
+# tools: the tensorleak CLI.
+bin_PROGRAMS += tensorleak
+tensorleak_SOURCES = \
+	tools/tensorleak.c \
+	tools/cli.h \
+	tools/exit_codes.h \
+	tools/cmd_run.c \
+	tools/cmd_report.c
+tensorleak_LDADD = libtlreport.la libtlcommon.la $(LIBDW_LIBS) -lstdc++

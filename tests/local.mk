@@ -19,3 +19,22 @@ TESTS += tests/unit/test_common
 
 include tests/agent.mk
 include tests/report.mk
+
+# Workloads with known answers and the integration scripts that run the CLI.
+WORKLOAD_CFLAGS = -g -O0 -fno-omit-frame-pointer -fno-inline -pthread
+check_PROGRAMS += tests/workloads/leaky_threads tests/workloads/fork_leaks
+tests_workloads_leaky_threads_SOURCES = tests/workloads/leaky_threads.c
+tests_workloads_leaky_threads_CFLAGS = $(WORKLOAD_CFLAGS)
+tests_workloads_fork_leaks_SOURCES = tests/workloads/fork_leaks.c
+tests_workloads_fork_leaks_CFLAGS = $(WORKLOAD_CFLAGS)
+TESTS += \
+	tests/integration/run_c_leaks.sh \
+	tests/integration/run_fork.sh \
+	tests/integration/run_torch.sh
+EXTRA_DIST += \
+	tests/integration/lib.sh \
+	tests/integration/tlcheck.py \
+	tests/integration/run_c_leaks.sh \
+	tests/integration/run_fork.sh \
+	tests/integration/run_torch.sh \
+	tests/workloads/torch_storages.py

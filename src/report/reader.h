@@ -1,0 +1,111 @@
+/* reader.h - load a trace file (format v1) into memory for analysis.
+ *
+ * The trace is untrusted: every offset, length, count and id is checked, and a
+ * damaged or truncated file yields the readable prefix plus flags saying what
+ * was lost. Allocation events from all chunks are merged into one array in
+ * time order. Not thread-safe per tl_trace_t; distinct traces are independent.
+ */
+#ifndef TL_REPORT_READER_H
+#define TL_REPORT_READER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/trace_format.h"
+#include "report/map.h"
+
+/* Event types after decoding. A REALLOC record becomes an RFREE of the old
+ * pointer (if non-zero) immediately followed by an RALLOC of the new one (if
+ * non-zero), both at the record's time. */
+enum { TL_EV_ALLOC = 1, TL_EV_FREE = 2, TL_EV_RFREE = 3, TL_EV_RALLOC = 4 };
+
+/* One allocation event: 32 bytes, so millions fit. */
+typedef struct tl_event {
+    uint64_t ts;   /* absolute CLOCK_MONOTONIC ns (chunk base_ts + deltas) */
+    uint64_t ptr;  /* never 0 */
+    uint64_t size; /* bytes, for ALLOC / RALLOC */
+    uint32_t site; /* index into tl_trace_t.sites, for ALLOC / RALLOC */
+    uint8_t type;  /* TL_EV_* */
+    uint8_t storage; /* ALLOC / FREE: the record's kind is a storage kind */
+    uint16_t pad;
+} tl_event_t;
+
+/* An allocation site: one stack id of the trace. */
+typedef struct tl_site {
+    uint64_t stack_id;   /* as recorded; 0 = no stack */
+    size_t frame_off;    /* first frame in tl_trace_t.frames */
+    uint32_t nframes;    /* 0 when no STACK record defined this id */
+    bool defined;        /* a STACK record was seen */
+} tl_site_t;
+
+typedef struct tl_module {
+    uint64_t base, start, size; /* load bias, first mapped address, bytes mapped */
+    char *path;                 /* NUL-terminated copy */
+    uint8_t *build_id;
+    size_t build_id_len;
+} tl_module_t;
+
+/* Fixed file header fields, validated. */
+typedef struct tl_trace_hdr {
+    uint32_t version, header_bytes, chunk_bytes, flags, exec_seq;
+    uint64_t pid, ppid, start_realtime, start_mono, session, chunk_count;
+} tl_trace_hdr_t;
+
+typedef struct tl_trace {
+    tl_trace_hdr_t hdr;
+    bool clean_end; /* TL_HDR_F_CLEAN_END */
+
+    bool has_process; /* a PROCESS record was read (else the fields below come from the header) */
+    uint64_t pid, ppid, exec_seq;
+    char *exe;        /* "" when unknown */
+    char **argv;      /* argc NUL-terminated copies */
+    size_t argc;
+
+    tl_module_t *modules;
+    size_t nmodules;
+
+    tl_site_t *sites; /* sites[i]; ids interned in site_by_id (key stack id, a = index) */
+    size_t nsites;
+    tl_map_t site_by_id;
+    uint64_t *frames; /* return addresses of all defined stacks */
+    size_t nframes;
+
+    tl_event_t *events; /* sorted by ts, ties in chunk then record order */
+    size_t nevents;
+
+    bool has_end;
+    uint64_t end_reason, end_allocs, end_frees, end_storages, end_dropped;
+    int64_t end_exit_status;
+
+    /* What could not be read. */
+    bool truncated;        /* the file ends before the data its headers announce */
+    uint64_t bad_chunks;   /* chunks with a bad magic or an impossible `used` */
+    uint64_t bad_records;  /* records that failed to decode (rest of that chunk dropped) */
+    uint64_t chunks_read;  /* chunks with records */
+} tl_trace_t;
+
+/* Validate the fixed header in buf[0, n). Returns 0, or TL_EXIT_BAD_TRACE with
+ * *why set to a static reason. */
+int tl_reader_parse_header(const uint8_t *buf, size_t n, tl_trace_hdr_t *h, const char **why);
+
+/* Read the trace at path into t (zeroed by the call). Returns 0 (check
+ * t->truncated, bad_chunks, bad_records) or a TL_EXIT_* code: NO_TRACE (cannot
+ * open/read), BAD_TRACE (not a trace, wrong version, corrupt header), FAILURE
+ * (out of memory); then why[] holds a one-line reason and t is empty. Silent. */
+int tl_trace_read(const char *path, tl_trace_t *t, char *why, size_t whylen);
+
+/* Same, from a buffer of n bytes (not retained after the call). */
+int tl_trace_read_mem(const uint8_t *buf, size_t n, tl_trace_t *t, char *why, size_t whylen);
+
+void tl_trace_free(tl_trace_t *t);
+
+/* A site's frames (NULL, 0 when its stack is unknown). */
+static inline const uint64_t *tl_trace_site_frames(const tl_trace_t *t, uint32_t site, size_t *n)
+{
+    const tl_site_t *s = &t->sites[site];
+    *n = s->nframes;
+    return s->nframes ? t->frames + s->frame_off : NULL;
+}
+
+#endif

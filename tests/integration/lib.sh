@@ -1,0 +1,31 @@
+# lib.sh - shared helpers of the integration scripts (sourced, not run).
+# Exit codes follow Automake: 0 pass, 1 fail, 77 skip, 99 hard error.
+set -u
+: "${TL_BUILDDIR:?run through make check}"
+: "${TL_SRCDIR:?run through make check}"
+: "${PYTHON3:=/usr/bin/python3}"
+TL="$TL_BUILDDIR/tensorleak"
+WL="$TL_BUILDDIR/tests/workloads"
+SRC_WL="$TL_SRCDIR/tests/workloads"
+TLCHECK="$TL_SRCDIR/tests/integration/tlcheck.py"
+export PYTHONDONTWRITEBYTECODE=1
+
+fail() { echo "FAIL: $*" >&2; exit 1; }
+hard_error() { echo "ERROR: $*" >&2; exit 99; }
+skip() { echo "SKIP: $*" >&2; exit 77; }
+
+need_torch() {
+    "$PYTHON3" -c 'import torch' 2>/dev/null || skip "$PYTHON3 cannot import torch"
+}
+
+# make_tmp: a private directory removed on exit; cd into it.
+make_tmp() {
+    TMP=$(mktemp -d "${TMPDIR:-/tmp}/tl-test.XXXXXX") || hard_error "mktemp"
+    trap 'rm -rf "$TMP"' EXIT
+    cd "$TMP" || hard_error "cd $TMP"
+}
+
+# site_line FILE NAME: the line number of the "SITE:NAME" marker in FILE.
+site_line() {
+    grep -n "SITE:$2\\b" "$1" | head -n1 | cut -d: -f1
+}

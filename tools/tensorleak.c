@@ -1,0 +1,43 @@
+/* tensorleak.c - the tensorleak command: dispatches to the subcommands.
+ *
+ * Usage errors print one line to stderr and exit TL_EXIT_USAGE (2).
+ */
+#include "config.h"
+#include "tools/cli.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static const char usage[] =
+    "usage: tensorleak <command> [options] [--] ...\n"
+    "\n"
+    "commands:\n"
+    "  run [--output=PATTERN] [--format=text|json] [--top=N] [--] CMD [ARGS...]\n"
+    "        run CMD with the agent preloaded, then print the report of its main process\n"
+    "  report [--format=text|json] [--top=N] [--output=FILE] TRACE\n"
+    "        render the report of a recorded trace\n"
+    "\n"
+    "tensorleak <command> --help describes a command. tensorleak --version prints the version.\n";
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        fputs(usage, stderr);
+        return TL_EXIT_USAGE;
+    }
+    const char *cmd = argv[1];
+    if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help")) {
+        fputs(usage, stdout);
+        return TL_EXIT_OK;
+    }
+    if (!strcmp(cmd, "--version")) {
+        printf("tensorleak %s\n", PACKAGE_VERSION);
+        return TL_EXIT_OK;
+    }
+    if (!strcmp(cmd, "run"))
+        return tl_cmd_run(argc - 1, argv + 1);
+    if (!strcmp(cmd, "report"))
+        return tl_cmd_report(argc - 1, argv + 1);
+    fprintf(stderr, "tensorleak: unknown command '%s' (try tensorleak --help)\n", cmd);
+    return TL_EXIT_USAGE;
+}

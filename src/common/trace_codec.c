@@ -125,6 +125,62 @@ void tl_rec_put_options(tl_wbuf_t *w, uint64_t ts_delta, size_t count, const cha
     }
 }
 
+static const struct {
+    uint8_t nints;
+    bool has_str;
+} lineage_shapes[TL_REC_MAX_TYPE + 1] = {
+    [TL_REC_STORAGE_REG] = {3, true},  [TL_REC_STORAGE_UNREG] = {1, false},
+    [TL_REC_VIEW_BEGIN] = {6, true},   [TL_REC_VIEW_END] = {1, false},
+    [TL_REC_COPY] = {3, true},         [TL_REC_TAG] = {1, true},
+    [TL_REC_REGION_BEGIN] = {0, true}, [TL_REC_REGION_END] = {0, true},
+    [TL_REC_SNAP_HOLD] = {4, false},   [TL_REC_SNAP_VIEW] = {6, true},
+    [TL_REC_FINGERPRINT] = {4, false}, [TL_REC_ORIGIN] = {1, true},
+};
+
+bool tl_rec_lineage_shape(unsigned type, unsigned *nints, bool *has_str)
+{
+    if (type > TL_REC_MAX_TYPE || (!lineage_shapes[type].nints && !lineage_shapes[type].has_str))
+        return false;
+    *nints = lineage_shapes[type].nints;
+    *has_str = lineage_shapes[type].has_str;
+    return true;
+}
+
+void tl_rec_put_lineage(tl_wbuf_t *w, tl_rec_type_t type, uint64_t ts_delta, const uint64_t *ints,
+                        const char *str, size_t str_len)
+{
+    unsigned n;
+    bool has_str;
+    if (!tl_rec_lineage_shape(type, &n, &has_str)) {
+        w->overflow = true; /* a caller bug: refuse rather than write garbage */
+        return;
+    }
+    put_head(w, type, ts_delta);
+    for (unsigned i = 0; i < n; i++)
+        tl_put_varint(w, ints[i]);
+    if (has_str)
+        tl_put_bytes(w, str ? str : "", str ? str_len : 0);
+}
+
+void tl_rec_put_pyframe(tl_wbuf_t *w, uint64_t ts_delta, uint64_t id, uint64_t line,
+                        const char *file, size_t file_len, const char *function,
+                        size_t function_len)
+{
+    put_head(w, TL_REC_PYFRAME, ts_delta);
+    tl_put_varint(w, id);
+    tl_put_varint(w, line);
+    tl_put_bytes(w, file, file_len);
+    tl_put_bytes(w, function, function_len);
+}
+
+void tl_rec_put_mark(tl_wbuf_t *w, uint64_t ts_delta, uint64_t id, const char *name,
+                     size_t name_len)
+{
+    put_head(w, TL_REC_MARK, ts_delta);
+    tl_put_varint(w, id);
+    tl_put_bytes(w, name, name_len);
+}
+
 static tl_bytes_t get_run(tl_rbuf_t *r)
 {
     tl_bytes_t b;
@@ -212,8 +268,26 @@ long tl_rec_decode(const uint8_t *p, size_t n, tl_record_t *out, uint64_t *frame
         }
         break;
     }
-    default:
-        return -1;
+    case TL_REC_PYFRAME:
+        out->u.pyframe.id = tl_get_varint(&r);
+        out->u.pyframe.line = tl_get_varint(&r);
+        out->u.pyframe.file = get_run(&r);
+        out->u.pyframe.function = get_run(&r);
+        break;
+    case TL_REC_MARK:
+        out->u.mark.id = tl_get_varint(&r);
+        out->u.mark.name = get_run(&r);
+        break;
+    default: {
+        unsigned nints;
+        bool has_str;
+        if (!tl_rec_lineage_shape(type, &nints, &has_str))
+            return -1;
+        for (unsigned i = 0; i < 8; i++)
+            out->u.lineage.a[i] = i < nints ? tl_get_varint(&r) : 0;
+        out->u.lineage.str = has_str ? get_run(&r) : (tl_bytes_t){NULL, 0};
+        break;
+    }
     }
     if (r.err)
         return -1;
@@ -226,6 +300,13 @@ const char *tl_rec_type_name(unsigned type)
         [TL_REC_PROCESS] = "process", [TL_REC_MODULE] = "module", [TL_REC_STACK] = "stack",
         [TL_REC_ALLOC] = "alloc",     [TL_REC_FREE] = "free",     [TL_REC_REALLOC] = "realloc",
         [TL_REC_THREAD] = "thread",   [TL_REC_END] = "end",       [TL_REC_OPTIONS] = "options",
+        [TL_REC_PYFRAME] = "pyframe", [TL_REC_MARK] = "mark",
+        [TL_REC_STORAGE_REG] = "storage_register", [TL_REC_STORAGE_UNREG] = "storage_unregister",
+        [TL_REC_VIEW_BEGIN] = "view_begin", [TL_REC_VIEW_END] = "view_end",
+        [TL_REC_COPY] = "copy", [TL_REC_TAG] = "tag", [TL_REC_REGION_BEGIN] = "region_begin",
+        [TL_REC_REGION_END] = "region_end", [TL_REC_SNAP_HOLD] = "snapshot_hold",
+        [TL_REC_SNAP_VIEW] = "snapshot_view", [TL_REC_FINGERPRINT] = "fingerprint",
+        [TL_REC_ORIGIN] = "origin",
     };
     if (type < sizeof names / sizeof names[0] && names[type])
         return names[type];

@@ -69,8 +69,37 @@ typedef enum tl_rec_type {
     TL_REC_THREAD = 7,  /* tid, name:str */
     TL_REC_END = 8,     /* reason, exit_status:zigzag, allocs, frees, storages, dropped */
     TL_REC_OPTIONS = 9, /* count, then count pairs key:str value:str */
-    TL_REC_MAX_TYPE = 9
+    /* Python frames and lineage (see docs/trace-format.md). A "storage ptr" is
+     * the base address of a storage live at the record's time. */
+    TL_REC_PYFRAME = 10,       /* pyframe_id, line, file:str, function:str */
+    TL_REC_MARK = 11,          /* mark_id, name:str: a report point ("script_end") */
+    TL_REC_STORAGE_REG = 12,   /* ptr, size, stack_id, origin:str: a buffer registered as storage */
+    TL_REC_STORAGE_UNREG = 13, /* ptr */
+    TL_REC_VIEW_BEGIN = 14,    /* view_id, storage ptr, offset, extent, bytes, stack_id, op:str */
+    TL_REC_VIEW_END = 15,      /* view_id */
+    TL_REC_COPY = 16,          /* dst storage ptr, src storage ptr, bytes, op:str */
+    TL_REC_TAG = 17,           /* storage ptr, tag:str */
+    TL_REC_REGION_BEGIN = 18,  /* name:str */
+    TL_REC_REGION_END = 19,    /* name:str */
+    TL_REC_SNAP_HOLD = 20,     /* mark_id, storage ptr, held_by (TL_HELD_*), object */
+    TL_REC_SNAP_VIEW = 21,     /* mark_id, storage ptr, offset, extent, bytes, object, op:str */
+    TL_REC_FINGERPRINT = 22,   /* mark_id, storage ptr, size, hash (XXH3-64 of the bytes) */
+    TL_REC_ORIGIN = 23,        /* storage ptr, op:str: the op that created a live storage */
+    TL_REC_MAX_TYPE = 23
 } tl_rec_type_t;
+
+/* A stack frame with this bit set is not an address but a Python frame:
+ * the low bits are a pyframe_id defined by a TL_REC_PYFRAME record.
+ * (x86-64 user addresses stay below 2^47.) */
+#define TL_FRAME_PY_TAG (UINT64_C(1) << 63)
+
+/* Why a storage is alive at a report point (TL_REC_SNAP_HOLD). */
+typedef enum tl_held_by {
+    TL_HELD_UNKNOWN = 0,
+    TL_HELD_TENSOR = 1,   /* a reachable tensor/array covers the whole storage */
+    TL_HELD_VIEW = 2,     /* only views of part of it are reachable */
+    TL_HELD_AUTOGRAD = 3, /* only an autograd graph (saved tensors) refers to it */
+} tl_held_by_t;
 
 /* How a block came to be (ALLOC) or went away (FREE). Values below
  * TL_KIND_STORAGE are plain heap blocks; at or above it, storages. */
@@ -143,6 +172,21 @@ typedef struct tl_record {
             uint64_t count;
             tl_bytes_t key[TL_REC_MAX_OPTS], value[TL_REC_MAX_OPTS];
         } options;
+        struct {
+            uint64_t id, line;
+            tl_bytes_t file, function;
+        } pyframe;
+        struct {
+            uint64_t id;
+            tl_bytes_t name;
+        } mark;
+        /* STORAGE_REG, STORAGE_UNREG, VIEW_BEGIN, VIEW_END, COPY, TAG,
+         * REGION_*, SNAP_*, FINGERPRINT, ORIGIN: the fields in the order the
+         * type lists them; unused ones are 0 / empty. */
+        struct {
+            uint64_t a[8]; /* integer fields in order */
+            tl_bytes_t str;  /* the record's string field, if any */
+        } lineage;
     } u;
 } tl_record_t;
 
@@ -168,6 +212,19 @@ void tl_rec_put_end(tl_wbuf_t *w, uint64_t ts_delta, uint64_t reason, int64_t ex
                     uint64_t allocs, uint64_t frees, uint64_t storages, uint64_t dropped);
 void tl_rec_put_options(tl_wbuf_t *w, uint64_t ts_delta, size_t count, const char *const *keys,
                         const char *const *values);
+
+/* Lineage-family records: type, ts_delta, n integer fields, then an
+ * optional string (has_str). Types and field orders as listed in
+ * tl_rec_type_t; tl_rec_lineage_shape gives n and has_str per type. */
+void tl_rec_put_lineage(tl_wbuf_t *w, tl_rec_type_t type, uint64_t ts_delta, const uint64_t *ints,
+                        const char *str, size_t str_len);
+/* For a lineage-family type: *nints and *has_str. False for other types. */
+bool tl_rec_lineage_shape(unsigned type, unsigned *nints, bool *has_str);
+void tl_rec_put_pyframe(tl_wbuf_t *w, uint64_t ts_delta, uint64_t id, uint64_t line,
+                        const char *file, size_t file_len, const char *function,
+                        size_t function_len);
+void tl_rec_put_mark(tl_wbuf_t *w, uint64_t ts_delta, uint64_t id, const char *name,
+                     size_t name_len);
 
 /* Decode one record from [p, p+n). frames: caller buffer of TL_REC_MAX_FRAMES
  * uint64_t for STACK records (may be NULL otherwise; a STACK record then

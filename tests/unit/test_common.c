@@ -194,6 +194,51 @@ START_TEST(codec_overflow_flagged)
 }
 END_TEST
 
+START_TEST(codec_lineage_pyframe_mark)
+{
+    uint8_t buf[256];
+    tl_wbuf_t w = {buf, buf + sizeof buf, false};
+    uint64_t view[6] = {7, 0x7f0000000000, 4096, 16, 16, 12};
+    tl_rec_put_lineage(&w, TL_REC_VIEW_BEGIN, 2, view, "slice", 5);
+    tl_rec_put_pyframe(&w, 0, 3, 41, "train.py", 8, "step", 4);
+    tl_rec_put_mark(&w, 1, 1, "script_end", 10);
+    uint64_t none[1] = {0};
+    tl_rec_put_lineage(&w, TL_REC_REGION_END, 0, none, "step", 4);
+    ck_assert(!w.overflow);
+    tl_record_t rec;
+    const uint8_t *p = buf;
+    long k = tl_rec_decode(p, (size_t)(w.p - p), &rec, NULL);
+    ck_assert_int_gt(k, 0);
+    ck_assert_int_eq(rec.type, TL_REC_VIEW_BEGIN);
+    for (int i = 0; i < 6; i++)
+        ck_assert_uint_eq(rec.u.lineage.a[i], view[i]);
+    ck_assert_uint_eq(rec.u.lineage.a[6], 0);
+    ck_assert_uint_eq(rec.u.lineage.str.n, 5);
+    ck_assert_int_eq(memcmp(rec.u.lineage.str.p, "slice", 5), 0);
+    p += k;
+    k = tl_rec_decode(p, (size_t)(w.p - p), &rec, NULL);
+    ck_assert_int_eq(rec.type, TL_REC_PYFRAME);
+    ck_assert_uint_eq(rec.u.pyframe.line, 41);
+    ck_assert_int_eq(memcmp(rec.u.pyframe.function.p, "step", 4), 0);
+    p += k;
+    k = tl_rec_decode(p, (size_t)(w.p - p), &rec, NULL);
+    ck_assert_int_eq(rec.type, TL_REC_MARK);
+    ck_assert_uint_eq(rec.u.mark.id, 1);
+    ck_assert_uint_eq(rec.u.mark.name.n, 10);
+    p += k;
+    k = tl_rec_decode(p, (size_t)(w.p - p), &rec, NULL);
+    ck_assert_int_eq(rec.type, TL_REC_REGION_END);
+    ck_assert_int_eq(memcmp(rec.u.lineage.str.p, "step", 4), 0);
+    ck_assert_ptr_eq(p + k, w.p);
+    /* a non-lineage type is refused by the lineage encoder */
+    tl_wbuf_t w2 = {buf, buf + sizeof buf, false};
+    tl_rec_put_lineage(&w2, TL_REC_ALLOC, 0, view, NULL, 0);
+    ck_assert(w2.overflow);
+    ck_assert_str_eq(tl_rec_type_name(TL_REC_SNAP_VIEW), "snapshot_view");
+    ck_assert_str_eq(tl_rec_type_name(99), "unknown");
+}
+END_TEST
+
 static Suite *make_codec_suite(void)
 {
     Suite *s = suite_create("codec");
@@ -202,6 +247,7 @@ static Suite *make_codec_suite(void)
     tcase_add_test(tc, codec_stack_process_end);
     tcase_add_test(tc, codec_rejects_bad_input);
     tcase_add_test(tc, codec_overflow_flagged);
+    tcase_add_test(tc, codec_lineage_pyframe_mark);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -1,15 +1,167 @@
 /* tensorleak.h - the tensorleak annotation API for C/C++ tensor libraries.
  *
- * Header-only: including it adds no link dependency, and every call costs one
- * predictable branch when the tensorleak agent (libtensorleak.so) is not
- * loaded. The lineage, region and snapshot entry points are added by the
- * lineage and CI issues; this version carries the version macro only.
+ * Header-only: including it adds no link dependency. The first call looks up
+ * the agent's entry table (`tensorleak_agent_api`, exported by
+ * libtensorleak.so) once with dlsym; when the agent is not loaded every call
+ * is one well-predicted branch. All functions are thread-safe and never fail
+ * the caller: when the agent cannot record, it counts the event as dropped.
+ *
+ * Vocabulary as in tensorleak's DESIGN.md: a *storage* is one contiguous
+ * buffer of tensor elements; a *view* aliases the byte range
+ * [offset, offset + extent) of a storage; a *copy* is a storage whose bytes
+ * were produced from another (its *source*). Pointers name storages by their
+ * base address while they are live. Sizes are in bytes. Strings are copied by
+ * the agent; the caller keeps ownership.
  */
 #ifndef TENSORLEAK_H
 #define TENSORLEAK_H
 
+#include <stddef.h>
+#include <stdint.h>
+
 #define TENSORLEAK_VERSION_MAJOR 0
 #define TENSORLEAK_VERSION_MINOR 1
 #define TENSORLEAK_VERSION_PATCH 0
+
+/* Version of the agent entry table below; the agent serves this version and
+ * every older one whose table is a prefix of it. */
+#define TL_AGENT_API_VERSION 1
+
+/* Why a storage is alive, as a report point's provider saw it. */
+enum {
+    TL_HELD_BY_UNKNOWN = 0,
+    TL_HELD_BY_TENSOR = 1,   /* a reachable tensor covers the whole storage */
+    TL_HELD_BY_VIEW = 2,     /* only views of part of it are reachable */
+    TL_HELD_BY_AUTOGRAD = 3, /* only an autograd graph (saved tensors) refers to it */
+};
+
+/* The agent's entry table. Fields are appended, never reordered. */
+typedef struct tl_agent_api {
+    uint32_t version; /* TL_AGENT_API_VERSION the agent implements */
+    uint32_t size;    /* sizeof(struct tl_agent_api) in the agent */
+    void (*storage_register)(const void *base, size_t bytes, const char *origin);
+    void (*storage_unregister)(const void *base);
+    void (*view_begin)(const void *view_id, const void *storage, size_t offset, size_t extent,
+                       size_t bytes, const char *op);
+    void (*view_end)(const void *view_id);
+    void (*copy)(const void *dst_storage, const void *src_storage, size_t bytes, const char *op);
+    void (*origin)(const void *storage, const char *op);
+    void (*tag)(const void *storage, const char *tag);
+    void (*region_begin)(const char *name);
+    void (*region_end)(const char *name);
+    /* Report points. snapshot_begin returns an id (0 if not recording); a
+     * provider then describes what holds each storage, and snapshot_end
+     * fingerprints live storages of at least TENSORLEAK_FINGERPRINT_MIN bytes. */
+    uint64_t (*snapshot_begin)(const char *name);
+    void (*snapshot_hold)(uint64_t snapshot, const void *storage, int held_by,
+                          const void *object);
+    void (*snapshot_view)(uint64_t snapshot, const void *storage, size_t offset, size_t extent,
+                          size_t bytes, const void *object, const char *op);
+    void (*snapshot_end)(uint64_t snapshot);
+} tl_agent_api_t;
+
+/* Exported by libtensorleak.so: returns the table, or NULL if the agent does
+ * not serve `version`. */
+typedef const tl_agent_api_t *(*tl_agent_api_fn)(uint32_t version);
+
+#ifndef TENSORLEAK_DISABLE_API
+#include <dlfcn.h>
+#ifndef RTLD_DEFAULT /* glibc defines it only under _GNU_SOURCE; its value there */
+#define RTLD_DEFAULT ((void *)0)
+#endif
+
+/* The table, looked up once per translation unit (a benign race: every
+ * thread computes the same value). */
+static inline const tl_agent_api_t *tl__api(void)
+{
+    static const tl_agent_api_t *api;
+    static int resolved;
+    if (__builtin_expect(!resolved, 0)) {
+        tl_agent_api_fn fn;
+        *(void **)&fn = dlsym(RTLD_DEFAULT, "tensorleak_agent_api");
+        api = fn ? fn(TL_AGENT_API_VERSION) : NULL;
+        resolved = 1;
+    }
+    return api;
+}
+
+/* A buffer from a custom pool becomes a storage of `bytes` at `base`;
+ * `origin` names the op or pool ("my_pool"), may be NULL. */
+static inline void tl_storage_register(const void *base, size_t bytes, const char *origin)
+{
+    const tl_agent_api_t *a = tl__api();
+    if (a)
+        a->storage_register(base, bytes, origin);
+}
+
+/* The storage at `base` is no longer one (its pool took it back). */
+static inline void tl_storage_unregister(const void *base)
+{
+    const tl_agent_api_t *a = tl__api();
+    if (a)
+        a->storage_unregister(base);
+}
+
+/* A view `view_id` (any unique address, e.g. the tensor object) now aliases
+ * [offset, offset + extent) of `storage`; `bytes` is numel x itemsize (may
+ * exceed extent for stride-0 broadcasts); `op` made it ("slice"). */
+static inline void tl_view_begin(const void *view_id, const void *storage, size_t offset,
+                                 size_t extent, size_t bytes, const char *op)
+{
+    const tl_agent_api_t *a = tl__api();
+    if (a)
+        a->view_begin(view_id, storage, offset, extent, bytes, op);
+}
+
+/* The view `view_id` is gone. */
+static inline void tl_view_end(const void *view_id)
+{
+    const tl_agent_api_t *a = tl__api();
+    if (a)
+        a->view_end(view_id);
+}
+
+/* `bytes` of `dst_storage` were produced from `src_storage` by `op`
+ * ("clone", "to"). */
+static inline void tl_copy(const void *dst_storage, const void *src_storage, size_t bytes,
+                           const char *op)
+{
+    const tl_agent_api_t *a = tl__api();
+    if (a)
+        a->copy(dst_storage, src_storage, bytes, op);
+}
+
+/* Attach a free-form tag ("weights", "kv-cache") to a live storage. */
+static inline void tl_tag(const void *storage, const char *tag)
+{
+    const tl_agent_api_t *a = tl__api();
+    if (a)
+        a->tag(storage, tag);
+}
+
+/* Mark the start and end of a named region (e.g. one training step); the
+ * same name repeated is a series of iterations; regions nest. */
+static inline void tl_region_begin(const char *name)
+{
+    const tl_agent_api_t *a = tl__api();
+    if (a)
+        a->region_begin(name);
+}
+
+static inline void tl_region_end(const char *name)
+{
+    const tl_agent_api_t *a = tl__api();
+    if (a)
+        a->region_end(name);
+}
+
+/* A report point: the report can show the live set here under `name`. */
+static inline void tl_snapshot(const char *name)
+{
+    const tl_agent_api_t *a = tl__api();
+    if (a)
+        a->snapshot_end(a->snapshot_begin(name));
+}
+#endif /* TENSORLEAK_DISABLE_API */
 
 #endif /* TENSORLEAK_H */

@@ -27,7 +27,8 @@ typedef struct tl_event {
     uint64_t size; /* bytes, for ALLOC / RALLOC */
     uint32_t site; /* index into tl_trace_t.sites, for ALLOC / RALLOC */
     uint8_t type;  /* TL_EV_* */
-    uint8_t storage; /* ALLOC / FREE: the record's kind is a storage kind */
+    uint8_t storage; /* ALLOC / FREE: the record's kind is a storage kind;
+                      * RALLOC: 1 when the RFREE of its old pointer precedes it */
     uint16_t pad;
 } tl_event_t;
 

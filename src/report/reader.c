@@ -1,0 +1,465 @@
+/* reader.c - decode a v1 trace (header, chunks, records) into a tl_trace_t.
+ *
+ * Everything in the file is untrusted. Chunk offsets are computed in 64 bits
+ * and checked against the file size; a record that fails to decode ends its
+ * chunk; the events of all chunks are then merged by time with a stable sort.
+ */
+#include "report/reader.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "tools/exit_codes.h"
+
+#define HDR_MIN_BYTES   ((uint32_t)TL_HDR_RESERVED)
+#define HDR_MAX_BYTES   (1u << 20)
+#define CHUNK_MAX_BYTES (1u << 30)
+
+int tl_reader_parse_header(const uint8_t *buf, size_t n, tl_trace_hdr_t *h, const char **why)
+{
+    if (n < TL_TRACE_MAGIC_BYTES || memcmp(buf, TL_TRACE_MAGIC, TL_TRACE_MAGIC_BYTES) != 0) {
+        *why = "not a tensorleak trace";
+        return TL_EXIT_BAD_TRACE;
+    }
+    if (n < HDR_MIN_BYTES) {
+        *why = "corrupt header: file shorter than the trace header";
+        return TL_EXIT_BAD_TRACE;
+    }
+    memset(h, 0, sizeof *h);
+    h->version = tl_load_le32(buf + TL_HDR_VERSION);
+    if (h->version != TL_TRACE_VERSION) {
+        *why = "unsupported trace version (this tensorleak reads version 1)";
+        return TL_EXIT_BAD_TRACE;
+    }
+    h->header_bytes = tl_load_le32(buf + TL_HDR_HEADER_BYTES);
+    h->chunk_bytes = tl_load_le32(buf + TL_HDR_CHUNK_BYTES);
+    h->flags = tl_load_le32(buf + TL_HDR_FLAGS);
+    h->pid = tl_load_le64(buf + TL_HDR_PID);
+    h->ppid = tl_load_le64(buf + TL_HDR_PPID);
+    h->start_realtime = tl_load_le64(buf + TL_HDR_START_REALTIME);
+    h->start_mono = tl_load_le64(buf + TL_HDR_START_MONO);
+    h->session = tl_load_le64(buf + TL_HDR_SESSION);
+    h->chunk_count = tl_load_le64(buf + TL_HDR_CHUNK_COUNT);
+    h->exec_seq = tl_load_le32(buf + TL_HDR_EXEC_SEQ);
+    if (h->header_bytes < HDR_MIN_BYTES || h->header_bytes > HDR_MAX_BYTES) {
+        *why = "corrupt header: impossible header size";
+        return TL_EXIT_BAD_TRACE;
+    }
+    if (h->chunk_bytes <= TL_CHUNK_HEADER_BYTES || h->chunk_bytes > CHUNK_MAX_BYTES) {
+        *why = "corrupt header: impossible chunk size";
+        return TL_EXIT_BAD_TRACE;
+    }
+    return 0;
+}
+
+/* A NUL-terminated copy of a byte run (cut at an embedded NUL). */
+static char *dup_run(tl_bytes_t b)
+{
+    char *s = malloc(b.n + 1);
+    if (!s)
+        return NULL;
+    if (b.n)
+        memcpy(s, b.p, b.n);
+    s[b.n] = '\0';
+    return s;
+}
+
+/* Growable arrays: double capacity; true on overflow or out of memory. */
+static bool reserve(void **p, size_t *cap, size_t need, size_t elem)
+{
+    if (need <= *cap)
+        return false;
+    size_t ncap = *cap ? *cap : 64;
+    while (ncap < need) {
+        if (ncap > SIZE_MAX / 2)
+            return true;
+        ncap *= 2;
+    }
+    if (ncap > SIZE_MAX / elem)
+        return true;
+    void *np = realloc(*p, ncap * elem);
+    if (!np)
+        return true;
+    *p = np;
+    *cap = ncap;
+    return false;
+}
+
+typedef struct rd {
+    tl_trace_t *t;
+    size_t ev_cap, site_cap, frame_cap, mod_cap;
+} rd_t;
+
+/* Site index for a stack id, interned on first sight; UINT32_MAX on failure. */
+static uint32_t intern_site(rd_t *r, uint64_t stack_id)
+{
+    tl_trace_t *t = r->t;
+    bool created;
+    tl_map_entry_t *e = tl_map_put(&t->site_by_id, stack_id, &created);
+    if (!e)
+        return UINT32_MAX;
+    if (!created)
+        return (uint32_t)e->a;
+    if (t->nsites >= UINT32_MAX - 1 ||
+        reserve((void **)&t->sites, &r->site_cap, t->nsites + 1, sizeof *t->sites)) {
+        tl_map_remove(&t->site_by_id, stack_id);
+        return UINT32_MAX;
+    }
+    e->a = t->nsites;
+    t->sites[t->nsites] = (tl_site_t){.stack_id = stack_id};
+    return (uint32_t)t->nsites++;
+}
+
+static bool push_event(rd_t *r, const tl_event_t *ev)
+{
+    tl_trace_t *t = r->t;
+    if (reserve((void **)&t->events, &r->ev_cap, t->nevents + 1, sizeof *t->events))
+        return true;
+    t->events[t->nevents++] = *ev;
+    return false;
+}
+
+static bool take_process(tl_trace_t *t, const tl_record_t *rec)
+{
+    if (t->has_process)
+        return false; /* the first one describes the image */
+    t->has_process = true;
+    t->pid = rec->u.process.pid;
+    t->ppid = rec->u.process.ppid;
+    t->exec_seq = rec->u.process.exec_seq;
+    free(t->exe);
+    t->exe = dup_run(rec->u.process.exe);
+    t->argv = calloc(rec->u.process.argc ? rec->u.process.argc : 1, sizeof *t->argv);
+    if (!t->exe || !t->argv)
+        return true;
+    for (size_t i = 0; i < rec->u.process.argc; i++) {
+        t->argv[i] = dup_run(rec->u.process.argv[i]);
+        if (!t->argv[i])
+            return true;
+        t->argc = i + 1;
+    }
+    return false;
+}
+
+static bool take_module(rd_t *r, const tl_record_t *rec)
+{
+    tl_trace_t *t = r->t;
+    if (reserve((void **)&t->modules, &r->mod_cap, t->nmodules + 1, sizeof *t->modules))
+        return true;
+    tl_module_t *m = &t->modules[t->nmodules];
+    *m = (tl_module_t){.base = rec->u.module.base,
+                       .start = rec->u.module.start,
+                       .size = rec->u.module.size};
+    m->path = dup_run(rec->u.module.path);
+    m->build_id = malloc(rec->u.module.build_id.n + 1);
+    if (!m->path || !m->build_id) {
+        free(m->path);
+        free(m->build_id);
+        return true;
+    }
+    if (rec->u.module.build_id.n)
+        memcpy(m->build_id, rec->u.module.build_id.p, rec->u.module.build_id.n);
+    m->build_id_len = rec->u.module.build_id.n;
+    t->nmodules++;
+    return false;
+}
+
+static bool take_stack(rd_t *r, const tl_record_t *rec)
+{
+    tl_trace_t *t = r->t;
+    if (rec->u.stack.id == 0)
+        return false; /* id 0 means "no stack" and cannot be defined */
+    uint32_t si = intern_site(r, rec->u.stack.id);
+    if (si == UINT32_MAX)
+        return true;
+    tl_site_t *s = &t->sites[si];
+    if (s->defined)
+        return false; /* keep the first definition */
+    size_t nf = (size_t)rec->u.stack.nframes;
+    if (reserve((void **)&t->frames, &r->frame_cap, t->nframes + nf, sizeof *t->frames))
+        return true;
+    memcpy(t->frames + t->nframes, rec->u.stack.frames, nf * sizeof *t->frames);
+    s->defined = true;
+    s->frame_off = t->nframes;
+    s->nframes = (uint32_t)nf;
+    t->nframes += nf;
+    return false;
+}
+
+/* Apply one decoded record at absolute time ts. true = out of memory. */
+static bool take_record(rd_t *r, const tl_record_t *rec, uint64_t ts)
+{
+    tl_trace_t *t = r->t;
+    tl_event_t ev = {.ts = ts};
+    switch (rec->type) {
+    case TL_REC_PROCESS:
+        return take_process(t, rec);
+    case TL_REC_MODULE:
+        return take_module(r, rec);
+    case TL_REC_STACK:
+        return take_stack(r, rec);
+    case TL_REC_ALLOC:
+        if (rec->u.alloc.ptr == 0)
+            return false; /* a failed allocation made no block */
+        ev.type = TL_EV_ALLOC;
+        ev.ptr = rec->u.alloc.ptr;
+        ev.size = rec->u.alloc.size;
+        ev.storage = tl_kind_is_storage(rec->u.alloc.kind);
+        ev.site = intern_site(r, rec->u.alloc.stack_id);
+        return ev.site == UINT32_MAX || push_event(r, &ev);
+    case TL_REC_FREE:
+        if (rec->u.free.ptr == 0)
+            return false;
+        ev.type = TL_EV_FREE;
+        ev.ptr = rec->u.free.ptr;
+        ev.storage = tl_kind_is_storage(rec->u.free.kind);
+        return push_event(r, &ev);
+    case TL_REC_REALLOC:
+        if (rec->u.realloc.old_ptr != 0) {
+            ev.type = TL_EV_RFREE;
+            ev.ptr = rec->u.realloc.old_ptr;
+            if (push_event(r, &ev))
+                return true;
+        }
+        if (rec->u.realloc.new_ptr != 0) {
+            ev.type = TL_EV_RALLOC;
+            ev.storage = rec->u.realloc.old_ptr != 0; /* an RFREE precedes it */
+            ev.ptr = rec->u.realloc.new_ptr;
+            ev.size = rec->u.realloc.size;
+            ev.site = intern_site(r, rec->u.realloc.stack_id);
+            return ev.site == UINT32_MAX || push_event(r, &ev);
+        }
+        return false;
+    case TL_REC_END:
+        t->has_end = true;
+        t->end_reason = rec->u.end.reason;
+        t->end_exit_status = rec->u.end.exit_status;
+        t->end_allocs = rec->u.end.allocs;
+        t->end_frees = rec->u.end.frees;
+        t->end_storages = rec->u.end.storages;
+        t->end_dropped = rec->u.end.dropped;
+        return false;
+    default: /* THREAD, OPTIONS: not used by the report yet */
+        return false;
+    }
+}
+
+/* Decode the records of one chunk's [p, p+n). cut: the chunk's data was cut
+ * short by the end of the file, so a failing last record is truncation, not
+ * damage. true = out of memory. */
+static bool read_chunk(rd_t *r, const uint8_t *p, size_t n, uint64_t base_ts, bool cut,
+                       uint64_t *frames)
+{
+    tl_record_t rec; /* about 5 KiB (the argv table) */
+    uint64_t ts = base_ts;
+    size_t off = 0;
+    bool any = false;
+    while (off < n) {
+        long used = tl_rec_decode(p + off, n - off, &rec, frames);
+        if (used <= 0) {
+            if (!cut)
+                r->t->bad_records++;
+            break;
+        }
+        off += (size_t)used;
+        ts += rec.ts_delta;
+        any = true;
+        if (take_record(r, &rec, ts))
+            return true;
+    }
+    if (any)
+        r->t->chunks_read++;
+    return false;
+}
+
+static bool all_zero(const uint8_t *p, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (p[i])
+            return false;
+    return true;
+}
+
+static bool read_chunks(rd_t *r, const uint8_t *buf, size_t size)
+{
+    tl_trace_t *t = r->t;
+    const uint64_t hb = t->hdr.header_bytes, cb = t->hdr.chunk_bytes;
+    uint64_t *frames = malloc(TL_REC_MAX_FRAMES * sizeof *frames);
+    if (!frames)
+        return true;
+    bool oom = false;
+    uint64_t declared = t->hdr.chunk_count;
+    if (size < hb) {
+        t->truncated = true;
+        free(frames);
+        return false;
+    }
+    for (uint64_t ci = 0; declared == 0 || ci < declared; ci++) {
+        /* hb <= 1 MiB and cb <= 1 GiB, so this only overflows past 2^34 chunks,
+         * which the size check below rules out first. */
+        uint64_t off = hb + ci * cb;
+        if (off >= size) {
+            if (declared != 0)
+                t->truncated = true; /* header promised more chunks */
+            break;
+        }
+        uint64_t avail = size - off;
+        const uint8_t *c = buf + off;
+        if (avail < TL_CHUNK_HEADER_BYTES) {
+            if (declared != 0 || !all_zero(c, (size_t)avail))
+                t->truncated = true;
+            break;
+        }
+        uint32_t magic = tl_load_le32(c + TL_CHK_MAGIC);
+        if (magic == 0)
+            continue; /* never used */
+        if (magic != TL_CHUNK_MAGIC) {
+            t->bad_chunks++;
+            continue;
+        }
+        uint32_t used = tl_load_le32(c + TL_CHK_USED);
+        if (used > cb - TL_CHUNK_HEADER_BYTES) {
+            t->bad_chunks++;
+            continue;
+        }
+        uint64_t have = avail - TL_CHUNK_HEADER_BYTES;
+        bool cut = have < used;
+        if (cut)
+            t->truncated = true;
+        else
+            have = used;
+        uint64_t base_ts = tl_load_le64(c + TL_CHK_BASE_TS);
+        if (read_chunk(r, c + TL_CHUNK_HEADER_BYTES, (size_t)have, base_ts, cut, frames)) {
+            oom = true;
+            break;
+        }
+    }
+    free(frames);
+    return oom;
+}
+
+/* Stable bottom-up merge sort of the events by ts: ties keep file order. */
+static bool sort_events(tl_trace_t *t)
+{
+    size_t n = t->nevents;
+    size_t i;
+    for (i = 1; i < n && t->events[i - 1].ts <= t->events[i].ts; i++)
+        ;
+    if (i >= n)
+        return false; /* already in order (one thread, the common case) */
+    tl_event_t *tmp = malloc(n * sizeof *tmp);
+    if (!tmp)
+        return true;
+    tl_event_t *src = t->events, *dst = tmp;
+    for (size_t width = 1; width < n; width *= 2) {
+        for (size_t lo = 0; lo < n; lo += 2 * width) {
+            size_t mid = lo + width < n ? lo + width : n;
+            size_t hi = lo + 2 * width < n ? lo + 2 * width : n;
+            size_t a = lo, b = mid, k = lo;
+            while (a < mid && b < hi)
+                dst[k++] = src[b].ts < src[a].ts ? src[b++] : src[a++];
+            while (a < mid)
+                dst[k++] = src[a++];
+            while (b < hi)
+                dst[k++] = src[b++];
+        }
+        tl_event_t *sw = src;
+        src = dst;
+        dst = sw;
+        if (width > SIZE_MAX / 2)
+            break;
+    }
+    if (src != t->events) {
+        memcpy(t->events, src, n * sizeof *src);
+        free(src);
+    } else {
+        free(dst);
+    }
+    return false;
+}
+
+int tl_trace_read_mem(const uint8_t *buf, size_t n, tl_trace_t *t, char *why, size_t whylen)
+{
+    memset(t, 0, sizeof *t);
+    const char *reason = NULL;
+    int rc = tl_reader_parse_header(buf, n, &t->hdr, &reason);
+    if (rc) {
+        snprintf(why, whylen, "%s", reason);
+        return rc;
+    }
+    t->clean_end = (t->hdr.flags & TL_HDR_F_CLEAN_END) != 0;
+    t->pid = t->hdr.pid;
+    t->ppid = t->hdr.ppid;
+    t->exec_seq = t->hdr.exec_seq;
+    rd_t r = {.t = t};
+    if (read_chunks(&r, buf, n) || sort_events(t))
+        goto oom;
+    if (!t->exe && !(t->exe = strdup("")))
+        goto oom;
+    return 0;
+oom:
+    tl_trace_free(t);
+    snprintf(why, whylen, "out of memory");
+    return TL_EXIT_FAILURE;
+}
+
+int tl_trace_read(const char *path, tl_trace_t *t, char *why, size_t whylen)
+{
+    memset(t, 0, sizeof *t);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        snprintf(why, whylen, "%s", strerror(errno));
+        return TL_EXIT_NO_TRACE;
+    }
+    struct stat st;
+    if (fstat(fd, &st) != 0) {
+        snprintf(why, whylen, "%s", strerror(errno));
+        close(fd);
+        return TL_EXIT_NO_TRACE;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        snprintf(why, whylen, "%s", S_ISDIR(st.st_mode) ? strerror(EISDIR) : "not a regular file");
+        close(fd);
+        return TL_EXIT_NO_TRACE;
+    }
+    size_t size = (size_t)st.st_size;
+    if (size == 0) {
+        close(fd);
+        snprintf(why, whylen, "not a tensorleak trace (empty file)");
+        return TL_EXIT_BAD_TRACE;
+    }
+    void *map = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
+    int err = errno;
+    close(fd);
+    if (map == MAP_FAILED) {
+        snprintf(why, whylen, "%s", strerror(err));
+        return TL_EXIT_NO_TRACE;
+    }
+    int rc = tl_trace_read_mem(map, size, t, why, whylen);
+    munmap(map, size);
+    return rc;
+}
+
+void tl_trace_free(tl_trace_t *t)
+{
+    free(t->exe);
+    for (size_t i = 0; i < t->argc; i++)
+        free(t->argv[i]);
+    free(t->argv);
+    for (size_t i = 0; i < t->nmodules; i++) {
+        free(t->modules[i].path);
+        free(t->modules[i].build_id);
+    }
+    free(t->modules);
+    free(t->sites);
+    tl_map_free(&t->site_by_id);
+    free(t->frames);
+    free(t->events);
+    memset(t, 0, sizeof *t);
+}

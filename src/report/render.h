@@ -1,0 +1,43 @@
+/* render.h - internal interface between report.c and the renderers.
+ *
+ * A renderer writes one complete report for an analysed trace to out and
+ * reports nothing itself: report.c checks the stream for write errors.
+ */
+#ifndef TL_REPORT_RENDER_H
+#define TL_REPORT_RENDER_H
+
+#include <stdio.h>
+
+#include "report/model.h"
+#include "report/reader.h"
+#include "report/report.h"
+#include "report/symbolize.h"
+
+#define TL_REPORT_MAX_NOTES 16
+
+typedef struct tl_report_ctx {
+    const char *path;
+    const tl_trace_t *trace;
+    const tl_model_t *model;
+    tl_symbolizer_t *sym;
+    const tl_report_opts_t *opts;
+    const char *notes[TL_REPORT_MAX_NOTES]; /* sentences without a final period */
+    size_t nnotes;
+} tl_report_ctx_t;
+
+void tl_render_text(const tl_report_ctx_t *c, FILE *out);
+void tl_render_json(const tl_report_ctx_t *c, FILE *out);
+
+/* Shared helpers (render_text.c). */
+
+/* "402.0 MiB": B below 1 KiB, else 1024-based units with two decimals below
+ * 10 and one above. buf of at least 32 bytes. */
+const char *tl_render_bytes(uint64_t bytes, char *buf, size_t n);
+
+/* Nanoseconds since the trace's start (0 when ts is before it). */
+uint64_t tl_render_rel_ns(const tl_trace_t *t, uint64_t ts);
+
+/* How many entries of a list of n to show under opts->top. */
+size_t tl_render_shown(const tl_report_ctx_t *c, size_t n);
+
+#endif

@@ -1,0 +1,216 @@
+/* render_json.c - the JSON report, schema "tensorleak-report/1".
+ *
+ * docs/report-schema.md is the contract; change both together. Unknown values
+ * are null, never omitted, so consumers can index without guards.
+ */
+#include "report/json.h"
+#include "report/render.h"
+
+static void frame(tl_json_t *j, const tl_frame_t *f)
+{
+    tl_json_obj_begin(j);
+    tl_json_key(j, "function");
+    tl_json_str(j, f->function);
+    tl_json_key(j, "file");
+    tl_json_str(j, f->file);
+    tl_json_key(j, "line");
+    if (f->line)
+        tl_json_u64(j, f->line);
+    else
+        tl_json_null(j);
+    tl_json_key(j, "module");
+    tl_json_str(j, f->module);
+    tl_json_key(j, "address");
+    tl_json_u64(j, f->address);
+    tl_json_obj_end(j);
+}
+
+static void stack(const tl_report_ctx_t *c, tl_json_t *j, uint32_t site)
+{
+    tl_json_key(j, "stack_id");
+    tl_json_u64(j, c->trace->sites[site].stack_id);
+    tl_json_key(j, "stack");
+    tl_json_arr_begin(j);
+    size_t n;
+    const uint64_t *frames = tl_trace_site_frames(c->trace, site, &n);
+    for (size_t i = 0; i < n; i++) {
+        tl_frame_t f;
+        tl_sym_lookup(c->sym, frames[i], true, &f);
+        frame(j, &f);
+    }
+    tl_json_arr_end(j);
+}
+
+/* leaks[] and peak.sites[]: {bytes, blocks, storage, stack_id, stack} */
+static void live_sites(const tl_report_ctx_t *c, tl_json_t *j, const tl_site_stat_t *s, size_t n)
+{
+    tl_json_arr_begin(j);
+    size_t shown = tl_render_shown(c, n);
+    for (size_t i = 0; i < shown; i++) {
+        tl_json_obj_begin(j);
+        tl_json_key(j, "bytes");
+        tl_json_u64(j, s[i].bytes);
+        tl_json_key(j, "blocks");
+        tl_json_u64(j, s[i].blocks);
+        tl_json_key(j, "storage");
+        tl_json_bool(j, s[i].storage);
+        stack(c, j, s[i].site);
+        tl_json_obj_end(j);
+    }
+    tl_json_arr_end(j);
+}
+
+static void process(const tl_report_ctx_t *c, tl_json_t *j)
+{
+    const tl_trace_t *t = c->trace;
+    tl_json_key(j, "process");
+    tl_json_obj_begin(j);
+    tl_json_key(j, "pid");
+    tl_json_u64(j, t->pid);
+    tl_json_key(j, "ppid");
+    tl_json_u64(j, t->ppid);
+    tl_json_key(j, "exe");
+    tl_json_str(j, t->exe[0] ? t->exe : NULL);
+    tl_json_key(j, "argv");
+    tl_json_arr_begin(j);
+    for (size_t i = 0; i < t->argc; i++)
+        tl_json_str(j, t->argv[i]);
+    tl_json_arr_end(j);
+    tl_json_key(j, "exit_status");
+    if (t->has_end && t->end_exit_status >= 0)
+        tl_json_i64(j, t->end_exit_status);
+    else
+        tl_json_null(j);
+    tl_json_key(j, "end_reason");
+    if (!t->has_end)
+        tl_json_null(j);
+    else
+        tl_json_str(j, t->end_reason == TL_END_EXEC ? "exec"
+                       : t->end_reason == TL_END_EXIT ? "exit"
+                                                      : "unknown");
+    tl_json_obj_end(j);
+}
+
+static void trace(const tl_report_ctx_t *c, tl_json_t *j)
+{
+    const tl_trace_t *t = c->trace;
+    tl_json_key(j, "trace");
+    tl_json_obj_begin(j);
+    tl_json_key(j, "path");
+    tl_json_str(j, c->path);
+    tl_json_key(j, "version");
+    tl_json_u64(j, t->hdr.version);
+    tl_json_key(j, "truncated");
+    tl_json_bool(j, t->truncated);
+    tl_json_key(j, "damaged");
+    tl_json_bool(j, t->bad_chunks || t->bad_records);
+    tl_json_key(j, "bad_chunks");
+    tl_json_u64(j, t->bad_chunks);
+    tl_json_key(j, "bad_records");
+    tl_json_u64(j, t->bad_records);
+    tl_json_key(j, "clean_end");
+    tl_json_bool(j, t->clean_end);
+    tl_json_key(j, "has_end");
+    tl_json_bool(j, t->has_end);
+    tl_json_key(j, "exec_seq");
+    tl_json_u64(j, t->exec_seq);
+    tl_json_key(j, "session");
+    tl_json_u64(j, t->hdr.session);
+    tl_json_key(j, "start_realtime_ns");
+    tl_json_u64(j, t->hdr.start_realtime);
+    tl_json_key(j, "events");
+    tl_json_u64(j, t->nevents);
+    tl_json_key(j, "modules");
+    tl_json_u64(j, t->nmodules);
+    tl_json_obj_end(j);
+}
+
+static void summary(const tl_report_ctx_t *c, tl_json_t *j)
+{
+    const tl_trace_t *t = c->trace;
+    const tl_model_t *m = c->model;
+    tl_json_key(j, "summary");
+    tl_json_obj_begin(j);
+    const struct {
+        const char *key;
+        uint64_t v;
+    } f[] = {
+        {"allocations", m->allocations},
+        {"frees", m->frees},
+        {"storages", m->storages},
+        {"peak_bytes", m->peak_bytes},
+        {"peak_time_ns", m->peak_bytes ? tl_render_rel_ns(t, m->peak_ts) : 0},
+        {"peak_storage_bytes", m->peak_storage_bytes},
+        {"peak_storage_time_ns", m->peak_storage_bytes ? tl_render_rel_ns(t, m->peak_storage_ts) : 0},
+        {"leaked_bytes", m->live_bytes},
+        {"leaked_blocks", m->live_blocks},
+        {"leaked_storage_bytes", m->live_storage_bytes},
+        {"leaked_storage_blocks", m->live_storage_blocks},
+        {"leak_sites", m->nleaks},
+        {"storage_sites", m->nstorage_sites},
+        {"unknown_frees", m->unknown_frees},
+        {"replaced_blocks", m->replaced_blocks},
+        {"dropped_events", t->has_end ? t->end_dropped : 0},
+    };
+    for (size_t i = 0; i < sizeof f / sizeof f[0]; i++) {
+        tl_json_key(j, f[i].key);
+        tl_json_u64(j, f[i].v);
+    }
+    tl_json_key(j, "dropped_events_known");
+    tl_json_bool(j, t->has_end);
+    tl_json_obj_end(j);
+}
+
+void tl_render_json(const tl_report_ctx_t *c, FILE *out)
+{
+    const tl_trace_t *t = c->trace;
+    const tl_model_t *m = c->model;
+    tl_json_t jw, *j = &jw;
+    tl_json_init(j, out, true);
+    tl_json_obj_begin(j);
+    tl_json_key(j, "schema");
+    tl_json_str(j, "tensorleak-report/1");
+    process(c, j);
+    trace(c, j);
+    summary(c, j);
+
+    tl_json_key(j, "leaks");
+    live_sites(c, j, m->leaks, m->nleaks);
+
+    tl_json_key(j, "peak");
+    tl_json_obj_begin(j);
+    tl_json_key(j, "time_ns");
+    tl_json_u64(j, m->peak_bytes ? tl_render_rel_ns(t, m->peak_ts) : 0);
+    tl_json_key(j, "bytes");
+    tl_json_u64(j, m->peak_bytes);
+    tl_json_key(j, "blocks");
+    tl_json_u64(j, m->peak_blocks);
+    tl_json_key(j, "site_count");
+    tl_json_u64(j, m->npeak_sites);
+    tl_json_key(j, "sites");
+    live_sites(c, j, m->peak_sites, m->npeak_sites);
+    tl_json_obj_end(j);
+
+    tl_json_key(j, "storage_sites");
+    tl_json_arr_begin(j);
+    size_t shown = tl_render_shown(c, m->nstorage_sites);
+    for (size_t i = 0; i < shown; i++) {
+        const tl_site_stat_t *s = &m->storage_sites[i];
+        tl_json_obj_begin(j);
+        tl_json_key(j, "bytes");
+        tl_json_u64(j, s->bytes);
+        tl_json_key(j, "count");
+        tl_json_u64(j, s->blocks);
+        stack(c, j, s->site);
+        tl_json_obj_end(j);
+    }
+    tl_json_arr_end(j);
+
+    tl_json_key(j, "notes");
+    tl_json_arr_begin(j);
+    for (size_t i = 0; i < c->nnotes; i++)
+        tl_json_str(j, c->notes[i]);
+    tl_json_arr_end(j);
+    tl_json_obj_end(j);
+    tl_json_finish(j);
+}

@@ -1,0 +1,160 @@
+/* render_text.c - the human-readable report.
+ *
+ * One header line, one summary line, the notes, then "Peak consumers",
+ * "Leaks (live at end)" and "Storages by site", each site followed by its
+ * innermost interesting frames (allocator and agent frames skipped).
+ */
+#include <inttypes.h>
+#include <string.h>
+
+#include "report/render.h"
+
+#define TEXT_MAX_FRAMES 8
+
+const char *tl_render_bytes(uint64_t bytes, char *buf, size_t n)
+{
+    static const char *const units[] = {"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+    if (bytes < 1024) {
+        snprintf(buf, n, "%" PRIu64 " B", bytes);
+        return buf;
+    }
+    double v = (double)bytes / 1024.0;
+    size_t u = 0;
+    while (v >= 1024.0 && u + 1 < sizeof units / sizeof units[0]) {
+        v /= 1024.0;
+        u++;
+    }
+    snprintf(buf, n, v < 10.0 ? "%.2f %s" : "%.1f %s", v, units[u]);
+    return buf;
+}
+
+uint64_t tl_render_rel_ns(const tl_trace_t *t, uint64_t ts)
+{
+    return ts > t->hdr.start_mono ? ts - t->hdr.start_mono : 0;
+}
+
+size_t tl_render_shown(const tl_report_ctx_t *c, size_t n)
+{
+    unsigned top = c->opts->top;
+    return top == 0 || top >= n ? n : top;
+}
+
+static const char *base_name(const char *path)
+{
+    const char *b = strrchr(path, '/');
+    return b ? b + 1 : path;
+}
+
+static bool has_prefix(const char *s, const char *p)
+{
+    return strncmp(s, p, strlen(p)) == 0;
+}
+
+/* Frames of the allocator machinery, skipped while they lead a stack. */
+static bool boring(const tl_frame_t *f)
+{
+    if (!f->module)
+        return false;
+    const char *b = base_name(f->module);
+    return has_prefix(b, "libc.so") || has_prefix(b, "libc-") || has_prefix(b, "libjemalloc") ||
+           has_prefix(b, "libtensorleak") || has_prefix(b, "ld-linux");
+}
+
+static void print_time(FILE *out, uint64_t ns)
+{
+    if (ns >= 1000000000ull)
+        fprintf(out, "%.2f s", (double)ns / 1e9);
+    else
+        fprintf(out, "%.1f ms", (double)ns / 1e6);
+}
+
+static void print_frames(const tl_report_ctx_t *c, uint32_t site, FILE *out)
+{
+    size_t n;
+    const uint64_t *frames = tl_trace_site_frames(c->trace, site, &n);
+    if (n == 0) {
+        fputs("      (no stack recorded)\n", out);
+        return;
+    }
+    size_t first = 0;
+    tl_frame_t f;
+    while (first < n) {
+        tl_sym_lookup(c->sym, frames[first], true, &f);
+        if (!boring(&f))
+            break;
+        first++;
+    }
+    if (first == n)
+        first = 0; /* nothing but allocator frames: show them */
+    size_t shown = 0;
+    for (size_t i = first; i < n && shown < TEXT_MAX_FRAMES; i++, shown++) {
+        tl_sym_lookup(c->sym, frames[i], true, &f);
+        fputs("      at ", out);
+        if (f.function)
+            fputs(f.function, out);
+        else
+            fprintf(out, "0x%" PRIx64, f.address);
+        if (f.file)
+            fprintf(out, " (%s:%u)", f.file, f.line);
+        if (f.module)
+            fprintf(out, " [%s]", base_name(f.module));
+        fputc('\n', out);
+    }
+    if (n - first > shown)
+        fprintf(out, "      ... %zu more frames\n", n - first - shown);
+}
+
+static void print_sites(const tl_report_ctx_t *c, const char *title, const tl_site_stat_t *s,
+                        size_t n, bool storage_list, FILE *out)
+{
+    char b[32];
+    size_t shown = tl_render_shown(c, n);
+    fprintf(out, "\n%s: %zu site%s", title, n, n == 1 ? "" : "s");
+    if (shown < n)
+        fprintf(out, ", top %zu shown", shown);
+    fputs(n ? "\n" : "\n  (none)\n", out);
+    for (size_t i = 0; i < shown; i++) {
+        if (storage_list)
+            fprintf(out, "  %s in %" PRIu64 " storage allocation%s\n",
+                    tl_render_bytes(s[i].bytes, b, sizeof b), s[i].blocks,
+                    s[i].blocks == 1 ? "" : "s");
+        else
+            fprintf(out, "  %s in %" PRIu64 " block%s%s\n", tl_render_bytes(s[i].bytes, b, sizeof b),
+                    s[i].blocks, s[i].blocks == 1 ? "" : "s", s[i].storage ? " [storage]" : "");
+        print_frames(c, s[i].site, out);
+    }
+}
+
+void tl_render_text(const tl_report_ctx_t *c, FILE *out)
+{
+    const tl_trace_t *t = c->trace;
+    const tl_model_t *m = c->model;
+    char b1[32], b2[32], b3[32], b4[32];
+
+    fprintf(out, "tensorleak: pid %" PRIu64 " (ppid %" PRIu64 "):", t->pid, t->ppid);
+    for (size_t i = 0; i < t->argc; i++)
+        fprintf(out, " %s", t->argv[i]);
+    if (t->argc == 0)
+        fprintf(out, " %s", t->exe[0] ? t->exe : "(command unknown)");
+    fputc('\n', out);
+
+    fprintf(out, "tensorleak: peak %s (storages %s) at ", tl_render_bytes(m->peak_bytes, b1, sizeof b1),
+            tl_render_bytes(m->peak_storage_bytes, b2, sizeof b2));
+    print_time(out, m->peak_bytes ? tl_render_rel_ns(t, m->peak_ts) : 0);
+    fprintf(out,
+            "; %s live at end in %" PRIu64 " block%s (storages %s in %" PRIu64 "); %" PRIu64
+            " allocations, %" PRIu64 " frees, %" PRIu64 " storages; ",
+            tl_render_bytes(m->live_bytes, b3, sizeof b3), m->live_blocks,
+            m->live_blocks == 1 ? "" : "s", tl_render_bytes(m->live_storage_bytes, b4, sizeof b4),
+            m->live_storage_blocks, m->allocations, m->frees, m->storages);
+    if (t->has_end)
+        fprintf(out, "%" PRIu64 " dropped\n", t->end_dropped);
+    else
+        fputs("dropped unknown\n", out);
+    for (size_t i = 0; i < c->nnotes; i++)
+        fprintf(out, "note: %s\n", c->notes[i]);
+
+    print_sites(c, "Peak consumers", m->peak_sites, m->npeak_sites, false, out);
+    print_sites(c, "Leaks (live at end)", m->leaks, m->nleaks, false, out);
+    print_sites(c, "Storages by site", m->storage_sites, m->nstorage_sites, true, out);
+}

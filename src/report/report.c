@@ -1,0 +1,120 @@
+/* report.c - tl_report_file: read, replay, note, render (see report.h).
+ *
+ * The only place that talks to the user about a trace: one error line or one
+ * truncation warning on stderr, in the CLI's "tensorleak: PATH: why" form.
+ */
+#include "report/report.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report/render.h"
+
+typedef struct notes {
+    char buf[TL_REPORT_MAX_NOTES][256];
+} notes_t;
+
+static void note(tl_report_ctx_t *c, notes_t *nb, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void note(tl_report_ctx_t *c, notes_t *nb, const char *fmt, ...)
+{
+    if (c->nnotes >= TL_REPORT_MAX_NOTES)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(nb->buf[c->nnotes], sizeof nb->buf[0], fmt, ap);
+    va_end(ap);
+    c->notes[c->nnotes] = nb->buf[c->nnotes];
+    c->nnotes++;
+}
+
+static void make_notes(tl_report_ctx_t *c, notes_t *nb)
+{
+    const tl_trace_t *t = c->trace;
+    const tl_model_t *m = c->model;
+    if (!t->has_end)
+        note(c, nb,
+             "no END record: the process was killed or crashed before tensorleak finished the "
+             "trace; \"live at end\" is the state at the last recorded event, and dropped events "
+             "are unknown");
+    else if (t->end_reason == TL_END_EXEC)
+        note(c, nb, "the process called exec(): this trace covers the image before it");
+    if (t->truncated)
+        note(c, nb, "trace truncated: the file ends before the data its headers announce; the "
+                    "readable part is reported");
+    if (t->bad_chunks || t->bad_records)
+        note(c, nb,
+             "trace damaged: %" PRIu64 " corrupt chunk%s and %" PRIu64
+             " undecodable record%s skipped (with the rest of their chunk)",
+             t->bad_chunks, t->bad_chunks == 1 ? "" : "s", t->bad_records,
+             t->bad_records == 1 ? "" : "s");
+    if (t->has_end && t->end_dropped)
+        note(c, nb,
+             "%" PRIu64 " event%s dropped by the agent: counts, peak and leaks may be "
+             "incomplete",
+             t->end_dropped, t->end_dropped == 1 ? " was" : "s were");
+    if (m->unknown_frees)
+        note(c, nb, "%" PRIu64 " free%s of pointers not allocated in the trace ignored",
+             m->unknown_frees, m->unknown_frees == 1 ? "" : "s");
+    if (m->replaced_blocks)
+        note(c, nb,
+             "%" PRIu64 " allocation%s returned an address that was still live; the older "
+             "block was dropped",
+             m->replaced_blocks, m->replaced_blocks == 1 ? "" : "s");
+}
+
+int tl_report_file(const char *path, const tl_report_opts_t *opts, FILE *out)
+{
+    static const tl_report_opts_t defaults = {TL_FORMAT_TEXT, 10};
+    if (!opts)
+        opts = &defaults;
+    tl_trace_t t;
+    char why[256];
+    int rc = tl_trace_read(path, &t, why, sizeof why);
+    if (rc) {
+        fprintf(stderr, "tensorleak: %s: %s\n", path, why);
+        return rc;
+    }
+    tl_model_t m;
+    if (tl_model_build(&t, &m)) {
+        tl_trace_free(&t);
+        fprintf(stderr, "tensorleak: %s: out of memory\n", path);
+        return TL_EXIT_FAILURE;
+    }
+    tl_report_ctx_t c = {.path = path, .trace = &t, .model = &m, .opts = opts};
+    c.sym = tl_sym_new(t.modules, t.nmodules);
+    notes_t *nb = malloc(sizeof *nb);
+    if (!c.sym || !nb) {
+        free(nb);
+        tl_sym_free(c.sym);
+        tl_model_free(&m);
+        tl_trace_free(&t);
+        fprintf(stderr, "tensorleak: %s: out of memory\n", path);
+        return TL_EXIT_FAILURE;
+    }
+    make_notes(&c, nb);
+    if (opts->format == TL_FORMAT_JSON)
+        tl_render_json(&c, out);
+    else
+        tl_render_text(&c, out);
+    rc = TL_EXIT_OK;
+    if (fflush(out) != 0 || ferror(out)) {
+        fprintf(stderr, "tensorleak: %s: cannot write the report: %s\n", path,
+                strerror(errno ? errno : EIO));
+        rc = TL_EXIT_OUTPUT;
+    } else if (t.truncated || t.bad_chunks || t.bad_records) {
+        fprintf(stderr,
+                "tensorleak: %s: warning: trace %s; the readable part was reported\n", path,
+                t.truncated ? "truncated" : "damaged");
+        rc = TL_EXIT_TRUNCATED;
+    }
+    free(nb);
+    tl_sym_free(c.sym);
+    tl_model_free(&m);
+    tl_trace_free(&t);
+    return rc;
+}

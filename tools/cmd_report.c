@@ -1,0 +1,134 @@
+/* cmd_report.c - `tensorleak report`: render the report of a recorded trace.
+ *
+ * Parses the command line, opens the output, and hands the rest to
+ * tl_report_file (src/report/report.h). Every error is one stderr line
+ * "tensorleak: <what>: <why>" and a TL_EXIT_* status (tools/exit_codes.h).
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "report/report.h"
+#include "tools/cli.h"
+
+static const char help[] =
+    "usage: tensorleak report [--format=text|json] [--top=N] [--output=FILE] TRACE\n"
+    "\n"
+    "Render the report of a trace written by `tensorleak run`: peak, leaks (blocks live\n"
+    "at the end) and storages, by allocation site.\n"
+    "\n"
+    "  --format=text|json  text for people (default); json per docs/report-schema.md\n"
+    "  --top=N             sites per list (default 10; 0 = all)\n"
+    "  --output=FILE       write the report to FILE instead of standard output\n"
+    "  --help              print this help\n"
+    "\n"
+    "exit status: 0 ok, 2 usage, 3 trace cannot be read, 4 not a trace or corrupt header,\n"
+    "5 trace truncated or damaged (the readable part was reported), 6 output not writable\n";
+
+static int usage_error(const char *what, const char *why)
+{
+    fprintf(stderr, "tensorleak: %s: %s (try tensorleak report --help)\n", what, why);
+    return TL_EXIT_USAGE;
+}
+
+/* Decimal unsigned; false when s is not one or exceeds UINT_MAX. */
+static bool parse_top(const char *s, unsigned *out)
+{
+    if (!*s)
+        return false;
+    unsigned long long v = 0;
+    for (const char *p = s; *p; p++) {
+        if (*p < '0' || *p > '9')
+            return false;
+        v = v * 10 + (unsigned)(*p - '0');
+        if (v > UINT_MAX)
+            return false;
+    }
+    *out = (unsigned)v;
+    return true;
+}
+
+/* The value of "--name=value" or "--name value" (advancing *i); NULL when absent. */
+static const char *opt_value(int argc, char **argv, int *i, const char *name, bool *matched)
+{
+    size_t n = strlen(name);
+    const char *a = argv[*i];
+    *matched = false;
+    if (strncmp(a, name, n) != 0)
+        return NULL;
+    if (a[n] == '=') {
+        *matched = true;
+        return a + n + 1;
+    }
+    if (a[n] == '\0') {
+        *matched = true;
+        if (*i + 1 < argc)
+            return argv[++*i];
+    }
+    return NULL;
+}
+
+int tl_cmd_report(int argc, char **argv)
+{
+    tl_report_opts_t opts = {TL_FORMAT_TEXT, 10};
+    const char *output = NULL, *trace = NULL;
+    bool only_operands = false;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v;
+        bool m;
+        if (only_operands || a[0] != '-' || !strcmp(a, "-")) {
+            if (trace)
+                return usage_error(a, "only one TRACE may be given");
+            trace = a;
+            continue;
+        }
+        if (!strcmp(a, "--")) {
+            only_operands = true;
+        } else if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            fputs(help, stdout);
+            return TL_EXIT_OK;
+        } else if ((v = opt_value(argc, argv, &i, "--format", &m)), m) {
+            if (v && !strcmp(v, "text"))
+                opts.format = TL_FORMAT_TEXT;
+            else if (v && !strcmp(v, "json"))
+                opts.format = TL_FORMAT_JSON;
+            else
+                return usage_error("--format", "expected text or json");
+        } else if ((v = opt_value(argc, argv, &i, "--top", &m)), m) {
+            if (!v || !parse_top(v, &opts.top))
+                return usage_error("--top", "expected a number of sites (0 = all)");
+        } else if ((v = opt_value(argc, argv, &i, "--output", &m)), m) {
+            if (!v || !*v)
+                return usage_error("--output", "expected a file name");
+            output = v;
+        } else {
+            return usage_error(a, "unknown option");
+        }
+    }
+    if (!trace)
+        return usage_error("report", "missing TRACE");
+
+    FILE *out = stdout;
+    if (output) {
+        out = fopen(output, "w");
+        if (!out) {
+            fprintf(stderr, "tensorleak: %s: cannot write: %s\n", output, strerror(errno));
+            return TL_EXIT_OUTPUT;
+        }
+    }
+    int rc = tl_report_file(trace, &opts, out);
+    if (output) {
+        if (fclose(out) != 0 && (rc == TL_EXIT_OK || rc == TL_EXIT_TRUNCATED)) {
+            fprintf(stderr, "tensorleak: %s: cannot write: %s\n", output, strerror(errno));
+            rc = TL_EXIT_OUTPUT;
+        }
+        if (rc == TL_EXIT_NO_TRACE || rc == TL_EXIT_BAD_TRACE || rc == TL_EXIT_FAILURE)
+            unlink(output); /* no report: leave no empty file behind */
+    }
+    return rc;
+}

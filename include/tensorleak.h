@@ -49,11 +49,13 @@ typedef struct tl_agent_api {
     void (*tag)(const void *storage, const char *tag);
     void (*region_begin)(const char *name);
     void (*region_end)(const char *name);
-    /* Report points. snapshot_begin returns an id (0 if not recording); a
-     * provider then describes what holds each storage, and snapshot_end
-     * fingerprints live storages of at least TENSORLEAK_FINGERPRINT_MIN bytes. */
+    /* Report points. snapshot_begin records the point and returns its id (0
+     * if not recording); a provider (the Python package) then says what holds
+     * each storage of `bytes` it found (the agent fingerprints those of at
+     * least TENSORLEAK_FINGERPRINT_MIN bytes, default 1 MiB, with XXH3-64, so
+     * the report can group identical storages) and which views alias it. */
     uint64_t (*snapshot_begin)(const char *name);
-    void (*snapshot_hold)(uint64_t snapshot, const void *storage, int held_by,
+    void (*snapshot_hold)(uint64_t snapshot, const void *storage, size_t bytes, int held_by,
                           const void *object);
     void (*snapshot_view)(uint64_t snapshot, const void *storage, size_t offset, size_t extent,
                           size_t bytes, const void *object, const char *op);

@@ -1,0 +1,46 @@
+/* pyframes.h - Python frames in allocation stacks (CPython 3.11).
+ *
+ * At each recorded allocation the agent walks the calling thread's CPython
+ * frame chain (no GIL needed: the chain belongs to this thread, which is
+ * blocked in the allocation) and merges the Python frames into the native
+ * stack where the interpreter's eval loop runs. Nothing runs per Python call.
+ * Python frames are interned as pyframe ids and appear in stacks as
+ * TL_FRAME_PY_TAG | id. Called with the agent's reentrancy guard raised.
+ */
+#ifndef TL_PYFRAMES_H
+#define TL_PYFRAMES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Receives a newly interned Python frame; the caller writes the
+ * TL_REC_PYFRAME record. Strings are not NUL-terminated and only valid
+ * during the call. */
+typedef void (*tl_pyframe_emit_fn)(void *ctx, uint64_t id, uint64_t line, const char *file,
+                                   size_t file_len, const char *function, size_t function_len);
+
+/* Looks up the interpreter's entry points in the process (dlsym). Returns
+ * true if this is a CPython 3.11 process and frames can be read. Call once
+ * at agent init (before threads); cheap to call again later. */
+bool tl_pyframes_init(void);
+
+/* True once tl_pyframes_init found a supported interpreter. */
+bool tl_pyframes_enabled(void);
+
+/* Merges the calling thread's Python frames into the native stack
+ * native[0..n) (return addresses, innermost first): each native frame in the
+ * eval loop is replaced by the Python frames it runs (innermost first);
+ * Python frames left over when the native stack was cut short are appended.
+ * Writes at most max frames to out (which must not alias native) and returns
+ * the count; returns 0 if the thread runs no Python code (the caller keeps
+ * the native stack). New Python frames are reported through emit first.
+ * Thread-safe, lock-free, async-signal-unsafe. */
+size_t tl_pyframes_merge(const uint64_t *native, size_t n, uint64_t *out, size_t max,
+                         tl_pyframe_emit_fn emit, void *ctx);
+
+/* Forgets every interned frame (a fork child starts a self-contained trace).
+ * Only while no other thread records. */
+void tl_pyframes_reset(void);
+
+#endif

@@ -1,0 +1,55 @@
+"""ctypes binding of the agent's entry table (include/tensorleak.h).
+
+The table is looked up once in the running process; None when the agent is
+not loaded. Field order must match struct tl_agent_api exactly.
+"""
+import ctypes
+
+API_VERSION = 1
+
+HELD_UNKNOWN, HELD_TENSOR, HELD_VIEW, HELD_AUTOGRAD = 0, 1, 2, 3
+
+_p, _s, _u64, _int = ctypes.c_void_p, ctypes.c_size_t, ctypes.c_uint64, ctypes.c_int
+_str = ctypes.c_char_p
+_F = ctypes.CFUNCTYPE
+
+
+class _Api(ctypes.Structure):
+    _fields_ = [
+        ("version", ctypes.c_uint32),
+        ("size", ctypes.c_uint32),
+        ("storage_register", _F(None, _p, _s, _str)),
+        ("storage_unregister", _F(None, _p)),
+        ("view_begin", _F(None, _p, _p, _s, _s, _s, _str)),
+        ("view_end", _F(None, _p)),
+        ("copy", _F(None, _p, _p, _s, _str)),
+        ("origin", _F(None, _p, _str)),
+        ("tag", _F(None, _p, _str)),
+        ("region_begin", _F(None, _str)),
+        ("region_end", _F(None, _str)),
+        ("snapshot_begin", _F(_u64, _str)),
+        ("snapshot_hold", _F(None, _u64, _p, _s, _int, _p)),
+        ("snapshot_view", _F(None, _u64, _p, _s, _s, _s, _p, _str)),
+        ("snapshot_end", _F(None, _u64)),
+    ]
+
+
+_api = None
+_looked = False
+
+
+def api():
+    """The agent's table (a ctypes structure), or None without the agent."""
+    global _api, _looked
+    if not _looked:
+        _looked = True
+        try:
+            fn = ctypes.CDLL(None).tensorleak_agent_api
+        except (AttributeError, OSError):
+            return None
+        fn.restype = ctypes.POINTER(_Api)
+        fn.argtypes = [ctypes.c_uint32]
+        ptr = fn(API_VERSION)
+        if ptr:
+            _api = ptr.contents
+    return _api

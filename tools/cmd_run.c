@@ -54,6 +54,10 @@ static bool parse_top(const char *s, unsigned *out)
     return true;
 }
 
+/* Set when the agent was found in the build tree: the Python package is
+ * then taken from the source tree, not from beside the agent. */
+static bool agent_in_build_tree;
+
 /* Writes the agent's path into buf. Order: $TENSORLEAK_AGENT, the build tree
  * (libtool puts the module in .libs/ next to this binary), the installed
  * pkglibdir. Returns false if none is readable. */
@@ -72,8 +76,10 @@ static bool find_agent(char *buf, size_t len)
         if (slash) {
             *slash = '\0';
             snprintf(buf, len, "%s/.libs/" AGENT_NAME, self);
-            if (access(buf, R_OK) == 0)
+            if (access(buf, R_OK) == 0) {
+                agent_in_build_tree = true;
                 return true;
+            }
         }
     }
     snprintf(buf, len, "%s/" AGENT_NAME, TL_PKGLIBDIR);
@@ -121,6 +127,9 @@ static bool prepare_env(const char *agent, const char *pattern, uint64_t session
     bool ok = set_env("LD_PRELOAD", preload) && set_env("TENSORLEAK_OUTPUT", pattern) &&
               set_env("TENSORLEAK_SESSION", sess);
     unsetenv("TENSORLEAK_EXEC_SEQ");
+    /* The agent finds its Python package beside itself once installed. */
+    if (ok && agent_in_build_tree && !getenv("TENSORLEAK_PYTHON_DIR"))
+        ok = set_env("TENSORLEAK_PYTHON_DIR", TL_ABS_SRCDIR "/src/python");
     free(preload);
     return ok;
 }

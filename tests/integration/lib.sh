@@ -29,3 +29,19 @@ make_tmp() {
 site_line() {
     grep -n "SITE:$2\\b" "$1" | head -n1 | cut -d: -f1
 }
+
+# run_case NAME: run a shared case (tests/cases/NAME.py) under `tensorleak run`
+# and check its JSON report against NAME.expected.json (cases_check.py).
+run_case() {
+    need_torch
+    make_tmp
+    cp "$TL_SRCDIR/tests/cases/$1.py" . || hard_error "no case $1"
+    "$TL" run --output="$TMP/t.%p.tlt" -- "$PYTHON3" "$1.py" >run.out 2>run.err
+    rc=$?
+    [ $rc -eq 0 ] || { cat run.err >&2; fail "run exited $rc"; }
+    set -- "$1" "$TMP"/t.*.tlt
+    [ $# -eq 2 ] || fail "expected one trace, got $(($# - 1))"
+    "$TL" report --format=json --top=0 "$2" >report.json || fail "report exited $?"
+    "$PYTHON3" "$TL_SRCDIR/tests/integration/cases_check.py" "$1.py" \
+        "$TL_SRCDIR/tests/cases/$1.expected.json" report.json || { cat run.out >&2; exit 1; }
+}

@@ -1,0 +1,24 @@
+# src/agent: libtensorleak.so, the LD_PRELOAD agent. libtlagent.la holds
+# everything but the interposed entry points, for the unit tests.
+AGENT_CFLAGS = $(AM_CFLAGS) -fvisibility=hidden -ftls-model=initial-exec -fexceptions \
+	$(JEMALLOC_CFLAGS) $(LIBUNWIND_CFLAGS) $(XXHASH_CFLAGS)
+
+noinst_LTLIBRARIES += libtlagent.la
+libtlagent_la_SOURCES = \
+	src/agent/agent.c src/agent/agent.h \
+	src/agent/c10.c src/agent/c10.h \
+	src/agent/config.c src/agent/config.h \
+	src/agent/modules.c src/agent/modules.h \
+	src/agent/stack.c src/agent/stack.h \
+	src/agent/writer.c src/agent/writer.h
+libtlagent_la_CFLAGS = $(AGENT_CFLAGS)
+
+pkglib_LTLIBRARIES += libtensorleak.la
+libtensorleak_la_SOURCES = src/agent/hooks.c
+libtensorleak_la_CFLAGS = $(AGENT_CFLAGS)
+libtensorleak_la_LDFLAGS = -module -avoid-version -shared \
+	-Wl,--version-script=$(top_srcdir)/src/agent/libtensorleak.sym
+libtensorleak_la_LIBADD = libtlagent.la libtlcommon.la \
+	$(JEMALLOC_LIBS) $(LIBUNWIND_LIBS) $(XXHASH_LIBS) -ldl -lpthread
+EXTRA_libtensorleak_la_DEPENDENCIES = src/agent/libtensorleak.sym
+EXTRA_DIST += src/agent/libtensorleak.sym

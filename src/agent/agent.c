@@ -1,0 +1,427 @@
+/* agent.c - the agent's lifecycle and event recording: init from the
+ * environment, per-thread counters, END record, fork and exec handling.
+ *
+ * Runs inside someone else's program: no stdio, getenv only in init, messages
+ * through write(2). Everything here runs with the reentrancy guard raised.
+ */
+#include <config.h> /* autoconf first: _GNU_SOURCE */
+
+#include "agent/agent.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "agent/config.h"
+#include "agent/modules.h"
+#include "agent/stack.h"
+#include "common/trace_format.h"
+
+__thread tl_tsd_t tl_tsd __attribute__((tls_model("initial-exec")));
+atomic_int tl_agent_state;
+
+/* Event counters of one thread. The owner updates its slot with plain
+ * relaxed stores (no contended atomics); the END record sums all slots.
+ * Threads past TL_SLOTS share the last slot with atomic adds. */
+typedef struct tl_counters {
+    _Atomic uint64_t allocs, frees, storages, dropped;
+} __attribute__((aligned(64))) tl_counters_t;
+
+#define TL_SLOTS 1024
+static tl_counters_t slots[TL_SLOTS];
+static atomic_uint nslots;
+
+static tl_writer_t writer;
+static tl_stack_table_t stacks;
+static tl_config_t cfg;
+static uint64_t self_pid, self_ppid;
+static uint32_t exec_seq;
+static atomic_int exit_status = -1;
+static char cwd[4096];
+static char exe[4096];
+static char cmdline[16384];
+static const char *argv_v[TL_REC_MAX_ARGV];
+static size_t argc_v;
+static char exec_env[96]; /* in environ via putenv: rewritten in place after fork */
+static char depth_str[8];
+static _Atomic(tl_exit_fn) real_exit;
+
+static uint64_t now_ns(int clock)
+{
+    struct timespec ts;
+    clock_gettime(clock, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t mono(void)
+{
+    return now_ns(CLOCK_MONOTONIC);
+}
+
+/* Write to stderr without stdio or allocation. */
+static void say(const char *a, const char *b, const char *c)
+{
+    char buf[TL_CONFIG_PATH_MAX + 256];
+    size_t n = 0;
+    const char *parts[] = {"tensorleak: ", a, b, c, "\n"};
+    for (size_t i = 0; i < 5; i++)
+        for (const char *s = parts[i]; s && *s && n < sizeof buf - 1; s++)
+            buf[n++] = *s;
+    if (write(2, buf, n) < 0) {
+        /* nothing else to do */
+    }
+}
+
+static void bump(_Atomic uint64_t *c)
+{
+    if (tl_tsd.slot == &slots[TL_SLOTS - 1])
+        atomic_fetch_add_explicit(c, 1, memory_order_relaxed);
+    else
+        atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + 1,
+                              memory_order_relaxed);
+}
+
+/* Bind this thread to the current trace: cursor, counter slot, THREAD record. */
+static void thread_begin(void)
+{
+    if (tl_tsd.cur.gen == writer.gen && tl_tsd.slot)
+        return;
+    tl_wcursor_reset(&tl_tsd.cur, &writer, (uint32_t)gettid());
+    unsigned i = atomic_fetch_add_explicit(&nslots, 1, memory_order_relaxed);
+    tl_tsd.slot = &slots[i < TL_SLOTS ? i : TL_SLOTS - 1];
+    char name[17] = {0};
+    prctl(PR_GET_NAME, name, 0, 0, 0);
+    if (tl_writer_thread(&writer, &tl_tsd.cur, mono(), tl_tsd.cur.tid, name, strlen(name)))
+        bump(&tl_tsd.slot->dropped);
+}
+
+static void emit_module(void *arg, const tl_module_info_t *m)
+{
+    (void)arg;
+    if (tl_writer_module(&writer, &tl_tsd.cur, mono(), m->base, m->start, m->size, m->path,
+                         m->path_len, m->build_id, m->build_id_len))
+        bump(&tl_tsd.slot->dropped);
+}
+
+/* Capture, intern and (first time) write the caller's stack. Returns its id. */
+static uint64_t record_stack(void)
+{
+    const uint64_t *frames;
+    size_t n = tl_stack_capture(&frames, cfg.stack_depth);
+    bool is_new;
+    uint64_t id = tl_stack_intern(&stacks, frames, n, &is_new);
+    if (!is_new)
+        return id;
+    for (size_t i = 0; i < n; i++) {
+        if (!tl_modules_contains(frames[i])) {
+            tl_modules_scan(false, true, emit_module, NULL);
+            break;
+        }
+    }
+    if (tl_writer_stack(&writer, &tl_tsd.cur, mono(), id, frames, n))
+        bump(&tl_tsd.slot->dropped);
+    return id;
+}
+
+void tl_agent_on_alloc(uint64_t kind, const void *ptr, size_t size)
+{
+    int saved = errno;
+    thread_begin();
+    uint64_t id = record_stack();
+    /* The time is taken after the block exists (see writer.h). */
+    if (tl_writer_alloc(&writer, &tl_tsd.cur, mono(), kind, (uintptr_t)ptr, size, id)) {
+        bump(&tl_tsd.slot->dropped);
+    } else {
+        bump(&tl_tsd.slot->allocs);
+        if (tl_kind_is_storage(kind))
+            bump(&tl_tsd.slot->storages);
+    }
+    errno = saved;
+}
+
+void tl_agent_on_free(uint64_t kind, const void *ptr)
+{
+    int saved = errno;
+    thread_begin();
+    /* Called before the block is released, so no reuse precedes it in time. */
+    if (tl_writer_free(&writer, &tl_tsd.cur, mono(), kind, (uintptr_t)ptr))
+        bump(&tl_tsd.slot->dropped);
+    else
+        bump(&tl_tsd.slot->frees);
+    errno = saved;
+}
+
+void tl_agent_on_realloc(const void *old_ptr, const void *new_ptr, size_t size)
+{
+    int saved = errno;
+    thread_begin();
+    uint64_t id = record_stack();
+    /* Called while both blocks exist: after the new one, before freeing the old. */
+    if (tl_writer_realloc(&writer, &tl_tsd.cur, mono(), (uintptr_t)old_ptr, (uintptr_t)new_ptr,
+                          size, id)) {
+        bump(&tl_tsd.slot->dropped);
+    } else {
+        bump(&tl_tsd.slot->allocs);
+        bump(&tl_tsd.slot->frees);
+    }
+    errno = saved;
+}
+
+static void read_cmdline(void)
+{
+    argc_v = 0;
+    int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return;
+    size_t n = 0;
+    ssize_t r;
+    while (n < sizeof cmdline - 1 && (r = read(fd, cmdline + n, sizeof cmdline - 1 - n)) > 0)
+        n += (size_t)r;
+    close(fd);
+    cmdline[n] = '\0';
+    for (size_t i = 0; i < n && argc_v < TL_REC_MAX_ARGV;) {
+        argv_v[argc_v++] = cmdline + i;
+        i += strlen(cmdline + i) + 1;
+    }
+}
+
+/* Open this process's trace and write its first records. true = failure. */
+static bool trace_open(void)
+{
+    char path[TL_CONFIG_PATH_MAX];
+    int err = -EEXIST;
+    for (unsigned uniq = 0; uniq < 10000 && err == -EEXIST; uniq++) {
+        if (tl_config_expand(cfg.output, cwd[0] ? cwd : NULL, self_pid, uniq, path, sizeof path)) {
+            err = -ENAMETOOLONG;
+            break;
+        }
+        tl_writer_hdr_t hdr = {.pid = self_pid, .ppid = self_ppid,
+                               .start_realtime_ns = now_ns(CLOCK_REALTIME),
+                               .start_mono_ns = mono(), .session = cfg.session,
+                               .exec_seq = exec_seq};
+        err = tl_writer_create(&writer, path, &hdr);
+    }
+    if (err) {
+        /* strerrordesc_np: a static English string, no locale, no allocation. */
+        const char *why = strerrordesc_np(-err);
+        char msg[256] = ": ";
+        strncat(msg, why ? why : "unknown error", sizeof msg - 3);
+        say("cannot create trace ", path, msg);
+        return true;
+    }
+    thread_begin();
+    if (tl_writer_process(&writer, &tl_tsd.cur, mono(), self_pid, self_ppid, exec_seq, exe,
+                          strlen(exe), argc_v, argv_v))
+        bump(&tl_tsd.slot->dropped);
+    static const char *const keys[] = {"mode", "stack_depth", "output", "allocator"};
+    const char *values[] = {"all", depth_str, cfg.output, "jemalloc"};
+    if (tl_writer_options(&writer, &tl_tsd.cur, mono(), 4, keys, values))
+        bump(&tl_tsd.slot->dropped);
+    tl_modules_scan(true, false, emit_module, NULL);
+    return false;
+}
+
+static void prefork(void)
+{
+    tl_tsd.guard++;
+    tl_modules_prefork();
+    tl_writer_prefork(&writer);
+}
+
+static void postfork_parent(void)
+{
+    tl_writer_postfork(&writer);
+    tl_modules_postfork();
+    tl_tsd.guard--;
+}
+
+/* The child of fork: drop the parent's trace (without touching it) and start
+ * this pid's own, self-contained one. Only this thread exists here. */
+static void postfork_child(void)
+{
+    tl_writer_postfork(&writer);
+    tl_modules_postfork();
+    if (atomic_load(&tl_agent_state) == TL_AGENT_ON) {
+        tl_writer_release(&writer);
+        self_ppid = self_pid;
+        self_pid = (uint64_t)getpid();
+        exec_seq = 0;
+        tl_config_exec_seq_env(exec_env, sizeof exec_env, self_pid, 1);
+        memset(slots, 0, sizeof slots);
+        atomic_store(&nslots, 0);
+        tl_tsd.slot = NULL;
+        tl_tsd.cur.gen = 0;
+        atomic_store(&exit_status, -1);
+        tl_stack_table_reset(&stacks);
+        tl_modules_reset();
+        if (trace_open())
+            atomic_store(&tl_agent_state, TL_AGENT_DONE);
+    } else if (atomic_load(&tl_agent_state) != TL_AGENT_OFF) {
+        /* Forked while finishing: the child is untraced; never write the parent's file. */
+        tl_writer_release(&writer);
+        atomic_store(&tl_agent_state, TL_AGENT_DONE);
+    }
+    tl_tsd.guard--;
+}
+
+static void finish(int status);
+static bool on_exit_registered;
+
+/* Registered in our constructor, i.e. before __libc_start_main registers
+ * _dl_fini: exit handlers run last-in first-out, so this runs after every
+ * destructor (ours included) and C++ static destructor, with the status of
+ * exit() or of main's return, which no hook sees. It ends the trace. */
+static void on_exit_status(int status, void *arg)
+{
+    (void)arg;
+    TL_GUARD_SCOPE;
+    atomic_store(&exit_status, status);
+    finish(status);
+}
+
+void tl_agent_init(void)
+{
+    TL_GUARD_SCOPE;
+    if (atomic_load(&tl_agent_state) != TL_AGENT_OFF || writer.gen)
+        return;
+    self_pid = (uint64_t)getpid();
+    self_ppid = (uint64_t)getppid();
+    extern char **environ;
+    tl_config_parse(&cfg, (const char *const *)environ, self_pid);
+    if (cfg.disable)
+        return;
+    if (cfg.depth_invalid)
+        say("TENSORLEAK_STACK_DEPTH is not a number; using ", "64", "");
+    exec_seq = cfg.exec_seq;
+    char tmp[8];
+    size_t nd = 0;
+    for (unsigned v = cfg.stack_depth; nd == 0 || v; v /= 10)
+        tmp[nd++] = (char)('0' + v % 10);
+    for (size_t i = 0; i < nd; i++)
+        depth_str[i] = tmp[nd - 1 - i];
+    depth_str[nd] = '\0';
+
+    if (!getcwd(cwd, sizeof cwd))
+        cwd[0] = '\0';
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    exe[n > 0 ? n : 0] = '\0';
+    read_cmdline();
+    tl_modules_set_paths(exe, cwd);
+
+    /* Every exec path (execvp, posix_spawn, Python's os.exec*) inherits this;
+     * the next image counts only when it is still our pid. */
+    if (tl_config_exec_seq_env(exec_env, sizeof exec_env, self_pid, (uint64_t)exec_seq + 1) == 0)
+        putenv(exec_env);
+
+    if (tl_stack_table_init(&stacks, 16)) {
+        say("cannot map the stack table", "", "");
+        return;
+    }
+    uintptr_t lo, hi;
+    if (!tl_modules_range_of((uintptr_t)&tl_agent_init, &lo, &hi))
+        tl_stack_skip_add(lo, hi);
+    if (!tl_modules_range_of((uintptr_t)&tl_stack_capture, &lo, &hi))
+        tl_stack_skip_add(lo, hi);
+    void *unw = dlsym(RTLD_DEFAULT, "_ULx86_64_step");
+    if (unw && !tl_modules_range_of((uintptr_t)unw, &lo, &hi))
+        tl_stack_skip_add(lo, hi);
+    tl_stack_unwind_init();
+    atomic_store(&real_exit, (tl_exit_fn)dlsym(RTLD_NEXT, "exit"));
+
+    if (trace_open())
+        return;
+    pthread_atfork(prefork, postfork_parent, postfork_child);
+    on_exit_registered = on_exit(on_exit_status, NULL) == 0;
+    atomic_store(&tl_agent_state, TL_AGENT_ON);
+}
+
+static void write_end(uint64_t reason, int status)
+{
+    uint64_t a = 0, f = 0, s = 0, d = 0;
+    unsigned n = atomic_load(&nslots);
+    for (unsigned i = 0; i < n && i < TL_SLOTS; i++) {
+        a += atomic_load_explicit(&slots[i].allocs, memory_order_relaxed);
+        f += atomic_load_explicit(&slots[i].frees, memory_order_relaxed);
+        s += atomic_load_explicit(&slots[i].storages, memory_order_relaxed);
+        d += atomic_load_explicit(&slots[i].dropped, memory_order_relaxed);
+    }
+    tl_writer_end(&writer, &tl_tsd.cur, mono(), reason, status, a, f, s, d);
+}
+
+static void finish(int status)
+{
+    int expected = TL_AGENT_ON;
+    if (!atomic_compare_exchange_strong(&tl_agent_state, &expected, TL_AGENT_FINISHING))
+        return;
+    if ((uint64_t)getpid() != self_pid) {
+        atomic_store(&tl_agent_state, TL_AGENT_ON); /* a vfork child: not our trace */
+        return;
+    }
+    thread_begin();
+    tl_modules_scan(false, false, emit_module, NULL);
+    write_end(TL_END_EXIT, status);
+    tl_writer_mark_end(&writer, TL_WRITER_FINISHED, true);
+    atomic_store(&tl_agent_state, TL_AGENT_DONE);
+}
+
+void tl_agent_fini(void)
+{
+    /* With the exit handler in place, the trace ends there (later, with the
+     * status); a destructor without exit (impossible for a preload) ends it here. */
+    if (on_exit_registered)
+        return;
+    TL_GUARD_SCOPE;
+    finish(atomic_load(&exit_status));
+}
+
+void tl_agent_set_exit_status(int status)
+{
+    atomic_store(&exit_status, status);
+}
+
+void tl_agent_finish_now(int status)
+{
+    TL_GUARD_SCOPE;
+    atomic_store(&exit_status, status);
+    finish(status);
+}
+
+bool tl_agent_exec_begin(void)
+{
+    TL_GUARD_SCOPE;
+    if (!tl_agent_recording() || (uint64_t)getpid() != self_pid)
+        return false;
+    thread_begin();
+    write_end(TL_END_EXEC, -1);
+    tl_writer_mark_end(&writer, TL_WRITER_EXEC, false);
+    return true;
+}
+
+void tl_agent_exec_failed(void)
+{
+    TL_GUARD_SCOPE;
+    tl_writer_unmark_end(&writer);
+}
+
+const char *tl_agent_exec_env(void)
+{
+    return exec_env[0] && (uint64_t)getpid() == self_pid ? exec_env : NULL;
+}
+
+tl_exit_fn tl_agent_real_exit(void)
+{
+    tl_exit_fn f = atomic_load(&real_exit);
+    if (!f) {
+        TL_GUARD_SCOPE;
+        f = (tl_exit_fn)dlsym(RTLD_NEXT, "exit");
+        atomic_store(&real_exit, f);
+    }
+    return f;
+}

@@ -1,0 +1,159 @@
+/* config.c - parse the TENSORLEAK_* environment into a tl_config_t.
+ *
+ * Pure: no allocation, no stdio, no getenv (the caller hands us envp), so it
+ * is safe inside the agent's constructor and easy to unit-test.
+ */
+#include <config.h> /* autoconf first: _GNU_SOURCE */
+
+#include "agent/config.h"
+
+#include <errno.h>
+#include <string.h>
+
+bool tl_config_parse_u64(const char *s, uint64_t *out)
+{
+    if (!s || !*s)
+        return true;
+    uint64_t v = 0;
+    for (; *s; s++) {
+        if (*s < '0' || *s > '9')
+            return true;
+        unsigned d = (unsigned)(*s - '0');
+        if (v > (UINT64_MAX - d) / 10)
+            return true;
+        v = v * 10 + d;
+    }
+    *out = v;
+    return false;
+}
+
+const char *tl_config_env(const char *const *envp, const char *name)
+{
+    size_t n = strlen(name);
+    for (; envp && *envp; envp++)
+        if (strncmp(*envp, name, n) == 0 && (*envp)[n] == '=')
+            return *envp + n + 1;
+    return NULL;
+}
+
+void tl_config_parse(tl_config_t *cfg, const char *const *envp, uint64_t pid)
+{
+    memset(cfg, 0, sizeof *cfg);
+    cfg->stack_depth = TL_CONFIG_DEPTH_DEFAULT;
+
+    const char *v = tl_config_env(envp, "TENSORLEAK_DISABLE");
+    cfg->disable = v && *v && strcmp(v, "0") != 0;
+
+    v = tl_config_env(envp, "TENSORLEAK_STACK_DEPTH");
+    if (v) {
+        uint64_t d;
+        if (tl_config_parse_u64(v, &d))
+            cfg->depth_invalid = true;
+        else
+            cfg->stack_depth = d < 1 ? 1 : d > TL_CONFIG_DEPTH_MAX ? TL_CONFIG_DEPTH_MAX : (unsigned)d;
+    }
+
+    v = tl_config_env(envp, "TENSORLEAK_SESSION");
+    if (v && tl_config_parse_u64(v, &cfg->session))
+        cfg->session = 0;
+
+    /* "PID:N": N earlier images of PID. Another pid's value was inherited
+     * across fork or spawn, so this image is that pid's first. */
+    v = tl_config_env(envp, TL_CONFIG_EXEC_SEQ_ENV);
+    const char *colon = v ? strchr(v, ':') : NULL;
+    if (colon && (size_t)(colon - v) < 24) {
+        char pidbuf[24];
+        memcpy(pidbuf, v, (size_t)(colon - v));
+        pidbuf[colon - v] = '\0';
+        uint64_t p, n;
+        if (!tl_config_parse_u64(pidbuf, &p) && !tl_config_parse_u64(colon + 1, &n) && p == pid &&
+            n <= UINT32_MAX)
+            cfg->exec_seq = (uint32_t)n;
+    }
+
+    v = tl_config_env(envp, "TENSORLEAK_OUTPUT");
+    if (!v || !*v || strlen(v) >= sizeof cfg->output)
+        v = TL_CONFIG_OUTPUT_DEFAULT;
+    strcpy(cfg->output, v);
+}
+
+/* Append to [*p, end); false when it does not fit (NUL kept in mind). */
+static bool put(char **p, char *end, const char *s, size_t n)
+{
+    if ((size_t)(end - *p) <= n)
+        return false;
+    memcpy(*p, s, n);
+    *p += n;
+    return true;
+}
+
+static size_t fmt_u64(char *buf, uint64_t v)
+{
+    char tmp[24];
+    size_t n = 0;
+    do {
+        tmp[n++] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    for (size_t i = 0; i < n; i++)
+        buf[i] = tmp[n - 1 - i];
+    return n;
+}
+
+int tl_config_expand(const char *pattern, const char *cwd, uint64_t pid, unsigned uniq, char *out,
+                     size_t outlen)
+{
+    if (outlen == 0)
+        return -ENAMETOOLONG;
+    char *p = out, *end = out + outlen;
+    char num[24];
+    if (pattern[0] != '/' && cwd) {
+        if (!put(&p, end, cwd, strlen(cwd)) || !put(&p, end, "/", 1))
+            return -ENAMETOOLONG;
+    }
+    for (const char *s = pattern; *s; s++) {
+        bool ok;
+        if (s[0] == '%' && s[1] == 'p') {
+            ok = put(&p, end, num, fmt_u64(num, pid));
+            s++;
+        } else if (s[0] == '%' && s[1] == '%') {
+            ok = put(&p, end, "%", 1);
+            s++;
+        } else {
+            ok = put(&p, end, s, 1);
+        }
+        if (!ok)
+            return -ENAMETOOLONG;
+    }
+    *p = '\0';
+    if (uniq == 0)
+        return 0;
+
+    /* Insert ".N" before the extension of the last component. A leading dot
+     * (".hidden") is no extension. */
+    char *base = strrchr(out, '/');
+    base = base ? base + 1 : out;
+    char *dot = strrchr(base, '.');
+    if (!dot || dot == base)
+        dot = p;
+    size_t tail = (size_t)(p - dot);
+    num[0] = '.';
+    size_t nn = 1 + fmt_u64(num + 1, uniq);
+    if ((size_t)(end - p) <= nn)
+        return -ENAMETOOLONG;
+    memmove(dot + nn, dot, tail + 1);
+    memcpy(dot, num, nn);
+    return 0;
+}
+
+int tl_config_exec_seq_env(char *out, size_t outlen, uint64_t pid, uint64_t n)
+{
+    char *p = out, *end = out + outlen;
+    char num[24];
+    static const char name[] = TL_CONFIG_EXEC_SEQ_ENV "=";
+    if (!put(&p, end, name, sizeof name - 1) || !put(&p, end, num, fmt_u64(num, pid)) ||
+        !put(&p, end, ":", 1) || !put(&p, end, num, fmt_u64(num, n)))
+        return -ENAMETOOLONG;
+    *p = '\0';
+    return 0;
+}

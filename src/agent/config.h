@@ -1,0 +1,49 @@
+/* config.h - the agent's configuration, parsed once from the environment.
+ *
+ * Pure functions (no allocation, no I/O): the agent calls them at init with
+ * its environment, the unit tests with made-up ones. Thread-safe: no state.
+ */
+#ifndef TL_AGENT_CONFIG_H
+#define TL_AGENT_CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define TL_CONFIG_DEPTH_DEFAULT 64u
+#define TL_CONFIG_DEPTH_MAX     1024u
+#define TL_CONFIG_PATH_MAX      4096u
+#define TL_CONFIG_OUTPUT_DEFAULT "tensorleak.%p.tlt"
+#define TL_CONFIG_EXEC_SEQ_ENV  "TENSORLEAK_EXEC_SEQ"
+
+typedef struct tl_config {
+    bool disable;         /* TENSORLEAK_DISABLE=1: no tracing at all */
+    unsigned stack_depth; /* frames kept per stack, in [1, TL_CONFIG_DEPTH_MAX] */
+    bool depth_invalid;   /* TENSORLEAK_STACK_DEPTH was set but not a number */
+    uint64_t session;     /* TENSORLEAK_SESSION (decimal), 0 if unset or bad */
+    uint32_t exec_seq;    /* earlier images of this pid (TENSORLEAK_EXEC_SEQ) */
+    char output[TL_CONFIG_PATH_MAX]; /* TENSORLEAK_OUTPUT pattern, unexpanded */
+} tl_config_t;
+
+/* Decimal u64, no sign, no spaces, no overflow. true = failure. */
+bool tl_config_parse_u64(const char *s, uint64_t *out);
+
+/* Value of NAME in envp (a NULL-terminated "NAME=value" array), or NULL. */
+const char *tl_config_env(const char *const *envp, const char *name);
+
+/* Fill cfg from envp. pid is this process's: TENSORLEAK_EXEC_SEQ has the
+ * form "PID:N" and counts only when PID is ours (see tl_config_exec_seq_env). */
+void tl_config_parse(tl_config_t *cfg, const char *const *envp, uint64_t pid);
+
+/* Expand an output pattern: %p = pid, %% = %, any other %c is kept as is.
+ * uniq > 0 inserts ".uniq" before the extension of the last path component
+ * ("t.12.tlt" -> "t.12.3.tlt"; no extension: appended). A relative result is
+ * prefixed with cwd + "/" when cwd is not NULL. Returns 0, or -ENAMETOOLONG
+ * when out (outlen bytes, NUL included) is too small. */
+int tl_config_expand(const char *pattern, const char *cwd, uint64_t pid, unsigned uniq, char *out,
+                     size_t outlen);
+
+/* Format "TENSORLEAK_EXEC_SEQ=PID:N" into out; returns 0 or -ENAMETOOLONG. */
+int tl_config_exec_seq_env(char *out, size_t outlen, uint64_t pid, uint64_t n);
+
+#endif /* TL_AGENT_CONFIG_H */

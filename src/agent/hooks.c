@@ -1,0 +1,389 @@
+/* hooks.c - the interposed entry points of libtensorleak.so, and nothing else.
+ *
+ * Every hook checks the thread-local reentrancy guard first; nested calls
+ * (libunwind, libc, our own code) and calls before init or after finishing go
+ * straight to jemalloc's extended API, untracked. Semantics follow POSIX and
+ * glibc exactly (errno values, alignment, realloc(p, 0) frees).
+ */
+#include <config.h> /* autoconf: HAVE_FREE_SIZED */
+
+#include <errno.h>
+#include <jemalloc/jemalloc.h>
+#include <malloc.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "agent/agent.h"
+#include "agent/c10.h"
+#include "agent/config.h"
+#include "common/trace_format.h"
+
+#define TL_EXPORT  __attribute__((visibility("default")))
+#define MIN_ALIGN  16u /* glibc's MALLOC_ALIGNMENT on x86-64: malloc results are 16-aligned */
+#define UNLIKELY(x) __builtin_expect(!!(x), 0)
+
+/* jemalloc options, read by jemalloc at its first allocation; the user's
+ * MALLOC_CONF (and /etc/malloc.conf) still apply on top of these.
+ * Why: a tensor loop of posix_memalign(64, 1-16 MiB) + free paid for
+ * jemalloc's page purging (the default dirty_decay_ms:10000 still purges via
+ * madvise as the decay curve advances, and huge extents skip the tcache).
+ * Measured with bench/w2_memalign.c (200,000 iterations), see the numbers in
+ * bench/w2_memalign.c and below. */
+TL_EXPORT const char *malloc_conf = "";
+
+static inline void *raw_alloc(size_t size, int flags)
+{
+    void *p = mallocx(size < MIN_ALIGN ? MIN_ALIGN : size, flags);
+    if (UNLIKELY(!p))
+        errno = ENOMEM;
+    return p;
+}
+
+static void *tracked_alloc(uint64_t kind, size_t size, size_t recorded, int flags)
+{
+    TL_GUARD_SCOPE;
+    void *p = raw_alloc(size, flags);
+    if (p)
+        tl_agent_on_alloc(kind, p, recorded);
+    return p;
+}
+
+static inline void raw_free(void *p)
+{
+    int saved = errno;
+    dallocx(p, 0);
+    errno = saved;
+}
+
+TL_EXPORT void *malloc(size_t size)
+{
+    if (tl_tsd.guard || !tl_agent_recording())
+        return raw_alloc(size, 0);
+    return tracked_alloc(TL_KIND_MALLOC, size, size, 0);
+}
+
+TL_EXPORT void *calloc(size_t n, size_t size)
+{
+    size_t total;
+    if (tl_tsd.guard || !tl_agent_recording()) {
+        if (__builtin_mul_overflow(n, size, &total)) {
+            errno = ENOMEM;
+            return NULL;
+        }
+        return raw_alloc(total, MALLOCX_ZERO);
+    }
+    if (__builtin_mul_overflow(n, size, &total)) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    return tracked_alloc(TL_KIND_CALLOC, total, total, MALLOCX_ZERO);
+}
+
+TL_EXPORT void free(void *p)
+{
+    if (tl_tsd.guard || !tl_agent_recording()) {
+        if (p)
+            raw_free(p);
+        return;
+    }
+    if (!p)
+        return;
+    TL_GUARD_SCOPE;
+    tl_agent_on_free(TL_KIND_FREE, p); /* timed before the block can be reused */
+    raw_free(p);
+}
+
+static void *realloc_untracked(void *p, size_t size)
+{
+    if (!p)
+        return raw_alloc(size, 0);
+    if (size == 0) { /* glibc: realloc(p, 0) frees p and returns NULL */
+        raw_free(p);
+        return NULL;
+    }
+    void *q = rallocx(p, size < MIN_ALIGN ? MIN_ALIGN : size, 0);
+    if (UNLIKELY(!q))
+        errno = ENOMEM;
+    return q;
+}
+
+static void *realloc_tracked(void *p, size_t size)
+{
+    if (!p)
+        return tracked_alloc(TL_KIND_MALLOC, size, size, 0);
+    TL_GUARD_SCOPE;
+    if (size == 0) {
+        tl_agent_on_free(TL_KIND_FREE, p);
+        raw_free(p);
+        return NULL;
+    }
+    /* Resize in place, or allocate-copy-free ourselves, so the REALLOC record
+     * is timed while both blocks exist: no other thread can have been handed
+     * the old address before the record says it was released. */
+    size_t want = size < MIN_ALIGN ? MIN_ALIGN : size;
+    void *q = p;
+    if (xallocx(p, want, 0, 0) != nallocx(want, 0)) {
+        q = mallocx(want, 0);
+        if (UNLIKELY(!q)) {
+            errno = ENOMEM;
+            return NULL;
+        }
+        size_t old = sallocx(p, 0);
+        memcpy(q, p, old < want ? old : want);
+    }
+    tl_agent_on_realloc(p, q, size);
+    if (q != p)
+        raw_free(p);
+    return q;
+}
+
+TL_EXPORT void *realloc(void *p, size_t size)
+{
+    if (tl_tsd.guard || !tl_agent_recording())
+        return realloc_untracked(p, size);
+    return realloc_tracked(p, size);
+}
+
+TL_EXPORT void *reallocarray(void *p, size_t n, size_t size)
+{
+    size_t total;
+    if (tl_tsd.guard || !tl_agent_recording()) {
+        if (__builtin_mul_overflow(n, size, &total)) {
+            errno = ENOMEM;
+            return NULL;
+        }
+        return realloc_untracked(p, total);
+    }
+    if (__builtin_mul_overflow(n, size, &total)) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    return realloc_tracked(p, total);
+}
+
+/* Is this call to be recorded? The guard is read first, before anything
+ * else a hook does: nested calls must not even look at the agent state. */
+static inline bool tracking(void)
+{
+    return !tl_tsd.guard && tl_agent_recording();
+}
+
+static inline void *aligned_any(bool track, size_t align, size_t size)
+{
+    if (align < MIN_ALIGN)
+        align = MIN_ALIGN;
+    if (!track)
+        return raw_alloc(size, MALLOCX_ALIGN(align));
+    return tracked_alloc(TL_KIND_MEMALIGN, size, size, MALLOCX_ALIGN(align));
+}
+
+TL_EXPORT int posix_memalign(void **out, size_t align, size_t size)
+{
+    bool track = tracking();
+    /* POSIX: a power of two multiple of sizeof(void *), else EINVAL; the
+     * error is returned and errno is left alone. */
+    if (align < sizeof(void *) || (align & (align - 1)))
+        return EINVAL;
+    int saved = errno;
+    void *p = aligned_any(track, align, size);
+    errno = saved;
+    if (!p)
+        return ENOMEM;
+    *out = p;
+    return 0;
+}
+
+TL_EXPORT void *aligned_alloc(size_t align, size_t size)
+{
+    bool track = tracking();
+    if (align == 0 || (align & (align - 1))) { /* glibc >= 2.38, C17 DR 460 */
+        errno = EINVAL;
+        return NULL;
+    }
+    return aligned_any(track, align, size);
+}
+
+/* glibc: alignments above SIZE_MAX/2+1 fail with EINVAL; others that are not
+ * a power of two are rounded up to the next one. */
+static void *memalign_impl(bool track, size_t align, size_t size)
+{
+    if (align > SIZE_MAX / 2 + 1) {
+        errno = EINVAL;
+        return NULL;
+    }
+    if (align & (align - 1)) {
+        size_t a = MIN_ALIGN;
+        while (a < align)
+            a <<= 1;
+        align = a;
+    }
+    return aligned_any(track, align, size);
+}
+
+TL_EXPORT void *memalign(size_t align, size_t size)
+{
+    bool track = tracking();
+    return memalign_impl(track, align, size);
+}
+
+TL_EXPORT void *valloc(size_t size)
+{
+    bool track = tracking();
+    return memalign_impl(track, (size_t)sysconf(_SC_PAGESIZE), size);
+}
+
+TL_EXPORT void *pvalloc(size_t size)
+{
+    bool track = tracking();
+    size_t page = (size_t)sysconf(_SC_PAGESIZE), rounded;
+    if (__builtin_add_overflow(size, page - 1, &rounded)) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    rounded &= ~(page - 1);
+    /* pvalloc(0) is one page, like glibc's minimum. */
+    return memalign_impl(track, page, rounded ? rounded : page);
+}
+
+TL_EXPORT size_t malloc_usable_size(void *p)
+{
+    return p ? sallocx(p, 0) : 0; /* no state touched: nothing to guard */
+}
+
+#ifdef HAVE_FREE_SIZED
+TL_EXPORT void free_sized(void *p, size_t size)
+{
+    (void)size;
+    free(p);
+}
+#endif
+
+#ifdef HAVE_FREE_ALIGNED_SIZED
+TL_EXPORT void free_aligned_sized(void *p, size_t align, size_t size)
+{
+    (void)align;
+    (void)size;
+    free(p);
+}
+#endif
+
+/* --- PyTorch CPU storages: c10::alloc_cpu(size_t), c10::free_cpu(void *) --- */
+
+TL_EXPORT void *_ZN3c109alloc_cpuEm(size_t nbytes);
+TL_EXPORT void _ZN3c108free_cpuEPv(void *data);
+
+TL_EXPORT void *_ZN3c109alloc_cpuEm(size_t nbytes)
+{
+    bool track = tracking();
+    TL_GUARD_SCOPE; /* the real one's posix_memalign is not a second record */
+    tl_c10_alloc_fn real = tl_c10_real_alloc();
+    void *p;
+    if (real) {
+        p = real(nbytes); /* may throw c10::Error: the guard scope unwinds */
+    } else {
+        /* No libc10 found (cannot happen when libc10 called us): behave like
+         * it, 64-byte aligned, NULL for 0 bytes. */
+        p = nbytes ? mallocx(nbytes, MALLOCX_ALIGN(64)) : NULL;
+    }
+    if (track && p && nbytes)
+        tl_agent_on_alloc(TL_KIND_STORAGE_C10, p, nbytes);
+    return p;
+}
+
+TL_EXPORT void _ZN3c108free_cpuEPv(void *data)
+{
+    bool track = tracking();
+    TL_GUARD_SCOPE;
+    if (track && data)
+        tl_agent_on_free(TL_KIND_STORAGE_C10, data);
+    tl_c10_free_fn real = tl_c10_real_free();
+    if (real)
+        real(data);
+    else if (data)
+        dallocx(data, 0);
+}
+
+/* --- process end and exec --- */
+
+TL_EXPORT void exit(int status)
+{
+    if (!tl_tsd.guard)
+        tl_agent_set_exit_status(status);
+    tl_exit_fn real = tl_agent_real_exit();
+    if (real)
+        real(status);
+    syscall(SYS_exit_group, status);
+    for (;;)
+        ;
+}
+
+static void __attribute__((noreturn)) exit_now(int status)
+{
+    if (!tl_tsd.guard)
+        tl_agent_finish_now(status); /* destructors will not run */
+    for (;;)
+        syscall(SYS_exit_group, status);
+}
+
+TL_EXPORT void _exit(int status)
+{
+    exit_now(status);
+}
+
+TL_EXPORT void _Exit(int status)
+{
+    exit_now(status);
+}
+
+/* envp with TENSORLEAK_EXEC_SEQ set to ours, in an anonymous mapping (no
+ * malloc: this may run in a vfork child). NULL when not needed or on error. */
+static char **exec_envp(char *const envp[], const char *seq, size_t *map_bytes)
+{
+    size_t n = 0;
+    while (envp && envp[n])
+        n++;
+    *map_bytes = (n + 2) * sizeof(char *);
+    char **v = mmap(NULL, *map_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (v == MAP_FAILED)
+        return NULL;
+    size_t k = 0;
+    static const char name[] = TL_CONFIG_EXEC_SEQ_ENV "=";
+    for (size_t i = 0; i < n; i++)
+        if (strncmp(envp[i], name, sizeof name - 1) != 0)
+            v[k++] = envp[i];
+    v[k++] = (char *)seq;
+    v[k] = NULL;
+    return v;
+}
+
+TL_EXPORT int execve(const char *path, char *const argv[], char *const envp[])
+{
+    if (tl_tsd.guard)
+        return (int)syscall(SYS_execve, path, argv, envp);
+    const char *seq = tl_agent_exec_env(); /* NULL in a vfork child */
+    size_t map_bytes = 0;
+    char **env = seq ? exec_envp(envp, seq, &map_bytes) : NULL;
+    bool marked = tl_agent_exec_begin();
+    int r = (int)syscall(SYS_execve, path, argv, env ? env : envp);
+    int saved = errno;
+    if (marked)
+        tl_agent_exec_failed(); /* still running: the trace goes on */
+    if (env)
+        munmap(env, map_bytes);
+    errno = saved;
+    return r;
+}
+
+__attribute__((constructor)) static void hooks_init(void)
+{
+    tl_agent_init();
+}
+
+__attribute__((destructor)) static void hooks_fini(void)
+{
+    tl_agent_fini();
+}

@@ -1,0 +1,208 @@
+/* modules.c - the module map (see modules.h), from dl_iterate_phdr.
+ *
+ * No malloc and no stdio: paths are assembled in static buffers under the
+ * module lock. The vdso is remembered as known but never reported (no file).
+ */
+#include <config.h> /* autoconf first: _GNU_SOURCE */
+
+#include "agent/modules.h"
+
+#include <elf.h>
+#include <link.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <string.h>
+#include <sys/auxv.h>
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static struct {
+    uint64_t lo, hi;
+} known[TL_MODULES_MAX];
+static atomic_size_t nknown;
+static unsigned long long last_adds = ~0ULL;
+static char exe_path[4096];
+static char cwd_path[4096];
+static char path_buf[8192]; /* lock */
+
+void tl_modules_set_paths(const char *exe, const char *cwd)
+{
+    strncpy(exe_path, exe ? exe : "", sizeof exe_path - 1);
+    strncpy(cwd_path, cwd ? cwd : "", sizeof cwd_path - 1);
+}
+
+bool tl_modules_contains(uint64_t ip)
+{
+    size_t n = atomic_load_explicit(&nknown, memory_order_acquire);
+    for (size_t i = 0; i < n; i++)
+        if (ip >= known[i].lo && ip < known[i].hi)
+            return true;
+    return false;
+}
+
+static bool is_known_start(uint64_t lo)
+{
+    size_t n = atomic_load_explicit(&nknown, memory_order_acquire);
+    for (size_t i = 0; i < n; i++)
+        if (known[i].lo == lo)
+            return true;
+    return false;
+}
+
+static void remember(uint64_t lo, uint64_t hi)
+{
+    size_t n = atomic_load_explicit(&nknown, memory_order_relaxed);
+    if (n >= TL_MODULES_MAX)
+        return;
+    known[n].lo = lo;
+    known[n].hi = hi;
+    atomic_store_explicit(&nknown, n + 1, memory_order_release);
+}
+
+static void load_span(const struct dl_phdr_info *info, uint64_t *lo, uint64_t *hi)
+{
+    uint64_t l = UINT64_MAX, h = 0;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type != PT_LOAD)
+            continue;
+        if (ph->p_vaddr < l)
+            l = ph->p_vaddr;
+        if (ph->p_vaddr + ph->p_memsz > h)
+            h = ph->p_vaddr + ph->p_memsz;
+    }
+    if (l > h)
+        l = h = 0;
+    *lo = info->dlpi_addr + l;
+    *hi = info->dlpi_addr + h;
+}
+
+static const uint8_t *find_build_id(const struct dl_phdr_info *info, size_t *len)
+{
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type != PT_NOTE)
+            continue;
+        size_t align = ph->p_align == 8 ? 8 : 4;
+        const uint8_t *p = (const uint8_t *)(info->dlpi_addr + ph->p_vaddr);
+        const uint8_t *end = p + ph->p_memsz;
+        while ((size_t)(end - p) >= sizeof(ElfW(Nhdr))) {
+            const ElfW(Nhdr) *nh = (const ElfW(Nhdr) *)p;
+            size_t name_off = sizeof *nh;
+            size_t desc_off = name_off + ((nh->n_namesz + align - 1) & ~(align - 1));
+            size_t next = desc_off + ((nh->n_descsz + align - 1) & ~(align - 1));
+            if (next > (size_t)(end - p))
+                break;
+            if (nh->n_type == NT_GNU_BUILD_ID && nh->n_namesz == 4 &&
+                memcmp(p + name_off, "GNU", 4) == 0) {
+                *len = nh->n_descsz;
+                return p + desc_off;
+            }
+            p += next;
+        }
+    }
+    *len = 0;
+    return NULL;
+}
+
+struct scan_ctx {
+    bool force;
+    unsigned index;
+    tl_module_emit_fn emit;
+    void *arg;
+};
+
+static int scan_one(struct dl_phdr_info *info, size_t size, void *data)
+{
+    struct scan_ctx *ctx = data;
+    unsigned index = ctx->index++;
+    if (index == 0 && !ctx->force && size >= offsetof(struct dl_phdr_info, dlpi_subs)) {
+        if (info->dlpi_adds == last_adds)
+            return 1; /* nothing loaded since the last scan */
+        last_adds = info->dlpi_adds;
+    }
+    uint64_t lo, hi;
+    load_span(info, &lo, &hi);
+    if (lo == hi || is_known_start(lo))
+        return 0;
+    remember(lo, hi);
+    if (lo == getauxval(AT_SYSINFO_EHDR))
+        return 0; /* the vdso: no file to symbolize from */
+
+    const char *name = info->dlpi_name ? info->dlpi_name : "";
+    const char *path = name;
+    if (index == 0 && !*name) {
+        path = exe_path;
+    } else if (!*name) {
+        return 0;
+    } else if (name[0] != '/' && cwd_path[0]) {
+        size_t a = strlen(cwd_path), b = strlen(name);
+        if (a + 1 + b < sizeof path_buf) {
+            memcpy(path_buf, cwd_path, a);
+            path_buf[a] = '/';
+            memcpy(path_buf + a + 1, name, b + 1);
+            path = path_buf;
+        }
+    }
+    tl_module_info_t m = {.base = info->dlpi_addr, .start = lo, .size = hi - lo,
+                          .path = path, .path_len = strlen(path)};
+    m.build_id = find_build_id(info, &m.build_id_len);
+    ctx->emit(ctx->arg, &m);
+    return 0;
+}
+
+void tl_modules_scan(bool force, bool lazy, tl_module_emit_fn emit, void *arg)
+{
+    if (lazy) {
+        if (pthread_mutex_trylock(&lock) != 0)
+            return;
+    } else {
+        pthread_mutex_lock(&lock);
+    }
+    struct scan_ctx ctx = {force, 0, emit, arg};
+    dl_iterate_phdr(scan_one, &ctx);
+    pthread_mutex_unlock(&lock);
+}
+
+struct range_ctx {
+    uintptr_t addr, lo, hi;
+    bool found;
+};
+
+static int range_one(struct dl_phdr_info *info, size_t size, void *data)
+{
+    struct range_ctx *ctx = data;
+    uint64_t lo, hi;
+    load_span(info, &lo, &hi);
+    if (ctx->addr >= lo && ctx->addr < hi) {
+        ctx->lo = lo;
+        ctx->hi = hi;
+        ctx->found = true;
+        return 1;
+    }
+    return 0;
+}
+
+bool tl_modules_range_of(uintptr_t addr, uintptr_t *lo, uintptr_t *hi)
+{
+    struct range_ctx ctx = {addr, 0, 0, false};
+    dl_iterate_phdr(range_one, &ctx);
+    *lo = ctx.lo;
+    *hi = ctx.hi;
+    return !ctx.found;
+}
+
+void tl_modules_reset(void)
+{
+    atomic_store(&nknown, 0);
+    last_adds = ~0ULL;
+}
+
+void tl_modules_prefork(void)
+{
+    pthread_mutex_lock(&lock);
+}
+
+void tl_modules_postfork(void)
+{
+    pthread_mutex_unlock(&lock);
+}

@@ -1,0 +1,52 @@
+/* modules.h - the module map: every loaded object, for offline symbolization.
+ *
+ * A table of known [start, end) ranges that any thread may search without a
+ * lock (entries are only appended), and scans of dl_iterate_phdr that report
+ * objects not seen before. Scans are serialized by the module lock; the lazy
+ * scan from a hook only try-locks it, so a hook never waits on it.
+ */
+#ifndef TL_AGENT_MODULES_H
+#define TL_AGENT_MODULES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define TL_MODULES_MAX 4096
+
+/* One loaded object. Strings point into the scanner's buffers and the
+ * loader's memory: valid only during the emit callback. */
+typedef struct tl_module_info {
+    uint64_t base;  /* load bias (dlpi_addr) */
+    uint64_t start; /* lowest PT_LOAD vaddr + bias */
+    uint64_t size;  /* span of the PT_LOAD segments, bytes */
+    const char *path;
+    size_t path_len;
+    const uint8_t *build_id; /* NT_GNU_BUILD_ID descriptor, or NULL */
+    size_t build_id_len;
+} tl_module_info_t;
+
+typedef void (*tl_module_emit_fn)(void *arg, const tl_module_info_t *m);
+
+/* Paths used for the main program ("" in dl_iterate_phdr) and to make
+ * relative object names absolute. Copied. Call at init, single-threaded. */
+void tl_modules_set_paths(const char *exe, const char *cwd);
+
+/* Is ip inside a module already reported? Lock-free. */
+bool tl_modules_contains(uint64_t ip);
+
+/* Report (emit) every loaded object not yet known. force: skip the cheap
+ * "nothing was loaded since the last scan" test. lazy: only try the lock and
+ * give up when another thread holds it. Call with the reentrancy guard up. */
+void tl_modules_scan(bool force, bool lazy, tl_module_emit_fn emit, void *arg);
+
+/* Range [*lo, *hi) of the object containing addr. true = not found. */
+bool tl_modules_range_of(uintptr_t addr, uintptr_t *lo, uintptr_t *hi);
+
+/* Forget all modules (fork child: its trace reports them again). */
+void tl_modules_reset(void);
+
+void tl_modules_prefork(void);
+void tl_modules_postfork(void);
+
+#endif /* TL_AGENT_MODULES_H */

@@ -1,0 +1,141 @@
+/* stack.c - stack capture (libunwind) and the lock-free stack id table.
+ *
+ * The table lives in its own anonymous mapping, never in the heap we hook.
+ * Capture runs with the caller's reentrancy guard raised: libunwind may
+ * allocate on its first use in a thread.
+ */
+#include <config.h> /* autoconf first: _GNU_SOURCE */
+
+#define UNW_LOCAL_ONLY
+#include "agent/stack.h"
+
+#include <libunwind.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <xxhash.h>
+
+#define SKIP_MAX  4
+#define SKIP_SLACK 16 /* frames captured beyond depth to make up for dropped ones */
+
+static struct {
+    uintptr_t lo, hi;
+} skip[SKIP_MAX];
+static unsigned nskip;
+
+bool tl_stack_table_init(tl_stack_table_t *t, unsigned lg_slots)
+{
+    size_t n = (size_t)1 << lg_slots;
+    void *m = mmap(NULL, n * sizeof(tl_stack_slot_t), PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (m == MAP_FAILED)
+        return true;
+    t->slots = m;
+    t->mask = n - 1;
+    atomic_store(&t->next_id, 0);
+    atomic_store(&t->full_count, 0);
+    return false;
+}
+
+void tl_stack_table_reset(tl_stack_table_t *t)
+{
+    if (!t->slots)
+        return;
+    size_t bytes = (t->mask + 1) * sizeof(tl_stack_slot_t);
+    /* Fresh zero pages are cheaper than memset of a mostly untouched table. */
+    void *m = mmap(t->slots, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED,
+                   -1, 0);
+    if (m == MAP_FAILED)
+        memset(t->slots, 0, bytes);
+    atomic_store(&t->next_id, 0);
+    atomic_store(&t->full_count, 0);
+}
+
+void tl_stack_table_destroy(tl_stack_table_t *t)
+{
+    if (t->slots)
+        munmap(t->slots, (t->mask + 1) * sizeof(tl_stack_slot_t));
+    t->slots = NULL;
+}
+
+uint64_t tl_stack_intern(tl_stack_table_t *t, const uint64_t *frames, size_t n, bool *is_new)
+{
+    *is_new = false;
+    if (n == 0)
+        return 0;
+    uint64_t h = XXH3_64bits(frames, n * sizeof frames[0]);
+    if (h == 0)
+        h = 1;
+    size_t i = (size_t)h & t->mask;
+    for (unsigned probe = 0; probe < TL_STACK_PROBES && probe <= t->mask; probe++) {
+        tl_stack_slot_t *s = &t->slots[(i + probe) & t->mask];
+        uint64_t cur = atomic_load_explicit(&s->hash, memory_order_acquire);
+        if (cur == 0) {
+            uint64_t expected = 0;
+            if (atomic_compare_exchange_strong_explicit(&s->hash, &expected, h,
+                                                        memory_order_acq_rel,
+                                                        memory_order_acquire)) {
+                uint64_t id = atomic_fetch_add_explicit(&t->next_id, 1, memory_order_relaxed) + 1;
+                atomic_store_explicit(&s->id, id, memory_order_release);
+                *is_new = true;
+                return id;
+            }
+            cur = expected;
+        }
+        if (cur == h) {
+            uint64_t id;
+            /* The inserter publishes the id right after its CAS. */
+            while ((id = atomic_load_explicit(&s->id, memory_order_acquire)) == 0)
+                __builtin_ia32_pause();
+            return id;
+        }
+    }
+    atomic_fetch_add_explicit(&t->full_count, 1, memory_order_relaxed);
+    *is_new = true;
+    return atomic_fetch_add_explicit(&t->next_id, 1, memory_order_relaxed) + 1;
+}
+
+void tl_stack_skip_add(uintptr_t lo, uintptr_t hi)
+{
+    if (nskip < SKIP_MAX && lo < hi) {
+        skip[nskip].lo = lo;
+        skip[nskip].hi = hi;
+        nskip++;
+    }
+}
+
+void tl_stack_skip_clear(void)
+{
+    nskip = 0;
+}
+
+void tl_stack_unwind_init(void)
+{
+    unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD);
+}
+
+static bool skipped(uintptr_t ip)
+{
+    for (unsigned i = 0; i < nskip; i++)
+        if (ip >= skip[i].lo && ip < skip[i].hi)
+            return true;
+    return false;
+}
+
+_Static_assert(sizeof(void *) == sizeof(uint64_t), "frames are converted in place");
+
+size_t tl_stack_capture(const uint64_t **frames, size_t depth)
+{
+    static __thread void *raw[1024 + SKIP_SLACK] __attribute__((tls_model("initial-exec")));
+    *frames = (const uint64_t *)raw;
+    if (depth > 1024)
+        depth = 1024;
+    int n = unw_backtrace(raw, (int)(depth + SKIP_SLACK));
+    if (n <= 0)
+        return 0;
+    int first = 0;
+    while (first < n && skipped((uintptr_t)raw[first]))
+        first++;
+    size_t k = (size_t)(n - first) < depth ? (size_t)(n - first) : depth;
+    *frames = (const uint64_t *)(raw + first);
+    return k;
+}

@@ -1,0 +1,57 @@
+/* stack.h - call stacks: capture with libunwind, intern into stack ids.
+ *
+ * The table maps XXH3-64 of a frame array to an id (1, 2, ...; 0 = no stack).
+ * It is lock-free (open addressing in mmap'd memory, CAS on the hash), so any
+ * thread may intern at any time; only tl_stack_table_reset needs the process
+ * to be single-threaded (fork child). Two frame arrays with the same 64-bit
+ * hash share an id: at 2^-64 per pair we accept that.
+ */
+#ifndef TL_AGENT_STACK_H
+#define TL_AGENT_STACK_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define TL_STACK_PROBES 64 /* probes before the table counts as full */
+
+typedef struct tl_stack_slot {
+    _Atomic uint64_t hash; /* 0 = empty */
+    _Atomic uint64_t id;   /* 0 until the inserting thread publishes it */
+} tl_stack_slot_t;
+
+typedef struct tl_stack_table {
+    tl_stack_slot_t *slots; /* mmap'd, 1 << lg_slots entries */
+    size_t mask;
+    _Atomic uint64_t next_id; /* last id handed out */
+    _Atomic uint64_t full_count; /* interns that found the table full */
+} tl_stack_table_t;
+
+/* Map a table of 1 << lg_slots slots. true = failure (mmap). */
+bool tl_stack_table_init(tl_stack_table_t *t, unsigned lg_slots);
+/* Forget every stack; ids restart at 1. Single-threaded only. */
+void tl_stack_table_reset(tl_stack_table_t *t);
+void tl_stack_table_destroy(tl_stack_table_t *t);
+
+/* Id of frames[0..n). *is_new is set when the caller is the first to see it
+ * (and must write its STACK record before any record using the id). When
+ * the table is full, a fresh id is returned with *is_new set: the stack is
+ * written again, never lost. n == 0 gives id 0. */
+uint64_t tl_stack_intern(tl_stack_table_t *t, const uint64_t *frames, size_t n, bool *is_new);
+
+/* Address ranges [lo, hi) whose leading frames tl_stack_capture drops (the
+ * agent and libunwind themselves). Set once at init, before threads record. */
+void tl_stack_skip_add(uintptr_t lo, uintptr_t hi);
+void tl_stack_skip_clear(void);
+
+/* Per-thread unwinder cache; call once at init. */
+void tl_stack_unwind_init(void);
+
+/* Return addresses of the caller's stack, innermost first, after dropping the
+ * leading frames in skip ranges; at most depth (<= 1024). *frames points to a
+ * thread-local buffer valid until the thread's next capture. May call malloc
+ * (libunwind): call with the reentrancy guard raised. Returns the count. */
+size_t tl_stack_capture(const uint64_t **frames, size_t depth);
+
+#endif /* TL_AGENT_STACK_H */

@@ -1,0 +1,105 @@
+/* writer.h - the trace file writer: a MAP_SHARED file of per-thread chunks.
+ *
+ * Each thread writes records into its own chunk (tl_wcursor_t, kept in the
+ * caller's thread-local state) and publishes the chunk's `used` with a release
+ * store after every record, so a kill -9 loses nothing already written. Only
+ * taking a new chunk (once per ~32 KiB of records) takes the writer's mutex.
+ * No stdio, no malloc: safe inside malloc hooks (with the reentrancy guard up).
+ * Functions returning bool return true on failure (the record was dropped).
+ */
+#ifndef TL_AGENT_WRITER_H
+#define TL_AGENT_WRITER_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/trace_format.h"
+
+#define TL_WRITER_EXTENT_CHUNKS 128u   /* chunks per mapped extent (4 MiB) */
+#define TL_WRITER_MAX_EXTENTS   32768u /* 128 GiB of trace at most */
+
+/* Header fields written at open. */
+typedef struct tl_writer_hdr {
+    uint64_t pid, ppid;
+    uint64_t start_realtime_ns, start_mono_ns;
+    uint64_t session;
+    uint32_t exec_seq;
+} tl_writer_hdr_t;
+
+typedef struct tl_writer {
+    pthread_mutex_t lock; /* guards chunk hand-out, growth, closing */
+    int fd;               /* -1 when no file */
+    uint32_t chunk_bytes;
+    uint64_t gen;         /* unique per tl_writer_create; cursors compare it */
+    uint8_t *header;      /* TL_TRACE_HEADER_BYTES, MAP_SHARED */
+    uint64_t next_chunk;  /* chunks handed out (lock) */
+    uint64_t nextents;    /* extents mapped (lock) */
+    atomic_int closed;    /* 0 open; TL_WRITER_FINISHED or TL_WRITER_EXEC refuse new chunks */
+    uint8_t *extent[TL_WRITER_MAX_EXTENTS];
+} tl_writer_t;
+
+enum { TL_WRITER_OPEN = 0, TL_WRITER_FINISHED = 1, TL_WRITER_EXEC = 2 };
+
+/* One thread's position in one writer. Zero-initialised is valid (no chunk);
+ * a cursor whose gen differs from the writer's must be reset (tl_wcursor_reset)
+ * before use. Owned by one thread, never shared. */
+typedef struct tl_wcursor {
+    uint8_t *chunk;   /* current chunk, NULL = none yet */
+    uint32_t used;    /* record bytes in chunk */
+    uint32_t seq;     /* number of the next chunk this thread takes */
+    uint32_t tid;     /* kernel tid written into chunk headers */
+    uint64_t last_ts; /* CLOCK_MONOTONIC ns of the previous record in chunk */
+    uint64_t gen;     /* writer generation this cursor belongs to */
+} tl_wcursor_t;
+
+/* Create PATH (O_CREAT|O_EXCL|O_NOFOLLOW|O_CLOEXEC, 0600), map the header and
+ * the first extent, write the header. Returns 0 or a negative errno (-EEXIST
+ * lets the caller pick another name). w must be zeroed or released. */
+int tl_writer_create(tl_writer_t *w, const char *path, const tl_writer_hdr_t *hdr);
+
+/* Bind c to w's current generation, as a fresh thread with kernel id tid. */
+void tl_wcursor_reset(tl_wcursor_t *c, const tl_writer_t *w, uint32_t tid);
+
+/* Typed record writers; ts is CLOCK_MONOTONIC ns. true = dropped. */
+bool tl_writer_alloc(tl_writer_t *w, tl_wcursor_t *c, uint64_t ts, uint64_t kind, uint64_t ptr,
+                     uint64_t size, uint64_t stack_id);
+bool tl_writer_free(tl_writer_t *w, tl_wcursor_t *c, uint64_t ts, uint64_t kind, uint64_t ptr);
+bool tl_writer_realloc(tl_writer_t *w, tl_wcursor_t *c, uint64_t ts, uint64_t old_ptr,
+                       uint64_t new_ptr, uint64_t size, uint64_t stack_id);
+bool tl_writer_stack(tl_writer_t *w, tl_wcursor_t *c, uint64_t ts, uint64_t id,
+                     const uint64_t *frames, size_t nframes);
+bool tl_writer_module(tl_writer_t *w, tl_wcursor_t *c, uint64_t ts, uint64_t base, uint64_t start,
+                      uint64_t size, const char *path, size_t path_len, const uint8_t *build_id,
+                      size_t build_id_len);
+bool tl_writer_thread(tl_writer_t *w, tl_wcursor_t *c, uint64_t ts, uint64_t tid, const char *name,
+                      size_t name_len);
+bool tl_writer_process(tl_writer_t *w, tl_wcursor_t *c, uint64_t ts, uint64_t pid, uint64_t ppid,
+                       uint64_t exec_seq, const char *exe, size_t exe_len, size_t argc,
+                       const char *const *argv);
+bool tl_writer_options(tl_writer_t *w, tl_wcursor_t *c, uint64_t ts, size_t count,
+                       const char *const *keys, const char *const *values);
+bool tl_writer_end(tl_writer_t *w, tl_wcursor_t *c, uint64_t ts, uint64_t reason,
+                   int64_t exit_status, uint64_t allocs, uint64_t frees, uint64_t storages,
+                   uint64_t dropped);
+
+/* Mark the file cleanly ended: refuse new chunks (closed = how), store
+ * chunk_count and TL_HDR_F_CLEAN_END. With truncate, cut the file to the
+ * chunks in use and close the fd (mappings stay, so threads still holding a
+ * chunk keep writing into the file harmlessly). */
+void tl_writer_mark_end(tl_writer_t *w, int how, bool truncate);
+
+/* Undo tl_writer_mark_end(w, TL_WRITER_EXEC, false) after a failed exec. */
+void tl_writer_unmark_end(tl_writer_t *w);
+
+/* Unmap everything and close the fd without touching the file (fork child
+ * dropping its parent's trace). Leaves w zeroed with fd = -1. Single-threaded. */
+void tl_writer_release(tl_writer_t *w);
+
+/* Fork: hold / drop the writer lock around fork(). */
+void tl_writer_prefork(tl_writer_t *w);
+void tl_writer_postfork(tl_writer_t *w);
+
+#endif /* TL_AGENT_WRITER_H */

@@ -1,0 +1,232 @@
+/* tl_trace_dump.c - print a .tlt trace as one text line per record (tests
+ * and debugging; not installed). Lines are "type key=value ...". Alloc and
+ * realloc lines carry site=MODULE+0xOFFSET, the module (basename) of the
+ * stack's frame 0 from the trace's own MODULE records.
+ * Exit: 0 ok, 1 usage/IO, 2 a malformed record or header.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/trace_format.h"
+
+#define MAX_MODS 8192
+
+static struct {
+    uint64_t start, size;
+    char name[256];
+} mods[MAX_MODS];
+static size_t nmods;
+static uint64_t *stack_f0; /* stack id -> frame 0 (0 = unknown) */
+static size_t nstack;
+
+static void site(uint64_t sid, char *out, size_t n)
+{
+    snprintf(out, n, "?");
+    if (sid == 0 || sid >= nstack || !stack_f0[sid])
+        return;
+    uint64_t ip = stack_f0[sid];
+    for (size_t i = 0; i < nmods; i++)
+        if (ip >= mods[i].start && ip < mods[i].start + mods[i].size) {
+            snprintf(out, n, "%s+0x%llx", mods[i].name, (unsigned long long)(ip - mods[i].start));
+            return;
+        }
+    snprintf(out, n, "0x%llx", (unsigned long long)ip);
+}
+
+static void pstr(const char *key, tl_bytes_t b)
+{
+    printf(" %s=", key);
+    for (size_t i = 0; i < b.n; i++) {
+        int c = b.p[i];
+        putchar(c > ' ' && c < 127 ? c : '_');
+    }
+}
+
+/* pass 0: collect modules and stacks; pass 1: print. Returns records seen
+ * or -1 on a malformed record. */
+static long walk(const uint8_t *buf, size_t len, uint32_t chunk_bytes, uint64_t nchunks, int pass)
+{
+    static uint64_t frames[TL_REC_MAX_FRAMES];
+    long count = 0;
+    int bad = 0;
+    for (uint64_t c = 0; c < nchunks; c++) {
+        size_t off = TL_TRACE_HEADER_BYTES + c * (size_t)chunk_bytes;
+        if (off + TL_CHUNK_HEADER_BYTES > len)
+            break;
+        const uint8_t *ch = buf + off;
+        if (tl_load_le32(ch + TL_CHK_MAGIC) != TL_CHUNK_MAGIC)
+            continue;
+        uint32_t tid = tl_load_le32(ch + TL_CHK_TID);
+        uint32_t used = tl_load_le32(ch + TL_CHK_USED);
+        size_t avail = len - off - TL_CHUNK_HEADER_BYTES;
+        if (avail > chunk_bytes - TL_CHUNK_HEADER_BYTES)
+            avail = chunk_bytes - TL_CHUNK_HEADER_BYTES;
+        if (used > avail)
+            used = (uint32_t)avail; /* cut file: read what is there */
+        if (pass)
+            printf("chunk index=%llu tid=%u seq=%u used=%u base_ts=%llu\n", (unsigned long long)c,
+                   tid, tl_load_le32(ch + TL_CHK_SEQ), used,
+                   (unsigned long long)tl_load_le64(ch + TL_CHK_BASE_TS));
+        const uint8_t *p = ch + TL_CHUNK_HEADER_BYTES, *end = p + used;
+        while (p < end) {
+            tl_record_t r;
+            long n = tl_rec_decode(p, (size_t)(end - p), &r, frames);
+            if (n < 0) {
+                if (pass)
+                    printf("malformed chunk=%llu offset=%ld\n", (unsigned long long)c,
+                           (long)(p - ch));
+                bad = 1;
+                break;
+            }
+            p += n;
+            count++;
+            if (pass == 0) {
+                if (r.type == TL_REC_MODULE && nmods < MAX_MODS) {
+                    mods[nmods].start = r.u.module.start;
+                    mods[nmods].size = r.u.module.size;
+                    size_t k = r.u.module.path.n;
+                    const uint8_t *s = r.u.module.path.p, *slash = s;
+                    for (size_t i = 0; i < k; i++)
+                        if (s[i] == '/')
+                            slash = s + i + 1;
+                    k -= (size_t)(slash - s);
+                    if (k > 255)
+                        k = 255;
+                    memcpy(mods[nmods].name, slash, k);
+                    mods[nmods].name[k] = '\0';
+                    nmods++;
+                } else if (r.type == TL_REC_STACK && r.u.stack.id < 10000000) {
+                    if (r.u.stack.id >= nstack) {
+                        size_t nn = (size_t)r.u.stack.id * 2 + 16;
+                        stack_f0 = realloc(stack_f0, nn * sizeof *stack_f0);
+                        memset(stack_f0 + nstack, 0, (nn - nstack) * sizeof *stack_f0);
+                        nstack = nn;
+                    }
+                    stack_f0[r.u.stack.id] = r.u.stack.nframes ? frames[0] : 0;
+                }
+                continue;
+            }
+            char s[300];
+            printf("%s tid=%u ts_delta=%llu", tl_rec_type_name(r.type), tid,
+                   (unsigned long long)r.ts_delta);
+            switch (r.type) {
+            case TL_REC_PROCESS:
+                printf(" pid=%llu ppid=%llu exec_seq=%llu", (unsigned long long)r.u.process.pid,
+                       (unsigned long long)r.u.process.ppid,
+                       (unsigned long long)r.u.process.exec_seq);
+                pstr("exe", r.u.process.exe);
+                printf(" argc=%llu", (unsigned long long)r.u.process.argc);
+                for (uint64_t i = 0; i < r.u.process.argc; i++) {
+                    char k[16];
+                    snprintf(k, sizeof k, "argv%llu", (unsigned long long)i);
+                    pstr(k, r.u.process.argv[i]);
+                }
+                break;
+            case TL_REC_MODULE:
+                printf(" base=0x%llx start=0x%llx size=%llu", (unsigned long long)r.u.module.base,
+                       (unsigned long long)r.u.module.start, (unsigned long long)r.u.module.size);
+                pstr("path", r.u.module.path);
+                printf(" build_id=");
+                for (size_t i = 0; i < r.u.module.build_id.n; i++)
+                    printf("%02x", r.u.module.build_id.p[i]);
+                break;
+            case TL_REC_STACK:
+                printf(" id=%llu nframes=%llu", (unsigned long long)r.u.stack.id,
+                       (unsigned long long)r.u.stack.nframes);
+                site(r.u.stack.id, s, sizeof s);
+                printf(" f0=%s", s);
+                break;
+            case TL_REC_ALLOC:
+                site(r.u.alloc.stack_id, s, sizeof s);
+                printf(" kind=%llu ptr=0x%llx size=%llu stack=%llu site=%s",
+                       (unsigned long long)r.u.alloc.kind, (unsigned long long)r.u.alloc.ptr,
+                       (unsigned long long)r.u.alloc.size, (unsigned long long)r.u.alloc.stack_id,
+                       s);
+                break;
+            case TL_REC_FREE:
+                printf(" kind=%llu ptr=0x%llx", (unsigned long long)r.u.free.kind,
+                       (unsigned long long)r.u.free.ptr);
+                break;
+            case TL_REC_REALLOC:
+                site(r.u.realloc.stack_id, s, sizeof s);
+                printf(" old=0x%llx new=0x%llx size=%llu stack=%llu site=%s",
+                       (unsigned long long)r.u.realloc.old_ptr,
+                       (unsigned long long)r.u.realloc.new_ptr,
+                       (unsigned long long)r.u.realloc.size,
+                       (unsigned long long)r.u.realloc.stack_id, s);
+                break;
+            case TL_REC_THREAD:
+                printf(" thread=%llu", (unsigned long long)r.u.thread.tid);
+                pstr("name", r.u.thread.name);
+                break;
+            case TL_REC_END:
+                printf(" reason=%llu status=%lld allocs=%llu frees=%llu storages=%llu dropped=%llu",
+                       (unsigned long long)r.u.end.reason, (long long)r.u.end.exit_status,
+                       (unsigned long long)r.u.end.allocs, (unsigned long long)r.u.end.frees,
+                       (unsigned long long)r.u.end.storages, (unsigned long long)r.u.end.dropped);
+                break;
+            case TL_REC_OPTIONS:
+                for (uint64_t i = 0; i < r.u.options.count; i++) {
+                    printf(" ");
+                    fwrite(r.u.options.key[i].p, 1, r.u.options.key[i].n, stdout);
+                    pstr("", r.u.options.value[i]);
+                }
+                break;
+            default:
+                break;
+            }
+            putchar('\n');
+        }
+    }
+    return bad ? -1 : count;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 2) {
+        fprintf(stderr, "usage: tl_trace_dump TRACE.tlt\n");
+        return 1;
+    }
+    FILE *f = fopen(argv[1], "rb");
+    if (!f) {
+        perror(argv[1]);
+        return 1;
+    }
+    fseek(f, 0, SEEK_END);
+    long len = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    uint8_t *buf = malloc(len > 0 ? (size_t)len : 1);
+    if (len < (long)TL_TRACE_HEADER_BYTES || fread(buf, 1, (size_t)len, f) != (size_t)len) {
+        fprintf(stderr, "%s: short file\n", argv[1]);
+        return 2;
+    }
+    fclose(f);
+    if (memcmp(buf, TL_TRACE_MAGIC, TL_TRACE_MAGIC_BYTES) != 0 ||
+        tl_load_le32(buf + TL_HDR_VERSION) != TL_TRACE_VERSION) {
+        fprintf(stderr, "%s: not a v1 trace\n", argv[1]);
+        return 2;
+    }
+    uint32_t cb = tl_load_le32(buf + TL_HDR_CHUNK_BYTES);
+    if (cb < 4096 || cb > (1u << 24)) {
+        fprintf(stderr, "%s: bad chunk size\n", argv[1]);
+        return 2;
+    }
+    uint64_t declared = tl_load_le64(buf + TL_HDR_CHUNK_COUNT);
+    uint64_t present = ((uint64_t)len - TL_TRACE_HEADER_BYTES + cb - 1) / cb;
+    uint64_t n = declared && declared < present ? declared : present;
+    printf("header version=%u pid=%llu ppid=%llu exec_seq=%u session=%llu flags=%u "
+           "chunk_count=%llu chunks=%llu\n",
+           tl_load_le32(buf + TL_HDR_VERSION), (unsigned long long)tl_load_le64(buf + TL_HDR_PID),
+           (unsigned long long)tl_load_le64(buf + TL_HDR_PPID),
+           tl_load_le32(buf + TL_HDR_EXEC_SEQ),
+           (unsigned long long)tl_load_le64(buf + TL_HDR_SESSION),
+           tl_load_le32(buf + TL_HDR_FLAGS), (unsigned long long)declared,
+           (unsigned long long)n);
+    walk(buf, (size_t)len, cb, n, 0);
+    long count = walk(buf, (size_t)len, cb, n, 1);
+    printf("summary records=%ld\n", count < 0 ? 0 : count);
+    free(buf);
+    return count < 0 ? 2 : 0;
+}

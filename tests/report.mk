@@ -1,0 +1,29 @@
+# tests/report.mk: the report library's unit runner, its workloads and the
+# `tensorleak report` integration scripts.
+noinst_HEADERS += tests/unit/test_report.h tests/workloads/report_tracegen.h
+
+check_PROGRAMS += tests/workloads/report_symtarget tests/workloads/report_mktrace
+# Symbolizer target: debug info, no optimisation, so a call keeps its line.
+tests_workloads_report_symtarget_SOURCES = tests/workloads/report_symtarget.c
+tests_workloads_report_symtarget_CFLAGS = $(AM_CFLAGS) -g -O0
+tests_workloads_report_mktrace_SOURCES = tests/workloads/report_mktrace.c
+tests_workloads_report_mktrace_LDADD = libtlcommon.la
+
+check_PROGRAMS += tests/unit/test_report
+tests_unit_test_report_SOURCES = \
+	tests/unit/test_report.c \
+	tests/unit/test_report_model.c \
+	tests/unit/test_report_json.c \
+	tests/unit/test_report_sym.c
+tests_unit_test_report_CPPFLAGS = $(AM_CPPFLAGS) \
+	-DTL_SYMTARGET='"$(abs_top_builddir)/tests/workloads/report_symtarget"'
+tests_unit_test_report_CFLAGS = $(UNIT_CFLAGS) $(LIBDW_CFLAGS)
+tests_unit_test_report_LDADD = libtlreport.la libtlcommon.la $(LIBDW_LIBS) $(CHECK_LIBS) -lstdc++
+TESTS += tests/unit/test_report
+
+TESTS += \
+	tests/integration/report_bad_input.sh \
+	tests/integration/report_json.sh
+EXTRA_DIST += \
+	tests/integration/report_bad_input.sh \
+	tests/integration/report_json.sh

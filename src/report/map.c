@@ -23,10 +23,10 @@ void tl_map_free(tl_map_t *m)
     *m = (tl_map_t){0};
 }
 
-tl_map_entry_t *tl_map_get(tl_map_t *m, uint64_t key)
+tl_map_entry_t *tl_map_get(const tl_map_t *m, uint64_t key)
 {
     if (key == 0)
-        return m->has_zero ? &m->zero : NULL;
+        return m->has_zero ? (tl_map_entry_t *)&m->zero : NULL;
     if (m->cap == 0)
         return NULL;
     size_t mask = m->cap - 1;

@@ -30,7 +30,7 @@ void tl_map_free(tl_map_t *m);
 
 /* The entry for key, or NULL. The pointer is valid until the next insert or
  * remove. */
-tl_map_entry_t *tl_map_get(tl_map_t *m, uint64_t key);
+tl_map_entry_t *tl_map_get(const tl_map_t *m, uint64_t key);
 
 /* The entry for key, inserted with a = b = 0 when absent (*created set to
  * true then). NULL when out of memory. Valid until the next insert/remove. */

@@ -93,7 +93,7 @@ static bool reserve(void **p, size_t *cap, size_t need, size_t elem)
 
 typedef struct rd {
     tl_trace_t *t;
-    size_t ev_cap, site_cap, frame_cap, mod_cap;
+    size_t ev_cap, site_cap, frame_cap, mod_cap, py_cap;
 } rd_t;
 
 /* Site index for a stack id, interned on first sight; UINT32_MAX on failure. */
@@ -192,6 +192,42 @@ static bool take_stack(rd_t *r, const tl_record_t *rec)
     return false;
 }
 
+static bool take_pyframe(rd_t *r, const tl_record_t *rec)
+{
+    tl_trace_t *t = r->t;
+    bool created;
+    tl_map_entry_t *e = tl_map_put(&t->pyframe_by_id, rec->u.pyframe.id, &created);
+    if (!e)
+        return true;
+    if (!created)
+        return false; /* keep the first definition */
+    if (reserve((void **)&t->pyframes, &r->py_cap, t->npyframes + 1, sizeof *t->pyframes)) {
+        tl_map_remove(&t->pyframe_by_id, rec->u.pyframe.id);
+        return true;
+    }
+    tl_pyframe_t *f = &t->pyframes[t->npyframes];
+    *f = (tl_pyframe_t){.id = rec->u.pyframe.id, .line = rec->u.pyframe.line};
+    f->file = dup_run(rec->u.pyframe.file);
+    f->function = dup_run(rec->u.pyframe.function);
+    if (!f->file || !f->function) {
+        free(f->file);
+        free(f->function);
+        tl_map_remove(&t->pyframe_by_id, rec->u.pyframe.id);
+        return true;
+    }
+    e = tl_map_get(&t->pyframe_by_id, rec->u.pyframe.id);
+    e->a = t->npyframes++;
+    return false;
+}
+
+const tl_pyframe_t *tl_trace_pyframe(const tl_trace_t *t, uint64_t frame)
+{
+    if (!(frame & TL_FRAME_PY_TAG))
+        return NULL;
+    tl_map_entry_t *e = tl_map_get(&t->pyframe_by_id, frame & ~TL_FRAME_PY_TAG);
+    return e && e->a < t->npyframes ? &t->pyframes[e->a] : NULL;
+}
+
 /* Apply one decoded record at absolute time ts. true = out of memory. */
 static bool take_record(rd_t *r, const tl_record_t *rec, uint64_t ts)
 {
@@ -236,6 +272,8 @@ static bool take_record(rd_t *r, const tl_record_t *rec, uint64_t ts)
             return ev.site == UINT32_MAX || push_event(r, &ev);
         }
         return false;
+    case TL_REC_PYFRAME:
+        return take_pyframe(r, rec);
     case TL_REC_END:
         t->has_end = true;
         t->end_reason = rec->u.end.reason;
@@ -245,7 +283,7 @@ static bool take_record(rd_t *r, const tl_record_t *rec, uint64_t ts)
         t->end_storages = rec->u.end.storages;
         t->end_dropped = rec->u.end.dropped;
         return false;
-    default: /* THREAD, OPTIONS: not used by the report yet */
+    default: /* THREAD, OPTIONS, MARK and lineage records: not used by the report yet */
         return false;
     }
 }
@@ -457,6 +495,12 @@ void tl_trace_free(tl_trace_t *t)
         free(t->modules[i].build_id);
     }
     free(t->modules);
+    for (size_t i = 0; i < t->npyframes; i++) {
+        free(t->pyframes[i].file);
+        free(t->pyframes[i].function);
+    }
+    free(t->pyframes);
+    tl_map_free(&t->pyframe_by_id);
     free(t->sites);
     tl_map_free(&t->site_by_id);
     free(t->frames);

@@ -47,6 +47,14 @@ typedef struct tl_module {
     size_t build_id_len;
 } tl_module_t;
 
+/* A Python frame (TL_REC_PYFRAME), referred to by stack frames that carry
+ * TL_FRAME_PY_TAG. */
+typedef struct tl_pyframe {
+    uint64_t id;
+    uint64_t line;
+    char *file, *function; /* NUL-terminated copies */
+} tl_pyframe_t;
+
 /* Fixed file header fields, validated. */
 typedef struct tl_trace_hdr {
     uint32_t version, header_bytes, chunk_bytes, flags, exec_seq;
@@ -71,6 +79,10 @@ typedef struct tl_trace {
     tl_map_t site_by_id;
     uint64_t *frames; /* return addresses of all defined stacks */
     size_t nframes;
+
+    tl_pyframe_t *pyframes; /* by first definition; ids interned in pyframe_by_id (a = index) */
+    size_t npyframes;
+    tl_map_t pyframe_by_id;
 
     tl_event_t *events; /* sorted by ts, ties in chunk then record order */
     size_t nevents;
@@ -108,5 +120,9 @@ static inline const uint64_t *tl_trace_site_frames(const tl_trace_t *t, uint32_t
     *n = s->nframes;
     return s->nframes ? t->frames + s->frame_off : NULL;
 }
+
+/* The Python frame for a stack frame value tagged TL_FRAME_PY_TAG, or NULL
+ * when the tag is absent or its PYFRAME record was never seen. */
+const tl_pyframe_t *tl_trace_pyframe(const tl_trace_t *t, uint64_t frame);
 
 #endif

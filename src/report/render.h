@@ -37,6 +37,11 @@ const char *tl_render_bytes(uint64_t bytes, char *buf, size_t n);
 /* Nanoseconds since the trace's start (0 when ts is before it). */
 uint64_t tl_render_rel_ns(const tl_trace_t *t, uint64_t ts);
 
+/* Resolve one stack frame value: a Python frame (TL_FRAME_PY_TAG) from the
+ * trace's PYFRAME records (module NULL, address 0), else a native return
+ * address through the symbolizer. Returns true for a Python frame. */
+bool tl_render_frame(const tl_report_ctx_t *c, uint64_t raw, tl_frame_t *f);
+
 /* How many entries of a list of n to show under opts->top. */
 size_t tl_render_shown(const tl_report_ctx_t *c, size_t n);
 

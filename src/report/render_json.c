@@ -6,9 +6,11 @@
 #include "report/json.h"
 #include "report/render.h"
 
-static void frame(tl_json_t *j, const tl_frame_t *f)
+static void frame(tl_json_t *j, const tl_frame_t *f, bool python)
 {
     tl_json_obj_begin(j);
+    tl_json_key(j, "kind");
+    tl_json_str(j, python ? "python" : "native");
     tl_json_key(j, "function");
     tl_json_str(j, f->function);
     tl_json_key(j, "file");
@@ -21,7 +23,10 @@ static void frame(tl_json_t *j, const tl_frame_t *f)
     tl_json_key(j, "module");
     tl_json_str(j, f->module);
     tl_json_key(j, "address");
-    tl_json_u64(j, f->address);
+    if (python)
+        tl_json_null(j);
+    else
+        tl_json_u64(j, f->address);
     tl_json_obj_end(j);
 }
 
@@ -35,8 +40,8 @@ static void stack(const tl_report_ctx_t *c, tl_json_t *j, uint32_t site)
     const uint64_t *frames = tl_trace_site_frames(c->trace, site, &n);
     for (size_t i = 0; i < n; i++) {
         tl_frame_t f;
-        tl_sym_lookup(c->sym, frames[i], true, &f);
-        frame(j, &f);
+        bool python = tl_render_frame(c, frames[i], &f);
+        frame(j, &f, python);
     }
     tl_json_arr_end(j);
 }

@@ -9,7 +9,8 @@
 
 #include "report/render.h"
 
-#define TEXT_MAX_FRAMES 8
+#define TEXT_MAX_FRAMES    8
+#define TEXT_MAX_PY_FRAMES 4
 
 const char *tl_render_bytes(uint64_t bytes, char *buf, size_t n)
 {
@@ -37,6 +38,22 @@ size_t tl_render_shown(const tl_report_ctx_t *c, size_t n)
 {
     unsigned top = c->opts->top;
     return top == 0 || top >= n ? n : top;
+}
+
+bool tl_render_frame(const tl_report_ctx_t *c, uint64_t raw, tl_frame_t *f)
+{
+    if (!(raw & TL_FRAME_PY_TAG)) {
+        tl_sym_lookup(c->sym, raw, true, f);
+        return false;
+    }
+    *f = (tl_frame_t){0};
+    const tl_pyframe_t *pf = tl_trace_pyframe(c->trace, raw);
+    if (pf) {
+        f->function = pf->function;
+        f->file = pf->file;
+        f->line = pf->line <= UINT32_MAX ? (unsigned)pf->line : 0;
+    }
+    return true;
 }
 
 static const char *base_name(const char *path)
@@ -68,6 +85,25 @@ static void print_time(FILE *out, uint64_t ns)
         fprintf(out, "%.1f ms", (double)ns / 1e6);
 }
 
+static void print_frame(const tl_frame_t *f, bool python, FILE *out)
+{
+    fputs("      at ", out);
+    if (f->function)
+        fputs(f->function, out);
+    else if (python)
+        fputs("<python frame>", out);
+    else
+        fprintf(out, "0x%" PRIx64, f->address);
+    if (f->file)
+        fprintf(out, " (%s:%u)", f->file, f->line);
+    if (f->module)
+        fprintf(out, " [%s]", base_name(f->module));
+    fputc('\n', out);
+}
+
+/* The innermost TEXT_MAX_FRAMES frames after leading allocator frames, then
+ * the first few Python frames further out (the script lines behind a native
+ * allocation deep in a library). */
 static void print_frames(const tl_report_ctx_t *c, uint32_t site, FILE *out)
 {
     size_t n;
@@ -79,29 +115,31 @@ static void print_frames(const tl_report_ctx_t *c, uint32_t site, FILE *out)
     size_t first = 0;
     tl_frame_t f;
     while (first < n) {
-        tl_sym_lookup(c->sym, frames[first], true, &f);
-        if (!boring(&f))
+        if (tl_render_frame(c, frames[first], &f) || !boring(&f))
             break;
         first++;
     }
     if (first == n)
         first = 0; /* nothing but allocator frames: show them */
-    size_t shown = 0;
-    for (size_t i = first; i < n && shown < TEXT_MAX_FRAMES; i++, shown++) {
-        tl_sym_lookup(c->sym, frames[i], true, &f);
-        fputs("      at ", out);
-        if (f.function)
-            fputs(f.function, out);
-        else
-            fprintf(out, "0x%" PRIx64, f.address);
-        if (f.file)
-            fprintf(out, " (%s:%u)", f.file, f.line);
-        if (f.module)
-            fprintf(out, " [%s]", base_name(f.module));
-        fputc('\n', out);
+    size_t i = first, shown = 0, skipped = 0, py_more = 0;
+    for (; i < n && shown < TEXT_MAX_FRAMES; i++, shown++) {
+        bool python = tl_render_frame(c, frames[i], &f);
+        print_frame(&f, python, out);
     }
-    if (n - first > shown)
-        fprintf(out, "      ... %zu more frames\n", n - first - shown);
+    for (; i < n; i++) {
+        bool python = tl_render_frame(c, frames[i], &f);
+        if (!python || py_more >= TEXT_MAX_PY_FRAMES) {
+            skipped++;
+            continue;
+        }
+        if (skipped)
+            fprintf(out, "      ... %zu frame%s\n", skipped, skipped == 1 ? "" : "s");
+        skipped = 0;
+        print_frame(&f, true, out);
+        py_more++;
+    }
+    if (skipped)
+        fprintf(out, "      ... %zu more frame%s\n", skipped, skipped == 1 ? "" : "s");
 }
 
 static void print_sites(const tl_report_ctx_t *c, const char *title, const tl_site_stat_t *s,

@@ -1,0 +1,278 @@
+/* test_report.c - Check runner for src/report, and the reader suite.
+ *
+ * Traces are built in memory with tests/workloads/report_tracegen.h; the
+ * truncation and mutation loops assert that no input crashes the reader.
+ */
+#include "report/reader.h"
+#include "report/report.h"
+#include "tests/unit/check_main.h"
+#include "tests/unit/test_report.h"
+#include "tests/workloads/report_tracegen.h"
+
+#include <unistd.h>
+
+static tl_trace_t tr;
+static char why[256];
+
+static int read_buf(const uint8_t *b, size_t n)
+{
+    return tl_trace_read_mem(b, n, &tr, why, sizeof why);
+}
+
+START_TEST(reader_sample)
+{
+    tl_tgen_t g;
+    tl_tgen_sample(&g);
+    ck_assert_int_eq(read_buf(g.buf, g.len), 0);
+    ck_assert(tr.clean_end);
+    ck_assert(!tr.truncated);
+    ck_assert_uint_eq(tr.bad_chunks + tr.bad_records, 0);
+    ck_assert(tr.has_process);
+    ck_assert_uint_eq(tr.pid, 4242);
+    ck_assert_str_eq(tr.exe, "/usr/bin/prog");
+    ck_assert_uint_eq(tr.argc, 3);
+    ck_assert_str_eq(tr.argv[2], "quote\"tab\t");
+    ck_assert_uint_eq(tr.nmodules, 1);
+    ck_assert_str_eq(tr.modules[0].path, "/nonexistent/prog");
+    ck_assert_uint_eq(tr.modules[0].build_id_len, 2);
+    ck_assert_uint_eq(tr.nevents, 4);
+    ck_assert_uint_eq(tr.events[0].ts, 1001000000ull);
+    ck_assert_uint_eq(tr.events[3].ts, 1004000000ull);
+    ck_assert_uint_eq(tr.events[0].type, TL_EV_ALLOC);
+    ck_assert(tr.events[0].storage);
+    ck_assert_uint_eq(tr.events[3].type, TL_EV_FREE);
+    size_t nf;
+    const uint64_t *f = tl_trace_site_frames(&tr, tr.events[0].site, &nf);
+    ck_assert_uint_eq(nf, 2);
+    ck_assert_uint_eq(f[1], 0x402000);
+    ck_assert(tr.has_end);
+    ck_assert_uint_eq(tr.end_allocs, 3);
+    tl_trace_free(&tr);
+    free(g.buf);
+}
+END_TEST
+
+/* Two threads' chunks interleave by absolute time; ties keep chunk order. */
+START_TEST(reader_merge_threads)
+{
+    uint8_t a[256], b[256];
+    tl_wbuf_t wa = {a, a + sizeof a, false}, wb = {b, b + sizeof b, false};
+    tl_rec_put_alloc(&wa, 10, 0, 0xa1, 1, 7);  /* 1010 */
+    tl_rec_put_alloc(&wa, 20, 0, 0xa2, 1, 7);  /* 1030 */
+    tl_rec_put_alloc(&wb, 0, 0, 0xb1, 1, 0);   /* 1005 */
+    tl_rec_put_alloc(&wb, 25, 0, 0xb2, 1, 0);  /* 1030: tie, after chunk 0 */
+    tl_rec_put_alloc(&wb, 1, 0, 0xb3, 1, 0);   /* 1031 */
+    uint64_t fr[] = {0x1234};
+    tl_rec_put_stack(&wb, 0, 7, fr, 1); /* defined after its use, in another chunk */
+    tl_tgen_t g;
+    tl_tgen_header(&g, 512, 0, 0, 1, 1000);
+    tl_tgen_chunk(&g, 1, 0, 1000, a, (size_t)(wa.p - a));
+    tl_tgen_chunk(&g, 2, 0, 1005, b, (size_t)(wb.p - b));
+    ck_assert_int_eq(read_buf(g.buf, g.len), 0);
+    ck_assert_uint_eq(tr.nevents, 5);
+    const uint64_t want[] = {0xb1, 0xa1, 0xa2, 0xb2, 0xb3};
+    for (int i = 0; i < 5; i++)
+        ck_assert_uint_eq(tr.events[i].ptr, want[i]);
+    size_t nf;
+    const uint64_t *f = tl_trace_site_frames(&tr, tr.events[1].site, &nf);
+    ck_assert_uint_eq(nf, 1);
+    ck_assert_uint_eq(f[0], 0x1234);
+    ck_assert_uint_eq(tr.sites[tr.events[0].site].stack_id, 0);
+    ck_assert(!tr.truncated);
+    tl_trace_free(&tr);
+    free(g.buf);
+}
+END_TEST
+
+/* Every prefix of a trace reads without crashing and yields a prefix of its
+ * events; below the fixed header fields it is rejected. */
+START_TEST(reader_truncate_everywhere)
+{
+    uint8_t a[512];
+    tl_wbuf_t w = {a, a + sizeof a, false};
+    for (uint64_t i = 0; i < 12; i++)
+        tl_rec_put_alloc(&w, 5, 0, 0x100 + i * 16, 1 + i, 0);
+    tl_rec_put_end(&w, 1, 0, 0, 12, 0, 0, 0);
+    tl_tgen_t g;
+    tl_tgen_header(&g, 1024, TL_HDR_F_CLEAN_END, 1, 1, 0);
+    tl_tgen_chunk(&g, 1, 0, 0, a, (size_t)(w.p - a));
+    size_t full_end = g.header_bytes + TL_CHUNK_HEADER_BYTES + (size_t)(w.p - a);
+    size_t last = 0;
+    for (size_t n = 0; n <= g.len; n++) {
+        int rc = read_buf(g.buf, n);
+        if (n < TL_HDR_RESERVED) {
+            ck_assert_int_eq(rc, TL_EXIT_BAD_TRACE);
+            continue;
+        }
+        ck_assert_int_eq(rc, 0);
+        ck_assert_uint_eq(tr.bad_records + tr.bad_chunks, 0);
+        ck_assert_int_eq(tr.truncated, n < full_end);
+        ck_assert_uint_ge(tr.nevents, last); /* monotone prefix */
+        last = tr.nevents;
+        for (size_t i = 0; i < tr.nevents; i++)
+            ck_assert_uint_eq(tr.events[i].ptr, 0x100 + i * 16);
+        ck_assert_int_eq(tr.has_end, n >= full_end);
+        tl_trace_free(&tr);
+    }
+    ck_assert_uint_eq(last, 12);
+    free(g.buf);
+}
+END_TEST
+
+START_TEST(reader_bad_headers)
+{
+    tl_tgen_t g;
+    tl_tgen_sample(&g);
+    uint8_t *copy = malloc(g.len);
+    struct {
+        size_t off;
+        uint32_t v;
+    } cases[] = {
+        {TL_HDR_MAGIC, 0x41414141},      {TL_HDR_VERSION, 2},     {TL_HDR_VERSION, 0},
+        {TL_HDR_HEADER_BYTES, 0},        {TL_HDR_HEADER_BYTES, 0xffffffff},
+        {TL_HDR_CHUNK_BYTES, 0},         {TL_HDR_CHUNK_BYTES, 32}, {TL_HDR_CHUNK_BYTES, 0xffffffff},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        memcpy(copy, g.buf, g.len);
+        tl_store_le32(copy + cases[i].off, cases[i].v);
+        ck_assert_int_eq(read_buf(copy, g.len), TL_EXIT_BAD_TRACE);
+        ck_assert(why[0] != '\0');
+        ck_assert_ptr_null(tr.events);
+    }
+    free(copy);
+    free(g.buf);
+}
+END_TEST
+
+START_TEST(reader_bad_chunks)
+{
+    uint8_t a[64], b[64];
+    tl_wbuf_t wa = {a, a + sizeof a, false}, wb = {b, b + sizeof b, false};
+    tl_rec_put_alloc(&wa, 1, 0, 0x10, 8, 0);
+    tl_rec_put_alloc(&wb, 1, 0, 0x20, 8, 0);
+    size_t nb = (size_t)(wb.p - b);
+    b[nb++] = 0xee; /* an unknown record type after a good record */
+    tl_tgen_t g;
+    tl_tgen_header(&g, 256, 0, 0, 1, 0);
+    tl_tgen_chunk(&g, 1, 0, 0, a, (size_t)(wa.p - a));
+    tl_tgen_chunk(&g, 1, 1, 0, a, (size_t)(wa.p - a)); /* used > chunk: corrupt */
+    tl_store_le32(g.buf + g.header_bytes + 256 + TL_CHK_USED, 256 - 31);
+    tl_tgen_chunk(&g, 1, 2, 0, a, (size_t)(wa.p - a)); /* bad magic */
+    tl_store_le32(g.buf + g.header_bytes + 512, 0x12345678);
+    tl_tgen_chunk(&g, 1, 3, 0, a, 0); /* never used */
+    tl_store_le32(g.buf + g.header_bytes + 768, 0);
+    tl_tgen_chunk(&g, 2, 0, 0, b, nb);
+    ck_assert_int_eq(read_buf(g.buf, g.len), 0);
+    ck_assert_uint_eq(tr.bad_chunks, 2);
+    ck_assert_uint_eq(tr.bad_records, 1);
+    ck_assert(!tr.truncated);
+    ck_assert_uint_eq(tr.nevents, 2);
+    ck_assert_uint_eq(tr.events[1].ptr, 0x20);
+    tl_trace_free(&tr);
+    /* The header promises 9 chunks: the file is truncated. */
+    tl_store_le64(g.buf + TL_HDR_CHUNK_COUNT, 9);
+    ck_assert_int_eq(read_buf(g.buf, g.len), 0);
+    ck_assert(tr.truncated);
+    tl_trace_free(&tr);
+    free(g.buf);
+}
+END_TEST
+
+START_TEST(reader_garbage)
+{
+    uint8_t junk[8192];
+    uint32_t x = 12345;
+    for (size_t i = 0; i < sizeof junk; i++) {
+        x = x * 1103515245u + 12345u;
+        junk[i] = (uint8_t)(x >> 16);
+    }
+    ck_assert_int_eq(read_buf(junk, sizeof junk), TL_EXIT_BAD_TRACE);
+    /* A valid header followed by garbage chunks: damaged, never a crash. */
+    tl_tgen_t g;
+    tl_tgen_header(&g, 512, 0, 0, 1, 0);
+    tl_tgen_grow(&g, sizeof junk);
+    memcpy(g.buf + g.len, junk, sizeof junk);
+    for (size_t c = 0; c < sizeof junk / 512; c++) /* chunk magic, sane `used` */
+        tl_store_le32(g.buf + g.len + c * 512, TL_CHUNK_MAGIC),
+            tl_store_le32(g.buf + g.len + c * 512 + TL_CHK_USED, 400);
+    g.len += sizeof junk;
+    ck_assert_int_eq(read_buf(g.buf, g.len), 0);
+    ck_assert_uint_gt(tr.bad_records, 0);
+    tl_trace_free(&tr);
+    free(g.buf);
+}
+END_TEST
+
+static char tmpdir[] = "/tmp/tl-test-report-XXXXXX";
+
+START_TEST(reader_files)
+{
+    strcpy(tmpdir, "/tmp/tl-test-report-XXXXXX");
+    ck_assert_ptr_nonnull(mkdtemp(tmpdir));
+    char path[512];
+    snprintf(path, sizeof path, "%s/missing.tlt", tmpdir);
+    ck_assert_int_eq(tl_trace_read(path, &tr, why, sizeof why), TL_EXIT_NO_TRACE);
+    ck_assert_str_eq(why, "No such file or directory");
+    ck_assert_int_eq(tl_trace_read(tmpdir, &tr, why, sizeof why), TL_EXIT_NO_TRACE);
+    snprintf(path, sizeof path, "%s/empty.tlt", tmpdir);
+    ck_assert_int_eq(tl_tgen_write(path, (const uint8_t *)"", 0), 0);
+    ck_assert_int_eq(tl_trace_read(path, &tr, why, sizeof why), TL_EXIT_BAD_TRACE);
+    tl_tgen_t g;
+    tl_tgen_sample(&g);
+    snprintf(path, sizeof path, "%s/sample.tlt", tmpdir);
+    ck_assert_int_eq(tl_tgen_write(path, g.buf, g.len), 0);
+    ck_assert_int_eq(tl_trace_read(path, &tr, why, sizeof why), 0);
+    ck_assert_uint_eq(tr.nevents, 4);
+    tl_trace_free(&tr);
+
+    tl_trace_info_t info;
+    ck_assert_int_eq(tl_trace_peek(path, &info), 0);
+    ck_assert(info.has_process);
+    ck_assert(info.clean_end);
+    ck_assert_uint_eq(info.pid, 4242);
+    ck_assert_uint_eq(info.ppid, 1);
+    ck_assert_uint_eq(info.session, 77);
+    ck_assert_uint_eq(info.start_mono, 1000000000ull);
+    ck_assert_str_eq(info.exe, "/usr/bin/prog");
+    ck_assert_str_eq(info.argv0, "./prog");
+    /* peek on bad input: codes, no output */
+    ck_assert_int_eq(tl_trace_peek(tmpdir, &info), TL_EXIT_NO_TRACE);
+    snprintf(path, sizeof path, "%s/empty.tlt", tmpdir);
+    ck_assert_int_eq(tl_trace_peek(path, &info), TL_EXIT_BAD_TRACE);
+    snprintf(path, sizeof path, "%s/nope.tlt", tmpdir);
+    ck_assert_int_eq(tl_trace_peek(path, &info), TL_EXIT_NO_TRACE);
+    /* header only: header facts, no process */
+    snprintf(path, sizeof path, "%s/hdr.tlt", tmpdir);
+    ck_assert_int_eq(tl_tgen_write(path, g.buf, g.header_bytes), 0);
+    ck_assert_int_eq(tl_trace_peek(path, &info), 0);
+    ck_assert(!info.has_process);
+    ck_assert_uint_eq(info.pid, 4242);
+    ck_assert_str_eq(info.exe, "");
+    free(g.buf);
+    const char *names[] = {"empty.tlt", "sample.tlt", "hdr.tlt"};
+    for (size_t i = 0; i < 3; i++) {
+        snprintf(path, sizeof path, "%s/%s", tmpdir, names[i]);
+        unlink(path);
+    }
+    rmdir(tmpdir);
+}
+END_TEST
+
+Suite *make_reader_suite(void)
+{
+    Suite *s = suite_create("reader");
+    TCase *tc = tcase_create("reader");
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, reader_sample);
+    tcase_add_test(tc, reader_merge_threads);
+    tcase_add_test(tc, reader_truncate_everywhere);
+    tcase_add_test(tc, reader_bad_headers);
+    tcase_add_test(tc, reader_bad_chunks);
+    tcase_add_test(tc, reader_garbage);
+    tcase_add_test(tc, reader_files);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+TL_CHECK_MAIN(make_reader_suite, make_model_suite, make_json_suite, make_symbolize_suite,
+              make_report_suite)

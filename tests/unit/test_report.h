@@ -1,0 +1,13 @@
+/* test_report.h - the suites of the report runner (test_report*.c). */
+#ifndef TL_TEST_REPORT_H
+#define TL_TEST_REPORT_H
+
+#include <check.h>
+
+Suite *make_reader_suite(void);
+Suite *make_model_suite(void);
+Suite *make_json_suite(void);
+Suite *make_symbolize_suite(void);
+Suite *make_report_suite(void);
+
+#endif

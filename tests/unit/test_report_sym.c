@@ -1,0 +1,331 @@
+/* test_report_sym.c - Check suites for the symbolizer (against
+ * tests/workloads/report_symtarget, built -g -O0) and for tl_report_file end
+ * to end: exact text and JSON values, truncation, and a mutation loop.
+ */
+#include "report/report.h"
+#include "report/symbolize.h"
+#include "tests/unit/test_report.h"
+#include "tests/workloads/report_tracegen.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#ifndef TL_SYMTARGET
+#error "TL_SYMTARGET: path of the report_symtarget workload"
+#endif
+
+/* What report_symtarget says about itself. */
+typedef struct target {
+    uint64_t ra, bias, start, size;
+    int line;
+    uint8_t id[64];
+    size_t idlen;
+    char exe[4096];
+} target_t;
+
+static void run_target(target_t *t)
+{
+    FILE *p = popen(TL_SYMTARGET, "r");
+    ck_assert_ptr_nonnull(p);
+    char idhex[160];
+    int n = fscanf(p, "%lx %d %lx %lx %lx %159s %4095s", (unsigned long *)&t->ra, &t->line,
+                   (unsigned long *)&t->bias, (unsigned long *)&t->start,
+                   (unsigned long *)&t->size, idhex, t->exe);
+    ck_assert_int_eq(pclose(p), 0);
+    ck_assert_int_eq(n, 7);
+    t->idlen = 0;
+    for (size_t i = 0; idhex[0] != '-' && idhex[2 * i] && i < sizeof t->id; i++) {
+        unsigned v;
+        ck_assert_int_eq(sscanf(idhex + 2 * i, "%2x", &v), 1);
+        t->id[t->idlen++] = (uint8_t)v;
+    }
+}
+
+START_TEST(sym_demangle)
+{
+    char *d = tl_sym_demangle("_ZN3c109alloc_cpuEm");
+    ck_assert_str_eq(d, "c10::alloc_cpu(unsigned long)");
+    free(d);
+    d = tl_sym_demangle("_ZN3c108free_cpuEPv");
+    ck_assert_str_eq(d, "c10::free_cpu(void*)");
+    free(d);
+    ck_assert_ptr_null(tl_sym_demangle("main"));
+    ck_assert_ptr_null(tl_sym_demangle("_Z"));
+    ck_assert_ptr_null(tl_sym_demangle("_Zxx!"));
+    ck_assert_ptr_null(tl_sym_demangle(NULL));
+}
+END_TEST
+
+START_TEST(sym_workload)
+{
+    target_t t;
+    run_target(&t);
+    ck_assert_uint_gt(t.idlen, 0);
+    tl_module_t mods[2] = {
+        {.base = 0, .start = 0x1000, .size = 0x1000, .path = (char *)"[vdso]"},
+        {.base = t.bias, .start = t.start, .size = t.size, .path = t.exe, .build_id = t.id,
+         .build_id_len = t.idlen},
+    };
+    tl_symbolizer_t *s = tl_sym_new(mods, 2);
+    ck_assert_ptr_nonnull(s);
+    for (int pass = 0; pass < 2; pass++) { /* the second answer comes from the cache */
+        tl_frame_t f;
+        tl_sym_lookup(s, t.ra, true, &f);
+        ck_assert_uint_eq(f.address, t.ra);
+        ck_assert_str_eq(f.function, "tl_symtarget_caller");
+        ck_assert_ptr_nonnull(f.file);
+        ck_assert_str_eq(strrchr(f.file, '/') ? strrchr(f.file, '/') + 1 : f.file,
+                         "report_symtarget.c");
+        ck_assert_uint_eq(f.line, (unsigned)t.line);
+        ck_assert_str_eq(f.module, t.exe);
+    }
+    tl_frame_t f;
+    tl_sym_lookup(s, 0x1800, true, &f); /* in [vdso]: module only */
+    ck_assert_str_eq(f.module, "[vdso]");
+    ck_assert_ptr_null(f.function);
+    ck_assert_ptr_null(f.file);
+    tl_sym_lookup(s, 0x10, true, &f); /* no module at all */
+    ck_assert_ptr_null(f.module);
+    ck_assert_ptr_null(f.function);
+    ck_assert_uint_eq(f.line, 0);
+    tl_sym_free(s);
+
+    /* A different build-id: the file is not trusted, the module is still named. */
+    t.id[0] ^= 0xff;
+    s = tl_sym_new(&mods[1], 1);
+    tl_sym_lookup(s, t.ra, true, &f);
+    ck_assert_str_eq(f.module, t.exe);
+    ck_assert_ptr_null(f.function);
+    ck_assert_ptr_null(f.file);
+    tl_sym_free(s);
+    /* A missing file likewise. */
+    mods[1].path = (char *)"/nonexistent/report_symtarget";
+    s = tl_sym_new(&mods[1], 1);
+    tl_sym_lookup(s, t.ra, true, &f);
+    ck_assert_str_eq(f.module, "/nonexistent/report_symtarget");
+    ck_assert_ptr_null(f.function);
+    tl_sym_free(s);
+}
+END_TEST
+
+Suite *make_symbolize_suite(void)
+{
+    Suite *s = suite_create("symbolize");
+    TCase *tc = tcase_create("symbolize");
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, sym_demangle);
+    tcase_add_test(tc, sym_workload);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+/* ---- tl_report_file end to end ---- */
+
+static char dir[] = "/tmp/tl-test-report-e2e-XXXXXX";
+static char tpath[600], opath[600];
+
+static void setup(void)
+{
+    strcpy(dir, "/tmp/tl-test-report-e2e-XXXXXX");
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(tpath, sizeof tpath, "%s/t.tlt", dir);
+    snprintf(opath, sizeof opath, "%s/out", dir);
+}
+
+static void teardown(void)
+{
+    unlink(tpath);
+    unlink(opath);
+    rmdir(dir);
+}
+
+/* Render the trace at tpath into a string (caller frees); *rc the status. */
+static char *render(const tl_report_opts_t *o, int *rc)
+{
+    FILE *f = fopen(opath, "w+");
+    ck_assert_ptr_nonnull(f);
+    *rc = tl_report_file(tpath, o, f);
+    long n = ftell(f);
+    char *s = malloc((size_t)n + 1);
+    rewind(f);
+    ck_assert_uint_eq(fread(s, 1, (size_t)n, f), (size_t)n);
+    s[n] = '\0';
+    fclose(f);
+    return s;
+}
+
+static void silence_stderr(void)
+{
+    int fd = open("/dev/null", O_WRONLY);
+    dup2(fd, 2);
+    close(fd);
+}
+
+START_TEST(report_text_sample)
+{
+    tl_tgen_t g;
+    tl_tgen_sample(&g);
+    ck_assert_int_eq(tl_tgen_write(tpath, g.buf, g.len), 0);
+    int rc;
+    tl_report_opts_t o = {TL_FORMAT_TEXT, 10};
+    char *s = render(&o, &rc);
+    ck_assert_int_eq(rc, TL_EXIT_OK);
+    ck_assert_ptr_nonnull(strstr(s, "tensorleak: pid 4242 (ppid 1): ./prog --epochs=1 quote\"tab\t\n"));
+    ck_assert_ptr_nonnull(strstr(
+        s, "tensorleak: peak 1.00 MiB (storages 1.00 MiB) at 3.0 ms; 1.00 MiB live at end in 2 "
+           "blocks (storages 1.00 MiB in 1); 3 allocations, 1 frees, 1 storages; 0 dropped\n"));
+    ck_assert_ptr_nonnull(strstr(s, "\nLeaks (live at end): 2 sites\n  1.00 MiB in 1 block [storage]\n"
+                                    "      at 0x401000 [prog]\n      at 0x402000 [prog]\n"
+                                    "  200 B in 1 block\n      at 0x403000 [prog]\n"));
+    ck_assert_ptr_nonnull(strstr(s, "\nStorages by site: 1 site\n  1.00 MiB in 1 storage allocation\n"));
+    free(s);
+    o.top = 1;
+    s = render(&o, &rc);
+    ck_assert_ptr_nonnull(strstr(s, "Leaks (live at end): 2 sites, top 1 shown\n"));
+    ck_assert_ptr_null(strstr(s, "200 B"));
+    free(s);
+    free(g.buf);
+}
+END_TEST
+
+START_TEST(report_json_sample)
+{
+    tl_tgen_t g;
+    tl_tgen_sample(&g);
+    ck_assert_int_eq(tl_tgen_write(tpath, g.buf, g.len), 0);
+    int rc;
+    tl_report_opts_t o = {TL_FORMAT_JSON, 0};
+    char *s = render(&o, &rc);
+    ck_assert_int_eq(rc, TL_EXIT_OK);
+    const char *want[] = {
+        "\"peak_bytes\": 1048876,", "\"peak_storage_bytes\": 1048576,",
+        "\"leaked_bytes\": 1048776,", "\"leaked_blocks\": 2,", "\"leaked_storage_bytes\": 1048576,",
+        "\"allocations\": 3,", "\"frees\": 1,", "\"storages\": 1,",
+        "\"dropped_events\": 0,", "\"time_ns\": 3000000,", "\"exit_status\": 0,",
+        "\"quote\\\"tab\\t\"", "\"truncated\": false,", "\"clean_end\": true,",
+        "\"module\": \"/nonexistent/prog\",", "\"address\": 4198400", "\"function\": null,",
+    };
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
+        ck_assert_msg(strstr(s, want[i]), "missing %s in\n%s", want[i], s);
+    free(s);
+    free(g.buf);
+}
+END_TEST
+
+START_TEST(report_truncated)
+{
+    tl_tgen_t g;
+    tl_tgen_sample(&g);
+    /* cut inside the records: the storage and the first plain block survive */
+    size_t cut = g.header_bytes + TL_CHUNK_HEADER_BYTES + 120;
+    ck_assert_int_eq(tl_tgen_write(tpath, g.buf, cut), 0);
+    silence_stderr();
+    int rc;
+    tl_report_opts_t o = {TL_FORMAT_JSON, 10};
+    char *s = render(&o, &rc);
+    ck_assert_int_eq(rc, TL_EXIT_TRUNCATED);
+    ck_assert_ptr_nonnull(strstr(s, "\"truncated\": true,"));
+    ck_assert_ptr_nonnull(strstr(s, "\"has_end\": false,"));
+    ck_assert_ptr_nonnull(strstr(s, "\"dropped_events_known\": false"));
+    ck_assert_ptr_nonnull(strstr(s, "no END record"));
+    free(s);
+    free(g.buf);
+}
+END_TEST
+
+/* A symbolized stack through the whole pipeline, with a Python frame. */
+START_TEST(report_symbolized)
+{
+    target_t t;
+    run_target(&t);
+    static uint8_t rec[8192];
+    tl_wbuf_t w = {rec, rec + sizeof rec, false};
+    uint64_t frames[] = {t.ra, TL_FRAME_PY_TAG | 9};
+    tl_rec_put_module(&w, 0, t.bias, t.start, t.size, t.exe, strlen(t.exe), t.id, t.idlen);
+    tl_rec_put_pyframe(&w, 0, 9, 42, "train.py", 8, "step", 4);
+    tl_rec_put_stack(&w, 0, 3, frames, 2);
+    tl_rec_put_alloc(&w, 5, TL_KIND_STORAGE_C10, 0x1000, 64, 3);
+    tl_tgen_t g;
+    tl_tgen_header(&g, 8192 + 64, 0, 0, 1, 0);
+    tl_tgen_chunk(&g, 1, 0, 0, rec, (size_t)(w.p - rec));
+    ck_assert_int_eq(tl_tgen_write(tpath, g.buf, g.len), 0);
+    int rc;
+    tl_report_opts_t o = {TL_FORMAT_JSON, 10};
+    char *s = render(&o, &rc);
+    ck_assert_int_eq(rc, TL_EXIT_OK);
+    char line[64];
+    snprintf(line, sizeof line, "\"line\": %d,", t.line);
+    ck_assert_ptr_nonnull(strstr(s, "\"function\": \"tl_symtarget_caller\","));
+    ck_assert_ptr_nonnull(strstr(s, line));
+    ck_assert_ptr_nonnull(strstr(s, "\"kind\": \"python\",\n            \"function\": \"step\",\n"
+                                    "            \"file\": \"train.py\",\n            \"line\": 42,"));
+    free(s);
+    o.format = TL_FORMAT_TEXT;
+    s = render(&o, &rc);
+    ck_assert_ptr_nonnull(strstr(s, "      at tl_symtarget_caller ("));
+    ck_assert_ptr_nonnull(strstr(s, "      at step (train.py:42)\n"));
+    free(s);
+    free(g.buf);
+}
+END_TEST
+
+/* Random byte mutations and cuts of a valid multi-chunk trace: any status,
+ * never a crash (run under ASan/UBSan too). Fixed seed. */
+START_TEST(report_mutations)
+{
+    tl_tgen_t g;
+    tl_tgen_sample(&g);
+    static uint8_t rec[900];
+    tl_wbuf_t w = {rec, rec + sizeof rec, false};
+    uint64_t frames[] = {0x401000, TL_FRAME_PY_TAG | 1, TL_FRAME_PY_TAG | 2};
+    tl_rec_put_pyframe(&w, 0, 1, 7, "a.py", 4, "f", 1);
+    tl_rec_put_stack(&w, 0, 9, frames, 3);
+    for (uint64_t i = 0; i < 20; i++) {
+        tl_rec_put_alloc(&w, 3, i & 16, 0x9000 + i * 64, 10 * i, i % 3 ? 9 : 2);
+        tl_rec_put_realloc(&w, 1, 0x9000 + i * 64, 0xa000 + i * 64, 5 * i, 9);
+        if (i % 4 == 0)
+            tl_rec_put_free(&w, 2, 3, 0xa000 + i * 64);
+    }
+    tl_rec_put_thread(&w, 0, 7, "worker", 6);
+    ck_assert(!w.overflow);
+    tl_tgen_chunk(&g, 7, 0, 1000500000ull, rec, (size_t)(w.p - rec));
+    tl_store_le64(g.buf + TL_HDR_CHUNK_COUNT, 2);
+    uint8_t *m = malloc(g.len);
+    uint64_t x = 0x9e3779b97f4a7c15ull;
+    silence_stderr();
+    FILE *null = fopen("/dev/null", "w");
+    for (int iter = 0; iter < 1500; iter++) {
+        memcpy(m, g.buf, g.len);
+        int nmut = 1 + iter % 8;
+        for (int k = 0; k < nmut; k++) {
+            x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+            size_t pos = (x >> 8) % 10 == 0 ? (x >> 20) % 96 /* header */
+                                            : g.header_bytes + (x >> 20) % (g.len - g.header_bytes);
+            m[pos] = (uint8_t)(x >> 40);
+        }
+        size_t len = iter % 5 == 0 ? (size_t)(x >> 24) % g.len : g.len;
+        ck_assert_int_eq(tl_tgen_write(tpath, m, len), 0);
+        tl_report_opts_t o = {iter & 1 ? TL_FORMAT_JSON : TL_FORMAT_TEXT, iter % 3};
+        int rc = tl_report_file(tpath, &o, null);
+        ck_assert(rc == TL_EXIT_OK || rc == TL_EXIT_BAD_TRACE || rc == TL_EXIT_TRUNCATED);
+    }
+    fclose(null);
+    free(m);
+    free(g.buf);
+}
+END_TEST
+
+Suite *make_report_suite(void)
+{
+    Suite *s = suite_create("report");
+    TCase *tc = tcase_create("report");
+    tcase_set_timeout(tc, 120);
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, report_text_sample);
+    tcase_add_test(tc, report_json_sample);
+    tcase_add_test(tc, report_truncated);
+    tcase_add_test(tc, report_symbolized);
+    tcase_add_test(tc, report_mutations);
+    suite_add_tcase(s, tc);
+    return s;
+}

@@ -7,7 +7,30 @@ tests_unit_test_agent_LDADD = libtlagent.la libtlcommon.la $(CHECK_LIBS) \
 TESTS += tests/unit/test_agent
 
 # Workloads and tools run by the preload tests (built -g -O0: exact sites).
-AGENT_WL_CFLAGS = $(AM_CFLAGS) -g -O0 -fno-omit-frame-pointer -fno-inline
+AGENT_WL_CFLAGS = $(AM_CFLAGS) -g -O0 -fno-omit-frame-pointer -fno-inline -fno-builtin
 check_PROGRAMS += tests/workloads/tl_trace_dump
 tests_workloads_tl_trace_dump_SOURCES = tests/workloads/tl_trace_dump.c
 tests_workloads_tl_trace_dump_LDADD = libtlcommon.la
+
+AGENT_WL_PROGS = tests/workloads/malloc_conformance tests/workloads/agent_forker \
+	tests/workloads/agent_exec_target tests/workloads/agent_killer
+check_PROGRAMS += $(AGENT_WL_PROGS)
+tests_workloads_malloc_conformance_SOURCES = tests/workloads/malloc_conformance.c
+tests_workloads_malloc_conformance_CFLAGS = $(AGENT_WL_CFLAGS) -fno-builtin
+tests_workloads_malloc_conformance_LDADD = -ldl
+tests_workloads_agent_forker_SOURCES = tests/workloads/agent_forker.c
+tests_workloads_agent_forker_CFLAGS = $(AGENT_WL_CFLAGS)
+tests_workloads_agent_exec_target_SOURCES = tests/workloads/agent_exec_target.c
+tests_workloads_agent_exec_target_CFLAGS = $(AGENT_WL_CFLAGS)
+tests_workloads_agent_killer_SOURCES = tests/workloads/agent_killer.c
+tests_workloads_agent_killer_CFLAGS = $(AGENT_WL_CFLAGS)
+
+AGENT_TEST_SH = \
+	tests/integration/agent_exports.sh \
+	tests/integration/agent_conformance.sh \
+	tests/integration/agent_fork.sh \
+	tests/integration/agent_exec.sh \
+	tests/integration/agent_kill.sh \
+	tests/integration/agent_torch.sh
+TESTS += $(AGENT_TEST_SH)
+EXTRA_DIST += $(AGENT_TEST_SH) tests/integration/agent_lib.sh tests/workloads/agent_torch.py

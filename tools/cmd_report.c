@@ -39,15 +39,12 @@ static int usage_error(const char *what, const char *why)
 /* Decimal unsigned; false when s is not one or exceeds UINT_MAX. */
 static bool parse_top(const char *s, unsigned *out)
 {
-    if (!*s)
-        return false;
+    if (!*s) return false;
     unsigned long long v = 0;
     for (const char *p = s; *p; p++) {
-        if (*p < '0' || *p > '9')
-            return false;
+        if (*p < '0' || *p > '9') return false;
         v = v * 10 + (unsigned)(*p - '0');
-        if (v > UINT_MAX)
-            return false;
+        if (v > UINT_MAX) return false;
     }
     *out = (unsigned)v;
     return true;
@@ -59,16 +56,14 @@ static const char *opt_value(int argc, char **argv, int *i, const char *name, bo
     size_t n = strlen(name);
     const char *a = argv[*i];
     *matched = false;
-    if (strncmp(a, name, n) != 0)
-        return NULL;
+    if (strncmp(a, name, n) != 0) return NULL;
     if (a[n] == '=') {
         *matched = true;
         return a + n + 1;
     }
     if (a[n] == '\0') {
         *matched = true;
-        if (*i + 1 < argc)
-            return argv[++*i];
+        if (*i + 1 < argc) return argv[++*i];
     }
     return NULL;
 }
@@ -82,8 +77,7 @@ int tl_cmd_report(int argc, char **argv)
         const char *a = argv[i], *v;
         bool m;
         if (only_operands || a[0] != '-' || !strcmp(a, "-")) {
-            if (trace)
-                return usage_error(a, "only one TRACE may be given");
+            if (trace) return usage_error(a, "only one TRACE may be given");
             trace = a;
             continue;
         }
@@ -103,15 +97,13 @@ int tl_cmd_report(int argc, char **argv)
             if (!v || !parse_top(v, &opts.top))
                 return usage_error("--top", "expected a number of sites (0 = all)");
         } else if ((v = opt_value(argc, argv, &i, "--output", &m)), m) {
-            if (!v || !*v)
-                return usage_error("--output", "expected a file name");
+            if (!v || !*v) return usage_error("--output", "expected a file name");
             output = v;
         } else {
             return usage_error(a, "unknown option");
         }
     }
-    if (!trace)
-        return usage_error("report", "missing TRACE");
+    if (!trace) return usage_error("report", "missing TRACE");
 
     FILE *out = stdout;
     if (output) {

@@ -19,8 +19,7 @@ void tl_json_init(tl_json_t *j, FILE *out, bool pretty)
 
 static void newline(tl_json_t *j)
 {
-    if (!j->pretty)
-        return;
+    if (!j->pretty) return;
     fputc('\n', j->out);
     for (unsigned i = 0; i < j->depth; i++)
         fputs("  ", j->out);
@@ -33,11 +32,9 @@ static void before_item(tl_json_t *j)
         j->after_key = false;
         return;
     }
-    if (!j->first[j->depth])
-        fputc(',', j->out);
+    if (!j->first[j->depth]) fputc(',', j->out);
     j->first[j->depth] = false;
-    if (j->depth > 0)
-        newline(j);
+    if (j->depth > 0) newline(j);
 }
 
 static void open_container(tl_json_t *j, char c)
@@ -60,12 +57,10 @@ static void close_container(tl_json_t *j, char c)
         fputc(c, j->out);
         return;
     }
-    if (j->depth == 0)
-        return;
+    if (j->depth == 0) return;
     bool empty = j->first[j->depth];
     j->depth--;
-    if (!empty)
-        newline(j);
+    if (!empty) newline(j);
     fputc(c, j->out);
 }
 
@@ -103,8 +98,7 @@ static size_t utf8_len(const unsigned char *s, size_t n)
     unsigned char c = s[0];
     size_t len;
     uint32_t cp, min;
-    if (c < 0x80)
-        return 1;
+    if (c < 0x80) return 1;
     if (c >= 0xc2 && c <= 0xdf) {
         len = 2;
         cp = c & 0x1f;
@@ -120,15 +114,12 @@ static size_t utf8_len(const unsigned char *s, size_t n)
     } else {
         return 0;
     }
-    if (n < len)
-        return 0;
+    if (n < len) return 0;
     for (size_t i = 1; i < len; i++) {
-        if ((s[i] & 0xc0) != 0x80)
-            return 0;
+        if ((s[i] & 0xc0) != 0x80) return 0;
         cp = cp << 6 | (s[i] & 0x3f);
     }
-    if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-        return 0;
+    if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return 0;
     return len;
 }
 

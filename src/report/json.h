@@ -17,12 +17,12 @@
 
 typedef struct tl_json {
     FILE *out;
-    bool pretty;     /* newlines and two-space indentation */
-    unsigned depth;  /* open containers */
-    bool first[TL_JSON_MAX_DEPTH + 1]; /* no member written yet at this depth */
-    bool after_key;  /* a key was written; its value comes next */
+    bool pretty;                        /* newlines and two-space indentation */
+    unsigned depth;                     /* open containers */
+    bool first[TL_JSON_MAX_DEPTH + 1];  /* no member written yet at this depth */
+    bool after_key;                     /* a key was written; its value comes next */
     char closer[TL_JSON_MAX_DEPTH + 1]; /* '}' or ']' of each open container */
-    unsigned extra;  /* containers opened beyond TL_JSON_MAX_DEPTH (not laid out) */
+    unsigned extra; /* containers opened beyond TL_JSON_MAX_DEPTH (not laid out) */
 } tl_json_t;
 
 void tl_json_init(tl_json_t *j, FILE *out, bool pretty);

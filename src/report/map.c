@@ -25,31 +25,24 @@ void tl_map_free(tl_map_t *m)
 
 tl_map_entry_t *tl_map_get(const tl_map_t *m, uint64_t key)
 {
-    if (key == 0)
-        return m->has_zero ? (tl_map_entry_t *)&m->zero : NULL;
-    if (m->cap == 0)
-        return NULL;
+    if (key == 0) return m->has_zero ? (tl_map_entry_t *)&m->zero : NULL;
+    if (m->cap == 0) return NULL;
     size_t mask = m->cap - 1;
     for (size_t i = slot_of(key, mask);; i = (i + 1) & mask) {
-        if (m->slots[i].key == key)
-            return &m->slots[i];
-        if (m->slots[i].key == 0)
-            return NULL;
+        if (m->slots[i].key == key) return &m->slots[i];
+        if (m->slots[i].key == 0) return NULL;
     }
 }
 
 static bool grow(tl_map_t *m)
 {
     size_t ncap = m->cap ? m->cap * 2 : 64;
-    if (ncap < m->cap || ncap > SIZE_MAX / sizeof(tl_map_entry_t))
-        return true;
+    if (ncap < m->cap || ncap > SIZE_MAX / sizeof(tl_map_entry_t)) return true;
     tl_map_entry_t *ns = calloc(ncap, sizeof *ns);
-    if (!ns)
-        return true;
+    if (!ns) return true;
     size_t mask = ncap - 1;
     for (size_t j = 0; j < m->cap; j++) {
-        if (m->slots[j].key == 0)
-            continue;
+        if (m->slots[j].key == 0) continue;
         size_t i = slot_of(m->slots[j].key, mask);
         while (ns[i].key != 0)
             i = (i + 1) & mask;
@@ -73,13 +66,11 @@ tl_map_entry_t *tl_map_put(tl_map_t *m, uint64_t key, bool *created)
         }
         return &m->zero;
     }
-    if ((m->count + 1) * 2 > m->cap && grow(m))
-        return NULL;
+    if ((m->count + 1) * 2 > m->cap && grow(m)) return NULL;
     size_t mask = m->cap - 1;
     size_t i = slot_of(key, mask);
     while (m->slots[i].key != 0) {
-        if (m->slots[i].key == key)
-            return &m->slots[i];
+        if (m->slots[i].key == key) return &m->slots[i];
         i = (i + 1) & mask;
     }
     m->slots[i] = (tl_map_entry_t){.key = key};
@@ -91,15 +82,13 @@ tl_map_entry_t *tl_map_put(tl_map_t *m, uint64_t key, bool *created)
 bool tl_map_remove(tl_map_t *m, uint64_t key)
 {
     if (key == 0) {
-        if (!m->has_zero)
-            return false;
+        if (!m->has_zero) return false;
         m->has_zero = false;
         m->count--;
         return true;
     }
     tl_map_entry_t *e = tl_map_get(m, key);
-    if (!e)
-        return false;
+    if (!e) return false;
     size_t mask = m->cap - 1;
     size_t hole = (size_t)(e - m->slots);
     /* Backward shift: move later entries of the probe run into the hole when
@@ -121,14 +110,12 @@ tl_map_entry_t *tl_map_next(tl_map_t *m, size_t *pos)
 {
     if (*pos == 0) {
         *pos = 1;
-        if (m->has_zero)
-            return &m->zero;
+        if (m->has_zero) return &m->zero;
     }
     while (*pos - 1 < m->cap) {
         tl_map_entry_t *e = &m->slots[*pos - 1];
         (*pos)++;
-        if (e->key != 0)
-            return e;
+        if (e->key != 0) return e;
     }
     return NULL;
 }

@@ -77,8 +77,7 @@ static bool step(replay_t *r, const tl_event_t *events, size_t i)
     switch (ev->type) {
     case TL_EV_ALLOC:
         add_block(r, ev, ev->storage, &oom);
-        if (ev->storage)
-            r->c.storages++;
+        if (ev->storage) r->c.storages++;
         break;
     case TL_EV_RALLOC:
         /* A realloc'd block keeps the kind of the block it replaced. */
@@ -114,12 +113,9 @@ static bool step(replay_t *r, const tl_event_t *events, size_t i)
 static int cmp_stat(const void *pa, const void *pb)
 {
     const tl_site_stat_t *a = pa, *b = pb;
-    if (a->bytes != b->bytes)
-        return a->bytes > b->bytes ? -1 : 1;
-    if (a->blocks != b->blocks)
-        return a->blocks > b->blocks ? -1 : 1;
-    if (a->site != b->site)
-        return a->site < b->site ? -1 : 1;
+    if (a->bytes != b->bytes) return a->bytes > b->bytes ? -1 : 1;
+    if (a->blocks != b->blocks) return a->blocks > b->blocks ? -1 : 1;
+    if (a->site != b->site) return a->site < b->site ? -1 : 1;
     return (int)a->storage - (int)b->storage;
 }
 
@@ -135,8 +131,7 @@ static bool collect(acc_t *acc, size_t nsites, tl_site_stat_t **out, size_t *nou
     for (size_t i = 0; i < nsites * 2; i++)
         n += acc[i].blocks != 0;
     *out = malloc((n ? n : 1) * sizeof **out);
-    if (!*out)
-        return true;
+    if (!*out) return true;
     size_t k = 0;
     for (size_t i = 0; i < nsites * 2; i++)
         if (acc[i].blocks)
@@ -153,13 +148,11 @@ static bool collect(acc_t *acc, size_t nsites, tl_site_stat_t **out, size_t *nou
 static bool live_by_site(replay_t *r, size_t nsites, tl_site_stat_t **out, size_t *nout)
 {
     acc_t *acc = calloc(nsites * 2 + 2, sizeof *acc);
-    if (!acc)
-        return true;
+    if (!acc) return true;
     size_t pos = 0;
     for (tl_map_entry_t *e; (e = tl_map_next(&r->live, &pos));) {
         size_t site = (size_t)(e->b & 0xffffffffu), storage = (e->b >> 32) & 1;
-        if (site >= nsites)
-            continue; /* cannot happen: sites come from the reader */
+        if (site >= nsites) continue; /* cannot happen: sites come from the reader */
         acc[site * 2 + storage].bytes += e->a;
         acc[site * 2 + storage].blocks++;
     }
@@ -176,19 +169,16 @@ bool tl_model_build(const tl_trace_t *t, tl_model_t *m)
     acc_t *sacc = NULL;
 
     for (size_t i = 0; i < n; i++)
-        if (step(&r, t->events, i))
-            goto oom;
+        if (step(&r, t->events, i)) goto oom;
     bool have_peak = r.c.peak_bytes > 0;
     size_t peak_event = r.peak_event;
     tl_map_free(&r.live);
     r = (replay_t){0};
 
     sacc = calloc(nsites * 2 + 2, sizeof *sacc);
-    if (!sacc)
-        goto oom;
+    if (!sacc) goto oom;
     for (size_t i = 0; i < n; i++) {
-        if (step(&r, t->events, i))
-            goto oom;
+        if (step(&r, t->events, i)) goto oom;
         const tl_event_t *ev = &t->events[i];
         if (ev->type == TL_EV_ALLOC && ev->storage && ev->site < nsites) {
             sacc[ev->site * 2 + 1].bytes += ev->size;

@@ -30,7 +30,8 @@ typedef struct tl_model {
     uint64_t unknown_frees;   /* FREE / REALLOC of a pointer not live: ignored */
     uint64_t replaced_blocks; /* ALLOC of an address already live: old block dropped */
 
-    uint64_t peak_bytes, peak_ts; /* high-water mark of all live bytes; peak_ts valid if peak_bytes */
+    uint64_t peak_bytes,
+        peak_ts; /* high-water mark of all live bytes; peak_ts valid if peak_bytes */
     uint64_t peak_blocks;
     uint64_t peak_storage_bytes, peak_storage_ts;
     uint64_t live_bytes, live_blocks, live_storage_bytes, live_storage_blocks; /* at the end */

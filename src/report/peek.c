@@ -17,8 +17,7 @@
 static void copy_run(char *dst, tl_bytes_t b)
 {
     size_t n = b.n < TL_TRACE_INFO_STR - 1 ? b.n : TL_TRACE_INFO_STR - 1;
-    if (n)
-        memcpy(dst, b.p, n);
+    if (n) memcpy(dst, b.p, n);
     dst[n] = '\0'; /* an embedded NUL cuts it shorter, harmlessly */
 }
 
@@ -28,12 +27,9 @@ static ssize_t read_at(int fd, uint8_t *buf, size_t n, uint64_t off)
     size_t got = 0;
     while (got < n) {
         ssize_t r = pread(fd, buf + got, n - got, (off_t)(off + got));
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r < 0)
-            return -1;
-        if (r == 0)
-            break;
+        if (r < 0 && errno == EINTR) continue;
+        if (r < 0) return -1;
+        if (r == 0) break;
         got += (size_t)r;
     }
     return (ssize_t)got;
@@ -43,25 +39,21 @@ static ssize_t read_at(int fd, uint8_t *buf, size_t n, uint64_t off)
 static bool scan_chunk(const uint8_t *c, size_t n, tl_trace_info_t *info, tl_record_t *rec,
                        uint64_t *frames)
 {
-    if (n < TL_CHUNK_HEADER_BYTES || tl_load_le32(c + TL_CHK_MAGIC) != TL_CHUNK_MAGIC)
-        return false;
+    if (n < TL_CHUNK_HEADER_BYTES || tl_load_le32(c + TL_CHK_MAGIC) != TL_CHUNK_MAGIC) return false;
     uint64_t used = tl_load_le32(c + TL_CHK_USED);
     size_t have = n - TL_CHUNK_HEADER_BYTES;
-    if (used < have)
-        have = (size_t)used;
+    if (used < have) have = (size_t)used;
     const uint8_t *p = c + TL_CHUNK_HEADER_BYTES;
     for (size_t off = 0; off < have;) {
         long r = tl_rec_decode(p + off, have - off, rec, frames);
-        if (r <= 0)
-            return false;
+        if (r <= 0) return false;
         off += (size_t)r;
         if (rec->type == TL_REC_PROCESS) {
             info->has_process = true;
             info->pid = rec->u.process.pid;
             info->ppid = rec->u.process.ppid;
             copy_run(info->exe, rec->u.process.exe);
-            if (rec->u.process.argc > 0)
-                copy_run(info->argv0, rec->u.process.argv[0]);
+            if (rec->u.process.argc > 0) copy_run(info->argv0, rec->u.process.argv[0]);
             return true;
         }
     }
@@ -72,21 +64,18 @@ int tl_trace_peek(const char *path, tl_trace_info_t *info)
 {
     memset(info, 0, sizeof *info);
     int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return TL_EXIT_NO_TRACE;
+    if (fd < 0) return TL_EXIT_NO_TRACE;
     int rc = TL_EXIT_NO_TRACE;
     uint8_t hbuf[TL_HDR_RESERVED];
     uint8_t *chunk = NULL;
     uint64_t *frames = NULL;
     tl_record_t *rec = NULL;
     ssize_t got = read_at(fd, hbuf, sizeof hbuf, 0);
-    if (got < 0)
-        goto out;
+    if (got < 0) goto out;
     tl_trace_hdr_t h;
     const char *why;
     rc = tl_reader_parse_header(hbuf, (size_t)got, &h, &why);
-    if (rc)
-        goto out;
+    if (rc) goto out;
     info->pid = h.pid;
     info->ppid = h.ppid;
     info->session = h.session;
@@ -98,16 +87,12 @@ int tl_trace_peek(const char *path, tl_trace_info_t *info)
     chunk = malloc(h.chunk_bytes);
     frames = malloc(TL_REC_MAX_FRAMES * sizeof *frames);
     rec = malloc(sizeof *rec);
-    if (!chunk || !frames || !rec)
-        goto out; /* header facts are in; exe/argv0 stay "" */
+    if (!chunk || !frames || !rec) goto out; /* header facts are in; exe/argv0 stay "" */
     for (uint64_t ci = 0; ci < PEEK_MAX_CHUNKS; ci++) {
-        if (h.chunk_count && ci >= h.chunk_count)
-            break;
+        if (h.chunk_count && ci >= h.chunk_count) break;
         got = read_at(fd, chunk, h.chunk_bytes, h.header_bytes + ci * h.chunk_bytes);
-        if (got <= 0)
-            break;
-        if (scan_chunk(chunk, (size_t)got, info, rec, frames))
-            break;
+        if (got <= 0) break;
+        if (scan_chunk(chunk, (size_t)got, info, rec, frames)) break;
     }
 out:
     free(chunk);

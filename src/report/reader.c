@@ -62,10 +62,8 @@ int tl_reader_parse_header(const uint8_t *buf, size_t n, tl_trace_hdr_t *h, cons
 static char *dup_run(tl_bytes_t b)
 {
     char *s = malloc(b.n + 1);
-    if (!s)
-        return NULL;
-    if (b.n)
-        memcpy(s, b.p, b.n);
+    if (!s) return NULL;
+    if (b.n) memcpy(s, b.p, b.n);
     s[b.n] = '\0';
     return s;
 }
@@ -73,19 +71,15 @@ static char *dup_run(tl_bytes_t b)
 /* Growable arrays: double capacity; true on overflow or out of memory. */
 static bool reserve(void **p, size_t *cap, size_t need, size_t elem)
 {
-    if (need <= *cap)
-        return false;
+    if (need <= *cap) return false;
     size_t ncap = *cap ? *cap : 64;
     while (ncap < need) {
-        if (ncap > SIZE_MAX / 2)
-            return true;
+        if (ncap > SIZE_MAX / 2) return true;
         ncap *= 2;
     }
-    if (ncap > SIZE_MAX / elem)
-        return true;
+    if (ncap > SIZE_MAX / elem) return true;
     void *np = realloc(*p, ncap * elem);
-    if (!np)
-        return true;
+    if (!np) return true;
     *p = np;
     *cap = ncap;
     return false;
@@ -102,10 +96,8 @@ static uint32_t intern_site(rd_t *r, uint64_t stack_id)
     tl_trace_t *t = r->t;
     bool created;
     tl_map_entry_t *e = tl_map_put(&t->site_by_id, stack_id, &created);
-    if (!e)
-        return UINT32_MAX;
-    if (!created)
-        return (uint32_t)e->a;
+    if (!e) return UINT32_MAX;
+    if (!created) return (uint32_t)e->a;
     if (t->nsites >= UINT32_MAX - 1 ||
         reserve((void **)&t->sites, &r->site_cap, t->nsites + 1, sizeof *t->sites)) {
         tl_map_remove(&t->site_by_id, stack_id);
@@ -119,16 +111,14 @@ static uint32_t intern_site(rd_t *r, uint64_t stack_id)
 static bool push_event(rd_t *r, const tl_event_t *ev)
 {
     tl_trace_t *t = r->t;
-    if (reserve((void **)&t->events, &r->ev_cap, t->nevents + 1, sizeof *t->events))
-        return true;
+    if (reserve((void **)&t->events, &r->ev_cap, t->nevents + 1, sizeof *t->events)) return true;
     t->events[t->nevents++] = *ev;
     return false;
 }
 
 static bool take_process(tl_trace_t *t, const tl_record_t *rec)
 {
-    if (t->has_process)
-        return false; /* the first one describes the image */
+    if (t->has_process) return false; /* the first one describes the image */
     t->has_process = true;
     t->pid = rec->u.process.pid;
     t->ppid = rec->u.process.ppid;
@@ -136,12 +126,10 @@ static bool take_process(tl_trace_t *t, const tl_record_t *rec)
     free(t->exe);
     t->exe = dup_run(rec->u.process.exe);
     t->argv = calloc(rec->u.process.argc ? rec->u.process.argc : 1, sizeof *t->argv);
-    if (!t->exe || !t->argv)
-        return true;
+    if (!t->exe || !t->argv) return true;
     for (size_t i = 0; i < rec->u.process.argc; i++) {
         t->argv[i] = dup_run(rec->u.process.argv[i]);
-        if (!t->argv[i])
-            return true;
+        if (!t->argv[i]) return true;
         t->argc = i + 1;
     }
     return false;
@@ -153,9 +141,8 @@ static bool take_module(rd_t *r, const tl_record_t *rec)
     if (reserve((void **)&t->modules, &r->mod_cap, t->nmodules + 1, sizeof *t->modules))
         return true;
     tl_module_t *m = &t->modules[t->nmodules];
-    *m = (tl_module_t){.base = rec->u.module.base,
-                       .start = rec->u.module.start,
-                       .size = rec->u.module.size};
+    *m = (tl_module_t){
+        .base = rec->u.module.base, .start = rec->u.module.start, .size = rec->u.module.size};
     m->path = dup_run(rec->u.module.path);
     m->build_id = malloc(rec->u.module.build_id.n + 1);
     if (!m->path || !m->build_id) {
@@ -173,14 +160,11 @@ static bool take_module(rd_t *r, const tl_record_t *rec)
 static bool take_stack(rd_t *r, const tl_record_t *rec)
 {
     tl_trace_t *t = r->t;
-    if (rec->u.stack.id == 0)
-        return false; /* id 0 means "no stack" and cannot be defined */
+    if (rec->u.stack.id == 0) return false; /* id 0 means "no stack" and cannot be defined */
     uint32_t si = intern_site(r, rec->u.stack.id);
-    if (si == UINT32_MAX)
-        return true;
+    if (si == UINT32_MAX) return true;
     tl_site_t *s = &t->sites[si];
-    if (s->defined)
-        return false; /* keep the first definition */
+    if (s->defined) return false; /* keep the first definition */
     size_t nf = (size_t)rec->u.stack.nframes;
     if (reserve((void **)&t->frames, &r->frame_cap, t->nframes + nf, sizeof *t->frames))
         return true;
@@ -197,10 +181,8 @@ static bool take_pyframe(rd_t *r, const tl_record_t *rec)
     tl_trace_t *t = r->t;
     bool created;
     tl_map_entry_t *e = tl_map_put(&t->pyframe_by_id, rec->u.pyframe.id, &created);
-    if (!e)
-        return true;
-    if (!created)
-        return false; /* keep the first definition */
+    if (!e) return true;
+    if (!created) return false; /* keep the first definition */
     if (reserve((void **)&t->pyframes, &r->py_cap, t->npyframes + 1, sizeof *t->pyframes)) {
         tl_map_remove(&t->pyframe_by_id, rec->u.pyframe.id);
         return true;
@@ -222,8 +204,7 @@ static bool take_pyframe(rd_t *r, const tl_record_t *rec)
 
 const tl_pyframe_t *tl_trace_pyframe(const tl_trace_t *t, uint64_t frame)
 {
-    if (!(frame & TL_FRAME_PY_TAG))
-        return NULL;
+    if (!(frame & TL_FRAME_PY_TAG)) return NULL;
     tl_map_entry_t *e = tl_map_get(&t->pyframe_by_id, frame & ~TL_FRAME_PY_TAG);
     return e && e->a < t->npyframes ? &t->pyframes[e->a] : NULL;
 }
@@ -241,8 +222,7 @@ static bool take_record(rd_t *r, const tl_record_t *rec, uint64_t ts)
     case TL_REC_STACK:
         return take_stack(r, rec);
     case TL_REC_ALLOC:
-        if (rec->u.alloc.ptr == 0)
-            return false; /* a failed allocation made no block */
+        if (rec->u.alloc.ptr == 0) return false; /* a failed allocation made no block */
         ev.type = TL_EV_ALLOC;
         ev.ptr = rec->u.alloc.ptr;
         ev.size = rec->u.alloc.size;
@@ -250,8 +230,7 @@ static bool take_record(rd_t *r, const tl_record_t *rec, uint64_t ts)
         ev.site = intern_site(r, rec->u.alloc.stack_id);
         return ev.site == UINT32_MAX || push_event(r, &ev);
     case TL_REC_FREE:
-        if (rec->u.free.ptr == 0)
-            return false;
+        if (rec->u.free.ptr == 0) return false;
         ev.type = TL_EV_FREE;
         ev.ptr = rec->u.free.ptr;
         ev.storage = tl_kind_is_storage(rec->u.free.kind);
@@ -260,8 +239,7 @@ static bool take_record(rd_t *r, const tl_record_t *rec, uint64_t ts)
         if (rec->u.realloc.old_ptr != 0) {
             ev.type = TL_EV_RFREE;
             ev.ptr = rec->u.realloc.old_ptr;
-            if (push_event(r, &ev))
-                return true;
+            if (push_event(r, &ev)) return true;
         }
         if (rec->u.realloc.new_ptr != 0) {
             ev.type = TL_EV_RALLOC;
@@ -301,26 +279,22 @@ static bool read_chunk(rd_t *r, const uint8_t *p, size_t n, uint64_t base_ts, bo
     while (off < n) {
         long used = tl_rec_decode(p + off, n - off, &rec, frames);
         if (used <= 0) {
-            if (!cut)
-                r->t->bad_records++;
+            if (!cut) r->t->bad_records++;
             break;
         }
         off += (size_t)used;
         ts += rec.ts_delta;
         any = true;
-        if (take_record(r, &rec, ts))
-            return true;
+        if (take_record(r, &rec, ts)) return true;
     }
-    if (any)
-        r->t->chunks_read++;
+    if (any) r->t->chunks_read++;
     return false;
 }
 
 static bool all_zero(const uint8_t *p, size_t n)
 {
     for (size_t i = 0; i < n; i++)
-        if (p[i])
-            return false;
+        if (p[i]) return false;
     return true;
 }
 
@@ -329,8 +303,7 @@ static bool read_chunks(rd_t *r, const uint8_t *buf, size_t size)
     tl_trace_t *t = r->t;
     const uint64_t hb = t->hdr.header_bytes, cb = t->hdr.chunk_bytes;
     uint64_t *frames = malloc(TL_REC_MAX_FRAMES * sizeof *frames);
-    if (!frames)
-        return true;
+    if (!frames) return true;
     bool oom = false;
     uint64_t declared = t->hdr.chunk_count;
     if (size < hb) {
@@ -343,20 +316,17 @@ static bool read_chunks(rd_t *r, const uint8_t *buf, size_t size)
          * which the size check below rules out first. */
         uint64_t off = hb + ci * cb;
         if (off >= size) {
-            if (declared != 0)
-                t->truncated = true; /* header promised more chunks */
+            if (declared != 0) t->truncated = true; /* header promised more chunks */
             break;
         }
         uint64_t avail = size - off;
         const uint8_t *c = buf + off;
         if (avail < TL_CHUNK_HEADER_BYTES) {
-            if (declared != 0 || !all_zero(c, (size_t)avail))
-                t->truncated = true;
+            if (declared != 0 || !all_zero(c, (size_t)avail)) t->truncated = true;
             break;
         }
         uint32_t magic = tl_load_le32(c + TL_CHK_MAGIC);
-        if (magic == 0)
-            continue; /* never used */
+        if (magic == 0) continue; /* never used */
         if (magic != TL_CHUNK_MAGIC) {
             t->bad_chunks++;
             continue;
@@ -389,11 +359,9 @@ static bool sort_events(tl_trace_t *t)
     size_t i;
     for (i = 1; i < n && t->events[i - 1].ts <= t->events[i].ts; i++)
         ;
-    if (i >= n)
-        return false; /* already in order (one thread, the common case) */
+    if (i >= n) return false; /* already in order (one thread, the common case) */
     tl_event_t *tmp = malloc(n * sizeof *tmp);
-    if (!tmp)
-        return true;
+    if (!tmp) return true;
     tl_event_t *src = t->events, *dst = tmp;
     for (size_t width = 1; width < n; width *= 2) {
         for (size_t lo = 0; lo < n; lo += 2 * width) {
@@ -410,8 +378,7 @@ static bool sort_events(tl_trace_t *t)
         tl_event_t *sw = src;
         src = dst;
         dst = sw;
-        if (width > SIZE_MAX / 2)
-            break;
+        if (width > SIZE_MAX / 2) break;
     }
     if (src != t->events) {
         memcpy(t->events, src, n * sizeof *src);
@@ -436,10 +403,8 @@ int tl_trace_read_mem(const uint8_t *buf, size_t n, tl_trace_t *t, char *why, si
     t->ppid = t->hdr.ppid;
     t->exec_seq = t->hdr.exec_seq;
     rd_t r = {.t = t};
-    if (read_chunks(&r, buf, n) || sort_events(t))
-        goto oom;
-    if (!t->exe && !(t->exe = strdup("")))
-        goto oom;
+    if (read_chunks(&r, buf, n) || sort_events(t)) goto oom;
+    if (!t->exe && !(t->exe = strdup(""))) goto oom;
     return 0;
 oom:
     tl_trace_free(t);

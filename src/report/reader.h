@@ -22,11 +22,11 @@ enum { TL_EV_ALLOC = 1, TL_EV_FREE = 2, TL_EV_RFREE = 3, TL_EV_RALLOC = 4 };
 
 /* One allocation event: 32 bytes, so millions fit. */
 typedef struct tl_event {
-    uint64_t ts;   /* absolute CLOCK_MONOTONIC ns (chunk base_ts + deltas) */
-    uint64_t ptr;  /* never 0 */
-    uint64_t size; /* bytes, for ALLOC / RALLOC */
-    uint32_t site; /* index into tl_trace_t.sites, for ALLOC / RALLOC */
-    uint8_t type;  /* TL_EV_* */
+    uint64_t ts;     /* absolute CLOCK_MONOTONIC ns (chunk base_ts + deltas) */
+    uint64_t ptr;    /* never 0 */
+    uint64_t size;   /* bytes, for ALLOC / RALLOC */
+    uint32_t site;   /* index into tl_trace_t.sites, for ALLOC / RALLOC */
+    uint8_t type;    /* TL_EV_* */
     uint8_t storage; /* ALLOC / FREE: the record's kind is a storage kind;
                       * RALLOC: 1 when the RFREE of its old pointer precedes it */
     uint16_t pad;
@@ -34,10 +34,10 @@ typedef struct tl_event {
 
 /* An allocation site: one stack id of the trace. */
 typedef struct tl_site {
-    uint64_t stack_id;   /* as recorded; 0 = no stack */
-    size_t frame_off;    /* first frame in tl_trace_t.frames */
-    uint32_t nframes;    /* 0 when no STACK record defined this id */
-    bool defined;        /* a STACK record was seen */
+    uint64_t stack_id; /* as recorded; 0 = no stack */
+    size_t frame_off;  /* first frame in tl_trace_t.frames */
+    uint32_t nframes;  /* 0 when no STACK record defined this id */
+    bool defined;      /* a STACK record was seen */
 } tl_site_t;
 
 typedef struct tl_module {
@@ -67,8 +67,8 @@ typedef struct tl_trace {
 
     bool has_process; /* a PROCESS record was read (else the fields below come from the header) */
     uint64_t pid, ppid, exec_seq;
-    char *exe;        /* "" when unknown */
-    char **argv;      /* argc NUL-terminated copies */
+    char *exe;   /* "" when unknown */
+    char **argv; /* argc NUL-terminated copies */
     size_t argc;
 
     tl_module_t *modules;
@@ -92,10 +92,10 @@ typedef struct tl_trace {
     int64_t end_exit_status;
 
     /* What could not be read. */
-    bool truncated;        /* the file ends before the data its headers announce */
-    uint64_t bad_chunks;   /* chunks with a bad magic or an impossible `used` */
-    uint64_t bad_records;  /* records that failed to decode (rest of that chunk dropped) */
-    uint64_t chunks_read;  /* chunks with records */
+    bool truncated;       /* the file ends before the data its headers announce */
+    uint64_t bad_chunks;  /* chunks with a bad magic or an impossible `used` */
+    uint64_t bad_records; /* records that failed to decode (rest of that chunk dropped) */
+    uint64_t chunks_read; /* chunks with records */
 } tl_trace_t;
 
 /* Validate the fixed header in buf[0, n). Returns 0, or TL_EXIT_BAD_TRACE with

@@ -90,7 +90,7 @@ static void process(const tl_report_ctx_t *c, tl_json_t *j)
     if (!t->has_end)
         tl_json_null(j);
     else
-        tl_json_str(j, t->end_reason == TL_END_EXEC ? "exec"
+        tl_json_str(j, t->end_reason == TL_END_EXEC   ? "exec"
                        : t->end_reason == TL_END_EXIT ? "exit"
                                                       : "unknown");
     tl_json_obj_end(j);
@@ -146,7 +146,8 @@ static void summary(const tl_report_ctx_t *c, tl_json_t *j)
         {"peak_bytes", m->peak_bytes},
         {"peak_time_ns", m->peak_bytes ? tl_render_rel_ns(t, m->peak_ts) : 0},
         {"peak_storage_bytes", m->peak_storage_bytes},
-        {"peak_storage_time_ns", m->peak_storage_bytes ? tl_render_rel_ns(t, m->peak_storage_ts) : 0},
+        {"peak_storage_time_ns",
+         m->peak_storage_bytes ? tl_render_rel_ns(t, m->peak_storage_ts) : 0},
         {"leaked_bytes", m->live_bytes},
         {"leaked_blocks", m->live_blocks},
         {"leaked_storage_bytes", m->live_storage_bytes},

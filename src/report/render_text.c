@@ -70,8 +70,7 @@ static bool has_prefix(const char *s, const char *p)
 /* Frames of the allocator machinery, skipped while they lead a stack. */
 static bool boring(const tl_frame_t *f)
 {
-    if (!f->module)
-        return false;
+    if (!f->module) return false;
     const char *b = base_name(f->module);
     return has_prefix(b, "libc.so") || has_prefix(b, "libc-") || has_prefix(b, "libjemalloc") ||
            has_prefix(b, "libtensorleak") || has_prefix(b, "ld-linux");
@@ -94,10 +93,8 @@ static void print_frame(const tl_frame_t *f, bool python, FILE *out)
         fputs("<python frame>", out);
     else
         fprintf(out, "0x%" PRIx64, f->address);
-    if (f->file)
-        fprintf(out, " (%s:%u)", f->file, f->line);
-    if (f->module)
-        fprintf(out, " [%s]", base_name(f->module));
+    if (f->file) fprintf(out, " (%s:%u)", f->file, f->line);
+    if (f->module) fprintf(out, " [%s]", base_name(f->module));
     fputc('\n', out);
 }
 
@@ -115,12 +112,10 @@ static void print_frames(const tl_report_ctx_t *c, uint32_t site, FILE *out)
     size_t first = 0;
     tl_frame_t f;
     while (first < n) {
-        if (tl_render_frame(c, frames[first], &f) || !boring(&f))
-            break;
+        if (tl_render_frame(c, frames[first], &f) || !boring(&f)) break;
         first++;
     }
-    if (first == n)
-        first = 0; /* nothing but allocator frames: show them */
+    if (first == n) first = 0; /* nothing but allocator frames: show them */
     size_t i = first, shown = 0, skipped = 0, py_more = 0;
     for (; i < n && shown < TEXT_MAX_FRAMES; i++, shown++) {
         bool python = tl_render_frame(c, frames[i], &f);
@@ -132,14 +127,12 @@ static void print_frames(const tl_report_ctx_t *c, uint32_t site, FILE *out)
             skipped++;
             continue;
         }
-        if (skipped)
-            fprintf(out, "      ... %zu frame%s\n", skipped, skipped == 1 ? "" : "s");
+        if (skipped) fprintf(out, "      ... %zu frame%s\n", skipped, skipped == 1 ? "" : "s");
         skipped = 0;
         print_frame(&f, true, out);
         py_more++;
     }
-    if (skipped)
-        fprintf(out, "      ... %zu more frame%s\n", skipped, skipped == 1 ? "" : "s");
+    if (skipped) fprintf(out, "      ... %zu more frame%s\n", skipped, skipped == 1 ? "" : "s");
 }
 
 static void print_sites(const tl_report_ctx_t *c, const char *title, const tl_site_stat_t *s,
@@ -148,8 +141,7 @@ static void print_sites(const tl_report_ctx_t *c, const char *title, const tl_si
     char b[32];
     size_t shown = tl_render_shown(c, n);
     fprintf(out, "\n%s: %zu site%s", title, n, n == 1 ? "" : "s");
-    if (shown < n)
-        fprintf(out, ", top %zu shown", shown);
+    if (shown < n) fprintf(out, ", top %zu shown", shown);
     fputs(n ? "\n" : "\n  (none)\n", out);
     for (size_t i = 0; i < shown; i++) {
         if (storage_list)
@@ -157,8 +149,9 @@ static void print_sites(const tl_report_ctx_t *c, const char *title, const tl_si
                     tl_render_bytes(s[i].bytes, b, sizeof b), s[i].blocks,
                     s[i].blocks == 1 ? "" : "s");
         else
-            fprintf(out, "  %s in %" PRIu64 " block%s%s\n", tl_render_bytes(s[i].bytes, b, sizeof b),
-                    s[i].blocks, s[i].blocks == 1 ? "" : "s", s[i].storage ? " [storage]" : "");
+            fprintf(out, "  %s in %" PRIu64 " block%s%s\n",
+                    tl_render_bytes(s[i].bytes, b, sizeof b), s[i].blocks,
+                    s[i].blocks == 1 ? "" : "s", s[i].storage ? " [storage]" : "");
         print_frames(c, s[i].site, out);
     }
 }
@@ -172,11 +165,11 @@ void tl_render_text(const tl_report_ctx_t *c, FILE *out)
     fprintf(out, "tensorleak: pid %" PRIu64 " (ppid %" PRIu64 "):", t->pid, t->ppid);
     for (size_t i = 0; i < t->argc; i++)
         fprintf(out, " %s", t->argv[i]);
-    if (t->argc == 0)
-        fprintf(out, " %s", t->exe[0] ? t->exe : "(command unknown)");
+    if (t->argc == 0) fprintf(out, " %s", t->exe[0] ? t->exe : "(command unknown)");
     fputc('\n', out);
 
-    fprintf(out, "tensorleak: peak %s (storages %s) at ", tl_render_bytes(m->peak_bytes, b1, sizeof b1),
+    fprintf(out, "tensorleak: peak %s (storages %s) at ",
+            tl_render_bytes(m->peak_bytes, b1, sizeof b1),
             tl_render_bytes(m->peak_storage_bytes, b2, sizeof b2));
     print_time(out, m->peak_bytes ? tl_render_rel_ns(t, m->peak_ts) : 0);
     fprintf(out,

@@ -22,8 +22,7 @@ static void note(tl_report_ctx_t *c, notes_t *nb, const char *fmt, ...)
 
 static void note(tl_report_ctx_t *c, notes_t *nb, const char *fmt, ...)
 {
-    if (c->nnotes >= TL_REPORT_MAX_NOTES)
-        return;
+    if (c->nnotes >= TL_REPORT_MAX_NOTES) return;
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(nb->buf[c->nnotes], sizeof nb->buf[0], fmt, ap);
@@ -44,8 +43,9 @@ static void make_notes(tl_report_ctx_t *c, notes_t *nb)
     else if (t->end_reason == TL_END_EXEC)
         note(c, nb, "the process called exec(): this trace covers the image before it");
     if (t->truncated)
-        note(c, nb, "trace truncated: the file ends before the data its headers announce; the "
-                    "readable part is reported");
+        note(c, nb,
+             "trace truncated: the file ends before the data its headers announce; the "
+             "readable part is reported");
     if (t->bad_chunks || t->bad_records)
         note(c, nb,
              "trace damaged: %" PRIu64 " corrupt chunk%s and %" PRIu64
@@ -70,8 +70,7 @@ static void make_notes(tl_report_ctx_t *c, notes_t *nb)
 int tl_report_file(const char *path, const tl_report_opts_t *opts, FILE *out)
 {
     static const tl_report_opts_t defaults = {TL_FORMAT_TEXT, 10};
-    if (!opts)
-        opts = &defaults;
+    if (!opts) opts = &defaults;
     tl_trace_t t;
     char why[256];
     int rc = tl_trace_read(path, &t, why, sizeof why);
@@ -107,8 +106,7 @@ int tl_report_file(const char *path, const tl_report_opts_t *opts, FILE *out)
                 strerror(errno ? errno : EIO));
         rc = TL_EXIT_OUTPUT;
     } else if (t.truncated || t.bad_chunks || t.bad_records) {
-        fprintf(stderr,
-                "tensorleak: %s: warning: trace %s; the readable part was reported\n", path,
+        fprintf(stderr, "tensorleak: %s: warning: trace %s; the readable part was reported\n", path,
                 t.truncated ? "truncated" : "damaged");
         rc = TL_EXIT_TRUNCATED;
     }

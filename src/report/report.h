@@ -33,13 +33,13 @@ int tl_report_file(const char *path, const tl_report_opts_t *opts, FILE *out);
  * record. Strings are NUL-terminated, cut to TL_TRACE_INFO_STR - 1 bytes, ""
  * when unknown. */
 typedef struct tl_trace_info {
-    uint64_t pid, ppid;   /* PROCESS record, else the header */
-    uint64_t session;     /* TENSORLEAK_SESSION of the run, 0 if none */
-    uint64_t exec_seq;    /* exec()s this pid made before this image */
-    uint64_t start_mono;  /* CLOCK_MONOTONIC ns at the agent's start */
+    uint64_t pid, ppid;      /* PROCESS record, else the header */
+    uint64_t session;        /* TENSORLEAK_SESSION of the run, 0 if none */
+    uint64_t exec_seq;       /* exec()s this pid made before this image */
+    uint64_t start_mono;     /* CLOCK_MONOTONIC ns at the agent's start */
     uint64_t start_realtime; /* ns since the Unix epoch */
-    bool clean_end;       /* the agent finished the file (exit or exec) */
-    bool has_process;     /* a PROCESS record was found (exe, argv0 valid) */
+    bool clean_end;          /* the agent finished the file (exit or exec) */
+    bool has_process;        /* a PROCESS record was found (exe, argv0 valid) */
     char exe[TL_TRACE_INFO_STR];
     char argv0[TL_TRACE_INFO_STR];
 } tl_trace_info_t;

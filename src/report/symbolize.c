@@ -42,8 +42,7 @@ static const Dwfl_Callbacks callbacks = {
 
 char *tl_sym_demangle(const char *name)
 {
-    if (!name || name[0] != '_' || name[1] != 'Z')
-        return NULL;
+    if (!name || name[0] != '_' || name[1] != 'Z') return NULL;
     int status = -1;
     char *d = __cxa_demangle(name, NULL, NULL, &status);
     if (status != 0) {
@@ -56,8 +55,7 @@ char *tl_sym_demangle(const char *name)
 tl_symbolizer_t *tl_sym_new(const tl_module_t *mods, size_t n)
 {
     tl_symbolizer_t *s = calloc(1, sizeof *s);
-    if (!s)
-        return NULL;
+    if (!s) return NULL;
     s->mods = calloc(n ? n : 1, sizeof *s->mods);
     if (!s->mods) {
         free(s);
@@ -83,8 +81,7 @@ static void open_module(sym_mod_t *m)
     if (!rec->path[0] || rec->path[0] != '/')
         return; /* [vdso], anonymous or relative: nothing to open offline */
     Dwfl *dwfl = dwfl_begin(&callbacks);
-    if (!dwfl)
-        return;
+    if (!dwfl) return;
     dwfl_report_begin(dwfl);
     /* add_p_vaddr: base is the load bias (dlpi_addr), added to p_vaddr. */
     Dwfl_Module *mod = dwfl_report_elf(dwfl, base_name(rec->path), rec->path, -1, rec->base, true);
@@ -113,8 +110,7 @@ static sym_mod_t *find_module(tl_symbolizer_t *s, uint64_t addr)
 {
     for (size_t i = s->nmods; i-- > 0;) {
         const tl_module_t *rec = s->mods[i].rec;
-        if (addr >= rec->start && addr - rec->start < rec->size)
-            return &s->mods[i];
+        if (addr >= rec->start && addr - rec->start < rec->size) return &s->mods[i];
     }
     return NULL;
 }
@@ -122,16 +118,12 @@ static sym_mod_t *find_module(tl_symbolizer_t *s, uint64_t addr)
 static void resolve(tl_symbolizer_t *s, uint64_t pc, tl_frame_t *f)
 {
     sym_mod_t *m = find_module(s, pc);
-    if (!m)
-        return;
+    if (!m) return;
     f->module = m->rec->path;
-    if (m->state == MOD_UNTRIED)
-        open_module(m);
-    if (m->state != MOD_OK)
-        return;
+    if (m->state == MOD_UNTRIED) open_module(m);
+    if (m->state != MOD_OK) return;
     Dwfl_Module *mod = dwfl_addrmodule(m->dwfl, pc);
-    if (!mod)
-        return;
+    if (!mod) return;
     GElf_Off off;
     GElf_Sym sym;
     const char *name = dwfl_module_addrinfo(mod, pc, &off, &sym, NULL, NULL, NULL);
@@ -165,15 +157,13 @@ void tl_sym_lookup(tl_symbolizer_t *s, uint64_t address, bool return_address, tl
     if (s->nframes == s->cap) {
         size_t ncap = s->cap ? s->cap * 2 : 256;
         tl_frame_t *nf = realloc(s->frames, ncap * sizeof *nf);
-        if (!nf)
-            goto uncached;
+        if (!nf) goto uncached;
         s->frames = nf;
         s->cap = ncap;
     }
     bool created;
     e = tl_map_put(&s->cache, key, &created);
-    if (!e)
-        goto uncached;
+    if (!e) goto uncached;
     e->a = s->nframes;
     s->frames[s->nframes++] = *out;
     return;
@@ -187,11 +177,9 @@ uncached:
 
 void tl_sym_free(tl_symbolizer_t *s)
 {
-    if (!s)
-        return;
+    if (!s) return;
     for (size_t i = 0; i < s->nmods; i++)
-        if (s->mods[i].dwfl)
-            dwfl_end(s->mods[i].dwfl);
+        if (s->mods[i].dwfl) dwfl_end(s->mods[i].dwfl);
     for (size_t i = 0; i < s->nframes; i++) {
         free((char *)s->frames[i].function);
         free((char *)s->frames[i].file);

@@ -57,11 +57,11 @@ START_TEST(reader_merge_threads)
 {
     uint8_t a[256], b[256];
     tl_wbuf_t wa = {a, a + sizeof a, false}, wb = {b, b + sizeof b, false};
-    tl_rec_put_alloc(&wa, 10, 0, 0xa1, 1, 7);  /* 1010 */
-    tl_rec_put_alloc(&wa, 20, 0, 0xa2, 1, 7);  /* 1030 */
-    tl_rec_put_alloc(&wb, 0, 0, 0xb1, 1, 0);   /* 1005 */
-    tl_rec_put_alloc(&wb, 25, 0, 0xb2, 1, 0);  /* 1030: tie, after chunk 0 */
-    tl_rec_put_alloc(&wb, 1, 0, 0xb3, 1, 0);   /* 1031 */
+    tl_rec_put_alloc(&wa, 10, 0, 0xa1, 1, 7); /* 1010 */
+    tl_rec_put_alloc(&wa, 20, 0, 0xa2, 1, 7); /* 1030 */
+    tl_rec_put_alloc(&wb, 0, 0, 0xb1, 1, 0);  /* 1005 */
+    tl_rec_put_alloc(&wb, 25, 0, 0xb2, 1, 0); /* 1030: tie, after chunk 0 */
+    tl_rec_put_alloc(&wb, 1, 0, 0xb3, 1, 0);  /* 1031 */
     uint64_t fr[] = {0x1234};
     tl_rec_put_stack(&wb, 0, 7, fr, 1); /* defined after its use, in another chunk */
     tl_tgen_t g;
@@ -128,9 +128,14 @@ START_TEST(reader_bad_headers)
         size_t off;
         uint32_t v;
     } cases[] = {
-        {TL_HDR_MAGIC, 0x41414141},      {TL_HDR_VERSION, 2},     {TL_HDR_VERSION, 0},
-        {TL_HDR_HEADER_BYTES, 0},        {TL_HDR_HEADER_BYTES, 0xffffffff},
-        {TL_HDR_CHUNK_BYTES, 0},         {TL_HDR_CHUNK_BYTES, 32}, {TL_HDR_CHUNK_BYTES, 0xffffffff},
+        {TL_HDR_MAGIC, 0x41414141},
+        {TL_HDR_VERSION, 2},
+        {TL_HDR_VERSION, 0},
+        {TL_HDR_HEADER_BYTES, 0},
+        {TL_HDR_HEADER_BYTES, 0xffffffff},
+        {TL_HDR_CHUNK_BYTES, 0},
+        {TL_HDR_CHUNK_BYTES, 32},
+        {TL_HDR_CHUNK_BYTES, 0xffffffff},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         memcpy(copy, g.buf, g.len);

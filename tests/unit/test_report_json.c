@@ -45,12 +45,16 @@ END_TEST
 
 START_TEST(json_utf8)
 {
-    check_string("\xc3\xa9t\xc3\xa9", 5, "\"\xc3\xa9t\xc3\xa9\"");              /* kept */
+    check_string("\xc3\xa9t\xc3\xa9", 5, "\"\xc3\xa9t\xc3\xa9\"");                       /* kept */
     check_string("\xe2\x82\xac\xf0\x9f\x98\x80", 7, "\"\xe2\x82\xac\xf0\x9f\x98\x80\""); /* kept */
-    check_string("a\xff" "b", 3, "\"a\xef\xbf\xbd" "b\"");         /* bad byte */
-    check_string("\xc0\xaf", 2, "\"\xef\xbf\xbd\xef\xbf\xbd\"");   /* overlong */
+    check_string("a\xff"
+                 "b",
+                 3,
+                 "\"a\xef\xbf\xbd"
+                 "b\"");                                                         /* bad byte */
+    check_string("\xc0\xaf", 2, "\"\xef\xbf\xbd\xef\xbf\xbd\"");                 /* overlong */
     check_string("\xed\xa0\x80", 3, "\"\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\""); /* surrogate */
-    check_string("\xe2\x82", 2, "\"\xef\xbf\xbd\xef\xbf\xbd\"");   /* cut sequence */
+    check_string("\xe2\x82", 2, "\"\xef\xbf\xbd\xef\xbf\xbd\"");                 /* cut sequence */
 }
 END_TEST
 

@@ -43,12 +43,12 @@ static uint64_t stack_of(const tl_site_stat_t *s)
 START_TEST(model_peak_and_live)
 {
     begin();
-    tl_rec_put_alloc(&w, 10, 0, 0xa, 100, 1);  /* t 1010: 100 */
-    tl_rec_put_alloc(&w, 10, 0, 0xb, 200, 2);  /* t 1020: 300 = peak */
-    tl_rec_put_free(&w, 10, 3, 0xa);           /* t 1030: 200 */
-    tl_rec_put_alloc(&w, 10, 0, 0xc, 50, 3);   /* t 1040: 250 */
-    tl_rec_put_alloc(&w, 10, 0, 0xd, 50, 3);   /* t 1050: 300, not above the peak */
-    tl_rec_put_free(&w, 10, 3, 0xd);           /* t 1060: 250 */
+    tl_rec_put_alloc(&w, 10, 0, 0xa, 100, 1); /* t 1010: 100 */
+    tl_rec_put_alloc(&w, 10, 0, 0xb, 200, 2); /* t 1020: 300 = peak */
+    tl_rec_put_free(&w, 10, 3, 0xa);          /* t 1030: 200 */
+    tl_rec_put_alloc(&w, 10, 0, 0xc, 50, 3);  /* t 1040: 250 */
+    tl_rec_put_alloc(&w, 10, 0, 0xd, 50, 3);  /* t 1050: 300, not above the peak */
+    tl_rec_put_free(&w, 10, 3, 0xd);          /* t 1060: 250 */
     build();
     ck_assert_uint_eq(m.peak_bytes, 300);
     ck_assert_uint_eq(m.peak_ts, 1020);
@@ -113,8 +113,8 @@ START_TEST(model_realloc_chain)
     tl_rec_put_alloc(&w, 1, 0, 0x10, 10, 1);
     tl_rec_put_realloc(&w, 1, 0x10, 0x20, 20, 2);
     tl_rec_put_realloc(&w, 1, 0x20, 0x30, 40, 3);
-    tl_rec_put_realloc(&w, 1, 0, 0x40, 5, 4);    /* realloc(NULL, 5): a malloc */
-    tl_rec_put_realloc(&w, 1, 0x40, 0, 0, 0);    /* realloc(p, 0): a free */
+    tl_rec_put_realloc(&w, 1, 0, 0x40, 5, 4); /* realloc(NULL, 5): a malloc */
+    tl_rec_put_realloc(&w, 1, 0x40, 0, 0, 0); /* realloc(p, 0): a free */
     tl_rec_put_alloc(&w, 1, TL_KIND_STORAGE_C10, 0x50, 100, 8);
     tl_rec_put_realloc(&w, 1, 0x50, 0x60, 300, 9); /* a grown storage stays one */
     build();
@@ -138,13 +138,13 @@ END_TEST
 START_TEST(model_unknown_and_replaced)
 {
     begin();
-    tl_rec_put_free(&w, 1, 3, 0x999);              /* unknown: ignored */
-    tl_rec_put_realloc(&w, 1, 0x998, 0x10, 7, 1);  /* unknown old pointer */
+    tl_rec_put_free(&w, 1, 3, 0x999);             /* unknown: ignored */
+    tl_rec_put_realloc(&w, 1, 0x998, 0x10, 7, 1); /* unknown old pointer */
     tl_rec_put_alloc(&w, 1, 0, 0x20, 100, 2);
-    tl_rec_put_alloc(&w, 1, 0, 0x20, 30, 3);       /* same address still live */
+    tl_rec_put_alloc(&w, 1, 0, 0x20, 30, 3); /* same address still live */
     tl_rec_put_free(&w, 1, 3, 0x20);
-    tl_rec_put_free(&w, 1, 3, 0x20);               /* double free: unknown */
-    tl_rec_put_alloc(&w, 1, 0, 0, 100, 2);         /* failed allocation: no block */
+    tl_rec_put_free(&w, 1, 3, 0x20);       /* double free: unknown */
+    tl_rec_put_alloc(&w, 1, 0, 0, 100, 2); /* failed allocation: no block */
     build();
     ck_assert_uint_eq(m.unknown_frees, 3);
     ck_assert_uint_eq(m.replaced_blocks, 1);

@@ -29,8 +29,8 @@ static void run_target(target_t *t)
     ck_assert_ptr_nonnull(p);
     char idhex[160];
     int n = fscanf(p, "%lx %d %lx %lx %lx %159s %4095s", (unsigned long *)&t->ra, &t->line,
-                   (unsigned long *)&t->bias, (unsigned long *)&t->start,
-                   (unsigned long *)&t->size, idhex, t->exe);
+                   (unsigned long *)&t->bias, (unsigned long *)&t->start, (unsigned long *)&t->size,
+                   idhex, t->exe);
     ck_assert_int_eq(pclose(p), 0);
     ck_assert_int_eq(n, 7);
     t->idlen = 0;
@@ -63,7 +63,11 @@ START_TEST(sym_workload)
     ck_assert_uint_gt(t.idlen, 0);
     tl_module_t mods[2] = {
         {.base = 0, .start = 0x1000, .size = 0x1000, .path = (char *)"[vdso]"},
-        {.base = t.bias, .start = t.start, .size = t.size, .path = t.exe, .build_id = t.id,
+        {.base = t.bias,
+         .start = t.start,
+         .size = t.size,
+         .path = t.exe,
+         .build_id = t.id,
          .build_id_len = t.idlen},
     };
     tl_symbolizer_t *s = tl_sym_new(mods, 2);
@@ -170,14 +174,17 @@ START_TEST(report_text_sample)
     tl_report_opts_t o = {TL_FORMAT_TEXT, 10};
     char *s = render(&o, &rc);
     ck_assert_int_eq(rc, TL_EXIT_OK);
-    ck_assert_ptr_nonnull(strstr(s, "tensorleak: pid 4242 (ppid 1): ./prog --epochs=1 quote\"tab\t\n"));
+    ck_assert_ptr_nonnull(
+        strstr(s, "tensorleak: pid 4242 (ppid 1): ./prog --epochs=1 quote\"tab\t\n"));
     ck_assert_ptr_nonnull(strstr(
         s, "tensorleak: peak 1.00 MiB (storages 1.00 MiB) at 3.0 ms; 1.00 MiB live at end in 2 "
            "blocks (storages 1.00 MiB in 1); 3 allocations, 1 frees, 1 storages; 0 dropped\n"));
-    ck_assert_ptr_nonnull(strstr(s, "\nLeaks (live at end): 2 sites\n  1.00 MiB in 1 block [storage]\n"
-                                    "      at 0x401000 [prog]\n      at 0x402000 [prog]\n"
-                                    "  200 B in 1 block\n      at 0x403000 [prog]\n"));
-    ck_assert_ptr_nonnull(strstr(s, "\nStorages by site: 1 site\n  1.00 MiB in 1 storage allocation\n"));
+    ck_assert_ptr_nonnull(strstr(s,
+                                 "\nLeaks (live at end): 2 sites\n  1.00 MiB in 1 block [storage]\n"
+                                 "      at 0x401000 [prog]\n      at 0x402000 [prog]\n"
+                                 "  200 B in 1 block\n      at 0x403000 [prog]\n"));
+    ck_assert_ptr_nonnull(
+        strstr(s, "\nStorages by site: 1 site\n  1.00 MiB in 1 storage allocation\n"));
     free(s);
     o.top = 1;
     s = render(&o, &rc);
@@ -198,12 +205,23 @@ START_TEST(report_json_sample)
     char *s = render(&o, &rc);
     ck_assert_int_eq(rc, TL_EXIT_OK);
     const char *want[] = {
-        "\"peak_bytes\": 1048876,", "\"peak_storage_bytes\": 1048576,",
-        "\"leaked_bytes\": 1048776,", "\"leaked_blocks\": 2,", "\"leaked_storage_bytes\": 1048576,",
-        "\"allocations\": 3,", "\"frees\": 1,", "\"storages\": 1,",
-        "\"dropped_events\": 0,", "\"time_ns\": 3000000,", "\"exit_status\": 0,",
-        "\"quote\\\"tab\\t\"", "\"truncated\": false,", "\"clean_end\": true,",
-        "\"module\": \"/nonexistent/prog\",", "\"address\": 4198400", "\"function\": null,",
+        "\"peak_bytes\": 1048876,",
+        "\"peak_storage_bytes\": 1048576,",
+        "\"leaked_bytes\": 1048776,",
+        "\"leaked_blocks\": 2,",
+        "\"leaked_storage_bytes\": 1048576,",
+        "\"allocations\": 3,",
+        "\"frees\": 1,",
+        "\"storages\": 1,",
+        "\"dropped_events\": 0,",
+        "\"time_ns\": 3000000,",
+        "\"exit_status\": 0,",
+        "\"quote\\\"tab\\t\"",
+        "\"truncated\": false,",
+        "\"clean_end\": true,",
+        "\"module\": \"/nonexistent/prog\",",
+        "\"address\": 4198400",
+        "\"function\": null,",
     };
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
         ck_assert_msg(strstr(s, want[i]), "missing %s in\n%s", want[i], s);
@@ -257,8 +275,9 @@ START_TEST(report_symbolized)
     snprintf(line, sizeof line, "\"line\": %d,", t.line);
     ck_assert_ptr_nonnull(strstr(s, "\"function\": \"tl_symtarget_caller\","));
     ck_assert_ptr_nonnull(strstr(s, line));
-    ck_assert_ptr_nonnull(strstr(s, "\"kind\": \"python\",\n            \"function\": \"step\",\n"
-                                    "            \"file\": \"train.py\",\n            \"line\": 42,"));
+    ck_assert_ptr_nonnull(strstr(s,
+                                 "\"kind\": \"python\",\n            \"function\": \"step\",\n"
+                                 "            \"file\": \"train.py\",\n            \"line\": 42,"));
     free(s);
     o.format = TL_FORMAT_TEXT;
     s = render(&o, &rc);
@@ -283,8 +302,7 @@ START_TEST(report_mutations)
     for (uint64_t i = 0; i < 20; i++) {
         tl_rec_put_alloc(&w, 3, i & 16, 0x9000 + i * 64, 10 * i, i % 3 ? 9 : 2);
         tl_rec_put_realloc(&w, 1, 0x9000 + i * 64, 0xa000 + i * 64, 5 * i, 9);
-        if (i % 4 == 0)
-            tl_rec_put_free(&w, 2, 3, 0xa000 + i * 64);
+        if (i % 4 == 0) tl_rec_put_free(&w, 2, 3, 0xa000 + i * 64);
     }
     tl_rec_put_thread(&w, 0, 7, "worker", 6);
     ck_assert(!w.overflow);

@@ -7,13 +7,11 @@
 
 int main(int argc, char **argv)
 {
-    if (argc < 2)
-        return 2;
+    if (argc < 2) return 2;
     tl_tgen_t g;
     tl_tgen_sample(&g);
     size_t n = argc > 2 ? (size_t)strtoull(argv[2], NULL, 10) : g.len;
-    if (n > g.len)
-        n = g.len;
+    if (n > g.len) n = g.len;
     int rc = tl_tgen_write(argv[1], g.buf, n);
     free(g.buf);
     return rc ? 1 : 0;

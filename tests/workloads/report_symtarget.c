@@ -23,7 +23,9 @@ __attribute__((noinline)) static void tl_symtarget_callee(void)
 __attribute__((noinline)) void tl_symtarget_caller(int *line);
 __attribute__((noinline)) void tl_symtarget_caller(int *line)
 {
+    /* clang-format off */
     tl_symtarget_callee(); *line = __LINE__;
+    /* clang-format on */
 }
 
 struct self {
@@ -44,10 +46,8 @@ static int phdr_cb(struct dl_phdr_info *info, size_t size, void *arg)
         const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
         if (ph->p_type == PT_LOAD) {
             uintptr_t a = info->dlpi_addr + ph->p_vaddr;
-            if (a < s->start)
-                s->start = a;
-            if (a + ph->p_memsz > s->end)
-                s->end = a + ph->p_memsz;
+            if (a < s->start) s->start = a;
+            if (a + ph->p_memsz > s->end) s->end = a + ph->p_memsz;
         } else if (ph->p_type == PT_NOTE) {
             const unsigned char *p = (const unsigned char *)(info->dlpi_addr + ph->p_vaddr);
             const unsigned char *e = p + ph->p_memsz;
@@ -75,15 +75,13 @@ int main(void)
     dl_iterate_phdr(phdr_cb, &s);
     char exe[4096];
     ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (n <= 0)
-        return 1;
+    if (n <= 0) return 1;
     exe[n] = '\0';
     printf("%lx %d %lx %lx %lx ", (unsigned long)seen_ra, line, (unsigned long)s.bias,
            (unsigned long)s.start, (unsigned long)(s.end - s.start));
     for (size_t i = 0; i < s.idlen; i++)
         printf("%02x", s.id[i]);
-    if (s.idlen == 0)
-        printf("-");
+    if (s.idlen == 0) printf("-");
     printf(" %s\n", exe);
     return 0;
 }

@@ -20,12 +20,10 @@ typedef struct tl_tgen {
 
 static inline void tl_tgen_grow(tl_tgen_t *g, size_t add)
 {
-    if (g->len + add <= g->cap)
-        return;
+    if (g->len + add <= g->cap) return;
     size_t ncap = (g->len + add) * 2;
     g->buf = realloc(g->buf, ncap);
-    if (!g->buf)
-        abort();
+    if (!g->buf) abort();
     memset(g->buf + g->cap, 0, ncap - g->cap);
     g->cap = ncap;
 }
@@ -58,8 +56,7 @@ static inline void tl_tgen_header(tl_tgen_t *g, uint32_t chunk_bytes, uint32_t f
 static inline void tl_tgen_chunk(tl_tgen_t *g, uint32_t tid, uint32_t seq, uint64_t base_ts,
                                  const uint8_t *rec, size_t n)
 {
-    if (n > g->chunk_bytes - TL_CHUNK_HEADER_BYTES)
-        abort();
+    if (n > g->chunk_bytes - TL_CHUNK_HEADER_BYTES) abort();
     tl_tgen_grow(g, g->chunk_bytes);
     uint8_t *c = g->buf + g->len;
     memset(c, 0, g->chunk_bytes);
@@ -76,8 +73,7 @@ static inline void tl_tgen_chunk(tl_tgen_t *g, uint32_t tid, uint32_t seq, uint6
 static inline int tl_tgen_write(const char *path, const uint8_t *buf, size_t n)
 {
     FILE *f = fopen(path, "wb");
-    if (!f)
-        return -1;
+    if (!f) return -1;
     size_t w = fwrite(buf, 1, n, f);
     return fclose(f) == 0 && w == n ? 0 : -1;
 }

@@ -1,13 +1,121 @@
-/* test_agent.c - Check suites for src/agent: config, stack ids, writer. */
+/* test_agent.c - Check suites for src/agent: config parsing, stack ids, and
+ * the trace writer (concurrent writers, read back, truncated file). Links
+ * libtlagent.la, never the preload library: Check's mallocs stay glibc's. */
+#include <config.h>
+
 #include "agent/config.h"
+#include "agent/stack.h"
+#include "agent/writer.h"
+#include "common/trace_format.h"
 #include "tests/unit/check_main.h"
 
-START_TEST(placeholder)
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* ---- config ---- */
+
+START_TEST(config_defaults)
 {
     tl_config_t c;
-    const char *env[] = {NULL};
-    tl_config_parse(&c, env, 1);
+    const char *env[] = {"PATH=/bin", NULL};
+    tl_config_parse(&c, env, 42);
+    ck_assert(!c.disable);
     ck_assert_uint_eq(c.stack_depth, 64);
+    ck_assert(!c.depth_invalid);
+    ck_assert_uint_eq(c.session, 0);
+    ck_assert_uint_eq(c.exec_seq, 0);
+    ck_assert_str_eq(c.output, "tensorleak.%p.tlt");
+}
+END_TEST
+
+START_TEST(config_values)
+{
+    tl_config_t c;
+    const char *env[] = {"TENSORLEAK_DISABLE=1", "TENSORLEAK_STACK_DEPTH=12",
+                         "TENSORLEAK_SESSION=18446744073709551615", "TENSORLEAK_OUTPUT=/x/%p-%%.tlt",
+                         "TENSORLEAK_EXEC_SEQ=42:3", NULL};
+    tl_config_parse(&c, env, 42);
+    ck_assert(c.disable);
+    ck_assert_uint_eq(c.stack_depth, 12);
+    ck_assert_uint_eq(c.session, UINT64_MAX);
+    ck_assert_uint_eq(c.exec_seq, 3);
+    ck_assert_str_eq(c.output, "/x/%p-%%.tlt");
+    /* another pid's count was inherited across fork: this image is the first */
+    tl_config_parse(&c, env, 43);
+    ck_assert_uint_eq(c.exec_seq, 0);
+    const char *off[] = {"TENSORLEAK_DISABLE=0", "TENSORLEAK_EXEC_SEQ=junk", NULL};
+    tl_config_parse(&c, off, 42);
+    ck_assert(!c.disable);
+    ck_assert_uint_eq(c.exec_seq, 0);
+}
+END_TEST
+
+START_TEST(config_depth_clamp)
+{
+    static const struct {
+        const char *env;
+        unsigned depth;
+        bool invalid;
+    } cases[] = {
+        {"TENSORLEAK_STACK_DEPTH=0", 1, false},      {"TENSORLEAK_STACK_DEPTH=1", 1, false},
+        {"TENSORLEAK_STACK_DEPTH=1024", 1024, false}, {"TENSORLEAK_STACK_DEPTH=1025", 1024, false},
+        {"TENSORLEAK_STACK_DEPTH=99999999999999999999999", 64, true},
+        {"TENSORLEAK_STACK_DEPTH=-5", 64, true},     {"TENSORLEAK_STACK_DEPTH=12x", 64, true},
+        {"TENSORLEAK_STACK_DEPTH=", 64, true},       {"TENSORLEAK_STACK_DEPTH= 8", 64, true},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        tl_config_t c;
+        const char *env[] = {cases[i].env, NULL};
+        tl_config_parse(&c, env, 1);
+        ck_assert_msg(c.stack_depth == cases[i].depth, "%s -> %u", cases[i].env, c.stack_depth);
+        ck_assert_msg(c.depth_invalid == cases[i].invalid, "%s invalid flag", cases[i].env);
+    }
+}
+END_TEST
+
+START_TEST(config_parse_u64)
+{
+    uint64_t v = 7;
+    ck_assert(!tl_config_parse_u64("0", &v) && v == 0);
+    ck_assert(!tl_config_parse_u64("18446744073709551615", &v) && v == UINT64_MAX);
+    ck_assert(tl_config_parse_u64("18446744073709551616", &v));
+    ck_assert(tl_config_parse_u64("", &v));
+    ck_assert(tl_config_parse_u64(NULL, &v));
+    ck_assert(tl_config_parse_u64("+1", &v));
+    ck_assert(tl_config_parse_u64("1 ", &v));
+}
+END_TEST
+
+START_TEST(config_expand)
+{
+    char out[64];
+    ck_assert_int_eq(tl_config_expand("tensorleak.%p.tlt", NULL, 1234, 0, out, sizeof out), 0);
+    ck_assert_str_eq(out, "tensorleak.1234.tlt");
+    ck_assert_int_eq(tl_config_expand("tensorleak.%p.tlt", "/w", 1234, 1, out, sizeof out), 0);
+    ck_assert_str_eq(out, "/w/tensorleak.1234.1.tlt");
+    ck_assert_int_eq(tl_config_expand("/abs/t.tlt", "/w", 5, 12, out, sizeof out), 0);
+    ck_assert_str_eq(out, "/abs/t.12.tlt");
+    ck_assert_int_eq(tl_config_expand("a%%b%p%q", NULL, 7, 0, out, sizeof out), 0);
+    ck_assert_str_eq(out, "a%b7%q");
+    ck_assert_int_eq(tl_config_expand("d.x/trace", NULL, 7, 2, out, sizeof out), 0);
+    ck_assert_str_eq(out, "d.x/trace.2"); /* no extension: appended */
+    ck_assert_int_eq(tl_config_expand("d/.hidden", NULL, 7, 3, out, sizeof out), 0);
+    ck_assert_str_eq(out, "d/.hidden.3");
+    ck_assert_int_eq(tl_config_expand("%p", NULL, 0, 0, out, sizeof out), 0);
+    ck_assert_str_eq(out, "0");
+    ck_assert_int_eq(tl_config_expand("0123456789", NULL, 1, 0, out, 10), -ENAMETOOLONG);
+    ck_assert_int_eq(tl_config_expand("012345678", NULL, 1, 0, out, 10), 0);
+    ck_assert_int_eq(tl_config_expand("0123456.x", NULL, 1, 1, out, 10), -ENAMETOOLONG);
+    char env[64];
+    ck_assert_int_eq(tl_config_exec_seq_env(env, sizeof env, 99, 2), 0);
+    ck_assert_str_eq(env, "TENSORLEAK_EXEC_SEQ=99:2");
+    ck_assert_int_eq(tl_config_exec_seq_env(env, 10, 99, 2), -ENAMETOOLONG);
 }
 END_TEST
 
@@ -15,9 +123,359 @@ static Suite *make_config_suite(void)
 {
     Suite *s = suite_create("config");
     TCase *tc = tcase_create("parse");
-    tcase_add_test(tc, placeholder);
+    tcase_add_test(tc, config_defaults);
+    tcase_add_test(tc, config_values);
+    tcase_add_test(tc, config_depth_clamp);
+    tcase_add_test(tc, config_parse_u64);
+    tcase_add_test(tc, config_expand);
     suite_add_tcase(s, tc);
     return s;
 }
 
-TL_CHECK_MAIN(make_config_suite)
+/* ---- stack ---- */
+
+START_TEST(stack_intern_same_and_different)
+{
+    tl_stack_table_t t = {0};
+    ck_assert(!tl_stack_table_init(&t, 10));
+    uint64_t a[] = {0x401000, 0x402000, 0x403000}, b[] = {0x401000, 0x402000, 0x403001};
+    bool is_new;
+    uint64_t ida = tl_stack_intern(&t, a, 3, &is_new);
+    ck_assert_uint_eq(ida, 1);
+    ck_assert(is_new);
+    ck_assert_uint_eq(tl_stack_intern(&t, a, 3, &is_new), 1);
+    ck_assert(!is_new);
+    uint64_t idb = tl_stack_intern(&t, b, 3, &is_new);
+    ck_assert_uint_eq(idb, 2);
+    ck_assert(is_new);
+    ck_assert_uint_eq(tl_stack_intern(&t, a, 2, &is_new), 3); /* a prefix is another stack */
+    ck_assert_uint_eq(tl_stack_intern(&t, b, 3, &is_new), 2);
+    ck_assert(!is_new);
+    ck_assert_uint_eq(tl_stack_intern(&t, a, 0, &is_new), 0);
+    ck_assert(!is_new);
+    tl_stack_table_reset(&t);
+    ck_assert_uint_eq(tl_stack_intern(&t, b, 3, &is_new), 1); /* ids restart */
+    ck_assert(is_new);
+    tl_stack_table_destroy(&t);
+}
+END_TEST
+
+START_TEST(stack_table_full)
+{
+    tl_stack_table_t t = {0};
+    ck_assert(!tl_stack_table_init(&t, 3)); /* 8 slots */
+    bool is_new;
+    uint64_t f[1];
+    for (uint64_t i = 0; i < 8; i++) {
+        f[0] = 0x1000 + i;
+        ck_assert_uint_eq(tl_stack_intern(&t, f, 1, &is_new), i + 1);
+        ck_assert(is_new);
+    }
+    ck_assert_uint_eq(atomic_load(&t.full_count), 0);
+    /* Full: a new stack still gets a fresh id and must be written. */
+    f[0] = 0x9999;
+    ck_assert_uint_eq(tl_stack_intern(&t, f, 1, &is_new), 9);
+    ck_assert(is_new);
+    ck_assert_uint_eq(tl_stack_intern(&t, f, 1, &is_new), 10);
+    ck_assert(is_new);
+    ck_assert_uint_eq(atomic_load(&t.full_count), 2);
+    /* Stacks already in the table keep their ids. */
+    f[0] = 0x1003;
+    ck_assert_uint_eq(tl_stack_intern(&t, f, 1, &is_new), 4);
+    ck_assert(!is_new);
+    tl_stack_table_destroy(&t);
+}
+END_TEST
+
+#define INTERN_THREADS 4
+static tl_stack_table_t shared_table;
+static uint64_t seen_ids[INTERN_THREADS][256];
+
+static void *intern_thread(void *arg)
+{
+    size_t k = (size_t)(uintptr_t)arg;
+    for (uint64_t i = 0; i < 256; i++) {
+        uint64_t f[2] = {i, i * 3};
+        bool is_new;
+        seen_ids[k][i] = tl_stack_intern(&shared_table, f, 2, &is_new);
+    }
+    return NULL;
+}
+
+START_TEST(stack_intern_concurrent)
+{
+    ck_assert(!tl_stack_table_init(&shared_table, 12));
+    pthread_t th[INTERN_THREADS];
+    for (size_t k = 0; k < INTERN_THREADS; k++)
+        pthread_create(&th[k], NULL, intern_thread, (void *)(uintptr_t)k);
+    for (size_t k = 0; k < INTERN_THREADS; k++)
+        pthread_join(th[k], NULL);
+    for (size_t i = 0; i < 256; i++)
+        for (size_t k = 1; k < INTERN_THREADS; k++)
+            ck_assert_uint_eq(seen_ids[k][i], seen_ids[0][i]);
+    ck_assert_uint_eq(atomic_load(&shared_table.next_id), 256);
+    tl_stack_table_destroy(&shared_table);
+}
+END_TEST
+
+static Suite *make_stack_suite(void)
+{
+    Suite *s = suite_create("stack");
+    TCase *tc = tcase_create("intern");
+    tcase_add_test(tc, stack_intern_same_and_different);
+    tcase_add_test(tc, stack_table_full);
+    tcase_add_test(tc, stack_intern_concurrent);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+/* ---- writer ---- */
+
+#define W_THREADS 4
+#define W_RECORDS 6000 /* ~3 chunks per thread */
+
+static tl_writer_t wr;
+
+static void *writer_thread(void *arg)
+{
+    uint32_t k = (uint32_t)(uintptr_t)arg;
+    tl_wcursor_t c = {0};
+    tl_wcursor_reset(&c, &wr, 1000 + k);
+    uint64_t ts = 1000000;
+    char name[16];
+    snprintf(name, sizeof name, "w%u", k);
+    if (tl_writer_thread(&wr, &c, ts, 1000 + k, name, strlen(name)))
+        return (void *)1;
+    for (uint64_t i = 0; i < W_RECORDS; i++) {
+        ts += 7;
+        bool failed;
+        if (i % 1000 == 0) {
+            uint64_t frames[3] = {0x400000 + i, 0x7f0000000000 + k, 0x400000};
+            failed = tl_writer_stack(&wr, &c, ts, i + 1, frames, 3);
+        } else if (i % 2) {
+            failed = tl_writer_alloc(&wr, &c, ts, TL_KIND_MALLOC, ((uint64_t)k << 32) | i, i, k);
+        } else {
+            failed = tl_writer_free(&wr, &c, ts, TL_KIND_FREE, ((uint64_t)k << 32) | i);
+        }
+        if (failed)
+            return (void *)1;
+    }
+    return NULL;
+}
+
+/* Expected record i of thread k (after its THREAD record). */
+static void check_rec(uint32_t k, uint64_t i, const tl_record_t *r)
+{
+    if (i % 1000 == 0) {
+        ck_assert_int_eq(r->type, TL_REC_STACK);
+        ck_assert_uint_eq(r->u.stack.id, i + 1);
+        ck_assert_uint_eq(r->u.stack.nframes, 3);
+        ck_assert_uint_eq(r->u.stack.frames[0], 0x400000 + i);
+        ck_assert_uint_eq(r->u.stack.frames[1], 0x7f0000000000 + k);
+        ck_assert_uint_eq(r->u.stack.frames[2], 0x400000);
+    } else if (i % 2) {
+        ck_assert_int_eq(r->type, TL_REC_ALLOC);
+        ck_assert_uint_eq(r->u.alloc.kind, TL_KIND_MALLOC);
+        ck_assert_uint_eq(r->u.alloc.ptr, ((uint64_t)k << 32) | i);
+        ck_assert_uint_eq(r->u.alloc.size, i);
+        ck_assert_uint_eq(r->u.alloc.stack_id, k);
+    } else {
+        ck_assert_int_eq(r->type, TL_REC_FREE);
+        ck_assert_uint_eq(r->u.free.ptr, ((uint64_t)k << 32) | i);
+    }
+}
+
+/* Minimal reader: per thread, chunks in seq order, records in order. Checks
+ * each record against the expected sequence and returns the count per
+ * thread in got[]. used is clamped to the bytes present (a cut file). */
+static void read_back(const uint8_t *buf, size_t len, uint64_t got[W_THREADS])
+{
+    static uint64_t frames[TL_REC_MAX_FRAMES];
+    uint32_t cb = tl_load_le32(buf + TL_HDR_CHUNK_BYTES);
+    size_t nchunks = (len - TL_TRACE_HEADER_BYTES + cb - 1) / cb;
+    for (uint32_t k = 0; k < W_THREADS; k++) {
+        got[k] = 0;
+        uint64_t ts = 0;
+        bool have_thread = false, stop = false;
+        for (uint32_t seq = 0; !stop; seq++) {
+            const uint8_t *ch = NULL;
+            size_t avail = 0;
+            for (size_t c = 0; c < nchunks; c++) {
+                size_t off = TL_TRACE_HEADER_BYTES + c * cb;
+                if (off + TL_CHUNK_HEADER_BYTES > len)
+                    break;
+                const uint8_t *p = buf + off;
+                if (tl_load_le32(p + TL_CHK_MAGIC) == TL_CHUNK_MAGIC &&
+                    tl_load_le32(p + TL_CHK_TID) == 1000 + k && tl_load_le32(p + TL_CHK_SEQ) == seq) {
+                    ch = p;
+                    avail = len - off - TL_CHUNK_HEADER_BYTES;
+                    break;
+                }
+            }
+            if (!ch)
+                break;
+            size_t used = tl_load_le32(ch + TL_CHK_USED);
+            ck_assert_uint_le(used, cb - TL_CHUNK_HEADER_BYTES);
+            if (used > avail)
+                used = avail;
+            ts = tl_load_le64(ch + TL_CHK_BASE_TS);
+            const uint8_t *p = ch + TL_CHUNK_HEADER_BYTES, *end = p + used;
+            while (p < end) {
+                tl_record_t r;
+                long n = tl_rec_decode(p, (size_t)(end - p), &r, frames);
+                if (n < 0) {
+                    stop = true; /* the cut record */
+                    break;
+                }
+                p += n;
+                ts += r.ts_delta;
+                if (!have_thread) {
+                    ck_assert_int_eq(r.type, TL_REC_THREAD);
+                    ck_assert_uint_eq(r.u.thread.tid, 1000 + k);
+                    ck_assert_uint_eq(ts, 1000000);
+                    have_thread = true;
+                    continue;
+                }
+                check_rec(k, got[k], &r);
+                ck_assert_uint_eq(ts, 1000000 + 7 * (got[k] + 1));
+                got[k]++;
+            }
+        }
+    }
+}
+
+static char tmpdir[64];
+
+static uint8_t *slurp(const char *path, size_t *len)
+{
+    int fd = open(path, O_RDONLY);
+    ck_assert_int_ge(fd, 0);
+    struct stat st;
+    fstat(fd, &st);
+    uint8_t *b = malloc((size_t)st.st_size);
+    ck_assert(read(fd, b, (size_t)st.st_size) == st.st_size);
+    close(fd);
+    *len = (size_t)st.st_size;
+    return b;
+}
+
+START_TEST(writer_roundtrip)
+{
+    strcpy(tmpdir, "/tmp/tl-test-agent.XXXXXX");
+    ck_assert(mkdtemp(tmpdir));
+    char path[128];
+    snprintf(path, sizeof path, "%s/t.tlt", tmpdir);
+    tl_writer_hdr_t hdr = {.pid = 77, .ppid = 66, .start_realtime_ns = 5, .start_mono_ns = 6,
+                           .session = 99, .exec_seq = 2};
+    ck_assert_int_eq(tl_writer_create(&wr, path, &hdr), 0);
+    tl_writer_t other = {0};
+    ck_assert_int_eq(tl_writer_create(&other, path, &hdr), -EEXIST); /* never clobbers */
+
+    pthread_t th[W_THREADS];
+    for (uintptr_t k = 0; k < W_THREADS; k++)
+        pthread_create(&th[k], NULL, writer_thread, (void *)k);
+    for (size_t k = 0; k < W_THREADS; k++) {
+        void *rv;
+        pthread_join(th[k], &rv);
+        ck_assert_ptr_null(rv);
+    }
+    tl_writer_mark_end(&wr, TL_WRITER_FINISHED, true);
+    /* After the end, new chunks are refused: the record is dropped. */
+    tl_wcursor_t late = {0};
+    tl_wcursor_reset(&late, &wr, 5);
+    ck_assert(tl_writer_alloc(&wr, &late, 1, 0, 1, 1, 0));
+
+    size_t len;
+    uint8_t *buf = slurp(path, &len);
+    ck_assert_mem_eq(buf, TL_TRACE_MAGIC, TL_TRACE_MAGIC_BYTES);
+    ck_assert_uint_eq(tl_load_le32(buf + TL_HDR_VERSION), TL_TRACE_VERSION);
+    ck_assert_uint_eq(tl_load_le32(buf + TL_HDR_FLAGS), TL_HDR_F_CLEAN_END);
+    ck_assert_uint_eq(tl_load_le64(buf + TL_HDR_PID), 77);
+    ck_assert_uint_eq(tl_load_le64(buf + TL_HDR_PPID), 66);
+    ck_assert_uint_eq(tl_load_le64(buf + TL_HDR_SESSION), 99);
+    ck_assert_uint_eq(tl_load_le32(buf + TL_HDR_EXEC_SEQ), 2);
+    uint64_t nch = tl_load_le64(buf + TL_HDR_CHUNK_COUNT);
+    ck_assert_uint_ge(nch, 2 * W_THREADS);
+    ck_assert_uint_eq(len, TL_TRACE_HEADER_BYTES + nch * TL_TRACE_CHUNK_BYTES); /* truncated to use */
+    uint64_t got[W_THREADS];
+    read_back(buf, len, got);
+    for (size_t k = 0; k < W_THREADS; k++)
+        ck_assert_uint_eq(got[k], W_RECORDS);
+
+    /* A copy cut in the middle of a chunk: every record of the complete
+     * chunks, and the cut chunk's records up to the cut. */
+    size_t cut = TL_TRACE_HEADER_BYTES + (nch - 2) * TL_TRACE_CHUNK_BYTES + 5000;
+    uint64_t part[W_THREADS];
+    read_back(buf, cut, part);
+    uint64_t total = 0;
+    for (size_t k = 0; k < W_THREADS; k++)
+        total += part[k];
+    /* Count what lies wholly before the cut, straight from the full file. */
+    uint64_t expect = 0;
+    for (size_t c = 0; c < nch; c++) {
+        const uint8_t *ch = buf + TL_TRACE_HEADER_BYTES + c * TL_TRACE_CHUNK_BYTES;
+        const uint8_t *p = ch + TL_CHUNK_HEADER_BYTES, *end = p + tl_load_le32(ch + TL_CHK_USED);
+        static uint64_t frames[TL_REC_MAX_FRAMES];
+        while (p < end) {
+            tl_record_t r;
+            long n = tl_rec_decode(p, (size_t)(end - p), &r, frames);
+            ck_assert_int_gt(n, 0);
+            p += n;
+            if ((size_t)(p - buf) <= cut && r.type != TL_REC_THREAD)
+                expect++;
+        }
+    }
+    ck_assert_uint_eq(total, expect);
+    ck_assert_uint_lt(total, (uint64_t)W_THREADS * W_RECORDS);
+    ck_assert_uint_gt(total, 0);
+    free(buf);
+    tl_writer_release(&wr);
+    unlink(path);
+    rmdir(tmpdir);
+}
+END_TEST
+
+START_TEST(writer_big_record_and_exec_mark)
+{
+    strcpy(tmpdir, "/tmp/tl-test-agent.XXXXXX");
+    ck_assert(mkdtemp(tmpdir));
+    char path[128];
+    snprintf(path, sizeof path, "%s/b.tlt", tmpdir);
+    tl_writer_hdr_t hdr = {.pid = 1};
+    memset(&wr, 0, sizeof wr);
+    ck_assert_int_eq(tl_writer_create(&wr, path, &hdr), 0);
+    tl_wcursor_t c = {0};
+    tl_wcursor_reset(&c, &wr, 9);
+    static uint64_t frames[1024];
+    for (size_t i = 0; i < 1024; i++)
+        frames[i] = 0x7fff00000000ull * (i % 2) + i * 0x123457;
+    /* ~7 KiB per 1024-frame stack: five do not fit one 32 KiB chunk. */
+    for (uint64_t i = 0; i < 5; i++)
+        ck_assert(!tl_writer_stack(&wr, &c, 10 + i, i + 1, frames, 1024));
+    ck_assert_uint_eq(c.seq, 2);
+    /* exec marks the end, a failed exec unmarks it and writing goes on */
+    tl_writer_mark_end(&wr, TL_WRITER_EXEC, false);
+    ck_assert_uint_eq(tl_load_le32(wr.header + TL_HDR_FLAGS), TL_HDR_F_CLEAN_END);
+    ck_assert_uint_eq(tl_load_le64(wr.header + TL_HDR_CHUNK_COUNT), c.seq);
+    tl_writer_unmark_end(&wr);
+    ck_assert_uint_eq(tl_load_le32(wr.header + TL_HDR_FLAGS), 0);
+    ck_assert_uint_eq(tl_load_le64(wr.header + TL_HDR_CHUNK_COUNT), 0);
+    ck_assert(!tl_writer_stack(&wr, &c, 13, 4, frames, 1024));
+    tl_writer_release(&wr);
+    unlink(path);
+    rmdir(tmpdir);
+}
+END_TEST
+
+static Suite *make_writer_suite(void)
+{
+    Suite *s = suite_create("writer");
+    TCase *tc = tcase_create("file");
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, writer_roundtrip);
+    tcase_add_test(tc, writer_big_record_and_exec_mark);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+TL_CHECK_MAIN(make_config_suite, make_stack_suite, make_writer_suite)

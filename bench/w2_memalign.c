@@ -3,7 +3,8 @@
  * tensor op touching its output), free. Prints the wall time.
  * Build: cc -O2 -o w2_memalign bench/w2_memalign.c
  * Run:   ./w2_memalign [iterations]      (default 200000)
- * Results and the jemalloc settings they chose: src/agent/hooks.c (malloc_conf).
+ * Results (glibc 0.21 us/iter; plain jemalloc 5.04; jemalloc with the agent's
+ * settings 0.33; agent tracing 0.53) and the settings: src/agent/hooks.c.
  */
 #define _GNU_SOURCE
 #include <stdint.h>

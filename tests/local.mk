@@ -21,7 +21,7 @@ include tests/agent.mk
 include tests/report.mk
 
 # Workloads with known answers and the integration scripts that run the CLI.
-WORKLOAD_CFLAGS = -g -O0 -fno-omit-frame-pointer -fno-inline -pthread
+WORKLOAD_CFLAGS = -g -O0 -fno-omit-frame-pointer -fno-inline -fno-optimize-sibling-calls -pthread
 check_PROGRAMS += tests/workloads/leaky_threads tests/workloads/fork_leaks
 tests_workloads_leaky_threads_SOURCES = tests/workloads/leaky_threads.c
 tests_workloads_leaky_threads_CFLAGS = $(WORKLOAD_CFLAGS)

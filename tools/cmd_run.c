@@ -75,8 +75,8 @@ static bool find_agent(char *buf, size_t len)
         char *slash = strrchr(self, '/');
         if (slash) {
             *slash = '\0';
-            snprintf(buf, len, "%s/.libs/" AGENT_NAME, self);
-            if (access(buf, R_OK) == 0) {
+            int k = snprintf(buf, len, "%s/.libs/" AGENT_NAME, self);
+            if (k > 0 && (size_t)k < len && access(buf, R_OK) == 0) {
                 agent_in_build_tree = true;
                 return true;
             }

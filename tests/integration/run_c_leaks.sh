@@ -7,7 +7,7 @@ make_tmp
 "$TL" run --output="$TMP/t.%p.tlt" -- "$WL/leaky_threads" >run.out 2>run.err
 rc=$?
 [ $rc -eq 0 ] || { cat run.err >&2; fail "run exited $rc"; }
-grep -q '^leaky_threads: kept 10 blocks$' run.out || fail "program output missing"
+grep -q '^leaky_threads: kept 11 blocks$' run.out || fail "program output missing"
 grep -q 'Leaks' run.out || fail "text report missing from run output"
 set -- "$TMP"/t.*.tlt
 [ $# -eq 1 ] && [ -f "$1" ] || fail "expected exactly one trace, got: $*"

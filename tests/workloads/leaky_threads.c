@@ -10,6 +10,9 @@
  *   site both_threads  : 4 blocks x 777 B   (2 from each of threads 3 and 4)
  * Everything else it allocates is freed.
  */
+/* The expected lines and frames assume no optimisation, whatever CFLAGS say. */
+#pragma GCC optimize("O0")
+
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>

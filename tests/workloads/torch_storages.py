@@ -4,7 +4,7 @@
 #   c: b.clone()             -> 262144 B, alive at end (site: clone)
 #   d: 10 float64            ->     80 B, alive at end
 # Storages: 4, 528368 B allocated in all; peak of live storage bytes 528288 B
-# (a + b + c); live at end 266224 B in 3 storages.
+# (a + b + c); live at the end of the script 266224 B in 3 storages.
 import torch
 
 torch.set_num_threads(1)

@@ -221,7 +221,7 @@ if has "$only" W1; then
     run_workload W1-2thr "$c_configs" "$tmp/w1_malloc" --pairs="$w1_pairs" --threads=2
 fi
 if has "$only" W2; then
-    run_workload W2 "$c_configs" "$tmp/w2_memalign" --count="$w2_count"
+    run_workload W2 "$c_configs" "$tmp/w2_memalign" "$w2_count"
 fi
 if has "$only" W3; then
     run_workload W3 "$py_configs" "$PYTHON" "$here/w3_mlp.py" "$w3_steps"

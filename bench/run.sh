@@ -134,6 +134,9 @@ for src in timeit w1_malloc w2_memalign; do
         die "cannot build $src.c: $(head -n1 "$tmp/cc.log")"
 done
 timeit=$tmp/timeit
+# Unit costs of the agent's hot path; optional (needs libunwind's header).
+micro=0
+if "$CC" -O2 -g -o "$tmp/micro_costs" "$here/micro_costs.c" -lunwind 2>/dev/null; then micro=1; fi
 results=$tmp/results.tsv # workload config round wall_s rss_kib inner_s trace_bytes events
 : >"$results"
 
@@ -333,4 +336,9 @@ if has "$only" W5; then
             printf "| %s | %.3f | %.2f | %.1f | %.2f |\n", k, w, w / hw, r / 1024, r / hr
         }
     }' "$results"
+fi
+
+if [ "$micro" = 1 ]; then
+    printf '\nUnit costs on this machine (bench/micro_costs.c)\n\n'
+    "$tmp/micro_costs" | sed 's/^/    /'
 fi

@@ -17,6 +17,12 @@ tests_unit_test_common_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_common_LDADD = libtlcommon.la $(CHECK_LIBS)
 TESTS += tests/unit/test_common
 
+check_PROGRAMS += tests/unit/test_tools
+tests_unit_test_tools_SOURCES = tests/unit/test_tools.c tools/size.c tools/size.h
+tests_unit_test_tools_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_tools_LDADD = $(CHECK_LIBS) -lm
+TESTS += tests/unit/test_tools
+
 include tests/agent.mk
 include tests/report.mk
 
@@ -30,11 +36,15 @@ tests_workloads_fork_leaks_CFLAGS = $(WORKLOAD_CFLAGS)
 TESTS += \
 	tests/integration/run_c_leaks.sh \
 	tests/integration/run_fork.sh \
-	tests/integration/run_torch.sh
+	tests/integration/run_torch.sh \
+	tests/integration/run_exit_codes.sh
 EXTRA_DIST += \
 	tests/integration/lib.sh \
 	tests/integration/tlcheck.py \
 	tests/integration/run_c_leaks.sh \
 	tests/integration/run_fork.sh \
 	tests/integration/run_torch.sh \
+	tests/integration/run_exit_codes.sh \
+	tests/integration/cases_check.py \
+	tests/cases \
 	tests/workloads/torch_storages.py

@@ -5,5 +5,9 @@ tensorleak_SOURCES = \
 	tools/cli.h \
 	tools/exit_codes.h \
 	tools/cmd_run.c \
+	tools/launch.c \
+	tools/launch.h \
+	tools/size.c \
+	tools/size.h \
 	tools/cmd_report.c
-tensorleak_LDADD = libtlreport.la libtlcommon.la $(LIBDW_LIBS) -lstdc++
+tensorleak_LDADD = libtlreport.la libtlcommon.la $(LIBDW_LIBS) -lstdc++ -lm

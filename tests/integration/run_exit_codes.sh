@@ -1,0 +1,40 @@
+#!/bin/sh
+# run_exit_codes.sh - `tensorleak run` passes the command's status through
+# (128+N for signal N), 127/126 when it cannot be run, 2 on usage errors
+# (before anything runs), each with one line on stderr.
+. "$TL_SRCDIR/tests/integration/lib.sh"
+make_tmp
+
+expect() { # expect STATUS STDERR_LINES CMD...
+    want=$1 lines=$2
+    shift 2
+    "$@" >out 2>err
+    got=$?
+    [ "$got" -eq "$want" ] || { cat err >&2; fail "$*: exit $got, want $want"; }
+    if [ "$lines" != any ]; then
+        n=$(wc -l <err)
+        [ "$n" -eq "$lines" ] || { cat err >&2; fail "$*: $n stderr lines, want $lines"; }
+    fi
+}
+expect 0 any "$TL" run -o "$TMP/a.%p.tlt" -- true
+expect 3 any "$TL" run -o "$TMP/b.%p.tlt" -- sh -c 'exit 3'
+expect 137 any "$TL" run -o "$TMP/c.%p.tlt" -- sh -c 'kill -9 $$'
+expect 143 any "$TL" run -o "$TMP/d.%p.tlt" -- sh -c 'kill -TERM $$'
+expect 127 1 "$TL" run -o "$TMP/e.%p.tlt" -- "$TMP/does-not-exist"
+printf 'not a program\n' >notexec
+expect 126 1 "$TL" run -o "$TMP/f.%p.tlt" -- ./notexec
+expect 2 1 "$TL" run --bogus -- true
+expect 2 1 "$TL" run --format=xml -- true
+expect 2 1 "$TL" run --top=-1 -- true
+expect 2 1 "$TL" run
+expect 2 1 "$TL" frobnicate
+expect 0 0 "$TL" --version
+grep -q "^tensorleak $(sed -n 's/^AC_INIT(\[tensorleak\], \[\([^]]*\)\].*/\1/p' "$TL_SRCDIR/configure.ac")\$" out ||
+    fail "--version printed: $(cat out)"
+# a usage error runs nothing
+expect 2 1 "$TL" run --bogus -- sh -c "touch $TMP/ran"
+[ ! -e "$TMP/ran" ] || fail "the command ran despite a usage error"
+# the killed command's trace is still reported
+"$TL" run -o "$TMP/g.%p.tlt" -- sh -c 'kill -9 $$' >out 2>err
+grep -q '^tensorleak: peak' out || fail "no report for a killed command"
+grep -q 'without an end record\|no END\|killed' out || fail "report does not say the trace has no end: $(cat out)"

@@ -119,7 +119,7 @@ static long walk(const uint8_t *buf, size_t len, uint32_t chunk_bytes, uint64_t 
                 pstr("exe", r.u.process.exe);
                 printf(" argc=%llu", (unsigned long long)r.u.process.argc);
                 for (uint64_t i = 0; i < r.u.process.argc; i++) {
-                    char k[16];
+                    char k[32];
                     snprintf(k, sizeof k, "argv%llu", (unsigned long long)i);
                     pstr(k, r.u.process.argv[i]);
                 }

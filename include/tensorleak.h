@@ -60,6 +60,10 @@ typedef struct tl_agent_api {
     void (*snapshot_view)(uint64_t snapshot, const void *storage, size_t offset, size_t extent,
                           size_t bytes, const void *object, const char *op);
     void (*snapshot_end)(uint64_t snapshot);
+    /* Path of this process's trace file (NUL-terminated, owned by the agent,
+     * valid for the process's life), or NULL when not recording. Lets a
+     * plugin analyse the trace so far (the file is readable while written). */
+    const char *(*trace_path)(void);
 } tl_agent_api_t;
 
 /* Exported by libtensorleak.so: returns the table, or NULL if the agent does

@@ -31,6 +31,7 @@ class _Api(ctypes.Structure):
         ("snapshot_hold", _F(None, _u64, _p, _s, _int, _p)),
         ("snapshot_view", _F(None, _u64, _p, _s, _s, _s, _p, _str)),
         ("snapshot_end", _F(None, _u64)),
+        ("trace_path", _F(ctypes.c_char_p)),
     ]
 
 
@@ -53,3 +54,12 @@ def api():
         if ptr:
             _api = ptr.contents
     return _api
+
+
+def trace_path():
+    """This process's trace file, or None."""
+    a = api()
+    if a is None or a.size < ctypes.sizeof(_Api):
+        return None
+    p = a.trace_path()
+    return p.decode("utf-8", "surrogateescape") if p else None

@@ -19,7 +19,6 @@ as the CLI takes them ("0", "512KiB", "1.5GB"). Without the agent the plugin
 does nothing.
 """
 import gc
-import json
 import os
 import shutil
 import subprocess
@@ -106,8 +105,3 @@ def pytest_runtest_makereport(item, call):
         rep.outcome = "failed"
         rep.longrepr = verdict
         rep.sections.append(("tensorleak", verdict))
-
-
-def verdict_json(text):
-    """Parses `tensorleak check --format=json` output (for callers)."""
-    return json.loads(text)

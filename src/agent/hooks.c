@@ -7,6 +7,7 @@
  */
 #include <config.h> /* autoconf: HAVE_FREE_SIZED */
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <jemalloc/jemalloc.h>
 #include <malloc.h>
@@ -99,7 +100,7 @@ TL_EXPORT void *calloc(size_t n, size_t size)
     return tracked_alloc(TL_KIND_CALLOC, total, total, MALLOCX_ZERO);
 }
 
-TL_EXPORT void free(void *p)
+static inline void free_impl(void *p)
 {
     if (tl_tsd.guard || !tl_agent_recording()) {
         if (p)
@@ -111,6 +112,11 @@ TL_EXPORT void free(void *p)
     TL_GUARD_SCOPE;
     tl_agent_on_free(TL_KIND_FREE, p); /* timed before the block can be reused */
     raw_free(p);
+}
+
+TL_EXPORT void free(void *p)
+{
+    free_impl(p);
 }
 
 static void *realloc_untracked(void *p, size_t size)
@@ -286,6 +292,102 @@ TL_EXPORT void free_aligned_sized(void *p, size_t align, size_t size)
     free(p);
 }
 #endif
+
+/* --- C++ operator new / delete ---
+ *
+ * libjemalloc.so.2, our own dependency and so in the global scope ahead of
+ * libstdc++, exports operator new/delete that call jemalloc directly. Without
+ * these definitions every `new` in the program went to jemalloc unrecorded,
+ * while libstdc++'s own deletes (bound to its operator delete, which calls
+ * free) reached our free(): ~28,000 FREE records of unknown blocks in
+ * `import torch`. So we define all of them here, on the malloc paths: new is
+ * recorded as kind malloc, aligned new as kind memalign, delete as free.
+ * Failure (rare) is handed to the next definition in the search order
+ * (jemalloc's or libstdc++'s), which runs the new_handler loop and throws
+ * std::bad_alloc (or returns NULL for nothrow) with the exact standard
+ * semantics; the guard is up meanwhile, so a block that it still manages to
+ * get is recorded here, once. */
+
+typedef void *(*cxx_new_fn)(size_t, size_t);
+
+static void *cxx_new_retry(const char *name, bool aligned, bool nothrow, uint64_t kind,
+                           size_t size, size_t align)
+{
+    bool track = tracking();
+    TL_GUARD_SCOPE;
+    void *f = dlsym(RTLD_NEXT, name);
+    void *p = NULL;
+    if (f && aligned)
+        p = ((void *(*)(size_t, size_t))f)(size, align); /* nothrow_t& arg: unused, any value */
+    else if (f)
+        p = ((void *(*)(size_t, const void *))f)(size, NULL);
+    if (!p && !nothrow)
+        abort(); /* no next operator new to throw std::bad_alloc */
+    if (p && track)
+        tl_agent_on_alloc(kind, p, size);
+    return p;
+}
+
+static inline void *cxx_new(const char *name, bool aligned, bool nothrow, size_t size,
+                            size_t align)
+{
+    uint64_t kind = aligned ? TL_KIND_MEMALIGN : TL_KIND_MALLOC;
+    int flags = 0;
+    if (aligned)
+        flags = MALLOCX_ALIGN(align < MIN_ALIGN ? MIN_ALIGN : align);
+    void *p;
+    if (tl_tsd.guard || !tl_agent_recording())
+        p = raw_alloc(size, flags);
+    else
+        p = tracked_alloc(kind, size, size, flags);
+    if (UNLIKELY(!p))
+        p = cxx_new_retry(name, aligned, nothrow, kind, size, align);
+    return p;
+}
+
+#define TL_CXX_NEW(sym, aligned, nothrow)                                                          \
+    TL_EXPORT void *sym(size_t size, size_t arg2);                                                 \
+    TL_EXPORT void *sym(size_t size, size_t arg2)                                                  \
+    {                                                                                              \
+        return cxx_new(#sym, aligned, nothrow, size, arg2);                                        \
+    }
+#define TL_CXX_NEW1(sym)                                                                           \
+    TL_EXPORT void *sym(size_t size);                                                              \
+    TL_EXPORT void *sym(size_t size)                                                               \
+    {                                                                                              \
+        return cxx_new(#sym, false, false, size, 0);                                               \
+    }
+#define TL_CXX_DELETE(sym)                                                                         \
+    TL_EXPORT void sym(void *p, size_t a2, size_t a3);                                             \
+    TL_EXPORT void sym(void *p, size_t a2, size_t a3)                                              \
+    {                                                                                              \
+        (void)a2;                                                                                  \
+        (void)a3;                                                                                  \
+        free_impl(p);                                                                              \
+    }
+
+/* The extra arguments (size, align_val_t, const nothrow_t &) are passed in
+ * registers on x86-64 and ignored here, so one C signature fits every form. */
+TL_CXX_NEW1(_Znwm)                                   /* new(size_t) */
+TL_CXX_NEW1(_Znam)                                   /* new[](size_t) */
+TL_CXX_NEW(_ZnwmRKSt9nothrow_t, false, true)         /* new(size_t, nothrow_t const&) */
+TL_CXX_NEW(_ZnamRKSt9nothrow_t, false, true)         /* new[](size_t, nothrow_t const&) */
+TL_CXX_NEW(_ZnwmSt11align_val_t, true, false)        /* new(size_t, align_val_t) */
+TL_CXX_NEW(_ZnamSt11align_val_t, true, false)        /* new[](size_t, align_val_t) */
+TL_CXX_NEW(_ZnwmSt11align_val_tRKSt9nothrow_t, true, true)
+TL_CXX_NEW(_ZnamSt11align_val_tRKSt9nothrow_t, true, true)
+TL_CXX_DELETE(_ZdlPv)
+TL_CXX_DELETE(_ZdaPv)
+TL_CXX_DELETE(_ZdlPvm)
+TL_CXX_DELETE(_ZdaPvm)
+TL_CXX_DELETE(_ZdlPvRKSt9nothrow_t)
+TL_CXX_DELETE(_ZdaPvRKSt9nothrow_t)
+TL_CXX_DELETE(_ZdlPvSt11align_val_t)
+TL_CXX_DELETE(_ZdaPvSt11align_val_t)
+TL_CXX_DELETE(_ZdlPvmSt11align_val_t)
+TL_CXX_DELETE(_ZdaPvmSt11align_val_t)
+TL_CXX_DELETE(_ZdlPvSt11align_val_tRKSt9nothrow_t)
+TL_CXX_DELETE(_ZdaPvSt11align_val_tRKSt9nothrow_t)
 
 /* --- PyTorch CPU storages: c10::alloc_cpu(size_t), c10::free_cpu(void *) --- */
 

@@ -4,8 +4,9 @@
 # Builds the workloads (cc -O2 -g) in a temporary directory, runs every
 # configuration of every workload N times, round-robin (one run of each
 # configuration per round, the starting configuration rotating), and prints
-# markdown tables: median wall time, ratio to plain from the same run, peak
-# RSS; trace bytes per event (W4); report time and memory (W5).
+# markdown tables: median wall time, ratio to plain (median of the per-round
+# ratios), spread ((max-min)/median), peak RSS; trace bytes per event (W4);
+# report time and memory (W5).
 # Progress goes to stderr, tables to stdout. See BENCHMARKS.md.
 set -euo pipefail
 
@@ -292,19 +293,26 @@ $1 == "W5" { next }
 {
     k = $1 SUBSEP $2
     if (!(k in wall)) { order[++n] = k; wl[n] = $1; cf[n] = $2 }
-    wall[k] = wall[k] " " $4; rss[k] = rss[k] " " $5
-    if ($6 != "-") inner[k] = inner[k] " " $6
+    wall[k] = wall[k] " " $4; rss[k] = rss[k] " " $5; w_r[k, $3] = $4; rounds[k] = rounds[k] " " $3
+    if ($6 != "-") { inner[k] = inner[k] " " $6; i_r[k, $3] = $6 }
+}
+# The ratio is the median of per-round ratios: a round runs every
+# configuration back to back, so a slow drift of the machine cancels out.
+function ratio(k, p, arr,   a, m, j, s) {
+    m = split(rounds[k], a, " "); s = ""
+    for (j = 1; j <= m; j++) s = s " " arr[k, a[j]] / arr[p, a[j]]
+    return median(s)
 }
 END {
     print "| workload | config | wall s | × plain | spread | loop s | × plain | peak RSS MiB | × plain |"
     print "|---|---|---:|---:|---:|---:|---:|---:|---:|"
     for (i = 1; i <= n; i++) {
         k = order[i]; p = wl[i] SUBSEP "plain"
-        w = median(wall[k]); pw = median(wall[p])
+        w = median(wall[k])
         r = median(rss[k]) / 1024; pr = median(rss[p]) / 1024
-        if (k in inner) { in_ = median(inner[k]); pin = median(inner[p]); li = sprintf("%.3f | %.2f", in_, in_ / pin) }
+        if (k in inner) li = sprintf("%.3f | %.2f", median(inner[k]), ratio(k, p, i_r))
         else li = "- | -"
-        printf "| %s | %s | %.3f | %.2f | %.0f%% | %s | %.1f | %.2f |\n", wl[i], cf[i], w, w / pw, spread(wall[k], w), li, r, r / pr
+        printf "| %s | %s | %.3f | %.2f | %.0f%% | %s | %.1f | %.2f |\n", wl[i], cf[i], w, ratio(k, p, w_r), spread(wall[k], w), li, r, r / pr
     }
 }' "$results"
 

@@ -6,6 +6,8 @@ libtlreport_la_SOURCES = \
 	src/report/reader.c src/report/reader.h \
 	src/report/peek.c \
 	src/report/model.c src/report/model.h \
+	src/report/storages.c src/report/storages.h \
+	src/report/lineage.c src/report/lineage.h \
 	src/report/symbolize.c src/report/symbolize.h \
 	src/report/json.c src/report/json.h \
 	src/report/render.h \

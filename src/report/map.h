@@ -1,7 +1,7 @@
 /* map.h - open-addressing hash map with uint64_t keys for the report library.
  *
  * Linear probing, power-of-two capacity, backward-shift deletion (no
- * tombstones). Each entry carries two uint64_t payload words. Any key value is
+ * tombstones). Each entry carries three uint64_t payload words. Any key value is
  * allowed (key 0 lives in a side slot). Not thread-safe; errors are bool
  * (true = out of memory).
  */
@@ -14,7 +14,7 @@
 
 typedef struct tl_map_entry {
     uint64_t key; /* 0 = empty slot (key 0 itself is kept in tl_map_t.zero) */
-    uint64_t a, b;
+    uint64_t a, b, c;
 } tl_map_entry_t;
 
 typedef struct tl_map {
@@ -32,7 +32,7 @@ void tl_map_free(tl_map_t *m);
  * remove. */
 tl_map_entry_t *tl_map_get(const tl_map_t *m, uint64_t key);
 
-/* The entry for key, inserted with a = b = 0 when absent (*created set to
+/* The entry for key, inserted with a = b = c = 0 when absent (*created set to
  * true then). NULL when out of memory. Valid until the next insert/remove. */
 tl_map_entry_t *tl_map_put(tl_map_t *m, uint64_t key, bool *created);
 

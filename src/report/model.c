@@ -1,9 +1,11 @@
-/* model.c - replay allocation events in time order (see model.h).
+/* model.c - replay the events in time order (see model.h).
  *
  * Two passes over the events with a live-block table (ptr -> size, site,
- * storage): the first finds the event at which all live bytes peak, the second
- * stops there to aggregate the live set by site, then runs to the end for the
- * leaks. Memory: one table entry per live block plus two counters per site.
+ * flags, time): the first finds the event at which all live bytes peak; the
+ * second aggregates the live set by site there and at the end point, and
+ * tracks storage instances and their lineage (storages.c) to capture the end
+ * point. Memory: one table entry per live block, one record per live storage,
+ * two counters per site.
  */
 #include "report/model.h"
 
@@ -12,100 +14,241 @@
 
 #include "report/map.h"
 
+/* Block flags, b >> 32 in the live table. */
+#define BF_STORAGE 1u /* the block is a storage */
+#define BF_REG     2u /* a heap block that STORAGE_REG made a storage */
+#define BF_PSEUDO  4u /* a registered buffer that is no heap block (STORAGE_REG) */
+
+/* Per-(site, storage) accumulators, index site * 2 + storage. */
+typedef struct acc {
+    uint64_t bytes, blocks;
+} acc_t;
+
 typedef struct replay {
-    tl_map_t live; /* key ptr; a = size; b = site | storage << 32 */
+    const tl_trace_t *t;
+    tl_map_t live; /* key ptr; a = size; b = site | flags << 32; c = allocation ts */
     tl_model_t c;  /* counters only */
     size_t peak_event;
     bool rfree_storage; /* the block released by the RFREE just before */
     bool rfree_known;
+    tl_storage_t rfree_info; /* that storage (pass 2) */
+    uint8_t *numpy_site;     /* per site: 0 not yet known, 1 no, 2 yes */
+    /* pass 2 only: */
+    tl_stor_t *st;
+    acc_t *sacc; /* storages created, by site */
 } replay_t;
 
-static void add_block(replay_t *r, const tl_event_t *ev, bool storage, bool *oom)
+static bool has_prefix(const char *s, const char *p)
 {
-    bool created;
-    tl_map_entry_t *e = tl_map_put(&r->live, ev->ptr, &created);
-    if (!e) {
-        *oom = true;
-        return;
+    return strncmp(s, p, strlen(p)) == 0;
+}
+
+/* Whether a site's innermost native frame (after any of the agent's and the
+ * allocator's own frames) is in numpy's _multiarray_umath module, whose
+ * default data allocator calls malloc/calloc/realloc. */
+static bool numpy_site(replay_t *r, uint32_t site)
+{
+    if (site >= r->t->nsites || !r->numpy_site) return false;
+    if (r->numpy_site[site]) return r->numpy_site[site] == 2;
+    size_t n;
+    const uint64_t *frames = tl_trace_site_frames(r->t, site, &n);
+    bool yes = false;
+    for (size_t i = 0; i < n; i++) {
+        if (frames[i] & TL_FRAME_PY_TAG) continue;
+        const tl_module_t *m = tl_trace_module_at(r->t, frames[i]);
+        const char *path = m ? m->path : "", *b = strrchr(path, '/');
+        b = b ? b + 1 : path;
+        if (has_prefix(b, "libtensorleak") || has_prefix(b, "libjemalloc")) continue;
+        yes = has_prefix(b, "_multiarray_umath");
+        break;
     }
-    if (!created) { /* the old block was never freed as far as the trace says */
-        r->c.replaced_blocks++;
-        bool old_storage = (e->b >> 32) & 1;
-        r->c.live_bytes -= e->a;
-        r->c.live_blocks--;
-        if (old_storage) {
-            r->c.live_storage_bytes -= e->a;
-            r->c.live_storage_blocks--;
-        }
+    r->numpy_site[site] = yes ? 2 : 1;
+    return yes;
+}
+
+static void note_peak(replay_t *r, size_t i, uint64_t ts)
+{
+    if (r->c.live_bytes > r->c.peak_bytes) {
+        r->c.peak_bytes = r->c.live_bytes;
+        r->c.peak_blocks = r->c.live_blocks;
+        r->c.peak_ts = ts;
+        r->peak_event = i;
     }
-    e->a = ev->size;
-    e->b = (uint64_t)ev->site | (uint64_t)storage << 32;
-    r->c.allocations++;
-    r->c.live_bytes += ev->size;
-    r->c.live_blocks++;
-    if (storage) {
-        r->c.live_storage_bytes += ev->size;
-        r->c.live_storage_blocks++;
+    if (r->c.live_storage_bytes > r->c.peak_storage_bytes) {
+        r->c.peak_storage_bytes = r->c.live_storage_bytes;
+        r->c.peak_storage_ts = ts;
     }
 }
 
-/* Release ptr; returns false when it was not live. *storage: its kind. */
-static bool drop_block(replay_t *r, uint64_t ptr, bool *storage)
+/* A new storage instance (the next id); true when out of memory. */
+static bool new_storage(replay_t *r, uint64_t base, uint64_t bytes, uint32_t site, uint64_t ts,
+                        uint8_t kind, const char *op)
+{
+    uint64_t id = ++r->c.storages;
+    if (r->sacc && site < r->t->nsites) {
+        r->sacc[site * 2 + 1].bytes += bytes;
+        r->sacc[site * 2 + 1].blocks++;
+    }
+    if (!r->st) return false;
+    tl_storage_t s = {
+        .id = id, .base = base, .bytes = bytes, .ts = ts, .site = site, .kind = kind, .op = op};
+    return tl_stor_add(r->st, &s);
+}
+
+static void count_block(replay_t *r, uint64_t size, unsigned flags, int sign)
+{
+    r->c.live_bytes += (uint64_t)sign * size;
+    r->c.live_blocks += (uint64_t)sign;
+    if (flags & BF_STORAGE) {
+        r->c.live_storage_bytes += (uint64_t)sign * size;
+        r->c.live_storage_blocks += (uint64_t)sign;
+    }
+}
+
+/* Enter a block; NULL when out of memory. A block already live at the same
+ * address (never freed as far as the trace says) is dropped first. */
+static tl_map_entry_t *add_block(replay_t *r, uint64_t ptr, uint64_t size, uint32_t site,
+                                 unsigned flags, uint64_t ts, bool *oom)
+{
+    bool created;
+    tl_map_entry_t *e = tl_map_put(&r->live, ptr, &created);
+    if (!e) {
+        *oom = true;
+        return NULL;
+    }
+    if (!created) {
+        r->c.replaced_blocks++;
+        unsigned old = (unsigned)(e->b >> 32);
+        count_block(r, e->a, old, -1);
+        if ((old & BF_STORAGE) && r->st) tl_stor_remove(r->st, ptr, NULL);
+    }
+    e->a = size;
+    e->b = (uint64_t)site | (uint64_t)flags << 32;
+    e->c = ts;
+    count_block(r, size, flags, 1);
+    return e;
+}
+
+/* Release ptr; returns false when it was not live. *flags: its flags; the
+ * storage record, if it was one, to *info (pass 2). */
+static bool drop_block(replay_t *r, uint64_t ptr, unsigned *flags, tl_storage_t *info)
 {
     tl_map_entry_t *e = tl_map_get(&r->live, ptr);
     if (!e) {
         r->c.unknown_frees++;
         return false;
     }
-    *storage = (e->b >> 32) & 1;
-    r->c.live_bytes -= e->a;
-    r->c.live_blocks--;
-    if (*storage) {
-        r->c.live_storage_bytes -= e->a;
-        r->c.live_storage_blocks--;
-    }
+    *flags = (unsigned)(e->b >> 32);
+    count_block(r, e->a, *flags, -1);
+    if ((*flags & BF_STORAGE) && r->st) tl_stor_remove(r->st, ptr, info);
     r->c.frees++;
     tl_map_remove(&r->live, ptr);
     return true;
 }
 
-/* Apply event i; returns true when out of memory. */
-static bool step(replay_t *r, const tl_event_t *events, size_t i)
+/* STORAGE_REG ptr, size, stack, origin: a live block at ptr becomes a storage
+ * (keeping its stack and time); else a storage block of `size` appears. */
+static bool register_storage(replay_t *r, const tl_lineage_t *l)
 {
-    const tl_event_t *ev = &events[i];
-    bool oom = false, storage = false;
+    uint64_t ptr = l->a[0], size = l->a[1];
+    const char *op = l->str[0] ? l->str : NULL;
+    if (ptr == 0) return false;
+    tl_map_entry_t *e = tl_map_get(&r->live, ptr);
+    if (e) {
+        unsigned flags = (unsigned)(e->b >> 32);
+        if (flags & BF_STORAGE) { /* already one: only its op may be news */
+            tl_storage_t *s = r->st ? tl_stor_find(r->st, ptr) : NULL;
+            if (s && op) s->op = op;
+            return false;
+        }
+        e->b |= (uint64_t)(BF_STORAGE | BF_REG) << 32;
+        r->c.live_storage_bytes += e->a;
+        r->c.live_storage_blocks++;
+        return new_storage(r, ptr, e->a, (uint32_t)(e->b & 0xffffffffu), e->c,
+                           TL_STORAGE_REGISTERED, op);
+    }
+    bool oom = false;
+    add_block(r, ptr, size, l->site, BF_STORAGE | BF_PSEUDO, l->ts, &oom);
+    return oom || new_storage(r, ptr, size, l->site, l->ts, TL_STORAGE_REGISTERED, op);
+}
+
+/* STORAGE_UNREG ptr: undo a STORAGE_REG (a c10 or numpy storage stays one). */
+static void unregister_storage(replay_t *r, uint64_t ptr)
+{
+    tl_map_entry_t *e = tl_map_get(&r->live, ptr);
+    if (!e) return;
+    unsigned flags = (unsigned)(e->b >> 32);
+    if (!(flags & (BF_REG | BF_PSEUDO))) return;
+    if (r->st) tl_stor_remove(r->st, ptr, NULL);
+    if (flags & BF_PSEUDO) {
+        count_block(r, e->a, flags, -1);
+        tl_map_remove(&r->live, ptr);
+        return;
+    }
+    r->c.live_storage_bytes -= e->a;
+    r->c.live_storage_blocks--;
+    e->b &= ~((uint64_t)(BF_STORAGE | BF_REG) << 32);
+}
+
+/* Apply event i; returns true when out of memory. */
+static bool step(replay_t *r, size_t i)
+{
+    const tl_event_t *events = r->t->events, *ev = &events[i];
+    bool oom = false, numpy;
+    unsigned flags = 0;
     switch (ev->type) {
     case TL_EV_ALLOC:
-        add_block(r, ev, ev->storage, &oom);
-        if (ev->storage) r->c.storages++;
+        r->c.allocations++;
+        numpy = !ev->storage && ev->size >= TL_NUMPY_MIN_STORAGE && numpy_site(r, ev->site);
+        add_block(r, ev->ptr, ev->size, ev->site, ev->storage || numpy ? BF_STORAGE : 0, ev->ts,
+                  &oom);
+        if (!oom && (ev->storage || numpy))
+            oom = new_storage(r, ev->ptr, ev->size, ev->site, ev->ts,
+                              numpy ? TL_STORAGE_NUMPY : TL_STORAGE_C10, NULL);
+        note_peak(r, i, ev->ts);
         break;
-    case TL_EV_RALLOC:
-        /* A realloc'd block keeps the kind of the block it replaced. */
-        storage = ev->storage && i > 0 && events[i - 1].type == TL_EV_RFREE && r->rfree_known &&
-                  r->rfree_storage;
-        add_block(r, ev, storage, &oom);
-        break;
-    case TL_EV_FREE:
-        drop_block(r, ev->ptr, &storage);
-        break;
-    case TL_EV_RFREE:
-        r->rfree_known = drop_block(r, ev->ptr, &storage);
-        r->rfree_storage = storage;
-        break;
-    default:
+    case TL_EV_RALLOC: {
+        r->c.allocations++;
+        /* A realloc'd block keeps the kind (and id) of the block it replaced. */
+        bool carry = ev->storage && i > 0 && events[i - 1].type == TL_EV_RFREE && r->rfree_known &&
+                     r->rfree_storage;
+        numpy = !carry && ev->size >= TL_NUMPY_MIN_STORAGE && numpy_site(r, ev->site);
+        add_block(r, ev->ptr, ev->size, ev->site, carry || numpy ? BF_STORAGE : 0, ev->ts, &oom);
+        if (!oom && carry && r->st) {
+            tl_storage_t s = r->rfree_info;
+            s.base = ev->ptr;
+            s.bytes = ev->size;
+            s.site = ev->site;
+            s.ts = ev->ts;
+            oom = tl_stor_add(r->st, &s);
+        } else if (!oom && numpy) {
+            oom = new_storage(r, ev->ptr, ev->size, ev->site, ev->ts, TL_STORAGE_NUMPY, NULL);
+        }
+        note_peak(r, i, ev->ts);
         break;
     }
-    if (ev->type == TL_EV_ALLOC || ev->type == TL_EV_RALLOC) {
-        if (r->c.live_bytes > r->c.peak_bytes) {
-            r->c.peak_bytes = r->c.live_bytes;
-            r->c.peak_blocks = r->c.live_blocks;
-            r->c.peak_ts = ev->ts;
-            r->peak_event = i;
+    case TL_EV_FREE:
+        drop_block(r, ev->ptr, &flags, NULL);
+        break;
+    case TL_EV_RFREE:
+        r->rfree_known = drop_block(r, ev->ptr, &flags, &r->rfree_info);
+        r->rfree_storage = (flags & BF_STORAGE) != 0;
+        break;
+    case TL_EV_LINEAGE: {
+        if (ev->site >= r->t->nlineage) break;
+        const tl_lineage_t *l = &r->t->lineage[ev->site];
+        if (l->type == TL_REC_STORAGE_REG) {
+            oom = register_storage(r, l);
+            note_peak(r, i, ev->ts);
+        } else if (l->type == TL_REC_STORAGE_UNREG) {
+            unregister_storage(r, l->a[0]);
+        } else if (r->st) {
+            oom = tl_stor_lineage(r->st, r->t, ev->site);
         }
-        if (r->c.live_storage_bytes > r->c.peak_storage_bytes) {
-            r->c.peak_storage_bytes = r->c.live_storage_bytes;
-            r->c.peak_storage_ts = ev->ts;
-        }
+        break;
+    }
+    default:
+        break;
     }
     return oom;
 }
@@ -118,11 +261,6 @@ static int cmp_stat(const void *pa, const void *pb)
     if (a->site != b->site) return a->site < b->site ? -1 : 1;
     return (int)a->storage - (int)b->storage;
 }
-
-/* Per-(site, storage) accumulators, index site * 2 + storage. */
-typedef struct acc {
-    uint64_t bytes, blocks;
-} acc_t;
 
 /* Sorted list of the non-empty accumulators; true when out of memory. */
 static bool collect(acc_t *acc, size_t nsites, tl_site_stat_t **out, size_t *nout)
@@ -161,55 +299,99 @@ static bool live_by_site(replay_t *r, size_t nsites, tl_site_stat_t **out, size_
     return oom;
 }
 
+/* The event after which the end point is taken: the last MARK named
+ * "script_end" (*mark_id set), else the last event (n - 1; SIZE_MAX when there
+ * are no events). */
+static size_t end_event(const tl_trace_t *t, bool *script_end, uint64_t *mark_id)
+{
+    *script_end = false;
+    for (size_t i = t->nevents; i-- > 0;) {
+        const tl_event_t *ev = &t->events[i];
+        if (ev->type != TL_EV_LINEAGE || ev->site >= t->nlineage) continue;
+        const tl_lineage_t *l = &t->lineage[ev->site];
+        if (l->type == TL_REC_MARK && strcmp(l->str, "script_end") == 0) {
+            *script_end = true;
+            *mark_id = l->a[0];
+            return i;
+        }
+    }
+    return t->nevents ? t->nevents - 1 : SIZE_MAX;
+}
+
+/* Take the end point after event i (SIZE_MAX: before any): the counters,
+ * the live set by site, the live storages. true when out of memory. */
+static bool capture_end(replay_t *r, tl_model_t *at_end, bool script_end, uint64_t mark_id,
+                        size_t i, tl_model_t *m)
+{
+    const tl_trace_t *t = r->t;
+    uint64_t ts = i == SIZE_MAX ? 0 : t->events[i].ts;
+    if (!script_end && t->has_end && t->end_ts > ts) ts = t->end_ts;
+    *at_end = r->c;
+    return live_by_site(r, t->nsites, &m->leaks, &m->nleaks) ||
+           tl_stor_capture(r->st, t, &r->live, script_end, mark_id, ts, &m->end);
+}
+
 bool tl_model_build(const tl_trace_t *t, tl_model_t *m)
 {
     memset(m, 0, sizeof *m);
     const size_t n = t->nevents, nsites = t->nsites;
-    replay_t r = {0};
+    replay_t r = {.t = t};
+    tl_stor_t st = {0};
     acc_t *sacc = NULL;
+    uint8_t *numpy = calloc(nsites ? nsites : 1, 1);
+    if (!numpy) return true;
+    r.numpy_site = numpy;
 
     for (size_t i = 0; i < n; i++)
-        if (step(&r, t->events, i)) goto oom;
+        if (step(&r, i)) goto oom;
     bool have_peak = r.c.peak_bytes > 0;
     size_t peak_event = r.peak_event;
     tl_map_free(&r.live);
-    r = (replay_t){0};
 
+    bool script_end;
+    uint64_t mark_id = 0;
+    size_t end_at = end_event(t, &script_end, &mark_id);
     sacc = calloc(nsites * 2 + 2, sizeof *sacc);
     if (!sacc) goto oom;
+    r = (replay_t){.t = t, .numpy_site = numpy, .st = &st, .sacc = sacc};
+    tl_model_t at_end = {0};
+    if (end_at == SIZE_MAX && capture_end(&r, &at_end, script_end, mark_id, SIZE_MAX, m)) goto oom;
     for (size_t i = 0; i < n; i++) {
-        if (step(&r, t->events, i)) goto oom;
-        const tl_event_t *ev = &t->events[i];
-        if (ev->type == TL_EV_ALLOC && ev->storage && ev->site < nsites) {
-            sacc[ev->site * 2 + 1].bytes += ev->size;
-            sacc[ev->site * 2 + 1].blocks++;
-        }
+        if (step(&r, i)) goto oom;
         if (have_peak && i == peak_event &&
             live_by_site(&r, nsites, &m->peak_sites, &m->npeak_sites))
             goto oom;
+        if (i == end_at && capture_end(&r, &at_end, script_end, mark_id, i, m)) goto oom;
     }
-    if (live_by_site(&r, nsites, &m->leaks, &m->nleaks) ||
-        collect(sacc, nsites, &m->storage_sites, &m->nstorage_sites))
-        goto oom;
+    if (collect(sacc, nsites, &m->storage_sites, &m->nstorage_sites)) goto oom;
 
-    tl_site_stat_t *keep[3] = {m->leaks, m->peak_sites, m->storage_sites};
-    size_t nkeep[3] = {m->nleaks, m->npeak_sites, m->nstorage_sites};
-    *m = r.c;
-    m->leaks = keep[0];
-    m->nleaks = nkeep[0];
-    m->peak_sites = keep[1];
-    m->npeak_sites = nkeep[1];
-    m->storage_sites = keep[2];
-    m->nstorage_sites = nkeep[2];
+    m->allocations = r.c.allocations;
+    m->frees = r.c.frees;
+    m->storages = r.c.storages;
+    m->unknown_frees = r.c.unknown_frees;
+    m->replaced_blocks = r.c.replaced_blocks;
+    m->peak_bytes = r.c.peak_bytes;
+    m->peak_ts = r.c.peak_ts;
+    m->peak_blocks = r.c.peak_blocks;
+    m->peak_storage_bytes = r.c.peak_storage_bytes;
+    m->peak_storage_ts = r.c.peak_storage_ts;
+    m->live_bytes = at_end.live_bytes;
+    m->live_blocks = at_end.live_blocks;
+    m->live_storage_bytes = at_end.live_storage_bytes;
+    m->live_storage_blocks = at_end.live_storage_blocks;
     if (n) {
         m->first_ts = t->events[0].ts;
         m->last_ts = t->events[n - 1].ts;
     }
     free(sacc);
+    free(numpy);
+    tl_stor_free(&st);
     tl_map_free(&r.live);
     return false;
 oom:
     free(sacc);
+    free(numpy);
+    tl_stor_free(&st);
     tl_map_free(&r.live);
     tl_model_free(m);
     return true;
@@ -217,6 +399,7 @@ oom:
 
 void tl_model_free(tl_model_t *m)
 {
+    tl_endpoint_free(&m->end);
     free(m->leaks);
     free(m->peak_sites);
     free(m->storage_sites);

@@ -87,7 +87,8 @@ static bool reserve(void **p, size_t *cap, size_t need, size_t elem)
 
 typedef struct rd {
     tl_trace_t *t;
-    size_t ev_cap, site_cap, frame_cap, mod_cap, py_cap;
+    size_t ev_cap, site_cap, frame_cap, mod_cap, py_cap, lin_cap;
+    size_t str_len, str_cap; /* the string pool, as offsets until the end of reading */
 } rd_t;
 
 /* Site index for a stack id, interned on first sight; UINT32_MAX on failure. */
@@ -202,11 +203,59 @@ static bool take_pyframe(rd_t *r, const tl_record_t *rec)
     return false;
 }
 
+const tl_module_t *tl_trace_module_at(const tl_trace_t *t, uint64_t addr)
+{
+    for (size_t i = t->nmodules; i-- > 0;) {
+        const tl_module_t *m = &t->modules[i];
+        if (addr >= m->start && addr - m->start < m->size) return m;
+    }
+    return NULL;
+}
+
 const tl_pyframe_t *tl_trace_pyframe(const tl_trace_t *t, uint64_t frame)
 {
     if (!(frame & TL_FRAME_PY_TAG)) return NULL;
     tl_map_entry_t *e = tl_map_get(&t->pyframe_by_id, frame & ~TL_FRAME_PY_TAG);
     return e && e->a < t->npyframes ? &t->pyframes[e->a] : NULL;
+}
+
+/* Keep a MARK or lineage-family record and its event. Strings go to the pool
+ * as offsets (the pool moves while it grows; tl_trace_read_mem turns them
+ * into pointers at the end). */
+static bool take_lineage(rd_t *r, const tl_record_t *rec, uint64_t ts)
+{
+    tl_trace_t *t = r->t;
+    if (t->nlineage >= UINT32_MAX) return false; /* cannot be indexed: ignored */
+    tl_bytes_t str = rec->type == TL_REC_MARK ? rec->u.mark.name : rec->u.lineage.str;
+    size_t n = str.n;
+    if (n && memchr(str.p, '\0', n)) n = (size_t)((const uint8_t *)memchr(str.p, '\0', n) - str.p);
+    if (reserve((void **)&t->lineage, &r->lin_cap, t->nlineage + 1, sizeof *t->lineage) ||
+        n >= SIZE_MAX - r->str_len - 1 ||
+        reserve((void **)&t->strings, &r->str_cap, r->str_len + n + 1, 1))
+        return true;
+    tl_lineage_t *l = &t->lineage[t->nlineage];
+    *l = (tl_lineage_t){.ts = ts, .type = (uint8_t)rec->type};
+    if (rec->type == TL_REC_MARK)
+        l->a[0] = rec->u.mark.id;
+    else
+        memcpy(l->a, rec->u.lineage.a, sizeof l->a);
+    if (n) memcpy(t->strings + r->str_len, str.p, n);
+    t->strings[r->str_len + n] = '\0';
+    l->str = (const char *)(uintptr_t)r->str_len; /* an offset for now */
+    r->str_len += n + 1;
+    uint64_t stack_id = rec->type == TL_REC_STORAGE_REG  ? l->a[2]
+                        : rec->type == TL_REC_VIEW_BEGIN ? l->a[5]
+                                                         : 0;
+    if (stack_id) {
+        l->site = intern_site(r, stack_id);
+        if (l->site == UINT32_MAX) return true;
+    } else if (rec->type == TL_REC_STORAGE_REG || rec->type == TL_REC_VIEW_BEGIN) {
+        l->site = intern_site(r, 0);
+        if (l->site == UINT32_MAX) return true;
+    }
+    tl_event_t ev = {.ts = ts, .type = TL_EV_LINEAGE, .site = (uint32_t)t->nlineage};
+    t->nlineage++;
+    return push_event(r, &ev);
 }
 
 /* Apply one decoded record at absolute time ts. true = out of memory. */
@@ -252,8 +301,21 @@ static bool take_record(rd_t *r, const tl_record_t *rec, uint64_t ts)
         return false;
     case TL_REC_PYFRAME:
         return take_pyframe(r, rec);
+    case TL_REC_MARK:
+    case TL_REC_STORAGE_REG:
+    case TL_REC_STORAGE_UNREG:
+    case TL_REC_VIEW_BEGIN:
+    case TL_REC_VIEW_END:
+    case TL_REC_COPY:
+    case TL_REC_TAG:
+    case TL_REC_SNAP_HOLD:
+    case TL_REC_SNAP_VIEW:
+    case TL_REC_FINGERPRINT:
+    case TL_REC_ORIGIN:
+        return take_lineage(r, rec, ts);
     case TL_REC_END:
         t->has_end = true;
+        t->end_ts = ts;
         t->end_reason = rec->u.end.reason;
         t->end_exit_status = rec->u.end.exit_status;
         t->end_allocs = rec->u.end.allocs;
@@ -261,7 +323,7 @@ static bool take_record(rd_t *r, const tl_record_t *rec, uint64_t ts)
         t->end_storages = rec->u.end.storages;
         t->end_dropped = rec->u.end.dropped;
         return false;
-    default: /* THREAD, OPTIONS, MARK and lineage records: not used by the report yet */
+    default: /* THREAD, OPTIONS, REGION_*: not used by the report yet */
         return false;
     }
 }
@@ -405,6 +467,8 @@ int tl_trace_read_mem(const uint8_t *buf, size_t n, tl_trace_t *t, char *why, si
     rd_t r = {.t = t};
     if (read_chunks(&r, buf, n) || sort_events(t)) goto oom;
     if (!t->exe && !(t->exe = strdup(""))) goto oom;
+    for (size_t i = 0; i < t->nlineage; i++) /* the pool stopped moving */
+        t->lineage[i].str = t->strings + (uintptr_t)t->lineage[i].str;
     return 0;
 oom:
     tl_trace_free(t);
@@ -470,5 +534,7 @@ void tl_trace_free(tl_trace_t *t)
     tl_map_free(&t->site_by_id);
     free(t->frames);
     free(t->events);
+    free(t->lineage);
+    free(t->strings);
     memset(t, 0, sizeof *t);
 }

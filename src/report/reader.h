@@ -17,15 +17,17 @@
 
 /* Event types after decoding. A REALLOC record becomes an RFREE of the old
  * pointer (if non-zero) immediately followed by an RALLOC of the new one (if
- * non-zero), both at the record's time. */
-enum { TL_EV_ALLOC = 1, TL_EV_FREE = 2, TL_EV_RFREE = 3, TL_EV_RALLOC = 4 };
+ * non-zero), both at the record's time. A MARK or lineage-family record
+ * becomes a LINEAGE event whose `site` indexes tl_trace_t.lineage. */
+enum { TL_EV_ALLOC = 1, TL_EV_FREE = 2, TL_EV_RFREE = 3, TL_EV_RALLOC = 4, TL_EV_LINEAGE = 5 };
 
-/* One allocation event: 32 bytes, so millions fit. */
+/* One event: 32 bytes, so millions fit. */
 typedef struct tl_event {
     uint64_t ts;     /* absolute CLOCK_MONOTONIC ns (chunk base_ts + deltas) */
-    uint64_t ptr;    /* never 0 */
+    uint64_t ptr;    /* never 0, except for LINEAGE events (0 there) */
     uint64_t size;   /* bytes, for ALLOC / RALLOC */
-    uint32_t site;   /* index into tl_trace_t.sites, for ALLOC / RALLOC */
+    uint32_t site;   /* index into tl_trace_t.sites, for ALLOC / RALLOC;
+                      * into tl_trace_t.lineage for LINEAGE */
     uint8_t type;    /* TL_EV_* */
     uint8_t storage; /* ALLOC / FREE: the record's kind is a storage kind;
                       * RALLOC: 1 when the RFREE of its old pointer precedes it */
@@ -54,6 +56,18 @@ typedef struct tl_pyframe {
     uint64_t line;
     char *file, *function; /* NUL-terminated copies */
 } tl_pyframe_t;
+
+/* A MARK or lineage-family record (STORAGE_REG ... ORIGIN), kept for the
+ * replay. a[] holds the integer fields in the order tl_rec_type_t lists them
+ * (MARK: a[0] = mark_id); str is a NUL-terminated copy of the string field
+ * ("" when the type has none), cut at an embedded NUL. */
+typedef struct tl_lineage {
+    uint64_t ts;
+    uint64_t a[8];
+    const char *str; /* in tl_trace_t's string pool */
+    uint32_t site;   /* STORAGE_REG, VIEW_BEGIN: the stack id's site index; else 0 */
+    uint8_t type;    /* TL_REC_* */
+} tl_lineage_t;
 
 /* Fixed file header fields, validated. */
 typedef struct tl_trace_hdr {
@@ -87,7 +101,12 @@ typedef struct tl_trace {
     tl_event_t *events; /* sorted by ts, ties in chunk then record order */
     size_t nevents;
 
+    tl_lineage_t *lineage; /* in file order; LINEAGE events refer to them */
+    size_t nlineage;
+    char *strings; /* pool of the lineage strings */
+
     bool has_end;
+    uint64_t end_ts; /* time of the END record */
     uint64_t end_reason, end_allocs, end_frees, end_storages, end_dropped;
     int64_t end_exit_status;
 
@@ -120,6 +139,10 @@ static inline const uint64_t *tl_trace_site_frames(const tl_trace_t *t, uint32_t
     *n = s->nframes;
     return s->nframes ? t->frames + s->frame_off : NULL;
 }
+
+/* The module whose mapping contains addr (a later MODULE record wins over an
+ * earlier one that overlaps it), or NULL. Linear in the module count. */
+const tl_module_t *tl_trace_module_at(const tl_trace_t *t, uint64_t addr);
 
 /* The Python frame for a stack frame value tagged TL_FRAME_PY_TAG, or NULL
  * when the tag is absent or its PYFRAME record was never seen. */

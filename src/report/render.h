@@ -42,6 +42,9 @@ uint64_t tl_render_rel_ns(const tl_trace_t *t, uint64_t ts);
  * address through the symbolizer. Returns true for a Python frame. */
 bool tl_render_frame(const tl_report_ctx_t *c, uint64_t raw, tl_frame_t *f);
 
+/* "c10", "numpy", "registered" for a TL_STORAGE_* kind. */
+const char *tl_render_storage_kind(unsigned kind);
+
 /* How many entries of a list of n to show under opts->top. */
 size_t tl_render_shown(const tl_report_ctx_t *c, size_t n);
 

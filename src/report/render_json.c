@@ -4,6 +4,7 @@
  * are null, never omitted, so consumers can index without guards.
  */
 #include "report/json.h"
+#include "report/lineage.h"
 #include "report/render.h"
 
 static void frame(tl_json_t *j, const tl_frame_t *f, bool python)
@@ -30,11 +31,13 @@ static void frame(tl_json_t *j, const tl_frame_t *f, bool python)
     tl_json_obj_end(j);
 }
 
-static void stack(const tl_report_ctx_t *c, tl_json_t *j, uint32_t site)
+/* A site's frames as an array; null for TL_NO_SITE. */
+static void frames_of(const tl_report_ctx_t *c, tl_json_t *j, uint32_t site)
 {
-    tl_json_key(j, "stack_id");
-    tl_json_u64(j, c->trace->sites[site].stack_id);
-    tl_json_key(j, "stack");
+    if (site == TL_NO_SITE || site >= c->trace->nsites) {
+        tl_json_null(j);
+        return;
+    }
     tl_json_arr_begin(j);
     size_t n;
     const uint64_t *frames = tl_trace_site_frames(c->trace, site, &n);
@@ -42,6 +45,139 @@ static void stack(const tl_report_ctx_t *c, tl_json_t *j, uint32_t site)
         tl_frame_t f;
         bool python = tl_render_frame(c, frames[i], &f);
         frame(j, &f, python);
+    }
+    tl_json_arr_end(j);
+}
+
+static void stack(const tl_report_ctx_t *c, tl_json_t *j, uint32_t site)
+{
+    tl_json_key(j, "stack_id");
+    tl_json_u64(j, c->trace->sites[site].stack_id);
+    tl_json_key(j, "stack");
+    frames_of(c, j, site);
+}
+
+static const char *held_name(unsigned held)
+{
+    static const char *const names[] = {"unknown", "tensor", "view", "autograd"};
+    return held < sizeof names / sizeof names[0] ? names[held] : "unknown";
+}
+
+const char *tl_render_storage_kind(unsigned kind)
+{
+    static const char *const names[] = {"c10", "numpy", "registered"};
+    return kind < sizeof names / sizeof names[0] ? names[kind] : "unknown";
+}
+
+static void view(const tl_report_ctx_t *c, tl_json_t *j, const tl_end_view_t *v)
+{
+    tl_json_obj_begin(j);
+    tl_json_key(j, "offset");
+    tl_json_u64(j, v->offset);
+    tl_json_key(j, "extent");
+    tl_json_u64(j, v->extent);
+    tl_json_key(j, "bytes");
+    tl_json_u64(j, v->bytes);
+    tl_json_key(j, "op");
+    tl_json_str(j, v->op);
+    tl_json_key(j, "api");
+    tl_json_bool(j, v->api);
+    tl_json_key(j, "stack");
+    frames_of(c, j, v->site);
+    tl_json_obj_end(j);
+}
+
+static void end_storage(const tl_report_ctx_t *c, tl_json_t *j, const tl_end_storage_t *s)
+{
+    const tl_trace_t *t = c->trace;
+    tl_json_obj_begin(j);
+    tl_json_key(j, "id");
+    tl_json_u64(j, s->s.id);
+    tl_json_key(j, "bytes");
+    tl_json_u64(j, s->s.bytes);
+    tl_json_key(j, "kind");
+    tl_json_str(j, tl_render_storage_kind(s->s.kind));
+    tl_json_key(j, "time_ns");
+    tl_json_u64(j, tl_render_rel_ns(t, s->s.ts));
+    stack(c, j, s->s.site);
+    tl_json_key(j, "origin");
+    tl_json_str(j, s->origin);
+    tl_json_key(j, "source");
+    if (s->s.source)
+        tl_json_u64(j, s->s.source);
+    else
+        tl_json_null(j);
+    tl_json_key(j, "source_stack");
+    frames_of(c, j, s->s.source ? s->s.source_site : TL_NO_SITE);
+    tl_json_key(j, "views");
+    tl_json_arr_begin(j);
+    for (size_t i = 0; i < s->nviews; i++)
+        view(c, j, &s->views[i]);
+    tl_json_arr_end(j);
+    tl_json_key(j, "pinned_bytes");
+    tl_json_u64(j, s->pinned_bytes);
+    tl_json_key(j, "duplicates");
+    tl_json_arr_begin(j);
+    for (size_t i = 0; i < s->ndups; i++)
+        tl_json_u64(j, s->dups[i]);
+    tl_json_arr_end(j);
+    tl_json_key(j, "held_by");
+    tl_json_str(j, held_name(s->held_by));
+    tl_json_key(j, "held_by_recorded");
+    tl_json_bool(j, s->held_recorded);
+    tl_json_key(j, "tags");
+    tl_json_arr_begin(j);
+    for (size_t i = 0; i < s->ntags; i++)
+        tl_json_str(j, s->tags[i]);
+    tl_json_arr_end(j);
+    tl_json_obj_end(j);
+}
+
+/* "end": {point, time_ns, mark_id, storage_count, storage_bytes, storages[]}
+ * and "problems": [{kind, bytes, storage, message}] (full lists: ids in one
+ * refer to the other, so --top does not cut them). */
+static void endpoint(const tl_report_ctx_t *c, tl_json_t *j)
+{
+    const tl_endpoint_t *e = &c->model->end;
+    uint64_t total = 0;
+    for (size_t i = 0; i < e->nstorages; i++)
+        total += e->storages[i].s.bytes;
+    tl_json_key(j, "end");
+    tl_json_obj_begin(j);
+    tl_json_key(j, "point");
+    tl_json_str(j, e->script_end ? "script_end" : "process_exit");
+    tl_json_key(j, "time_ns");
+    tl_json_u64(j, tl_render_rel_ns(c->trace, e->ts));
+    tl_json_key(j, "mark_id");
+    if (e->script_end)
+        tl_json_u64(j, e->mark_id);
+    else
+        tl_json_null(j);
+    tl_json_key(j, "storage_count");
+    tl_json_u64(j, e->nstorages);
+    tl_json_key(j, "storage_bytes");
+    tl_json_u64(j, total);
+    tl_json_key(j, "storages");
+    tl_json_arr_begin(j);
+    for (size_t i = 0; i < e->nstorages; i++)
+        end_storage(c, j, &e->storages[i]);
+    tl_json_arr_end(j);
+    tl_json_obj_end(j);
+
+    tl_json_key(j, "problems");
+    tl_json_arr_begin(j);
+    for (size_t i = 0; i < e->nproblems; i++) {
+        const tl_problem_t *p = &e->problems[i];
+        tl_json_obj_begin(j);
+        tl_json_key(j, "kind");
+        tl_json_str(j, tl_problem_kind_name(p->kind));
+        tl_json_key(j, "bytes");
+        tl_json_u64(j, p->bytes);
+        tl_json_key(j, "storage");
+        tl_json_u64(j, p->storage);
+        tl_json_key(j, "message");
+        tl_json_str(j, p->message);
+        tl_json_obj_end(j);
     }
     tl_json_arr_end(j);
 }
@@ -182,6 +318,8 @@ void tl_render_json(const tl_report_ctx_t *c, FILE *out)
 
     tl_json_key(j, "leaks");
     live_sites(c, j, m->leaks, m->nleaks);
+
+    endpoint(c, j);
 
     tl_json_key(j, "peak");
     tl_json_obj_begin(j);

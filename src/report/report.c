@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "report/lineage.h"
 #include "report/render.h"
 
 typedef struct notes {
@@ -87,7 +88,7 @@ int tl_report_file(const char *path, const tl_report_opts_t *opts, FILE *out)
     tl_report_ctx_t c = {.path = path, .trace = &t, .model = &m, .opts = opts};
     c.sym = tl_sym_new(t.modules, t.nmodules);
     notes_t *nb = malloc(sizeof *nb);
-    if (!c.sym || !nb) {
+    if (!c.sym || !nb || tl_lineage_analyse(&m.end, &t, c.sym)) {
         free(nb);
         tl_sym_free(c.sym);
         tl_model_free(&m);

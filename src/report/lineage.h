@@ -1,0 +1,44 @@
+/* lineage.h - the end point's analyses that need symbols: ops and problems.
+ *
+ * After the model has captured the end point (storages.h) and a symbolizer
+ * exists, tl_lineage_analyse names the op that made each storage and view
+ * when no record did (from the native frames: at::native::NAME), and lists
+ * the problems: storages pinned by views, duplicate copies, storages held
+ * only by autograd (docs/report-schema.md, "problems"). Not thread-safe.
+ */
+#ifndef TL_REPORT_LINEAGE_H
+#define TL_REPORT_LINEAGE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "report/reader.h"
+#include "report/storages.h"
+#include "report/symbolize.h"
+
+/* Fill e's derived origins and view ops and its problems. true when out of
+ * memory (e keeps what was done). */
+bool tl_lineage_analyse(tl_endpoint_t *e, const tl_trace_t *t, tl_symbolizer_t *sym);
+
+/* The op a demangled function name stands for: "at::native::NAME(...)" or
+ * "at::native::NAME<...>(...)" gives NAME with 2 returned;
+ * "at::_ops::NAME::call(...)" gives NAME (the op with its overload suffix,
+ * e.g. "eye_m") with 1 returned; else 0. buf of n bytes; names that do not
+ * fit give 0. */
+int tl_lineage_op_of_function(const char *function, char *buf, size_t n);
+
+/* The op derived from a site's native frames: the outermost at::native::NAME
+ * frame before the first Python frame, else the outermost at::_ops::NAME::call
+ * one; malloc'd, or NULL (none, or out of memory). */
+char *tl_lineage_op_of_site(const tl_trace_t *t, tl_symbolizer_t *sym, uint32_t site);
+
+/* "FILE:LINE" of a site's innermost Python frame (basename of FILE), else the
+ * innermost native function name (up to its parameter list) outside the
+ * allocator; "" when neither. buf of n bytes. */
+const char *tl_lineage_where(const tl_trace_t *t, tl_symbolizer_t *sym, uint32_t site, char *buf,
+                             size_t n);
+
+/* "pinned_by_view", "duplicate_copy", "held_by_autograd". */
+const char *tl_problem_kind_name(unsigned kind);
+
+#endif

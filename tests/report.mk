@@ -13,6 +13,7 @@ check_PROGRAMS += tests/unit/test_report
 tests_unit_test_report_SOURCES = \
 	tests/unit/test_report.c \
 	tests/unit/test_report_model.c \
+	tests/unit/test_report_lineage.c \
 	tests/unit/test_report_json.c \
 	tests/unit/test_report_sym.c
 tests_unit_test_report_CPPFLAGS = $(AM_CPPFLAGS) \

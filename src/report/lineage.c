@@ -96,7 +96,7 @@ const char *tl_lineage_where(const tl_trace_t *t, tl_symbolizer_t *sym, uint32_t
         const tl_pyframe_t *pf = tl_trace_pyframe(t, frames[i]);
         if (!pf) continue;
         const char *b = strrchr(pf->file, '/');
-        snprintf(buf, n, "%s:%" PRIu64, b ? b + 1 : pf->file, pf->line);
+        snprintf(buf, n, "at %s:%" PRIu64, b ? b + 1 : pf->file, pf->line);
         return buf;
     }
     for (size_t i = 0; i < nf; i++) {
@@ -106,7 +106,7 @@ const char *tl_lineage_where(const tl_trace_t *t, tl_symbolizer_t *sym, uint32_t
         if (!f.function || allocator_module(f.module)) continue;
         const char *paren = strchr(f.function, '(');
         int len = paren ? (int)(paren - f.function) : (int)strlen(f.function);
-        snprintf(buf, n, "%.*s", len, f.function);
+        snprintf(buf, n, "in %.*s", len, f.function);
         return buf;
     }
     return buf;
@@ -159,7 +159,7 @@ static void put_storage(ana_t *a, msg_t *m, const tl_end_storage_t *s)
     const char *where = tl_lineage_where(a->t, a->sym, s->s.site, w, sizeof w);
     if (s->origin || where[0]) put(m, " allocated");
     if (s->origin) put(m, " by %s", s->origin);
-    if (where[0]) put(m, " at %s", where);
+    if (where[0]) put(m, " %s", where);
 }
 
 static void put_view(ana_t *a, msg_t *m, const tl_end_view_t *v, bool with_bytes)
@@ -170,7 +170,7 @@ static void put_view(ana_t *a, msg_t *m, const tl_end_view_t *v, bool with_bytes
     if (with_bytes)
         put(m, "%s%s", tl_render_bytes(v->bytes, b, sizeof b), v->op || where[0] ? " " : "");
     if (v->op) put(m, "%s", v->op);
-    if (where[0]) put(m, "%sat %s", v->op ? " " : "made ", where);
+    if (where[0]) put(m, "%s%s", v->op ? " " : "made ", where);
 }
 
 static bool add_problem(ana_t *a, unsigned kind, uint64_t bytes, const tl_end_storage_t *s,
@@ -267,7 +267,7 @@ static bool duplicate(ana_t *a, const tl_end_storage_t *s)
     if (s->s.source) {
         const char *where = tl_lineage_where(a->t, a->sym, s->s.source_site, w, sizeof w);
         put(&m, "; it is a copy of storage #%" PRIu64, s->s.source);
-        if (where[0]) put(&m, " (allocated at %s)", where);
+        if (where[0]) put(&m, " (allocated %s)", where);
     }
     put(&m, "; %s duplicated.", tl_render_bytes(s->s.bytes, b, sizeof b));
     return add_problem(a, TL_PROBLEM_DUPLICATE, s->s.bytes, s, &m);

@@ -32,9 +32,10 @@ int tl_lineage_op_of_function(const char *function, char *buf, size_t n);
  * one; malloc'd, or NULL (none, or out of memory). */
 char *tl_lineage_op_of_site(const tl_trace_t *t, tl_symbolizer_t *sym, uint32_t site);
 
-/* "FILE:LINE" of a site's innermost Python frame (basename of FILE), else the
- * innermost native function name (up to its parameter list) outside the
- * allocator; "" when neither. buf of n bytes. */
+/* Where a site was: "at FILE:LINE" of its innermost Python frame (basename of
+ * FILE), else "in FUNCTION" of its innermost native frame with a function
+ * name outside the allocator (the name cut at its parameter list); "" when
+ * neither. buf of n bytes. */
 const char *tl_lineage_where(const tl_trace_t *t, tl_symbolizer_t *sym, uint32_t site, char *buf,
                              size_t n);
 

@@ -1,12 +1,15 @@
 /* render_text.c - the human-readable report.
  *
- * One header line, one summary line, the notes, then "Peak consumers",
- * "Leaks (live at end)" and "Storages by site", each site followed by its
- * innermost interesting frames (allocator and agent frames skipped).
+ * One header line, one summary line, the end point line, the notes, the
+ * problems (one paragraph each), then "Storages live at end", "Peak
+ * consumers", "Leaks (live at end)" and "Storages by site", each site
+ * followed by its innermost interesting frames (allocator and agent frames
+ * skipped).
  */
 #include <inttypes.h>
 #include <string.h>
 
+#include "report/lineage.h"
 #include "report/render.h"
 
 #define TEXT_MAX_FRAMES    8
@@ -156,6 +159,83 @@ static void print_sites(const tl_report_ctx_t *c, const char *title, const tl_si
     }
 }
 
+static const char *held_phrase(unsigned held)
+{
+    switch (held) {
+    case TL_HELD_TENSOR:
+        return "held by a tensor";
+    case TL_HELD_VIEW:
+        return "held only by views";
+    case TL_HELD_AUTOGRAD:
+        return "held only by autograd";
+    default:
+        return "holder unknown";
+    }
+}
+
+static void print_problems(const tl_report_ctx_t *c, FILE *out)
+{
+    const tl_endpoint_t *e = &c->model->end;
+    fprintf(out, "\nProblems: %zu\n", e->nproblems);
+    if (!e->nproblems) fputs("  (none)\n", out);
+    for (size_t i = 0; i < e->nproblems; i++)
+        fprintf(out, "  [%s] %s\n", tl_problem_kind_name(e->problems[i].kind),
+                e->problems[i].message);
+}
+
+/* One entry per live storage: id, size, kind, op, holder, where; then its
+ * source, views, duplicates and tags. */
+static void print_end_storages(const tl_report_ctx_t *c, FILE *out)
+{
+    const tl_endpoint_t *e = &c->model->end;
+    const tl_trace_t *t = c->trace;
+    char b1[32], b2[32], w[256];
+    size_t shown = tl_render_shown(c, e->nstorages);
+    fprintf(out, "\nStorages live at end: %zu", e->nstorages);
+    if (shown < e->nstorages) fprintf(out, ", top %zu shown", shown);
+    fputs(e->nstorages ? "\n" : "\n  (none)\n", out);
+    for (size_t i = 0; i < shown; i++) {
+        const tl_end_storage_t *s = &e->storages[i];
+        fprintf(out, "  #%" PRIu64 " %s %s storage", s->s.id,
+                tl_render_bytes(s->s.bytes, b1, sizeof b1), tl_render_storage_kind(s->s.kind));
+        if (s->origin) fprintf(out, " allocated by %s", s->origin);
+        const char *where = tl_lineage_where(t, c->sym, s->s.site, w, sizeof w);
+        if (where[0]) fprintf(out, " %s", where);
+        fprintf(out, ", %s", held_phrase(s->held_by));
+        if (s->pinned_bytes)
+            fprintf(out, ", %s pinned", tl_render_bytes(s->pinned_bytes, b1, sizeof b1));
+        fputc('\n', out);
+        if (s->s.source) {
+            fprintf(out, "      source: storage #%" PRIu64, s->s.source);
+            where = tl_lineage_where(t, c->sym, s->s.source_site, w, sizeof w);
+            if (where[0]) fprintf(out, " allocated %s", where);
+            fputc('\n', out);
+        }
+        for (size_t k = 0; k < s->nviews; k++) {
+            const tl_end_view_t *v = &s->views[k];
+            fprintf(out, "      view: %s at offset %" PRIu64 ", extent %s",
+                    tl_render_bytes(v->bytes, b1, sizeof b1), v->offset,
+                    tl_render_bytes(v->extent, b2, sizeof b2));
+            if (v->op) fprintf(out, ", %s", v->op);
+            where = v->site == TL_NO_SITE ? "" : tl_lineage_where(t, c->sym, v->site, w, sizeof w);
+            if (where[0]) fprintf(out, " %s", where);
+            fputs(v->api ? " (API)\n" : "\n", out);
+        }
+        if (s->ndups) {
+            fputs("      identical contents:", out);
+            for (size_t k = 0; k < s->ndups; k++)
+                fprintf(out, "%s #%" PRIu64, k ? "," : "", s->dups[k]);
+            fputc('\n', out);
+        }
+        if (s->ntags) {
+            fputs("      tags:", out);
+            for (size_t k = 0; k < s->ntags; k++)
+                fprintf(out, "%s %s", k ? "," : "", s->tags[k]);
+            fputc('\n', out);
+        }
+    }
+}
+
 void tl_render_text(const tl_report_ctx_t *c, FILE *out)
 {
     const tl_trace_t *t = c->trace;
@@ -182,9 +262,21 @@ void tl_render_text(const tl_report_ctx_t *c, FILE *out)
         fprintf(out, "%" PRIu64 " dropped\n", t->end_dropped);
     else
         fputs("dropped unknown\n", out);
+    const tl_endpoint_t *e = &c->model->end;
+    uint64_t end_bytes = 0;
+    for (size_t i = 0; i < e->nstorages; i++)
+        end_bytes += e->storages[i].s.bytes;
+    fprintf(out, "tensorleak: end point: %s at ",
+            e->script_end ? "script_end (the main script finished, before interpreter teardown)"
+                          : "process exit (end of the trace)");
+    print_time(out, tl_render_rel_ns(t, e->ts));
+    fprintf(out, "; %zu storage%s, %s live there\n", e->nstorages, e->nstorages == 1 ? "" : "s",
+            tl_render_bytes(end_bytes, b1, sizeof b1));
     for (size_t i = 0; i < c->nnotes; i++)
         fprintf(out, "note: %s\n", c->notes[i]);
 
+    print_problems(c, out);
+    print_end_storages(c, out);
     print_sites(c, "Peak consumers", m->peak_sites, m->npeak_sites, false, out);
     print_sites(c, "Leaks (live at end)", m->leaks, m->nleaks, false, out);
     print_sites(c, "Storages by site", m->storage_sites, m->nstorage_sites, true, out);

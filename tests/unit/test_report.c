@@ -279,5 +279,5 @@ Suite *make_reader_suite(void)
     return s;
 }
 
-TL_CHECK_MAIN(make_reader_suite, make_model_suite, make_json_suite, make_symbolize_suite,
-              make_report_suite)
+TL_CHECK_MAIN(make_reader_suite, make_model_suite, make_lineage_suite, make_json_suite,
+              make_symbolize_suite, make_report_suite)

@@ -6,6 +6,7 @@
 
 Suite *make_reader_suite(void);
 Suite *make_model_suite(void);
+Suite *make_lineage_suite(void);
 Suite *make_json_suite(void);
 Suite *make_symbolize_suite(void);
 Suite *make_report_suite(void);

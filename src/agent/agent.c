@@ -21,6 +21,7 @@
 
 #include "agent/config.h"
 #include "agent/modules.h"
+#include "agent/pyframes.h"
 #include "agent/stack.h"
 #include "common/trace_format.h"
 
@@ -110,18 +111,57 @@ static void emit_module(void *arg, const tl_module_info_t *m)
         bump(&tl_tsd.slot->dropped);
 }
 
-/* Capture, intern and (first time) write the caller's stack. Returns its id. */
+/* A Python frame seen for the first time: its PYFRAME record goes into this
+ * thread's chunk before the STACK record that uses it. Paths and names are
+ * cut at TL_PYFRAME_STR_MAX bytes so the record always fits a chunk. */
+#define TL_PYFRAME_STR_MAX 1024
+static void emit_pyframe(void *ctx, uint64_t id, uint64_t line, const char *file, size_t file_len,
+                         const char *function, size_t function_len)
+{
+    (void)ctx;
+    if (file_len > TL_PYFRAME_STR_MAX)
+        file_len = TL_PYFRAME_STR_MAX;
+    if (function_len > TL_PYFRAME_STR_MAX)
+        function_len = TL_PYFRAME_STR_MAX;
+    if (tl_writer_pyframe(&writer, &tl_tsd.cur, mono(), id, line, file, file_len, function,
+                          function_len))
+        bump(&tl_tsd.slot->dropped);
+}
+
+/* A libpython dlopen'ed after start (an embedding program) is found at the
+ * next module rescan; one thread at a time tries. */
+static void pyframes_retry(void)
+{
+    static atomic_flag busy = ATOMIC_FLAG_INIT;
+    if (tl_pyframes_enabled() || atomic_flag_test_and_set(&busy))
+        return;
+    tl_pyframes_init();
+    atomic_flag_clear(&busy);
+}
+
+/* Capture, intern and (first time) write the caller's stack, with the
+ * thread's Python frames merged in at the interpreter's eval loop (pyframes.h).
+ * Returns its id. */
 static uint64_t record_stack(void)
 {
+    static __thread uint64_t merged[TL_REC_MAX_FRAMES] __attribute__((tls_model("initial-exec")));
     const uint64_t *frames;
     size_t n = tl_stack_capture(&frames, cfg.stack_depth);
+    size_t nm = tl_pyframes_merge(frames, n, merged, TL_REC_MAX_FRAMES, emit_pyframe, NULL);
+    bool native_only = nm == 0;
+    if (!native_only) {
+        frames = merged;
+        n = nm;
+    }
     bool is_new;
     uint64_t id = tl_stack_intern(&stacks, frames, n, &is_new);
     if (!is_new)
         return id;
     for (size_t i = 0; i < n; i++) {
-        if (!tl_modules_contains(frames[i])) {
+        if (!(frames[i] & TL_FRAME_PY_TAG) && !tl_modules_contains(frames[i])) {
             tl_modules_scan(false, true, emit_module, NULL);
+            if (native_only)
+                pyframes_retry();
             break;
         }
     }
@@ -260,6 +300,7 @@ static void postfork_child(void)
         tl_tsd.cur.gen = 0;
         atomic_store(&exit_status, -1);
         tl_stack_table_reset(&stacks);
+        tl_pyframes_reset();
         tl_modules_reset();
         if (trace_open())
             atomic_store(&tl_agent_state, TL_AGENT_DONE);
@@ -286,10 +327,62 @@ static void on_exit_status(int status, void *arg)
     finish(status);
 }
 
+/* CPython reads PYTHONPATH when it initialises, after our constructor: put
+ * the tensorleak package directory first there, so its sitecustomize starts
+ * the Python side with no change to the program. The directory is
+ * TENSORLEAK_PYTHON_DIR (the CLI sets it in the build tree), else
+ * <directory of libtensorleak.so>/python (the installed layout), if it
+ * exists. Nothing is changed when it is already on the path. */
+static void python_path(void)
+{
+    char dir[TL_CONFIG_PATH_MAX];
+    if (cfg.python_dir[0]) {
+        strcpy(dir, cfg.python_dir);
+    } else {
+        Dl_info info;
+        if (!dladdr((void *)&tl_agent_init, &info) || !info.dli_fname)
+            return;
+        const char *slash = strrchr(info.dli_fname, '/');
+        size_t n = slash ? (size_t)(slash - info.dli_fname) : 0;
+        static const char sub[] = "/python";
+        if (n + sizeof sub > sizeof dir)
+            return;
+        memcpy(dir, info.dli_fname, n);
+        memcpy(dir + n, sub, sizeof sub);
+        if (!slash) /* loaded by a bare name: no directory to go by */
+            return;
+    }
+    if (access(dir, R_OK | X_OK) != 0)
+        return;
+    const char *old = getenv("PYTHONPATH");
+    size_t dl = strlen(dir);
+    for (const char *p = old; p && *p;) {
+        const char *colon = strchr(p, ':');
+        size_t len = colon ? (size_t)(colon - p) : strlen(p);
+        if (len == dl && memcmp(p, dir, dl) == 0)
+            return;
+        p += len + (colon ? 1 : 0);
+    }
+    if (!old || !*old) {
+        setenv("PYTHONPATH", dir, 1);
+        return;
+    }
+    static char buf[2 * TL_CONFIG_PATH_MAX + 2];
+    size_t ol = strlen(old);
+    if (dl + 1 + ol + 1 > sizeof buf)
+        return;
+    memcpy(buf, dir, dl);
+    buf[dl] = ':';
+    memcpy(buf + dl + 1, old, ol + 1);
+    setenv("PYTHONPATH", buf, 1);
+}
+
 void tl_agent_init(void)
 {
     TL_GUARD_SCOPE;
-    if (atomic_load(&tl_agent_state) != TL_AGENT_OFF || writer.gen)
+    static atomic_flag once = ATOMIC_FLAG_INIT;
+    if (atomic_load(&tl_agent_state) != TL_AGENT_OFF || writer.gen ||
+        atomic_flag_test_and_set(&once))
         return;
     self_pid = (uint64_t)getpid();
     self_ppid = (uint64_t)getppid();
@@ -299,6 +392,8 @@ void tl_agent_init(void)
         return;
     if (cfg.depth_invalid)
         say("TENSORLEAK_STACK_DEPTH is not a number; using ", "64", "");
+    if (cfg.fingerprint_min_invalid)
+        say("TENSORLEAK_FINGERPRINT_MIN is not a size; using ", "1MiB", "");
     exec_seq = cfg.exec_seq;
     char tmp[8];
     size_t nd = 0;
@@ -334,6 +429,8 @@ void tl_agent_init(void)
         tl_stack_skip_add(lo, hi);
     tl_stack_unwind_init();
     atomic_store(&real_exit, (tl_exit_fn)dlsym(RTLD_NEXT, "exit"));
+    if (tl_pyframes_init() || dlsym(RTLD_DEFAULT, "Py_Version"))
+        python_path();
 
     if (trace_open())
         return;
@@ -424,4 +521,44 @@ tl_exit_fn tl_agent_real_exit(void)
         atomic_store(&real_exit, f);
     }
     return f;
+}
+
+/* --- lineage API support (api.c); callers hold the guard --- */
+
+bool tl_agent_api_begin(void)
+{
+    if (!tl_agent_recording())
+        return false;
+    thread_begin();
+    return true;
+}
+
+uint64_t tl_agent_api_stack(void)
+{
+    return record_stack();
+}
+
+void tl_agent_api_record(tl_rec_type_t type, const uint64_t *ints, const char *str, size_t len)
+{
+    if (tl_writer_lineage(&writer, &tl_tsd.cur, mono(), type, ints, str, len))
+        bump(&tl_tsd.slot->dropped);
+}
+
+bool tl_agent_api_mark(uint64_t id, const char *name, size_t len)
+{
+    if (tl_writer_mark(&writer, &tl_tsd.cur, mono(), id, name, len)) {
+        bump(&tl_tsd.slot->dropped);
+        return true;
+    }
+    return false;
+}
+
+uint64_t tl_agent_fingerprint_min(void)
+{
+    return cfg.fingerprint_min;
+}
+
+bool tl_agent_disabled(void)
+{
+    return cfg.disable;
 }

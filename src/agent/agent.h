@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "agent/writer.h"
+#include "common/trace_format.h"
 
 struct tl_counters;
 
@@ -72,6 +73,21 @@ bool tl_agent_exec_begin(void);
 void tl_agent_exec_failed(void);
 /* "TENSORLEAK_EXEC_SEQ=PID:N" for the next image of this pid. */
 const char *tl_agent_exec_env(void);
+
+/* Lineage API support (api.c). Call with the guard raised, and the others
+ * only after tl_agent_api_begin returned true (recording; this thread bound
+ * to the trace). */
+bool tl_agent_api_begin(void);
+/* Id of the caller's stack (Python frames merged), written if new. */
+uint64_t tl_agent_api_stack(void);
+/* One lineage-family record into this thread's chunk (dropped: counted). */
+void tl_agent_api_record(tl_rec_type_t type, const uint64_t *ints, const char *str, size_t len);
+/* A MARK record. true = dropped. */
+bool tl_agent_api_mark(uint64_t id, const char *name, size_t len);
+/* TENSORLEAK_FINGERPRINT_MIN in bytes. */
+uint64_t tl_agent_fingerprint_min(void);
+/* TENSORLEAK_DISABLE was set (valid after tl_agent_init). */
+bool tl_agent_disabled(void);
 
 /* The real exit(), resolved with dlsym(RTLD_NEXT). */
 typedef void (*tl_exit_fn)(int) __attribute__((noreturn));

@@ -27,6 +27,52 @@ bool tl_config_parse_u64(const char *s, uint64_t *out)
     return false;
 }
 
+bool tl_config_parse_size(const char *s, uint64_t *out)
+{
+    if (!s || *s < '0' || *s > '9')
+        return true;
+    char digits[24];
+    size_t n = 0;
+    while (s[n] >= '0' && s[n] <= '9') {
+        if (n + 1 >= sizeof digits)
+            return true;
+        digits[n] = s[n];
+        n++;
+    }
+    digits[n] = '\0';
+    uint64_t v;
+    if (tl_config_parse_u64(digits, &v))
+        return true;
+    static const struct {
+        const char *unit;
+        uint64_t mul;
+    } units[] = {
+        {"", 1},
+        {"B", 1},
+        {"K", UINT64_C(1) << 10},
+        {"KiB", UINT64_C(1) << 10},
+        {"KB", 1000},
+        {"M", UINT64_C(1) << 20},
+        {"MiB", UINT64_C(1) << 20},
+        {"MB", 1000000},
+        {"G", UINT64_C(1) << 30},
+        {"GiB", UINT64_C(1) << 30},
+        {"GB", 1000000000},
+        {"T", UINT64_C(1) << 40},
+        {"TiB", UINT64_C(1) << 40},
+        {"TB", UINT64_C(1000000000000)},
+    };
+    for (size_t i = 0; i < sizeof units / sizeof units[0]; i++) {
+        if (strcmp(s + n, units[i].unit) != 0)
+            continue;
+        if (v > UINT64_MAX / units[i].mul)
+            return true;
+        *out = v * units[i].mul;
+        return false;
+    }
+    return true;
+}
+
 const char *tl_config_env(const char *const *envp, const char *name)
 {
     size_t n = strlen(name);
@@ -70,6 +116,17 @@ void tl_config_parse(tl_config_t *cfg, const char *const *envp, uint64_t pid)
             n <= UINT32_MAX)
             cfg->exec_seq = (uint32_t)n;
     }
+
+    cfg->fingerprint_min = TL_CONFIG_FINGERPRINT_MIN_DEFAULT;
+    v = tl_config_env(envp, "TENSORLEAK_FINGERPRINT_MIN");
+    if (v && tl_config_parse_size(v, &cfg->fingerprint_min)) {
+        cfg->fingerprint_min = TL_CONFIG_FINGERPRINT_MIN_DEFAULT;
+        cfg->fingerprint_min_invalid = true;
+    }
+
+    v = tl_config_env(envp, "TENSORLEAK_PYTHON_DIR");
+    if (v && strlen(v) < sizeof cfg->python_dir)
+        strcpy(cfg->python_dir, v);
 
     v = tl_config_env(envp, "TENSORLEAK_OUTPUT");
     if (!v || !*v || strlen(v) >= sizeof cfg->output)

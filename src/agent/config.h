@@ -15,6 +15,7 @@
 #define TL_CONFIG_PATH_MAX      4096u
 #define TL_CONFIG_OUTPUT_DEFAULT "tensorleak.%p.tlt"
 #define TL_CONFIG_EXEC_SEQ_ENV  "TENSORLEAK_EXEC_SEQ"
+#define TL_CONFIG_FINGERPRINT_MIN_DEFAULT (UINT64_C(1) << 20) /* 1 MiB */
 
 typedef struct tl_config {
     bool disable;         /* TENSORLEAK_DISABLE=1: no tracing at all */
@@ -23,10 +24,22 @@ typedef struct tl_config {
     uint64_t session;     /* TENSORLEAK_SESSION (decimal), 0 if unset or bad */
     uint32_t exec_seq;    /* earlier images of this pid (TENSORLEAK_EXEC_SEQ) */
     char output[TL_CONFIG_PATH_MAX]; /* TENSORLEAK_OUTPUT pattern, unexpanded */
+    /* TENSORLEAK_FINGERPRINT_MIN: storages of at least this many bytes are
+     * fingerprinted at report points (default 1 MiB). */
+    uint64_t fingerprint_min;
+    bool fingerprint_min_invalid; /* set but not a size: the default is used */
+    /* TENSORLEAK_PYTHON_DIR: the Python package directory to put first on
+     * PYTHONPATH of a CPython process; "" = none given. */
+    char python_dir[TL_CONFIG_PATH_MAX];
 } tl_config_t;
 
 /* Decimal u64, no sign, no spaces, no overflow. true = failure. */
 bool tl_config_parse_u64(const char *s, uint64_t *out);
+
+/* A byte count: decimal digits, optionally followed by a unit: B, K/KiB,
+ * M/MiB, G/GiB, T/TiB (powers of 1024) or KB, MB, GB, TB (powers of 1000).
+ * No sign, no spaces, no fraction, no overflow. true = failure. */
+bool tl_config_parse_size(const char *s, uint64_t *out);
 
 /* Value of NAME in envp (a NULL-terminated "NAME=value" array), or NULL. */
 const char *tl_config_env(const char *const *envp, const char *name);

@@ -248,6 +248,32 @@ bool tl_writer_end(tl_writer_t *w, tl_wcursor_t *c, uint64_t ts, uint64_t reason
     return failed;
 }
 
+bool tl_writer_pyframe(tl_writer_t *w, tl_wcursor_t *c, uint64_t ts, uint64_t id, uint64_t line,
+                       const char *file, size_t file_len, const char *function,
+                       size_t function_len)
+{
+    bool failed;
+    EMIT(w, c, ts, failed,
+         tl_rec_put_pyframe(&tl_b_, tl_d_, id, line, file, file_len, function, function_len));
+    return failed;
+}
+
+bool tl_writer_mark(tl_writer_t *w, tl_wcursor_t *c, uint64_t ts, uint64_t id, const char *name,
+                    size_t name_len)
+{
+    bool failed;
+    EMIT(w, c, ts, failed, tl_rec_put_mark(&tl_b_, tl_d_, id, name, name_len));
+    return failed;
+}
+
+bool tl_writer_lineage(tl_writer_t *w, tl_wcursor_t *c, uint64_t ts, tl_rec_type_t type,
+                       const uint64_t *ints, const char *str, size_t str_len)
+{
+    bool failed;
+    EMIT(w, c, ts, failed, tl_rec_put_lineage(&tl_b_, type, tl_d_, ints, str, str_len));
+    return failed;
+}
+
 void tl_writer_mark_end(tl_writer_t *w, int how, bool truncate)
 {
     pthread_mutex_lock(&w->lock);

@@ -84,6 +84,14 @@ bool tl_writer_options(tl_writer_t *w, tl_wcursor_t *c, uint64_t ts, size_t coun
 bool tl_writer_end(tl_writer_t *w, tl_wcursor_t *c, uint64_t ts, uint64_t reason,
                    int64_t exit_status, uint64_t allocs, uint64_t frees, uint64_t storages,
                    uint64_t dropped);
+bool tl_writer_pyframe(tl_writer_t *w, tl_wcursor_t *c, uint64_t ts, uint64_t id, uint64_t line,
+                       const char *file, size_t file_len, const char *function,
+                       size_t function_len);
+bool tl_writer_mark(tl_writer_t *w, tl_wcursor_t *c, uint64_t ts, uint64_t id, const char *name,
+                    size_t name_len);
+/* A lineage-family record (tl_rec_lineage_shape gives how many ints). */
+bool tl_writer_lineage(tl_writer_t *w, tl_wcursor_t *c, uint64_t ts, tl_rec_type_t type,
+                       const uint64_t *ints, const char *str, size_t str_len);
 
 /* Mark the file cleanly ended: refuse new chunks (closed = how), store
  * chunk_count and TL_HDR_F_CLEAN_END. With truncate, cut the file to the

@@ -1,7 +1,10 @@
 /* tl_trace_dump.c - print a .tlt trace as one text line per record (tests
  * and debugging; not installed). Lines are "type key=value ...". Alloc and
  * realloc lines carry site=MODULE+0xOFFSET, the module (basename) of the
- * stack's frame 0 from the trace's own MODULE records.
+ * stack's frame 0 from the trace's own MODULE records, and py=... the
+ * Python frames of the stack, innermost first, as FILE:LINE@FUNCTION joined
+ * by '|' (from the trace's PYFRAME records; '?' for an undefined id).
+ * Lineage records print their fields by name (docs/trace-format.md).
  * Exit: 0 ok, 1 usage/IO, 2 a malformed record or header.
  */
 #include <stdint.h>
@@ -18,8 +21,42 @@ static struct {
     char name[256];
 } mods[MAX_MODS];
 static size_t nmods;
+static int show_frames; /* --frames: every frame on STACK lines */
 static uint64_t *stack_f0; /* stack id -> frame 0 (0 = unknown) */
+static uint32_t **stack_py; /* stack id -> Python frame ids, 0-terminated (NULL = none) */
 static size_t nstack;
+
+typedef struct pyf {
+    uint64_t line;
+    char *file, *function;
+} pyf_t;
+static pyf_t *pyfs; /* pyframe id -> frame */
+static size_t npyfs;
+
+static char *dup_run(tl_bytes_t b)
+{
+    char *s = malloc(b.n + 1);
+    for (size_t i = 0; i < b.n; i++)
+        s[i] = b.p[i] > ' ' && b.p[i] < 127 && b.p[i] != '|' ? (char)b.p[i] : '_';
+    s[b.n] = '\0';
+    return s;
+}
+
+static void print_py(uint64_t sid)
+{
+    if (sid == 0 || sid >= nstack || !stack_py[sid])
+        return;
+    printf(" py=");
+    for (uint32_t *p = stack_py[sid]; *p; p++) {
+        if (p != stack_py[sid])
+            putchar('|');
+        if (*p < npyfs && pyfs[*p].file)
+            printf("%s:%llu@%s", pyfs[*p].file, (unsigned long long)pyfs[*p].line,
+                   pyfs[*p].function);
+        else
+            printf("?%u", *p);
+    }
+}
 
 static void site(uint64_t sid, char *out, size_t n)
 {
@@ -27,6 +64,10 @@ static void site(uint64_t sid, char *out, size_t n)
     if (sid == 0 || sid >= nstack || !stack_f0[sid])
         return;
     uint64_t ip = stack_f0[sid];
+    if (ip & TL_FRAME_PY_TAG) {
+        snprintf(out, n, "python");
+        return;
+    }
     for (size_t i = 0; i < nmods; i++)
         if (ip >= mods[i].start && ip < mods[i].start + mods[i].size) {
             snprintf(out, n, "%s+0x%llx", mods[i].name, (unsigned long long)(ip - mods[i].start));
@@ -42,6 +83,46 @@ static void pstr(const char *key, tl_bytes_t b)
         int c = b.p[i];
         putchar(c > ' ' && c < 127 ? c : '_');
     }
+}
+
+/* Field names of the lineage-family records, in order; "*" marks a pointer
+ * (printed in hex), "stack" a stack id (followed by py=...). The string
+ * field's name comes last. */
+static const char *const lineage_fields[TL_REC_MAX_TYPE + 1][8] = {
+    [TL_REC_STORAGE_REG] = {"*ptr", "size", "stack", "origin"},
+    [TL_REC_STORAGE_UNREG] = {"*ptr"},
+    [TL_REC_VIEW_BEGIN] = {"*view", "*storage", "offset", "extent", "bytes", "stack", "op"},
+    [TL_REC_VIEW_END] = {"*view"},
+    [TL_REC_COPY] = {"*dst", "*src", "bytes", "op"},
+    [TL_REC_TAG] = {"*storage", "tag"},
+    [TL_REC_REGION_BEGIN] = {"name"},
+    [TL_REC_REGION_END] = {"name"},
+    [TL_REC_SNAP_HOLD] = {"mark", "*storage", "held_by", "*object"},
+    [TL_REC_SNAP_VIEW] = {"mark", "*storage", "offset", "extent", "bytes", "*object", "op"},
+    [TL_REC_FINGERPRINT] = {"mark", "*storage", "size", "*hash"},
+    [TL_REC_ORIGIN] = {"*storage", "op"},
+};
+
+static void print_lineage(const tl_record_t *r)
+{
+    unsigned nints;
+    bool has_str;
+    if (!tl_rec_lineage_shape(r->type, &nints, &has_str))
+        return;
+    const char *const *names = lineage_fields[r->type];
+    uint64_t stack = 0;
+    for (unsigned i = 0; i < nints; i++) {
+        const char *nm = names[i] ? names[i] : "?";
+        if (nm[0] == '*')
+            printf(" %s=0x%llx", nm + 1, (unsigned long long)r->u.lineage.a[i]);
+        else
+            printf(" %s=%llu", nm, (unsigned long long)r->u.lineage.a[i]);
+        if (strcmp(nm, "stack") == 0)
+            stack = r->u.lineage.a[i];
+    }
+    if (has_str)
+        pstr(names[nints] ? names[nints] : "str", r->u.lineage.str);
+    print_py(stack);
 }
 
 /* pass 0: collect modules and stacks; pass 1: print. Returns records seen
@@ -102,9 +183,37 @@ static long walk(const uint8_t *buf, size_t len, uint32_t chunk_bytes, uint64_t 
                         size_t nn = (size_t)r.u.stack.id * 2 + 16;
                         stack_f0 = realloc(stack_f0, nn * sizeof *stack_f0);
                         memset(stack_f0 + nstack, 0, (nn - nstack) * sizeof *stack_f0);
+                        stack_py = realloc(stack_py, nn * sizeof *stack_py);
+                        memset(stack_py + nstack, 0, (nn - nstack) * sizeof *stack_py);
                         nstack = nn;
                     }
                     stack_f0[r.u.stack.id] = r.u.stack.nframes ? frames[0] : 0;
+                    size_t np = 0;
+                    for (uint64_t i = 0; i < r.u.stack.nframes; i++)
+                        np += (frames[i] & TL_FRAME_PY_TAG) != 0;
+                    free(stack_py[r.u.stack.id]);
+                    stack_py[r.u.stack.id] = NULL;
+                    if (np) {
+                        uint32_t *v = calloc(np + 1, sizeof *v);
+                        size_t k = 0;
+                        for (uint64_t i = 0; i < r.u.stack.nframes; i++)
+                            if (frames[i] & TL_FRAME_PY_TAG)
+                                v[k++] = (uint32_t)(frames[i] & 0xffffffffu);
+                        stack_py[r.u.stack.id] = v;
+                    }
+                } else if (r.type == TL_REC_PYFRAME && r.u.pyframe.id < 10000000) {
+                    if (r.u.pyframe.id >= npyfs) {
+                        size_t nn = (size_t)r.u.pyframe.id * 2 + 16;
+                        pyfs = realloc(pyfs, nn * sizeof *pyfs);
+                        memset(pyfs + npyfs, 0, (nn - npyfs) * sizeof *pyfs);
+                        npyfs = nn;
+                    }
+                    pyf_t *f = &pyfs[r.u.pyframe.id];
+                    free(f->file);
+                    free(f->function);
+                    f->line = r.u.pyframe.line;
+                    f->file = dup_run(r.u.pyframe.file);
+                    f->function = dup_run(r.u.pyframe.function);
                 }
                 continue;
             }
@@ -137,6 +246,25 @@ static long walk(const uint8_t *buf, size_t len, uint32_t chunk_bytes, uint64_t 
                        (unsigned long long)r.u.stack.nframes);
                 site(r.u.stack.id, s, sizeof s);
                 printf(" f0=%s", s);
+                if (show_frames) {
+                    printf(" frames=");
+                    for (uint64_t i = 0; i < r.u.stack.nframes; i++) {
+                        uint64_t ip = frames[i];
+                        if (i)
+                            putchar(',');
+                        if (ip & TL_FRAME_PY_TAG) {
+                            printf("py%llu", (unsigned long long)(ip & ~TL_FRAME_PY_TAG));
+                            continue;
+                        }
+                        size_t m = 0;
+                        while (m < nmods && !(ip >= mods[m].start && ip < mods[m].start + mods[m].size))
+                            m++;
+                        if (m < nmods)
+                            printf("%s+0x%llx", mods[m].name, (unsigned long long)(ip - mods[m].start));
+                        else
+                            printf("0x%llx", (unsigned long long)ip);
+                    }
+                }
                 break;
             case TL_REC_ALLOC:
                 site(r.u.alloc.stack_id, s, sizeof s);
@@ -144,6 +272,7 @@ static long walk(const uint8_t *buf, size_t len, uint32_t chunk_bytes, uint64_t 
                        (unsigned long long)r.u.alloc.kind, (unsigned long long)r.u.alloc.ptr,
                        (unsigned long long)r.u.alloc.size, (unsigned long long)r.u.alloc.stack_id,
                        s);
+                print_py(r.u.alloc.stack_id);
                 break;
             case TL_REC_FREE:
                 printf(" kind=%llu ptr=0x%llx", (unsigned long long)r.u.free.kind,
@@ -156,6 +285,7 @@ static long walk(const uint8_t *buf, size_t len, uint32_t chunk_bytes, uint64_t 
                        (unsigned long long)r.u.realloc.new_ptr,
                        (unsigned long long)r.u.realloc.size,
                        (unsigned long long)r.u.realloc.stack_id, s);
+                print_py(r.u.realloc.stack_id);
                 break;
             case TL_REC_THREAD:
                 printf(" thread=%llu", (unsigned long long)r.u.thread.tid);
@@ -174,7 +304,18 @@ static long walk(const uint8_t *buf, size_t len, uint32_t chunk_bytes, uint64_t 
                     pstr("", r.u.options.value[i]);
                 }
                 break;
+            case TL_REC_PYFRAME:
+                printf(" id=%llu line=%llu", (unsigned long long)r.u.pyframe.id,
+                       (unsigned long long)r.u.pyframe.line);
+                pstr("file", r.u.pyframe.file);
+                pstr("function", r.u.pyframe.function);
+                break;
+            case TL_REC_MARK:
+                printf(" id=%llu", (unsigned long long)r.u.mark.id);
+                pstr("name", r.u.mark.name);
+                break;
             default:
+                print_lineage(&r);
                 break;
             }
             putchar('\n');
@@ -185,8 +326,13 @@ static long walk(const uint8_t *buf, size_t len, uint32_t chunk_bytes, uint64_t 
 
 int main(int argc, char **argv)
 {
+    if (argc == 3 && strcmp(argv[1], "--frames") == 0) {
+        show_frames = 1;
+        argv++;
+        argc--;
+    }
     if (argc != 2) {
-        fprintf(stderr, "usage: tl_trace_dump TRACE.tlt\n");
+        fprintf(stderr, "usage: tl_trace_dump [--frames] TRACE.tlt\n");
         return 1;
     }
     FILE *f = fopen(argv[1], "rb");

@@ -1,0 +1,214 @@
+/* api.c - the lineage API served to include/tensorleak.h and the Python
+ * package: tensorleak_agent_api() returns a static table whose functions
+ * write lineage, region and snapshot records into the calling thread's chunk.
+ *
+ * Rules: callable from any thread at any time; every entry raises the
+ * reentrancy guard, does nothing when the agent does not record (or when
+ * called from inside the agent), never fails the caller, accepts NULL
+ * strings (written as empty) and cuts strings at TL_API_STR_MAX bytes.
+ */
+#include <config.h> /* autoconf first: _GNU_SOURCE */
+
+#include "agent/api.h"
+
+#include <stdatomic.h>
+#include <string.h>
+#include <xxhash.h>
+
+#include "agent/agent.h"
+#include "common/trace_format.h"
+
+#define TL_EXPORT __attribute__((visibility("default")))
+
+static _Atomic uint64_t next_mark;     /* last snapshot (MARK) id handed out */
+static _Atomic uint64_t snapshots_ended; /* snapshot_end calls, for debugging */
+
+/* Entry: false when the call must do nothing. Sets up the guard scope in
+ * the caller through TL_GUARD_SCOPE before this is called. */
+static bool enter(void)
+{
+    return tl_tsd.guard == 1 && tl_agent_api_begin();
+}
+
+static size_t cap(const char **s)
+{
+    if (!*s) {
+        *s = "";
+        return 0;
+    }
+    return strnlen(*s, TL_API_STR_MAX);
+}
+
+static uint64_t u(const void *p)
+{
+    return (uint64_t)(uintptr_t)p;
+}
+
+static void record(tl_rec_type_t type, const uint64_t *ints, const char *str)
+{
+    size_t n = cap(&str);
+    tl_agent_api_record(type, ints, str, n);
+}
+
+static void storage_register(const void *base, size_t bytes, const char *origin)
+{
+    TL_GUARD_SCOPE;
+    if (!enter())
+        return;
+    uint64_t ints[3] = {u(base), bytes, tl_agent_api_stack()};
+    record(TL_REC_STORAGE_REG, ints, origin);
+}
+
+static void storage_unregister(const void *base)
+{
+    TL_GUARD_SCOPE;
+    if (!enter())
+        return;
+    uint64_t ints[1] = {u(base)};
+    record(TL_REC_STORAGE_UNREG, ints, NULL);
+}
+
+static void view_begin(const void *view_id, const void *storage, size_t offset, size_t extent,
+                       size_t bytes, const char *op)
+{
+    TL_GUARD_SCOPE;
+    if (!enter())
+        return;
+    uint64_t ints[6] = {u(view_id), u(storage), offset, extent, bytes, tl_agent_api_stack()};
+    record(TL_REC_VIEW_BEGIN, ints, op);
+}
+
+static void view_end(const void *view_id)
+{
+    TL_GUARD_SCOPE;
+    if (!enter())
+        return;
+    uint64_t ints[1] = {u(view_id)};
+    record(TL_REC_VIEW_END, ints, NULL);
+}
+
+static void copy(const void *dst_storage, const void *src_storage, size_t bytes, const char *op)
+{
+    TL_GUARD_SCOPE;
+    if (!enter())
+        return;
+    uint64_t ints[3] = {u(dst_storage), u(src_storage), bytes};
+    record(TL_REC_COPY, ints, op);
+}
+
+static void origin(const void *storage, const char *op)
+{
+    TL_GUARD_SCOPE;
+    if (!enter())
+        return;
+    uint64_t ints[1] = {u(storage)};
+    record(TL_REC_ORIGIN, ints, op);
+}
+
+static void tag(const void *storage, const char *tag_name)
+{
+    TL_GUARD_SCOPE;
+    if (!enter())
+        return;
+    uint64_t ints[1] = {u(storage)};
+    record(TL_REC_TAG, ints, tag_name);
+}
+
+static void region_begin(const char *name)
+{
+    TL_GUARD_SCOPE;
+    if (!enter())
+        return;
+    record(TL_REC_REGION_BEGIN, NULL, name);
+}
+
+static void region_end(const char *name)
+{
+    TL_GUARD_SCOPE;
+    if (!enter())
+        return;
+    record(TL_REC_REGION_END, NULL, name);
+}
+
+static uint64_t snapshot_begin(const char *name)
+{
+    TL_GUARD_SCOPE;
+    if (!enter())
+        return 0;
+    uint64_t id = atomic_fetch_add_explicit(&next_mark, 1, memory_order_relaxed) + 1;
+    size_t n = cap(&name);
+    if (tl_agent_api_mark(id, name, n))
+        return 0; /* dropped: nothing would refer to it */
+    return id;
+}
+
+static void snapshot_hold(uint64_t snapshot, const void *storage, size_t bytes, int held_by,
+                          const void *object)
+{
+    TL_GUARD_SCOPE;
+    if (!snapshot || !enter())
+        return;
+    uint64_t held = held_by >= TL_HELD_UNKNOWN && held_by <= TL_HELD_AUTOGRAD
+                        ? (uint64_t)held_by
+                        : (uint64_t)TL_HELD_UNKNOWN;
+    uint64_t ints[4] = {snapshot, u(storage), held, u(object)};
+    record(TL_REC_SNAP_HOLD, ints, NULL);
+    if (storage && bytes && bytes >= tl_agent_fingerprint_min()) {
+        /* The provider guarantees the bytes are live (it holds the storage). */
+        uint64_t fp[4] = {snapshot, u(storage), bytes, XXH3_64bits(storage, bytes)};
+        record(TL_REC_FINGERPRINT, fp, NULL);
+    }
+}
+
+static void snapshot_view(uint64_t snapshot, const void *storage, size_t offset, size_t extent,
+                          size_t bytes, const void *object, const char *op)
+{
+    TL_GUARD_SCOPE;
+    if (!snapshot || !enter())
+        return;
+    uint64_t ints[6] = {snapshot, u(storage), offset, extent, bytes, u(object)};
+    record(TL_REC_SNAP_VIEW, ints, op);
+}
+
+static void snapshot_end(uint64_t snapshot)
+{
+    /* Nothing to write: a report point's records are the MARK and what
+     * follows it. Counted for debugging. */
+    if (snapshot)
+        atomic_fetch_add_explicit(&snapshots_ended, 1, memory_order_relaxed);
+}
+
+static const tl_agent_api_t api_table = {
+    .version = TL_AGENT_API_VERSION,
+    .size = sizeof(tl_agent_api_t),
+    .storage_register = storage_register,
+    .storage_unregister = storage_unregister,
+    .view_begin = view_begin,
+    .view_end = view_end,
+    .copy = copy,
+    .origin = origin,
+    .tag = tag,
+    .region_begin = region_begin,
+    .region_end = region_end,
+    .snapshot_begin = snapshot_begin,
+    .snapshot_hold = snapshot_hold,
+    .snapshot_view = snapshot_view,
+    .snapshot_end = snapshot_end,
+};
+
+const tl_agent_api_t *tl_api_table(uint32_t version)
+{
+    if (version == 0 || version > TL_AGENT_API_VERSION)
+        return NULL;
+    /* A library constructor may ask before our own constructor ran. */
+    tl_agent_init();
+    if (tl_agent_disabled() || atomic_load(&tl_agent_state) == TL_AGENT_OFF)
+        return NULL;
+    return &api_table;
+}
+
+TL_EXPORT const tl_agent_api_t *tensorleak_agent_api(uint32_t version);
+TL_EXPORT const tl_agent_api_t *tensorleak_agent_api(uint32_t version)
+{
+    return tl_api_table(version);
+}

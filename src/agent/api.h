@@ -1,0 +1,23 @@
+/* api.h - the agent's side of include/tensorleak.h: the entry table that
+ * tensorleak_agent_api() (exported by libtensorleak.so) hands out.
+ *
+ * Record types and fields: src/common/trace_format.h (lineage family) and
+ * docs/trace-format.md. Thread-safe; no allocation (except the unwinder's
+ * first use in a thread, with the guard raised).
+ */
+#ifndef TL_AGENT_API_H
+#define TL_AGENT_API_H
+
+#include <stdint.h>
+
+#define TENSORLEAK_DISABLE_API 1 /* the table only, not the client helpers */
+#include "tensorleak.h"
+
+#define TL_API_STR_MAX 256 /* bytes kept of an op, tag, region or mark name */
+
+/* The table for `version` (1 ... TL_AGENT_API_VERSION), or NULL when the
+ * version is not served or the agent is disabled or has no trace. Runs the
+ * agent's init first if the constructor has not run yet. */
+const tl_agent_api_t *tl_api_table(uint32_t version);
+
+#endif /* TL_AGENT_API_H */

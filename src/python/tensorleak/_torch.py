@@ -40,7 +40,7 @@ def add_tensor(storages, t, make, extent_fn, autograd=False):
     if s is None:
         s = storages[base] = make(nbytes)
     itemsize = t.element_size()
-    lo, extent = extent_fn(t.shape, t.stride(), itemsize)
+    lo, extent = extent_fn(t.shape, [st * itemsize for st in t.stride()], itemsize)
     offset = t.storage_offset() * itemsize + lo
     covers = offset <= 0 and offset + extent >= nbytes
     if autograd:
@@ -105,7 +105,7 @@ def _note_copy(out, src, op):
     dst, nbytes = storage_of(out)
     s = _source_ptr(src)
     if dst and s and dst != s:
-        api.copy(dst, s, nbytes, op)
+        api.copy(dst, s, nbytes, op.encode())
 
 
 def _wrap(owner, name, label):

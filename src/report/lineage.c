@@ -304,6 +304,6 @@ bool tl_lineage_analyse(tl_endpoint_t *e, const tl_trace_t *t, tl_symbolizer_t *
         if (s->held_by == TL_HELD_AUTOGRAD && autograd(&a, s)) return true;
         if (s->ndups && !original(e, s) && duplicate(&a, s)) return true;
     }
-    qsort(e->problems, e->nproblems, sizeof *e->problems, cmp_problem);
+    if (e->nproblems > 1) qsort(e->problems, e->nproblems, sizeof *e->problems, cmp_problem);
     return false;
 }

@@ -269,7 +269,10 @@ bool tl_writer_mark(tl_writer_t *w, tl_wcursor_t *c, uint64_t ts, uint64_t id, c
 bool tl_writer_lineage(tl_writer_t *w, tl_wcursor_t *c, uint64_t ts, tl_rec_type_t type,
                        const uint64_t *ints, const char *str, size_t str_len)
 {
-    bool failed;
+    unsigned nints;
+    bool has_str, failed;
+    if (!tl_rec_lineage_shape(type, &nints, &has_str))
+        return true; /* a caller bug: do not waste a fresh chunk on it */
     EMIT(w, c, ts, failed, tl_rec_put_lineage(&tl_b_, type, tl_d_, ints, str, str_len));
     return failed;
 }

@@ -3,6 +3,7 @@
  * libtlagent.la, never the preload library: Check's mallocs stay glibc's. */
 #include <config.h>
 
+#include "agent/api.h"
 #include "agent/config.h"
 #include "agent/stack.h"
 #include "agent/writer.h"
@@ -17,6 +18,29 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+/* ---- lineage API ---- */
+
+/* TENSORLEAK_DISABLE=1: the agent serves no table (the Python package and
+ * tensorleak.h then stay idle); unknown versions are refused. */
+START_TEST(api_disabled_gives_no_table)
+{
+    ck_assert_ptr_null(tl_api_table(0));
+    ck_assert_ptr_null(tl_api_table(TL_AGENT_API_VERSION + 1));
+    setenv("TENSORLEAK_DISABLE", "1", 1);
+    ck_assert_ptr_null(tl_api_table(TL_AGENT_API_VERSION));
+    ck_assert_ptr_null(tl_api_table(1));
+}
+END_TEST
+
+static Suite *make_api_suite(void)
+{
+    Suite *s = suite_create("api");
+    TCase *tc = tcase_create("table");
+    tcase_add_test(tc, api_disabled_gives_no_table);
+    suite_add_tcase(s, tc);
+    return s;
+}
 
 /* ---- config ---- */
 
@@ -119,6 +143,53 @@ START_TEST(config_expand)
 }
 END_TEST
 
+START_TEST(config_parse_size)
+{
+    uint64_t v = 7;
+    ck_assert(!tl_config_parse_size("0", &v) && v == 0);
+    ck_assert(!tl_config_parse_size("1048576", &v) && v == 1048576);
+    ck_assert(!tl_config_parse_size("4096B", &v) && v == 4096);
+    ck_assert(!tl_config_parse_size("4K", &v) && v == 4096);
+    ck_assert(!tl_config_parse_size("4KiB", &v) && v == 4096);
+    ck_assert(!tl_config_parse_size("4KB", &v) && v == 4000);
+    ck_assert(!tl_config_parse_size("2MiB", &v) && v == 2u << 20);
+    ck_assert(!tl_config_parse_size("3MB", &v) && v == 3000000);
+    ck_assert(!tl_config_parse_size("1GiB", &v) && v == 1u << 30);
+    ck_assert(!tl_config_parse_size("1TiB", &v) && v == UINT64_C(1) << 40);
+    ck_assert(!tl_config_parse_size("18446744073709551615", &v) && v == UINT64_MAX);
+    v = 7;
+    const char *bad[] = {"", "-1", " 1", "1 ", "1.5MiB", "MiB", "1Mi", "1kb", "17179869184GiB",
+                         "18446744073709551616", "99999999999999999999999", NULL};
+    for (const char **b = bad; *b; b++)
+        ck_assert_msg(tl_config_parse_size(*b, &v), "accepted '%s'", *b);
+    ck_assert_uint_eq(v, 7);
+    ck_assert(tl_config_parse_size(NULL, &v));
+}
+END_TEST
+
+START_TEST(config_fingerprint_and_python_dir)
+{
+    tl_config_t c;
+    const char *none[] = {NULL};
+    tl_config_parse(&c, none, 1);
+    ck_assert_uint_eq(c.fingerprint_min, 1u << 20);
+    ck_assert(!c.fingerprint_min_invalid);
+    ck_assert_str_eq(c.python_dir, "");
+    const char *env[] = {"TENSORLEAK_FINGERPRINT_MIN=65536", "TENSORLEAK_PYTHON_DIR=/opt/tl/py",
+                         NULL};
+    tl_config_parse(&c, env, 1);
+    ck_assert_uint_eq(c.fingerprint_min, 65536);
+    ck_assert_str_eq(c.python_dir, "/opt/tl/py");
+    const char *unit[] = {"TENSORLEAK_FINGERPRINT_MIN=8MiB", NULL};
+    tl_config_parse(&c, unit, 1);
+    ck_assert_uint_eq(c.fingerprint_min, 8u << 20);
+    const char *bad[] = {"TENSORLEAK_FINGERPRINT_MIN=lots", NULL};
+    tl_config_parse(&c, bad, 1);
+    ck_assert_uint_eq(c.fingerprint_min, 1u << 20);
+    ck_assert(c.fingerprint_min_invalid);
+}
+END_TEST
+
 static Suite *make_config_suite(void)
 {
     Suite *s = suite_create("config");
@@ -128,6 +199,8 @@ static Suite *make_config_suite(void)
     tcase_add_test(tc, config_depth_clamp);
     tcase_add_test(tc, config_parse_u64);
     tcase_add_test(tc, config_expand);
+    tcase_add_test(tc, config_parse_size);
+    tcase_add_test(tc, config_fingerprint_and_python_dir);
     suite_add_tcase(s, tc);
     return s;
 }
@@ -467,6 +540,91 @@ START_TEST(writer_big_record_and_exec_mark)
 }
 END_TEST
 
+/* PYFRAME, MARK and every lineage-family record: written by the writer,
+ * decoded with the fields in the documented order. */
+START_TEST(writer_lineage_records)
+{
+    strcpy(tmpdir, "/tmp/tl-test-agent.XXXXXX");
+    ck_assert(mkdtemp(tmpdir));
+    char path[128];
+    snprintf(path, sizeof path, "%s/l.tlt", tmpdir);
+    tl_writer_hdr_t hdr = {.pid = 1};
+    memset(&wr, 0, sizeof wr);
+    ck_assert_int_eq(tl_writer_create(&wr, path, &hdr), 0);
+    tl_wcursor_t c = {0};
+    tl_wcursor_reset(&c, &wr, 3);
+    ck_assert(!tl_writer_pyframe(&wr, &c, 10, 5, 42, "x.py", 4, "f", 1));
+    ck_assert(!tl_writer_mark(&wr, &c, 11, 1, "script_end", 10));
+    static const struct {
+        tl_rec_type_t type;
+        uint64_t ints[6];
+        const char *str;
+    } recs[] = {
+        {TL_REC_STORAGE_REG, {0x1000, 64, 3}, "pool"},
+        {TL_REC_STORAGE_UNREG, {0x1000}, NULL},
+        {TL_REC_VIEW_BEGIN, {0x77, 0x2000, 8, 16, 16, 4}, "slice"},
+        {TL_REC_VIEW_END, {0x77}, NULL},
+        {TL_REC_COPY, {0x3000, 0x2000, 128}, "clone"},
+        {TL_REC_TAG, {0x2000}, "weights"},
+        {TL_REC_REGION_BEGIN, {0}, "step"},
+        {TL_REC_REGION_END, {0}, "step"},
+        {TL_REC_SNAP_HOLD, {1, 0x2000, 2, 0x99}, NULL},
+        {TL_REC_SNAP_VIEW, {1, 0x2000, 8, 16, 16, 0x98}, "slice"},
+        {TL_REC_FINGERPRINT, {1, 0x2000, 128, UINT64_MAX}, NULL},
+        {TL_REC_ORIGIN, {0x3000}, "aten::clone"},
+    };
+    size_t nrecs = sizeof recs / sizeof recs[0];
+    for (size_t i = 0; i < nrecs; i++)
+        ck_assert(!tl_writer_lineage(&wr, &c, 12 + i, recs[i].type, recs[i].ints, recs[i].str,
+                                     recs[i].str ? strlen(recs[i].str) : 0));
+    /* Not a lineage type: refused, nothing written. */
+    uint32_t used = c.used;
+    ck_assert(tl_writer_lineage(&wr, &c, 30, TL_REC_ALLOC, recs[0].ints, NULL, 0));
+    ck_assert_uint_eq(c.used, used);
+    tl_writer_mark_end(&wr, TL_WRITER_FINISHED, true);
+
+    size_t len;
+    uint8_t *buf = slurp(path, &len);
+    const uint8_t *ch = buf + TL_TRACE_HEADER_BYTES;
+    const uint8_t *p = ch + TL_CHUNK_HEADER_BYTES, *end = p + tl_load_le32(ch + TL_CHK_USED);
+    tl_record_t r;
+    long n = tl_rec_decode(p, (size_t)(end - p), &r, NULL);
+    ck_assert_int_gt(n, 0);
+    ck_assert_int_eq(r.type, TL_REC_PYFRAME);
+    ck_assert_uint_eq(r.u.pyframe.id, 5);
+    ck_assert_uint_eq(r.u.pyframe.line, 42);
+    ck_assert_mem_eq(r.u.pyframe.file.p, "x.py", 4);
+    ck_assert_uint_eq(r.u.pyframe.function.n, 1);
+    p += n;
+    n = tl_rec_decode(p, (size_t)(end - p), &r, NULL);
+    ck_assert_int_gt(n, 0);
+    ck_assert_int_eq(r.type, TL_REC_MARK);
+    ck_assert_uint_eq(r.u.mark.id, 1);
+    ck_assert_uint_eq(r.u.mark.name.n, 10);
+    p += n;
+    for (size_t i = 0; i < nrecs; i++) {
+        n = tl_rec_decode(p, (size_t)(end - p), &r, NULL);
+        ck_assert_int_gt(n, 0);
+        ck_assert_int_eq(r.type, recs[i].type);
+        unsigned nints;
+        bool has_str;
+        ck_assert(tl_rec_lineage_shape(r.type, &nints, &has_str));
+        for (unsigned k = 0; k < nints; k++)
+            ck_assert_uint_eq(r.u.lineage.a[k], recs[i].ints[k]);
+        size_t sl = recs[i].str ? strlen(recs[i].str) : 0;
+        ck_assert_uint_eq(r.u.lineage.str.n, sl);
+        if (sl)
+            ck_assert_mem_eq(r.u.lineage.str.p, recs[i].str, sl);
+        p += n;
+    }
+    ck_assert_ptr_eq(p, end);
+    free(buf);
+    tl_writer_release(&wr);
+    unlink(path);
+    rmdir(tmpdir);
+}
+END_TEST
+
 static Suite *make_writer_suite(void)
 {
     Suite *s = suite_create("writer");
@@ -474,8 +632,9 @@ static Suite *make_writer_suite(void)
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, writer_roundtrip);
     tcase_add_test(tc, writer_big_record_and_exec_mark);
+    tcase_add_test(tc, writer_lineage_records);
     suite_add_tcase(s, tc);
     return s;
 }
 
-TL_CHECK_MAIN(make_config_suite, make_stack_suite, make_writer_suite)
+TL_CHECK_MAIN(make_config_suite, make_stack_suite, make_writer_suite, make_api_suite)

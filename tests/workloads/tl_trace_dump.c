@@ -122,6 +122,11 @@ static void print_lineage(const tl_record_t *r)
     }
     if (has_str)
         pstr(names[nints] ? names[nints] : "str", r->u.lineage.str);
+    if (stack) {
+        char s[300];
+        site(stack, s, sizeof s);
+        printf(" site=%s", s);
+    }
     print_py(stack);
 }
 

@@ -1,0 +1,46 @@
+# agent_pyframes.py - allocations at known Python lines, for
+# tests/integration/agent_pyframes.sh (SITE:name markers give the lines).
+# (a) main thread, GIL held: bytearray(300001) allocates 300002 bytes;
+# (b) a threading.Thread: ctypes malloc(223457) in the thread's target;
+# (c) GIL released: ctypes.CDLL(None).malloc(123457) (ctypes drops the GIL
+#     around the foreign call);
+# (d) with torch (argument "torch"): torch.randn(1000, 1000) = a 4,000,000
+#     byte storage inside make(), called from another line.
+import ctypes
+import sys
+import threading
+
+libc = ctypes.CDLL(None)
+libc.malloc.restype = ctypes.c_void_p
+libc.malloc.argtypes = [ctypes.c_size_t]
+
+
+def held():
+    return bytearray(300001)  # SITE:held
+
+
+def released():
+    return libc.malloc(123457)  # SITE:released
+
+
+def worker(out):
+    out.append(libc.malloc(223457))  # SITE:thread
+
+
+kept = [held()]  # SITE:call_held
+p = released()  # SITE:call_released
+out = []
+th = threading.Thread(target=worker, args=(out,), name="pyframes-worker")
+th.start()
+th.join()
+print("released", hex(p))
+print("thread", hex(out[0]))
+
+if len(sys.argv) > 1 and sys.argv[1] == "torch":
+    import torch
+
+    def make():
+        return torch.randn(1000, 1000)  # SITE:randn
+
+    x = make()  # SITE:call_randn
+    print("randn", hex(x.data_ptr()))

@@ -40,4 +40,5 @@ AGENT_TEST_SH = \
 	tests/integration/agent_pyframes.sh
 TESTS += $(AGENT_TEST_SH)
 EXTRA_DIST += $(AGENT_TEST_SH) tests/integration/agent_lib.sh tests/workloads/agent_torch.py \
-	tests/workloads/agent_pyframes.py
+	tests/workloads/agent_pyframes.py tests/workloads/agent_pyfork.py \
+	tests/workloads/agent_pyframes_bench.py

@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "agent/api.h"
 #include "agent/config.h"
 #include "agent/modules.h"
 #include "agent/pyframes.h"
@@ -133,7 +134,7 @@ static void emit_pyframe(void *ctx, uint64_t id, uint64_t line, const char *file
 static void pyframes_retry(void)
 {
     static atomic_flag busy = ATOMIC_FLAG_INIT;
-    if (tl_pyframes_enabled() || atomic_flag_test_and_set(&busy))
+    if (cfg.no_python_frames || tl_pyframes_enabled() || atomic_flag_test_and_set(&busy))
         return;
     tl_pyframes_init();
     atomic_flag_clear(&busy);
@@ -260,9 +261,11 @@ static bool trace_open(void)
     if (tl_writer_process(&writer, &tl_tsd.cur, mono(), self_pid, self_ppid, exec_seq, exe,
                           strlen(exe), argc_v, argv_v))
         bump(&tl_tsd.slot->dropped);
-    static const char *const keys[] = {"mode", "stack_depth", "output", "allocator"};
-    const char *values[] = {"all", depth_str, cfg.output, "jemalloc"};
-    if (tl_writer_options(&writer, &tl_tsd.cur, mono(), 4, keys, values))
+    static const char *const keys[] = {"mode", "stack_depth", "output", "allocator",
+                                       "python_frames"};
+    const char *values[] = {"all", depth_str, cfg.output, "jemalloc",
+                            tl_pyframes_enabled() ? "on" : "off"};
+    if (tl_writer_options(&writer, &tl_tsd.cur, mono(), 5, keys, values))
         bump(&tl_tsd.slot->dropped);
     tl_modules_scan(true, false, emit_module, NULL);
     return false;
@@ -301,6 +304,7 @@ static void postfork_child(void)
         atomic_store(&exit_status, -1);
         tl_stack_table_reset(&stacks);
         tl_pyframes_reset();
+        tl_api_reset();
         tl_modules_reset();
         if (trace_open())
             atomic_store(&tl_agent_state, TL_AGENT_DONE);
@@ -429,7 +433,7 @@ void tl_agent_init(void)
         tl_stack_skip_add(lo, hi);
     tl_stack_unwind_init();
     atomic_store(&real_exit, (tl_exit_fn)dlsym(RTLD_NEXT, "exit"));
-    if (tl_pyframes_init() || dlsym(RTLD_DEFAULT, "Py_Version"))
+    if ((!cfg.no_python_frames && tl_pyframes_init()) || dlsym(RTLD_DEFAULT, "Py_Version"))
         python_path();
 
     if (trace_open())

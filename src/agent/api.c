@@ -196,6 +196,12 @@ static const tl_agent_api_t api_table = {
     .snapshot_end = snapshot_end,
 };
 
+void tl_api_reset(void)
+{
+    atomic_store(&next_mark, 0);
+    atomic_store(&snapshots_ended, 0);
+}
+
 const tl_agent_api_t *tl_api_table(uint32_t version)
 {
     if (version == 0 || version > TL_AGENT_API_VERSION)

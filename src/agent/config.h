@@ -28,6 +28,8 @@ typedef struct tl_config {
      * fingerprinted at report points (default 1 MiB). */
     uint64_t fingerprint_min;
     bool fingerprint_min_invalid; /* set but not a size: the default is used */
+    /* TENSORLEAK_PYTHON_FRAMES=0: native stacks only, even in CPython. */
+    bool no_python_frames;
     /* TENSORLEAK_PYTHON_DIR: the Python package directory to put first on
      * PYTHONPATH of a CPython process; "" = none given. */
     char python_dir[TL_CONFIG_PATH_MAX];

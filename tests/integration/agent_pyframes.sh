@@ -3,7 +3,7 @@
 # exact file:line of each Python frame, innermost first, merged where the
 # eval loop runs: (a) main thread, (b) a threading.Thread, (c) the GIL
 # released (ctypes), (d) a torch storage made in a function called from
-# another line. Then PYTHONPATH: the installed layout (<libdir>/python beside
+# another line; fork (the child's trace stands alone). Then PYTHONPATH: the installed layout (<libdir>/python beside
 # the agent) gets the Python side without TENSORLEAK_PYTHON_DIR.
 # Skips (77) without /usr/bin/python3 3.11 or an agent built without frames.
 . "$TL_SRCDIR/tests/integration/agent_lib.sh"
@@ -49,6 +49,25 @@ if grep -E '^(alloc|realloc) ' d.txt | grep -qE 'py=([^ ]*[|])?[?][0-9]'; then
     fail "stack with an undefined Python frame"
 fi
 grep -qE '^end .* dropped=0$' d.txt || fail "END counters"
+
+# fork: the child's trace defines its own Python frames and counts its
+# report points from 1; the parent's goes on (before_fork 1, script_end 2).
+cp "$TL_SRCDIR/tests/workloads/agent_pyfork.py" fk.py || exit 99
+TENSORLEAK_PYTHON_DIR="$TL_SRCDIR/src/python" TENSORLEAK_OUTPUT="$T/k.%p.tlt" LD_PRELOAD="$AGENT" \
+    "$PY" fk.py > fk.txt || fail "fork workload exited $?"
+cpid=$(sed -n 's/^child \([0-9]*\) 0$/\1/p' fk.txt)
+[ -n "$cpid" ] && [ -f "k.$cpid.tlt" ] || { cat fk.txt; ls; fail "child trace"; }
+dump_of "k.$cpid.tlt" > kc.txt
+FK="$T/fk.py"
+lk() { grep -n "SITE:$1\$" fk.py | cut -d: -f1; }
+[ "$(count "^alloc .* size=500002 .* py=$FK:$(lk child)@child_alloc\\|$FK:$(lk call_child)@<module>\$" kc.txt)" -eq 1 ] \
+    || { grep 'size=500002' kc.txt; fail "child's Python frames"; }
+grep -qx 'mark tid=[0-9]* ts_delta=[0-9]* id=1 name=in_child' kc.txt || fail "child's mark id 1"
+[ "$(count '^mark ' kc.txt)" -eq 1 ] || fail "parent's marks in the child's trace"
+rm -f "k.$cpid.tlt"
+set -- "$T"/k.*.tlt
+dump_of "$1" > kp.txt
+grep -q ' id=1 name=before_fork$' kp.txt && grep -q ' id=2 name=script_end$' kp.txt || fail "parent's marks"
 
 # PYTHONPATH, installed layout: <dir of libtensorleak.so>/python.
 mkdir -p inst/lib || exit 99

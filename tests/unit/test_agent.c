@@ -180,6 +180,10 @@ START_TEST(config_fingerprint_and_python_dir)
     tl_config_parse(&c, env, 1);
     ck_assert_uint_eq(c.fingerprint_min, 65536);
     ck_assert_str_eq(c.python_dir, "/opt/tl/py");
+    ck_assert(!c.no_python_frames);
+    const char *nopy[] = {"TENSORLEAK_PYTHON_FRAMES=0", NULL};
+    tl_config_parse(&c, nopy, 1);
+    ck_assert(c.no_python_frames);
     const char *unit[] = {"TENSORLEAK_FINGERPRINT_MIN=8MiB", NULL};
     tl_config_parse(&c, unit, 1);
     ck_assert_uint_eq(c.fingerprint_min, 8u << 20);

@@ -41,7 +41,7 @@ run_case() {
     [ $rc -eq 0 ] || { cat run.err >&2; fail "run exited $rc"; }
     set -- "$1" "$TMP"/t.*.tlt
     [ $# -eq 2 ] || fail "expected one trace, got $(($# - 1))"
-    "$TL" report --format=json --top=0 "$2" >report.json || fail "report exited $?"
+    "$TL" report --format=json "$2" >report.json || fail "report exited $?"
     "$PYTHON3" "$TL_SRCDIR/tests/integration/cases_check.py" "$1.py" \
         "$TL_SRCDIR/tests/cases/$1.expected.json" report.json || { cat run.out >&2; exit 1; }
 }

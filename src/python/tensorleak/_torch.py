@@ -61,11 +61,14 @@ def add_tensor(storages, t, make, extent_fn, autograd=False):
 
 def saved_by_autograd(tensors):
     """Tensors saved for backward in the graphs of the given tensors."""
-    out, seen = [], set()
+    out, seen, keep = [], set(), []
     stack = [t.grad_fn for t in tensors if getattr(t, "grad_fn", None) is not None]
     torch = sys.modules["torch"]
     while stack:
         node = stack.pop()
+        # node wrappers are made on access: keep each alive so that its id
+        # is not reused by the next one while the walk runs
+        keep.append(node)
         if id(node) in seen:
             continue
         seen.add(id(node))

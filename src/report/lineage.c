@@ -85,6 +85,14 @@ static bool allocator_module(const char *path)
            has_prefix(b, "libtensorleak") || has_prefix(b, "ld-linux");
 }
 
+/* A frame of tensorleak's own Python package (its copy wrappers sit between
+ * the program's line and the allocation). */
+static bool own_python_frame(const char *file)
+{
+    const char *b = strrchr(file, '/');
+    return b && b - file >= 11 && strncmp(b - 11, "/tensorleak", 11) == 0 && b[1] == '_';
+}
+
 const char *tl_lineage_where(const tl_trace_t *t, tl_symbolizer_t *sym, uint32_t site, char *buf,
                              size_t n)
 {
@@ -94,7 +102,7 @@ const char *tl_lineage_where(const tl_trace_t *t, tl_symbolizer_t *sym, uint32_t
     const uint64_t *frames = tl_trace_site_frames(t, site, &nf);
     for (size_t i = 0; i < nf; i++) {
         const tl_pyframe_t *pf = tl_trace_pyframe(t, frames[i]);
-        if (!pf) continue;
+        if (!pf || own_python_frame(pf->file)) continue;
         const char *b = strrchr(pf->file, '/');
         snprintf(buf, n, "at %s:%" PRIu64, b ? b + 1 : pf->file, pf->line);
         return buf;

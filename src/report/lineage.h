@@ -33,9 +33,9 @@ int tl_lineage_op_of_function(const char *function, char *buf, size_t n);
 char *tl_lineage_op_of_site(const tl_trace_t *t, tl_symbolizer_t *sym, uint32_t site);
 
 /* Where a site was: "at FILE:LINE" of its innermost Python frame (basename of
- * FILE), else "in FUNCTION" of its innermost native frame with a function
- * name outside the allocator (the name cut at its parameter list); "" when
- * neither. buf of n bytes. */
+ * FILE) outside tensorleak's own package (tensorleak/_*.py), else "in FUNCTION" of its innermost
+ * native frame with a function name outside the allocator (the name cut at its parameter list); ""
+ * when neither. buf of n bytes. */
 const char *tl_lineage_where(const tl_trace_t *t, tl_symbolizer_t *sym, uint32_t site, char *buf,
                              size_t n);
 

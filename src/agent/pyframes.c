@@ -20,16 +20,23 @@
 #include <xxhash.h>
 
 #define MAX_PY_FRAMES 256
-#define TABLE_SLOTS   (1u << 16) /* interned (code, instruction) pairs */
+/* Interned (code, instruction) pairs: `import torch` alone makes ~7,500, a
+ * big program tens of thousands. 4 MiB of address space, touched as used.
+ * A lookup gives up after TABLE_PROBES (the frame is then left out of the
+ * stack) instead of crawling through a nearly full table. */
+#define TABLE_SLOTS   (1u << 18)
+#define TABLE_PROBES  128u
 #define NAME_MAX_UTF8 512
 
 typedef PyThreadState *(*this_tstate_fn)(void);
 typedef int (*addr2line_fn)(PyCodeObject *, int);
+typedef int (*finalizing_fn)(void);
 
 static struct {
     _Atomic bool enabled;
     this_tstate_fn this_tstate;
     addr2line_fn addr2line;
+    finalizing_fn finalizing; /* _Py_IsFinalizing */
     uintptr_t eval_start, eval_end; /* _PyEval_EvalFrameDefault's code */
 } py;
 
@@ -59,7 +66,8 @@ bool tl_pyframes_init(void)
     void *tstate = dlsym(RTLD_DEFAULT, "PyGILState_GetThisThreadState");
     void *a2l = dlsym(RTLD_DEFAULT, "PyCode_Addr2Line");
     void *eval = dlsym(RTLD_DEFAULT, "_PyEval_EvalFrameDefault");
-    if (!tstate || !a2l || !eval)
+    void *fin = dlsym(RTLD_DEFAULT, "_Py_IsFinalizing");
+    if (!tstate || !a2l || !eval || !fin)
         return false;
     Dl_info info;
     const ElfW(Sym) *sym = NULL;
@@ -74,6 +82,7 @@ bool tl_pyframes_init(void)
     }
     *(void **)&py.this_tstate = tstate;
     *(void **)&py.addr2line = a2l;
+    *(void **)&py.finalizing = fin;
     py.eval_start = (uintptr_t)eval;
     py.eval_end = (uintptr_t)eval + sym->st_size;
     atomic_store_explicit(&py.enabled, true, memory_order_release);
@@ -82,7 +91,10 @@ bool tl_pyframes_init(void)
 
 void tl_pyframes_reset(void)
 {
-    if (table)
+    /* Fresh zero pages: cheaper than a memset (and its copy-on-write faults
+     * in a fork child) of a mostly untouched table. */
+    if (table && mmap(table, TABLE_SLOTS * sizeof(slot_t), PROT_READ | PROT_WRITE,
+                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) == MAP_FAILED)
         memset(table, 0, TABLE_SLOTS * sizeof(slot_t));
     atomic_store(&next_id, 1);
 }
@@ -127,7 +139,7 @@ static uint32_t intern(PyCodeObject *code, int lasti, tl_pyframe_emit_fn emit, v
     if (key == 0)
         key = 1;
     uint32_t mask = TABLE_SLOTS - 1;
-    for (uint32_t i = (uint32_t)key & mask, probes = 0; probes < TABLE_SLOTS / 2;
+    for (uint32_t i = (uint32_t)key & mask, probes = 0; probes < TABLE_PROBES;
          i = (i + 1) & mask, probes++) {
         uint64_t k = atomic_load_explicit(&table[i].key, memory_order_acquire);
         if (k == 0) {
@@ -163,6 +175,12 @@ size_t tl_pyframes_merge(const uint64_t *native, size_t n, uint64_t *out, size_t
                          tl_pyframe_emit_fn emit, void *ctx)
 {
     if (!tl_pyframes_enabled())
+        return 0;
+    /* Once the interpreter finalises it frees every thread state, those of
+     * daemon threads still running C code included (their thread-specific
+     * pointer then dangles): no Python frames from then on. atexit
+     * callbacks (the script_end report point) run before this is set. */
+    if (py.finalizing())
         return 0;
     PyThreadState *ts = py.this_tstate();
     if (!ts || !ts->cframe)

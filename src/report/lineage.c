@@ -93,6 +93,22 @@ static bool own_python_frame(const char *file)
     return b && b - file >= 11 && strncmp(b - 11, "/tensorleak", 11) == 0 && b[1] == '_';
 }
 
+/* A frame of an installed library or of the standard library: torch's own
+ * Python code (nn.functional, Tensor.split) sits between the program's line
+ * and many allocations. */
+static bool library_python_frame(const char *file)
+{
+    return file[0] == '<' || strstr(file, "/site-packages/") || strstr(file, "/dist-packages/") ||
+           strstr(file, "/lib/python3.") || own_python_frame(file);
+}
+
+static const char *python_where(const tl_pyframe_t *pf, char *buf, size_t n)
+{
+    const char *b = strrchr(pf->file, '/');
+    snprintf(buf, n, "at %s:%" PRIu64, b ? b + 1 : pf->file, pf->line);
+    return buf;
+}
+
 const char *tl_lineage_where(const tl_trace_t *t, tl_symbolizer_t *sym, uint32_t site, char *buf,
                              size_t n)
 {
@@ -100,13 +116,14 @@ const char *tl_lineage_where(const tl_trace_t *t, tl_symbolizer_t *sym, uint32_t
     if (site >= t->nsites) return buf;
     size_t nf;
     const uint64_t *frames = tl_trace_site_frames(t, site, &nf);
+    const tl_pyframe_t *first = NULL;
     for (size_t i = 0; i < nf; i++) {
         const tl_pyframe_t *pf = tl_trace_pyframe(t, frames[i]);
         if (!pf || own_python_frame(pf->file)) continue;
-        const char *b = strrchr(pf->file, '/');
-        snprintf(buf, n, "at %s:%" PRIu64, b ? b + 1 : pf->file, pf->line);
-        return buf;
+        if (!library_python_frame(pf->file)) return python_where(pf, buf, n);
+        if (!first) first = pf;
     }
+    if (first) return python_where(first, buf, n);
     for (size_t i = 0; i < nf; i++) {
         if (frames[i] & TL_FRAME_PY_TAG) continue;
         tl_frame_t f;

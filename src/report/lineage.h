@@ -32,10 +32,12 @@ int tl_lineage_op_of_function(const char *function, char *buf, size_t n);
  * one; malloc'd, or NULL (none, or out of memory). */
 char *tl_lineage_op_of_site(const tl_trace_t *t, tl_symbolizer_t *sym, uint32_t site);
 
-/* Where a site was: "at FILE:LINE" of its innermost Python frame (basename of
- * FILE) outside tensorleak's own package (tensorleak/_*.py), else "in FUNCTION" of its innermost
- * native frame with a function name outside the allocator (the name cut at its parameter list); ""
- * when neither. buf of n bytes. */
+/* Where a site was: "at FILE:LINE" (FILE's base name) of its innermost
+ * Python frame of the program itself (not of site-packages, dist-packages,
+ * the standard library, frozen modules or tensorleak's own package), else of
+ * its innermost Python frame outside tensorleak's package; else "in FUNCTION"
+ * of its innermost native frame with a function name outside the allocator
+ * (the name cut at its parameter list); "" when none. buf of n bytes. */
 const char *tl_lineage_where(const tl_trace_t *t, tl_symbolizer_t *sym, uint32_t site, char *buf,
                              size_t n);
 

@@ -551,6 +551,33 @@ START_TEST(uncovered_bytes)
 }
 END_TEST
 
+/* "at FILE:LINE": the program's own innermost line before library lines;
+ * tensorleak's wrappers never. */
+START_TEST(where_prefers_program_frames)
+{
+    begin();
+    pyframe(1, 118, "/usr/lib/python3/dist-packages/tensorleak/_torch.py", "wrapper");
+    pyframe(2, 1457, "/usr/lib/python3/dist-packages/torch/nn/functional.py", "relu");
+    pyframe(3, 19, "/w/prog.py", "<module>");
+    pyframe(4, 96, "/usr/lib/python3.11/site-packages/x/linear.py", "forward");
+    const uint64_t s1[] = {0x1, TL_FRAME_PY_TAG | 1, TL_FRAME_PY_TAG | 2, TL_FRAME_PY_TAG | 3};
+    const uint64_t s2[] = {TL_FRAME_PY_TAG | 1, TL_FRAME_PY_TAG | 4, TL_FRAME_PY_TAG | 2};
+    const uint64_t s3[] = {TL_FRAME_PY_TAG | 1};
+    tl_rec_put_stack(&w, 0, 1, s1, 4);
+    tl_rec_put_stack(&w, 0, 2, s2, 3);
+    tl_rec_put_stack(&w, 0, 3, s3, 1);
+    tl_rec_put_alloc(&w, 1, TL_KIND_STORAGE_C10, 0x10000, 100, 1);
+    tl_rec_put_alloc(&w, 1, TL_KIND_STORAGE_C10, 0x20000, 100, 2);
+    tl_rec_put_alloc(&w, 1, TL_KIND_STORAGE_C10, 0x30000, 100, 3);
+    build();
+    char b[256];
+    ck_assert_str_eq(tl_lineage_where(&tr, sym, end_id(1)->s.site, b, sizeof b), "at prog.py:19");
+    ck_assert_str_eq(tl_lineage_where(&tr, sym, end_id(2)->s.site, b, sizeof b), "at linear.py:96");
+    ck_assert_str_eq(tl_lineage_where(&tr, sym, end_id(3)->s.site, b, sizeof b), "");
+    done();
+}
+END_TEST
+
 Suite *make_lineage_suite(void)
 {
     Suite *s = suite_create("lineage");
@@ -571,6 +598,7 @@ Suite *make_lineage_suite(void)
     tcase_add_test(tc, realloc_keeps_id);
     tcase_add_test(tc, op_of_function);
     tcase_add_test(tc, uncovered_bytes);
+    tcase_add_test(tc, where_prefers_program_frames);
     suite_add_tcase(s, tc);
     return s;
 }

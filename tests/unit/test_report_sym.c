@@ -230,6 +230,76 @@ START_TEST(report_json_sample)
 }
 END_TEST
 
+/* The end point, storages, views and problems through tl_report_file. */
+START_TEST(report_lineage_sample)
+{
+    tl_tgen_t g;
+    tl_tgen_lineage(&g);
+    ck_assert_int_eq(tl_tgen_write(tpath, g.buf, g.len), 0);
+    int rc;
+    tl_report_opts_t o = {TL_FORMAT_JSON, 1};
+    char *s = render(&o, &rc);
+    ck_assert_int_eq(rc, TL_EXIT_OK);
+    const char *want[] = {
+        "\"point\": \"script_end\",",
+        "\"time_ns\": 4000000,",
+        "\"mark_id\": 1,",
+        "\"storage_count\": 3,",
+        "\"storage_bytes\": 69206032,",
+        /* --top does not cut end.storages: all three, largest first */
+        "\"id\": 1,\n        \"bytes\": 67108864,\n        \"kind\": \"c10\",\n"
+        "        \"time_ns\": 1000000,",
+        "\"origin\": \"randn\",\n        \"source\": null,\n        \"source_stack\": null,",
+        "\"views\": [\n          {\n            \"offset\": 0,\n            \"extent\": 16,\n"
+        "            \"bytes\": 16,\n            \"op\": \"slice\",\n            \"api\": false,\n"
+        "            \"stack\": [\n              {\n                \"kind\": \"python\",\n"
+        "                \"function\": \"step\",\n                \"file\": \"/w/train.py\",\n"
+        "                \"line\": 41,\n                \"module\": null,\n"
+        "                \"address\": null\n",
+        "\"pinned_bytes\": 67108848,\n        \"duplicates\": [],\n        \"held_by\": \"view\",",
+        "\"id\": 3,\n        \"bytes\": 2097152,\n        \"kind\": \"registered\",",
+        "\"origin\": \"pool\",",
+        "\"held_by\": \"autograd\",",
+        "\"id\": 2,\n        \"bytes\": 16,",
+        "\"origin\": \"clone\",\n        \"source\": 1,\n        \"source_stack\": [",
+        "\"held_by\": \"tensor\",",
+        "\"problems\": [\n    {\n      \"kind\": \"pinned_by_view\",\n      \"bytes\": 67108848,\n"
+        "      \"storage\": 1,\n      \"message\": \"64.0 MiB storage #1 allocated by randn at "
+        "prep.py:9 is kept alive only by 1 view of 16 B (slice at train.py:41); 64.0 MiB "
+        "pinned.\"\n    },\n    {\n      \"kind\": \"held_by_autograd\",\n      \"bytes\": "
+        "2097152,\n      \"storage\": 3,",
+        "\"leaked_bytes\": 69206232,",
+        "\"leaked_storage_blocks\": 3,",
+        "\"storages\": 3,",
+    };
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
+        ck_assert_msg(strstr(s, want[i]), "missing %s in\n%s", want[i], s);
+    free(s);
+    o = (tl_report_opts_t){TL_FORMAT_TEXT, 2};
+    s = render(&o, &rc);
+    ck_assert_int_eq(rc, TL_EXIT_OK);
+    const char *text[] = {
+        "tensorleak: end point: script_end (the main script finished, before interpreter "
+        "teardown) at 4.0 ms; 3 storages, 66.0 MiB live there\n",
+        "\nProblems: 2\n  [pinned_by_view] 64.0 MiB storage #1 allocated by randn at prep.py:9 is "
+        "kept alive only by 1 view of 16 B (slice at train.py:41); 64.0 MiB pinned.\n"
+        "  [held_by_autograd] 2.00 MiB storage #3 allocated by pool at train.py:41 is held only by "
+        "an autograd graph (tensors saved for backward), not by any tensor the program can "
+        "reach.\n",
+        "\nStorages live at end: 3, top 2 shown\n"
+        "  #1 64.0 MiB c10 storage allocated by randn at prep.py:9, held only by views, 64.0 MiB "
+        "pinned\n"
+        "      view: 16 B at offset 0, extent 16 B, slice at train.py:41\n"
+        "  #3 2.00 MiB registered storage allocated by pool at train.py:41, held only by "
+        "autograd\n\n",
+    };
+    for (size_t i = 0; i < sizeof text / sizeof text[0]; i++)
+        ck_assert_msg(strstr(s, text[i]), "missing %s in\n%s", text[i], s);
+    free(s);
+    free(g.buf);
+}
+END_TEST
+
 START_TEST(report_truncated)
 {
     tl_tgen_t g;
@@ -294,7 +364,7 @@ START_TEST(report_mutations)
 {
     tl_tgen_t g;
     tl_tgen_sample(&g);
-    static uint8_t rec[900];
+    static uint8_t rec[2048];
     tl_wbuf_t w = {rec, rec + sizeof rec, false};
     uint64_t frames[] = {0x401000, TL_FRAME_PY_TAG | 1, TL_FRAME_PY_TAG | 2};
     tl_rec_put_pyframe(&w, 0, 1, 7, "a.py", 4, "f", 1);
@@ -303,6 +373,23 @@ START_TEST(report_mutations)
         tl_rec_put_alloc(&w, 3, i & 16, 0x9000 + i * 64, 10 * i, i % 3 ? 9 : 2);
         tl_rec_put_realloc(&w, 1, 0x9000 + i * 64, 0xa000 + i * 64, 5 * i, 9);
         if (i % 4 == 0) tl_rec_put_free(&w, 2, 3, 0xa000 + i * 64);
+    }
+    /* lineage records on the storages above (i >= 16), for the mutations to hit */
+    for (uint64_t i = 16; i < 20; i++) {
+        const uint64_t p = 0xa000 + i * 64, copy[] = {p, p - 64, 8}, reg[] = {p + 8, 8, 9},
+                       view[] = {i, p, 0, 4, 4, 9}, end[] = {i};
+        tl_rec_put_lineage(&w, TL_REC_COPY, 1, copy, "clone", 5);
+        tl_rec_put_lineage(&w, TL_REC_STORAGE_REG, 1, reg, "", 0);
+        tl_rec_put_lineage(&w, TL_REC_VIEW_BEGIN, 1, view, "slice", 5);
+        if (i & 1) tl_rec_put_lineage(&w, TL_REC_VIEW_END, 1, end, NULL, 0);
+    }
+    tl_rec_put_mark(&w, 1, 5, "script_end", 10);
+    for (uint64_t i = 16; i < 20; i++) {
+        const uint64_t p = 0xa000 + i * 64, hold[] = {5, p, i & 3, 0},
+                       view[] = {5, p + 2, 1, 3, 30, 0x9000 + i * 64}, fp[] = {5, p, 8, i & 1};
+        tl_rec_put_lineage(&w, TL_REC_SNAP_HOLD, 0, hold, NULL, 0);
+        tl_rec_put_lineage(&w, TL_REC_SNAP_VIEW, 0, view, "", 0);
+        tl_rec_put_lineage(&w, TL_REC_FINGERPRINT, 0, fp, NULL, 0);
     }
     tl_rec_put_thread(&w, 0, 7, "worker", 6);
     ck_assert(!w.overflow);
@@ -341,6 +428,7 @@ Suite *make_report_suite(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, report_text_sample);
     tcase_add_test(tc, report_json_sample);
+    tcase_add_test(tc, report_lineage_sample);
     tcase_add_test(tc, report_truncated);
     tcase_add_test(tc, report_symbolized);
     tcase_add_test(tc, report_mutations);

@@ -102,4 +102,44 @@ static inline void tl_tgen_sample(tl_tgen_t *g)
     tl_tgen_chunk(g, 4242, 0, 1000000000ull, rec, (size_t)(w.p - rec));
 }
 
+/* A lineage trace (start_mono 1e9, one thread): Python frames prep.py:9 and
+ * train.py:41; a 64 MiB storage #1 (origin "randn", prep.py:9) whose only
+ * holder at the "script_end" MARK (id 1, +4 ms) is a 16 B "slice" view made
+ * at train.py:41 (its object is a 200 B block allocated there); storage #2,
+ * 16 B, a "clone" of #1 held by a tensor; a 2 MiB storage #3 registered by
+ * "pool" held by autograd. Freed after the MARK: everything; END at +6 ms. */
+static inline void tl_tgen_lineage(tl_tgen_t *g)
+{
+    static uint8_t rec[4096];
+    tl_wbuf_t w = {rec, rec + sizeof rec, false};
+    const uint64_t s1[] = {0x401000, TL_FRAME_PY_TAG | 1}, s2[] = {TL_FRAME_PY_TAG | 2};
+    tl_tgen_header(g, 4096 + 64, TL_HDR_F_CLEAN_END, 1, 4243, 1000000000ull);
+    tl_rec_put_pyframe(&w, 0, 1, 9, "/w/prep.py", 10, "load", 4);
+    tl_rec_put_pyframe(&w, 0, 2, 41, "/w/train.py", 11, "step", 4);
+    tl_rec_put_stack(&w, 0, 1, s1, 2);
+    tl_rec_put_stack(&w, 0, 2, s2, 1);
+    const uint64_t origin[] = {0x7000000}, copy[] = {0x5000, 0x7000000, 16},
+                   reg[] = {0x9000000, 2097152, 2}, hold1[] = {1, 0x7000000, TL_HELD_VIEW, 0},
+                   view1[] = {1, 0x7000000, 0, 16, 16, 0x6000},
+                   hold2[] = {1, 0x5000, TL_HELD_TENSOR, 0},
+                   hold3[] = {1, 0x9000000, TL_HELD_AUTOGRAD, 0};
+    tl_rec_put_alloc(&w, 1000000, TL_KIND_STORAGE_C10, 0x7000000, 64u << 20, 1);
+    tl_rec_put_lineage(&w, TL_REC_ORIGIN, 0, origin, "randn", 5);
+    tl_rec_put_alloc(&w, 1000000, TL_KIND_MALLOC, 0x6000, 200, 2);
+    tl_rec_put_alloc(&w, 0, TL_KIND_STORAGE_C10, 0x5000, 16, 2);
+    tl_rec_put_lineage(&w, TL_REC_COPY, 0, copy, "clone", 5);
+    tl_rec_put_lineage(&w, TL_REC_STORAGE_REG, 1000000, reg, "pool", 4);
+    tl_rec_put_mark(&w, 1000000, 1, "script_end", 10);
+    tl_rec_put_lineage(&w, TL_REC_SNAP_HOLD, 0, hold1, NULL, 0);
+    tl_rec_put_lineage(&w, TL_REC_SNAP_VIEW, 0, view1, "slice", 5);
+    tl_rec_put_lineage(&w, TL_REC_SNAP_HOLD, 0, hold2, NULL, 0);
+    tl_rec_put_lineage(&w, TL_REC_SNAP_HOLD, 0, hold3, NULL, 0);
+    tl_rec_put_free(&w, 1000000, TL_KIND_STORAGE_C10, 0x7000000);
+    tl_rec_put_free(&w, 0, TL_KIND_STORAGE_C10, 0x5000);
+    tl_rec_put_free(&w, 0, TL_KIND_FREE, 0x6000);
+    tl_rec_put_end(&w, 1000000, TL_END_EXIT, 0, 3, 3, 2, 0);
+    if (w.overflow) abort();
+    tl_tgen_chunk(g, 4243, 0, 1000000000ull, rec, (size_t)(w.p - rec));
+}
+
 #endif

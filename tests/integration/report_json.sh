@@ -51,6 +51,15 @@ eq("peak.sites", [(x["bytes"], x["blocks"]) for x in r["peak"]["sites"]],
    [(1048576, 1), (300, 2)])
 eq("storage_sites", [(x["bytes"], x["count"]) for x in r["storage_sites"]], [(1048576, 1)])
 eq("notes", r["notes"], [])
+e = r["end"]
+eq("end.point", e["point"], "process_exit"); eq("end.time_ns", e["time_ns"], 5000000)
+eq("end.mark_id", e["mark_id"], None)
+eq("end.storages", [(x["id"], x["bytes"], x["kind"], x["origin"], x["source"], x["views"],
+                     x["pinned_bytes"], x["duplicates"], x["held_by"], x["tags"])
+                    for x in e["storages"]],
+   [(1, 1048576, "c10", None, None, [], 0, [], "unknown", [])])
+eq("end.storages[0].stack_id", e["storages"][0]["stack_id"], 1)
+eq("problems", r["problems"], [])
 eq("top1 leaks", len(top1["leaks"]), 1); eq("top1 peak", len(top1["peak"]["sites"]), 1)
 eq("cut.truncated", cut["trace"]["truncated"], True)
 eq("cut.has_end", cut["trace"]["has_end"], False)
@@ -58,6 +67,8 @@ eq("cut.exit_status", cut["process"]["exit_status"], None)
 eq("cut notes", len(cut["notes"]) >= 2, True)
 if "tensorleak: peak 1.00 MiB (storages 1.00 MiB) at 3.0 ms;" not in text:
     bad.append("text summary line: " + text.splitlines()[1])
+if "tensorleak: end point: process exit (end of the trace) at 5.0 ms; 1 storage, 1.00 MiB live there\n" not in text:
+    bad.append("text end point line: " + text.splitlines()[2])
 for b in bad:
     print("FAIL", b)
 sys.exit(1 if bad else 0)

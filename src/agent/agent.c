@@ -358,6 +358,7 @@ static void python_path(void)
     }
     if (access(dir, R_OK | X_OK) != 0)
         return;
+    tl_pyframes_hide_dir(dir);
     const char *old = getenv("PYTHONPATH");
     size_t dl = strlen(dir);
     for (const char *p = old; p && *p;) {

@@ -50,6 +50,25 @@ typedef struct slot {
 static slot_t *table;
 static _Atomic uint32_t next_id = 1;
 
+/* Code under this directory (tensorleak's own Python package) is the
+ * agent's, like the agent's native frames: left out of stacks. */
+#define HIDDEN_ID UINT32_MAX
+static char hide_prefix[4096];
+static size_t hide_len;
+
+void tl_pyframes_hide_dir(const char *dir)
+{
+    size_t n = dir ? strlen(dir) : 0;
+    while (n > 1 && dir[n - 1] == '/')
+        n--;
+    if (n == 0 || n + 2 > sizeof hide_prefix)
+        return;
+    memcpy(hide_prefix, dir, n);
+    hide_prefix[n] = '/';
+    hide_prefix[n + 1] = '\0';
+    hide_len = n + 1;
+}
+
 bool tl_pyframes_enabled(void)
 {
     return atomic_load_explicit(&py.enabled, memory_order_acquire);
@@ -147,11 +166,15 @@ static uint32_t intern(PyCodeObject *code, int lasti, tl_pyframe_emit_fn emit, v
             if (!atomic_compare_exchange_strong(&table[i].key, &expected, key)) {
                 k = expected;
             } else {
-                uint32_t id = atomic_fetch_add(&next_id, 1);
-                int line = py.addr2line(code, lasti * (int)sizeof(_Py_CODEUNIT));
                 char fbuf[NAME_MAX_UTF8], nbuf[NAME_MAX_UTF8];
                 size_t flen, nlen;
                 const char *file = str_utf8(code->co_filename, fbuf, sizeof fbuf, &flen);
+                if (hide_len && flen > hide_len && memcmp(file, hide_prefix, hide_len) == 0) {
+                    atomic_store_explicit(&table[i].id, HIDDEN_ID, memory_order_release);
+                    return HIDDEN_ID;
+                }
+                uint32_t id = atomic_fetch_add(&next_id, 1);
+                int line = py.addr2line(code, lasti * (int)sizeof(_Py_CODEUNIT));
                 const char *name = str_utf8(code->co_qualname ? code->co_qualname
                                                               : code->co_name,
                                             nbuf, sizeof nbuf, &nlen);
@@ -197,10 +220,12 @@ size_t tl_pyframes_merge(const uint64_t *native, size_t n, uint64_t *out, size_t
             break;
         if (!_PyFrame_IsIncomplete(f)) {
             uint32_t id = intern(code, _PyInterpreterFrame_LASTI(f), emit, ctx);
-            if (id)
+            if (id && id != HIDDEN_ID)
                 ids[nids++] = TL_FRAME_PY_TAG | id;
         }
-        if (f->is_entry && ngroups < MAX_PY_FRAMES && (ngroups == 0 || group_end[ngroups - 1] != nids))
+        /* One group per is_entry frame, empty or not (all its frames hidden
+         * or incomplete): each stands for one native eval frame. */
+        if (f->is_entry && ngroups < MAX_PY_FRAMES)
             group_end[ngroups++] = nids;
     }
     if (ngroups == 0 || group_end[ngroups - 1] != nids)

@@ -39,6 +39,10 @@ bool tl_pyframes_enabled(void);
 size_t tl_pyframes_merge(const uint64_t *native, size_t n, uint64_t *out, size_t max,
                          tl_pyframe_emit_fn emit, void *ctx);
 
+/* Leaves frames of code under dir (tensorleak's Python package) out of
+ * stacks. Call at init, before threads record. */
+void tl_pyframes_hide_dir(const char *dir);
+
 /* Forgets every interned frame (a fork child starts a self-contained trace).
  * Only while no other thread records. */
 void tl_pyframes_reset(void);

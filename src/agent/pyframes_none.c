@@ -22,6 +22,11 @@ size_t tl_pyframes_merge(const uint64_t *native, size_t n, uint64_t *out, size_t
     return 0;
 }
 
+void tl_pyframes_hide_dir(const char *dir)
+{
+    (void)dir;
+}
+
 void tl_pyframes_reset(void)
 {
 }

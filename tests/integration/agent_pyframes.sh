@@ -3,7 +3,8 @@
 # exact file:line of each Python frame, innermost first, merged where the
 # eval loop runs: (a) main thread, (b) a threading.Thread, (c) the GIL
 # released (ctypes), (d) a torch storage made in a function called from
-# another line; fork (the child's trace stands alone). Then PYTHONPATH: the installed layout (<libdir>/python beside
+# another line; fork (the child's trace stands alone); tensorleak's own
+# Python frames left out. Then PYTHONPATH: the installed layout (<libdir>/python beside
 # the agent) gets the Python side without TENSORLEAK_PYTHON_DIR.
 # Skips (77) without /usr/bin/python3 3.11 or an agent built without frames.
 . "$TL_SRCDIR/tests/integration/agent_lib.sh"
@@ -64,9 +65,13 @@ lk() { grep -n "SITE:$1\$" fk.py | cut -d: -f1; }
     || { grep 'size=500002' kc.txt; fail "child's Python frames"; }
 grep -qx 'mark tid=[0-9]* ts_delta=[0-9]* id=1 name=in_child' kc.txt || fail "child's mark id 1"
 [ "$(count '^mark ' kc.txt)" -eq 1 ] || fail "parent's marks in the child's trace"
+# tensorleak's own package is the agent's: its frames are left out.
+[ "$(count "py=[^ ]*$TL_SRCDIR/src/python/" kc.txt)" -eq 0 ] || fail "frames of the tensorleak package in stacks"
+[ "$(count "^pyframe .* file=$TL_SRCDIR/src/python/" kc.txt)" -eq 0 ] || fail "PYFRAME of the tensorleak package"
 rm -f "k.$cpid.tlt"
 set -- "$T"/k.*.tlt
 dump_of "$1" > kp.txt
+[ "$(count "file=$TL_SRCDIR/src/python/" kp.txt)" -eq 0 ] || fail "PYFRAME of the tensorleak package (parent)"
 grep -q ' id=1 name=before_fork$' kp.txt && grep -q ' id=2 name=script_end$' kp.txt || fail "parent's marks"
 
 # PYTHONPATH, installed layout: <dir of libtensorleak.so>/python.

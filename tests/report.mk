@@ -24,7 +24,10 @@ TESTS += tests/unit/test_report
 
 TESTS += \
 	tests/integration/report_bad_input.sh \
-	tests/integration/report_json.sh
+	tests/integration/report_json.sh \
+	tests/integration/report_seed_table.sh
 EXTRA_DIST += \
 	tests/integration/report_bad_input.sh \
-	tests/integration/report_json.sh
+	tests/integration/report_json.sh \
+	tests/integration/report_seed_table.sh \
+	tests/workloads/report_seed_table.py

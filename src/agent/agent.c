@@ -48,6 +48,7 @@ static uint32_t exec_seq;
 static atomic_int exit_status = -1;
 static char cwd[4096];
 static char exe[4096];
+static char trace_file[TL_CONFIG_PATH_MAX]; /* the open trace's path, for the API */
 static char cmdline[16384];
 static const char *argv_v[TL_REC_MAX_ARGV];
 static size_t argc_v;
@@ -257,6 +258,7 @@ static bool trace_open(void)
         say("cannot create trace ", path, msg);
         return true;
     }
+    memcpy(trace_file, path, sizeof trace_file);
     thread_begin();
     if (tl_writer_process(&writer, &tl_tsd.cur, mono(), self_pid, self_ppid, exec_seq, exe,
                           strlen(exe), argc_v, argv_v))
@@ -566,4 +568,9 @@ uint64_t tl_agent_fingerprint_min(void)
 bool tl_agent_disabled(void)
 {
     return cfg.disable;
+}
+
+const char *tl_agent_trace_path(void)
+{
+    return tl_agent_recording() && trace_file[0] ? trace_file : NULL;
 }

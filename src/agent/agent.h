@@ -86,6 +86,8 @@ void tl_agent_api_record(tl_rec_type_t type, const uint64_t *ints, const char *s
 bool tl_agent_api_mark(uint64_t id, const char *name, size_t len);
 /* TENSORLEAK_FINGERPRINT_MIN in bytes. */
 uint64_t tl_agent_fingerprint_min(void);
+/* Path of the trace being written, or NULL when not recording. */
+const char *tl_agent_trace_path(void);
 /* TENSORLEAK_DISABLE was set (valid after tl_agent_init). */
 bool tl_agent_disabled(void);
 

@@ -178,6 +178,11 @@ static void snapshot_end(uint64_t snapshot)
         atomic_fetch_add_explicit(&snapshots_ended, 1, memory_order_relaxed);
 }
 
+static const char *trace_path(void)
+{
+    return tl_agent_trace_path();
+}
+
 static const tl_agent_api_t api_table = {
     .version = TL_AGENT_API_VERSION,
     .size = sizeof(tl_agent_api_t),
@@ -194,6 +199,7 @@ static const tl_agent_api_t api_table = {
     .snapshot_hold = snapshot_hold,
     .snapshot_view = snapshot_view,
     .snapshot_end = snapshot_end,
+    .trace_path = trace_path,
 };
 
 void tl_api_reset(void)

@@ -11,11 +11,13 @@ cd "$T" || exit 99
 "$WL/lineage_api" > plain.txt || fail "lineage_api without the agent exited $?"
 grep -qx 'api none' plain.txt || fail "table found without the agent"
 grep -qx 'mark 0' plain.txt || fail "snapshot id without the agent"
+grep -qx 'trace (none)' plain.txt || fail "trace path without the agent"
 
 TENSORLEAK_FINGERPRINT_MIN=8KiB TENSORLEAK_OUTPUT="$T/a.%p.tlt" LD_PRELOAD="$AGENT" \
     "$WL/lineage_api" > out.txt || fail "lineage_api under the agent exited $?"
 cat out.txt
 grep -qx 'api v1' out.txt || fail "no table under the agent"
+grep -qE "^trace $T/a\.[0-9]+\.tlt\$" out.txt || fail "trace_path"
 pool=$(sed -n 's/^pool //p' out.txt); dst=$(sed -n 's/^dst //p' out.txt)
 hash=$(sed -n 's/^hash //p' out.txt)
 grep -qx 'mark 2' out.txt || fail "snapshot ids count from 1 (checkpoint=1, manual=2)"

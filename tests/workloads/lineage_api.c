@@ -70,6 +70,7 @@ int main(void)
     tl_storage_unregister(pool);
 
     printf("api %s\n", a ? "v1" : "none");
+    printf("trace %s\n", a && a->trace_path() ? a->trace_path() : "(none)");
     printf("pool %p\n", (void *)pool);
     printf("dst %p\n", (void *)dst);
     printf("mark %llu\n", (unsigned long long)mark);

@@ -37,7 +37,13 @@ TESTS += \
 	tests/integration/run_c_leaks.sh \
 	tests/integration/run_fork.sh \
 	tests/integration/run_torch.sh \
-	tests/integration/run_exit_codes.sh
+	tests/integration/run_exit_codes.sh \
+	tests/integration/case_01.sh \
+	tests/integration/case_02.sh \
+	tests/integration/case_03.sh \
+	tests/integration/case_06.sh \
+	tests/integration/case_08.sh \
+	tests/integration/case_09.sh
 EXTRA_DIST += \
 	tests/integration/lib.sh \
 	tests/integration/tlcheck.py \
@@ -46,5 +52,11 @@ EXTRA_DIST += \
 	tests/integration/run_torch.sh \
 	tests/integration/run_exit_codes.sh \
 	tests/integration/cases_check.py \
+	tests/integration/case_01.sh \
+	tests/integration/case_02.sh \
+	tests/integration/case_03.sh \
+	tests/integration/case_06.sh \
+	tests/integration/case_08.sh \
+	tests/integration/case_09.sh \
 	tests/cases \
 	tests/workloads/torch_storages.py

@@ -28,6 +28,12 @@ check(len(clone) == 1 and clone[0]["bytes"] == 262144 and clone[0]["count"] == 1
       f"clone storage sites: {clone}")
 check(any("libtorch_cpu.so" in (fr.get("module") or "") for fr in clone[0]["stack"]),
       "clone site has no libtorch_cpu frame")
+end = report["end"]
+check(end["point"] == "script_end", f"end point {end['point']}")
+check(s["leaked_storage_bytes"] == 266224, f"storage bytes live at the end point {s['leaked_storage_bytes']}, want 266224")
+check(sorted(st["bytes"] for st in end["storages"]) == [80, 4000, 262144], f"live storages {end['storages']}")
+lines = {st["bytes"]: [f["line"] for f in st["stack"] if f.get("kind") == "python"][:1] for st in end["storages"]}
+check(lines == {80: [line("ones")], 4000: [line("empty")], 262144: [line("clone")]}, f"allocation lines {lines}")
 check(report["process"]["exit_status"] == 0, "exit status")
 PY
 "$PYTHON3" "$TLCHECK" report.json "$SRC_WL/torch_storages.py" checks.py || exit 1

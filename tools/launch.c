@@ -16,6 +16,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -101,8 +102,14 @@ static bool prepare_env(const char *agent, const char *pattern, uint64_t session
               set_env("TENSORLEAK_SESSION", sess);
     unsetenv("TENSORLEAK_EXEC_SEQ");
     /* The agent finds its Python package beside itself once installed. */
-    if (ok && agent_in_build_tree && !getenv("TENSORLEAK_PYTHON_DIR"))
-        ok = set_env("TENSORLEAK_PYTHON_DIR", TL_ABS_SRCDIR "/src/python");
+    if (ok && agent_in_build_tree && !getenv("TENSORLEAK_PYTHON_DIR")) {
+        /* Canonical, as Python will name the package's files (abs_top_srcdir
+         * is "build/.." in a VPATH build): the agent hides frames by prefix. */
+        char dir[PATH_MAX];
+        if (!realpath(TL_ABS_SRCDIR "/src/python", dir))
+            snprintf(dir, sizeof dir, "%s", TL_ABS_SRCDIR "/src/python");
+        ok = set_env("TENSORLEAK_PYTHON_DIR", dir);
+    }
     free(preload);
     return ok;
 }

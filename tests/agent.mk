@@ -3,7 +3,7 @@ check_PROGRAMS += tests/unit/test_agent
 tests_unit_test_agent_SOURCES = tests/unit/test_agent.c
 tests_unit_test_agent_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_agent_LDADD = libtlagent.la libtlcommon.la $(CHECK_LIBS) \
-	$(LIBUNWIND_LIBS) $(XXHASH_LIBS) -ldl -lpthread
+	$(LIBUNWIND_LIBS) $(XXHASH_LIBS) -ldl -lpthread -lm
 TESTS += tests/unit/test_agent
 
 # Workloads and tools run by the preload tests (built -g -O0: exact sites).
@@ -13,7 +13,8 @@ tests_workloads_tl_trace_dump_SOURCES = tests/workloads/tl_trace_dump.c
 tests_workloads_tl_trace_dump_LDADD = libtlcommon.la
 
 AGENT_WL_PROGS = tests/workloads/malloc_conformance tests/workloads/agent_forker \
-	tests/workloads/agent_exec_target tests/workloads/agent_killer tests/workloads/lineage_api
+	tests/workloads/agent_exec_target tests/workloads/agent_killer tests/workloads/lineage_api \
+	tests/workloads/agent_churn
 check_PROGRAMS += $(AGENT_WL_PROGS)
 tests_workloads_malloc_conformance_SOURCES = tests/workloads/malloc_conformance.c
 tests_workloads_malloc_conformance_CFLAGS = $(AGENT_WL_CFLAGS) -fno-builtin
@@ -24,6 +25,8 @@ tests_workloads_agent_exec_target_SOURCES = tests/workloads/agent_exec_target.c
 tests_workloads_agent_exec_target_CFLAGS = $(AGENT_WL_CFLAGS)
 tests_workloads_agent_killer_SOURCES = tests/workloads/agent_killer.c
 tests_workloads_agent_killer_CFLAGS = $(AGENT_WL_CFLAGS)
+tests_workloads_agent_churn_SOURCES = tests/workloads/agent_churn.c
+tests_workloads_agent_churn_CFLAGS = $(AGENT_WL_CFLAGS)
 # The lineage API test program: include/tensorleak.h only, no link to the agent.
 tests_workloads_lineage_api_SOURCES = tests/workloads/lineage_api.c
 tests_workloads_lineage_api_CFLAGS = $(AGENT_WL_CFLAGS) $(XXHASH_CFLAGS)
@@ -37,7 +40,8 @@ AGENT_TEST_SH = \
 	tests/integration/agent_kill.sh \
 	tests/integration/agent_torch.sh \
 	tests/integration/agent_api.sh \
-	tests/integration/agent_pyframes.sh
+	tests/integration/agent_pyframes.sh \
+	tests/integration/agent_modes.sh
 TESTS += $(AGENT_TEST_SH)
 EXTRA_DIST += $(AGENT_TEST_SH) tests/integration/agent_lib.sh tests/workloads/agent_torch.py \
 	tests/workloads/agent_pyframes.py tests/workloads/agent_pyfork.py \

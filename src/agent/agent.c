@@ -20,7 +20,10 @@
 #include <unistd.h>
 
 #include "agent/api.h"
+#include "agent/checkpoint.h"
+#include "agent/clock.h"
 #include "agent/config.h"
+#include "agent/live.h"
 #include "agent/modules.h"
 #include "agent/pyframes.h"
 #include "agent/stack.h"
@@ -29,15 +32,10 @@
 __thread tl_tsd_t tl_tsd __attribute__((tls_model("initial-exec")));
 atomic_int tl_agent_state;
 
-/* Event counters of one thread. The owner updates its slot with plain
- * relaxed stores (no contended atomics); the END record sums all slots.
- * Threads past TL_SLOTS share the last slot with atomic adds. */
-typedef struct tl_counters {
-    _Atomic uint64_t allocs, frees, storages, dropped;
-} __attribute__((aligned(64))) tl_counters_t;
-
-#define TL_SLOTS 1024
-static tl_counters_t slots[TL_SLOTS];
+tl_counters_t tl_agent_slots[TL_SLOTS];
+#define slots tl_agent_slots
+int tl_agent_mode;
+atomic_bool tl_agent_cxx_full;
 static atomic_uint nslots;
 
 static tl_writer_t writer;
@@ -54,6 +52,7 @@ static const char *argv_v[TL_REC_MAX_ARGV];
 static size_t argc_v;
 static char exec_env[96]; /* in environ via putenv: rewritten in place after fork */
 static char depth_str[8];
+static char sample_str[24], big_str[24];
 static _Atomic(tl_exit_fn) real_exit;
 
 static uint64_t now_ns(int clock)
@@ -65,7 +64,20 @@ static uint64_t now_ns(int clock)
 
 static uint64_t mono(void)
 {
-    return now_ns(CLOCK_MONOTONIC);
+    return tl_clock_now();
+}
+
+/* Decimal v into buf (at least 21 bytes). */
+static void fmt_dec(char *buf, uint64_t v)
+{
+    char tmp[24];
+    size_t nd = 0;
+    do
+        tmp[nd++] = (char)('0' + v % 10);
+    while (v /= 10);
+    for (size_t i = 0; i < nd; i++)
+        buf[i] = tmp[nd - 1 - i];
+    buf[nd] = '\0';
 }
 
 /* Write to stderr without stdio or allocation. */
@@ -82,13 +94,17 @@ static void say(const char *a, const char *b, const char *c)
     }
 }
 
-static void bump(_Atomic uint64_t *c)
+static void add(_Atomic uint64_t *c, uint64_t v)
 {
     if (tl_tsd.slot == &slots[TL_SLOTS - 1])
-        atomic_fetch_add_explicit(c, 1, memory_order_relaxed);
+        atomic_fetch_add_explicit(c, v, memory_order_relaxed);
     else
-        atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + 1,
-                              memory_order_relaxed);
+        tl_ctr_add(c, v);
+}
+
+static void bump(_Atomic uint64_t *c)
+{
+    add(c, 1);
 }
 
 /* Bind this thread to the current trace: cursor, counter slot, THREAD record. */
@@ -172,10 +188,93 @@ static uint64_t record_stack(void)
     return id;
 }
 
+/* Outside `all` mode: is this block to be recorded? Counts plain blocks by
+ * size class (unless the hooks' fast path did) and runs the thread's byte
+ * sampler; *weight = the bytes the record stands for (size / P(sampled)
+ * for a sampled block, else size). */
+static bool select_block(uint64_t kind, size_t size, uint64_t *weight)
+{
+    *weight = size;
+    if (tl_kind_is_storage(kind)) {
+        if (kind == TL_KIND_STORAGE_C10)
+            atomic_store_explicit(&tl_agent_cxx_full, true, memory_order_relaxed);
+        return true;
+    }
+    bool hit = tl_tsd.sample_hit;
+    tl_tsd.sample_hit = false;
+    if (!tl_tsd.sample_ready) {
+        tl_tsd.rng = ((uint64_t)tl_tsd.cur.tid << 32) ^ __builtin_ia32_rdtsc() ^
+                     (uintptr_t)&tl_tsd;
+        tl_tsd.sample_left = tl_sample_next(&tl_tsd.rng, cfg.sample_bytes);
+        tl_tsd.sample_ready = true;
+    }
+    if (!hit) {
+        unsigned c = tl_size_class(size);
+        add(&tl_tsd.slot->cls_count[c], 1);
+        add(&tl_tsd.slot->cls_bytes[c], size);
+        if (kind == TL_KIND_NEW_FULL)
+            return true; /* recorded, not sampled: weight = size */
+        if (size >= TL_CONFIG_BIG_MIN)
+            return true; /* always recorded, not sampled: weight = size */
+        tl_tsd.sample_left -= (int64_t)size;
+        if (tl_tsd.sample_left > 0)
+            return false;
+    }
+    /* Memoryless: the overshoot is dropped and a fresh interval drawn. */
+    tl_tsd.sample_left = tl_sample_next(&tl_tsd.rng, cfg.sample_bytes);
+    *weight = tl_sample_weight(size, cfg.sample_bytes);
+    return true;
+}
+
+/* Outside `all` mode: record a selected block (its stack, then the ALLOC
+ * record or, in aggregate mode, the site totals). Plain blocks (and every
+ * block in aggregate mode) enter the live table so that their free is
+ * recorded; a default-mode storage's free is recorded by its own hook. */
+static void record_selected(uint64_t kind, const void *ptr, size_t size, uint64_t weight)
+{
+    uint64_t id = record_stack();
+    uint64_t now = tl_clock_now();
+    tl_live_entry_t e = {.ptr = (uintptr_t)ptr, .size = size, .weight = weight, .stack_id = id,
+                         .ts = now, .kind = (uint32_t)kind};
+    bool aggregate = tl_agent_mode == TL_MODE_AGGREGATE;
+    if ((aggregate || !tl_kind_is_storage(kind)) && tl_live_insert(&e)) {
+        bump(&tl_tsd.slot->dropped); /* table full: neither the block nor its free */
+        return;
+    }
+    if (aggregate) {
+        tl_ckpt_set_max_stack(id);
+        tl_ckpt_on_alloc(&e, now);
+        bump(&tl_tsd.slot->allocs);
+        if (tl_kind_is_storage(kind))
+            bump(&tl_tsd.slot->storages);
+        tl_ckpt_tick(now);
+        return;
+    }
+    if (tl_writer_alloc(&writer, &tl_tsd.cur, now, kind, (uintptr_t)ptr, size, id)) {
+        bump(&tl_tsd.slot->dropped);
+    } else {
+        bump(&tl_tsd.slot->allocs);
+        if (tl_kind_is_storage(kind))
+            bump(&tl_tsd.slot->storages);
+    }
+}
+
 void tl_agent_on_alloc(uint64_t kind, const void *ptr, size_t size)
 {
     int saved = errno;
     thread_begin();
+    if (tl_agent_mode != TL_MODE_ALL) {
+        uint64_t weight;
+        if (tl_tsd.force_full) {
+            tl_tsd.force_full = false;
+            if (size < TL_CONFIG_BIG_MIN && kind == TL_KIND_MALLOC)
+                kind = TL_KIND_NEW_FULL;
+        }
+        if (select_block(kind, size, &weight))
+            record_selected(kind, ptr, size, weight);
+        errno = saved;
+        return;
+    }
     uint64_t id = record_stack();
     /* The time is taken after the block exists (see writer.h). */
     if (tl_writer_alloc(&writer, &tl_tsd.cur, mono(), kind, (uintptr_t)ptr, size, id)) {
@@ -188,15 +287,36 @@ void tl_agent_on_alloc(uint64_t kind, const void *ptr, size_t size)
     errno = saved;
 }
 
-void tl_agent_on_free(uint64_t kind, const void *ptr)
+static void write_free(uint64_t kind, const void *ptr)
 {
-    int saved = errno;
-    thread_begin();
     /* Called before the block is released, so no reuse precedes it in time. */
     if (tl_writer_free(&writer, &tl_tsd.cur, mono(), kind, (uintptr_t)ptr))
         bump(&tl_tsd.slot->dropped);
     else
         bump(&tl_tsd.slot->frees);
+}
+
+void tl_agent_on_free(uint64_t kind, const void *ptr)
+{
+    int saved = errno;
+    thread_begin();
+    if (tl_agent_mode == TL_MODE_ALL) {
+        write_free(kind, ptr);
+        errno = saved;
+        return;
+    }
+    bump(&tl_tsd.slot->frees_all);
+    tl_live_entry_t e;
+    bool recorded = tl_live_remove((uintptr_t)ptr, &e);
+    if (tl_agent_mode == TL_MODE_AGGREGATE) {
+        if (recorded) {
+            tl_ckpt_on_free(&e);
+            bump(&tl_tsd.slot->frees);
+            tl_ckpt_tick(tl_clock_now());
+        }
+    } else if (recorded || tl_kind_is_storage(kind)) {
+        write_free(kind, ptr);
+    }
     errno = saved;
 }
 
@@ -204,6 +324,42 @@ void tl_agent_on_realloc(const void *old_ptr, const void *new_ptr, size_t size)
 {
     int saved = errno;
     thread_begin();
+    if (tl_agent_mode != TL_MODE_ALL) {
+        bump(&tl_tsd.slot->frees_all);
+        tl_live_entry_t old;
+        bool old_rec = tl_live_maybe(old_ptr) && tl_live_remove((uintptr_t)old_ptr, &old);
+        uint64_t weight;
+        bool new_rec = select_block(TL_KIND_MALLOC, size, &weight);
+        if (tl_agent_mode == TL_MODE_AGGREGATE || !old_rec || !new_rec) {
+            if (old_rec && tl_agent_mode == TL_MODE_AGGREGATE) {
+                tl_ckpt_on_free(&old);
+                bump(&tl_tsd.slot->frees);
+            } else if (old_rec) {
+                write_free(TL_KIND_FREE, old_ptr);
+            }
+            if (new_rec)
+                record_selected(TL_KIND_MALLOC, new_ptr, size, weight);
+            errno = saved;
+            return;
+        }
+        /* Both recorded: one REALLOC, and the new block enters the table. */
+        uint64_t id = record_stack();
+        uint64_t now = tl_clock_now();
+        tl_live_entry_t e = {.ptr = (uintptr_t)new_ptr, .size = size, .weight = weight,
+                             .stack_id = id, .ts = now, .kind = TL_KIND_MALLOC};
+        if (tl_live_insert(&e)) {
+            write_free(TL_KIND_FREE, old_ptr);
+            bump(&tl_tsd.slot->dropped);
+        } else if (tl_writer_realloc(&writer, &tl_tsd.cur, now, (uintptr_t)old_ptr,
+                                     (uintptr_t)new_ptr, size, id)) {
+            bump(&tl_tsd.slot->dropped);
+        } else {
+            bump(&tl_tsd.slot->allocs);
+            bump(&tl_tsd.slot->frees);
+        }
+        errno = saved;
+        return;
+    }
     uint64_t id = record_stack();
     /* Called while both blocks exist: after the new one, before freeing the old. */
     if (tl_writer_realloc(&writer, &tl_tsd.cur, mono(), (uintptr_t)old_ptr, (uintptr_t)new_ptr,
@@ -214,6 +370,45 @@ void tl_agent_on_realloc(const void *old_ptr, const void *new_ptr, size_t size)
         bump(&tl_tsd.slot->frees);
     }
     errno = saved;
+}
+
+void tl_agent_counts(uint64_t *count, uint64_t *bytes, uint64_t *frees)
+{
+    memset(count, 0, TL_REC_COUNT_CLASSES * sizeof *count);
+    memset(bytes, 0, TL_REC_COUNT_CLASSES * sizeof *bytes);
+    *frees = 0;
+    unsigned n = atomic_load(&nslots);
+    for (unsigned i = 0; i < n && i < TL_SLOTS; i++) {
+        for (unsigned c = 0; c < TL_REC_COUNT_CLASSES; c++) {
+            count[c] += atomic_load_explicit(&slots[i].cls_count[c], memory_order_relaxed);
+            bytes[c] += atomic_load_explicit(&slots[i].cls_bytes[c], memory_order_relaxed);
+        }
+        *frees += atomic_load_explicit(&slots[i].frees_all, memory_order_relaxed);
+    }
+}
+
+void tl_agent_count_dropped(uint64_t n)
+{
+    if (tl_tsd.slot)
+        add(&tl_tsd.slot->dropped, n);
+}
+
+/* The exact per-class counters as COUNT records (not in `all` mode, where
+ * every allocation has its record). */
+static void write_counts(void)
+{
+    uint64_t cnt[TL_REC_COUNT_CLASSES], bytes[TL_REC_COUNT_CLASSES], frees;
+    tl_agent_counts(cnt, bytes, &frees);
+    for (unsigned c = 0; c < TL_REC_COUNT_CLASSES; c++) {
+        if (!cnt[c])
+            continue;
+        uint64_t v[3] = {c, cnt[c], bytes[c]};
+        if (tl_writer_lineage(&writer, &tl_tsd.cur, mono(), TL_REC_COUNT, v, NULL, 0))
+            bump(&tl_tsd.slot->dropped);
+    }
+    uint64_t v[3] = {TL_REC_COUNT_FREES, frees, 0};
+    if (tl_writer_lineage(&writer, &tl_tsd.cur, mono(), TL_REC_COUNT, v, NULL, 0))
+        bump(&tl_tsd.slot->dropped);
 }
 
 static void read_cmdline(void)
@@ -263,13 +458,18 @@ static bool trace_open(void)
     if (tl_writer_process(&writer, &tl_tsd.cur, mono(), self_pid, self_ppid, exec_seq, exe,
                           strlen(exe), argc_v, argv_v))
         bump(&tl_tsd.slot->dropped);
-    static const char *const keys[] = {"mode", "stack_depth", "output", "allocator",
-                                       "python_frames"};
-    const char *values[] = {"all", depth_str, cfg.output, "jemalloc",
-                            tl_pyframes_enabled() ? "on" : "off"};
-    if (tl_writer_options(&writer, &tl_tsd.cur, mono(), 5, keys, values))
+    static const char *const keys[] = {"mode",          "stack_depth", "output",
+                                       "allocator",     "python_frames", "sample_bytes",
+                                       "big_min_bytes", "clock"};
+    const char *values[] = {tl_config_mode_name(cfg.mode), depth_str, cfg.output, "jemalloc",
+                            tl_pyframes_enabled() ? "on" : "off", sample_str, big_str,
+                            tl_clock.tsc ? "tsc" : "monotonic"};
+    if (tl_writer_options(&writer, &tl_tsd.cur, mono(), 8, keys, values))
         bump(&tl_tsd.slot->dropped);
     tl_modules_scan(true, false, emit_module, NULL);
+    if (cfg.mode == TL_MODE_AGGREGATE &&
+        tl_ckpt_init(&writer, (uint64_t)cfg.checkpoint_ms * 1000000u))
+        say("cannot map the aggregate site table: ", "allocations are not recorded", "");
     return false;
 }
 
@@ -305,6 +505,7 @@ static void postfork_child(void)
         tl_tsd.cur.gen = 0;
         atomic_store(&exit_status, -1);
         tl_stack_table_reset(&stacks);
+        tl_live_reset();
         tl_pyframes_reset();
         tl_api_reset();
         tl_modules_reset();
@@ -402,13 +603,20 @@ void tl_agent_init(void)
     if (cfg.fingerprint_min_invalid)
         say("TENSORLEAK_FINGERPRINT_MIN is not a size; using ", "1MiB", "");
     exec_seq = cfg.exec_seq;
-    char tmp[8];
-    size_t nd = 0;
-    for (unsigned v = cfg.stack_depth; nd == 0 || v; v /= 10)
-        tmp[nd++] = (char)('0' + v % 10);
-    for (size_t i = 0; i < nd; i++)
-        depth_str[i] = tmp[nd - 1 - i];
-    depth_str[nd] = '\0';
+    fmt_dec(depth_str, cfg.stack_depth);
+    fmt_dec(sample_str, cfg.sample_bytes);
+    fmt_dec(big_str, TL_CONFIG_BIG_MIN);
+    tl_agent_mode = (int)cfg.mode;
+    if (cfg.mode_invalid)
+        say("TENSORLEAK_MODE is not default, all or aggregate; using ", "default", "");
+    if (cfg.sample_bytes_invalid)
+        say("TENSORLEAK_SAMPLE_BYTES is not a size; using ", "512KiB", "");
+    tl_clock_init(false);
+    if (cfg.mode != TL_MODE_ALL && tl_live_init()) {
+        say("cannot map the live block table; using mode ", "all", "");
+        cfg.mode = TL_MODE_ALL;
+        tl_agent_mode = TL_MODE_ALL;
+    }
 
     if (!getcwd(cwd, sizeof cwd))
         cwd[0] = '\0';
@@ -448,6 +656,12 @@ void tl_agent_init(void)
 
 static void write_end(uint64_t reason, int status)
 {
+    if (cfg.mode == TL_MODE_AGGREGATE) {
+        tl_ckpt_set_max_stack(atomic_load(&stacks.next_id));
+        tl_ckpt_flush(mono());
+    }
+    if (cfg.mode != TL_MODE_ALL)
+        write_counts();
     uint64_t a = 0, f = 0, s = 0, d = 0;
     unsigned n = atomic_load(&nslots);
     for (unsigned i = 0; i < n && i < TL_SLOTS; i++) {

@@ -131,10 +131,43 @@ void tl_config_parse(tl_config_t *cfg, const char *const *envp, uint64_t pid)
     if (v && strlen(v) < sizeof cfg->python_dir)
         strcpy(cfg->python_dir, v);
 
+    cfg->mode = TL_MODE_DEFAULT;
+    v = tl_config_env(envp, "TENSORLEAK_MODE");
+    if (v && *v) {
+        if (strcmp(v, "all") == 0)
+            cfg->mode = TL_MODE_ALL;
+        else if (strcmp(v, "aggregate") == 0)
+            cfg->mode = TL_MODE_AGGREGATE;
+        else if (strcmp(v, "default") != 0)
+            cfg->mode_invalid = true;
+    }
+    v = tl_config_env(envp, "TENSORLEAK_AGGREGATE");
+    if (v && *v && strcmp(v, "0") != 0 && cfg->mode == TL_MODE_DEFAULT)
+        cfg->mode = TL_MODE_AGGREGATE;
+
+    cfg->sample_bytes = TL_CONFIG_SAMPLE_BYTES_DEFAULT;
+    v = tl_config_env(envp, "TENSORLEAK_SAMPLE_BYTES");
+    if (v && (tl_config_parse_size(v, &cfg->sample_bytes) || cfg->sample_bytes == 0 ||
+              cfg->sample_bytes > (UINT64_C(1) << 40))) {
+        cfg->sample_bytes = TL_CONFIG_SAMPLE_BYTES_DEFAULT;
+        cfg->sample_bytes_invalid = true;
+    }
+
+    cfg->checkpoint_ms = TL_CONFIG_CHECKPOINT_MS_DEFAULT;
+    v = tl_config_env(envp, "TENSORLEAK_CHECKPOINT_MS");
+    uint64_t ms;
+    if (v && !tl_config_parse_u64(v, &ms) && ms >= 1 && ms <= 3600000)
+        cfg->checkpoint_ms = (unsigned)ms;
+
     v = tl_config_env(envp, "TENSORLEAK_OUTPUT");
     if (!v || !*v || strlen(v) >= sizeof cfg->output)
         v = TL_CONFIG_OUTPUT_DEFAULT;
     strcpy(cfg->output, v);
+}
+
+const char *tl_config_mode_name(tl_mode_t mode)
+{
+    return mode == TL_MODE_ALL ? "all" : mode == TL_MODE_AGGREGATE ? "aggregate" : "default";
 }
 
 /* Append to [*p, end); false when it does not fit (NUL kept in mind). */

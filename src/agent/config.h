@@ -16,6 +16,19 @@
 #define TL_CONFIG_OUTPUT_DEFAULT "tensorleak.%p.tlt"
 #define TL_CONFIG_EXEC_SEQ_ENV  "TENSORLEAK_EXEC_SEQ"
 #define TL_CONFIG_FINGERPRINT_MIN_DEFAULT (UINT64_C(1) << 20) /* 1 MiB */
+#define TL_CONFIG_SAMPLE_BYTES_DEFAULT (UINT64_C(512) << 10) /* 512 KiB, as tcmalloc's */
+/* Plain blocks of at least this many bytes always get a full stack outside
+ * `all` mode: the report treats numpy's >= 64 KiB buffers as storages
+ * (TL_NUMPY_MIN_STORAGE in src/report/storages.h). */
+#define TL_CONFIG_BIG_MIN (UINT64_C(64) << 10)
+#define TL_CONFIG_CHECKPOINT_MS_DEFAULT 1000u
+
+/* What the agent records (TENSORLEAK_MODE). */
+typedef enum tl_mode {
+    TL_MODE_DEFAULT = 0,   /* storages and big blocks with stacks; others byte-sampled */
+    TL_MODE_ALL = 1,       /* every allocation and free with its full stack */
+    TL_MODE_AGGREGATE = 2, /* default's selection, kept as per-site totals and live sets */
+} tl_mode_t;
 
 typedef struct tl_config {
     bool disable;         /* TENSORLEAK_DISABLE=1: no tracing at all */
@@ -33,7 +46,20 @@ typedef struct tl_config {
     /* TENSORLEAK_PYTHON_DIR: the Python package directory to put first on
      * PYTHONPATH of a CPython process; "" = none given. */
     char python_dir[TL_CONFIG_PATH_MAX];
+    /* TENSORLEAK_MODE=default|all|aggregate (TENSORLEAK_AGGREGATE=1 is
+     * aggregate too); mode_invalid: set to something else, default used. */
+    tl_mode_t mode;
+    bool mode_invalid;
+    /* TENSORLEAK_SAMPLE_BYTES: mean bytes between samples (a size); 0 or
+     * invalid: the default. 1 samples every block. */
+    uint64_t sample_bytes;
+    bool sample_bytes_invalid;
+    /* TENSORLEAK_CHECKPOINT_MS: aggregate mode's checkpoint period. */
+    unsigned checkpoint_ms;
 } tl_config_t;
+
+/* "default", "all", "aggregate". */
+const char *tl_config_mode_name(tl_mode_t mode);
 
 /* Decimal u64, no sign, no spaces, no overflow. true = failure. */
 bool tl_config_parse_u64(const char *s, uint64_t *out);

@@ -62,10 +62,12 @@ static inline void *raw_alloc(size_t size, int flags)
 
 static void *tracked_alloc(uint64_t kind, size_t size, size_t recorded, int flags)
 {
-    TL_GUARD_SCOPE;
     void *p = raw_alloc(size, flags);
-    if (p)
+    /* Outside `all` mode most blocks are only counted (agent.h). */
+    if (p && !tl_agent_alloc_unrecorded(recorded)) {
+        TL_GUARD_SCOPE;
         tl_agent_on_alloc(kind, p, recorded);
+    }
     return p;
 }
 
@@ -109,6 +111,10 @@ static inline void free_impl(void *p)
     }
     if (!p)
         return;
+    if (tl_agent_free_unrecorded(p)) {
+        raw_free(p);
+        return;
+    }
     TL_GUARD_SCOPE;
     tl_agent_on_free(TL_KIND_FREE, p); /* timed before the block can be reused */
     raw_free(p);
@@ -336,10 +342,16 @@ static inline void *cxx_new(const char *name, bool aligned, bool nothrow, size_t
     if (aligned)
         flags = MALLOCX_ALIGN(align < MIN_ALIGN ? MIN_ALIGN : align);
     void *p;
-    if (tl_tsd.guard || !tl_agent_recording())
+    if (tl_tsd.guard || !tl_agent_recording()) {
         p = raw_alloc(size, flags);
-    else
+    } else {
+        /* Under PyTorch, new'd blocks (a tensor's TensorImpl among them) keep
+         * their stacks outside `all` mode too (agent.h). */
+        if (!aligned && atomic_load_explicit(&tl_agent_cxx_full, memory_order_relaxed))
+            tl_tsd.force_full = true;
         p = tracked_alloc(kind, size, size, flags);
+        tl_tsd.force_full = false;
+    }
     if (UNLIKELY(!p))
         p = cxx_new_retry(name, aligned, nothrow, kind, size, align);
     return p;

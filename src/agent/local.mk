@@ -7,6 +7,9 @@ noinst_LTLIBRARIES += libtlagent.la
 libtlagent_la_SOURCES = \
 	src/agent/agent.c src/agent/agent.h \
 	src/agent/c10.c src/agent/c10.h \
+	src/agent/checkpoint.c src/agent/checkpoint.h \
+	src/agent/clock.c src/agent/clock.h \
+	src/agent/live.c src/agent/live.h \
 	src/agent/config.c src/agent/config.h \
 	src/agent/modules.c src/agent/modules.h \
 	src/agent/stack.c src/agent/stack.h \
@@ -29,6 +32,6 @@ libtensorleak_la_CFLAGS = $(AGENT_CFLAGS)
 libtensorleak_la_LDFLAGS = -module -avoid-version -shared \
 	-Wl,--version-script=$(top_srcdir)/src/agent/libtensorleak.sym
 libtensorleak_la_LIBADD = libtlagent.la libtlcommon.la \
-	$(JEMALLOC_LIBS) $(LIBUNWIND_LIBS) $(XXHASH_LIBS) -ldl -lpthread
+	$(JEMALLOC_LIBS) $(LIBUNWIND_LIBS) $(XXHASH_LIBS) -ldl -lpthread -lm
 EXTRA_libtensorleak_la_DEPENDENCIES = src/agent/libtensorleak.sym
 EXTRA_DIST += src/agent/libtensorleak.sym

@@ -105,22 +105,29 @@ void tl_wcursor_reset(tl_wcursor_t *c, const tl_writer_t *w, uint32_t tid)
     c->gen = w->gen;
 }
 
-/* Take a fresh chunk for c. true = failure (closed, disk full, no mapping). */
-static bool take_chunk(tl_writer_t *w, tl_wcursor_t *c, uint64_t ts)
+uint8_t *tl_writer_chunk_raw(tl_writer_t *w)
 {
     if (atomic_load_explicit(&w->closed, memory_order_acquire) != TL_WRITER_OPEN)
-        return true;
+        return NULL;
     pthread_mutex_lock(&w->lock);
     if (atomic_load_explicit(&w->closed, memory_order_relaxed) != TL_WRITER_OPEN ||
         (w->next_chunk >= w->nextents * TL_WRITER_EXTENT_CHUNKS && grow(w))) {
         pthread_mutex_unlock(&w->lock);
-        return true;
+        return NULL;
     }
     uint64_t idx = w->next_chunk++;
     uint8_t *ch = w->extent[idx / TL_WRITER_EXTENT_CHUNKS] +
                   (idx % TL_WRITER_EXTENT_CHUNKS) * w->chunk_bytes;
     pthread_mutex_unlock(&w->lock);
+    return ch;
+}
 
+/* Take a fresh chunk for c. true = failure (closed, disk full, no mapping). */
+static bool take_chunk(tl_writer_t *w, tl_wcursor_t *c, uint64_t ts)
+{
+    uint8_t *ch = tl_writer_chunk_raw(w);
+    if (!ch)
+        return true;
     tl_store_le32(ch + TL_CHK_TID, c->tid);
     tl_store_le32(ch + TL_CHK_USED, 0);
     tl_store_le32(ch + TL_CHK_SEQ, c->seq++);

@@ -60,6 +60,10 @@ typedef struct tl_wcursor {
  * lets the caller pick another name). w must be zeroed or released. */
 int tl_writer_create(tl_writer_t *w, const char *path, const tl_writer_hdr_t *hdr);
 
+/* Hand out one chunk (zeroed file space, not yet stamped) for the caller to
+ * fill and stamp itself (aggregate checkpoints). NULL when closed or full. */
+uint8_t *tl_writer_chunk_raw(tl_writer_t *w);
+
 /* Bind c to w's current generation, as a fresh thread with kernel id tid. */
 void tl_wcursor_reset(tl_wcursor_t *c, const tl_writer_t *w, uint32_t tid);
 

@@ -135,6 +135,9 @@ static const struct {
     [TL_REC_REGION_BEGIN] = {0, true}, [TL_REC_REGION_END] = {0, true},
     [TL_REC_SNAP_HOLD] = {4, false},   [TL_REC_SNAP_VIEW] = {6, true},
     [TL_REC_FINGERPRINT] = {4, false}, [TL_REC_ORIGIN] = {1, true},
+    [TL_REC_COUNT] = {3, false},       [TL_REC_CKPT_BEGIN] = {6, false},
+    [TL_REC_SITE] = {6, false},        [TL_REC_LIVE] = {6, false},
+    [TL_REC_CKPT_END] = {2, false},
 };
 
 bool tl_rec_lineage_shape(unsigned type, unsigned *nints, bool *has_str)
@@ -306,7 +309,9 @@ const char *tl_rec_type_name(unsigned type)
         [TL_REC_COPY] = "copy", [TL_REC_TAG] = "tag", [TL_REC_REGION_BEGIN] = "region_begin",
         [TL_REC_REGION_END] = "region_end", [TL_REC_SNAP_HOLD] = "snapshot_hold",
         [TL_REC_SNAP_VIEW] = "snapshot_view", [TL_REC_FINGERPRINT] = "fingerprint",
-        [TL_REC_ORIGIN] = "origin",
+        [TL_REC_ORIGIN] = "origin", [TL_REC_COUNT] = "count",
+        [TL_REC_CKPT_BEGIN] = "checkpoint_begin", [TL_REC_SITE] = "site",
+        [TL_REC_LIVE] = "live", [TL_REC_CKPT_END] = "checkpoint_end",
     };
     if (type < sizeof names / sizeof names[0] && names[type])
         return names[type];

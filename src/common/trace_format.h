@@ -85,8 +85,25 @@ typedef enum tl_rec_type {
     TL_REC_SNAP_VIEW = 21,     /* mark_id, storage ptr, offset, extent, bytes, object, op:str */
     TL_REC_FINGERPRINT = 22,   /* mark_id, storage ptr, size, hash (XXH3-64 of the bytes) */
     TL_REC_ORIGIN = 23,        /* storage ptr, op:str: the op that created a live storage */
-    TL_REC_MAX_TYPE = 23
+    /* Outside `all` mode (docs/trace-format.md, "Modes"); integer fields only. */
+    TL_REC_COUNT = 24,      /* class, count, bytes: plain allocations of the size class so far
+                             * (class TL_REC_COUNT_FREES: count = frees of any block) */
+    TL_REC_CKPT_BEGIN = 25, /* seq, set (TL_CKPT_*), live_bytes, live_blocks, peak_bytes, ts */
+    TL_REC_SITE = 26,       /* stack_id, flags (1 = storage), allocs, frees, bytes, freed_bytes */
+    TL_REC_LIVE = 27,       /* kind, ptr, size, weight, stack_id, alloc ts (absolute ns) */
+    TL_REC_CKPT_END = 28,   /* seq, records between BEGIN and END */
+    TL_REC_MAX_TYPE = 28
 } tl_rec_type_t;
+
+#define TL_REC_COUNT_CLASSES 65 /* classes 0..64: the bit length of the size */
+#define TL_REC_COUNT_FREES   65 /* the COUNT record of frees */
+
+/* Aggregate-mode checkpoint sets: the live set now (the newest one wins),
+ * and the live set at the highest peak a checkpoint saw. */
+enum { TL_CKPT_CURRENT = 0, TL_CKPT_PEAK = 1 };
+/* Checkpoint chunks carry this in their tid field, plus the region (0-3:
+ * current A/B, peak A/B); seq is the chunk's index within the region. */
+#define TL_CKPT_TID_BASE 0xfffffff0u
 
 /* A stack frame with this bit set is not an address but a Python frame:
  * the low bits are a pyframe_id defined by a TL_REC_PYFRAME record.
@@ -108,6 +125,10 @@ typedef enum tl_kind {
     TL_KIND_CALLOC = 1,
     TL_KIND_MEMALIGN = 2, /* posix_memalign, aligned_alloc, memalign, valloc, pvalloc */
     TL_KIND_FREE = 3,     /* FREE record: free(), free_sized(), free_aligned_sized() */
+    /* Outside `all` mode: a plain block recorded in full although small (not
+     * sampled: its size is exact). C++ operator new in a process that uses
+     * PyTorch, where a tensor's TensorImpl names the site of a view. */
+    TL_KIND_NEW_FULL = 4,
     TL_KIND_STORAGE = 16,
     TL_KIND_STORAGE_C10 = 16, /* c10::alloc_cpu / c10::free_cpu (PyTorch CPU storage) */
 } tl_kind_t;

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "report/aggregate.h"
 #include "report/map.h"
 
 /* Block flags, b >> 32 in the live table. */
@@ -199,7 +200,8 @@ static bool step(replay_t *r, size_t i)
     switch (ev->type) {
     case TL_EV_ALLOC:
         r->c.allocations++;
-        numpy = !ev->storage && ev->size >= TL_NUMPY_MIN_STORAGE && numpy_site(r, ev->site);
+        numpy = !ev->storage && !(ev->pad & TL_EV_F_SAMPLED) && ev->size >= TL_NUMPY_MIN_STORAGE &&
+                numpy_site(r, ev->site);
         add_block(r, ev->ptr, ev->size, ev->site, ev->storage || numpy ? BF_STORAGE : 0, ev->ts,
                   &oom);
         if (!oom && (ev->storage || numpy))
@@ -212,7 +214,8 @@ static bool step(replay_t *r, size_t i)
         /* A realloc'd block keeps the kind (and id) of the block it replaced. */
         bool carry = ev->storage && i > 0 && events[i - 1].type == TL_EV_RFREE && r->rfree_known &&
                      r->rfree_storage;
-        numpy = !carry && ev->size >= TL_NUMPY_MIN_STORAGE && numpy_site(r, ev->site);
+        numpy = !carry && !(ev->pad & TL_EV_F_SAMPLED) && ev->size >= TL_NUMPY_MIN_STORAGE &&
+                numpy_site(r, ev->site);
         add_block(r, ev->ptr, ev->size, ev->site, carry || numpy ? BF_STORAGE : 0, ev->ts, &oom);
         if (!oom && carry && r->st) {
             tl_storage_t s = r->rfree_info;
@@ -364,6 +367,7 @@ bool tl_model_build(const tl_trace_t *t, tl_model_t *m)
         if (i == end_at && capture_end(&r, &at_end, script_end, mark_id, i, m)) goto oom;
     }
     if (collect(sacc, nsites, &m->storage_sites, &m->nstorage_sites)) goto oom;
+    bool agg_oom = false; /* aggregate mode: exact site totals (set below, after replay's) */
 
     m->allocations = r.c.allocations;
     m->frees = r.c.frees;
@@ -383,11 +387,13 @@ bool tl_model_build(const tl_trace_t *t, tl_model_t *m)
         m->first_ts = t->events[0].ts;
         m->last_ts = t->events[n - 1].ts;
     }
+    agg_oom = tl_agg_model(t, m);
     free(sacc);
     free(numpy);
     tl_stor_free(&st);
     tl_map_free(&r.live);
-    return false;
+    if (agg_oom) tl_model_free(m);
+    return agg_oom;
 oom:
     free(sacc);
     free(numpy);

@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "report/aggregate.h"
 #include "tools/exit_codes.h"
 
 #define HDR_MIN_BYTES   ((uint32_t)TL_HDR_RESERVED)
@@ -276,6 +277,7 @@ static bool take_record(rd_t *r, const tl_record_t *rec, uint64_t ts)
         ev.ptr = rec->u.alloc.ptr;
         ev.size = rec->u.alloc.size;
         ev.storage = tl_kind_is_storage(rec->u.alloc.kind);
+        ev.pad = rec->u.alloc.kind == TL_KIND_NEW_FULL ? TL_EV_F_EXACT : 0; /* aggregate.h */
         ev.site = intern_site(r, rec->u.alloc.stack_id);
         return ev.site == UINT32_MAX || push_event(r, &ev);
     case TL_REC_FREE:
@@ -313,6 +315,10 @@ static bool take_record(rd_t *r, const tl_record_t *rec, uint64_t ts)
     case TL_REC_FINGERPRINT:
     case TL_REC_ORIGIN:
         return take_lineage(r, rec, ts);
+    case TL_REC_OPTIONS:
+        return tl_agg_options(t, rec);
+    case TL_REC_COUNT:
+        return tl_agg_record(t, rec);
     case TL_REC_END:
         t->has_end = true;
         t->end_ts = ts;
@@ -405,6 +411,13 @@ static bool read_chunks(rd_t *r, const uint8_t *buf, size_t size)
         else
             have = used;
         uint64_t base_ts = tl_load_le64(c + TL_CHK_BASE_TS);
+        bool ckpt; /* an aggregate checkpoint chunk: aggregate.c reads it */
+        if (tl_agg_chunk(t, tl_load_le32(c + TL_CHK_TID), c + TL_CHUNK_HEADER_BYTES, (size_t)have,
+                         &ckpt)) {
+            oom = true;
+            break;
+        }
+        if (ckpt) continue;
         if (read_chunk(r, c + TL_CHUNK_HEADER_BYTES, (size_t)have, base_ts, cut, frames)) {
             oom = true;
             break;
@@ -451,6 +464,19 @@ static bool sort_events(tl_trace_t *t)
     return false;
 }
 
+static uint32_t agg_intern(void *ctx, uint64_t stack_id)
+{
+    return intern_site(ctx, stack_id);
+}
+
+static bool agg_push(void *ctx, uint8_t type, uint64_t ts, uint64_t ptr, uint64_t size,
+                     uint32_t site, bool storage, uint16_t flags)
+{
+    tl_event_t ev = {.ts = ts, .ptr = ptr, .size = size, .site = site, .type = type,
+                     .storage = storage, .pad = flags};
+    return push_event(ctx, &ev);
+}
+
 int tl_trace_read_mem(const uint8_t *buf, size_t n, tl_trace_t *t, char *why, size_t whylen)
 {
     memset(t, 0, sizeof *t);
@@ -465,7 +491,8 @@ int tl_trace_read_mem(const uint8_t *buf, size_t n, tl_trace_t *t, char *why, si
     t->ppid = t->hdr.ppid;
     t->exec_seq = t->hdr.exec_seq;
     rd_t r = {.t = t};
-    if (read_chunks(&r, buf, n) || sort_events(t)) goto oom;
+    if (read_chunks(&r, buf, n) || tl_agg_finish(t, &r, agg_intern, agg_push) || sort_events(t))
+        goto oom;
     if (!t->exe && !(t->exe = strdup(""))) goto oom;
     for (size_t i = 0; i < t->nlineage; i++) /* the pool stopped moving */
         t->lineage[i].str = t->strings + (uintptr_t)t->lineage[i].str;
@@ -515,6 +542,7 @@ int tl_trace_read(const char *path, tl_trace_t *t, char *why, size_t whylen)
 
 void tl_trace_free(tl_trace_t *t)
 {
+    tl_agg_free(t);
     free(t->exe);
     for (size_t i = 0; i < t->argc; i++)
         free(t->argv[i]);

@@ -75,8 +75,11 @@ typedef struct tl_trace_hdr {
     uint64_t pid, ppid, start_realtime, start_mono, session, chunk_count;
 } tl_trace_hdr_t;
 
+struct tl_agg;
+
 typedef struct tl_trace {
     tl_trace_hdr_t hdr;
+    struct tl_agg *agg; /* report/aggregate.h: mode, exact counters, checkpoints; NULL = `all` */
     bool clean_end; /* TL_HDR_F_CLEAN_END */
 
     bool has_process; /* a PROCESS record was read (else the fields below come from the header) */

@@ -3,6 +3,7 @@
  * docs/report-schema.md is the contract; change both together. Unknown values
  * are null, never omitted, so consumers can index without guards.
  */
+#include "report/aggregate.h"
 #include "report/json.h"
 #include "report/lineage.h"
 #include "report/render.h"
@@ -298,6 +299,7 @@ static void summary(const tl_report_ctx_t *c, tl_json_t *j)
         tl_json_key(j, f[i].key);
         tl_json_u64(j, f[i].v);
     }
+    tl_agg_json_summary(t, j); /* mode, sampled, exact counters */
     tl_json_key(j, "dropped_events_known");
     tl_json_bool(j, t->has_end);
     tl_json_obj_end(j);

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "report/lineage.h"
+#include "report/aggregate.h"
 #include "report/render.h"
 
 #define TEXT_MAX_FRAMES    8
@@ -262,6 +263,8 @@ void tl_render_text(const tl_report_ctx_t *c, FILE *out)
         fprintf(out, "%" PRIu64 " dropped\n", t->end_dropped);
     else
         fputs("dropped unknown\n", out);
+    char agg_note[512];
+    fputs(tl_agg_text_note(t, agg_note, sizeof agg_note), out);
     const tl_endpoint_t *e = &c->model->end;
     uint64_t end_bytes = 0;
     for (size_t i = 0; i < e->nstorages; i++)

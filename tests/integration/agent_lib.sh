@@ -10,6 +10,9 @@ WL="$TL_BUILDDIR/tests/workloads"
 [ -x "$DUMP" ] || { echo "missing $DUMP"; exit 99; }
 T=$(mktemp -d "${TMPDIR:-/tmp}/tl-agent.XXXXXX") || exit 99
 trap 'rm -rf "$T"' EXIT
+# These tests check the records of every block: `all` mode (the default
+# mode samples small blocks; agent_modes.sh tests it).
+export TENSORLEAK_MODE=all
 
 fail() {
     echo "FAIL: $*"

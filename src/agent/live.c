@@ -1,0 +1,156 @@
+/* live.c - table of recorded live blocks and the byte sampler (see live.h).
+ *
+ * No malloc (the table is mmap'd), no locks: safe inside the hooks.
+ */
+#include <config.h> /* autoconf first: _GNU_SOURCE */
+
+#include "agent/live.h"
+
+#include <math.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#define EMPTY 0u
+#define BUSY  1u /* being filled by an inserter */
+#define TOMB  2u /* removed */
+
+typedef struct slot {
+    _Atomic uint64_t key; /* ptr, or EMPTY / BUSY / TOMB (no block lives at 0-2) */
+    tl_live_entry_t e;
+} slot_t;
+
+_Atomic uint8_t tl_live_filter[1u << TL_LIVE_FILTER_LG];
+static slot_t *table;
+static _Atomic uint64_t count;
+#define MASK ((1u << TL_LIVE_LG_SLOTS) - 1)
+
+static size_t home(uint64_t p)
+{
+    return (size_t)(((p >> 4) * UINT64_C(0xff51afd7ed558ccd)) >> (64 - TL_LIVE_LG_SLOTS));
+}
+
+bool tl_live_init(void)
+{
+    if (table)
+        return false;
+    void *m = mmap(NULL, sizeof(slot_t) << TL_LIVE_LG_SLOTS, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (m == MAP_FAILED)
+        return true;
+    table = m;
+    return false;
+}
+
+void tl_live_reset(void)
+{
+    memset(tl_live_filter, 0, sizeof tl_live_filter);
+    atomic_store(&count, 0);
+    if (!table)
+        return;
+    size_t bytes = sizeof(slot_t) << TL_LIVE_LG_SLOTS;
+    void *m = mmap(table, bytes, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0);
+    if (m == MAP_FAILED)
+        memset(table, 0, bytes);
+}
+
+static void filter_add(uint64_t p, int d)
+{
+    _Atomic uint8_t *f = &tl_live_filter[tl_live_bucket(p)];
+    uint8_t cur = atomic_load_explicit(f, memory_order_relaxed);
+    /* A saturated bucket stays saturated: it may hold more than 255. */
+    while (cur != 255 && !atomic_compare_exchange_weak_explicit(
+                             f, &cur, (uint8_t)(cur + d), memory_order_relaxed,
+                             memory_order_relaxed))
+        ;
+}
+
+bool tl_live_insert(const tl_live_entry_t *e)
+{
+    if (!table || e->ptr <= TOMB)
+        return true;
+    size_t h = home(e->ptr);
+    for (unsigned i = 0; i < TL_LIVE_PROBES; i++) {
+        slot_t *s = &table[(h + i) & MASK];
+        uint64_t k = atomic_load_explicit(&s->key, memory_order_relaxed);
+        if (k != EMPTY && k != TOMB)
+            continue;
+        if (!atomic_compare_exchange_strong_explicit(&s->key, &k, BUSY, memory_order_acquire,
+                                                     memory_order_relaxed))
+            continue;
+        s->e = *e;
+        /* The filter counts before the key shows: a free that finds the key
+         * also finds the filter set. */
+        filter_add(e->ptr, 1);
+        atomic_store_explicit(&s->key, e->ptr, memory_order_release);
+        atomic_fetch_add_explicit(&count, 1, memory_order_relaxed);
+        return false;
+    }
+    return true;
+}
+
+bool tl_live_remove(uint64_t ptr, tl_live_entry_t *out)
+{
+    if (!table || ptr <= TOMB)
+        return false;
+    size_t h = home(ptr);
+    for (unsigned i = 0; i < TL_LIVE_PROBES; i++) {
+        slot_t *s = &table[(h + i) & MASK];
+        uint64_t k = atomic_load_explicit(&s->key, memory_order_acquire);
+        if (k == EMPTY)
+            return false;
+        if (k != ptr)
+            continue;
+        *out = s->e;
+        atomic_store_explicit(&s->key, TOMB, memory_order_release);
+        filter_add(ptr, -1);
+        atomic_fetch_sub_explicit(&count, 1, memory_order_relaxed);
+        return true;
+    }
+    return false;
+}
+
+void tl_live_foreach(void (*fn)(void *ctx, const tl_live_entry_t *e), void *ctx)
+{
+    if (!table || atomic_load_explicit(&count, memory_order_relaxed) == 0)
+        return;
+    for (size_t i = 0; i <= MASK; i++) {
+        uint64_t k = atomic_load_explicit(&table[i].key, memory_order_acquire);
+        if (k <= TOMB)
+            continue;
+        tl_live_entry_t e = table[i].e;
+        if (atomic_load_explicit(&table[i].key, memory_order_acquire) == k && e.ptr == k)
+            fn(ctx, &e);
+    }
+}
+
+uint64_t tl_live_count(void)
+{
+    return atomic_load_explicit(&count, memory_order_relaxed);
+}
+
+int64_t tl_sample_next(uint64_t *rng, uint64_t mean)
+{
+    uint64_t x = *rng ? *rng : UINT64_C(0x2545F4914F6CDD1D);
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    *rng = x;
+    /* u in (0, 1]: 53 random bits. */
+    double u = (double)((x >> 11) + 1) * (1.0 / 9007199254740992.0);
+    double v = -log(u) * (double)mean;
+    if (v < 1.0)
+        return 1;
+    if (v > 9.0e18)
+        return INT64_MAX;
+    return (int64_t)v;
+}
+
+uint64_t tl_sample_weight(uint64_t size, uint64_t mean)
+{
+    if (size == 0 || mean <= 1)
+        return size;
+    double p = -expm1(-(double)size / (double)mean);
+    double w = p > 0 ? (double)size / p : (double)mean;
+    return w > 1.8e19 ? UINT64_MAX : (uint64_t)(w + 0.5);
+}

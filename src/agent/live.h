@@ -1,0 +1,70 @@
+/* live.h - the agent's table of recorded live blocks, outside `all` mode.
+ *
+ * In the default and aggregate modes only some blocks are recorded (sampled
+ * ones, big ones, storages), and a FREE must be written exactly for those.
+ * free() asks tl_live_maybe first: one load from a 64 KiB filter of
+ * per-bucket counts, so a free of an unrecorded block costs a hash and a
+ * load. Behind it, a lock-free open-addressing table (ptr -> size, stack id,
+ * kind, time) in its own anonymous mapping: CAS on the key, tombstones on
+ * removal, never a lock. A block is inserted after its allocation returned
+ * and removed before it is released, so one pointer is never in the table
+ * twice. Readers of the whole table (checkpoints) see a racy but valid
+ * snapshot. tl_live_reset needs a single-threaded process (fork child).
+ */
+#ifndef TL_AGENT_LIVE_H
+#define TL_AGENT_LIVE_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define TL_LIVE_LG_SLOTS  18 /* 262,144 live recorded blocks */
+#define TL_LIVE_PROBES    64
+#define TL_LIVE_FILTER_LG 16
+
+typedef struct tl_live_entry {
+    uint64_t ptr, size; /* size as requested */
+    uint64_t weight;    /* estimated bytes this block stands for (size for unsampled) */
+    uint64_t stack_id;
+    uint64_t ts;        /* allocation time, ns */
+    uint32_t kind;      /* tl_kind_t */
+} tl_live_entry_t;
+
+extern _Atomic uint8_t tl_live_filter[1u << TL_LIVE_FILTER_LG];
+
+static inline size_t tl_live_bucket(uint64_t p)
+{
+    return (size_t)(((p >> 4) * UINT64_C(0x9E3779B97F4A7C15)) >> (64 - TL_LIVE_FILTER_LG));
+}
+
+/* Might p be in the table? False: certainly not (no false negatives). */
+static inline bool tl_live_maybe(const void *p)
+{
+    return atomic_load_explicit(&tl_live_filter[tl_live_bucket((uintptr_t)p)],
+                                memory_order_relaxed) != 0;
+}
+
+/* Map the table. true = failure. */
+bool tl_live_init(void);
+/* Empty the table (fork child). Single-threaded only. */
+void tl_live_reset(void);
+/* Enter e. true = the table is full around e->ptr (not entered). */
+bool tl_live_insert(const tl_live_entry_t *e);
+/* Take ptr out; true when it was there (then *out holds its entry). */
+bool tl_live_remove(uint64_t ptr, tl_live_entry_t *out);
+/* Call fn for each entry present now. */
+void tl_live_foreach(void (*fn)(void *ctx, const tl_live_entry_t *e), void *ctx);
+/* Entries present (approximate under concurrency). */
+uint64_t tl_live_count(void);
+
+/* Bytes until the next sample: exponential with mean `mean` (a Poisson
+ * process over allocated bytes, as jemalloc's and tcmalloc's heap profilers
+ * do), from the caller's xorshift state (*rng, non-zero). At least 1. */
+int64_t tl_sample_next(uint64_t *rng, uint64_t mean);
+
+/* Estimated bytes a sampled block of `size` stands for: size / P(sampled),
+ * P = 1 - exp(-size / mean). The reader computes the same from OPTIONS. */
+uint64_t tl_sample_weight(uint64_t size, uint64_t mean);
+
+#endif /* TL_AGENT_LIVE_H */

@@ -234,7 +234,9 @@ fi
 # W5: `tensorleak report` on W1's last trace against heaptrack_print on
 # heaptrack's trace of the same workload, alternating like the rest.
 if has "$only" W5; then
+    # Compare like with like: every event recorded (tl-all) when the agent has modes.
     tlt=$tmp/last-tensorleak.tlt
+    [ -f "$tmp/last-tl-all.tlt" ] && tlt=$tmp/last-tl-all.tlt
     htt=$(compgen -G "$tmp/last-heaptrack.*" | head -n1 || true)
     [ -f "$tlt" ] || die "W5 needs W1's tensorleak trace (keep tensorleak in --configs)"
     [ -n "$htt" ] || die "W5 needs W1's heaptrack trace (keep heaptrack in --configs)"

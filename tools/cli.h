@@ -10,5 +10,7 @@
 
 int tl_cmd_report(int argc, char **argv);
 int tl_cmd_run(int argc, char **argv);
+int tl_cmd_check(int argc, char **argv);
+int tl_cmd_diff(int argc, char **argv);
 
 #endif

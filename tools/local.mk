@@ -9,5 +9,7 @@ tensorleak_SOURCES = \
 	tools/launch.h \
 	tools/size.c \
 	tools/size.h \
-	tools/cmd_report.c
+	tools/cmd_report.c \
+	tools/cmd_check.c \
+	tools/cmd_diff.c
 tensorleak_LDADD = libtlreport.la libtlcommon.la $(LIBDW_LIBS) -lstdc++ -lm

@@ -16,6 +16,11 @@ static const char usage[] =
     "        run CMD with the agent preloaded, then print the report of its main process\n"
     "  report [--format=text|json] [--top=N] [--output=FILE] TRACE\n"
     "        render the report of a recorded trace\n"
+    "  check [LIMITS] [--suppressions=FILE]... [--format=text|json|junit] -- CMD [ARGS...]\n"
+    "  check --trace=TRACE [--region=NAME] [LIMITS]\n"
+    "        CI gate: fail (exit 23) when CMD's memory exceeds the limits\n"
+    "  diff [--format=text|json] [--top=N] BASE.tlt NEW.tlt\n"
+    "        per-site change of peak and live-at-end bytes between two runs\n"
     "\n"
     "tensorleak <command> --help describes a command. tensorleak --version prints the version.\n";
 
@@ -38,6 +43,10 @@ int main(int argc, char **argv)
         return tl_cmd_run(argc - 1, argv + 1);
     if (!strcmp(cmd, "report"))
         return tl_cmd_report(argc - 1, argv + 1);
+    if (!strcmp(cmd, "check"))
+        return tl_cmd_check(argc - 1, argv + 1);
+    if (!strcmp(cmd, "diff"))
+        return tl_cmd_diff(argc - 1, argv + 1);
     fprintf(stderr, "tensorleak: unknown command '%s' (try tensorleak --help)\n", cmd);
     return TL_EXIT_USAGE;
 }

@@ -193,6 +193,15 @@ void tl_json_u64(tl_json_t *j, uint64_t v)
     fprintf(j->out, "%" PRIu64, v);
 }
 
+void tl_json_double(tl_json_t *j, double v)
+{
+    before_item(j);
+    if (v != v || v > 1e308 || v < -1e308)
+        fputs("null", j->out); /* JSON has no NaN or infinity */
+    else
+        fprintf(j->out, "%.17g", v);
+}
+
 void tl_json_i64(tl_json_t *j, int64_t v)
 {
     before_item(j);

@@ -39,6 +39,7 @@ void tl_json_str(tl_json_t *j, const char *s);
 void tl_json_strn(tl_json_t *j, const char *s, size_t n);
 void tl_json_u64(tl_json_t *j, uint64_t v);
 void tl_json_i64(tl_json_t *j, int64_t v);
+void tl_json_double(tl_json_t *j, double v); /* null for NaN and infinities */
 void tl_json_bool(tl_json_t *j, bool v);
 void tl_json_null(tl_json_t *j);
 

@@ -96,7 +96,7 @@ static bool own_python_frame(const char *file)
 /* A frame of an installed library or of the standard library: torch's own
  * Python code (nn.functional, Tensor.split) sits between the program's line
  * and many allocations. */
-static bool library_python_frame(const char *file)
+bool tl_lineage_library_file(const char *file)
 {
     return file[0] == '<' || strstr(file, "/site-packages/") || strstr(file, "/dist-packages/") ||
            strstr(file, "/lib/python3.") || own_python_frame(file);
@@ -120,7 +120,7 @@ const char *tl_lineage_where(const tl_trace_t *t, tl_symbolizer_t *sym, uint32_t
     for (size_t i = 0; i < nf; i++) {
         const tl_pyframe_t *pf = tl_trace_pyframe(t, frames[i]);
         if (!pf || own_python_frame(pf->file)) continue;
-        if (!library_python_frame(pf->file)) return python_where(pf, buf, n);
+        if (!tl_lineage_library_file(pf->file)) return python_where(pf, buf, n);
         if (!first) first = pf;
     }
     if (first) return python_where(first, buf, n);

@@ -41,6 +41,10 @@ char *tl_lineage_op_of_site(const tl_trace_t *t, tl_symbolizer_t *sym, uint32_t 
 const char *tl_lineage_where(const tl_trace_t *t, tl_symbolizer_t *sym, uint32_t site, char *buf,
                              size_t n);
 
+/* Whether a Python file is not the program's own: frozen modules, the
+ * standard library, site- and dist-packages, tensorleak's own package. */
+bool tl_lineage_library_file(const char *file);
+
 /* "pinned_by_view", "duplicate_copy", "held_by_autograd". */
 const char *tl_problem_kind_name(unsigned kind);
 

@@ -8,6 +8,11 @@ libtlreport_la_SOURCES = \
 	src/report/peek.c \
 	src/report/model.c src/report/model.h \
 	src/report/storages.c src/report/storages.h \
+	src/report/regions.c src/report/regions.h \
+	src/report/suppress.c src/report/suppress.h \
+	src/report/check.c src/report/check.h src/report/check_impl.h \
+	src/report/check_render.c \
+	src/report/diff.c src/report/diff.h \
 	src/report/lineage.c src/report/lineage.h \
 	src/report/symbolize.c src/report/symbolize.h \
 	src/report/json.c src/report/json.h \

@@ -36,7 +36,8 @@ typedef struct replay {
     uint8_t *numpy_site;     /* per site: 0 not yet known, 1 no, 2 yes */
     /* pass 2 only: */
     tl_stor_t *st;
-    acc_t *sacc; /* storages created, by site */
+    acc_t *sacc;      /* storages created, by site */
+    tl_regions_t *rg; /* region iterations (pass 2) */
 } replay_t;
 
 static bool has_prefix(const char *s, const char *p)
@@ -121,12 +122,14 @@ static tl_map_entry_t *add_block(replay_t *r, uint64_t ptr, uint64_t size, uint3
         r->c.replaced_blocks++;
         unsigned old = (unsigned)(e->b >> 32);
         count_block(r, e->a, old, -1);
+        if (r->rg) tl_regions_on_free(r->rg, (uint32_t)(e->b & 0xffffffffu), e->a, e->c);
         if ((old & BF_STORAGE) && r->st) tl_stor_remove(r->st, ptr, NULL);
     }
     e->a = size;
     e->b = (uint64_t)site | (uint64_t)flags << 32;
     e->c = ts;
     count_block(r, size, flags, 1);
+    if (r->rg) tl_regions_on_alloc(r->rg, site, size);
     return e;
 }
 
@@ -141,6 +144,7 @@ static bool drop_block(replay_t *r, uint64_t ptr, unsigned *flags, tl_storage_t 
     }
     *flags = (unsigned)(e->b >> 32);
     count_block(r, e->a, *flags, -1);
+    if (r->rg) tl_regions_on_free(r->rg, (uint32_t)(e->b & 0xffffffffu), e->a, e->c);
     if ((*flags & BF_STORAGE) && r->st) tl_stor_remove(r->st, ptr, info);
     r->c.frees++;
     tl_map_remove(&r->live, ptr);
@@ -183,6 +187,7 @@ static void unregister_storage(replay_t *r, uint64_t ptr)
     if (r->st) tl_stor_remove(r->st, ptr, NULL);
     if (flags & BF_PSEUDO) {
         count_block(r, e->a, flags, -1);
+        if (r->rg) tl_regions_on_free(r->rg, (uint32_t)(e->b & 0xffffffffu), e->a, e->c);
         tl_map_remove(&r->live, ptr);
         return;
     }
@@ -245,6 +250,9 @@ static bool step(replay_t *r, size_t i)
             note_peak(r, i, ev->ts);
         } else if (l->type == TL_REC_STORAGE_UNREG) {
             unregister_storage(r, l->a[0]);
+        } else if (l->type == TL_REC_REGION_BEGIN || l->type == TL_REC_REGION_END ||
+                   l->type == TL_REC_MARK) {
+            if (r->rg) oom = tl_regions_on_lineage(r->rg, l, &r->live, r->st);
         } else if (r->st) {
             oom = tl_stor_lineage(r->st, r->t, ev->site);
         }
@@ -336,6 +344,12 @@ static bool capture_end(replay_t *r, tl_model_t *at_end, bool script_end, uint64
 
 bool tl_model_build(const tl_trace_t *t, tl_model_t *m)
 {
+    return tl_model_build_filtered(t, m, NULL, NULL);
+}
+
+bool tl_model_build_filtered(const tl_trace_t *t, tl_model_t *m, tl_site_filter_fn filter,
+                             void *ctx)
+{
     memset(m, 0, sizeof *m);
     const size_t n = t->nevents, nsites = t->nsites;
     replay_t r = {.t = t};
@@ -356,7 +370,8 @@ bool tl_model_build(const tl_trace_t *t, tl_model_t *m)
     size_t end_at = end_event(t, &script_end, &mark_id);
     sacc = calloc(nsites * 2 + 2, sizeof *sacc);
     if (!sacc) goto oom;
-    r = (replay_t){.t = t, .numpy_site = numpy, .st = &st, .sacc = sacc};
+    if (tl_regions_init(&m->regions, t, filter, ctx)) goto oom;
+    r = (replay_t){.t = t, .numpy_site = numpy, .st = &st, .sacc = sacc, .rg = &m->regions};
     tl_model_t at_end = {0};
     if (end_at == SIZE_MAX && capture_end(&r, &at_end, script_end, mark_id, SIZE_MAX, m)) goto oom;
     for (size_t i = 0; i < n; i++) {
@@ -368,6 +383,7 @@ bool tl_model_build(const tl_trace_t *t, tl_model_t *m)
     }
     if (collect(sacc, nsites, &m->storage_sites, &m->nstorage_sites)) goto oom;
     bool agg_oom = false; /* aggregate mode: exact site totals (set below, after replay's) */
+    if (tl_regions_finish(&m->regions)) goto oom;
 
     m->allocations = r.c.allocations;
     m->frees = r.c.frees;
@@ -406,6 +422,7 @@ oom:
 void tl_model_free(tl_model_t *m)
 {
     tl_endpoint_free(&m->end);
+    tl_regions_free(&m->regions);
     free(m->leaks);
     free(m->peak_sites);
     free(m->storage_sites);

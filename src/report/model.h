@@ -19,6 +19,7 @@
 #include <stdint.h>
 
 #include "report/reader.h"
+#include "report/regions.h"
 #include "report/storages.h"
 
 typedef struct tl_site_stat {
@@ -52,13 +53,19 @@ typedef struct tl_model {
     tl_site_stat_t *storage_sites; /* every storage created, by site (bytes = total); sorted */
     size_t nstorage_sites;
 
-    tl_endpoint_t end; /* the storages live at the end point */
+    tl_endpoint_t end;    /* the storages live at the end point */
+    tl_regions_t regions; /* region iterations, their leaks, growth */
 } tl_model_t;
 
 /* Build the model of t. Sorted lists: bytes descending, then blocks
  * descending, then site index, then plain before storage. Returns true when
  * out of memory (m is then empty). */
 bool tl_model_build(const tl_trace_t *t, tl_model_t *m);
+
+/* The same, with the sites filter rejects (suppressions) left out of region
+ * leaks and growth; the end point and peak still count every block. */
+bool tl_model_build_filtered(const tl_trace_t *t, tl_model_t *m, tl_site_filter_fn filter,
+                             void *ctx);
 
 void tl_model_free(tl_model_t *m);
 

@@ -90,6 +90,7 @@ typedef struct rd {
     tl_trace_t *t;
     size_t ev_cap, site_cap, frame_cap, mod_cap, py_cap, lin_cap;
     size_t str_len, str_cap; /* the string pool, as offsets until the end of reading */
+    uint32_t tid;            /* of the chunk being read */
 } rd_t;
 
 /* Site index for a stack id, interned on first sight; UINT32_MAX on failure. */
@@ -235,7 +236,7 @@ static bool take_lineage(rd_t *r, const tl_record_t *rec, uint64_t ts)
         reserve((void **)&t->strings, &r->str_cap, r->str_len + n + 1, 1))
         return true;
     tl_lineage_t *l = &t->lineage[t->nlineage];
-    *l = (tl_lineage_t){.ts = ts, .type = (uint8_t)rec->type};
+    *l = (tl_lineage_t){.ts = ts, .tid = r->tid, .type = (uint8_t)rec->type};
     if (rec->type == TL_REC_MARK)
         l->a[0] = rec->u.mark.id;
     else
@@ -314,6 +315,8 @@ static bool take_record(rd_t *r, const tl_record_t *rec, uint64_t ts)
     case TL_REC_SNAP_VIEW:
     case TL_REC_FINGERPRINT:
     case TL_REC_ORIGIN:
+    case TL_REC_REGION_BEGIN:
+    case TL_REC_REGION_END:
         return take_lineage(r, rec, ts);
     case TL_REC_OPTIONS:
         return tl_agg_options(t, rec);
@@ -329,7 +332,7 @@ static bool take_record(rd_t *r, const tl_record_t *rec, uint64_t ts)
         t->end_storages = rec->u.end.storages;
         t->end_dropped = rec->u.end.dropped;
         return false;
-    default: /* THREAD, OPTIONS, REGION_*: not used by the report yet */
+    default: /* THREAD, OPTIONS: not used by the report yet */
         return false;
     }
 }
@@ -418,6 +421,7 @@ static bool read_chunks(rd_t *r, const uint8_t *buf, size_t size)
             break;
         }
         if (ckpt) continue;
+        r->tid = tl_load_le32(c + TL_CHK_TID);
         if (read_chunk(r, c + TL_CHUNK_HEADER_BYTES, (size_t)have, base_ts, cut, frames)) {
             oom = true;
             break;

@@ -57,7 +57,7 @@ typedef struct tl_pyframe {
     char *file, *function; /* NUL-terminated copies */
 } tl_pyframe_t;
 
-/* A MARK or lineage-family record (STORAGE_REG ... ORIGIN), kept for the
+/* A MARK or lineage-family record (STORAGE_REG ... ORIGIN, REGION_*), kept for the
  * replay. a[] holds the integer fields in the order tl_rec_type_t lists them
  * (MARK: a[0] = mark_id); str is a NUL-terminated copy of the string field
  * ("" when the type has none), cut at an embedded NUL. */
@@ -66,6 +66,7 @@ typedef struct tl_lineage {
     uint64_t a[8];
     const char *str; /* in tl_trace_t's string pool */
     uint32_t site;   /* STORAGE_REG, VIEW_BEGIN: the stack id's site index; else 0 */
+    uint32_t tid;    /* kernel tid of the chunk that held the record */
     uint8_t type;    /* TL_REC_* */
 } tl_lineage_t;
 

@@ -42,6 +42,10 @@ uint64_t tl_render_rel_ns(const tl_trace_t *t, uint64_t ts);
  * address through the symbolizer. Returns true for a Python frame. */
 bool tl_render_frame(const tl_report_ctx_t *c, uint64_t raw, tl_frame_t *f);
 
+/* A site's frames, one "      at ..." line each: the innermost ones after
+ * the allocator's, then a few Python frames further out. */
+void tl_render_text_frames(const tl_report_ctx_t *c, uint32_t site, FILE *out);
+
 /* "c10", "numpy", "registered" for a TL_STORAGE_* kind. */
 const char *tl_render_storage_kind(unsigned kind);
 

@@ -105,7 +105,7 @@ static void print_frame(const tl_frame_t *f, bool python, FILE *out)
 /* The innermost TEXT_MAX_FRAMES frames after leading allocator frames, then
  * the first few Python frames further out (the script lines behind a native
  * allocation deep in a library). */
-static void print_frames(const tl_report_ctx_t *c, uint32_t site, FILE *out)
+void tl_render_text_frames(const tl_report_ctx_t *c, uint32_t site, FILE *out)
 {
     size_t n;
     const uint64_t *frames = tl_trace_site_frames(c->trace, site, &n);
@@ -156,7 +156,7 @@ static void print_sites(const tl_report_ctx_t *c, const char *title, const tl_si
             fprintf(out, "  %s in %" PRIu64 " block%s%s\n",
                     tl_render_bytes(s[i].bytes, b, sizeof b), s[i].blocks,
                     s[i].blocks == 1 ? "" : "s", s[i].storage ? " [storage]" : "");
-        print_frames(c, s[i].site, out);
+        tl_render_text_frames(c, s[i].site, out);
     }
 }
 

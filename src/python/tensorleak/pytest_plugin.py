@@ -3,20 +3,26 @@
     pytest -p tensorleak.pytest_plugin [--tensorleak-max-leak=0B] ...
 
 or, for a whole CI job, ``tensorleak check --max-leak-storage=0 -- python3 -m
-pytest`` (which loads this plugin by itself). Each test body runs as a
-region named ``test:<nodeid>``; a test with limits (its marker, or the
-command-line defaults) is then checked by ``tensorleak check --trace`` on the
-trace recorded so far, and fails with the report section of its body when a
-limit is exceeded, so the run ends non-zero.
+pytest`` (which loads this plugin by itself and gives it its limits as the
+defaults of every test). Each test body runs as a region named
+``test:<nodeid>``; a test with limits (its marker, the command-line defaults,
+or those of ``tensorleak check``) ends with a report point (what holds each
+storage) and is then checked by ``tensorleak check --trace --region`` on the
+trace recorded so far; it fails with the verdict for its body as its report
+section when a limit is exceeded. When the only failures of a run are such
+limits, pytest exits with 23 (``tensorleak check``'s --error-exitcode), so
+``tensorleak check -- python3 -m pytest`` ends with 23 as for any program;
+other failures keep pytest's own status.
 
     @pytest.mark.tensorleak(max_leak="0B", max_pinned="1MiB")
     def test_step(): ...
 
 Limits: max_leak (all bytes allocated in the body and alive at its end),
-max_leak_storage (the same, storages only), max_pinned (storage bytes that
-only views keep alive), max_peak (peak of live bytes inside the body). Sizes
-as the CLI takes them ("0", "512KiB", "1.5GB"). Without the agent the plugin
-does nothing.
+max_leak_storage (the same, storages only), max_pinned (storage bytes of
+those that only views keep alive), max_peak (most bytes allocated in the
+body alive at once), max_growth (bytes per iteration a site grows by over a
+region repeated inside the body). Sizes as the CLI takes them ("0",
+"512KiB", "1.5GB"). Without the agent the plugin does nothing.
 """
 import gc
 import os
@@ -25,9 +31,21 @@ import subprocess
 
 import pytest
 
-from tensorleak import _agent, region
+from tensorleak import _agent, region, snapshot
 
-LIMITS = ("max_leak", "max_leak_storage", "max_pinned", "max_peak")
+LIMITS = ("max_leak", "max_leak_storage", "max_pinned", "max_peak", "max_growth")
+LIMIT_EXIT = 23  # tensorleak check's exit status for an exceeded limit
+
+
+def _check_defaults():
+    """The limits `tensorleak check` runs pytest with (TENSORLEAK_CHECK_LIMITS,
+    "max_leak=0,max_pinned=1048576")."""
+    out = {}
+    for item in os.environ.get("TENSORLEAK_CHECK_LIMITS", "").split(","):
+        name, sep, value = item.partition("=")
+        if sep and name in LIMITS and value:
+            out[name] = value
+    return out
 
 
 def pytest_addoption(parser):
@@ -48,7 +66,7 @@ def pytest_configure(config):
 
 
 def _limits(item):
-    out = {}
+    out = _check_defaults()
     for name in LIMITS:
         v = item.config.getoption("tensorleak_" + name)
         if v is not None:
@@ -78,6 +96,7 @@ def pytest_runtest_call(item):
     with region(name):
         outcome = yield
         gc.collect()  # what only a reference cycle keeps is not the test's leak
+        snapshot(name)  # what holds each storage, for the verdict and max_pinned
     if outcome.excinfo is not None:
         return  # the test failed by itself; its own error says why
     cli = _cli(item.config)
@@ -85,12 +104,15 @@ def pytest_runtest_call(item):
         item._tensorleak_verdict = "tensorleak: cannot find the tensorleak command (--tensorleak-cli)"
         return
     args = [cli, "check", "--trace=" + trace, "--region=" + name, "--format=text"]
+    args += [a for a in os.environ.get("TENSORLEAK_CHECK_ARGS", "").split("\n") if a]
     args += ["--" + k.replace("_", "-") + "=" + v for k, v in sorted(limits.items())]
     env = dict(os.environ)
     env.pop("LD_PRELOAD", None)  # the checker itself is not to be traced
     proc = subprocess.run(args, capture_output=True, text=True, env=env)
-    if proc.returncode == 23:
+    if proc.returncode == LIMIT_EXIT:
         item._tensorleak_verdict = proc.stdout.strip() or proc.stderr.strip()
+        item.config._tensorleak_limit_failures = getattr(
+            item.config, "_tensorleak_limit_failures", 0) + 1
     elif proc.returncode != 0:
         item._tensorleak_verdict = (f"tensorleak check failed (exit {proc.returncode}): "
                                     + proc.stderr.strip())
@@ -105,3 +127,14 @@ def pytest_runtest_makereport(item, call):
         rep.outcome = "failed"
         rep.longrepr = verdict
         rep.sections.append(("tensorleak", verdict))
+
+
+def pytest_sessionfinish(session, exitstatus):
+    """Exit 23 (tensorleak check's --error-exitcode) when every failure of
+    the run was an exceeded tensorleak limit."""
+    limit_failures = getattr(session.config, "_tensorleak_limit_failures", 0)
+    if limit_failures and session.testsfailed == limit_failures and exitstatus == 1:
+        try:
+            session.exitstatus = int(os.environ.get("TENSORLEAK_ERROR_EXITCODE", LIMIT_EXIT))
+        except ValueError:
+            session.exitstatus = LIMIT_EXIT

@@ -1,0 +1,344 @@
+/* cmd_check.c - `tensorleak check`: the CI gate.
+ *
+ * Runs a command under the agent with every allocation recorded
+ * (TENSORLEAK_MODE=all), or takes an existing trace (--trace), and checks it
+ * against leak limits (src/report/check.h). Everything that can be wrong
+ * with the command line, the suppression files or the baseline is found
+ * before the command runs (exit 2, or the baseline's trace error). Exit: the
+ * command's own failure passes through; else 23 (or --error-exitcode) when a
+ * limit is exceeded; else 0.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "report/check.h"
+#include "report/report.h"
+#include "tools/cli.h"
+#include "tools/launch.h"
+#include "tools/size.h"
+
+static const char help[] =
+    "usage: tensorleak check [LIMITS] [OPTIONS] -- CMD [ARGS...]\n"
+    "       tensorleak check --trace=TRACE [--region=NAME] [LIMITS] [OPTIONS]\n"
+    "\n"
+    "Run CMD under the agent, recording every allocation with its stack, and fail\n"
+    "when its memory exceeds the limits; or check a trace already recorded (it may\n"
+    "still be growing). The end point is the end of a Python main script, else\n"
+    "process exit; with --region=NAME, the last iteration of that region.\n"
+    "\n"
+    "limits (SIZE: 0, 512KiB, 1.5GB; without any limit, --max-leak=0):\n"
+    "  --max-leak=SIZE           bytes live at the end point, after suppressions\n"
+    "  --max-leak-storage=SIZE   the same, tensor storages only\n"
+    "  --max-pinned=SIZE         storage bytes only views keep alive, at the end point\n"
+    "  --max-peak=SIZE           peak live bytes\n"
+    "  --max-growth=SIZE         bytes per iteration a site grows by over a repeated region\n"
+    "  --baseline=BASE.tlt --max-growth-vs-baseline=SIZE|PCT\n"
+    "                            leak (after suppressions) or peak grew more than that\n"
+    "options:\n"
+    "  --suppressions=FILE       LeakSanitizer-format rules (leak:PATTERN); repeatable\n"
+    "  --no-default-suppressions do not hide the built-in one-time allocations\n"
+    "  --format=text|json|junit  the verdict's format (default text)\n"
+    "  --output=FILE             write the verdict to FILE (default standard output)\n"
+    "  --error-exitcode=N        exit status when a limit is exceeded (default 23)\n"
+    "  --top=N                   sites shown per failed limit (default 5; 0 = all)\n"
+    "  --trace-output=PATTERN    where CMD's traces go (default tensorleak.%p.tlt)\n"
+    "  --trace=TRACE             check this trace instead of running a command\n"
+    "  --region=NAME             check the last iteration of region NAME\n"
+    "  --help                    print this help\n"
+    "\n"
+    "exit status: CMD's own when it fails (128+N for signal N); 23 (or N) when a limit\n"
+    "is exceeded; 0 when all are kept; 2 usage error (before CMD runs); 3-5 a trace\n"
+    "cannot be read; 6 the output cannot be written; 126/127 CMD cannot run.\n";
+
+static int usage_error(const char *what, const char *why)
+{
+    fprintf(stderr, "tensorleak: %s: %s (try tensorleak check --help)\n", what, why);
+    return TL_EXIT_USAGE;
+}
+
+/* "--name=value" or "--name value" (advancing *i): *matched, and the value
+ * (NULL when missing). */
+static const char *opt_value(int argc, char **argv, int *i, const char *name, bool *matched)
+{
+    size_t n = strlen(name);
+    const char *a = argv[*i];
+    *matched = false;
+    if (strncmp(a, name, n) != 0) return NULL;
+    if (a[n] == '=') {
+        *matched = true;
+        return a + n + 1;
+    }
+    if (a[n] == '\0') {
+        *matched = true;
+        if (*i + 1 < argc) return argv[++*i];
+    }
+    return NULL;
+}
+
+static bool parse_uint(const char *s, unsigned long max, unsigned long *out)
+{
+    if (!s || !*s) return false;
+    unsigned long v = 0;
+    for (const char *p = s; *p; p++) {
+        if (*p < '0' || *p > '9') return false;
+        v = v * 10 + (unsigned long)(*p - '0');
+        if (v > max) return false;
+    }
+    *out = v;
+    return true;
+}
+
+static const struct {
+    const char *flag;
+    unsigned limit;
+    const char *env; /* the pytest plugin's name for it, or NULL */
+} limit_flags[] = {
+    {"--max-leak-storage", TL_LIMIT_LEAK_STORAGE, "max_leak_storage"},
+    {"--max-leak", TL_LIMIT_LEAK, "max_leak"},
+    {"--max-pinned", TL_LIMIT_PINNED, "max_pinned"},
+    {"--max-peak", TL_LIMIT_PEAK, "max_peak"},
+    {"--max-growth-vs-baseline", TL_LIMIT_BASELINE, NULL},
+    {"--max-growth", TL_LIMIT_GROWTH, "max_growth"},
+};
+
+typedef struct args {
+    tl_check_opts_t o;
+    const char *supp_files[64];
+    size_t nsupp;
+    bool no_defaults;
+    const char *output, *trace, *baseline, *pattern;
+    int error_code;
+    char **cmd;
+} args_t;
+
+/* Parse argv; 0, or an exit status (help printed, or a usage error said). */
+static int parse(int argc, char **argv, args_t *a)
+{
+    a->o.top = 5;
+    a->error_code = TL_EXIT_LIMITS;
+    a->pattern = "tensorleak.%p.tlt";
+    int i;
+    for (i = 1; i < argc; i++) {
+        const char *arg = argv[i], *v;
+        bool m = false;
+        if (!strcmp(arg, "--")) {
+            i++;
+            break;
+        }
+        if (arg[0] != '-') break; /* CMD */
+        if (!strcmp(arg, "--help") || !strcmp(arg, "-h")) {
+            fputs(help, stdout);
+            return -1;
+        }
+        size_t k;
+        for (k = 0; k < sizeof limit_flags / sizeof limit_flags[0]; k++)
+            if ((v = opt_value(argc, argv, &i, limit_flags[k].flag, &m)), m) break;
+        if (m) {
+            unsigned lim = limit_flags[k].limit;
+            a->o.set[lim] = true;
+            bool ok = lim == TL_LIMIT_BASELINE
+                          ? tl_parse_size_or_percent(v, &a->o.limit[lim], &a->o.baseline_percent,
+                                                     &a->o.baseline_is_percent)
+                          : tl_parse_size(v, &a->o.limit[lim]);
+            if (!ok)
+                return usage_error(limit_flags[k].flag,
+                                   lim == TL_LIMIT_BASELINE
+                                       ? "expected a size (0, 512KiB, 1.5GB) or a percentage (10%)"
+                                       : "expected a size (0, 512KiB, 1.5GB)");
+        } else if ((v = opt_value(argc, argv, &i, "--suppressions", &m)), m) {
+            if (!v || !*v) return usage_error("--suppressions", "expected a file name");
+            if (a->nsupp == sizeof a->supp_files / sizeof a->supp_files[0])
+                return usage_error("--suppressions", "too many files (64 at most)");
+            a->supp_files[a->nsupp++] = v;
+        } else if (!strcmp(arg, "--no-default-suppressions")) {
+            a->no_defaults = true;
+        } else if ((v = opt_value(argc, argv, &i, "--format", &m)), m) {
+            if (v && !strcmp(v, "text"))
+                a->o.format = TL_CHECK_TEXT;
+            else if (v && !strcmp(v, "json"))
+                a->o.format = TL_CHECK_JSON;
+            else if (v && !strcmp(v, "junit"))
+                a->o.format = TL_CHECK_JUNIT;
+            else
+                return usage_error("--format", "expected text, json or junit");
+        } else if ((v = opt_value(argc, argv, &i, "--output", &m)), m) {
+            if (!v || !*v) return usage_error("--output", "expected a file name");
+            a->output = v;
+        } else if ((v = opt_value(argc, argv, &i, "--error-exitcode", &m)), m) {
+            unsigned long n;
+            if (!parse_uint(v, 255, &n) || n == 0)
+                return usage_error("--error-exitcode", "expected a number from 1 to 255");
+            a->error_code = (int)n;
+        } else if ((v = opt_value(argc, argv, &i, "--top", &m)), m) {
+            unsigned long n;
+            if (!parse_uint(v, 1000000, &n))
+                return usage_error("--top", "expected a number of sites (0 = all)");
+            a->o.top = (unsigned)n;
+        } else if ((v = opt_value(argc, argv, &i, "--trace-output", &m)), m) {
+            if (!v || !*v) return usage_error("--trace-output", "expected a path pattern");
+            a->pattern = v;
+        } else if ((v = opt_value(argc, argv, &i, "--trace", &m)), m) {
+            if (!v || !*v) return usage_error("--trace", "expected a trace file");
+            a->trace = v;
+        } else if ((v = opt_value(argc, argv, &i, "--region", &m)), m) {
+            if (!v || !*v) return usage_error("--region", "expected a region name");
+            a->o.region = v;
+        } else if ((v = opt_value(argc, argv, &i, "--baseline", &m)), m) {
+            if (!v || !*v) return usage_error("--baseline", "expected a trace file");
+            a->baseline = v;
+        } else {
+            return usage_error(arg, "unknown option");
+        }
+    }
+    a->cmd = i < argc ? argv + i : NULL;
+    if (a->trace && a->cmd) return usage_error(a->cmd[0], "--trace takes no command");
+    if (!a->trace && !a->cmd) return usage_error("check", "no command given (check -- CMD ...)");
+    if (a->o.set[TL_LIMIT_BASELINE] != (a->baseline != NULL))
+        return usage_error(a->baseline ? "--baseline" : "--max-growth-vs-baseline",
+                           "--baseline and --max-growth-vs-baseline go together");
+    bool any = false;
+    for (unsigned k = 0; k < TL_LIMIT_COUNT; k++)
+        any |= a->o.set[k];
+    if (!any) a->o.set[TL_LIMIT_LEAK] = true; /* LSan's rule: any leak fails */
+    return 0;
+}
+
+/* "max_leak=0,max_pinned=1048576": the limits the pytest plugin applies to
+ * each test body when check runs pytest. */
+static void plugin_limits(const tl_check_opts_t *o, char *buf, size_t n)
+{
+    size_t len = 0;
+    buf[0] = '\0';
+    for (size_t k = 0; k < sizeof limit_flags / sizeof limit_flags[0]; k++) {
+        unsigned lim = limit_flags[k].limit;
+        if (!limit_flags[k].env || !o->set[lim] || lim == TL_LIMIT_GROWTH) continue;
+        int w = snprintf(buf + len, n - len, "%s%s=%llu", len ? "," : "", limit_flags[k].env,
+                         (unsigned long long)o->limit[lim]);
+        if (w < 0 || (size_t)w >= n - len) break;
+        len += (size_t)w;
+    }
+}
+
+/* The suppression options, one per line, for the pytest plugin's own
+ * `check --trace` calls (TENSORLEAK_CHECK_ARGS); paths made absolute. */
+static void plugin_args(const args_t *a, char *buf, size_t n)
+{
+    size_t len = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i <= a->nsupp; i++) {
+        char abs[PATH_MAX];
+        int w;
+        if (i == a->nsupp)
+            w = a->no_defaults ? snprintf(buf + len, n - len, "--no-default-suppressions\n") : 0;
+        else
+            w = snprintf(buf + len, n - len, "--suppressions=%s\n",
+                         realpath(a->supp_files[i], abs) ? abs : a->supp_files[i]);
+        if (w < 0 || (size_t)w >= n - len) break;
+        len += (size_t)w;
+    }
+}
+
+int tl_cmd_check(int argc, char **argv)
+{
+    args_t a;
+    memset(&a, 0, sizeof a);
+    int rc = parse(argc, argv, &a);
+    if (rc) return rc < 0 ? TL_EXIT_OK : rc;
+
+    tl_supp_t supp = {0};
+    char why[512];
+    for (size_t i = 0; i < a.nsupp; i++) {
+        rc = tl_supp_load_file(&supp, a.supp_files[i], why, sizeof why);
+        if (rc) {
+            fprintf(stderr, "tensorleak: %s\n", why);
+            tl_supp_free(&supp);
+            return rc;
+        }
+    }
+    if (!a.no_defaults && tl_supp_add_defaults(&supp)) {
+        fprintf(stderr, "tensorleak: out of memory\n");
+        tl_supp_free(&supp);
+        return TL_EXIT_FAILURE;
+    }
+    a.o.supp = &supp;
+    tl_check_base_t base;
+    if (a.baseline) {
+        rc = tl_check_baseline(a.baseline, &supp, &base);
+        if (rc) {
+            tl_supp_free(&supp);
+            return rc;
+        }
+        a.o.base = &base;
+    }
+    FILE *out = stdout;
+    if (a.output && !(out = fopen(a.output, "w"))) {
+        fprintf(stderr, "tensorleak: %s: cannot write: %s\n", a.output, strerror(errno));
+        tl_supp_free(&supp);
+        return TL_EXIT_OUTPUT;
+    }
+
+    int status = 0;
+    const char *trace = a.trace;
+    tl_launch_t l = {.pattern = a.pattern, .quiet = true};
+    if (a.cmd) {
+        char limits[512], self[PATH_MAX], code[16], extra[8192];
+        plugin_limits(&a.o, limits, sizeof limits);
+        plugin_args(&a, extra, sizeof extra);
+        ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+        self[n > 0 ? n : 0] = '\0';
+        snprintf(code, sizeof code, "%d", a.error_code);
+        const char *plugins = getenv("PYTEST_PLUGINS");
+        char plug[1024];
+        snprintf(plug, sizeof plug, "%s%stensorleak.pytest_plugin", plugins ? plugins : "",
+                 plugins && *plugins ? "," : "");
+        const char *env[] = {"TENSORLEAK_MODE",
+                             "all",
+                             "PYTEST_PLUGINS",
+                             plug,
+                             "TENSORLEAK_CHECK_LIMITS",
+                             limits,
+                             "TENSORLEAK_ERROR_EXITCODE",
+                             code,
+                             "TENSORLEAK_CHECK_ARGS",
+                             extra,
+                             "TENSORLEAK_CLI",
+                             self,
+                             NULL};
+        if (!self[0]) env[10] = NULL; /* no CLI path: the plugin searches PATH */
+        int code_out;
+        if (!tl_launch_run(&l, a.cmd, env, &code_out)) {
+            rc = code_out;
+            goto done;
+        }
+        status = l.status;
+        if (!l.main_trace[0]) {
+            rc = status ? status : TL_EXIT_NO_TRACE;
+            goto done;
+        }
+        trace = l.main_trace;
+        fprintf(stderr, "tensorleak: trace of %s (pid %d) written to %s\n", a.cmd[0], (int)l.pid,
+                trace);
+    }
+    bool failed = false;
+    fflush(stdout);
+    rc = tl_check_file(trace, &a.o, out, &failed);
+    if (fflush(out) != 0 || ferror(out)) {
+        fprintf(stderr, "tensorleak: %s: cannot write the verdict\n",
+                a.output ? a.output : "stdout");
+        if (!rc) rc = TL_EXIT_OUTPUT;
+    }
+    if (status)
+        rc = status; /* the command's own failure first */
+    else if (!rc && failed)
+        rc = a.error_code;
+done:
+    if (a.output && fclose(out) != 0 && !rc) rc = TL_EXIT_OUTPUT;
+    tl_supp_free(&supp);
+    return rc;
+}

@@ -22,6 +22,33 @@ tests_unit_test_report_CFLAGS = $(UNIT_CFLAGS) $(LIBDW_CFLAGS)
 tests_unit_test_report_LDADD = libtlreport.la libtlcommon.la $(LIBDW_LIBS) $(CHECK_LIBS) -lstdc++
 TESTS += tests/unit/test_report
 
+# tensorleak check and diff: C workloads with known bytes, the PyTorch
+# acceptance loop (plain script and pytest), the pytest plugin.
+check_PROGRAMS += tests/workloads/check_leaks
+tests_workloads_check_leaks_SOURCES = tests/workloads/check_leaks.c
+tests_workloads_check_leaks_CFLAGS = $(AM_CFLAGS) -g -O0 -fno-omit-frame-pointer -fno-inline
+TESTS += \
+	tests/integration/check_exit_codes.sh \
+	tests/integration/check_limits.sh \
+	tests/integration/check_suppressions.sh \
+	tests/integration/check_regions.sh \
+	tests/integration/check_python.sh \
+	tests/integration/check_losses.sh \
+	tests/integration/pytest_plugin.sh \
+	tests/integration/diff_runs.sh
+EXTRA_DIST += \
+	tests/integration/check_exit_codes.sh \
+	tests/integration/check_limits.sh \
+	tests/integration/check_suppressions.sh \
+	tests/integration/check_regions.sh \
+	tests/integration/check_python.sh \
+	tests/integration/check_losses.sh \
+	tests/integration/pytest_plugin.sh \
+	tests/integration/diff_runs.sh \
+	tests/workloads/check_losses.py \
+	tests/workloads/check_pytest \
+	tests/workloads/check_plugin
+
 TESTS += \
 	tests/integration/report_bad_input.sh \
 	tests/integration/report_json.sh \

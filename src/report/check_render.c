@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "report/aggregate.h"
 #include "report/check_impl.h"
 #include "report/json.h"
 #include "report/lineage.h"
@@ -120,7 +121,7 @@ static void growth_text(tl_chk_t *c, FILE *out)
 {
     char b[32], w[TL_CHK_WHERE_MAX], h[512];
     size_t k = shown(c, c->ngrowth);
-    fprintf(out, "growth: %zu site%s grow in every iteration of a repeated region\n", c->ngrowth,
+    fprintf(out, "growth: %zu site%s growing in every iteration of a repeated region\n", c->ngrowth,
             c->ngrowth == 1 ? "" : "s");
     for (size_t i = 0; i < k; i++) {
         const tl_growth_t *g = &c->growth[i];
@@ -179,6 +180,12 @@ void tl_chk_render_text(tl_chk_t *c, FILE *out)
     else
         fprintf(out, "  scope: end point %s of %s\n",
                 c->m.end.script_end ? "script_end" : "process_exit", c->path);
+    if (c->t.agg && c->t.agg->mode != TL_TMODE_ALL)
+        fprintf(out,
+                "  note: the trace was recorded in %s mode: small blocks were sampled or only "
+                "counted, so leaks may be missed (tensorleak check -- CMD records every "
+                "allocation)\n",
+                c->t.agg->mode == TL_TMODE_AGGREGATE ? "aggregate" : "default");
     for (unsigned k = 0; k < TL_LIMIT_COUNT; k++) {
         if (!c->lim[k].checked) continue;
         fputs(c->lim[k].failed ? "  FAIL " : "  ok   ", out);
@@ -285,6 +292,8 @@ void tl_chk_render_json(tl_chk_t *c, FILE *out)
     tl_json_str(j, c->path);
     tl_json_key(j, "passed");
     tl_json_bool(j, c->nfailed == 0);
+    tl_json_key(j, "exact");
+    tl_json_bool(j, !c->t.agg || c->t.agg->mode == TL_TMODE_ALL);
     tl_json_key(j, "point");
     tl_json_str(j, c->region ? "region" : c->m.end.script_end ? "script_end" : "process_exit");
     tl_json_key(j, "region");

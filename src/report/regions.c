@@ -23,6 +23,47 @@ static uint64_t name_hash(const char *s)
     return h;
 }
 
+/* A hash of a site's frames by content: the agent may record one stack
+ * under several ids (a Python frame met again can get a new pyframe id),
+ * and growth must see them as one site. */
+static uint64_t content_hash(const tl_trace_t *t, uint32_t site)
+{
+    size_t n;
+    const uint64_t *frames = tl_trace_site_frames(t, site, &n);
+    uint64_t h = 0xcbf29ce484222325ull ^ n;
+    for (size_t i = 0; i < n; i++) {
+        const tl_pyframe_t *pf = tl_trace_pyframe(t, frames[i]);
+        uint64_t v = frames[i];
+        if (pf)
+            v = name_hash(pf->file) ^ (name_hash(pf->function) * 31) ^
+                (pf->line * 0x9e3779b97f4a7c15ull);
+        h = (h ^ v) * 0x100000001b3ull;
+        h ^= h >> 29;
+    }
+    return h;
+}
+
+/* canon[site]: the first site with the same frames by content. */
+static bool canonical_sites(tl_regions_t *rg)
+{
+    const tl_trace_t *t = rg->t;
+    rg->canon = malloc((t->nsites ? t->nsites : 1) * sizeof *rg->canon);
+    if (!rg->canon) return true;
+    tl_map_t by = {0};
+    for (size_t i = 0; i < t->nsites; i++) {
+        bool created;
+        tl_map_entry_t *e = tl_map_put(&by, content_hash(t, (uint32_t)i), &created);
+        if (!e) {
+            tl_map_free(&by);
+            return true;
+        }
+        if (created) e->a = i;
+        rg->canon[i] = (uint32_t)e->a;
+    }
+    tl_map_free(&by);
+    return false;
+}
+
 static size_t find(const tl_regions_t *rg, const char *name)
 {
     tl_map_entry_t *e = tl_map_get(&rg->by_name, name_hash(name));
@@ -101,6 +142,10 @@ bool tl_regions_init(tl_regions_t *rg, const tl_trace_t *t, tl_site_filter_fn fi
     rg->site_live = calloc(nsites, sizeof *rg->site_live);
     rg->filtered = calloc(nsites, 1);
     if (!rg->site_live || !rg->filtered) goto oom_noopen;
+    bool repeated = false;
+    for (size_t i = 0; i < rg->nregions; i++)
+        repeated |= rg->regions[i].expected >= 3;
+    if (repeated && canonical_sites(rg)) goto oom_noopen;
     for (size_t i = 0; i < rg->nregions; i++) {
         tl_region_t *r = &rg->regions[i];
         if (r->expected < 3) continue;
@@ -125,7 +170,7 @@ bool tl_regions_filtered(tl_regions_t *rg, uint32_t site)
 
 void tl_regions_on_alloc(tl_regions_t *rg, uint32_t site, uint64_t size)
 {
-    if (site < rg->t->nsites) rg->site_live[site] += size;
+    if (rg->canon && site < rg->t->nsites) rg->site_live[rg->canon[site]] += size;
     for (size_t i = 0; i < rg->nopen; i++) {
         struct tl_open_iter *o = &rg->open[i];
         o->cur_bytes += size;
@@ -135,7 +180,7 @@ void tl_regions_on_alloc(tl_regions_t *rg, uint32_t site, uint64_t size)
 
 void tl_regions_on_free(tl_regions_t *rg, uint32_t site, uint64_t size, uint64_t alloc_ts)
 {
-    if (site < rg->t->nsites) rg->site_live[site] -= size;
+    if (rg->canon && site < rg->t->nsites) rg->site_live[rg->canon[site]] -= size;
     for (size_t i = 0; i < rg->nopen; i++) {
         struct tl_open_iter *o = &rg->open[i];
         if (alloc_ts >= o->begin_ts && o->cur_bytes >= size) o->cur_bytes -= size;
@@ -365,6 +410,7 @@ void tl_regions_free(tl_regions_t *rg)
     free(rg->open);
     free(rg->site_live);
     free(rg->filtered);
+    free(rg->canon);
     tl_map_free(&rg->by_name);
     memset(rg, 0, sizeof *rg);
 }

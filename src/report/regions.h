@@ -53,7 +53,8 @@ typedef struct tl_region {
 
 typedef struct tl_growth {
     size_t region; /* index into tl_regions_t.regions */
-    uint32_t site;
+    uint32_t site; /* the first of the sites with these frames (the agent may give one
+                    * stack several ids: growth counts them together) */
     uint64_t bytes_per_iteration; /* (last - first) / (iterations - 1) */
     uint64_t iterations;
     uint64_t first_bytes, last_bytes; /* the site's live bytes at the end of the first / last */
@@ -78,7 +79,8 @@ typedef struct tl_regions {
         bool has_mark, last;
     } * open;
     size_t nopen, open_cap;
-    uint64_t *site_live; /* live bytes per site (growth) */
+    uint64_t *site_live; /* live bytes per canonical site (growth) */
+    uint32_t *canon;     /* per site: the first site with the same frames; NULL = no growth */
     uint8_t *filtered;   /* per site: 0 unknown, 1 kept, 2 filtered */
 } tl_regions_t;
 

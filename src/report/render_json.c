@@ -202,6 +202,67 @@ static void live_sites(const tl_report_ctx_t *c, tl_json_t *j, const tl_site_sta
     tl_json_arr_end(j);
 }
 
+static void leak_fields(tl_json_t *j, const char *prefix, const tl_region_leak_t *l)
+{
+    char key[64];
+    const struct {
+        const char *name;
+        uint64_t v;
+    } f[] = {{"leaked_bytes", l->bytes},
+             {"leaked_blocks", l->blocks},
+             {"leaked_storage_bytes", l->storage_bytes},
+             {"leaked_storage_blocks", l->storage_blocks}};
+    for (size_t i = 0; i < sizeof f / sizeof f[0]; i++) {
+        snprintf(key, sizeof key, "%s%s", prefix, f[i].name);
+        tl_json_key(j, key);
+        tl_json_u64(j, f[i].v);
+    }
+}
+
+/* "regions": per name, the last iteration's leak (and its sites) and the
+ * sum over iterations; "growth": sites growing in every iteration. */
+static void regions(const tl_report_ctx_t *c, tl_json_t *j)
+{
+    const tl_regions_t *rg = &c->model->regions;
+    tl_json_key(j, "regions");
+    tl_json_arr_begin(j);
+    for (size_t i = 0; i < rg->nregions; i++) {
+        const tl_region_t *r = &rg->regions[i];
+        tl_json_obj_begin(j);
+        tl_json_key(j, "name");
+        tl_json_str(j, r->name);
+        tl_json_key(j, "iterations");
+        tl_json_u64(j, r->iterations);
+        leak_fields(j, "", &r->last);
+        tl_json_key(j, "peak_bytes");
+        tl_json_u64(j, r->last_peak_bytes);
+        leak_fields(j, "total_", &r->total);
+        tl_json_key(j, "sites");
+        live_sites(c, j, r->sites, r->nsites);
+        tl_json_obj_end(j);
+    }
+    tl_json_arr_end(j);
+    tl_json_key(j, "growth");
+    tl_json_arr_begin(j);
+    for (size_t i = 0; i < tl_render_shown(c, rg->ngrowth); i++) {
+        const tl_growth_t *g = &rg->growth[i];
+        tl_json_obj_begin(j);
+        tl_json_key(j, "region");
+        tl_json_str(j, rg->regions[g->region].name);
+        tl_json_key(j, "bytes_per_iteration");
+        tl_json_u64(j, g->bytes_per_iteration);
+        tl_json_key(j, "iterations");
+        tl_json_u64(j, g->iterations);
+        tl_json_key(j, "first_bytes");
+        tl_json_u64(j, g->first_bytes);
+        tl_json_key(j, "last_bytes");
+        tl_json_u64(j, g->last_bytes);
+        stack(c, j, g->site);
+        tl_json_obj_end(j);
+    }
+    tl_json_arr_end(j);
+}
+
 static void process(const tl_report_ctx_t *c, tl_json_t *j)
 {
     const tl_trace_t *t = c->trace;
@@ -320,6 +381,7 @@ void tl_render_json(const tl_report_ctx_t *c, FILE *out)
 
     tl_json_key(j, "leaks");
     live_sites(c, j, m->leaks, m->nleaks);
+    regions(c, j);
 
     endpoint(c, j);
 

@@ -237,6 +237,46 @@ static void print_end_storages(const tl_report_ctx_t *c, FILE *out)
     }
 }
 
+/* Per region: iterations, the last one's leak and its top sites; then the
+ * sites that grow in every iteration of a repeated region. */
+static void print_regions(const tl_report_ctx_t *c, FILE *out)
+{
+    const tl_regions_t *rg = &c->model->regions;
+    char b1[32], b2[32], b3[32];
+    if (!rg->nregions) return;
+    fprintf(out, "\nRegions: %zu\n", rg->nregions);
+    for (size_t i = 0; i < rg->nregions; i++) {
+        const tl_region_t *r = &rg->regions[i];
+        fprintf(out,
+                "  %s: %" PRIu64 " iteration%s; the last leaked %s in %" PRIu64
+                " block%s (storages %s); all iterations %s\n",
+                r->name, r->iterations, r->iterations == 1 ? "" : "s",
+                tl_render_bytes(r->last.bytes, b1, sizeof b1), r->last.blocks,
+                r->last.blocks == 1 ? "" : "s",
+                tl_render_bytes(r->last.storage_bytes, b2, sizeof b2),
+                tl_render_bytes(r->total.bytes, b3, sizeof b3));
+        size_t shown = tl_render_shown(c, r->nsites);
+        for (size_t k = 0; k < shown && k < 3; k++) {
+            fprintf(out, "    %s in %" PRIu64 " block%s%s\n",
+                    tl_render_bytes(r->sites[k].bytes, b1, sizeof b1), r->sites[k].blocks,
+                    r->sites[k].blocks == 1 ? "" : "s", r->sites[k].storage ? " [storage]" : "");
+            tl_render_text_frames(c, r->sites[k].site, out);
+        }
+    }
+    size_t shown = tl_render_shown(c, rg->ngrowth);
+    fprintf(out, "\nGrowth (sites whose live bytes grow in every iteration after the first): %zu\n",
+            rg->ngrowth);
+    if (!rg->ngrowth) fputs("  (none)\n", out);
+    for (size_t i = 0; i < shown; i++) {
+        const tl_growth_t *g = &rg->growth[i];
+        fprintf(out, "  +%s per iteration over %" PRIu64 " iterations of %s (%s -> %s)\n",
+                tl_render_bytes(g->bytes_per_iteration, b1, sizeof b1), g->iterations,
+                rg->regions[g->region].name, tl_render_bytes(g->first_bytes, b2, sizeof b2),
+                tl_render_bytes(g->last_bytes, b3, sizeof b3));
+        tl_render_text_frames(c, g->site, out);
+    }
+}
+
 void tl_render_text(const tl_report_ctx_t *c, FILE *out)
 {
     const tl_trace_t *t = c->trace;
@@ -283,4 +323,5 @@ void tl_render_text(const tl_report_ctx_t *c, FILE *out)
     print_sites(c, "Peak consumers", m->peak_sites, m->npeak_sites, false, out);
     print_sites(c, "Leaks (live at end)", m->leaks, m->nleaks, false, out);
     print_sites(c, "Storages by site", m->storage_sites, m->nstorage_sites, true, out);
+    print_regions(c, out);
 }

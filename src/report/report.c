@@ -61,6 +61,13 @@ static void make_notes(tl_report_ctx_t *c, notes_t *nb)
     if (m->unknown_frees)
         note(c, nb, "%" PRIu64 " free%s of pointers not allocated in the trace ignored",
              m->unknown_frees, m->unknown_frees == 1 ? "" : "s");
+    if (m->regions.unmatched_ends || m->regions.unclosed)
+        note(c, nb,
+             "regions: %" PRIu64
+             " end%s without an open region of that name in the thread, %" PRIu64
+             " region%s never ended (not counted)",
+             m->regions.unmatched_ends, m->regions.unmatched_ends == 1 ? "" : "s",
+             m->regions.unclosed, m->regions.unclosed == 1 ? "" : "s");
     if (m->replaced_blocks)
         note(c, nb,
              "%" PRIu64 " allocation%s returned an address that was still live; the older "

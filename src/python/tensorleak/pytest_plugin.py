@@ -86,7 +86,10 @@ def _cli(config):
 
 
 @pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_call(item):
+def pytest_pyfunc_call(pyfuncitem):
+    # Around the test function itself: pytest's own bookkeeping of the call
+    # phase (PYTEST_CURRENT_TEST in os.environ) and fixtures stay outside.
+    item = pyfuncitem
     limits = _limits(item)
     trace = _agent.trace_path() if limits else None
     if not trace:
@@ -125,7 +128,9 @@ def pytest_runtest_makereport(item, call):
     verdict = getattr(item, "_tensorleak_verdict", None)
     if call.when == "call" and verdict and rep.passed:
         rep.outcome = "failed"
-        rep.longrepr = verdict
+        failed = [ln.strip() for ln in verdict.splitlines() if ln.startswith("  FAIL ")]
+        rep.longrepr = ("tensorleak: the test body exceeded its limits: " + "; ".join(f[5:] for f in failed)
+                        if failed else verdict.splitlines()[0])
         rep.sections.append(("tensorleak", verdict))
 
 

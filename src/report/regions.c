@@ -51,6 +51,10 @@ static bool canonical_sites(tl_regions_t *rg)
     if (!rg->canon) return true;
     tl_map_t by = {0};
     for (size_t i = 0; i < t->nsites; i++) {
+        if (!t->sites[i].nframes) { /* no stack recorded: only itself */
+            rg->canon[i] = (uint32_t)i;
+            continue;
+        }
         bool created;
         tl_map_entry_t *e = tl_map_put(&by, content_hash(t, (uint32_t)i), &created);
         if (!e) {

@@ -10,5 +10,6 @@ Suite *make_lineage_suite(void);
 Suite *make_json_suite(void);
 Suite *make_symbolize_suite(void);
 Suite *make_report_suite(void);
+Suite *make_check_suite(void);
 
 #endif

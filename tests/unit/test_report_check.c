@@ -1,0 +1,231 @@
+/* test_report_check.c - Check suite for the CI parts of src/report:
+ * suppression templates and files (suppress.c), region leaks, nesting per
+ * thread and growth (regions.c through the model), on traces built in
+ * memory with exact bytes.
+ */
+#include <string.h>
+
+#include "report/model.h"
+#include "report/suppress.h"
+#include "tests/unit/test_report.h"
+#include "tests/workloads/report_tracegen.h"
+
+START_TEST(supp_template_match)
+{
+    ck_assert(tl_supp_match("leak_a", "leak_a"));
+    ck_assert(tl_supp_match("leak", "my_leak_a")); /* a substring, as LSan */
+    ck_assert(!tl_supp_match("^leak", "my_leak_a"));
+    ck_assert(tl_supp_match("^leak", "leak_a"));
+    ck_assert(tl_supp_match("leak_a$", "my_leak_a"));
+    ck_assert(!tl_supp_match("leak_a$", "leak_ab"));
+    ck_assert(tl_supp_match("^leak_*_b$", "leak_x_y_b"));
+    ck_assert(!tl_supp_match("^leak_*_b$", "leak_x_y_bc"));
+    ck_assert(tl_supp_match("*/libfoo.so", "/usr/lib/libfoo.so.1"));
+    ck_assert(
+        tl_supp_match("<frozen importlib._bootstrap", "<frozen importlib._bootstrap_external>"));
+    ck_assert(tl_supp_match("a*$", "abc"));
+    ck_assert(!tl_supp_match("x", ""));
+    ck_assert(!tl_supp_match("x", NULL));
+}
+END_TEST
+
+START_TEST(supp_parse_and_errors)
+{
+    tl_supp_t s = {0};
+    char why[256];
+    const char *ok = "# comment\n\n  leak:foo  \r\nleak:*bar*\n\t# indented comment\n";
+    ck_assert_int_eq(tl_supp_parse(&s, "a.supp", ok, strlen(ok), why, sizeof why), 0);
+    ck_assert_uint_eq(s.nrules, 2);
+    ck_assert_str_eq(s.rules[0].pattern, "foo");
+    ck_assert_uint_eq(s.rules[0].line, 3);
+    ck_assert_str_eq(s.rules[0].source, "a.supp");
+    ck_assert_str_eq(s.rules[1].pattern, "*bar*");
+    ck_assert_uint_eq(s.rules[1].line, 4);
+    const struct {
+        const char *text, *why;
+    } bad[] = {
+        {"leak:a\nfoo\n", "b.supp:2: expected leak:PATTERN"},
+        {"\n\nrace:x\n", "b.supp:3: unknown suppression type 'race'"},
+        {"leak:\n", "b.supp:1: empty pattern after leak:"},
+        {"leak:   \n", "b.supp:1: empty pattern after leak:"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        ck_assert_int_eq(
+            tl_supp_parse(&s, "b.supp", bad[i].text, strlen(bad[i].text), why, sizeof why), 2);
+        ck_assert_msg(strncmp(why, bad[i].why, strlen(bad[i].why)) == 0, "%s: %s", bad[i].text,
+                      why);
+    }
+    ck_assert(!tl_supp_add_defaults(&s));
+    ck_assert_uint_gt(s.nrules, 10);
+    ck_assert_str_eq(s.rules[s.nrules - 1].source, "default");
+    tl_supp_free(&s);
+    ck_assert_int_eq(tl_supp_load_file(&s, "/nonexistent/x.supp", why, sizeof why), 2);
+    tl_supp_free(&s);
+}
+END_TEST
+
+static tl_trace_t tr;
+static tl_model_t m;
+static uint8_t rec[2][16384];
+static tl_wbuf_t w[2];
+
+static void begin(void)
+{
+    for (int i = 0; i < 2; i++)
+        w[i] = (tl_wbuf_t){rec[i], rec[i] + sizeof rec[i], false};
+}
+
+static void region(int th, bool open, const char *name)
+{
+    uint64_t none[1] = {0};
+    tl_rec_put_lineage(&w[th], open ? TL_REC_REGION_BEGIN : TL_REC_REGION_END, 10, none, name,
+                       strlen(name));
+}
+
+/* Two chunks (threads 1 and 2), both from base_ts 1000. */
+static void build(void)
+{
+    ck_assert(!w[0].overflow && !w[1].overflow);
+    tl_tgen_t g;
+    tl_tgen_header(&g, 16384 + 64, TL_HDR_F_CLEAN_END, 2, 1, 1000);
+    tl_tgen_chunk(&g, 1, 0, 1000, rec[0], (size_t)(w[0].p - rec[0]));
+    tl_tgen_chunk(&g, 2, 0, 1000, rec[1], (size_t)(w[1].p - rec[1]));
+    char why[128];
+    ck_assert_int_eq(tl_trace_read_mem(g.buf, g.len, &tr, why, sizeof why), 0);
+    free(g.buf);
+    ck_assert(!tl_model_build(&tr, &m));
+}
+
+static void done(void)
+{
+    tl_model_free(&m);
+    tl_trace_free(&tr);
+}
+
+START_TEST(regions_nested_exact)
+{
+    begin();
+    tl_rec_put_alloc(&w[0], 10, 0, 0x10, 7, 1); /* before any region: not a region leak */
+    region(0, true, "outer");
+    tl_rec_put_alloc(&w[0], 10, 0, 0x20, 100, 2);
+    region(0, true, "inner");
+    tl_rec_put_alloc(&w[0], 10, 0, 0x30, 200, 3);
+    tl_rec_put_alloc(&w[0], 10, 0, 0x40, 50, 4);
+    tl_rec_put_free(&w[0], 10, 3, 0x40);
+    tl_rec_put_free(&w[0], 10, 3, 0x10); /* allocated before: not counted either way */
+    region(0, false, "inner");
+    tl_rec_put_free(&w[0], 10, 3, 0x30); /* inner's leak freed inside outer */
+    region(0, false, "outer");
+    tl_rec_put_lineage(&w[0], TL_REC_REGION_END, 10, (uint64_t[]){0}, "nowhere", 7);
+    build();
+    ck_assert_uint_eq(m.regions.nregions, 2);
+    const tl_region_t *outer = tl_regions_find(&m.regions, "outer");
+    const tl_region_t *inner = tl_regions_find(&m.regions, "inner");
+    ck_assert_ptr_nonnull(outer);
+    ck_assert_ptr_nonnull(inner);
+    ck_assert_uint_eq(inner->iterations, 1);
+    ck_assert_uint_eq(inner->last.bytes, 200);
+    ck_assert_uint_eq(inner->last.blocks, 1);
+    ck_assert_uint_eq(inner->last_peak_bytes, 250);
+    ck_assert_uint_eq(inner->nsites, 1);
+    ck_assert_uint_eq(tr.sites[inner->sites[0].site].stack_id, 3);
+    ck_assert_uint_eq(outer->last.bytes, 100);
+    ck_assert_uint_eq(outer->last_peak_bytes, 350);
+    ck_assert_uint_eq(m.regions.unmatched_ends, 1);
+    ck_assert_uint_eq(m.regions.ngrowth, 0);
+    done();
+}
+END_TEST
+
+START_TEST(regions_per_thread)
+{
+    /* thread 2 opens its own "r" inside thread 1's: each END closes its
+     * thread's region; an allocation in thread 2 during thread 1's region
+     * belongs to it too */
+    begin();
+    region(0, true, "r");                        /* t 1010 */
+    region(1, true, "r");                        /* t 1010 */
+    tl_rec_put_alloc(&w[1], 10, 0, 0x50, 64, 5); /* t 1020, thread 2, in both */
+    region(1, false, "r");                       /* t 1030: thread 2's iteration: 64 B */
+    tl_rec_put_alloc(&w[0], 30, 0, 0x60, 32, 6); /* t 1040 */
+    region(0, false, "r");                       /* t 1050: thread 1's: 64 + 32 */
+    build();
+    const tl_region_t *r = tl_regions_find(&m.regions, "r");
+    ck_assert_ptr_nonnull(r);
+    ck_assert_uint_eq(r->iterations, 2);
+    ck_assert_uint_eq(r->last.bytes, 96);
+    ck_assert_uint_eq(r->last_tid, 1);
+    ck_assert_uint_eq(r->total.bytes, 64 + 96);
+    ck_assert_uint_eq(r->total.blocks, 3);
+    done();
+}
+END_TEST
+
+/* n iterations of "step": stack 7 keeps 16 B each; stack 8 keeps 1000 B in
+ * the first (warm-up); stack 9 keeps 500 B in the second only (plateau). */
+static void steps(int n, bool grow)
+{
+    for (int i = 0; i < n; i++) {
+        region(0, true, "step");
+        if (grow) tl_rec_put_alloc(&w[0], 1, 0, 0x1000 + (uint64_t)i * 16, 16, 7);
+        if (i == 0) tl_rec_put_alloc(&w[0], 1, 0, 0x9000, 1000, 8);
+        if (i == 1) tl_rec_put_alloc(&w[0], 1, 0, 0xa000, 500, 9);
+        tl_rec_put_alloc(&w[0], 1, 0, 0xb000, 300, 10);
+        tl_rec_put_free(&w[0], 1, 3, 0xb000);
+        region(0, false, "step");
+    }
+}
+
+START_TEST(growth_every_iteration)
+{
+    begin();
+    steps(6, true);
+    build();
+    ck_assert_uint_eq(m.regions.ngrowth, 1);
+    const tl_growth_t *g = &m.regions.growth[0];
+    ck_assert_uint_eq(tr.sites[g->site].stack_id, 7);
+    ck_assert_uint_eq(g->bytes_per_iteration, 16);
+    ck_assert_uint_eq(g->iterations, 6);
+    ck_assert_uint_eq(g->first_bytes, 16);
+    ck_assert_uint_eq(g->last_bytes, 96);
+    const tl_region_t *r = tl_regions_find(&m.regions, "step");
+    ck_assert_uint_eq(r->last.bytes, 16);
+    ck_assert_uint_eq(r->total.bytes, 6 * 16 + 1000 + 500);
+    done();
+}
+END_TEST
+
+START_TEST(growth_not_plateau)
+{
+    begin();
+    steps(6, false);
+    build();
+    ck_assert_uint_eq(m.regions.ngrowth, 0);
+    done();
+    begin();
+    steps(2, true); /* two iterations: one growth after warm-up is not enough */
+    build();
+    ck_assert_uint_eq(m.regions.ngrowth, 0);
+    done();
+    begin();
+    steps(3, true);
+    build();
+    ck_assert_uint_eq(m.regions.ngrowth, 1);
+    ck_assert_uint_eq(m.regions.growth[0].iterations, 3);
+    done();
+}
+END_TEST
+
+Suite *make_check_suite(void)
+{
+    Suite *s = suite_create("check");
+    TCase *tc = tcase_create("check");
+    tcase_add_test(tc, supp_template_match);
+    tcase_add_test(tc, supp_parse_and_errors);
+    tcase_add_test(tc, regions_nested_exact);
+    tcase_add_test(tc, regions_per_thread);
+    tcase_add_test(tc, growth_every_iteration);
+    tcase_add_test(tc, growth_not_plateau);
+    suite_add_tcase(s, tc);
+    return s;
+}

@@ -35,6 +35,7 @@ atomic_int tl_agent_state;
 tl_counters_t tl_agent_slots[TL_SLOTS];
 #define slots tl_agent_slots
 int tl_agent_mode;
+unsigned tl_agent_stack_depth = TL_CONFIG_DEPTH_DEFAULT;
 atomic_bool tl_agent_cxx_full;
 static atomic_uint nslots;
 
@@ -160,11 +161,9 @@ static void pyframes_retry(void)
 /* Capture, intern and (first time) write the caller's stack, with the
  * thread's Python frames merged in at the interpreter's eval loop (pyframes.h).
  * Returns its id. */
-static uint64_t record_stack(void)
+static uint64_t record_frames(const uint64_t *frames, size_t n)
 {
     static __thread uint64_t merged[TL_REC_MAX_FRAMES] __attribute__((tls_model("initial-exec")));
-    const uint64_t *frames;
-    size_t n = tl_stack_capture(&frames, cfg.stack_depth);
     size_t nm = tl_pyframes_merge(frames, n, merged, TL_REC_MAX_FRAMES, emit_pyframe, NULL);
     bool native_only = nm == 0;
     if (!native_only) {
@@ -186,6 +185,13 @@ static uint64_t record_stack(void)
     if (tl_writer_stack(&writer, &tl_tsd.cur, mono(), id, frames, n))
         bump(&tl_tsd.slot->dropped);
     return id;
+}
+
+static uint64_t record_stack(void)
+{
+    const uint64_t *frames;
+    size_t n = tl_stack_capture(&frames, cfg.stack_depth);
+    return record_frames(frames, n);
 }
 
 /* Outside `all` mode: is this block to be recorded? Counts plain blocks by
@@ -285,6 +291,20 @@ void tl_agent_on_alloc(uint64_t kind, const void *ptr, size_t size)
             bump(&tl_tsd.slot->storages);
     }
     errno = saved;
+}
+
+void tl_agent_on_alloc_stack(uint64_t kind, const void *ptr, size_t size, const uint64_t *frames,
+                             size_t n)
+{
+    thread_begin();
+    uint64_t id = record_frames(frames, n);
+    if (tl_writer_alloc(&writer, &tl_tsd.cur, mono(), kind, (uintptr_t)ptr, size, id)) {
+        bump(&tl_tsd.slot->dropped);
+    } else {
+        bump(&tl_tsd.slot->allocs);
+        if (tl_kind_is_storage(kind))
+            bump(&tl_tsd.slot->storages);
+    }
 }
 
 static void write_free(uint64_t kind, const void *ptr)
@@ -604,6 +624,7 @@ void tl_agent_init(void)
         say("TENSORLEAK_FINGERPRINT_MIN is not a size; using ", "1MiB", "");
     exec_seq = cfg.exec_seq;
     fmt_dec(depth_str, cfg.stack_depth);
+    tl_agent_stack_depth = cfg.stack_depth;
     fmt_dec(sample_str, cfg.sample_bytes);
     fmt_dec(big_str, TL_CONFIG_BIG_MIN);
     tl_agent_mode = (int)cfg.mode;

@@ -34,6 +34,8 @@ typedef struct tl_counters {
 extern tl_counters_t tl_agent_slots[TL_SLOTS];
 /* TENSORLEAK_MODE (tl_mode_t), fixed at init. */
 extern int tl_agent_mode;
+/* TENSORLEAK_STACK_DEPTH, fixed at init. */
+extern unsigned tl_agent_stack_depth;
 
 /* Per-thread state. Starts valid as static zero (guard 0, no cursor), so a
  * hook that runs before the constructor or in a brand-new thread is fine. */
@@ -127,6 +129,11 @@ void tl_agent_fini(void);
 
 /* Events. kind is a tl_kind_t; ptr non-NULL; size as requested. */
 void tl_agent_on_alloc(uint64_t kind, const void *ptr, size_t size);
+/* `all` mode, with the stack the hook captured itself (tl_stack_capture_inline):
+ * frames[0..n) innermost first, skip ranges already dropped. Leaves errno
+ * to the caller. */
+void tl_agent_on_alloc_stack(uint64_t kind, const void *ptr, size_t size, const uint64_t *frames,
+                             size_t n);
 void tl_agent_on_free(uint64_t kind, const void *ptr);
 void tl_agent_on_realloc(const void *old_ptr, const void *new_ptr, size_t size);
 

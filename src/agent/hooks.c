@@ -21,6 +21,7 @@
 #include "agent/agent.h"
 #include "agent/c10.h"
 #include "agent/config.h"
+#include "agent/stack.h"
 #include "common/trace_format.h"
 
 #define TL_EXPORT  __attribute__((visibility("default")))
@@ -60,9 +61,21 @@ static inline void *raw_alloc(size_t size, int flags)
     return p;
 }
 
-static void *tracked_alloc(uint64_t kind, size_t size, size_t recorded, int flags)
+/* Always inlined into the hook, and so is the stack capture of `all` mode:
+ * libunwind then starts in the hook's own frame (stack.h). */
+static inline __attribute__((always_inline)) void *tracked_alloc(uint64_t kind, size_t size,
+                                                                 size_t recorded, int flags)
 {
     void *p = raw_alloc(size, flags);
+    if (p && tl_agent_mode == TL_MODE_ALL) {
+        TL_GUARD_SCOPE; /* libunwind may allocate on a thread's first unwind */
+        int saved = errno;
+        const uint64_t *frames;
+        size_t n = tl_stack_capture_inline(&frames, tl_agent_stack_depth);
+        tl_agent_on_alloc_stack(kind, p, recorded, frames, n);
+        errno = saved;
+        return p;
+    }
     /* Outside `all` mode most blocks are only counted (agent.h). */
     if (p && !tl_agent_alloc_unrecorded(recorded)) {
         TL_GUARD_SCOPE;

@@ -15,7 +15,7 @@
 #include <xxhash.h>
 
 #define SKIP_MAX  4
-#define SKIP_SLACK 16 /* frames captured beyond depth to make up for dropped ones */
+#define SKIP_SLACK TL_STACK_SLACK
 
 static struct {
     uintptr_t lo, hi;
@@ -123,19 +123,24 @@ static bool skipped(uintptr_t ip)
 
 _Static_assert(sizeof(void *) == sizeof(uint64_t), "frames are converted in place");
 
-size_t tl_stack_capture(const uint64_t **frames, size_t depth)
+__thread void *tl_stack_raw[1024 + SKIP_SLACK] __attribute__((tls_model("initial-exec")));
+
+size_t tl_stack_trim(const uint64_t **frames, int n, size_t depth)
 {
-    static __thread void *raw[1024 + SKIP_SLACK] __attribute__((tls_model("initial-exec")));
-    *frames = (const uint64_t *)raw;
-    if (depth > 1024)
-        depth = 1024;
-    int n = unw_backtrace(raw, (int)(depth + SKIP_SLACK));
+    *frames = (const uint64_t *)tl_stack_raw;
     if (n <= 0)
         return 0;
     int first = 0;
-    while (first < n && skipped((uintptr_t)raw[first]))
+    while (first < n && skipped((uintptr_t)tl_stack_raw[first]))
         first++;
     size_t k = (size_t)(n - first) < depth ? (size_t)(n - first) : depth;
-    *frames = (const uint64_t *)(raw + first);
+    *frames = (const uint64_t *)(tl_stack_raw + first);
     return k;
+}
+
+size_t tl_stack_capture(const uint64_t **frames, size_t depth)
+{
+    if (depth > 1024)
+        depth = 1024;
+    return tl_stack_trim(frames, unw_backtrace(tl_stack_raw, (int)(depth + SKIP_SLACK)), depth);
 }

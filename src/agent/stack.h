@@ -54,4 +54,24 @@ void tl_stack_unwind_init(void);
  * (libunwind): call with the reentrancy guard raised. Returns the count. */
 size_t tl_stack_capture(const uint64_t **frames, size_t depth);
 
+/* tl_stack_capture for the hooks' hot path: always inlined, so that the
+ * unwind starts in the interposed function itself and libunwind walks one
+ * agent frame (the hook's) instead of the ~5 of the call chain down to
+ * tl_stack_capture (~6 ns each here, BENCHMARKS.md). The hook's frame is
+ * dropped by the same skip ranges. Same contract as tl_stack_capture. */
+#define TL_STACK_SLACK 16 /* frames captured beyond depth to make up for dropped ones */
+extern __thread void *tl_stack_raw[1024 + TL_STACK_SLACK]
+    __attribute__((tls_model("initial-exec")));
+int unw_backtrace(void **buffer, int size); /* libunwind.h, without its macros here */
+/* Drop the leading skipped frames of tl_stack_raw[0..n) (n from unw_backtrace). */
+size_t tl_stack_trim(const uint64_t **frames, int n, size_t depth);
+
+static inline __attribute__((always_inline)) size_t tl_stack_capture_inline(const uint64_t **frames,
+                                                                            size_t depth)
+{
+    if (depth > 1024)
+        depth = 1024;
+    return tl_stack_trim(frames, unw_backtrace(tl_stack_raw, (int)(depth + TL_STACK_SLACK)), depth);
+}
+
 #endif /* TL_AGENT_STACK_H */

@@ -295,6 +295,44 @@ START_TEST(stack_intern_concurrent)
 }
 END_TEST
 
+static size_t __attribute__((noinline)) capture_here(bool inl, uint64_t *out, size_t max)
+{
+    const uint64_t *f;
+    size_t n = inl ? tl_stack_capture_inline(&f, max) : tl_stack_capture(&f, max);
+    memcpy(out, f, n * sizeof *f);
+    __asm__ volatile("" ::: "memory"); /* no tail call: keep this frame */
+    return n;
+}
+
+/* One call site for both captures, so the frame above capture_here is the
+ * same return address (the test's own callers may differ). */
+static size_t __attribute__((noinline)) capture_via(bool inl, uint64_t *out, size_t max)
+{
+    size_t n = capture_here(inl, out, max);
+    __asm__ volatile("" ::: "memory");
+    return n;
+}
+
+START_TEST(stack_capture_inline_starts_in_caller)
+{
+    uint64_t in[64], out[64];
+    size_t no = capture_via(false, out, 64);
+    size_t ni = capture_via(true, in, 64);
+    /* Out of line: tl_stack_capture's own frame first, then capture_here.
+     * Inlined: capture_here first, then capture_via at one address. */
+    ck_assert_uint_ge(no, 3);
+    ck_assert_uint_eq(ni + 1, no);
+    ck_assert_uint_eq(in[1], out[2]);
+    /* A skip range over the capturing frame drops exactly it. */
+    tl_stack_skip_add((uintptr_t)in[0], (uintptr_t)in[0] + 1);
+    uint64_t again[64];
+    size_t na = capture_via(true, again, 64);
+    tl_stack_skip_clear();
+    ck_assert_uint_eq(na + 1, ni);
+    ck_assert_uint_eq(again[0], in[1]);
+}
+END_TEST
+
 static Suite *make_stack_suite(void)
 {
     Suite *s = suite_create("stack");
@@ -302,6 +340,7 @@ static Suite *make_stack_suite(void)
     tcase_add_test(tc, stack_intern_same_and_different);
     tcase_add_test(tc, stack_table_full);
     tcase_add_test(tc, stack_intern_concurrent);
+    tcase_add_test(tc, stack_capture_inline_starts_in_caller);
     suite_add_tcase(s, tc);
     return s;
 }

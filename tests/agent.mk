@@ -41,7 +41,8 @@ AGENT_TEST_SH = \
 	tests/integration/agent_torch.sh \
 	tests/integration/agent_api.sh \
 	tests/integration/agent_pyframes.sh \
-	tests/integration/agent_modes.sh
+	tests/integration/agent_modes.sh \
+	tests/integration/agent_disk_full.sh
 TESTS += $(AGENT_TEST_SH)
 EXTRA_DIST += $(AGENT_TEST_SH) tests/integration/agent_lib.sh tests/workloads/agent_torch.py \
 	tests/workloads/agent_pyframes.py tests/workloads/agent_pyfork.py \

@@ -110,9 +110,23 @@ uint8_t *tl_writer_chunk_raw(tl_writer_t *w)
     if (atomic_load_explicit(&w->closed, memory_order_acquire) != TL_WRITER_OPEN)
         return NULL;
     pthread_mutex_lock(&w->lock);
-    if (atomic_load_explicit(&w->closed, memory_order_relaxed) != TL_WRITER_OPEN ||
-        (w->next_chunk >= w->nextents * TL_WRITER_EXTENT_CHUNKS && grow(w))) {
+    if (atomic_load_explicit(&w->closed, memory_order_relaxed) != TL_WRITER_OPEN) {
         pthread_mutex_unlock(&w->lock);
+        return NULL;
+    }
+    if (w->next_chunk >= w->nextents * TL_WRITER_EXTENT_CHUNKS && grow(w)) {
+        /* Once is enough: retrying a failing fallocate on every event made a
+         * program on a full disk crawl. Everything after this is dropped. */
+        int err = errno;
+        atomic_store_explicit(&w->closed, TL_WRITER_FULL, memory_order_release);
+        pthread_mutex_unlock(&w->lock);
+        static const char msg[] = "tensorleak: the trace cannot grow (";
+        static const char tail[] = "); recording stopped, later events are counted as dropped\n";
+        const char *why = strerror(err);
+        if (write(STDERR_FILENO, msg, sizeof msg - 1) < 0 ||
+            write(STDERR_FILENO, why, strlen(why)) < 0 ||
+            write(STDERR_FILENO, tail, sizeof tail - 1) < 0)
+            return NULL;
         return NULL;
     }
     uint64_t idx = w->next_chunk++;

@@ -41,7 +41,9 @@ typedef struct tl_writer {
     uint8_t *extent[TL_WRITER_MAX_EXTENTS];
 } tl_writer_t;
 
-enum { TL_WRITER_OPEN = 0, TL_WRITER_FINISHED = 1, TL_WRITER_EXEC = 2 };
+/* TL_WRITER_FULL: the file could not grow (disk full, quota, mapping
+ * limit); new chunks are refused at once, without retrying per event. */
+enum { TL_WRITER_OPEN = 0, TL_WRITER_FINISHED = 1, TL_WRITER_EXEC = 2, TL_WRITER_FULL = 3 };
 
 /* One thread's position in one writer. Zero-initialised is valid (no chunk);
  * a cursor whose gen differs from the writer's must be reset (tl_wcursor_reset)

@@ -1,0 +1,35 @@
+#!/bin/sh
+# agent_disk_full.sh - when the trace cannot grow (a full disk; here a file
+# size limit, which fails the same fallocate with EFBIG), the program runs on
+# at full speed: one line on stderr, later events counted as dropped, the
+# recorded part still readable.
+. "$TL_SRCDIR/tests/integration/agent_lib.sh"
+
+# 4 KiB header + one 4 MiB extent fit; the second extent does not.
+limit_blocks=$(( (4096 + 4194304) / 1024 + 64 )) # ulimit -f counts KiB
+(
+    trap '' XFSZ
+    ulimit -f "$limit_blocks" || exit 77
+    LD_PRELOAD="$AGENT" TENSORLEAK_OUTPUT="$T/full.%p.tlt" exec "$WL/agent_churn" 400000
+) >"$T/out" 2>"$T/err"
+rc=$?
+[ $rc -eq 77 ] && exit 77
+[ $rc -eq 0 ] || { cat "$T/err"; fail "the program exited $rc"; }
+grep -q '^churn: allocations=' "$T/out" || fail "program output: $(cat "$T/out")"
+[ "$(grep -c 'tensorleak: the trace cannot grow' "$T/err")" -eq 1 ] ||
+    fail "want exactly one 'cannot grow' line, got: $(cat "$T/err")"
+set -- "$T"/full.*.tlt
+[ -f "$1" ] || fail "no trace"
+[ "$(stat -c %s "$1")" -le $((limit_blocks * 1024)) ] || fail "trace larger than the limit"
+"$TL_BUILDDIR/tensorleak" report --format=json "$1" >"$T/r.json"
+rc=$?
+[ $rc -eq 0 ] || [ $rc -eq 5 ] || fail "report exited $rc"
+"${PYTHON3:-/usr/bin/python3}" - "$T/r.json" <<'PY' || exit 1
+import json, sys
+r = json.load(open(sys.argv[1]))
+s = r["summary"]
+assert s["allocations"] > 10000, s          # the recorded part is there
+assert s["allocations"] < 400000, s         # and the rest was not
+if s["dropped_events_known"]:
+    assert s["dropped_events"] > 0, s
+PY

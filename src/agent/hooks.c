@@ -9,6 +9,9 @@
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <sys/sysinfo.h>
+#include <unistd.h>
 #include <jemalloc/jemalloc.h>
 #include <malloc.h>
 #include <stdint.h>
@@ -16,7 +19,6 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
-#include <unistd.h>
 
 #include "agent/agent.h"
 #include "agent/c10.h"
@@ -53,8 +55,39 @@
  * Command: LD_PRELOAD=$PWD/.libs/libtensorleak.so ./w2_memalign */
 TL_EXPORT const char *malloc_conf = "oversize_threshold:0,dirty_decay_ms:-1,muzzy_decay_ms:-1";
 
+/* Requests above this many bytes fail with ENOMEM. glibc serves big blocks
+ * with mmap, which the kernel's default overcommit heuristic
+ * (vm.overcommit_memory = 0, mm/util.c __vm_enough_memory) refuses when one
+ * request exceeds RAM + swap; jemalloc maps with MAP_NORESERVE there and
+ * would succeed, so a program that fails cleanly without the agent (PyTorch:
+ * "DefaultCPUAllocator: can't allocate memory") would run on under it until
+ * the OOM killer came. Set once by the constructor; no limit before. */
+static uint64_t refuse_above = UINT64_MAX;
+
+static void overcommit_init(void)
+{
+    char mode = 0;
+    int fd = open("/proc/sys/vm/overcommit_memory", O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return;
+    ssize_t n = read(fd, &mode, 1);
+    close(fd);
+    struct sysinfo si;
+    if (n == 1 && mode == '0' && sysinfo(&si) == 0 && si.mem_unit > 0)
+        refuse_above = ((uint64_t)si.totalram + si.totalswap) * si.mem_unit;
+}
+
+static inline bool too_big(size_t size)
+{
+    return UNLIKELY((uint64_t)size > refuse_above);
+}
+
 static inline void *raw_alloc(size_t size, int flags)
 {
+    if (too_big(size)) {
+        errno = ENOMEM;
+        return NULL;
+    }
     void *p = mallocx(size < MIN_ALIGN ? MIN_ALIGN : size, flags);
     if (UNLIKELY(!p))
         errno = ENOMEM;
@@ -146,7 +179,7 @@ static void *realloc_untracked(void *p, size_t size)
         raw_free(p);
         return NULL;
     }
-    void *q = rallocx(p, size < MIN_ALIGN ? MIN_ALIGN : size, 0);
+    void *q = too_big(size) ? NULL : rallocx(p, size < MIN_ALIGN ? MIN_ALIGN : size, 0);
     if (UNLIKELY(!q))
         errno = ENOMEM;
     return q;
@@ -167,6 +200,10 @@ static void *realloc_tracked(void *p, size_t size)
      * the old address before the record says it was released. */
     size_t want = size < MIN_ALIGN ? MIN_ALIGN : size;
     void *q = p;
+    if (too_big(size)) {
+        errno = ENOMEM;
+        return NULL;
+    }
     if (xallocx(p, want, 0, 0) != nallocx(want, 0)) {
         q = mallocx(want, 0);
         if (UNLIKELY(!q)) {
@@ -523,6 +560,7 @@ TL_EXPORT int execve(const char *path, char *const argv[], char *const envp[])
 
 __attribute__((constructor)) static void hooks_init(void)
 {
+    overcommit_init();
     tl_agent_init();
 }
 

@@ -214,9 +214,36 @@ static void leak_known_blocks(void)
     printf("leaked %p %p %p %p\n", leaks[0], leaks[1], leaks[2], leaks[3]);
 }
 
+/* With the kernel's default overcommit heuristic, glibc's malloc of more
+ * than RAM + swap fails with ENOMEM (its mmap is refused); so must ours. */
+static void check_overcommit_heuristic(void)
+{
+    FILE *f = fopen("/proc/sys/vm/overcommit_memory", "r");
+    int mode = -1;
+    if (f) {
+        if (fscanf(f, "%d", &mode) != 1)
+            mode = -1;
+        fclose(f);
+    }
+    if (mode != 0)
+        return;
+    size_t huge = (size_t)1 << 46; /* 64 TiB: more than any test machine */
+    errno = 0;
+    void *p = malloc(huge);
+    CHECK(p == NULL && errno == ENOMEM, "malloc(64 TiB): %p errno %d", p, errno);
+    void *q = malloc(16);
+    errno = 0;
+    void *r = realloc(q, huge);
+    CHECK(r == NULL && errno == ENOMEM, "realloc(p, 64 TiB): %p errno %d", r, errno);
+    free(r ? r : q);
+    void *a = NULL;
+    CHECK(posix_memalign(&a, 64, huge) == ENOMEM && a == NULL, "posix_memalign(64 TiB)");
+}
+
 int main(void)
 {
     check_interposed();
+    check_overcommit_heuristic();
     check_malloc();
     check_calloc();
     check_realloc();

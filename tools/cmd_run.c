@@ -16,18 +16,22 @@
 #include <string.h>
 
 static const char run_usage[] =
-    "usage: tensorleak run [--output=PATTERN] [--format=text|json] [--top=N] [--] CMD [ARGS...]\n"
+    "usage: tensorleak run [--output=PATTERN] [--report=FILE] [--format=text|json] [--top=N]\n"
+    "                      [--] CMD [ARGS...]\n"
     "\n"
     "Runs CMD with the tensorleak agent preloaded and prints the report of its main\n"
     "process. Traces of child processes are named on stderr.\n"
     "\n"
     "  -o, --output=PATTERN  trace path; %p is the pid (default tensorleak.%p.tlt)\n"
+    "  -r, --report=FILE     write the report to FILE instead of stdout (where the\n"
+    "                        command's own output goes)\n"
     "  -f, --format=FORMAT   report format: text (default) or json\n"
     "  -n, --top=N           sites per list in the report (default 10, 0 = all)\n"
     "  -h, --help            this text\n"
     "\n"
     "Exit status: CMD's own (128+N if a signal N ended it), 127 if CMD was not\n"
-    "found, 126 if it could not be executed, 2 on a usage error.\n";
+    "found, 126 if it could not be executed, 2 on a usage error, 6 if the trace\n"
+    "directory or the report file cannot be written (checked before CMD runs).\n";
 
 /* Parses a --top value: a decimal in [0, 1000000]. Returns false if bad. */
 static bool parse_top(const char *s, unsigned *out)
@@ -46,14 +50,16 @@ int tl_cmd_run(int argc, char **argv)
     static const struct option longopts[] = {
         {"output", required_argument, NULL, 'o'}, {"format", required_argument, NULL, 'f'},
         {"top", required_argument, NULL, 'n'},    {"help", no_argument, NULL, 'h'},
+        {"report", required_argument, NULL, 'r'},
         {NULL, 0, NULL, 0},
     };
     const char *pattern = "tensorleak.%p.tlt";
     tl_report_opts_t opts = {.format = TL_FORMAT_TEXT, .top = 10};
+    const char *report_path = NULL;
     int c;
     optind = 1;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, "+o:f:n:h", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "+o:f:n:r:h", longopts, NULL)) != -1) {
         switch (c) {
         case 'o':
             if (!*optarg) {
@@ -78,6 +84,9 @@ int tl_cmd_run(int argc, char **argv)
                 return TL_EXIT_USAGE;
             }
             break;
+        case 'r':
+            report_path = optarg;
+            break;
         case 'h':
             fputs(run_usage, stdout);
             return TL_EXIT_OK;
@@ -91,16 +100,36 @@ int tl_cmd_run(int argc, char **argv)
         fprintf(stderr, "tensorleak: run: no command given (tensorleak run -- CMD ...)\n");
         return TL_EXIT_USAGE;
     }
+    FILE *out = stdout;
+    if (report_path) {
+        out = fopen(report_path, "w");
+        if (!out) {
+            fprintf(stderr, "tensorleak: cannot write the report to %s: %s\n", report_path,
+                    strerror(errno));
+            return TL_EXIT_OUTPUT;
+        }
+    }
     tl_launch_t l = {.pattern = pattern};
     int code;
-    if (!tl_launch_run(&l, argv + optind, NULL, &code))
+    if (!tl_launch_run(&l, argv + optind, NULL, &code)) {
+        if (out != stdout)
+            fclose(out);
         return code;
-    if (!l.main_trace[0])
+    }
+    if (!l.main_trace[0]) {
+        if (out != stdout)
+            fclose(out);
         return l.status;
+    }
     fprintf(stderr, "tensorleak: trace of %s (pid %d) written to %s\n", argv[optind], (int)l.pid,
             l.main_trace);
-    int rc = tl_report_file(l.main_trace, &opts, stdout);
-    fflush(stdout);
+    int rc = tl_report_file(l.main_trace, &opts, out);
+    if (out != stdout ? fclose(out) != 0 : fflush(stdout) != 0) {
+        fprintf(stderr, "tensorleak: cannot write the report to %s: %s\n",
+                report_path ? report_path : "stdout", strerror(errno));
+        if (l.status == 0)
+            return TL_EXIT_OUTPUT;
+    }
     if (rc != TL_EXIT_OK && rc != TL_EXIT_TRUNCATED && l.status == 0)
         return rc;
     return l.status;

@@ -115,6 +115,14 @@ static bool prepare_env(const char *agent, const char *pattern, uint64_t session
 }
 
 /* Runs argv[0..] and waits. Returns its status the way a shell reports it. */
+static volatile sig_atomic_t child_pid;
+
+static void forward_signal(int sig)
+{
+    if (child_pid > 0)
+        kill((pid_t)child_pid, sig);
+}
+
 /* Runs argv and waits. Returns its status the way a shell reports it; sets
  * *pid_out only if the command really started (exec succeeded): a pipe that
  * closes on exec tells the two cases apart. */
@@ -155,16 +163,25 @@ static int spawn_and_wait(char **argv, pid_t *pid_out)
     }
     *pid_out = pid;
     /* Like system(3): the terminal's SIGINT/SIGQUIT are for the command. */
-    struct sigaction ign = {.sa_handler = SIG_IGN}, old_int, old_quit;
+    struct sigaction ign = {.sa_handler = SIG_IGN}, fwd = {.sa_handler = forward_signal};
+    struct sigaction old_int, old_quit, old_term, old_hup;
     sigaction(SIGINT, &ign, &old_int);
     sigaction(SIGQUIT, &ign, &old_quit);
+    /* A SIGTERM or SIGHUP meant for `tensorleak run` ends the command too
+     * (which then writes its trace's end), instead of orphaning it. */
+    child_pid = pid;
+    sigaction(SIGTERM, &fwd, &old_term);
+    sigaction(SIGHUP, &fwd, &old_hup);
     int status = 0;
     pid_t r;
     do {
         r = waitpid(pid, &status, 0);
     } while (r < 0 && errno == EINTR);
+    child_pid = 0;
     sigaction(SIGINT, &old_int, NULL);
     sigaction(SIGQUIT, &old_quit, NULL);
+    sigaction(SIGTERM, &old_term, NULL);
+    sigaction(SIGHUP, &old_hup, NULL);
     if (r < 0) {
         fprintf(stderr, "tensorleak: cannot wait for %s: %s\n", argv[0], strerror(errno));
         return TL_EXIT_FAILURE;
@@ -251,13 +268,20 @@ bool tl_launch_run(tl_launch_t *l, char **argv, const char *const *extra_env, in
             return false;
         }
     }
+    /* The agent would only say on stderr that it cannot create the trace and
+     * let the command run untraced: refuse before running anything. */
+    char dir[PATH_MAX];
+    pattern_dir(l->pattern, dir, sizeof dir);
+    if (access(dir, W_OK | X_OK) != 0) {
+        fprintf(stderr, "tensorleak: cannot write traces to %s: %s\n", dir, strerror(errno));
+        *exit_code = TL_EXIT_OUTPUT;
+        return false;
+    }
     l->status = spawn_and_wait(argv, &l->pid);
     if (l->pid == 0) {
         *exit_code = l->status;
         return false;
     }
-    char dir[PATH_MAX];
-    pattern_dir(l->pattern, dir, sizeof dir);
     fflush(stdout);
     if (!find_traces(dir, l->session, l->pid, l->main_trace, sizeof l->main_trace, l->quiet)) {
         l->main_trace[0] = '\0';

@@ -38,3 +38,27 @@ expect 2 1 "$TL" run --bogus -- sh -c "touch $TMP/ran"
 "$TL" run -o "$TMP/g.%p.tlt" -- sh -c 'kill -9 $$' >out 2>err
 grep -q '^tensorleak: peak' out || fail "no report for a killed command"
 grep -q 'without an end record\|no END\|killed' out || fail "report does not say the trace has no end: $(cat out)"
+# an unwritable trace directory or report file: 6, before anything runs
+expect 6 1 "$TL" run -o "$TMP/missing-dir/t.%p.tlt" -- sh -c "touch $TMP/ran"
+[ ! -e "$TMP/ran" ] || fail "the command ran although no trace could be written"
+expect 6 1 "$TL" run -o "$TMP/h.%p.tlt" --report="$TMP/missing-dir/r.txt" -- sh -c "touch $TMP/ran"
+[ ! -e "$TMP/ran" ] || fail "the command ran although the report could not be written"
+# --report keeps the report apart from the command's own stdout
+"$TL" run -o "$TMP/i.%p.tlt" --format=json --report="$TMP/r.json" -- sh -c 'echo hello' >out 2>err ||
+    fail "run --report exited $?"
+[ "$(cat out)" = hello ] || fail "stdout has more than the command's output: $(cat out)"
+"$PYTHON3" -c "import json,sys; r=json.load(open(sys.argv[1])); assert r['process']['argv'][:2] == ['sh', '-c'], r['process']" "$TMP/r.json" ||
+    fail "--report did not write the JSON report"
+# SIGTERM to `tensorleak run` ends the command as well (no orphan)
+"$TL" run -o "$TMP/j.%p.tlt" -- sleep 37 >out 2>err &
+runpid=$!
+sleep 1
+kill -TERM "$runpid"
+wait "$runpid"
+rc=$?
+[ "$rc" -eq 143 ] || fail "SIGTERM'd run exited $rc, want 143"
+sleep 0.2
+if pgrep -f '^sleep 37$' >/dev/null; then
+    pkill -f '^sleep 37$'
+    fail "the command outlived tensorleak run"
+fi

@@ -46,6 +46,7 @@ EXTRA_DIST += \
 	tests/integration/check_losses.sh \
 	tests/integration/pytest_plugin.sh \
 	tests/integration/diff_runs.sh \
+	tests/integration/check_json.py \
 	tests/workloads/check_losses.py \
 	tests/workloads/check_pytest \
 	tests/workloads/check_plugin

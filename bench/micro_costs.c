@@ -37,19 +37,20 @@ NOI static int leaf(void)
 }
 
 /* f0 .. f31: distinct frames; each calls the next until depth_left runs out. */
-#define F(i, next) \
-    NOI static int f##i(void)                                                    \
-    {                                                                          \
-        int n = --depth_left > 0 ? next() : leaf();                            \
-        guard++; /* no tail call: the frame stays on the stack */              \
-        return n;                                                              \
+#define F(i, next)                                                                                 \
+    NOI static int f##i(void)                                                                      \
+    {                                                                                              \
+        int n = --depth_left > 0 ? next() : leaf();                                                \
+        guard++; /* no tail call: the frame stays on the stack */                                  \
+        return n;                                                                                  \
     }
-F(31, leaf) F(30, f31) F(29, f30) F(28, f29) F(27, f28) F(26, f27) F(25, f26) F(24, f25)
-F(23, f24) F(22, f23) F(21, f22) F(20, f21) F(19, f20) F(18, f19) F(17, f18) F(16, f17)
-F(15, f16) F(14, f15) F(13, f14) F(12, f13) F(11, f12) F(10, f11) F(9, f10) F(8, f9)
-F(7, f8) F(6, f7) F(5, f6) F(4, f5) F(3, f4) F(2, f3) F(1, f2) F(0, f1)
+F(31, leaf)
+F(30, f31) F(29, f30) F(28, f29) F(27, f28) F(26, f27) F(25, f26) F(24, f25) F(23, f24) F(22, f23)
+    F(21, f22) F(20, f21) F(19, f20) F(18, f19) F(17, f18) F(16, f17) F(15, f16) F(14, f15)
+        F(13, f14) F(12, f13) F(11, f12) F(10, f11) F(9, f10) F(8, f9) F(7, f8) F(6, f7) F(5, f6)
+            F(4, f5) F(3, f4) F(2, f3) F(1, f2) F(0, f1)
 
-static int chain(int depth, int r)
+                static int chain(int depth, int r)
 {
     depth_left = depth;
     reps = r;

@@ -16,13 +16,31 @@
 #include <string.h>
 
 #define SLOTS 1024
-#define SITE __attribute__((noinline, noipa))
+#define SITE  __attribute__((noinline, noipa))
 
 /* Four call sites; noipa keeps GCC from merging or inlining them. */
-SITE static void *site_a(size_t n) { return malloc(n); }
-SITE static void *site_b(size_t n) { void *p = malloc(n); if (p) ((char *)p)[n - 1] = 1; return p; }
-SITE static void *site_c(size_t n) { void *p = malloc(n); if (p) ((char *)p)[n / 2] = 2; return p; }
-SITE static void *site_d(size_t n) { void *p = malloc(n); if (p) memset(p, 3, n < 16 ? n : 16); return p; }
+SITE static void *site_a(size_t n)
+{
+    return malloc(n);
+}
+SITE static void *site_b(size_t n)
+{
+    void *p = malloc(n);
+    if (p) ((char *)p)[n - 1] = 1;
+    return p;
+}
+SITE static void *site_c(size_t n)
+{
+    void *p = malloc(n);
+    if (p) ((char *)p)[n / 2] = 2;
+    return p;
+}
+SITE static void *site_d(size_t n)
+{
+    void *p = malloc(n);
+    if (p) memset(p, 3, n < 16 ? n : 16);
+    return p;
+}
 
 static uint64_t next(uint64_t *s) /* xorshift64* */
 {
@@ -40,27 +58,31 @@ static void *work(void *arg)
 {
     struct job *j = arg;
     void **ring = calloc(SLOTS, sizeof *ring);
-    if (!ring)
-        abort();
+    if (!ring) abort();
     uint64_t s = j->seed, sum = 0;
     for (uint64_t i = 0; i < j->pairs; i++) {
         uint64_t r = next(&s);
         unsigned slot = (unsigned)(r % SLOTS);
         unsigned cls = 3 + (unsigned)((r >> 10) % 10); /* 8 .. 4096 */
         size_t n = ((size_t)1 << cls) + ((r >> 16) & (((size_t)1 << cls) - 1));
-        if (n > 4096)
-            n = 4096;
-        if (ring[slot])
-            free(ring[slot]);
+        if (n > 4096) n = 4096;
+        if (ring[slot]) free(ring[slot]);
         void *p;
         switch ((r >> 40) & 3) {
-        case 0: p = site_a(n); break;
-        case 1: p = site_b(n); break;
-        case 2: p = site_c(n); break;
-        default: p = site_d(n); break;
+        case 0:
+            p = site_a(n);
+            break;
+        case 1:
+            p = site_b(n);
+            break;
+        case 2:
+            p = site_c(n);
+            break;
+        default:
+            p = site_d(n);
+            break;
         }
-        if (!p)
-            abort();
+        if (!p) abort();
         ((char *)p)[0] = (char)i;
         sum += (uintptr_t)p & 0xff;
         ring[slot] = p;
@@ -106,8 +128,7 @@ int main(int argc, char **argv)
             }
     uint64_t sum = 0;
     for (unsigned t = 0; t < threads; t++) {
-        if (threads > 1)
-            pthread_join(tid[t], NULL);
+        if (threads > 1) pthread_join(tid[t], NULL);
         sum += jobs[t].sum;
     }
     printf("bench: events=%llu checksum=%llu\n", (unsigned long long)(2 * pairs),

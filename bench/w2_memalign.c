@@ -25,8 +25,7 @@ int main(int argc, char **argv)
         x ^= x << 17;
         size_t size = ((size_t)1 << 20) + (size_t)(x % (15u << 20)); /* 1-16 MiB */
         void *p;
-        if (posix_memalign(&p, 64, size) != 0)
-            return 1;
+        if (posix_memalign(&p, 64, size) != 0) return 1;
         volatile unsigned char *b = p;
         b[0] = (unsigned char)i;
         b[size - 1] = (unsigned char)i;
@@ -35,6 +34,7 @@ int main(int argc, char **argv)
     }
     clock_gettime(CLOCK_MONOTONIC, &t1);
     double s = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
-    printf("w2_memalign: %ld iterations in %.3f s (%.2f us/iter) [%lu]\n", iters, s, s * 1e6 / (double)iters, sum);
+    printf("w2_memalign: %ld iterations in %.3f s (%.2f us/iter) [%lu]\n", iters, s,
+           s * 1e6 / (double)iters, sum);
     return 0;
 }

@@ -96,16 +96,14 @@ static inline const tl_agent_api_t *tl__api(void)
 static inline void tl_storage_register(const void *base, size_t bytes, const char *origin)
 {
     const tl_agent_api_t *a = tl__api();
-    if (a)
-        a->storage_register(base, bytes, origin);
+    if (a) a->storage_register(base, bytes, origin);
 }
 
 /* The storage at `base` is no longer one (its pool took it back). */
 static inline void tl_storage_unregister(const void *base)
 {
     const tl_agent_api_t *a = tl__api();
-    if (a)
-        a->storage_unregister(base);
+    if (a) a->storage_unregister(base);
 }
 
 /* A view `view_id` (any unique address, e.g. the tensor object) now aliases
@@ -115,16 +113,14 @@ static inline void tl_view_begin(const void *view_id, const void *storage, size_
                                  size_t extent, size_t bytes, const char *op)
 {
     const tl_agent_api_t *a = tl__api();
-    if (a)
-        a->view_begin(view_id, storage, offset, extent, bytes, op);
+    if (a) a->view_begin(view_id, storage, offset, extent, bytes, op);
 }
 
 /* The view `view_id` is gone. */
 static inline void tl_view_end(const void *view_id)
 {
     const tl_agent_api_t *a = tl__api();
-    if (a)
-        a->view_end(view_id);
+    if (a) a->view_end(view_id);
 }
 
 /* `bytes` of `dst_storage` were produced from `src_storage` by `op`
@@ -133,16 +129,14 @@ static inline void tl_copy(const void *dst_storage, const void *src_storage, siz
                            const char *op)
 {
     const tl_agent_api_t *a = tl__api();
-    if (a)
-        a->copy(dst_storage, src_storage, bytes, op);
+    if (a) a->copy(dst_storage, src_storage, bytes, op);
 }
 
 /* Attach a free-form tag ("weights", "kv-cache") to a live storage. */
 static inline void tl_tag(const void *storage, const char *tag)
 {
     const tl_agent_api_t *a = tl__api();
-    if (a)
-        a->tag(storage, tag);
+    if (a) a->tag(storage, tag);
 }
 
 /* Mark the start and end of a named region (e.g. one training step); the
@@ -150,23 +144,20 @@ static inline void tl_tag(const void *storage, const char *tag)
 static inline void tl_region_begin(const char *name)
 {
     const tl_agent_api_t *a = tl__api();
-    if (a)
-        a->region_begin(name);
+    if (a) a->region_begin(name);
 }
 
 static inline void tl_region_end(const char *name)
 {
     const tl_agent_api_t *a = tl__api();
-    if (a)
-        a->region_end(name);
+    if (a) a->region_end(name);
 }
 
 /* A report point: the report can show the live set here under `name`. */
 static inline void tl_snapshot(const char *name)
 {
     const tl_agent_api_t *a = tl__api();
-    if (a)
-        a->snapshot_end(a->snapshot_begin(name));
+    if (a) a->snapshot_end(a->snapshot_begin(name));
 }
 #endif /* TENSORLEAK_DISABLE_API */
 

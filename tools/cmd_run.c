@@ -39,8 +39,7 @@ static bool parse_top(const char *s, unsigned *out)
     char *end;
     errno = 0;
     unsigned long v = strtoul(s, &end, 10);
-    if (errno || end == s || *end || s[0] == '-' || v > 1000000)
-        return false;
+    if (errno || end == s || *end || s[0] == '-' || v > 1000000) return false;
     *out = (unsigned)v;
     return true;
 }
@@ -50,8 +49,7 @@ int tl_cmd_run(int argc, char **argv)
     static const struct option longopts[] = {
         {"output", required_argument, NULL, 'o'}, {"format", required_argument, NULL, 'f'},
         {"top", required_argument, NULL, 'n'},    {"help", no_argument, NULL, 'h'},
-        {"report", required_argument, NULL, 'r'},
-        {NULL, 0, NULL, 0},
+        {"report", required_argument, NULL, 'r'}, {NULL, 0, NULL, 0},
     };
     const char *pattern = "tensorleak.%p.tlt";
     tl_report_opts_t opts = {.format = TL_FORMAT_TEXT, .top = 10};
@@ -112,13 +110,11 @@ int tl_cmd_run(int argc, char **argv)
     tl_launch_t l = {.pattern = pattern};
     int code;
     if (!tl_launch_run(&l, argv + optind, NULL, &code)) {
-        if (out != stdout)
-            fclose(out);
+        if (out != stdout) fclose(out);
         return code;
     }
     if (!l.main_trace[0]) {
-        if (out != stdout)
-            fclose(out);
+        if (out != stdout) fclose(out);
         return l.status;
     }
     fprintf(stderr, "tensorleak: trace of %s (pid %d) written to %s\n", argv[optind], (int)l.pid,
@@ -127,10 +123,8 @@ int tl_cmd_run(int argc, char **argv)
     if (out != stdout ? fclose(out) != 0 : fflush(stdout) != 0) {
         fprintf(stderr, "tensorleak: cannot write the report to %s: %s\n",
                 report_path ? report_path : "stdout", strerror(errno));
-        if (l.status == 0)
-            return TL_EXIT_OUTPUT;
+        if (l.status == 0) return TL_EXIT_OUTPUT;
     }
-    if (rc != TL_EXIT_OK && rc != TL_EXIT_TRUNCATED && l.status == 0)
-        return rc;
+    if (rc != TL_EXIT_OK && rc != TL_EXIT_TRUNCATED && l.status == 0) return rc;
     return l.status;
 }

@@ -119,8 +119,7 @@ static volatile sig_atomic_t child_pid;
 
 static void forward_signal(int sig)
 {
-    if (child_pid > 0)
-        kill((pid_t)child_pid, sig);
+    if (child_pid > 0) kill((pid_t)child_pid, sig);
 }
 
 /* Runs argv and waits. Returns its status the way a shell reports it; sets
@@ -145,8 +144,7 @@ static int spawn_and_wait(char **argv, pid_t *pid_out)
         close(fds[0]);
         execvp(argv[0], argv);
         int err = errno;
-        if (write(fds[1], &err, sizeof err) < 0)
-            _exit(TL_EXIT_CANNOT_EXEC);
+        if (write(fds[1], &err, sizeof err) < 0) _exit(TL_EXIT_CANNOT_EXEC);
         _exit(err == ENOENT ? TL_EXIT_NOT_FOUND : TL_EXIT_CANNOT_EXEC);
     }
     close(fds[1]);
@@ -186,8 +184,7 @@ static int spawn_and_wait(char **argv, pid_t *pid_out)
         fprintf(stderr, "tensorleak: cannot wait for %s: %s\n", argv[0], strerror(errno));
         return TL_EXIT_FAILURE;
     }
-    if (WIFSIGNALED(status))
-        return 128 + WTERMSIG(status);
+    if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
     return WEXITSTATUS(status);
 }
 
@@ -206,14 +203,11 @@ static bool find_traces(const char *dir, uint64_t session, pid_t main_pid, char 
     struct dirent *e;
     char path[PATH_MAX];
     while ((e = readdir(d))) {
-        if (e->d_name[0] == '.')
-            continue;
+        if (e->d_name[0] == '.') continue;
         int n = snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-        if (n < 0 || (size_t)n >= sizeof path)
-            continue;
+        if (n < 0 || (size_t)n >= sizeof path) continue;
         tl_trace_info_t info;
-        if (tl_trace_peek(path, &info) != 0 || info.session != session)
-            continue;
+        if (tl_trace_peek(path, &info) != 0 || info.session != session) continue;
         if (info.pid == (uint64_t)main_pid && (!found || info.exec_seq >= best_seq)) {
             found = true;
             best_seq = info.exec_seq;
@@ -222,18 +216,13 @@ static bool find_traces(const char *dir, uint64_t session, pid_t main_pid, char 
     }
     rewinddir(d);
     while ((e = readdir(d))) {
-        if (e->d_name[0] == '.')
-            continue;
+        if (e->d_name[0] == '.') continue;
         int n = snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-        if (n < 0 || (size_t)n >= sizeof path)
-            continue;
+        if (n < 0 || (size_t)n >= sizeof path) continue;
         tl_trace_info_t info;
-        if (tl_trace_peek(path, &info) != 0 || info.session != session)
-            continue;
-        if (found && !strcmp(path, main_path))
-            continue;
-        if (quiet)
-            continue;
+        if (tl_trace_peek(path, &info) != 0 || info.session != session) continue;
+        if (found && !strcmp(path, main_path)) continue;
+        if (quiet) continue;
         const char *what = info.pid == (uint64_t)main_pid ? "earlier image of" : "child process";
         fprintf(stderr, "tensorleak: %s %" PRIu64 " (%s) traced in %s\n", what, info.pid,
                 info.exe[0] ? info.exe : "?", path);
@@ -285,8 +274,7 @@ bool tl_launch_run(tl_launch_t *l, char **argv, const char *const *extra_env, in
     fflush(stdout);
     if (!find_traces(dir, l->session, l->pid, l->main_trace, sizeof l->main_trace, l->quiet)) {
         l->main_trace[0] = '\0';
-        fprintf(stderr, "tensorleak: %s (pid %d) left no trace in %s\n", argv[0], (int)l->pid,
-                dir);
+        fprintf(stderr, "tensorleak: %s (pid %d) left no trace in %s\n", argv[0], (int)l->pid, dir);
     }
     return true;
 }

@@ -8,11 +8,11 @@
 #include <sys/types.h>
 
 typedef struct tl_launch {
-    const char *pattern; /* in: trace path pattern (TENSORLEAK_OUTPUT) */
-    bool quiet;          /* in: do not name child traces on stderr */
-    uint64_t session;    /* out: the run's session id */
-    pid_t pid;           /* out: the command's pid, 0 if it never started */
-    int status;          /* out: its exit status as a shell reports it (128+N for signal N) */
+    const char *pattern;       /* in: trace path pattern (TENSORLEAK_OUTPUT) */
+    bool quiet;                /* in: do not name child traces on stderr */
+    uint64_t session;          /* out: the run's session id */
+    pid_t pid;                 /* out: the command's pid, 0 if it never started */
+    int status;                /* out: its exit status as a shell reports it (128+N for signal N) */
     char main_trace[PATH_MAX]; /* out: the main process's trace, "" if none */
 } tl_launch_t;
 

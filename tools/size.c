@@ -44,27 +44,23 @@ static const char *parse_decimal(const char *s, double *v)
             digits++;
         }
     }
-    if (!digits)
-        return NULL;
+    if (!digits) return NULL;
     *v = x;
     return s;
 }
 
 bool tl_parse_size(const char *s, uint64_t *out)
 {
-    if (!s)
-        return false;
+    if (!s) return false;
     double v;
     const char *p = parse_decimal(s, &v);
-    if (!p)
-        return false;
+    if (!p) return false;
     while (*p == ' ')
         p++;
     for (size_t i = 0; i < sizeof units / sizeof units[0]; i++) {
         if (strcasecmp(p, units[i].name) == 0) {
             double bytes = round(v * units[i].mult);
-            if (!(bytes < 9223372036854775808.0))
-                return false;
+            if (!(bytes < 9223372036854775808.0)) return false;
             *out = (uint64_t)bytes;
             return true;
         }
@@ -78,14 +74,12 @@ bool tl_parse_size_or_percent(const char *s, uint64_t *bytes, double *percent, b
     if (n > 1 && s[n - 1] == '%') {
         double v;
         const char *p = parse_decimal(s, &v);
-        if (!p || p != s + n - 1 || v > 1e6)
-            return false;
+        if (!p || p != s + n - 1 || v > 1e6) return false;
         *percent = v;
         *is_percent = true;
         return true;
     }
-    if (!tl_parse_size(s, bytes))
-        return false;
+    if (!tl_parse_size(s, bytes)) return false;
     *is_percent = false;
     return true;
 }

@@ -39,14 +39,10 @@ int main(int argc, char **argv)
         printf("tensorleak %s\n", PACKAGE_VERSION);
         return TL_EXIT_OK;
     }
-    if (!strcmp(cmd, "run"))
-        return tl_cmd_run(argc - 1, argv + 1);
-    if (!strcmp(cmd, "report"))
-        return tl_cmd_report(argc - 1, argv + 1);
-    if (!strcmp(cmd, "check"))
-        return tl_cmd_check(argc - 1, argv + 1);
-    if (!strcmp(cmd, "diff"))
-        return tl_cmd_diff(argc - 1, argv + 1);
+    if (!strcmp(cmd, "run")) return tl_cmd_run(argc - 1, argv + 1);
+    if (!strcmp(cmd, "report")) return tl_cmd_report(argc - 1, argv + 1);
+    if (!strcmp(cmd, "check")) return tl_cmd_check(argc - 1, argv + 1);
+    if (!strcmp(cmd, "diff")) return tl_cmd_diff(argc - 1, argv + 1);
     fprintf(stderr, "tensorleak: unknown command '%s' (try tensorleak --help)\n", cmd);
     return TL_EXIT_USAGE;
 }

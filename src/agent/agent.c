@@ -111,8 +111,7 @@ static void bump(_Atomic uint64_t *c)
 /* Bind this thread to the current trace: cursor, counter slot, THREAD record. */
 static void thread_begin(void)
 {
-    if (tl_tsd.cur.gen == writer.gen && tl_tsd.slot)
-        return;
+    if (tl_tsd.cur.gen == writer.gen && tl_tsd.slot) return;
     tl_wcursor_reset(&tl_tsd.cur, &writer, (uint32_t)gettid());
     unsigned i = atomic_fetch_add_explicit(&nslots, 1, memory_order_relaxed);
     tl_tsd.slot = &slots[i < TL_SLOTS ? i : TL_SLOTS - 1];
@@ -138,10 +137,8 @@ static void emit_pyframe(void *ctx, uint64_t id, uint64_t line, const char *file
                          const char *function, size_t function_len)
 {
     (void)ctx;
-    if (file_len > TL_PYFRAME_STR_MAX)
-        file_len = TL_PYFRAME_STR_MAX;
-    if (function_len > TL_PYFRAME_STR_MAX)
-        function_len = TL_PYFRAME_STR_MAX;
+    if (file_len > TL_PYFRAME_STR_MAX) file_len = TL_PYFRAME_STR_MAX;
+    if (function_len > TL_PYFRAME_STR_MAX) function_len = TL_PYFRAME_STR_MAX;
     if (tl_writer_pyframe(&writer, &tl_tsd.cur, mono(), id, line, file, file_len, function,
                           function_len))
         bump(&tl_tsd.slot->dropped);
@@ -152,8 +149,7 @@ static void emit_pyframe(void *ctx, uint64_t id, uint64_t line, const char *file
 static void pyframes_retry(void)
 {
     static atomic_flag busy = ATOMIC_FLAG_INIT;
-    if (cfg.no_python_frames || tl_pyframes_enabled() || atomic_flag_test_and_set(&busy))
-        return;
+    if (cfg.no_python_frames || tl_pyframes_enabled() || atomic_flag_test_and_set(&busy)) return;
     tl_pyframes_init();
     atomic_flag_clear(&busy);
 }
@@ -172,18 +168,15 @@ static uint64_t record_frames(const uint64_t *frames, size_t n)
     }
     bool is_new;
     uint64_t id = tl_stack_intern(&stacks, frames, n, &is_new);
-    if (!is_new)
-        return id;
+    if (!is_new) return id;
     for (size_t i = 0; i < n; i++) {
         if (!(frames[i] & TL_FRAME_PY_TAG) && !tl_modules_contains(frames[i])) {
             tl_modules_scan(false, true, emit_module, NULL);
-            if (native_only)
-                pyframes_retry();
+            if (native_only) pyframes_retry();
             break;
         }
     }
-    if (tl_writer_stack(&writer, &tl_tsd.cur, mono(), id, frames, n))
-        bump(&tl_tsd.slot->dropped);
+    if (tl_writer_stack(&writer, &tl_tsd.cur, mono(), id, frames, n)) bump(&tl_tsd.slot->dropped);
     return id;
 }
 
@@ -209,8 +202,7 @@ static bool select_block(uint64_t kind, size_t size, uint64_t *weight)
     bool hit = tl_tsd.sample_hit;
     tl_tsd.sample_hit = false;
     if (!tl_tsd.sample_ready) {
-        tl_tsd.rng = ((uint64_t)tl_tsd.cur.tid << 32) ^ __builtin_ia32_rdtsc() ^
-                     (uintptr_t)&tl_tsd;
+        tl_tsd.rng = ((uint64_t)tl_tsd.cur.tid << 32) ^ __builtin_ia32_rdtsc() ^ (uintptr_t)&tl_tsd;
         tl_tsd.sample_left = tl_sample_next(&tl_tsd.rng, cfg.sample_bytes);
         tl_tsd.sample_ready = true;
     }
@@ -218,13 +210,11 @@ static bool select_block(uint64_t kind, size_t size, uint64_t *weight)
         unsigned c = tl_size_class(size);
         add(&tl_tsd.slot->cls_count[c], 1);
         add(&tl_tsd.slot->cls_bytes[c], size);
-        if (kind == TL_KIND_NEW_FULL)
-            return true; /* recorded, not sampled: weight = size */
+        if (kind == TL_KIND_NEW_FULL) return true; /* recorded, not sampled: weight = size */
         if (size >= TL_CONFIG_BIG_MIN)
             return true; /* always recorded, not sampled: weight = size */
         tl_tsd.sample_left -= (int64_t)size;
-        if (tl_tsd.sample_left > 0)
-            return false;
+        if (tl_tsd.sample_left > 0) return false;
     }
     /* Memoryless: the overshoot is dropped and a fresh interval drawn. */
     tl_tsd.sample_left = tl_sample_next(&tl_tsd.rng, cfg.sample_bytes);
@@ -240,8 +230,12 @@ static void record_selected(uint64_t kind, const void *ptr, size_t size, uint64_
 {
     uint64_t id = record_stack();
     uint64_t now = tl_clock_now();
-    tl_live_entry_t e = {.ptr = (uintptr_t)ptr, .size = size, .weight = weight, .stack_id = id,
-                         .ts = now, .kind = (uint32_t)kind};
+    tl_live_entry_t e = {.ptr = (uintptr_t)ptr,
+                         .size = size,
+                         .weight = weight,
+                         .stack_id = id,
+                         .ts = now,
+                         .kind = (uint32_t)kind};
     bool aggregate = tl_agent_mode == TL_MODE_AGGREGATE;
     if ((aggregate || !tl_kind_is_storage(kind)) && tl_live_insert(&e)) {
         bump(&tl_tsd.slot->dropped); /* table full: neither the block nor its free */
@@ -251,8 +245,7 @@ static void record_selected(uint64_t kind, const void *ptr, size_t size, uint64_
         tl_ckpt_set_max_stack(id);
         tl_ckpt_on_alloc(&e, now);
         bump(&tl_tsd.slot->allocs);
-        if (tl_kind_is_storage(kind))
-            bump(&tl_tsd.slot->storages);
+        if (tl_kind_is_storage(kind)) bump(&tl_tsd.slot->storages);
         tl_ckpt_tick(now);
         return;
     }
@@ -260,8 +253,7 @@ static void record_selected(uint64_t kind, const void *ptr, size_t size, uint64_
         bump(&tl_tsd.slot->dropped);
     } else {
         bump(&tl_tsd.slot->allocs);
-        if (tl_kind_is_storage(kind))
-            bump(&tl_tsd.slot->storages);
+        if (tl_kind_is_storage(kind)) bump(&tl_tsd.slot->storages);
     }
 }
 
@@ -273,11 +265,9 @@ void tl_agent_on_alloc(uint64_t kind, const void *ptr, size_t size)
         uint64_t weight;
         if (tl_tsd.force_full) {
             tl_tsd.force_full = false;
-            if (size < TL_CONFIG_BIG_MIN && kind == TL_KIND_MALLOC)
-                kind = TL_KIND_NEW_FULL;
+            if (size < TL_CONFIG_BIG_MIN && kind == TL_KIND_MALLOC) kind = TL_KIND_NEW_FULL;
         }
-        if (select_block(kind, size, &weight))
-            record_selected(kind, ptr, size, weight);
+        if (select_block(kind, size, &weight)) record_selected(kind, ptr, size, weight);
         errno = saved;
         return;
     }
@@ -287,8 +277,7 @@ void tl_agent_on_alloc(uint64_t kind, const void *ptr, size_t size)
         bump(&tl_tsd.slot->dropped);
     } else {
         bump(&tl_tsd.slot->allocs);
-        if (tl_kind_is_storage(kind))
-            bump(&tl_tsd.slot->storages);
+        if (tl_kind_is_storage(kind)) bump(&tl_tsd.slot->storages);
     }
     errno = saved;
 }
@@ -302,8 +291,7 @@ void tl_agent_on_alloc_stack(uint64_t kind, const void *ptr, size_t size, const 
         bump(&tl_tsd.slot->dropped);
     } else {
         bump(&tl_tsd.slot->allocs);
-        if (tl_kind_is_storage(kind))
-            bump(&tl_tsd.slot->storages);
+        if (tl_kind_is_storage(kind)) bump(&tl_tsd.slot->storages);
     }
 }
 
@@ -357,16 +345,19 @@ void tl_agent_on_realloc(const void *old_ptr, const void *new_ptr, size_t size)
             } else if (old_rec) {
                 write_free(TL_KIND_FREE, old_ptr);
             }
-            if (new_rec)
-                record_selected(TL_KIND_MALLOC, new_ptr, size, weight);
+            if (new_rec) record_selected(TL_KIND_MALLOC, new_ptr, size, weight);
             errno = saved;
             return;
         }
         /* Both recorded: one REALLOC, and the new block enters the table. */
         uint64_t id = record_stack();
         uint64_t now = tl_clock_now();
-        tl_live_entry_t e = {.ptr = (uintptr_t)new_ptr, .size = size, .weight = weight,
-                             .stack_id = id, .ts = now, .kind = TL_KIND_MALLOC};
+        tl_live_entry_t e = {.ptr = (uintptr_t)new_ptr,
+                             .size = size,
+                             .weight = weight,
+                             .stack_id = id,
+                             .ts = now,
+                             .kind = TL_KIND_MALLOC};
         if (tl_live_insert(&e)) {
             write_free(TL_KIND_FREE, old_ptr);
             bump(&tl_tsd.slot->dropped);
@@ -409,8 +400,7 @@ void tl_agent_counts(uint64_t *count, uint64_t *bytes, uint64_t *frees)
 
 void tl_agent_count_dropped(uint64_t n)
 {
-    if (tl_tsd.slot)
-        add(&tl_tsd.slot->dropped, n);
+    if (tl_tsd.slot) add(&tl_tsd.slot->dropped, n);
 }
 
 /* The exact per-class counters as COUNT records (not in `all` mode, where
@@ -420,8 +410,7 @@ static void write_counts(void)
     uint64_t cnt[TL_REC_COUNT_CLASSES], bytes[TL_REC_COUNT_CLASSES], frees;
     tl_agent_counts(cnt, bytes, &frees);
     for (unsigned c = 0; c < TL_REC_COUNT_CLASSES; c++) {
-        if (!cnt[c])
-            continue;
+        if (!cnt[c]) continue;
         uint64_t v[3] = {c, cnt[c], bytes[c]};
         if (tl_writer_lineage(&writer, &tl_tsd.cur, mono(), TL_REC_COUNT, v, NULL, 0))
             bump(&tl_tsd.slot->dropped);
@@ -435,8 +424,7 @@ static void read_cmdline(void)
 {
     argc_v = 0;
     int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return;
+    if (fd < 0) return;
     size_t n = 0;
     ssize_t r;
     while (n < sizeof cmdline - 1 && (r = read(fd, cmdline + n, sizeof cmdline - 1 - n)) > 0)
@@ -459,9 +447,11 @@ static bool trace_open(void)
             err = -ENAMETOOLONG;
             break;
         }
-        tl_writer_hdr_t hdr = {.pid = self_pid, .ppid = self_ppid,
+        tl_writer_hdr_t hdr = {.pid = self_pid,
+                               .ppid = self_ppid,
                                .start_realtime_ns = now_ns(CLOCK_REALTIME),
-                               .start_mono_ns = mono(), .session = cfg.session,
+                               .start_mono_ns = mono(),
+                               .session = cfg.session,
                                .exec_seq = exec_seq};
         err = tl_writer_create(&writer, path, &hdr);
     }
@@ -478,11 +468,16 @@ static bool trace_open(void)
     if (tl_writer_process(&writer, &tl_tsd.cur, mono(), self_pid, self_ppid, exec_seq, exe,
                           strlen(exe), argc_v, argv_v))
         bump(&tl_tsd.slot->dropped);
-    static const char *const keys[] = {"mode",          "stack_depth", "output",
+    static const char *const keys[] = {"mode",          "stack_depth",   "output",
                                        "allocator",     "python_frames", "sample_bytes",
                                        "big_min_bytes", "clock"};
-    const char *values[] = {tl_config_mode_name(cfg.mode), depth_str, cfg.output, "jemalloc",
-                            tl_pyframes_enabled() ? "on" : "off", sample_str, big_str,
+    const char *values[] = {tl_config_mode_name(cfg.mode),
+                            depth_str,
+                            cfg.output,
+                            "jemalloc",
+                            tl_pyframes_enabled() ? "on" : "off",
+                            sample_str,
+                            big_str,
                             tl_clock.tsc ? "tsc" : "monotonic"};
     if (tl_writer_options(&writer, &tl_tsd.cur, mono(), 8, keys, values))
         bump(&tl_tsd.slot->dropped);
@@ -529,8 +524,7 @@ static void postfork_child(void)
         tl_pyframes_reset();
         tl_api_reset();
         tl_modules_reset();
-        if (trace_open())
-            atomic_store(&tl_agent_state, TL_AGENT_DONE);
+        if (trace_open()) atomic_store(&tl_agent_state, TL_AGENT_DONE);
     } else if (atomic_load(&tl_agent_state) != TL_AGENT_OFF) {
         /* Forked while finishing: the child is untraced; never write the parent's file. */
         tl_writer_release(&writer);
@@ -567,28 +561,24 @@ static void python_path(void)
         strcpy(dir, cfg.python_dir);
     } else {
         Dl_info info;
-        if (!dladdr((void *)&tl_agent_init, &info) || !info.dli_fname)
-            return;
+        if (!dladdr((void *)&tl_agent_init, &info) || !info.dli_fname) return;
         const char *slash = strrchr(info.dli_fname, '/');
         size_t n = slash ? (size_t)(slash - info.dli_fname) : 0;
         static const char sub[] = "/python";
-        if (n + sizeof sub > sizeof dir)
-            return;
+        if (n + sizeof sub > sizeof dir) return;
         memcpy(dir, info.dli_fname, n);
         memcpy(dir + n, sub, sizeof sub);
         if (!slash) /* loaded by a bare name: no directory to go by */
             return;
     }
-    if (access(dir, R_OK | X_OK) != 0)
-        return;
+    if (access(dir, R_OK | X_OK) != 0) return;
     tl_pyframes_hide_dir(dir);
     const char *old = getenv("PYTHONPATH");
     size_t dl = strlen(dir);
     for (const char *p = old; p && *p;) {
         const char *colon = strchr(p, ':');
         size_t len = colon ? (size_t)(colon - p) : strlen(p);
-        if (len == dl && memcmp(p, dir, dl) == 0)
-            return;
+        if (len == dl && memcmp(p, dir, dl) == 0) return;
         p += len + (colon ? 1 : 0);
     }
     if (!old || !*old) {
@@ -597,8 +587,7 @@ static void python_path(void)
     }
     static char buf[2 * TL_CONFIG_PATH_MAX + 2];
     size_t ol = strlen(old);
-    if (dl + 1 + ol + 1 > sizeof buf)
-        return;
+    if (dl + 1 + ol + 1 > sizeof buf) return;
     memcpy(buf, dir, dl);
     buf[dl] = ':';
     memcpy(buf + dl + 1, old, ol + 1);
@@ -616,10 +605,8 @@ void tl_agent_init(void)
     self_ppid = (uint64_t)getppid();
     extern char **environ;
     tl_config_parse(&cfg, (const char *const *)environ, self_pid);
-    if (cfg.disable)
-        return;
-    if (cfg.depth_invalid)
-        say("TENSORLEAK_STACK_DEPTH is not a number; using ", "64", "");
+    if (cfg.disable) return;
+    if (cfg.depth_invalid) say("TENSORLEAK_STACK_DEPTH is not a number; using ", "64", "");
     if (cfg.fingerprint_min_invalid)
         say("TENSORLEAK_FINGERPRINT_MIN is not a size; using ", "1MiB", "");
     exec_seq = cfg.exec_seq;
@@ -639,8 +626,7 @@ void tl_agent_init(void)
         tl_agent_mode = TL_MODE_ALL;
     }
 
-    if (!getcwd(cwd, sizeof cwd))
-        cwd[0] = '\0';
+    if (!getcwd(cwd, sizeof cwd)) cwd[0] = '\0';
     ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
     exe[n > 0 ? n : 0] = '\0';
     read_cmdline();
@@ -656,20 +642,16 @@ void tl_agent_init(void)
         return;
     }
     uintptr_t lo, hi;
-    if (!tl_modules_range_of((uintptr_t)&tl_agent_init, &lo, &hi))
-        tl_stack_skip_add(lo, hi);
-    if (!tl_modules_range_of((uintptr_t)&tl_stack_capture, &lo, &hi))
-        tl_stack_skip_add(lo, hi);
+    if (!tl_modules_range_of((uintptr_t)&tl_agent_init, &lo, &hi)) tl_stack_skip_add(lo, hi);
+    if (!tl_modules_range_of((uintptr_t)&tl_stack_capture, &lo, &hi)) tl_stack_skip_add(lo, hi);
     void *unw = dlsym(RTLD_DEFAULT, "_ULx86_64_step");
-    if (unw && !tl_modules_range_of((uintptr_t)unw, &lo, &hi))
-        tl_stack_skip_add(lo, hi);
+    if (unw && !tl_modules_range_of((uintptr_t)unw, &lo, &hi)) tl_stack_skip_add(lo, hi);
     tl_stack_unwind_init();
     atomic_store(&real_exit, (tl_exit_fn)dlsym(RTLD_NEXT, "exit"));
     if ((!cfg.no_python_frames && tl_pyframes_init()) || dlsym(RTLD_DEFAULT, "Py_Version"))
         python_path();
 
-    if (trace_open())
-        return;
+    if (trace_open()) return;
     pthread_atfork(prefork, postfork_parent, postfork_child);
     on_exit_registered = on_exit(on_exit_status, NULL) == 0;
     atomic_store(&tl_agent_state, TL_AGENT_ON);
@@ -681,8 +663,7 @@ static void write_end(uint64_t reason, int status)
         tl_ckpt_set_max_stack(atomic_load(&stacks.next_id));
         tl_ckpt_flush(mono());
     }
-    if (cfg.mode != TL_MODE_ALL)
-        write_counts();
+    if (cfg.mode != TL_MODE_ALL) write_counts();
     uint64_t a = 0, f = 0, s = 0, d = 0;
     unsigned n = atomic_load(&nslots);
     for (unsigned i = 0; i < n && i < TL_SLOTS; i++) {
@@ -697,8 +678,7 @@ static void write_end(uint64_t reason, int status)
 static void finish(int status)
 {
     int expected = TL_AGENT_ON;
-    if (!atomic_compare_exchange_strong(&tl_agent_state, &expected, TL_AGENT_FINISHING))
-        return;
+    if (!atomic_compare_exchange_strong(&tl_agent_state, &expected, TL_AGENT_FINISHING)) return;
     if ((uint64_t)getpid() != self_pid) {
         atomic_store(&tl_agent_state, TL_AGENT_ON); /* a vfork child: not our trace */
         return;
@@ -714,8 +694,7 @@ void tl_agent_fini(void)
 {
     /* With the exit handler in place, the trace ends there (later, with the
      * status); a destructor without exit (impossible for a preload) ends it here. */
-    if (on_exit_registered)
-        return;
+    if (on_exit_registered) return;
     TL_GUARD_SCOPE;
     finish(atomic_load(&exit_status));
 }
@@ -735,8 +714,7 @@ void tl_agent_finish_now(int status)
 bool tl_agent_exec_begin(void)
 {
     TL_GUARD_SCOPE;
-    if (!tl_agent_recording() || (uint64_t)getpid() != self_pid)
-        return false;
+    if (!tl_agent_recording() || (uint64_t)getpid() != self_pid) return false;
     thread_begin();
     write_end(TL_END_EXEC, -1);
     tl_writer_mark_end(&writer, TL_WRITER_EXEC, false);
@@ -769,8 +747,7 @@ tl_exit_fn tl_agent_real_exit(void)
 
 bool tl_agent_api_begin(void)
 {
-    if (!tl_agent_recording())
-        return false;
+    if (!tl_agent_recording()) return false;
     thread_begin();
     return true;
 }

@@ -40,14 +40,14 @@ extern unsigned tl_agent_stack_depth;
 /* Per-thread state. Starts valid as static zero (guard 0, no cursor), so a
  * hook that runs before the constructor or in a brand-new thread is fine. */
 typedef struct tl_tsd {
-    int guard;                 /* > 0: we are inside the agent; hooks pass through */
-    bool sample_ready;         /* sample_left holds a drawn interval */
-    bool sample_hit;           /* the fast path just counted a sampled block */
-    bool force_full;           /* the next block is recorded in full (C++ new under torch) */
-    int64_t sample_left;       /* bytes until this thread's next sample */
-    uint64_t rng;              /* xorshift state of the sampler */
-    tl_wcursor_t cur;          /* this thread's chunk in the current trace */
-    tl_counters_t *slot;       /* this thread's counters (outlive the thread) */
+    int guard;           /* > 0: we are inside the agent; hooks pass through */
+    bool sample_ready;   /* sample_left holds a drawn interval */
+    bool sample_hit;     /* the fast path just counted a sampled block */
+    bool force_full;     /* the next block is recorded in full (C++ new under torch) */
+    int64_t sample_left; /* bytes until this thread's next sample */
+    uint64_t rng;        /* xorshift state of the sampler */
+    tl_wcursor_t cur;    /* this thread's chunk in the current trace */
+    tl_counters_t *slot; /* this thread's counters (outlive the thread) */
 } tl_tsd_t;
 
 extern __thread tl_tsd_t tl_tsd __attribute__((tls_model("initial-exec")));
@@ -101,8 +101,7 @@ static inline bool tl_agent_alloc_unrecorded(size_t size)
     unsigned c = tl_size_class(size);
     tl_ctr_add(&s->cls_count[c], 1);
     tl_ctr_add(&s->cls_bytes[c], size);
-    if ((tl_tsd.sample_left -= (int64_t)size) > 0)
-        return true;
+    if ((tl_tsd.sample_left -= (int64_t)size) > 0) return true;
     tl_tsd.sample_hit = true;
     return false;
 }

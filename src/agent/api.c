@@ -20,7 +20,7 @@
 
 #define TL_EXPORT __attribute__((visibility("default")))
 
-static _Atomic uint64_t next_mark;     /* last snapshot (MARK) id handed out */
+static _Atomic uint64_t next_mark;       /* last snapshot (MARK) id handed out */
 static _Atomic uint64_t snapshots_ended; /* snapshot_end calls, for debugging */
 
 /* Entry: false when the call must do nothing. Sets up the guard scope in
@@ -53,8 +53,7 @@ static void record(tl_rec_type_t type, const uint64_t *ints, const char *str)
 static void storage_register(const void *base, size_t bytes, const char *origin)
 {
     TL_GUARD_SCOPE;
-    if (!enter())
-        return;
+    if (!enter()) return;
     uint64_t ints[3] = {u(base), bytes, tl_agent_api_stack()};
     record(TL_REC_STORAGE_REG, ints, origin);
 }
@@ -62,8 +61,7 @@ static void storage_register(const void *base, size_t bytes, const char *origin)
 static void storage_unregister(const void *base)
 {
     TL_GUARD_SCOPE;
-    if (!enter())
-        return;
+    if (!enter()) return;
     uint64_t ints[1] = {u(base)};
     record(TL_REC_STORAGE_UNREG, ints, NULL);
 }
@@ -72,8 +70,7 @@ static void view_begin(const void *view_id, const void *storage, size_t offset, 
                        size_t bytes, const char *op)
 {
     TL_GUARD_SCOPE;
-    if (!enter())
-        return;
+    if (!enter()) return;
     uint64_t ints[6] = {u(view_id), u(storage), offset, extent, bytes, tl_agent_api_stack()};
     record(TL_REC_VIEW_BEGIN, ints, op);
 }
@@ -81,8 +78,7 @@ static void view_begin(const void *view_id, const void *storage, size_t offset, 
 static void view_end(const void *view_id)
 {
     TL_GUARD_SCOPE;
-    if (!enter())
-        return;
+    if (!enter()) return;
     uint64_t ints[1] = {u(view_id)};
     record(TL_REC_VIEW_END, ints, NULL);
 }
@@ -90,8 +86,7 @@ static void view_end(const void *view_id)
 static void copy(const void *dst_storage, const void *src_storage, size_t bytes, const char *op)
 {
     TL_GUARD_SCOPE;
-    if (!enter())
-        return;
+    if (!enter()) return;
     uint64_t ints[3] = {u(dst_storage), u(src_storage), bytes};
     record(TL_REC_COPY, ints, op);
 }
@@ -99,8 +94,7 @@ static void copy(const void *dst_storage, const void *src_storage, size_t bytes,
 static void origin(const void *storage, const char *op)
 {
     TL_GUARD_SCOPE;
-    if (!enter())
-        return;
+    if (!enter()) return;
     uint64_t ints[1] = {u(storage)};
     record(TL_REC_ORIGIN, ints, op);
 }
@@ -108,8 +102,7 @@ static void origin(const void *storage, const char *op)
 static void tag(const void *storage, const char *tag_name)
 {
     TL_GUARD_SCOPE;
-    if (!enter())
-        return;
+    if (!enter()) return;
     uint64_t ints[1] = {u(storage)};
     record(TL_REC_TAG, ints, tag_name);
 }
@@ -117,28 +110,24 @@ static void tag(const void *storage, const char *tag_name)
 static void region_begin(const char *name)
 {
     TL_GUARD_SCOPE;
-    if (!enter())
-        return;
+    if (!enter()) return;
     record(TL_REC_REGION_BEGIN, NULL, name);
 }
 
 static void region_end(const char *name)
 {
     TL_GUARD_SCOPE;
-    if (!enter())
-        return;
+    if (!enter()) return;
     record(TL_REC_REGION_END, NULL, name);
 }
 
 static uint64_t snapshot_begin(const char *name)
 {
     TL_GUARD_SCOPE;
-    if (!enter())
-        return 0;
+    if (!enter()) return 0;
     uint64_t id = atomic_fetch_add_explicit(&next_mark, 1, memory_order_relaxed) + 1;
     size_t n = cap(&name);
-    if (tl_agent_api_mark(id, name, n))
-        return 0; /* dropped: nothing would refer to it */
+    if (tl_agent_api_mark(id, name, n)) return 0; /* dropped: nothing would refer to it */
     return id;
 }
 
@@ -146,8 +135,7 @@ static void snapshot_hold(uint64_t snapshot, const void *storage, size_t bytes, 
                           const void *object)
 {
     TL_GUARD_SCOPE;
-    if (!snapshot || !enter())
-        return;
+    if (!snapshot || !enter()) return;
     uint64_t held = held_by >= TL_HELD_UNKNOWN && held_by <= TL_HELD_AUTOGRAD
                         ? (uint64_t)held_by
                         : (uint64_t)TL_HELD_UNKNOWN;
@@ -164,8 +152,7 @@ static void snapshot_view(uint64_t snapshot, const void *storage, size_t offset,
                           size_t bytes, const void *object, const char *op)
 {
     TL_GUARD_SCOPE;
-    if (!snapshot || !enter())
-        return;
+    if (!snapshot || !enter()) return;
     uint64_t ints[6] = {snapshot, u(storage), offset, extent, bytes, u(object)};
     record(TL_REC_SNAP_VIEW, ints, op);
 }
@@ -174,8 +161,7 @@ static void snapshot_end(uint64_t snapshot)
 {
     /* Nothing to write: a report point's records are the MARK and what
      * follows it. Counted for debugging. */
-    if (snapshot)
-        atomic_fetch_add_explicit(&snapshots_ended, 1, memory_order_relaxed);
+    if (snapshot) atomic_fetch_add_explicit(&snapshots_ended, 1, memory_order_relaxed);
 }
 
 static const char *trace_path(void)
@@ -210,12 +196,10 @@ void tl_api_reset(void)
 
 const tl_agent_api_t *tl_api_table(uint32_t version)
 {
-    if (version == 0 || version > TL_AGENT_API_VERSION)
-        return NULL;
+    if (version == 0 || version > TL_AGENT_API_VERSION) return NULL;
     /* A library constructor may ask before our own constructor ran. */
     tl_agent_init();
-    if (tl_agent_disabled() || atomic_load(&tl_agent_state) == TL_AGENT_OFF)
-        return NULL;
+    if (tl_agent_disabled() || atomic_load(&tl_agent_state) == TL_AGENT_OFF) return NULL;
     return &api_table;
 }
 

@@ -24,12 +24,10 @@ static int find_one(struct dl_phdr_info *info, size_t size, void *data)
 {
     struct find_ctx *ctx = data;
     const char *name = info->dlpi_name;
-    if (!name || !*name)
-        return 0;
+    if (!name || !*name) return 0;
     const char *base = strrchr(name, '/');
     base = base ? base + 1 : name;
-    if (strncmp(base, "libc10.so", 9) != 0 || strlen(name) >= sizeof ctx->path)
-        return 0;
+    if (strncmp(base, "libc10.so", 9) != 0 || strlen(name) >= sizeof ctx->path) return 0;
     strcpy(ctx->path, name);
     ctx->found = 1;
     return 1;
@@ -40,11 +38,9 @@ static void resolve(void)
     struct find_ctx ctx;
     ctx.found = 0;
     dl_iterate_phdr(find_one, &ctx);
-    if (!ctx.found)
-        return;
+    if (!ctx.found) return;
     void *h = dlopen(ctx.path, RTLD_NOLOAD | RTLD_LAZY);
-    if (!h)
-        return;
+    if (!h) return;
     /* The handle's reference is kept: libc10 stays while we may call it. */
     tl_c10_alloc_fn a = (tl_c10_alloc_fn)dlsym(h, "_ZN3c109alloc_cpuEm");
     tl_c10_free_fn f = (tl_c10_free_fn)dlsym(h, "_ZN3c108free_cpuEPv");

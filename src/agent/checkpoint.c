@@ -25,8 +25,8 @@ typedef struct region {
 
 static tl_writer_t *writer;
 static site_tot_t *sites;
-static region_t regions[4];   /* current A, B, peak A, B */
-static uint64_t seq[2];       /* checkpoints written per set */
+static region_t regions[4]; /* current A, B, peak A, B */
+static uint64_t seq[2];     /* checkpoints written per set */
 static atomic_flag busy = ATOMIC_FLAG_INIT;
 static _Atomic uint64_t next_due, period;
 static _Atomic int64_t live_bytes, live_blocks;
@@ -48,8 +48,7 @@ bool tl_ckpt_init(tl_writer_t *w, uint64_t period_ns)
     size_t bytes = sizeof(site_tot_t) * TL_CKPT_MAX_SITES;
     void *m = mmap(sites ? (void *)sites : NULL, bytes, PROT_READ | PROT_WRITE,
                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | (sites ? MAP_FIXED : 0), -1, 0);
-    if (m == MAP_FAILED)
-        return true;
+    if (m == MAP_FAILED) return true;
     sites = m;
     return false;
 }
@@ -65,8 +64,7 @@ static void write_set(int set, uint64_t now);
 
 void tl_ckpt_on_alloc(const tl_live_entry_t *e, uint64_t now)
 {
-    if (!sites)
-        return;
+    if (!sites) return;
     if (e->stack_id && e->stack_id < TL_CKPT_MAX_SITES) {
         site_tot_t *s = &sites[e->stack_id];
         atomic_fetch_add_explicit(&s->allocs, 1, memory_order_relaxed);
@@ -94,8 +92,7 @@ void tl_ckpt_on_alloc(const tl_live_entry_t *e, uint64_t now)
 
 void tl_ckpt_on_free(const tl_live_entry_t *e)
 {
-    if (!sites)
-        return;
+    if (!sites) return;
     if (e->stack_id && e->stack_id < TL_CKPT_MAX_SITES) {
         site_tot_t *s = &sites[e->stack_id];
         atomic_fetch_add_explicit(&s->frees, 1, memory_order_relaxed);
@@ -120,12 +117,10 @@ typedef struct out {
 static bool out_chunk(out_t *o, unsigned idx)
 {
     region_t *rg = o->rg;
-    if (idx >= TL_CKPT_MAX_CHUNKS)
-        return true;
+    if (idx >= TL_CKPT_MAX_CHUNKS) return true;
     if (idx >= rg->n) {
         uint8_t *ch = tl_writer_chunk_raw(writer);
-        if (!ch)
-            return true;
+        if (!ch) return true;
         rg->chunk[rg->n++] = ch;
         tl_store_le32(ch + TL_CHK_TID, TL_CKPT_TID_BASE + o->region);
         tl_store_le32(ch + TL_CHK_SEQ, idx);
@@ -151,8 +146,7 @@ static void out_put(out_t *o, tl_rec_type_t type, const uint64_t *ints)
             o->records++;
             return;
         }
-        if (out_chunk(o, o->idx + 1))
-            o->dead = true;
+        if (out_chunk(o, o->idx + 1)) o->dead = true;
     }
     o->lost++;
 }
@@ -166,21 +160,19 @@ static void put_live(void *ctx, const tl_live_entry_t *e)
 /* Write one checkpoint of `set` into its next region. Holds `busy`. */
 static void write_set(int set, uint64_t now)
 {
-    if (!writer || !sites)
-        return;
+    if (!writer || !sites) return;
     unsigned region = (unsigned)set * 2 + (unsigned)(seq[set] & 1);
     out_t o = {.rg = &regions[region], .region = region, .ts = now};
     /* Empty the region first: a crash from here on leaves it incomplete (no
      * CKPT_END of this seq), and the other region of the set stands. */
     for (unsigned i = 0; i < o.rg->n; i++)
         __atomic_store_n((uint32_t *)(o.rg->chunk[i] + TL_CHK_USED), 0, __ATOMIC_RELEASE);
-    if (out_chunk(&o, 0))
-        return;
+    if (out_chunk(&o, 0)) return;
     uint64_t s = ++seq[set];
     int64_t lb = atomic_load(&live_bytes), lk = atomic_load(&live_blocks);
     uint64_t pk = atomic_load(&peak_bytes);
-    uint64_t begin[6] = {s, (uint64_t)set, lb > 0 ? (uint64_t)lb : 0, lk > 0 ? (uint64_t)lk : 0,
-                         pk, now};
+    uint64_t begin[6] = {
+        s, (uint64_t)set, lb > 0 ? (uint64_t)lb : 0, lk > 0 ? (uint64_t)lk : 0, pk, now};
     out_put(&o, TL_REC_CKPT_BEGIN, begin);
     if (set == TL_CKPT_PEAK) {
         atomic_store(&peak_ckpt_bytes, lb > 0 ? (uint64_t)lb : 0);
@@ -188,8 +180,7 @@ static void write_set(int set, uint64_t now)
         uint64_t cnt[TL_REC_COUNT_CLASSES], bytes[TL_REC_COUNT_CLASSES], frees;
         tl_agent_counts(cnt, bytes, &frees);
         for (unsigned c = 0; c < TL_REC_COUNT_CLASSES; c++) {
-            if (!cnt[c])
-                continue;
+            if (!cnt[c]) continue;
             uint64_t v[3] = {c, cnt[c], bytes[c]};
             out_put(&o, TL_REC_COUNT, v);
         }
@@ -199,9 +190,10 @@ static void write_set(int set, uint64_t now)
         for (uint64_t id = 1; id <= n && id < TL_CKPT_MAX_SITES; id++) {
             site_tot_t *st = &sites[id];
             uint64_t a = atomic_load_explicit(&st->allocs, memory_order_relaxed);
-            if (!a)
-                continue;
-            uint64_t v[6] = {id, atomic_load_explicit(&st->flags, memory_order_relaxed), a,
+            if (!a) continue;
+            uint64_t v[6] = {id,
+                             atomic_load_explicit(&st->flags, memory_order_relaxed),
+                             a,
                              atomic_load_explicit(&st->frees, memory_order_relaxed),
                              atomic_load_explicit(&st->bytes, memory_order_relaxed),
                              atomic_load_explicit(&st->freed, memory_order_relaxed)};
@@ -211,17 +203,14 @@ static void write_set(int set, uint64_t now)
     tl_live_foreach(put_live, &o);
     uint64_t end[2] = {s, o.records - 1};
     out_put(&o, TL_REC_CKPT_END, end);
-    if (o.lost)
-        tl_agent_count_dropped(o.lost);
+    if (o.lost) tl_agent_count_dropped(o.lost);
 }
 
 void tl_ckpt_tick(uint64_t now)
 {
     uint64_t due = atomic_load_explicit(&next_due, memory_order_relaxed);
-    if (now < due || !sites)
-        return;
-    if (atomic_flag_test_and_set_explicit(&busy, memory_order_acquire))
-        return;
+    if (now < due || !sites) return;
+    if (atomic_flag_test_and_set_explicit(&busy, memory_order_acquire)) return;
     atomic_store_explicit(&next_due, now + atomic_load(&period), memory_order_relaxed);
     if (due != 0) /* the first tick only starts the clock */
         write_set(TL_CKPT_CURRENT, now);
@@ -230,16 +219,14 @@ void tl_ckpt_tick(uint64_t now)
 
 uint64_t tl_ckpt_flush(uint64_t now)
 {
-    if (!sites)
-        return 0;
+    if (!sites) return 0;
     while (atomic_flag_test_and_set_explicit(&busy, memory_order_acquire))
         __builtin_ia32_pause();
     uint64_t pk = atomic_load(&peak_bytes), pc = atomic_load(&peak_ckpt_bytes);
     int64_t lb = atomic_load(&live_bytes);
     /* The peak set is stale when the highest live bytes were never
      * checkpointed; if we are at that peak now, snapshot it. */
-    if (pk > pc && lb > 0 && (uint64_t)lb >= pk)
-        write_set(TL_CKPT_PEAK, now);
+    if (pk > pc && lb > 0 && (uint64_t)lb >= pk) write_set(TL_CKPT_PEAK, now);
     write_set(TL_CKPT_CURRENT, now);
     atomic_flag_clear_explicit(&busy, memory_order_release);
     return 0;

@@ -12,8 +12,7 @@ tl_clock_t tl_clock;
 static bool invariant_tsc(void)
 {
     unsigned a, b, c, d;
-    if (!__get_cpuid(0x80000000u, &a, &b, &c, &d) || a < 0x80000007u)
-        return false;
+    if (!__get_cpuid(0x80000000u, &a, &b, &c, &d) || a < 0x80000007u) return false;
     __get_cpuid(0x80000007u, &a, &b, &c, &d);
     return (d >> 8) & 1;
 }
@@ -21,8 +20,7 @@ static bool invariant_tsc(void)
 void tl_clock_init(bool force_syscall)
 {
     tl_clock.tsc = false;
-    if (force_syscall || !invariant_tsc())
-        return;
+    if (force_syscall || !invariant_tsc()) return;
     /* Two points 0.5 ms apart; each read brackets clock_gettime with TSC
      * reads and takes the middle, so the error is ~20 ns / 0.5 ms. */
     uint64_t t[2], n[2];
@@ -38,8 +36,7 @@ void tl_clock_init(bool force_syscall)
         uint64_t b = __builtin_ia32_rdtsc();
         t[i] = a + (b - a) / 2;
     }
-    if (t[1] <= t[0] || n[1] <= n[0])
-        return;
+    if (t[1] <= t[0] || n[1] <= n[0]) return;
     tl_clock.mult = (uint64_t)((((unsigned __int128)(n[1] - n[0])) << 32) / (t[1] - t[0]));
     tl_clock.tsc0 = t[1];
     tl_clock.ns0 = n[1];

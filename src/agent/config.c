@@ -12,15 +12,12 @@
 
 bool tl_config_parse_u64(const char *s, uint64_t *out)
 {
-    if (!s || !*s)
-        return true;
+    if (!s || !*s) return true;
     uint64_t v = 0;
     for (; *s; s++) {
-        if (*s < '0' || *s > '9')
-            return true;
+        if (*s < '0' || *s > '9') return true;
         unsigned d = (unsigned)(*s - '0');
-        if (v > (UINT64_MAX - d) / 10)
-            return true;
+        if (v > (UINT64_MAX - d) / 10) return true;
         v = v * 10 + d;
     }
     *out = v;
@@ -29,20 +26,17 @@ bool tl_config_parse_u64(const char *s, uint64_t *out)
 
 bool tl_config_parse_size(const char *s, uint64_t *out)
 {
-    if (!s || *s < '0' || *s > '9')
-        return true;
+    if (!s || *s < '0' || *s > '9') return true;
     char digits[24];
     size_t n = 0;
     while (s[n] >= '0' && s[n] <= '9') {
-        if (n + 1 >= sizeof digits)
-            return true;
+        if (n + 1 >= sizeof digits) return true;
         digits[n] = s[n];
         n++;
     }
     digits[n] = '\0';
     uint64_t v;
-    if (tl_config_parse_u64(digits, &v))
-        return true;
+    if (tl_config_parse_u64(digits, &v)) return true;
     static const struct {
         const char *unit;
         uint64_t mul;
@@ -63,10 +57,8 @@ bool tl_config_parse_size(const char *s, uint64_t *out)
         {"TB", UINT64_C(1000000000000)},
     };
     for (size_t i = 0; i < sizeof units / sizeof units[0]; i++) {
-        if (strcmp(s + n, units[i].unit) != 0)
-            continue;
-        if (v > UINT64_MAX / units[i].mul)
-            return true;
+        if (strcmp(s + n, units[i].unit) != 0) continue;
+        if (v > UINT64_MAX / units[i].mul) return true;
         *out = v * units[i].mul;
         return false;
     }
@@ -77,8 +69,7 @@ const char *tl_config_env(const char *const *envp, const char *name)
 {
     size_t n = strlen(name);
     for (; envp && *envp; envp++)
-        if (strncmp(*envp, name, n) == 0 && (*envp)[n] == '=')
-            return *envp + n + 1;
+        if (strncmp(*envp, name, n) == 0 && (*envp)[n] == '=') return *envp + n + 1;
     return NULL;
 }
 
@@ -96,12 +87,13 @@ void tl_config_parse(tl_config_t *cfg, const char *const *envp, uint64_t pid)
         if (tl_config_parse_u64(v, &d))
             cfg->depth_invalid = true;
         else
-            cfg->stack_depth = d < 1 ? 1 : d > TL_CONFIG_DEPTH_MAX ? TL_CONFIG_DEPTH_MAX : (unsigned)d;
+            cfg->stack_depth = d < 1                     ? 1
+                               : d > TL_CONFIG_DEPTH_MAX ? TL_CONFIG_DEPTH_MAX
+                                                         : (unsigned)d;
     }
 
     v = tl_config_env(envp, "TENSORLEAK_SESSION");
-    if (v && tl_config_parse_u64(v, &cfg->session))
-        cfg->session = 0;
+    if (v && tl_config_parse_u64(v, &cfg->session)) cfg->session = 0;
 
     /* "PID:N": N earlier images of PID. Another pid's value was inherited
      * across fork or spawn, so this image is that pid's first. */
@@ -128,8 +120,7 @@ void tl_config_parse(tl_config_t *cfg, const char *const *envp, uint64_t pid)
     cfg->no_python_frames = v && strcmp(v, "0") == 0;
 
     v = tl_config_env(envp, "TENSORLEAK_PYTHON_DIR");
-    if (v && strlen(v) < sizeof cfg->python_dir)
-        strcpy(cfg->python_dir, v);
+    if (v && strlen(v) < sizeof cfg->python_dir) strcpy(cfg->python_dir, v);
 
     cfg->mode = TL_MODE_DEFAULT;
     v = tl_config_env(envp, "TENSORLEAK_MODE");
@@ -160,8 +151,7 @@ void tl_config_parse(tl_config_t *cfg, const char *const *envp, uint64_t pid)
         cfg->checkpoint_ms = (unsigned)ms;
 
     v = tl_config_env(envp, "TENSORLEAK_OUTPUT");
-    if (!v || !*v || strlen(v) >= sizeof cfg->output)
-        v = TL_CONFIG_OUTPUT_DEFAULT;
+    if (!v || !*v || strlen(v) >= sizeof cfg->output) v = TL_CONFIG_OUTPUT_DEFAULT;
     strcpy(cfg->output, v);
 }
 
@@ -173,8 +163,7 @@ const char *tl_config_mode_name(tl_mode_t mode)
 /* Append to [*p, end); false when it does not fit (NUL kept in mind). */
 static bool put(char **p, char *end, const char *s, size_t n)
 {
-    if ((size_t)(end - *p) <= n)
-        return false;
+    if ((size_t)(end - *p) <= n) return false;
     memcpy(*p, s, n);
     *p += n;
     return true;
@@ -196,13 +185,11 @@ static size_t fmt_u64(char *buf, uint64_t v)
 int tl_config_expand(const char *pattern, const char *cwd, uint64_t pid, unsigned uniq, char *out,
                      size_t outlen)
 {
-    if (outlen == 0)
-        return -ENAMETOOLONG;
+    if (outlen == 0) return -ENAMETOOLONG;
     char *p = out, *end = out + outlen;
     char num[24];
     if (pattern[0] != '/' && cwd) {
-        if (!put(&p, end, cwd, strlen(cwd)) || !put(&p, end, "/", 1))
-            return -ENAMETOOLONG;
+        if (!put(&p, end, cwd, strlen(cwd)) || !put(&p, end, "/", 1)) return -ENAMETOOLONG;
     }
     for (const char *s = pattern; *s; s++) {
         bool ok;
@@ -215,25 +202,21 @@ int tl_config_expand(const char *pattern, const char *cwd, uint64_t pid, unsigne
         } else {
             ok = put(&p, end, s, 1);
         }
-        if (!ok)
-            return -ENAMETOOLONG;
+        if (!ok) return -ENAMETOOLONG;
     }
     *p = '\0';
-    if (uniq == 0)
-        return 0;
+    if (uniq == 0) return 0;
 
     /* Insert ".N" before the extension of the last component. A leading dot
      * (".hidden") is no extension. */
     char *base = strrchr(out, '/');
     base = base ? base + 1 : out;
     char *dot = strrchr(base, '.');
-    if (!dot || dot == base)
-        dot = p;
+    if (!dot || dot == base) dot = p;
     size_t tail = (size_t)(p - dot);
     num[0] = '.';
     size_t nn = 1 + fmt_u64(num + 1, uniq);
-    if ((size_t)(end - p) <= nn)
-        return -ENAMETOOLONG;
+    if ((size_t)(end - p) <= nn) return -ENAMETOOLONG;
     memmove(dot + nn, dot, tail + 1);
     memcpy(dot, num, nn);
     return 0;

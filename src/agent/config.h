@@ -10,17 +10,17 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define TL_CONFIG_DEPTH_DEFAULT 64u
-#define TL_CONFIG_DEPTH_MAX     1024u
-#define TL_CONFIG_PATH_MAX      4096u
-#define TL_CONFIG_OUTPUT_DEFAULT "tensorleak.%p.tlt"
-#define TL_CONFIG_EXEC_SEQ_ENV  "TENSORLEAK_EXEC_SEQ"
-#define TL_CONFIG_FINGERPRINT_MIN_DEFAULT (UINT64_C(1) << 20) /* 1 MiB */
-#define TL_CONFIG_SAMPLE_BYTES_DEFAULT (UINT64_C(512) << 10) /* 512 KiB, as tcmalloc's */
+#define TL_CONFIG_DEPTH_DEFAULT           64u
+#define TL_CONFIG_DEPTH_MAX               1024u
+#define TL_CONFIG_PATH_MAX                4096u
+#define TL_CONFIG_OUTPUT_DEFAULT          "tensorleak.%p.tlt"
+#define TL_CONFIG_EXEC_SEQ_ENV            "TENSORLEAK_EXEC_SEQ"
+#define TL_CONFIG_FINGERPRINT_MIN_DEFAULT (UINT64_C(1) << 20)   /* 1 MiB */
+#define TL_CONFIG_SAMPLE_BYTES_DEFAULT    (UINT64_C(512) << 10) /* 512 KiB, as tcmalloc's */
 /* Plain blocks of at least this many bytes always get a full stack outside
  * `all` mode: the report treats numpy's >= 64 KiB buffers as storages
  * (TL_NUMPY_MIN_STORAGE in src/report/storages.h). */
-#define TL_CONFIG_BIG_MIN (UINT64_C(64) << 10)
+#define TL_CONFIG_BIG_MIN               (UINT64_C(64) << 10)
 #define TL_CONFIG_CHECKPOINT_MS_DEFAULT 1000u
 
 /* What the agent records (TENSORLEAK_MODE). */
@@ -31,11 +31,11 @@ typedef enum tl_mode {
 } tl_mode_t;
 
 typedef struct tl_config {
-    bool disable;         /* TENSORLEAK_DISABLE=1: no tracing at all */
-    unsigned stack_depth; /* frames kept per stack, in [1, TL_CONFIG_DEPTH_MAX] */
-    bool depth_invalid;   /* TENSORLEAK_STACK_DEPTH was set but not a number */
-    uint64_t session;     /* TENSORLEAK_SESSION (decimal), 0 if unset or bad */
-    uint32_t exec_seq;    /* earlier images of this pid (TENSORLEAK_EXEC_SEQ) */
+    bool disable;                    /* TENSORLEAK_DISABLE=1: no tracing at all */
+    unsigned stack_depth;            /* frames kept per stack, in [1, TL_CONFIG_DEPTH_MAX] */
+    bool depth_invalid;              /* TENSORLEAK_STACK_DEPTH was set but not a number */
+    uint64_t session;                /* TENSORLEAK_SESSION (decimal), 0 if unset or bad */
+    uint32_t exec_seq;               /* earlier images of this pid (TENSORLEAK_EXEC_SEQ) */
     char output[TL_CONFIG_PATH_MAX]; /* TENSORLEAK_OUTPUT pattern, unexpanded */
     /* TENSORLEAK_FINGERPRINT_MIN: storages of at least this many bytes are
      * fingerprinted at report points (default 1 MiB). */

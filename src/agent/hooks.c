@@ -26,8 +26,8 @@
 #include "agent/stack.h"
 #include "common/trace_format.h"
 
-#define TL_EXPORT  __attribute__((visibility("default")))
-#define MIN_ALIGN  16u /* glibc's MALLOC_ALIGNMENT on x86-64: malloc results are 16-aligned */
+#define TL_EXPORT   __attribute__((visibility("default")))
+#define MIN_ALIGN   16u /* glibc's MALLOC_ALIGNMENT on x86-64: malloc results are 16-aligned */
 #define UNLIKELY(x) __builtin_expect(!!(x), 0)
 
 /* jemalloc options, read by jemalloc at its first allocation; the user's
@@ -68,8 +68,7 @@ static void overcommit_init(void)
 {
     char mode = 0;
     int fd = open("/proc/sys/vm/overcommit_memory", O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return;
+    if (fd < 0) return;
     ssize_t n = read(fd, &mode, 1);
     close(fd);
     struct sysinfo si;
@@ -89,8 +88,7 @@ static inline void *raw_alloc(size_t size, int flags)
         return NULL;
     }
     void *p = mallocx(size < MIN_ALIGN ? MIN_ALIGN : size, flags);
-    if (UNLIKELY(!p))
-        errno = ENOMEM;
+    if (UNLIKELY(!p)) errno = ENOMEM;
     return p;
 }
 
@@ -126,8 +124,7 @@ static inline void raw_free(void *p)
 
 TL_EXPORT void *malloc(size_t size)
 {
-    if (tl_tsd.guard || !tl_agent_recording())
-        return raw_alloc(size, 0);
+    if (tl_tsd.guard || !tl_agent_recording()) return raw_alloc(size, 0);
     return tracked_alloc(TL_KIND_MALLOC, size, size, 0);
 }
 
@@ -151,12 +148,10 @@ TL_EXPORT void *calloc(size_t n, size_t size)
 static inline void free_impl(void *p)
 {
     if (tl_tsd.guard || !tl_agent_recording()) {
-        if (p)
-            raw_free(p);
+        if (p) raw_free(p);
         return;
     }
-    if (!p)
-        return;
+    if (!p) return;
     if (tl_agent_free_unrecorded(p)) {
         raw_free(p);
         return;
@@ -173,22 +168,19 @@ TL_EXPORT void free(void *p)
 
 static void *realloc_untracked(void *p, size_t size)
 {
-    if (!p)
-        return raw_alloc(size, 0);
+    if (!p) return raw_alloc(size, 0);
     if (size == 0) { /* glibc: realloc(p, 0) frees p and returns NULL */
         raw_free(p);
         return NULL;
     }
     void *q = too_big(size) ? NULL : rallocx(p, size < MIN_ALIGN ? MIN_ALIGN : size, 0);
-    if (UNLIKELY(!q))
-        errno = ENOMEM;
+    if (UNLIKELY(!q)) errno = ENOMEM;
     return q;
 }
 
 static void *realloc_tracked(void *p, size_t size)
 {
-    if (!p)
-        return tracked_alloc(TL_KIND_MALLOC, size, size, 0);
+    if (!p) return tracked_alloc(TL_KIND_MALLOC, size, size, 0);
     TL_GUARD_SCOPE;
     if (size == 0) {
         tl_agent_on_free(TL_KIND_FREE, p);
@@ -214,15 +206,13 @@ static void *realloc_tracked(void *p, size_t size)
         memcpy(q, p, old < want ? old : want);
     }
     tl_agent_on_realloc(p, q, size);
-    if (q != p)
-        raw_free(p);
+    if (q != p) raw_free(p);
     return q;
 }
 
 TL_EXPORT void *realloc(void *p, size_t size)
 {
-    if (tl_tsd.guard || !tl_agent_recording())
-        return realloc_untracked(p, size);
+    if (tl_tsd.guard || !tl_agent_recording()) return realloc_untracked(p, size);
     return realloc_tracked(p, size);
 }
 
@@ -252,10 +242,8 @@ static inline bool tracking(void)
 
 static inline void *aligned_any(bool track, size_t align, size_t size)
 {
-    if (align < MIN_ALIGN)
-        align = MIN_ALIGN;
-    if (!track)
-        return raw_alloc(size, MALLOCX_ALIGN(align));
+    if (align < MIN_ALIGN) align = MIN_ALIGN;
+    if (!track) return raw_alloc(size, MALLOCX_ALIGN(align));
     return tracked_alloc(TL_KIND_MEMALIGN, size, size, MALLOCX_ALIGN(align));
 }
 
@@ -264,13 +252,11 @@ TL_EXPORT int posix_memalign(void **out, size_t align, size_t size)
     bool track = tracking();
     /* POSIX: a power of two multiple of sizeof(void *), else EINVAL; the
      * error is returned and errno is left alone. */
-    if (align < sizeof(void *) || (align & (align - 1)))
-        return EINVAL;
+    if (align < sizeof(void *) || (align & (align - 1))) return EINVAL;
     int saved = errno;
     void *p = aligned_any(track, align, size);
     errno = saved;
-    if (!p)
-        return ENOMEM;
+    if (!p) return ENOMEM;
     *out = p;
     return 0;
 }
@@ -366,8 +352,8 @@ TL_EXPORT void free_aligned_sized(void *p, size_t align, size_t size)
 
 typedef void *(*cxx_new_fn)(size_t, size_t);
 
-static void *cxx_new_retry(const char *name, bool aligned, bool nothrow, uint64_t kind,
-                           size_t size, size_t align)
+static void *cxx_new_retry(const char *name, bool aligned, bool nothrow, uint64_t kind, size_t size,
+                           size_t align)
 {
     bool track = tracking();
     TL_GUARD_SCOPE;
@@ -377,20 +363,16 @@ static void *cxx_new_retry(const char *name, bool aligned, bool nothrow, uint64_
         p = ((void *(*)(size_t, size_t))f)(size, align); /* nothrow_t& arg: unused, any value */
     else if (f)
         p = ((void *(*)(size_t, const void *))f)(size, NULL);
-    if (!p && !nothrow)
-        abort(); /* no next operator new to throw std::bad_alloc */
-    if (p && track)
-        tl_agent_on_alloc(kind, p, size);
+    if (!p && !nothrow) abort(); /* no next operator new to throw std::bad_alloc */
+    if (p && track) tl_agent_on_alloc(kind, p, size);
     return p;
 }
 
-static inline void *cxx_new(const char *name, bool aligned, bool nothrow, size_t size,
-                            size_t align)
+static inline void *cxx_new(const char *name, bool aligned, bool nothrow, size_t size, size_t align)
 {
     uint64_t kind = aligned ? TL_KIND_MEMALIGN : TL_KIND_MALLOC;
     int flags = 0;
-    if (aligned)
-        flags = MALLOCX_ALIGN(align < MIN_ALIGN ? MIN_ALIGN : align);
+    if (aligned) flags = MALLOCX_ALIGN(align < MIN_ALIGN ? MIN_ALIGN : align);
     void *p;
     if (tl_tsd.guard || !tl_agent_recording()) {
         p = raw_alloc(size, flags);
@@ -402,8 +384,7 @@ static inline void *cxx_new(const char *name, bool aligned, bool nothrow, size_t
         p = tracked_alloc(kind, size, size, flags);
         tl_tsd.force_full = false;
     }
-    if (UNLIKELY(!p))
-        p = cxx_new_retry(name, aligned, nothrow, kind, size, align);
+    if (UNLIKELY(!p)) p = cxx_new_retry(name, aligned, nothrow, kind, size, align);
     return p;
 }
 
@@ -430,12 +411,12 @@ static inline void *cxx_new(const char *name, bool aligned, bool nothrow, size_t
 
 /* The extra arguments (size, align_val_t, const nothrow_t &) are passed in
  * registers on x86-64 and ignored here, so one C signature fits every form. */
-TL_CXX_NEW1(_Znwm)                                   /* new(size_t) */
-TL_CXX_NEW1(_Znam)                                   /* new[](size_t) */
-TL_CXX_NEW(_ZnwmRKSt9nothrow_t, false, true)         /* new(size_t, nothrow_t const&) */
-TL_CXX_NEW(_ZnamRKSt9nothrow_t, false, true)         /* new[](size_t, nothrow_t const&) */
-TL_CXX_NEW(_ZnwmSt11align_val_t, true, false)        /* new(size_t, align_val_t) */
-TL_CXX_NEW(_ZnamSt11align_val_t, true, false)        /* new[](size_t, align_val_t) */
+TL_CXX_NEW1(_Znwm)                            /* new(size_t) */
+TL_CXX_NEW1(_Znam)                            /* new[](size_t) */
+TL_CXX_NEW(_ZnwmRKSt9nothrow_t, false, true)  /* new(size_t, nothrow_t const&) */
+TL_CXX_NEW(_ZnamRKSt9nothrow_t, false, true)  /* new[](size_t, nothrow_t const&) */
+TL_CXX_NEW(_ZnwmSt11align_val_t, true, false) /* new(size_t, align_val_t) */
+TL_CXX_NEW(_ZnamSt11align_val_t, true, false) /* new[](size_t, align_val_t) */
 TL_CXX_NEW(_ZnwmSt11align_val_tRKSt9nothrow_t, true, true)
 TL_CXX_NEW(_ZnamSt11align_val_tRKSt9nothrow_t, true, true)
 TL_CXX_DELETE(_ZdlPv)
@@ -469,8 +450,7 @@ TL_EXPORT void *_ZN3c109alloc_cpuEm(size_t nbytes)
          * it, 64-byte aligned, NULL for 0 bytes. */
         p = nbytes ? mallocx(nbytes, MALLOCX_ALIGN(64)) : NULL;
     }
-    if (track && p && nbytes)
-        tl_agent_on_alloc(TL_KIND_STORAGE_C10, p, nbytes);
+    if (track && p && nbytes) tl_agent_on_alloc(TL_KIND_STORAGE_C10, p, nbytes);
     return p;
 }
 
@@ -478,8 +458,7 @@ TL_EXPORT void _ZN3c108free_cpuEPv(void *data)
 {
     bool track = tracking();
     TL_GUARD_SCOPE;
-    if (track && data)
-        tl_agent_on_free(TL_KIND_STORAGE_C10, data);
+    if (track && data) tl_agent_on_free(TL_KIND_STORAGE_C10, data);
     tl_c10_free_fn real = tl_c10_real_free();
     if (real)
         real(data);
@@ -491,11 +470,9 @@ TL_EXPORT void _ZN3c108free_cpuEPv(void *data)
 
 TL_EXPORT void exit(int status)
 {
-    if (!tl_tsd.guard)
-        tl_agent_set_exit_status(status);
+    if (!tl_tsd.guard) tl_agent_set_exit_status(status);
     tl_exit_fn real = tl_agent_real_exit();
-    if (real)
-        real(status);
+    if (real) real(status);
     syscall(SYS_exit_group, status);
     for (;;)
         ;
@@ -503,8 +480,7 @@ TL_EXPORT void exit(int status)
 
 static void __attribute__((noreturn)) exit_now(int status)
 {
-    if (!tl_tsd.guard)
-        tl_agent_finish_now(status); /* destructors will not run */
+    if (!tl_tsd.guard) tl_agent_finish_now(status); /* destructors will not run */
     for (;;)
         syscall(SYS_exit_group, status);
 }
@@ -528,13 +504,11 @@ static char **exec_envp(char *const envp[], const char *seq, size_t *map_bytes)
         n++;
     *map_bytes = (n + 2) * sizeof(char *);
     char **v = mmap(NULL, *map_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (v == MAP_FAILED)
-        return NULL;
+    if (v == MAP_FAILED) return NULL;
     size_t k = 0;
     static const char name[] = TL_CONFIG_EXEC_SEQ_ENV "=";
     for (size_t i = 0; i < n; i++)
-        if (strncmp(envp[i], name, sizeof name - 1) != 0)
-            v[k++] = envp[i];
+        if (strncmp(envp[i], name, sizeof name - 1) != 0) v[k++] = envp[i];
     v[k++] = (char *)seq;
     v[k] = NULL;
     return v;
@@ -542,18 +516,15 @@ static char **exec_envp(char *const envp[], const char *seq, size_t *map_bytes)
 
 TL_EXPORT int execve(const char *path, char *const argv[], char *const envp[])
 {
-    if (tl_tsd.guard)
-        return (int)syscall(SYS_execve, path, argv, envp);
+    if (tl_tsd.guard) return (int)syscall(SYS_execve, path, argv, envp);
     const char *seq = tl_agent_exec_env(); /* NULL in a vfork child */
     size_t map_bytes = 0;
     char **env = seq ? exec_envp(envp, seq, &map_bytes) : NULL;
     bool marked = tl_agent_exec_begin();
     int r = (int)syscall(SYS_execve, path, argv, env ? env : envp);
     int saved = errno;
-    if (marked)
-        tl_agent_exec_failed(); /* still running: the trace goes on */
-    if (env)
-        munmap(env, map_bytes);
+    if (marked) tl_agent_exec_failed(); /* still running: the trace goes on */
+    if (env) munmap(env, map_bytes);
     errno = saved;
     return r;
 }

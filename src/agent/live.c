@@ -31,12 +31,10 @@ static size_t home(uint64_t p)
 
 bool tl_live_init(void)
 {
-    if (table)
-        return false;
+    if (table) return false;
     void *m = mmap(NULL, sizeof(slot_t) << TL_LIVE_LG_SLOTS, PROT_READ | PROT_WRITE,
                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (m == MAP_FAILED)
-        return true;
+    if (m == MAP_FAILED) return true;
     table = m;
     return false;
 }
@@ -45,13 +43,11 @@ void tl_live_reset(void)
 {
     memset(tl_live_filter, 0, sizeof tl_live_filter);
     atomic_store(&count, 0);
-    if (!table)
-        return;
+    if (!table) return;
     size_t bytes = sizeof(slot_t) << TL_LIVE_LG_SLOTS;
     void *m = mmap(table, bytes, PROT_READ | PROT_WRITE,
                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0);
-    if (m == MAP_FAILED)
-        memset(table, 0, bytes);
+    if (m == MAP_FAILED) memset(table, 0, bytes);
 }
 
 static void filter_add(uint64_t p, int d)
@@ -59,22 +55,20 @@ static void filter_add(uint64_t p, int d)
     _Atomic uint8_t *f = &tl_live_filter[tl_live_bucket(p)];
     uint8_t cur = atomic_load_explicit(f, memory_order_relaxed);
     /* A saturated bucket stays saturated: it may hold more than 255. */
-    while (cur != 255 && !atomic_compare_exchange_weak_explicit(
-                             f, &cur, (uint8_t)(cur + d), memory_order_relaxed,
-                             memory_order_relaxed))
+    while (cur != 255 &&
+           !atomic_compare_exchange_weak_explicit(f, &cur, (uint8_t)(cur + d), memory_order_relaxed,
+                                                  memory_order_relaxed))
         ;
 }
 
 bool tl_live_insert(const tl_live_entry_t *e)
 {
-    if (!table || e->ptr <= TOMB)
-        return true;
+    if (!table || e->ptr <= TOMB) return true;
     size_t h = home(e->ptr);
     for (unsigned i = 0; i < TL_LIVE_PROBES; i++) {
         slot_t *s = &table[(h + i) & MASK];
         uint64_t k = atomic_load_explicit(&s->key, memory_order_relaxed);
-        if (k != EMPTY && k != TOMB)
-            continue;
+        if (k != EMPTY && k != TOMB) continue;
         if (!atomic_compare_exchange_strong_explicit(&s->key, &k, BUSY, memory_order_acquire,
                                                      memory_order_relaxed))
             continue;
@@ -91,16 +85,13 @@ bool tl_live_insert(const tl_live_entry_t *e)
 
 bool tl_live_remove(uint64_t ptr, tl_live_entry_t *out)
 {
-    if (!table || ptr <= TOMB)
-        return false;
+    if (!table || ptr <= TOMB) return false;
     size_t h = home(ptr);
     for (unsigned i = 0; i < TL_LIVE_PROBES; i++) {
         slot_t *s = &table[(h + i) & MASK];
         uint64_t k = atomic_load_explicit(&s->key, memory_order_acquire);
-        if (k == EMPTY)
-            return false;
-        if (k != ptr)
-            continue;
+        if (k == EMPTY) return false;
+        if (k != ptr) continue;
         *out = s->e;
         atomic_store_explicit(&s->key, TOMB, memory_order_release);
         filter_add(ptr, -1);
@@ -112,12 +103,10 @@ bool tl_live_remove(uint64_t ptr, tl_live_entry_t *out)
 
 void tl_live_foreach(void (*fn)(void *ctx, const tl_live_entry_t *e), void *ctx)
 {
-    if (!table || atomic_load_explicit(&count, memory_order_relaxed) == 0)
-        return;
+    if (!table || atomic_load_explicit(&count, memory_order_relaxed) == 0) return;
     for (size_t i = 0; i <= MASK; i++) {
         uint64_t k = atomic_load_explicit(&table[i].key, memory_order_acquire);
-        if (k <= TOMB)
-            continue;
+        if (k <= TOMB) continue;
         tl_live_entry_t e = table[i].e;
         if (atomic_load_explicit(&table[i].key, memory_order_acquire) == k && e.ptr == k)
             fn(ctx, &e);
@@ -139,17 +128,14 @@ int64_t tl_sample_next(uint64_t *rng, uint64_t mean)
     /* u in (0, 1]: 53 random bits. */
     double u = (double)((x >> 11) + 1) * (1.0 / 9007199254740992.0);
     double v = -log(u) * (double)mean;
-    if (v < 1.0)
-        return 1;
-    if (v > 9.0e18)
-        return INT64_MAX;
+    if (v < 1.0) return 1;
+    if (v > 9.0e18) return INT64_MAX;
     return (int64_t)v;
 }
 
 uint64_t tl_sample_weight(uint64_t size, uint64_t mean)
 {
-    if (size == 0 || mean <= 1)
-        return size;
+    if (size == 0 || mean <= 1) return size;
     double p = -expm1(-(double)size / (double)mean);
     double w = p > 0 ? (double)size / p : (double)mean;
     return w > 1.8e19 ? UINT64_MAX : (uint64_t)(w + 0.5);

@@ -34,8 +34,7 @@ bool tl_modules_contains(uint64_t ip)
 {
     size_t n = atomic_load_explicit(&nknown, memory_order_acquire);
     for (size_t i = 0; i < n; i++)
-        if (ip >= known[i].lo && ip < known[i].hi)
-            return true;
+        if (ip >= known[i].lo && ip < known[i].hi) return true;
     return false;
 }
 
@@ -43,16 +42,14 @@ static bool is_known_start(uint64_t lo)
 {
     size_t n = atomic_load_explicit(&nknown, memory_order_acquire);
     for (size_t i = 0; i < n; i++)
-        if (known[i].lo == lo)
-            return true;
+        if (known[i].lo == lo) return true;
     return false;
 }
 
 static void remember(uint64_t lo, uint64_t hi)
 {
     size_t n = atomic_load_explicit(&nknown, memory_order_relaxed);
-    if (n >= TL_MODULES_MAX)
-        return;
+    if (n >= TL_MODULES_MAX) return;
     known[n].lo = lo;
     known[n].hi = hi;
     atomic_store_explicit(&nknown, n + 1, memory_order_release);
@@ -63,15 +60,11 @@ static void load_span(const struct dl_phdr_info *info, uint64_t *lo, uint64_t *h
     uint64_t l = UINT64_MAX, h = 0;
     for (int i = 0; i < info->dlpi_phnum; i++) {
         const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-        if (ph->p_type != PT_LOAD)
-            continue;
-        if (ph->p_vaddr < l)
-            l = ph->p_vaddr;
-        if (ph->p_vaddr + ph->p_memsz > h)
-            h = ph->p_vaddr + ph->p_memsz;
+        if (ph->p_type != PT_LOAD) continue;
+        if (ph->p_vaddr < l) l = ph->p_vaddr;
+        if (ph->p_vaddr + ph->p_memsz > h) h = ph->p_vaddr + ph->p_memsz;
     }
-    if (l > h)
-        l = h = 0;
+    if (l > h) l = h = 0;
     *lo = info->dlpi_addr + l;
     *hi = info->dlpi_addr + h;
 }
@@ -80,8 +73,7 @@ static const uint8_t *find_build_id(const struct dl_phdr_info *info, size_t *len
 {
     for (int i = 0; i < info->dlpi_phnum; i++) {
         const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-        if (ph->p_type != PT_NOTE)
-            continue;
+        if (ph->p_type != PT_NOTE) continue;
         size_t align = ph->p_align == 8 ? 8 : 4;
         const uint8_t *p = (const uint8_t *)(info->dlpi_addr + ph->p_vaddr);
         const uint8_t *end = p + ph->p_memsz;
@@ -90,8 +82,7 @@ static const uint8_t *find_build_id(const struct dl_phdr_info *info, size_t *len
             size_t name_off = sizeof *nh;
             size_t desc_off = name_off + ((nh->n_namesz + align - 1) & ~(align - 1));
             size_t next = desc_off + ((nh->n_descsz + align - 1) & ~(align - 1));
-            if (next > (size_t)(end - p))
-                break;
+            if (next > (size_t)(end - p)) break;
             if (nh->n_type == NT_GNU_BUILD_ID && nh->n_namesz == 4 &&
                 memcmp(p + name_off, "GNU", 4) == 0) {
                 *len = nh->n_descsz;
@@ -116,17 +107,14 @@ static int scan_one(struct dl_phdr_info *info, size_t size, void *data)
     struct scan_ctx *ctx = data;
     unsigned index = ctx->index++;
     if (index == 0 && !ctx->force && size >= offsetof(struct dl_phdr_info, dlpi_subs)) {
-        if (info->dlpi_adds == last_adds)
-            return 1; /* nothing loaded since the last scan */
+        if (info->dlpi_adds == last_adds) return 1; /* nothing loaded since the last scan */
         last_adds = info->dlpi_adds;
     }
     uint64_t lo, hi;
     load_span(info, &lo, &hi);
-    if (lo == hi || is_known_start(lo))
-        return 0;
+    if (lo == hi || is_known_start(lo)) return 0;
     remember(lo, hi);
-    if (lo == getauxval(AT_SYSINFO_EHDR))
-        return 0; /* the vdso: no file to symbolize from */
+    if (lo == getauxval(AT_SYSINFO_EHDR)) return 0; /* the vdso: no file to symbolize from */
 
     const char *name = info->dlpi_name ? info->dlpi_name : "";
     const char *path = name;
@@ -143,8 +131,11 @@ static int scan_one(struct dl_phdr_info *info, size_t size, void *data)
             path = path_buf;
         }
     }
-    tl_module_info_t m = {.base = info->dlpi_addr, .start = lo, .size = hi - lo,
-                          .path = path, .path_len = strlen(path)};
+    tl_module_info_t m = {.base = info->dlpi_addr,
+                          .start = lo,
+                          .size = hi - lo,
+                          .path = path,
+                          .path_len = strlen(path)};
     m.build_id = find_build_id(info, &m.build_id_len);
     ctx->emit(ctx->arg, &m);
     return 0;
@@ -153,8 +144,7 @@ static int scan_one(struct dl_phdr_info *info, size_t size, void *data)
 void tl_modules_scan(bool force, bool lazy, tl_module_emit_fn emit, void *arg)
 {
     if (lazy) {
-        if (pthread_mutex_trylock(&lock) != 0)
-            return;
+        if (pthread_mutex_trylock(&lock) != 0) return;
     } else {
         pthread_mutex_lock(&lock);
     }

@@ -36,7 +36,7 @@ static struct {
     _Atomic bool enabled;
     this_tstate_fn this_tstate;
     addr2line_fn addr2line;
-    finalizing_fn finalizing; /* _Py_IsFinalizing */
+    finalizing_fn finalizing;       /* _Py_IsFinalizing */
     uintptr_t eval_start, eval_end; /* _PyEval_EvalFrameDefault's code */
 } py;
 
@@ -61,8 +61,7 @@ void tl_pyframes_hide_dir(const char *dir)
     size_t n = dir ? strlen(dir) : 0;
     while (n > 1 && dir[n - 1] == '/')
         n--;
-    if (n == 0 || n + 2 > sizeof hide_prefix)
-        return;
+    if (n == 0 || n + 2 > sizeof hide_prefix) return;
     memcpy(hide_prefix, dir, n);
     hide_prefix[n] = '/';
     hide_prefix[n + 1] = '\0';
@@ -76,27 +75,22 @@ bool tl_pyframes_enabled(void)
 
 bool tl_pyframes_init(void)
 {
-    if (tl_pyframes_enabled())
-        return true;
+    if (tl_pyframes_enabled()) return true;
     const unsigned long *version = dlsym(RTLD_DEFAULT, "Py_Version");
     /* The frame layout read here is 3.11's; other versions differ. */
-    if (!version || (*version >> 16) != 0x030b)
-        return false;
+    if (!version || (*version >> 16) != 0x030b) return false;
     void *tstate = dlsym(RTLD_DEFAULT, "PyGILState_GetThisThreadState");
     void *a2l = dlsym(RTLD_DEFAULT, "PyCode_Addr2Line");
     void *eval = dlsym(RTLD_DEFAULT, "_PyEval_EvalFrameDefault");
     void *fin = dlsym(RTLD_DEFAULT, "_Py_IsFinalizing");
-    if (!tstate || !a2l || !eval || !fin)
-        return false;
+    if (!tstate || !a2l || !eval || !fin) return false;
     Dl_info info;
     const ElfW(Sym) *sym = NULL;
-    if (!dladdr1(eval, &info, (void **)&sym, RTLD_DL_SYMENT) || !sym || !sym->st_size)
-        return false;
+    if (!dladdr1(eval, &info, (void **)&sym, RTLD_DL_SYMENT) || !sym || !sym->st_size) return false;
     if (!table) {
         void *m = mmap(NULL, TABLE_SLOTS * sizeof(slot_t), PROT_READ | PROT_WRITE,
                        MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-        if (m == MAP_FAILED)
-            return false;
+        if (m == MAP_FAILED) return false;
         table = m;
     }
     *(void **)&py.this_tstate = tstate;
@@ -155,8 +149,7 @@ static uint32_t intern(PyCodeObject *code, int lasti, tl_pyframe_emit_fn emit, v
     uint64_t parts[4] = {(uint64_t)(uintptr_t)code, (uint64_t)lasti,
                          (uint64_t)(uintptr_t)code->co_filename, (uint64_t)code->co_firstlineno};
     uint64_t key = XXH3_64bits(parts, sizeof parts);
-    if (key == 0)
-        key = 1;
+    if (key == 0) key = 1;
     uint32_t mask = TABLE_SLOTS - 1;
     for (uint32_t i = (uint32_t)key & mask, probes = 0; probes < TABLE_PROBES;
          i = (i + 1) & mask, probes++) {
@@ -175,8 +168,7 @@ static uint32_t intern(PyCodeObject *code, int lasti, tl_pyframe_emit_fn emit, v
                 }
                 uint32_t id = atomic_fetch_add(&next_id, 1);
                 int line = py.addr2line(code, lasti * (int)sizeof(_Py_CODEUNIT));
-                const char *name = str_utf8(code->co_qualname ? code->co_qualname
-                                                              : code->co_name,
+                const char *name = str_utf8(code->co_qualname ? code->co_qualname : code->co_name,
                                             nbuf, sizeof nbuf, &nlen);
                 emit(ctx, id, line > 0 ? (uint64_t)line : 0, file, flen, name, nlen);
                 atomic_store_explicit(&table[i].id, id, memory_order_release);
@@ -197,17 +189,14 @@ static uint32_t intern(PyCodeObject *code, int lasti, tl_pyframe_emit_fn emit, v
 size_t tl_pyframes_merge(const uint64_t *native, size_t n, uint64_t *out, size_t max,
                          tl_pyframe_emit_fn emit, void *ctx)
 {
-    if (!tl_pyframes_enabled())
-        return 0;
+    if (!tl_pyframes_enabled()) return 0;
     /* Once the interpreter finalises it frees every thread state, those of
      * daemon threads still running C code included (their thread-specific
      * pointer then dangles): no Python frames from then on. atexit
      * callbacks (the script_end report point) run before this is set. */
-    if (py.finalizing())
-        return 0;
+    if (py.finalizing()) return 0;
     PyThreadState *ts = py.this_tstate();
-    if (!ts || !ts->cframe)
-        return 0;
+    if (!ts || !ts->cframe) return 0;
     /* Walk innermost first, cutting the chain into one group per C-level
      * eval call (a group ends at its is_entry frame). */
     uint64_t ids[MAX_PY_FRAMES];
@@ -216,22 +205,17 @@ size_t tl_pyframes_merge(const uint64_t *native, size_t n, uint64_t *out, size_t
     for (_PyInterpreterFrame *f = ts->cframe->current_frame; f && nids < MAX_PY_FRAMES;
          f = f->previous) {
         PyCodeObject *code = f->f_code;
-        if (!code)
-            break;
+        if (!code) break;
         if (!_PyFrame_IsIncomplete(f)) {
             uint32_t id = intern(code, _PyInterpreterFrame_LASTI(f), emit, ctx);
-            if (id && id != HIDDEN_ID)
-                ids[nids++] = TL_FRAME_PY_TAG | id;
+            if (id && id != HIDDEN_ID) ids[nids++] = TL_FRAME_PY_TAG | id;
         }
         /* One group per is_entry frame, empty or not (all its frames hidden
          * or incomplete): each stands for one native eval frame. */
-        if (f->is_entry && ngroups < MAX_PY_FRAMES)
-            group_end[ngroups++] = nids;
+        if (f->is_entry && ngroups < MAX_PY_FRAMES) group_end[ngroups++] = nids;
     }
-    if (ngroups == 0 || group_end[ngroups - 1] != nids)
-        group_end[ngroups++] = nids;
-    if (nids == 0)
-        return 0;
+    if (ngroups == 0 || group_end[ngroups - 1] != nids) group_end[ngroups++] = nids;
+    if (nids == 0) return 0;
     size_t k = 0, g = 0, next = 0;
     for (size_t i = 0; i < n && k < max; i++) {
         uintptr_t ip = (uintptr_t)native[i];

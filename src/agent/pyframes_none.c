@@ -27,6 +27,4 @@ void tl_pyframes_hide_dir(const char *dir)
     (void)dir;
 }
 
-void tl_pyframes_reset(void)
-{
-}
+void tl_pyframes_reset(void) {}

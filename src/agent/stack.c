@@ -14,7 +14,7 @@
 #include <sys/mman.h>
 #include <xxhash.h>
 
-#define SKIP_MAX  4
+#define SKIP_MAX   4
 #define SKIP_SLACK TL_STACK_SLACK
 
 static struct {
@@ -27,8 +27,7 @@ bool tl_stack_table_init(tl_stack_table_t *t, unsigned lg_slots)
     size_t n = (size_t)1 << lg_slots;
     void *m = mmap(NULL, n * sizeof(tl_stack_slot_t), PROT_READ | PROT_WRITE,
                    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (m == MAP_FAILED)
-        return true;
+    if (m == MAP_FAILED) return true;
     t->slots = m;
     t->mask = n - 1;
     atomic_store(&t->next_id, 0);
@@ -38,42 +37,36 @@ bool tl_stack_table_init(tl_stack_table_t *t, unsigned lg_slots)
 
 void tl_stack_table_reset(tl_stack_table_t *t)
 {
-    if (!t->slots)
-        return;
+    if (!t->slots) return;
     size_t bytes = (t->mask + 1) * sizeof(tl_stack_slot_t);
     /* Fresh zero pages are cheaper than memset of a mostly untouched table. */
     void *m = mmap(t->slots, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED,
                    -1, 0);
-    if (m == MAP_FAILED)
-        memset(t->slots, 0, bytes);
+    if (m == MAP_FAILED) memset(t->slots, 0, bytes);
     atomic_store(&t->next_id, 0);
     atomic_store(&t->full_count, 0);
 }
 
 void tl_stack_table_destroy(tl_stack_table_t *t)
 {
-    if (t->slots)
-        munmap(t->slots, (t->mask + 1) * sizeof(tl_stack_slot_t));
+    if (t->slots) munmap(t->slots, (t->mask + 1) * sizeof(tl_stack_slot_t));
     t->slots = NULL;
 }
 
 uint64_t tl_stack_intern(tl_stack_table_t *t, const uint64_t *frames, size_t n, bool *is_new)
 {
     *is_new = false;
-    if (n == 0)
-        return 0;
+    if (n == 0) return 0;
     uint64_t h = XXH3_64bits(frames, n * sizeof frames[0]);
-    if (h == 0)
-        h = 1;
+    if (h == 0) h = 1;
     size_t i = (size_t)h & t->mask;
     for (unsigned probe = 0; probe < TL_STACK_PROBES && probe <= t->mask; probe++) {
         tl_stack_slot_t *s = &t->slots[(i + probe) & t->mask];
         uint64_t cur = atomic_load_explicit(&s->hash, memory_order_acquire);
         if (cur == 0) {
             uint64_t expected = 0;
-            if (atomic_compare_exchange_strong_explicit(&s->hash, &expected, h,
-                                                        memory_order_acq_rel,
-                                                        memory_order_acquire)) {
+            if (atomic_compare_exchange_strong_explicit(
+                    &s->hash, &expected, h, memory_order_acq_rel, memory_order_acquire)) {
                 uint64_t id = atomic_fetch_add_explicit(&t->next_id, 1, memory_order_relaxed) + 1;
                 atomic_store_explicit(&s->id, id, memory_order_release);
                 *is_new = true;
@@ -116,8 +109,7 @@ void tl_stack_unwind_init(void)
 static bool skipped(uintptr_t ip)
 {
     for (unsigned i = 0; i < nskip; i++)
-        if (ip >= skip[i].lo && ip < skip[i].hi)
-            return true;
+        if (ip >= skip[i].lo && ip < skip[i].hi) return true;
     return false;
 }
 
@@ -128,8 +120,7 @@ __thread void *tl_stack_raw[1024 + SKIP_SLACK] __attribute__((tls_model("initial
 size_t tl_stack_trim(const uint64_t **frames, int n, size_t depth)
 {
     *frames = (const uint64_t *)tl_stack_raw;
-    if (n <= 0)
-        return 0;
+    if (n <= 0) return 0;
     int first = 0;
     while (first < n && skipped((uintptr_t)tl_stack_raw[first]))
         first++;
@@ -140,7 +131,6 @@ size_t tl_stack_trim(const uint64_t **frames, int n, size_t depth)
 
 size_t tl_stack_capture(const uint64_t **frames, size_t depth)
 {
-    if (depth > 1024)
-        depth = 1024;
+    if (depth > 1024) depth = 1024;
     return tl_stack_trim(frames, unw_backtrace(tl_stack_raw, (int)(depth + SKIP_SLACK)), depth);
 }

@@ -24,7 +24,7 @@ typedef struct tl_stack_slot {
 typedef struct tl_stack_table {
     tl_stack_slot_t *slots; /* mmap'd, 1 << lg_slots entries */
     size_t mask;
-    _Atomic uint64_t next_id; /* last id handed out */
+    _Atomic uint64_t next_id;    /* last id handed out */
     _Atomic uint64_t full_count; /* interns that found the table full */
 } tl_stack_table_t;
 
@@ -69,8 +69,7 @@ size_t tl_stack_trim(const uint64_t **frames, int n, size_t depth);
 static inline __attribute__((always_inline)) size_t tl_stack_capture_inline(const uint64_t **frames,
                                                                             size_t depth)
 {
-    if (depth > 1024)
-        depth = 1024;
+    if (depth > 1024) depth = 1024;
     return tl_stack_trim(frames, unw_backtrace(tl_stack_raw, (int)(depth + TL_STACK_SLACK)), depth);
 }
 

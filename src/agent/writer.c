@@ -29,19 +29,15 @@ static uint64_t extent_bytes(const tl_writer_t *w)
  * fallocate first, so a full disk is an error here and not a SIGBUS later. */
 static bool grow(tl_writer_t *w)
 {
-    if (w->nextents >= TL_WRITER_MAX_EXTENTS || w->fd < 0)
-        return true;
+    if (w->nextents >= TL_WRITER_MAX_EXTENTS || w->fd < 0) return true;
     off_t off = (off_t)(TL_TRACE_HEADER_BYTES + w->nextents * extent_bytes(w));
     off_t len = (off_t)extent_bytes(w);
     if (fallocate(w->fd, 0, off, len) != 0) {
-        if (errno != EOPNOTSUPP && errno != ENOSYS)
-            return true;
-        if (ftruncate(w->fd, off + len) != 0)
-            return true;
+        if (errno != EOPNOTSUPP && errno != ENOSYS) return true;
+        if (ftruncate(w->fd, off + len) != 0) return true;
     }
     void *m = mmap(NULL, (size_t)len, PROT_READ | PROT_WRITE, MAP_SHARED, w->fd, off);
-    if (m == MAP_FAILED)
-        return true;
+    if (m == MAP_FAILED) return true;
     w->extent[w->nextents++] = m;
     return false;
 }
@@ -56,23 +52,20 @@ int tl_writer_create(tl_writer_t *w, const char *path, const tl_writer_hdr_t *hd
     w->header = NULL;
     atomic_store(&w->closed, TL_WRITER_OPEN);
     int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-    if (fd < 0)
-        return -errno;
+    if (fd < 0) return -errno;
     w->fd = fd;
     int err = 0;
-    if (fallocate(fd, 0, 0, TL_TRACE_HEADER_BYTES) != 0 && ftruncate(fd, TL_TRACE_HEADER_BYTES) != 0)
+    if (fallocate(fd, 0, 0, TL_TRACE_HEADER_BYTES) != 0 &&
+        ftruncate(fd, TL_TRACE_HEADER_BYTES) != 0)
         err = -errno;
     void *m = MAP_FAILED;
     if (!err) {
         m = mmap(NULL, TL_TRACE_HEADER_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-        if (m == MAP_FAILED)
-            err = -errno;
+        if (m == MAP_FAILED) err = -errno;
     }
-    if (!err && grow(w))
-        err = errno ? -errno : -ENOSPC;
+    if (!err && grow(w)) err = errno ? -errno : -ENOSPC;
     if (err) {
-        if (m != MAP_FAILED)
-            munmap(m, TL_TRACE_HEADER_BYTES);
+        if (m != MAP_FAILED) munmap(m, TL_TRACE_HEADER_BYTES);
         tl_writer_release(w);
         unlink(path);
         return err;
@@ -107,8 +100,7 @@ void tl_wcursor_reset(tl_wcursor_t *c, const tl_writer_t *w, uint32_t tid)
 
 uint8_t *tl_writer_chunk_raw(tl_writer_t *w)
 {
-    if (atomic_load_explicit(&w->closed, memory_order_acquire) != TL_WRITER_OPEN)
-        return NULL;
+    if (atomic_load_explicit(&w->closed, memory_order_acquire) != TL_WRITER_OPEN) return NULL;
     pthread_mutex_lock(&w->lock);
     if (atomic_load_explicit(&w->closed, memory_order_relaxed) != TL_WRITER_OPEN) {
         pthread_mutex_unlock(&w->lock);
@@ -130,8 +122,8 @@ uint8_t *tl_writer_chunk_raw(tl_writer_t *w)
         return NULL;
     }
     uint64_t idx = w->next_chunk++;
-    uint8_t *ch = w->extent[idx / TL_WRITER_EXTENT_CHUNKS] +
-                  (idx % TL_WRITER_EXTENT_CHUNKS) * w->chunk_bytes;
+    uint8_t *ch =
+        w->extent[idx / TL_WRITER_EXTENT_CHUNKS] + (idx % TL_WRITER_EXTENT_CHUNKS) * w->chunk_bytes;
     pthread_mutex_unlock(&w->lock);
     return ch;
 }
@@ -140,8 +132,7 @@ uint8_t *tl_writer_chunk_raw(tl_writer_t *w)
 static bool take_chunk(tl_writer_t *w, tl_wcursor_t *c, uint64_t ts)
 {
     uint8_t *ch = tl_writer_chunk_raw(w);
-    if (!ch)
-        return true;
+    if (!ch) return true;
     tl_store_le32(ch + TL_CHK_TID, c->tid);
     tl_store_le32(ch + TL_CHK_USED, 0);
     tl_store_le32(ch + TL_CHK_SEQ, c->seq++);
@@ -156,8 +147,7 @@ static bool take_chunk(tl_writer_t *w, tl_wcursor_t *c, uint64_t ts)
 static bool reserve(tl_writer_t *w, tl_wcursor_t *c, uint64_t ts, bool fresh, tl_wbuf_t *b,
                     uint64_t *delta)
 {
-    if ((fresh || !c->chunk) && take_chunk(w, c, ts))
-        return true;
+    if ((fresh || !c->chunk) && take_chunk(w, c, ts)) return true;
     b->p = c->chunk + TL_CHUNK_HEADER_BYTES + c->used;
     b->end = c->chunk + w->chunk_bytes;
     b->overflow = false;
@@ -167,12 +157,10 @@ static bool reserve(tl_writer_t *w, tl_wcursor_t *c, uint64_t ts, bool fresh, tl
 
 static bool commit(tl_wcursor_t *c, const tl_wbuf_t *b, uint64_t ts)
 {
-    if (b->overflow)
-        return true;
+    if (b->overflow) return true;
     c->used = (uint32_t)(b->p - (c->chunk + TL_CHUNK_HEADER_BYTES));
     __atomic_store_n((uint32_t *)(c->chunk + TL_CHK_USED), c->used, __ATOMIC_RELEASE);
-    if (ts > c->last_ts)
-        c->last_ts = ts;
+    if (ts > c->last_ts) c->last_ts = ts;
     return false;
 }
 
@@ -183,9 +171,8 @@ static bool commit(tl_wcursor_t *c, const tl_wbuf_t *b, uint64_t ts)
         tl_wbuf_t tl_b_;                                                                           \
         uint64_t tl_d_;                                                                            \
         (failed) = true;                                                                           \
-        for (int tl_try_ = 0; tl_try_ < 2 && (failed); tl_try_++) {                               \
-            if (reserve((w), (c), (ts), tl_try_ > 0, &tl_b_, &tl_d_))                              \
-                break;                                                                             \
+        for (int tl_try_ = 0; tl_try_ < 2 && (failed); tl_try_++) {                                \
+            if (reserve((w), (c), (ts), tl_try_ > 0, &tl_b_, &tl_d_)) break;                       \
             PUT;                                                                                   \
             (failed) = commit((c), &tl_b_, (ts));                                                  \
         }                                                                                          \
@@ -270,8 +257,7 @@ bool tl_writer_end(tl_writer_t *w, tl_wcursor_t *c, uint64_t ts, uint64_t reason
 }
 
 bool tl_writer_pyframe(tl_writer_t *w, tl_wcursor_t *c, uint64_t ts, uint64_t id, uint64_t line,
-                       const char *file, size_t file_len, const char *function,
-                       size_t function_len)
+                       const char *file, size_t file_len, const char *function, size_t function_len)
 {
     bool failed;
     EMIT(w, c, ts, failed,
@@ -338,11 +324,9 @@ void tl_writer_release(tl_writer_t *w)
         w->extent[i] = NULL;
     }
     w->nextents = 0;
-    if (w->header)
-        munmap(w->header, TL_TRACE_HEADER_BYTES);
+    if (w->header) munmap(w->header, TL_TRACE_HEADER_BYTES);
     w->header = NULL;
-    if (w->fd >= 0)
-        close(w->fd);
+    if (w->fd >= 0) close(w->fd);
     w->fd = -1;
     w->next_chunk = 0;
     w->gen = 0;

@@ -33,11 +33,11 @@ typedef struct tl_writer {
     pthread_mutex_t lock; /* guards chunk hand-out, growth, closing */
     int fd;               /* -1 when no file */
     uint32_t chunk_bytes;
-    uint64_t gen;         /* unique per tl_writer_create; cursors compare it */
-    uint8_t *header;      /* TL_TRACE_HEADER_BYTES, MAP_SHARED */
-    uint64_t next_chunk;  /* chunks handed out (lock) */
-    uint64_t nextents;    /* extents mapped (lock) */
-    atomic_int closed;    /* 0 open; TL_WRITER_FINISHED or TL_WRITER_EXEC refuse new chunks */
+    uint64_t gen;        /* unique per tl_writer_create; cursors compare it */
+    uint8_t *header;     /* TL_TRACE_HEADER_BYTES, MAP_SHARED */
+    uint64_t next_chunk; /* chunks handed out (lock) */
+    uint64_t nextents;   /* extents mapped (lock) */
+    atomic_int closed;   /* 0 open; TL_WRITER_FINISHED or TL_WRITER_EXEC refuse new chunks */
     uint8_t *extent[TL_WRITER_MAX_EXTENTS];
 } tl_writer_t;
 

@@ -91,8 +91,7 @@ void tl_rec_put_process(tl_wbuf_t *w, uint64_t ts_delta, uint64_t pid, uint64_t 
     tl_put_varint(w, ppid);
     tl_put_varint(w, exec_seq);
     tl_put_bytes(w, exe, exe_len);
-    if (argc > TL_REC_MAX_ARGV)
-        argc = TL_REC_MAX_ARGV;
+    if (argc > TL_REC_MAX_ARGV) argc = TL_REC_MAX_ARGV;
     tl_put_varint(w, argc);
     for (size_t i = 0; i < argc; i++) {
         const char *a = argv[i] ? argv[i] : "";
@@ -116,8 +115,7 @@ void tl_rec_put_options(tl_wbuf_t *w, uint64_t ts_delta, size_t count, const cha
                         const char *const *values)
 {
     put_head(w, TL_REC_OPTIONS, ts_delta);
-    if (count > TL_REC_MAX_OPTS)
-        count = TL_REC_MAX_OPTS;
+    if (count > TL_REC_MAX_OPTS) count = TL_REC_MAX_OPTS;
     tl_put_varint(w, count);
     for (size_t i = 0; i < count; i++) {
         tl_put_bytes(w, keys[i], bounded_strlen(keys[i], 256));
@@ -161,8 +159,7 @@ void tl_rec_put_lineage(tl_wbuf_t *w, tl_rec_type_t type, uint64_t ts_delta, con
     put_head(w, type, ts_delta);
     for (unsigned i = 0; i < n; i++)
         tl_put_varint(w, ints[i]);
-    if (has_str)
-        tl_put_bytes(w, str ? str : "", str ? str_len : 0);
+    if (has_str) tl_put_bytes(w, str ? str : "", str ? str_len : 0);
 }
 
 void tl_rec_put_pyframe(tl_wbuf_t *w, uint64_t ts_delta, uint64_t id, uint64_t line,
@@ -204,8 +201,7 @@ long tl_rec_decode(const uint8_t *p, size_t n, tl_record_t *out, uint64_t *frame
         out->u.process.exec_seq = tl_get_varint(&r);
         out->u.process.exe = get_run(&r);
         uint64_t argc = tl_get_varint(&r);
-        if (argc > TL_REC_MAX_ARGV)
-            return -1;
+        if (argc > TL_REC_MAX_ARGV) return -1;
         out->u.process.argc = argc;
         for (uint64_t i = 0; i < argc && !r.err; i++)
             out->u.process.argv[i] = get_run(&r);
@@ -221,8 +217,7 @@ long tl_rec_decode(const uint8_t *p, size_t n, tl_record_t *out, uint64_t *frame
     case TL_REC_STACK: {
         out->u.stack.id = tl_get_varint(&r);
         uint64_t nf = tl_get_varint(&r);
-        if (!frames || nf > TL_REC_MAX_FRAMES)
-            return -1;
+        if (!frames || nf > TL_REC_MAX_FRAMES) return -1;
         uint64_t prev = 0;
         for (uint64_t i = 0; i < nf && !r.err; i++) {
             prev += (uint64_t)tl_unzigzag(tl_get_varint(&r));
@@ -262,8 +257,7 @@ long tl_rec_decode(const uint8_t *p, size_t n, tl_record_t *out, uint64_t *frame
         break;
     case TL_REC_OPTIONS: {
         uint64_t count = tl_get_varint(&r);
-        if (count > TL_REC_MAX_OPTS)
-            return -1;
+        if (count > TL_REC_MAX_OPTS) return -1;
         out->u.options.count = count;
         for (uint64_t i = 0; i < count && !r.err; i++) {
             out->u.options.key[i] = get_run(&r);
@@ -284,36 +278,49 @@ long tl_rec_decode(const uint8_t *p, size_t n, tl_record_t *out, uint64_t *frame
     default: {
         unsigned nints;
         bool has_str;
-        if (!tl_rec_lineage_shape(type, &nints, &has_str))
-            return -1;
+        if (!tl_rec_lineage_shape(type, &nints, &has_str)) return -1;
         for (unsigned i = 0; i < 8; i++)
             out->u.lineage.a[i] = i < nints ? tl_get_varint(&r) : 0;
         out->u.lineage.str = has_str ? get_run(&r) : (tl_bytes_t){NULL, 0};
         break;
     }
     }
-    if (r.err)
-        return -1;
+    if (r.err) return -1;
     return (long)(r.p - p);
 }
 
 const char *tl_rec_type_name(unsigned type)
 {
     static const char *const names[] = {
-        [TL_REC_PROCESS] = "process", [TL_REC_MODULE] = "module", [TL_REC_STACK] = "stack",
-        [TL_REC_ALLOC] = "alloc",     [TL_REC_FREE] = "free",     [TL_REC_REALLOC] = "realloc",
-        [TL_REC_THREAD] = "thread",   [TL_REC_END] = "end",       [TL_REC_OPTIONS] = "options",
-        [TL_REC_PYFRAME] = "pyframe", [TL_REC_MARK] = "mark",
-        [TL_REC_STORAGE_REG] = "storage_register", [TL_REC_STORAGE_UNREG] = "storage_unregister",
-        [TL_REC_VIEW_BEGIN] = "view_begin", [TL_REC_VIEW_END] = "view_end",
-        [TL_REC_COPY] = "copy", [TL_REC_TAG] = "tag", [TL_REC_REGION_BEGIN] = "region_begin",
-        [TL_REC_REGION_END] = "region_end", [TL_REC_SNAP_HOLD] = "snapshot_hold",
-        [TL_REC_SNAP_VIEW] = "snapshot_view", [TL_REC_FINGERPRINT] = "fingerprint",
-        [TL_REC_ORIGIN] = "origin", [TL_REC_COUNT] = "count",
-        [TL_REC_CKPT_BEGIN] = "checkpoint_begin", [TL_REC_SITE] = "site",
-        [TL_REC_LIVE] = "live", [TL_REC_CKPT_END] = "checkpoint_end",
+        [TL_REC_PROCESS] = "process",
+        [TL_REC_MODULE] = "module",
+        [TL_REC_STACK] = "stack",
+        [TL_REC_ALLOC] = "alloc",
+        [TL_REC_FREE] = "free",
+        [TL_REC_REALLOC] = "realloc",
+        [TL_REC_THREAD] = "thread",
+        [TL_REC_END] = "end",
+        [TL_REC_OPTIONS] = "options",
+        [TL_REC_PYFRAME] = "pyframe",
+        [TL_REC_MARK] = "mark",
+        [TL_REC_STORAGE_REG] = "storage_register",
+        [TL_REC_STORAGE_UNREG] = "storage_unregister",
+        [TL_REC_VIEW_BEGIN] = "view_begin",
+        [TL_REC_VIEW_END] = "view_end",
+        [TL_REC_COPY] = "copy",
+        [TL_REC_TAG] = "tag",
+        [TL_REC_REGION_BEGIN] = "region_begin",
+        [TL_REC_REGION_END] = "region_end",
+        [TL_REC_SNAP_HOLD] = "snapshot_hold",
+        [TL_REC_SNAP_VIEW] = "snapshot_view",
+        [TL_REC_FINGERPRINT] = "fingerprint",
+        [TL_REC_ORIGIN] = "origin",
+        [TL_REC_COUNT] = "count",
+        [TL_REC_CKPT_BEGIN] = "checkpoint_begin",
+        [TL_REC_SITE] = "site",
+        [TL_REC_LIVE] = "live",
+        [TL_REC_CKPT_END] = "checkpoint_end",
     };
-    if (type < sizeof names / sizeof names[0] && names[type])
-        return names[type];
+    if (type < sizeof names / sizeof names[0] && names[type]) return names[type];
     return "unknown";
 }

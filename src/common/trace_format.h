@@ -23,7 +23,7 @@
 #define TL_TRACE_MAGIC_BYTES  8
 #define TL_TRACE_VERSION      1u
 #define TL_TRACE_HEADER_BYTES 4096u
-#define TL_TRACE_CHUNK_BYTES  32768u /* default; the header says which */
+#define TL_TRACE_CHUNK_BYTES  32768u      /* default; the header says which */
 #define TL_CHUNK_MAGIC        0x4b434c54u /* "TLCK" little-endian */
 #define TL_CHUNK_HEADER_BYTES 32u
 
@@ -62,7 +62,8 @@ enum {
 typedef enum tl_rec_type {
     TL_REC_PROCESS = 1, /* pid, ppid, exec_seq, exe:str, argc, argv[argc]:str */
     TL_REC_MODULE = 2,  /* base, start, size, path:str, build_id:bytes */
-    TL_REC_STACK = 3,   /* stack_id, nframes, frame[i] as zigzag delta of the previous (first from 0) */
+    TL_REC_STACK =
+        3, /* stack_id, nframes, frame[i] as zigzag delta of the previous (first from 0) */
     TL_REC_ALLOC = 4,   /* kind, ptr, size, stack_id */
     TL_REC_FREE = 5,    /* kind, ptr */
     TL_REC_REALLOC = 6, /* old_ptr, new_ptr, size, stack_id */
@@ -205,8 +206,8 @@ typedef struct tl_record {
          * REGION_*, SNAP_*, FINGERPRINT, ORIGIN: the fields in the order the
          * type lists them; unused ones are 0 / empty. */
         struct {
-            uint64_t a[8]; /* integer fields in order */
-            tl_bytes_t str;  /* the record's string field, if any */
+            uint64_t a[8];  /* integer fields in order */
+            tl_bytes_t str; /* the record's string field, if any */
         } lineage;
     } u;
 } tl_record_t;

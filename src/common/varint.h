@@ -92,8 +92,7 @@ static inline uint64_t tl_get_varint(tl_rbuf_t *r)
             return 0;
         }
         v |= (uint64_t)(b & 0x7f) << shift;
-        if (!(b & 0x80))
-            return v;
+        if (!(b & 0x80)) return v;
     }
     r->err = true;
     return 0;

@@ -52,7 +52,7 @@ bool tl_agg_options(tl_trace_t *t, const tl_record_t *rec)
         tl_agg_t *a = agg_of(t);
         if (!a) return true;
         if (eq(k, "mode"))
-            a->mode = eq(v, "default") ? TL_TMODE_DEFAULT
+            a->mode = eq(v, "default")     ? TL_TMODE_DEFAULT
                       : eq(v, "aggregate") ? TL_TMODE_AGGREGATE
                                            : TL_TMODE_ALL;
         else if (eq(k, "sample_bytes"))
@@ -87,7 +87,8 @@ static bool grow(void **p, size_t *cap, size_t need, size_t elem)
 {
     if (need <= *cap) return false;
     size_t nc = *cap ? *cap * 2 : 256;
-    while (nc < need) nc *= 2;
+    while (nc < need)
+        nc *= 2;
     if (nc > SIZE_MAX / elem) return true;
     void *q = realloc(*p, nc * elem);
     if (!q) return true;
@@ -160,8 +161,7 @@ static int pick(const tl_agg_t *a, int r0)
 {
     int best = -1;
     for (int r = r0; r < r0 + 2; r++)
-        if (a->region[r].complete && (best < 0 || a->region[r].seq > a->region[best].seq))
-            best = r;
+        if (a->region[r].complete && (best < 0 || a->region[r].seq > a->region[best].seq)) best = r;
     return best;
 }
 
@@ -208,8 +208,10 @@ bool tl_agg_finish(tl_trace_t *t, void *ctx, tl_agg_intern_fn intern, tl_agg_pus
     for (size_t i = 0; cur && i < cur->nlive && !oom; i++) {
         bool created;
         tl_map_entry_t *e = tl_map_put(&in_cur, cur->live[i].ptr, &created);
-        if (!e) oom = true;
-        else e->a = cur->live[i].ts;
+        if (!e)
+            oom = true;
+        else
+            e->a = cur->live[i].ts;
     }
     for (size_t i = 0; pk && i < pk->nlive && !oom; i++) {
         const tl_agg_live_t *l = &pk->live[i];
@@ -263,8 +265,8 @@ bool tl_agg_model(const tl_trace_t *t, tl_model_t *m)
         storages += s->allocs;
         tl_map_entry_t *e = tl_map_get(&t->site_by_id, s->stack_id);
         if (!e) continue;
-        ss[n++] = (tl_site_stat_t){.site = (uint32_t)e->a, .storage = true, .bytes = s->bytes,
-                                   .blocks = s->allocs};
+        ss[n++] = (tl_site_stat_t){
+            .site = (uint32_t)e->a, .storage = true, .bytes = s->bytes, .blocks = s->allocs};
     }
     qsort(ss, n, sizeof *ss, cmp_stat);
     free(m->storage_sites);

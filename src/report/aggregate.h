@@ -25,7 +25,11 @@ struct tl_json;
 #define TL_EV_F_SAMPLED 1u /* tl_event_t.pad: the size is an estimate */
 #define TL_EV_F_EXACT   2u /* tl_event_t.pad: recorded in full though small (TL_KIND_NEW_FULL) */
 
-typedef enum tl_trace_mode { TL_TMODE_ALL = 0, TL_TMODE_DEFAULT = 1, TL_TMODE_AGGREGATE = 2 } tl_trace_mode_t;
+typedef enum tl_trace_mode {
+    TL_TMODE_ALL = 0,
+    TL_TMODE_DEFAULT = 1,
+    TL_TMODE_AGGREGATE = 2
+} tl_trace_mode_t;
 
 typedef struct tl_agg_live {
     uint64_t kind, ptr, size, weight, stack_id, ts;
@@ -67,7 +71,7 @@ bool tl_agg_chunk(struct tl_trace *t, uint32_t tid, const uint8_t *p, size_t n, 
  * stack id, UINT32_MAX on failure; push appends an event, true = OOM). */
 typedef uint32_t (*tl_agg_intern_fn)(void *ctx, uint64_t stack_id);
 typedef bool (*tl_agg_push_fn)(void *ctx, uint8_t type, uint64_t ts, uint64_t ptr, uint64_t size,
-                              uint32_t site, bool storage, uint16_t flags);
+                               uint32_t site, bool storage, uint16_t flags);
 bool tl_agg_finish(struct tl_trace *t, void *ctx, tl_agg_intern_fn intern, tl_agg_push_fn push);
 void tl_agg_free(struct tl_trace *t);
 /* Estimated bytes a sampled block of size stands for (sample_bytes = mean). */

@@ -476,8 +476,13 @@ static uint32_t agg_intern(void *ctx, uint64_t stack_id)
 static bool agg_push(void *ctx, uint8_t type, uint64_t ts, uint64_t ptr, uint64_t size,
                      uint32_t site, bool storage, uint16_t flags)
 {
-    tl_event_t ev = {.ts = ts, .ptr = ptr, .size = size, .site = site, .type = type,
-                     .storage = storage, .pad = flags};
+    tl_event_t ev = {.ts = ts,
+                     .ptr = ptr,
+                     .size = size,
+                     .site = site,
+                     .type = type,
+                     .storage = storage,
+                     .pad = flags};
     return push_event(ctx, &ev);
 }
 

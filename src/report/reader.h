@@ -81,7 +81,7 @@ struct tl_agg;
 typedef struct tl_trace {
     tl_trace_hdr_t hdr;
     struct tl_agg *agg; /* report/aggregate.h: mode, exact counters, checkpoints; NULL = `all` */
-    bool clean_end; /* TL_HDR_F_CLEAN_END */
+    bool clean_end;     /* TL_HDR_F_CLEAN_END */
 
     bool has_process; /* a PROCESS record was read (else the fields below come from the header) */
     uint64_t pid, ppid, exec_seq;

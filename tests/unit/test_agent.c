@@ -61,9 +61,12 @@ END_TEST
 START_TEST(config_values)
 {
     tl_config_t c;
-    const char *env[] = {"TENSORLEAK_DISABLE=1", "TENSORLEAK_STACK_DEPTH=12",
-                         "TENSORLEAK_SESSION=18446744073709551615", "TENSORLEAK_OUTPUT=/x/%p-%%.tlt",
-                         "TENSORLEAK_EXEC_SEQ=42:3", NULL};
+    const char *env[] = {"TENSORLEAK_DISABLE=1",
+                         "TENSORLEAK_STACK_DEPTH=12",
+                         "TENSORLEAK_SESSION=18446744073709551615",
+                         "TENSORLEAK_OUTPUT=/x/%p-%%.tlt",
+                         "TENSORLEAK_EXEC_SEQ=42:3",
+                         NULL};
     tl_config_parse(&c, env, 42);
     ck_assert(c.disable);
     ck_assert_uint_eq(c.stack_depth, 12);
@@ -87,11 +90,15 @@ START_TEST(config_depth_clamp)
         unsigned depth;
         bool invalid;
     } cases[] = {
-        {"TENSORLEAK_STACK_DEPTH=0", 1, false},      {"TENSORLEAK_STACK_DEPTH=1", 1, false},
-        {"TENSORLEAK_STACK_DEPTH=1024", 1024, false}, {"TENSORLEAK_STACK_DEPTH=1025", 1024, false},
+        {"TENSORLEAK_STACK_DEPTH=0", 1, false},
+        {"TENSORLEAK_STACK_DEPTH=1", 1, false},
+        {"TENSORLEAK_STACK_DEPTH=1024", 1024, false},
+        {"TENSORLEAK_STACK_DEPTH=1025", 1024, false},
         {"TENSORLEAK_STACK_DEPTH=99999999999999999999999", 64, true},
-        {"TENSORLEAK_STACK_DEPTH=-5", 64, true},     {"TENSORLEAK_STACK_DEPTH=12x", 64, true},
-        {"TENSORLEAK_STACK_DEPTH=", 64, true},       {"TENSORLEAK_STACK_DEPTH= 8", 64, true},
+        {"TENSORLEAK_STACK_DEPTH=-5", 64, true},
+        {"TENSORLEAK_STACK_DEPTH=12x", 64, true},
+        {"TENSORLEAK_STACK_DEPTH=", 64, true},
+        {"TENSORLEAK_STACK_DEPTH= 8", 64, true},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         tl_config_t c;
@@ -158,8 +165,18 @@ START_TEST(config_parse_size)
     ck_assert(!tl_config_parse_size("1TiB", &v) && v == UINT64_C(1) << 40);
     ck_assert(!tl_config_parse_size("18446744073709551615", &v) && v == UINT64_MAX);
     v = 7;
-    const char *bad[] = {"", "-1", " 1", "1 ", "1.5MiB", "MiB", "1Mi", "1kb", "17179869184GiB",
-                         "18446744073709551616", "99999999999999999999999", NULL};
+    const char *bad[] = {"",
+                         "-1",
+                         " 1",
+                         "1 ",
+                         "1.5MiB",
+                         "MiB",
+                         "1Mi",
+                         "1kb",
+                         "17179869184GiB",
+                         "18446744073709551616",
+                         "99999999999999999999999",
+                         NULL};
     for (const char **b = bad; *b; b++)
         ck_assert_msg(tl_config_parse_size(*b, &v), "accepted '%s'", *b);
     ck_assert_uint_eq(v, 7);
@@ -360,8 +377,7 @@ static void *writer_thread(void *arg)
     uint64_t ts = 1000000;
     char name[16];
     snprintf(name, sizeof name, "w%u", k);
-    if (tl_writer_thread(&wr, &c, ts, 1000 + k, name, strlen(name)))
-        return (void *)1;
+    if (tl_writer_thread(&wr, &c, ts, 1000 + k, name, strlen(name))) return (void *)1;
     for (uint64_t i = 0; i < W_RECORDS; i++) {
         ts += 7;
         bool failed;
@@ -373,8 +389,7 @@ static void *writer_thread(void *arg)
         } else {
             failed = tl_writer_free(&wr, &c, ts, TL_KIND_FREE, ((uint64_t)k << 32) | i);
         }
-        if (failed)
-            return (void *)1;
+        if (failed) return (void *)1;
     }
     return NULL;
 }
@@ -418,22 +433,20 @@ static void read_back(const uint8_t *buf, size_t len, uint64_t got[W_THREADS])
             size_t avail = 0;
             for (size_t c = 0; c < nchunks; c++) {
                 size_t off = TL_TRACE_HEADER_BYTES + c * cb;
-                if (off + TL_CHUNK_HEADER_BYTES > len)
-                    break;
+                if (off + TL_CHUNK_HEADER_BYTES > len) break;
                 const uint8_t *p = buf + off;
                 if (tl_load_le32(p + TL_CHK_MAGIC) == TL_CHUNK_MAGIC &&
-                    tl_load_le32(p + TL_CHK_TID) == 1000 + k && tl_load_le32(p + TL_CHK_SEQ) == seq) {
+                    tl_load_le32(p + TL_CHK_TID) == 1000 + k &&
+                    tl_load_le32(p + TL_CHK_SEQ) == seq) {
                     ch = p;
                     avail = len - off - TL_CHUNK_HEADER_BYTES;
                     break;
                 }
             }
-            if (!ch)
-                break;
+            if (!ch) break;
             size_t used = tl_load_le32(ch + TL_CHK_USED);
             ck_assert_uint_le(used, cb - TL_CHUNK_HEADER_BYTES);
-            if (used > avail)
-                used = avail;
+            if (used > avail) used = avail;
             ts = tl_load_le64(ch + TL_CHK_BASE_TS);
             const uint8_t *p = ch + TL_CHUNK_HEADER_BYTES, *end = p + used;
             while (p < end) {
@@ -481,8 +494,12 @@ START_TEST(writer_roundtrip)
     ck_assert(mkdtemp(tmpdir));
     char path[128];
     snprintf(path, sizeof path, "%s/t.tlt", tmpdir);
-    tl_writer_hdr_t hdr = {.pid = 77, .ppid = 66, .start_realtime_ns = 5, .start_mono_ns = 6,
-                           .session = 99, .exec_seq = 2};
+    tl_writer_hdr_t hdr = {.pid = 77,
+                           .ppid = 66,
+                           .start_realtime_ns = 5,
+                           .start_mono_ns = 6,
+                           .session = 99,
+                           .exec_seq = 2};
     ck_assert_int_eq(tl_writer_create(&wr, path, &hdr), 0);
     tl_writer_t other = {0};
     ck_assert_int_eq(tl_writer_create(&other, path, &hdr), -EEXIST); /* never clobbers */
@@ -512,7 +529,8 @@ START_TEST(writer_roundtrip)
     ck_assert_uint_eq(tl_load_le32(buf + TL_HDR_EXEC_SEQ), 2);
     uint64_t nch = tl_load_le64(buf + TL_HDR_CHUNK_COUNT);
     ck_assert_uint_ge(nch, 2 * W_THREADS);
-    ck_assert_uint_eq(len, TL_TRACE_HEADER_BYTES + nch * TL_TRACE_CHUNK_BYTES); /* truncated to use */
+    ck_assert_uint_eq(len,
+                      TL_TRACE_HEADER_BYTES + nch * TL_TRACE_CHUNK_BYTES); /* truncated to use */
     uint64_t got[W_THREADS];
     read_back(buf, len, got);
     for (size_t k = 0; k < W_THREADS; k++)
@@ -537,8 +555,7 @@ START_TEST(writer_roundtrip)
             long n = tl_rec_decode(p, (size_t)(end - p), &r, frames);
             ck_assert_int_gt(n, 0);
             p += n;
-            if ((size_t)(p - buf) <= cut && r.type != TL_REC_THREAD)
-                expect++;
+            if ((size_t)(p - buf) <= cut && r.type != TL_REC_THREAD) expect++;
         }
     }
     ck_assert_uint_eq(total, expect);
@@ -656,8 +673,7 @@ START_TEST(writer_lineage_records)
             ck_assert_uint_eq(r.u.lineage.a[k], recs[i].ints[k]);
         size_t sl = recs[i].str ? strlen(recs[i].str) : 0;
         ck_assert_uint_eq(r.u.lineage.str.n, sl);
-        if (sl)
-            ck_assert_mem_eq(r.u.lineage.str.p, recs[i].str, sl);
+        if (sl) ck_assert_mem_eq(r.u.lineage.str.p, recs[i].str, sl);
         p += n;
     }
     ck_assert_ptr_eq(p, end);

@@ -6,8 +6,8 @@
 
 START_TEST(varint_roundtrip)
 {
-    static const uint64_t values[] = {0, 1, 127, 128, 300, 16383, 16384, UINT32_MAX,
-                                      (uint64_t)1 << 63, UINT64_MAX};
+    static const uint64_t values[] = {
+        0, 1, 127, 128, 300, 16383, 16384, UINT32_MAX, (uint64_t)1 << 63, UINT64_MAX};
     uint8_t buf[16];
     for (size_t i = 0; i < sizeof values / sizeof values[0]; i++) {
         tl_wbuf_t w = {buf, buf + sizeof buf, false};

@@ -24,15 +24,13 @@ int main(void)
     parent_leak();
     fflush(stdout);
     pid_t pid = fork();
-    if (pid < 0)
-        return 99;
+    if (pid < 0) return 99;
     if (pid == 0) {
         child_leak();
         exit(3);
     }
     int status;
-    if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 3)
-        return 1;
+    if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 3) return 1;
     printf("parent %d child %d\n", (int)getpid(), (int)pid);
     return 0;
 }

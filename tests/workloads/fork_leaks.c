@@ -28,8 +28,7 @@ int main(void)
     sink[0] = parent_leak();
     fflush(stdout);
     pid_t pid = fork();
-    if (pid < 0)
-        return 1;
+    if (pid < 0) return 1;
     if (pid == 0) {
         sink[1] = child_leak();
         free(malloc(10));

@@ -72,9 +72,21 @@ static void *locked(void *(*fn)(void *))
     return NULL;
 }
 
-static void *t1(void *a) { (void)a; return locked(worker_malloc); }
-static void *t2(void *a) { (void)a; return locked(worker_calloc); }
-static void *t3(void *a) { (void)a; return locked(both_threads); }
+static void *t1(void *a)
+{
+    (void)a;
+    return locked(worker_malloc);
+}
+static void *t2(void *a)
+{
+    (void)a;
+    return locked(worker_calloc);
+}
+static void *t3(void *a)
+{
+    (void)a;
+    return locked(both_threads);
+}
 
 int main(void)
 {

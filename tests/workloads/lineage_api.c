@@ -29,8 +29,7 @@ int main(void)
 {
     pool = malloc(POOL_BYTES);
     unsigned char *dst = malloc(COPY_BYTES);
-    if (!pool || !dst)
-        return 1;
+    if (!pool || !dst) return 1;
     for (size_t i = 0; i < POOL_BYTES; i++)
         pool[i] = (unsigned char)(i * 7 + 3);
     char long_tag[301];
@@ -50,8 +49,7 @@ int main(void)
     tl_region_begin(NULL);
     tl_region_end(NULL);
     pthread_t th;
-    if (pthread_create(&th, NULL, tag_from_thread, NULL) == 0)
-        pthread_join(th, NULL);
+    if (pthread_create(&th, NULL, tag_from_thread, NULL) == 0) pthread_join(th, NULL);
     tl_snapshot("checkpoint");
 
     const tl_agent_api_t *a = tl__api();

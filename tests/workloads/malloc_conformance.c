@@ -36,9 +36,10 @@ static volatile size_t big = SIZE_MAX;
 
 static void check_interposed(void)
 {
-    static const char *const names[] = {"malloc", "calloc", "realloc", "free", "posix_memalign",
-                                        "aligned_alloc", "memalign", "valloc", "pvalloc",
-                                        "malloc_usable_size", "reallocarray"};
+    static const char *const names[] = {
+        "malloc",        "calloc",   "realloc", "free",    "posix_memalign",
+        "aligned_alloc", "memalign", "valloc",  "pvalloc", "malloc_usable_size",
+        "reallocarray"};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         void *f = dlsym(RTLD_DEFAULT, names[i]);
         Dl_info info;
@@ -126,8 +127,7 @@ static void check_realloc(void)
     errno = 0;
     q = reallocarray(p, big / 2, 4);
     CHECK(q == NULL && errno == ENOMEM, "reallocarray overflow: errno %d", errno);
-    if (!q)
-        free(p);
+    if (!q) free(p);
 }
 
 static void check_aligned(void)
@@ -207,8 +207,7 @@ static void leak_known_blocks(void)
 {
     leaks[0] = malloc(12345);
     leaks[1] = calloc(7, 111);
-    if (posix_memalign(&leaks[2], 64, 4242) != 0)
-        leaks[2] = NULL;
+    if (posix_memalign(&leaks[2], 64, 4242) != 0) leaks[2] = NULL;
     void *r = malloc(1000);
     leaks[3] = realloc(r, 200000);
     printf("leaked %p %p %p %p\n", leaks[0], leaks[1], leaks[2], leaks[3]);
@@ -221,12 +220,10 @@ static void check_overcommit_heuristic(void)
     FILE *f = fopen("/proc/sys/vm/overcommit_memory", "r");
     int mode = -1;
     if (f) {
-        if (fscanf(f, "%d", &mode) != 1)
-            mode = -1;
+        if (fscanf(f, "%d", &mode) != 1) mode = -1;
         fclose(f);
     }
-    if (mode != 0)
-        return;
+    if (mode != 0) return;
     size_t huge = (size_t)1 << 46; /* 64 TiB: more than any test machine */
     errno = 0;
     void *p = malloc(huge);

@@ -21,8 +21,8 @@ static struct {
     char name[256];
 } mods[MAX_MODS];
 static size_t nmods;
-static int show_frames; /* --frames: every frame on STACK lines */
-static uint64_t *stack_f0; /* stack id -> frame 0 (0 = unknown) */
+static int show_frames;     /* --frames: every frame on STACK lines */
+static uint64_t *stack_f0;  /* stack id -> frame 0 (0 = unknown) */
 static uint32_t **stack_py; /* stack id -> Python frame ids, 0-terminated (NULL = none) */
 static size_t nstack;
 
@@ -44,12 +44,10 @@ static char *dup_run(tl_bytes_t b)
 
 static void print_py(uint64_t sid)
 {
-    if (sid == 0 || sid >= nstack || !stack_py[sid])
-        return;
+    if (sid == 0 || sid >= nstack || !stack_py[sid]) return;
     printf(" py=");
     for (uint32_t *p = stack_py[sid]; *p; p++) {
-        if (p != stack_py[sid])
-            putchar('|');
+        if (p != stack_py[sid]) putchar('|');
         if (*p < npyfs && pyfs[*p].file)
             printf("%s:%llu@%s", pyfs[*p].file, (unsigned long long)pyfs[*p].line,
                    pyfs[*p].function);
@@ -61,8 +59,7 @@ static void print_py(uint64_t sid)
 static void site(uint64_t sid, char *out, size_t n)
 {
     snprintf(out, n, "?");
-    if (sid == 0 || sid >= nstack || !stack_f0[sid])
-        return;
+    if (sid == 0 || sid >= nstack || !stack_f0[sid]) return;
     uint64_t ip = stack_f0[sid];
     if (ip & TL_FRAME_PY_TAG) {
         snprintf(out, n, "python");
@@ -107,8 +104,7 @@ static void print_lineage(const tl_record_t *r)
 {
     unsigned nints;
     bool has_str;
-    if (!tl_rec_lineage_shape(r->type, &nints, &has_str))
-        return;
+    if (!tl_rec_lineage_shape(r->type, &nints, &has_str)) return;
     const char *const *names = lineage_fields[r->type];
     uint64_t stack = 0;
     for (unsigned i = 0; i < nints; i++) {
@@ -117,11 +113,9 @@ static void print_lineage(const tl_record_t *r)
             printf(" %s=0x%llx", nm + 1, (unsigned long long)r->u.lineage.a[i]);
         else
             printf(" %s=%llu", nm, (unsigned long long)r->u.lineage.a[i]);
-        if (strcmp(nm, "stack") == 0)
-            stack = r->u.lineage.a[i];
+        if (strcmp(nm, "stack") == 0) stack = r->u.lineage.a[i];
     }
-    if (has_str)
-        pstr(names[nints] ? names[nints] : "str", r->u.lineage.str);
+    if (has_str) pstr(names[nints] ? names[nints] : "str", r->u.lineage.str);
     if (stack) {
         char s[300];
         site(stack, s, sizeof s);
@@ -139,18 +133,15 @@ static long walk(const uint8_t *buf, size_t len, uint32_t chunk_bytes, uint64_t 
     int bad = 0;
     for (uint64_t c = 0; c < nchunks; c++) {
         size_t off = TL_TRACE_HEADER_BYTES + c * (size_t)chunk_bytes;
-        if (off + TL_CHUNK_HEADER_BYTES > len)
-            break;
+        if (off + TL_CHUNK_HEADER_BYTES > len) break;
         const uint8_t *ch = buf + off;
-        if (tl_load_le32(ch + TL_CHK_MAGIC) != TL_CHUNK_MAGIC)
-            continue;
+        if (tl_load_le32(ch + TL_CHK_MAGIC) != TL_CHUNK_MAGIC) continue;
         uint32_t tid = tl_load_le32(ch + TL_CHK_TID);
         uint32_t used = tl_load_le32(ch + TL_CHK_USED);
         size_t avail = len - off - TL_CHUNK_HEADER_BYTES;
         if (avail > chunk_bytes - TL_CHUNK_HEADER_BYTES)
             avail = chunk_bytes - TL_CHUNK_HEADER_BYTES;
-        if (used > avail)
-            used = (uint32_t)avail; /* cut file: read what is there */
+        if (used > avail) used = (uint32_t)avail; /* cut file: read what is there */
         if (pass)
             printf("chunk index=%llu tid=%u seq=%u used=%u base_ts=%llu\n", (unsigned long long)c,
                    tid, tl_load_le32(ch + TL_CHK_SEQ), used,
@@ -175,11 +166,9 @@ static long walk(const uint8_t *buf, size_t len, uint32_t chunk_bytes, uint64_t 
                     size_t k = r.u.module.path.n;
                     const uint8_t *s = r.u.module.path.p, *slash = s;
                     for (size_t i = 0; i < k; i++)
-                        if (s[i] == '/')
-                            slash = s + i + 1;
+                        if (s[i] == '/') slash = s + i + 1;
                     k -= (size_t)(slash - s);
-                    if (k > 255)
-                        k = 255;
+                    if (k > 255) k = 255;
                     memcpy(mods[nmods].name, slash, k);
                     mods[nmods].name[k] = '\0';
                     nmods++;
@@ -255,17 +244,18 @@ static long walk(const uint8_t *buf, size_t len, uint32_t chunk_bytes, uint64_t 
                     printf(" frames=");
                     for (uint64_t i = 0; i < r.u.stack.nframes; i++) {
                         uint64_t ip = frames[i];
-                        if (i)
-                            putchar(',');
+                        if (i) putchar(',');
                         if (ip & TL_FRAME_PY_TAG) {
                             printf("py%llu", (unsigned long long)(ip & ~TL_FRAME_PY_TAG));
                             continue;
                         }
                         size_t m = 0;
-                        while (m < nmods && !(ip >= mods[m].start && ip < mods[m].start + mods[m].size))
+                        while (m < nmods &&
+                               !(ip >= mods[m].start && ip < mods[m].start + mods[m].size))
                             m++;
                         if (m < nmods)
-                            printf("%s+0x%llx", mods[m].name, (unsigned long long)(ip - mods[m].start));
+                            printf("%s+0x%llx", mods[m].name,
+                                   (unsigned long long)(ip - mods[m].start));
                         else
                             printf("0x%llx", (unsigned long long)ip);
                     }
@@ -370,11 +360,9 @@ int main(int argc, char **argv)
     printf("header version=%u pid=%llu ppid=%llu exec_seq=%u session=%llu flags=%u "
            "chunk_count=%llu chunks=%llu\n",
            tl_load_le32(buf + TL_HDR_VERSION), (unsigned long long)tl_load_le64(buf + TL_HDR_PID),
-           (unsigned long long)tl_load_le64(buf + TL_HDR_PPID),
-           tl_load_le32(buf + TL_HDR_EXEC_SEQ),
-           (unsigned long long)tl_load_le64(buf + TL_HDR_SESSION),
-           tl_load_le32(buf + TL_HDR_FLAGS), (unsigned long long)declared,
-           (unsigned long long)n);
+           (unsigned long long)tl_load_le64(buf + TL_HDR_PPID), tl_load_le32(buf + TL_HDR_EXEC_SEQ),
+           (unsigned long long)tl_load_le64(buf + TL_HDR_SESSION), tl_load_le32(buf + TL_HDR_FLAGS),
+           (unsigned long long)declared, (unsigned long long)n);
     walk(buf, (size_t)len, cb, n, 0);
     long count = walk(buf, (size_t)len, cb, n, 1);
     printf("summary records=%ld\n", count < 0 ? 0 : count);

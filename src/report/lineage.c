@@ -327,7 +327,10 @@ bool tl_lineage_analyse(tl_endpoint_t *e, const tl_trace_t *t, tl_symbolizer_t *
         const tl_end_storage_t *s = &e->storages[i];
         if (s->held_by == TL_HELD_VIEW && s->pinned_bytes && pinned(&a, s)) return true;
         if (s->held_by == TL_HELD_AUTOGRAD && autograd(&a, s)) return true;
-        if (s->ndups && !original(e, s) && duplicate(&a, s)) return true;
+        /* Only a copy duplicates by mistake (a forgotten clone); storages
+         * that merely compute equal bytes (zeros, a ReLU of equal inputs)
+         * keep their duplicates[] but are no problem. */
+        if (s->ndups && s->s.source && !original(e, s) && duplicate(&a, s)) return true;
     }
     if (e->nproblems > 1) qsort(e->problems, e->nproblems, sizeof *e->problems, cmp_problem);
     return false;

@@ -138,6 +138,21 @@ def main():
                 if s["bytes"] == g["bytes_each"] and alloc_line(s, script) == g["line"]:
                     check(s["held_by"] == "autograd", f"storage {s['id']} held_by {s['held_by']}, want autograd")
 
+    # duplicates: case 08's torch.tensor(arr) copy has the ndarray's bytes
+    if case == "08":
+        src = [s for s in storages if alloc_line(s, script) == sites["ndarray"]]
+        dup = [s for s in storages if alloc_line(s, script) == sites["tensor_copy"]]
+        check(len(src) == 1 and len(dup) == 1, "case 08 storages at lines 10 and 11")
+        check(dup[0]["duplicates"] == [src[0]["id"]],
+              f"line-11 duplicates {dup[0]['duplicates']}, want [{src[0]['id']}]")
+        probs = [q for q in rep.get("problems", []) if q["kind"] == "duplicate_copy"]
+        check([q["storage"] for q in probs] == [dup[0]["id"]] and probs[0]["bytes"] == 33554432,
+              f"duplicate_copy problems {probs}")
+    # equal bytes that are no copy (case 03's ReLU outputs) are no problem
+    if case == "03":
+        probs = [q for q in rep.get("problems", []) if q["kind"] == "duplicate_copy"]
+        check(not probs, f"duplicate_copy problems for storages that are not copies: {probs}")
+
     # the peak of live storage bytes
     check(rep["summary"]["peak_storage_bytes"] == exp["peak"]["bytes"],
           f"peak storage bytes {rep['summary']['peak_storage_bytes']}, want {exp['peak']['bytes']}")

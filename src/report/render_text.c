@@ -148,14 +148,19 @@ static void print_sites(const tl_report_ctx_t *c, const char *title, const tl_si
     if (shown < n) fprintf(out, ", top %zu shown", shown);
     fputs(n ? "\n" : "\n  (none)\n", out);
     for (size_t i = 0; i < shown; i++) {
+        /* The program's own line first: below it, the frames start deep in
+         * the libraries, where the user's line may be cut off. */
+        char w[512];
+        const char *where = tl_lineage_where(c->trace, c->sym, s[i].site, w, sizeof w);
         if (storage_list)
-            fprintf(out, "  %s in %" PRIu64 " storage allocation%s\n",
+            fprintf(out, "  %s in %" PRIu64 " storage allocation%s%s%s\n",
                     tl_render_bytes(s[i].bytes, b, sizeof b), s[i].blocks,
-                    s[i].blocks == 1 ? "" : "s");
+                    s[i].blocks == 1 ? "" : "s", where[0] ? " " : "", where);
         else
-            fprintf(out, "  %s in %" PRIu64 " block%s%s\n",
+            fprintf(out, "  %s in %" PRIu64 " block%s%s%s%s\n",
                     tl_render_bytes(s[i].bytes, b, sizeof b), s[i].blocks,
-                    s[i].blocks == 1 ? "" : "s", s[i].storage ? " [storage]" : "");
+                    s[i].blocks == 1 ? "" : "s", s[i].storage ? " [storage]" : "",
+                    where[0] ? " " : "", where);
         tl_render_text_frames(c, s[i].site, out);
     }
 }

@@ -38,6 +38,7 @@ TESTS += \
 	tests/integration/run_fork.sh \
 	tests/integration/run_torch.sh \
 	tests/integration/run_exit_codes.sh \
+	tests/integration/run_autograd.sh \
 	tests/integration/case_01.sh \
 	tests/integration/case_02.sh \
 	tests/integration/case_03.sh \
@@ -59,4 +60,6 @@ EXTRA_DIST += \
 	tests/integration/case_08.sh \
 	tests/integration/case_09.sh \
 	tests/cases \
-	tests/workloads/torch_storages.py
+	tests/workloads/torch_storages.py \
+	tests/workloads/autograd_leaf.py \
+	tests/integration/run_autograd.sh

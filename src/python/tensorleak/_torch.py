@@ -72,6 +72,9 @@ def saved_by_autograd(tensors):
         if id(node) in seen:
             continue
         seen.add(id(node))
+        leaf = getattr(node, "variable", None)  # AccumulateGrad: the leaf it feeds
+        if isinstance(leaf, torch.Tensor):
+            out.append(leaf)
         for name in dir(node):
             if not name.startswith("_saved_"):
                 continue

@@ -575,3 +575,28 @@ void tl_trace_free(tl_trace_t *t)
     free(t->strings);
     memset(t, 0, sizeof *t);
 }
+
+uint64_t tl_str_hash(const char *s)
+{
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (; *s; s++)
+        h = (h ^ (uint8_t)*s) * 0x100000001b3ull;
+    return h;
+}
+
+uint64_t tl_trace_site_content_hash(const tl_trace_t *t, uint32_t site)
+{
+    size_t n;
+    const uint64_t *frames = tl_trace_site_frames(t, site, &n);
+    uint64_t h = 0xcbf29ce484222325ull ^ n;
+    for (size_t i = 0; i < n; i++) {
+        const tl_pyframe_t *pf = tl_trace_pyframe(t, frames[i]);
+        uint64_t v = frames[i];
+        if (pf)
+            v = tl_str_hash(pf->file) ^ (tl_str_hash(pf->function) * 31) ^
+                (pf->line * 0x9e3779b97f4a7c15ull);
+        h = (h ^ v) * 0x100000001b3ull;
+        h ^= h >> 29;
+    }
+    return h;
+}

@@ -152,4 +152,13 @@ const tl_module_t *tl_trace_module_at(const tl_trace_t *t, uint64_t addr);
  * when the tag is absent or its PYFRAME record was never seen. */
 const tl_pyframe_t *tl_trace_pyframe(const tl_trace_t *t, uint64_t frame);
 
+/* FNV-1a of a NUL-terminated string (region names, "where" keys). */
+uint64_t tl_str_hash(const char *s);
+
+/* A hash of a site's frames by content: native frames by address, Python
+ * frames by file, function and line. The agent may record one stack under
+ * several ids (a Python frame met again can get a new pyframe id); analyses
+ * that must see them as one site (growth, check's grouping) key on this. */
+uint64_t tl_trace_site_content_hash(const tl_trace_t *t, uint32_t site);
+
 #endif

@@ -81,14 +81,6 @@ const char *tl_chk_holders(const tl_chk_group_t *g, char *buf, size_t n)
     return buf;
 }
 
-static uint64_t where_hash(const char *s)
-{
-    uint64_t h = 0xcbf29ce484222325ull;
-    for (; *s; s++)
-        h = (h ^ (uint8_t)*s) * 0x100000001b3ull;
-    return h;
-}
-
 static int cmp_group(const void *pa, const void *pb)
 {
     const tl_chk_group_t *a = pa, *b = pb;
@@ -99,26 +91,6 @@ static int cmp_group(const void *pa, const void *pb)
 static bool suppressed(tl_chk_t *c, uint32_t site)
 {
     return c->o->supp && tl_supp_site(c->o->supp, site) >= 0;
-}
-
-/* A hash of a site's frames by content: the agent may record one stack
- * under several ids (a Python frame met again gets a new pyframe id), so
- * sites are told apart by their addresses and Python file:line:function. */
-static uint64_t content_hash(const tl_trace_t *t, uint32_t site)
-{
-    size_t n;
-    const uint64_t *frames = tl_trace_site_frames(t, site, &n);
-    uint64_t h = 0xcbf29ce484222325ull ^ n;
-    for (size_t i = 0; i < n; i++) {
-        const tl_pyframe_t *pf = tl_trace_pyframe(t, frames[i]);
-        uint64_t v = frames[i];
-        if (pf)
-            v = where_hash(pf->file) ^ (where_hash(pf->function) * 31) ^
-                (pf->line * 0x9e3779b97f4a7c15ull);
-        h = (h ^ v) * 0x100000001b3ull;
-        h ^= h >> 29;
-    }
-    return h;
 }
 
 /* Group the sites of s[0, n) (storages only with storage_only; suppressed
@@ -135,7 +107,7 @@ static bool group_sites(tl_chk_t *c, const tl_site_stat_t *s, size_t n, bool sto
         if ((storage_only && !s[i].storage) || (filter && suppressed(c, s[i].site))) continue;
         tl_chk_where(c, s[i].site, w);
         bool created;
-        tl_map_entry_t *e = tl_map_put(&by_where, where_hash(w), &created);
+        tl_map_entry_t *e = tl_map_put(&by_where, tl_str_hash(w), &created);
         if (!e) goto oom;
         size_t g = (size_t)e->a;
         if (g && strcmp(l->groups[g - 1].where, w) != 0) { /* hash collision: linear search */
@@ -169,7 +141,8 @@ static bool group_sites(tl_chk_t *c, const tl_site_stat_t *s, size_t n, bool sto
         if (!se) goto oom;
         se->a = g;
         tl_map_entry_t *ke = tl_map_put(
-            &by_stack, content_hash(&c->t, s[i].site) ^ (g * 0x9e3779b97f4a7c15ull), &created);
+            &by_stack, tl_trace_site_content_hash(&c->t, s[i].site) ^ (g * 0x9e3779b97f4a7c15ull),
+            &created);
         if (!ke) goto oom;
         if (created) gr->nsites++;
         ke->a += s[i].bytes;

@@ -15,34 +15,6 @@
 
 #define BLOCK_STORAGE 1u /* flag bit in the live table's b >> 32 (model.c BF_STORAGE) */
 
-static uint64_t name_hash(const char *s)
-{
-    uint64_t h = 0xcbf29ce484222325ull;
-    for (; *s; s++)
-        h = (h ^ (uint8_t)*s) * 0x100000001b3ull;
-    return h;
-}
-
-/* A hash of a site's frames by content: the agent may record one stack
- * under several ids (a Python frame met again can get a new pyframe id),
- * and growth must see them as one site. */
-static uint64_t content_hash(const tl_trace_t *t, uint32_t site)
-{
-    size_t n;
-    const uint64_t *frames = tl_trace_site_frames(t, site, &n);
-    uint64_t h = 0xcbf29ce484222325ull ^ n;
-    for (size_t i = 0; i < n; i++) {
-        const tl_pyframe_t *pf = tl_trace_pyframe(t, frames[i]);
-        uint64_t v = frames[i];
-        if (pf)
-            v = name_hash(pf->file) ^ (name_hash(pf->function) * 31) ^
-                (pf->line * 0x9e3779b97f4a7c15ull);
-        h = (h ^ v) * 0x100000001b3ull;
-        h ^= h >> 29;
-    }
-    return h;
-}
-
 /* canon[site]: the first site with the same frames by content. */
 static bool canonical_sites(tl_regions_t *rg)
 {
@@ -56,7 +28,7 @@ static bool canonical_sites(tl_regions_t *rg)
             continue;
         }
         bool created;
-        tl_map_entry_t *e = tl_map_put(&by, content_hash(t, (uint32_t)i), &created);
+        tl_map_entry_t *e = tl_map_put(&by, tl_trace_site_content_hash(t, (uint32_t)i), &created);
         if (!e) {
             tl_map_free(&by);
             return true;
@@ -70,7 +42,7 @@ static bool canonical_sites(tl_regions_t *rg)
 
 static size_t find(const tl_regions_t *rg, const char *name)
 {
-    tl_map_entry_t *e = tl_map_get(&rg->by_name, name_hash(name));
+    tl_map_entry_t *e = tl_map_get(&rg->by_name, tl_str_hash(name));
     if (e && e->a && !strcmp(rg->regions[e->a - 1].name, name)) return (size_t)e->a - 1;
     if (!e) return SIZE_MAX;
     for (size_t i = 0; i < rg->nregions; i++) /* a hash collision */
@@ -94,7 +66,7 @@ static bool add_region(tl_regions_t *rg, const char *name, size_t *cap, size_t *
         *cap = ncap;
     }
     bool created;
-    tl_map_entry_t *e = tl_map_put(&rg->by_name, name_hash(name), &created);
+    tl_map_entry_t *e = tl_map_put(&rg->by_name, tl_str_hash(name), &created);
     if (!e) return true;
     if (created) e->a = rg->nregions + 1;
     rg->regions[rg->nregions] = (tl_region_t){.name = name};

@@ -529,6 +529,49 @@ TL_EXPORT int execve(const char *path, char *const argv[], char *const envp[])
     return r;
 }
 
+/* glibc's execv, execvp and execvpe call its internal __execve, not the
+ * execve above: without these the image they replace would end without an
+ * END record, and its report would say it was killed. The environment is
+ * already right for them (the agent keeps TENSORLEAK_EXEC_SEQ current in
+ * its own environment). */
+typedef int (*exec_fn)(const char *, char *const[], char *const[]);
+
+static int exec_marked(const char *name, const char *file, char *const argv[], char *const envp[],
+                       bool with_env)
+{
+    void *real;
+    {
+        TL_GUARD_SCOPE; /* dlsym may allocate */
+        real = dlsym(RTLD_NEXT, name);
+    }
+    if (!real) {
+        errno = ENOSYS;
+        return -1;
+    }
+    bool marked = !tl_tsd.guard && tl_agent_exec_begin();
+    int r = with_env ? ((exec_fn)real)(file, argv, envp)
+                     : ((int (*)(const char *, char *const[]))real)(file, argv);
+    int saved = errno;
+    if (marked) tl_agent_exec_failed(); /* still running: the trace goes on */
+    errno = saved;
+    return r;
+}
+
+TL_EXPORT int execv(const char *path, char *const argv[])
+{
+    return exec_marked("execv", path, argv, NULL, false);
+}
+
+TL_EXPORT int execvp(const char *file, char *const argv[])
+{
+    return exec_marked("execvp", file, argv, NULL, false);
+}
+
+TL_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
+{
+    return exec_marked("execvpe", file, argv, envp, true);
+}
+
 __attribute__((constructor)) static void hooks_init(void)
 {
     overcommit_init();

@@ -4,7 +4,7 @@
 . "$TL_SRCDIR/tests/integration/agent_lib.sh"
 allowed="malloc calloc realloc reallocarray free posix_memalign aligned_alloc memalign
 valloc pvalloc malloc_usable_size free_sized free_aligned_sized malloc_conf
-_ZN3c109alloc_cpuEm _ZN3c108free_cpuEPv exit _exit _Exit execve tensorleak_agent_api
+_ZN3c109alloc_cpuEm _ZN3c108free_cpuEPv exit _exit _Exit execve execv execvp execvpe tensorleak_agent_api
 _Znwm _Znam _ZnwmRKSt9nothrow_t _ZnamRKSt9nothrow_t _ZnwmSt11align_val_t _ZnamSt11align_val_t
 _ZnwmSt11align_val_tRKSt9nothrow_t _ZnamSt11align_val_tRKSt9nothrow_t
 _ZdlPv _ZdaPv _ZdlPvm _ZdaPvm _ZdlPvRKSt9nothrow_t _ZdaPvRKSt9nothrow_t

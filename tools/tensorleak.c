@@ -12,7 +12,7 @@ static const char usage[] =
     "usage: tensorleak <command> [options] [--] ...\n"
     "\n"
     "commands:\n"
-    "  run [--output=PATTERN] [--format=text|json] [--top=N] [--] CMD [ARGS...]\n"
+    "  run [--output=PATTERN] [--report=FILE] [--format=text|json] [--top=N] [--] CMD [ARGS...]\n"
     "        run CMD with the agent preloaded, then print the report of its main process\n"
     "  report [--format=text|json] [--top=N] [--output=FILE] TRACE\n"
     "        render the report of a recorded trace\n"

@@ -47,3 +47,39 @@ TESTS += $(AGENT_TEST_SH)
 EXTRA_DIST += $(AGENT_TEST_SH) tests/integration/agent_lib.sh tests/workloads/agent_torch.py \
 	tests/workloads/agent_pyframes.py tests/workloads/agent_pyfork.py \
 	tests/workloads/agent_pyframes_bench.py
+
+# Python frames under each CPython 3.10-3.13 (pyenv's interpreters and headers),
+# and interpreters the agent does not read (real old ones and fake C programs).
+AM_TESTS_ENVIRONMENT += TL_CC='$(CC)'; export TL_CC;
+PYFRAMES_TEST_SH = \
+	tests/integration/pyframes_layout.sh \
+	tests/integration/pyframes_cpython310.sh \
+	tests/integration/pyframes_cpython311.sh \
+	tests/integration/pyframes_cpython312.sh \
+	tests/integration/pyframes_cpython313.sh \
+	tests/integration/pyframes_unsupported.sh
+TESTS += $(PYFRAMES_TEST_SH)
+EXTRA_DIST += $(PYFRAMES_TEST_SH) tests/integration/pyframes_cpython.sh \
+	tests/workloads/pyframes_layout_check.c
+PYFAKE_PROGS = tests/workloads/pyfake_314 tests/workloads/pyfake_310b2 \
+	tests/workloads/pyfake_312d tests/workloads/pyfake_313t tests/workloads/pyfake_313u
+check_PROGRAMS += $(PYFAKE_PROGS)
+PYFAKE_EXPORT = -Wl,--export-dynamic
+tests_workloads_pyfake_314_SOURCES = tests/workloads/pyframes_fake_cpython.c
+tests_workloads_pyfake_314_CPPFLAGS = $(AM_CPPFLAGS) -DFAKE_HEX=0x030e00f0 -DFAKE_VERSION='"3.14.0"'
+tests_workloads_pyfake_314_LDFLAGS = $(PYFAKE_EXPORT)
+tests_workloads_pyfake_310b2_SOURCES = tests/workloads/pyframes_fake_cpython.c
+tests_workloads_pyfake_310b2_CPPFLAGS = $(AM_CPPFLAGS) -DFAKE_VERSION='"3.10.0b2"'
+tests_workloads_pyfake_310b2_LDFLAGS = $(PYFAKE_EXPORT)
+tests_workloads_pyfake_312d_SOURCES = tests/workloads/pyframes_fake_cpython.c
+tests_workloads_pyfake_312d_CPPFLAGS = $(AM_CPPFLAGS) -DFAKE_HEX=0x030c01f0 -DFAKE_VERSION='"3.12.1"' \
+	-DFAKE_DEBUG -DFAKE_TYPE_OK
+tests_workloads_pyfake_312d_LDFLAGS = $(PYFAKE_EXPORT)
+tests_workloads_pyfake_313t_SOURCES = tests/workloads/pyframes_fake_cpython.c
+tests_workloads_pyfake_313t_CPPFLAGS = $(AM_CPPFLAGS) -DFAKE_HEX=0x030d00f0 -DFAKE_VERSION='"3.13.0"' \
+	-DFAKE_FREE_THREADED
+tests_workloads_pyfake_313t_LDFLAGS = $(PYFAKE_EXPORT)
+tests_workloads_pyfake_313u_SOURCES = tests/workloads/pyframes_fake_cpython.c
+tests_workloads_pyfake_313u_CPPFLAGS = $(AM_CPPFLAGS) -DFAKE_HEX=0x030d00f0 -DFAKE_VERSION='"3.13.0"' \
+	-DFAKE_TYPE_OK
+tests_workloads_pyfake_313u_LDFLAGS = $(PYFAKE_EXPORT)

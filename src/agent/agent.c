@@ -144,13 +144,44 @@ static void emit_pyframe(void *ctx, uint64_t id, uint64_t line, const char *file
         bump(&tl_tsd.slot->dropped);
 }
 
+/* The OPTIONS pairs that describe the process's CPython (docs/trace-format.md):
+ * python_frames on/off/unsupported, python (its version) and python_build
+ * (why a 3.10-3.13 is not read). Fills keys/values, returns the count (1
+ * when the process has no CPython). */
+static size_t python_options(const char **keys, const char **values)
+{
+    const tl_pyframes_cpython_t *py = tl_pyframes_cpython();
+    keys[0] = "python_frames";
+    values[0] = tl_pyframes_enabled()                           ? "on"
+                : py && !py->supported && !cfg.no_python_frames ? "unsupported"
+                                                                : "off";
+    if (!py) return 1;
+    keys[1] = "python";
+    values[1] = py->version;
+    if (!py->build) return 2;
+    keys[2] = "python_build";
+    values[2] = py->build;
+    return 3;
+}
+
+/* Whether this trace's OPTIONS named the process's CPython. */
+static bool python_noted;
+
 /* A libpython dlopen'ed after start (an embedding program) is found at the
- * next module rescan; one thread at a time tries. */
+ * next module rescan; one thread at a time tries. A CPython found then gets
+ * an OPTIONS record of its own. */
 static void pyframes_retry(void)
 {
     static atomic_flag busy = ATOMIC_FLAG_INIT;
     if (cfg.no_python_frames || tl_pyframes_enabled() || atomic_flag_test_and_set(&busy)) return;
     tl_pyframes_init();
+    if (!python_noted && tl_pyframes_cpython()) {
+        const char *keys[3], *values[3];
+        size_t n = python_options(keys, values);
+        python_noted = true;
+        if (tl_writer_options(&writer, &tl_tsd.cur, mono(), n, keys, values))
+            bump(&tl_tsd.slot->dropped);
+    }
     atomic_flag_clear(&busy);
 }
 
@@ -468,18 +499,14 @@ static bool trace_open(void)
     if (tl_writer_process(&writer, &tl_tsd.cur, mono(), self_pid, self_ppid, exec_seq, exe,
                           strlen(exe), argc_v, argv_v))
         bump(&tl_tsd.slot->dropped);
-    static const char *const keys[] = {"mode",          "stack_depth",   "output",
-                                       "allocator",     "python_frames", "sample_bytes",
-                                       "big_min_bytes", "clock"};
-    const char *values[] = {tl_config_mode_name(cfg.mode),
-                            depth_str,
-                            cfg.output,
-                            "jemalloc",
-                            tl_pyframes_enabled() ? "on" : "off",
-                            sample_str,
-                            big_str,
-                            tl_clock.tsc ? "tsc" : "monotonic"};
-    if (tl_writer_options(&writer, &tl_tsd.cur, mono(), 8, keys, values))
+    const char *keys[10] = {"mode",  "stack_depth",  "output",       "allocator",
+                            "clock", "sample_bytes", "big_min_bytes"};
+    const char *values[10] = {
+        tl_config_mode_name(cfg.mode),      depth_str,  cfg.output, "jemalloc",
+        tl_clock.tsc ? "tsc" : "monotonic", sample_str, big_str};
+    size_t nopts = 7 + python_options(keys + 7, values + 7);
+    python_noted = tl_pyframes_cpython() != NULL;
+    if (tl_writer_options(&writer, &tl_tsd.cur, mono(), nopts, keys, values))
         bump(&tl_tsd.slot->dropped);
     tl_modules_scan(true, false, emit_module, NULL);
     if (cfg.mode == TL_MODE_AGGREGATE &&
@@ -648,7 +675,9 @@ void tl_agent_init(void)
     if (unw && !tl_modules_range_of((uintptr_t)unw, &lo, &hi)) tl_stack_skip_add(lo, hi);
     tl_stack_unwind_init();
     atomic_store(&real_exit, (tl_exit_fn)dlsym(RTLD_NEXT, "exit"));
-    if ((!cfg.no_python_frames && tl_pyframes_init()) || dlsym(RTLD_DEFAULT, "Py_Version"))
+    const tl_pyframes_cpython_t *py = tl_pyframes_cpython();
+    if ((!cfg.no_python_frames && tl_pyframes_init()) || (py && py->supported) ||
+        dlsym(RTLD_DEFAULT, "Py_Version"))
         python_path();
 
     if (trace_open()) return;

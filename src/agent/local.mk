@@ -15,16 +15,8 @@ libtlagent_la_SOURCES = \
 	src/agent/stack.c src/agent/stack.h \
 	src/agent/writer.c src/agent/writer.h \
 	src/agent/api.c src/agent/api.h \
-	src/agent/pyframes.h
+	src/agent/pyframes.c src/agent/pyframes.h src/agent/pyframes_layout.h
 libtlagent_la_CFLAGS = $(AGENT_CFLAGS)
-# Python frames: built against CPython 3.11's headers, or a stub without them.
-if TL_PYFRAMES
-libtlagent_la_SOURCES += src/agent/pyframes.c
-libtlagent_la_CFLAGS += $(PYTHON311_CFLAGS)
-else
-libtlagent_la_SOURCES += src/agent/pyframes_none.c
-endif
-EXTRA_DIST += src/agent/pyframes.c src/agent/pyframes_none.c
 
 pkglib_LTLIBRARIES += libtensorleak.la
 libtensorleak_la_SOURCES = src/agent/hooks.c

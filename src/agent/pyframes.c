@@ -1,15 +1,16 @@
-/* pyframes.c - read CPython 3.11 frames of the current thread (see pyframes.h).
+/* pyframes.c - read the current thread's CPython 3.10-3.13 frames (see
+ * pyframes.h).
  *
- * Built against the interpreter's own headers (including the internal
- * _PyInterpreterFrame layout, which is why only 3.11 is accepted at run time
- * through Py_Version), but never linked against libpython: every function is
- * found with dlsym in the running process. No allocation, no locks, no GIL.
+ * No Python headers and no link to libpython: the interpreter's version
+ * picks a row of pyframes_layout.h at run time (Py_Version, 3.11+;
+ * Py_GetVersion before), and every function is found with dlsym. A version,
+ * build or layout this file does not know gets native frames only; it is
+ * never guessed at. No allocation, no locks, no GIL.
  */
-#define Py_BUILD_CORE 1
-#include <Python.h>
-#include <internal/pycore_frame.h>
+#include <config.h> /* autoconf first: _GNU_SOURCE */
 
 #include "agent/pyframes.h"
+#include "agent/pyframes_layout.h"
 #include "common/trace_format.h"
 
 #include <dlfcn.h>
@@ -27,18 +28,26 @@
 #define TABLE_SLOTS   (1u << 18)
 #define TABLE_PROBES  128u
 #define NAME_MAX_UTF8 512
+#define CODEUNIT      2 /* sizeof(_Py_CODEUNIT), 3.10-3.13 */
 
-typedef PyThreadState *(*this_tstate_fn)(void);
-typedef int (*addr2line_fn)(PyCodeObject *, int);
-typedef int (*finalizing_fn)(void);
+typedef const char *(*this_tstate_fn)(void);    /* PyGILState_GetThisThreadState */
+typedef int (*addr2line_fn)(const void *, int); /* PyCode_Addr2Line(code, byte offset) */
+typedef int (*finalizing_fn)(void);             /* (_)Py_IsFinalizing */
+typedef const char *(*get_version_fn)(void);    /* Py_GetVersion */
 
 static struct {
     _Atomic bool enabled;
+    const tl_py_layout_t *L;
     this_tstate_fn this_tstate;
     addr2line_fn addr2line;
-    finalizing_fn finalizing;       /* _Py_IsFinalizing */
-    uintptr_t eval_start, eval_end; /* _PyEval_EvalFrameDefault's code */
+    finalizing_fn finalizing;
+    const void *code_type, *str_type; /* &PyCode_Type, &PyUnicode_Type */
+    uintptr_t eval_start, eval_end;   /* _PyEval_EvalFrameDefault's code */
 } py;
+
+/* What tl_pyframes_cpython found; filled once a CPython is seen. */
+static tl_pyframes_cpython_t cpython;
+static _Atomic bool cpython_known;
 
 /* Interned frames: a lock-free open-addressing set keyed by a 64-bit hash
  * of (code object, instruction offset, file object, first line). */
@@ -55,6 +64,22 @@ static _Atomic uint32_t next_id = 1;
 #define HIDDEN_ID UINT32_MAX
 static char hide_prefix[4096];
 static size_t hide_len;
+
+/* Fields of the interpreter's structs, read at layout offsets (memcpy: the
+ * offsets come from a table, not from a C type the compiler can align). */
+static inline const char *ptr_at(const char *base, uint16_t off)
+{
+    const char *v;
+    memcpy(&v, base + off, sizeof v);
+    return v;
+}
+
+static inline int int_at(const char *base, uint16_t off)
+{
+    int v;
+    memcpy(&v, base + off, sizeof v);
+    return v;
+}
 
 void tl_pyframes_hide_dir(const char *dir)
 {
@@ -73,17 +98,158 @@ bool tl_pyframes_enabled(void)
     return atomic_load_explicit(&py.enabled, memory_order_acquire);
 }
 
+/* Appends the decimal v to s[*k..cap). */
+static void put_uint(char *s, size_t *k, size_t cap, unsigned v)
+{
+    char d[12];
+    size_t n = 0;
+    do
+        d[n++] = (char)('0' + v % 10);
+    while ((v /= 10) && n < sizeof d);
+    while (n && *k + 1 < cap)
+        s[(*k)++] = d[--n];
+    s[*k] = '\0';
+}
+
+/* "3.12.1", "3.13.0rc2" from Py_Version's PY_VERSION_HEX (Include/patchlevel.h:
+ * major, minor, micro, release level 0xA/0xB/0xC/0xF, serial). */
+static void version_of_hex(unsigned long hex, char *s, size_t cap)
+{
+    size_t k = 0;
+    put_uint(s, &k, cap, (unsigned)(hex >> 24) & 0xff);
+    s[k++] = '.';
+    put_uint(s, &k, cap, (unsigned)(hex >> 16) & 0xff);
+    s[k++] = '.';
+    put_uint(s, &k, cap, (unsigned)(hex >> 8) & 0xff);
+    unsigned level = (unsigned)(hex >> 4) & 0xf;
+    if (level == 0xf) return;
+    const char *tag = level == 0xa ? "a" : level == 0xb ? "b" : "rc";
+    for (; *tag && k + 1 < cap; tag++)
+        s[k++] = *tag;
+    put_uint(s, &k, cap, (unsigned)hex & 0xf);
+}
+
+/* The 3.13 row against the interpreter's own _Py_DebugOffsets (the first
+ * member of _PyRuntime). true = they agree. */
+static bool debug_offsets_agree(const tl_py_layout_t *L, unsigned long hex)
+{
+    const char *rt = dlsym(RTLD_DEFAULT, "_PyRuntime");
+    if (!rt || memcmp(rt, TL_PY313_DBG_COOKIE, 8) != 0) return false;
+    static const struct {
+        uint16_t at, want_field;
+    } fields[] = {
+        {TL_PY313_DBG_TS_FRAME, offsetof(tl_py_layout_t, ts_frame)},
+        {TL_PY313_DBG_F_PREVIOUS, offsetof(tl_py_layout_t, f_previous)},
+        {TL_PY313_DBG_F_CODE, offsetof(tl_py_layout_t, f_code)},
+        {TL_PY313_DBG_F_INSTR, offsetof(tl_py_layout_t, f_instr)},
+        {TL_PY313_DBG_F_OWNER, offsetof(tl_py_layout_t, f_owner)},
+        {TL_PY313_DBG_CO_FILENAME, offsetof(tl_py_layout_t, co_filename)},
+        {TL_PY313_DBG_CO_NAME, offsetof(tl_py_layout_t, co_name)},
+        {TL_PY313_DBG_CO_QUALNAME, offsetof(tl_py_layout_t, co_qualname)},
+        {TL_PY313_DBG_CO_FIRSTLINE, offsetof(tl_py_layout_t, co_firstlineno)},
+        {TL_PY313_DBG_CO_CODE, offsetof(tl_py_layout_t, co_code_adaptive)},
+    };
+    uint64_t v;
+    memcpy(&v, rt + TL_PY313_DBG_VERSION, sizeof v);
+    if (v != hex) return false;
+    memcpy(&v, rt + TL_PY313_DBG_FREE_THREADED, sizeof v);
+    if (v != 0) return false;
+    memcpy(&v, rt + TL_PY313_DBG_OB_TYPE, sizeof v);
+    if (v != TL_PY_OB_TYPE) return false;
+    for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++) {
+        uint16_t want;
+        memcpy(&want, (const char *)L + fields[i].want_field, sizeof want);
+        memcpy(&v, rt + fields[i].at, sizeof v);
+        if (v != want) return false;
+    }
+    return true;
+}
+
+/* Fills cpython from the symbols of the process. The layout row is taken
+ * only for a final or release-candidate 3.10-3.13 default build whose
+ * object header is where the table says. */
+static void probe(void)
+{
+    const unsigned long *hexp = dlsym(RTLD_DEFAULT, "Py_Version");
+    get_version_fn get_version = NULL;
+    *(void **)&get_version = dlsym(RTLD_DEFAULT, "Py_GetVersion");
+    if (!hexp && !get_version) return;
+    tl_pyframes_cpython_t c = {0};
+    unsigned long hex;
+    if (hexp) {
+        hex = *hexp;
+        version_of_hex(hex, c.version, sizeof c.version);
+    } else {
+        /* 3.10 and older: "3.10.13 (main, ...) [GCC ...]", PY_VERSION first.
+         * PY_VERSION_HEX from it; a letter after the micro number is a
+         * pre-release (level 0). */
+        const char *s = get_version();
+        size_t k = 0;
+        while (s && s[k] && s[k] != ' ' && k + 1 < sizeof c.version) {
+            c.version[k] = s[k];
+            k++;
+        }
+        unsigned part[3] = {0, 0, 0}, np = 0;
+        const char *p = c.version;
+        for (; *p && np < 3; p++) {
+            if (*p >= '0' && *p <= '9')
+                part[np] = part[np] * 10 + (unsigned)(*p - '0');
+            else if (*p == '.')
+                np++;
+            else
+                break;
+        }
+        hex = (unsigned long)part[0] << 24 | (unsigned long)part[1] << 16 |
+              (unsigned long)part[2] << 8 | (*p ? 0u : 0xf0u);
+    }
+    const tl_py_layout_t *L = NULL;
+    unsigned level = (unsigned)(hex >> 4) & 0xf;
+    for (size_t i = 0; i < sizeof tl_py_layouts / sizeof tl_py_layouts[0]; i++)
+        if ((hex >> 24) == 3 && ((hex >> 16) & 0xff) == tl_py_layouts[i].minor &&
+            (level == 0xf || level == 0xc))
+            L = &tl_py_layouts[i];
+    if (L) {
+        /* PyType_Type is its own type: a header of another size (a
+         * Py_TRACE_REFS or free-threaded build) moves ob_type. */
+        const char *type_type = dlsym(RTLD_DEFAULT, "PyType_Type");
+        if (dlsym(RTLD_DEFAULT, "_Py_MergeZeroLocalRefcount"))
+            c.build = "free-threaded build";
+        else if (dlsym(RTLD_DEFAULT, "_Py_NegativeRefcount"))
+            c.build = "debug build";
+        else if (UINTPTR_MAX != UINT64_MAX || !type_type ||
+                 ptr_at(type_type, TL_PY_OB_TYPE) != type_type ||
+                 (L->minor == 13 && !debug_offsets_agree(L, hex)))
+            c.build = "unknown build";
+        else
+            c.supported = true;
+    }
+    if (c.supported) py.L = L;
+    cpython = c;
+    atomic_store_explicit(&cpython_known, true, memory_order_release);
+}
+
+const tl_pyframes_cpython_t *tl_pyframes_cpython(void)
+{
+    if (!atomic_load_explicit(&cpython_known, memory_order_acquire)) probe();
+    return atomic_load_explicit(&cpython_known, memory_order_acquire) ? &cpython : NULL;
+}
+
 bool tl_pyframes_init(void)
 {
+#ifdef TL_NO_PYTHON_FRAMES
+    return false; /* configure --disable-python-frames */
+#endif
     if (tl_pyframes_enabled()) return true;
-    const unsigned long *version = dlsym(RTLD_DEFAULT, "Py_Version");
-    /* The frame layout read here is 3.11's; other versions differ. */
-    if (!version || (*version >> 16) != 0x030b) return false;
+    const tl_pyframes_cpython_t *c = tl_pyframes_cpython();
+    if (!c || !c->supported) return false;
     void *tstate = dlsym(RTLD_DEFAULT, "PyGILState_GetThisThreadState");
     void *a2l = dlsym(RTLD_DEFAULT, "PyCode_Addr2Line");
     void *eval = dlsym(RTLD_DEFAULT, "_PyEval_EvalFrameDefault");
-    void *fin = dlsym(RTLD_DEFAULT, "_Py_IsFinalizing");
-    if (!tstate || !a2l || !eval || !fin) return false;
+    void *fin = dlsym(RTLD_DEFAULT, "_Py_IsFinalizing");    /* 3.10-3.12 */
+    if (!fin) fin = dlsym(RTLD_DEFAULT, "Py_IsFinalizing"); /* 3.13 */
+    void *code_type = dlsym(RTLD_DEFAULT, "PyCode_Type");
+    void *str_type = dlsym(RTLD_DEFAULT, "PyUnicode_Type");
+    if (!tstate || !a2l || !eval || !fin || !code_type || !str_type) return false;
     Dl_info info;
     const ElfW(Sym) *sym = NULL;
     if (!dladdr1(eval, &info, (void **)&sym, RTLD_DL_SYMENT) || !sym || !sym->st_size) return false;
@@ -96,6 +262,8 @@ bool tl_pyframes_init(void)
     *(void **)&py.this_tstate = tstate;
     *(void **)&py.addr2line = a2l;
     *(void **)&py.finalizing = fin;
+    py.code_type = code_type;
+    py.str_type = str_type;
     py.eval_start = (uintptr_t)eval;
     py.eval_end = (uintptr_t)eval + sym->st_size;
     atomic_store_explicit(&py.enabled, true, memory_order_release);
@@ -113,23 +281,31 @@ void tl_pyframes_reset(void)
 }
 
 /* UTF-8 of a str object without calling into Python: compact ASCII is used
- * in place; compact Latin-1 is converted into buf; anything else is "?". */
-static const char *str_utf8(PyObject *o, char *buf, size_t cap, size_t *len)
+ * in place; compact Latin-1 is converted into buf; anything else
+ * (a subclass, a legacy or wider string) is "?". */
+static const char *str_utf8(const char *o, char *buf, size_t cap, size_t *len)
 {
-    if (!o || !PyUnicode_Check(o) || !PyUnicode_IS_READY(o) || !PyUnicode_IS_COMPACT(o)) {
+    const tl_py_layout_t *L = py.L;
+    unsigned state;
+    if (o) memcpy(&state, o + L->str_state, sizeof state);
+    if (!o || ptr_at(o, TL_PY_OB_TYPE) != py.str_type || !(state & TL_PY_STATE_COMPACT) ||
+        (L->minor <= 11 && !(state & TL_PY_STATE_READY))) {
         *len = 1;
         return "?";
     }
-    if (PyUnicode_IS_ASCII(o)) {
-        *len = (size_t)PyUnicode_GET_LENGTH(o);
-        return (const char *)PyUnicode_DATA(o);
+    size_t n;
+    memcpy(&n, o + L->str_length, sizeof n);
+    if (state & TL_PY_STATE_ASCII) {
+        *len = n;
+        return o + L->str_ascii_data;
     }
-    if (PyUnicode_KIND(o) != PyUnicode_1BYTE_KIND) {
+    if (((state >> TL_PY_STATE_KIND_SHIFT) & TL_PY_STATE_KIND_MASK) !=
+        1) { /* PyUnicode_1BYTE_KIND */
         *len = 1;
         return "?";
     }
-    const unsigned char *s = PyUnicode_1BYTE_DATA(o);
-    size_t n = (size_t)PyUnicode_GET_LENGTH(o), k = 0;
+    const unsigned char *s = (const unsigned char *)o + L->str_compact_data;
+    size_t k = 0;
     for (size_t i = 0; i < n && k + 2 <= cap; i++) {
         if (s[i] < 0x80) {
             buf[k++] = (char)s[i];
@@ -143,11 +319,15 @@ static const char *str_utf8(PyObject *o, char *buf, size_t cap, size_t *len)
 }
 
 /* The pyframe id of (code, instruction), interning it on first sight.
- * Returns 0 when the table is full. */
-static uint32_t intern(PyCodeObject *code, int lasti, tl_pyframe_emit_fn emit, void *ctx)
+ * lasti: the instruction, in code units (-1 before the first). Returns 0
+ * when the table is full. */
+static uint32_t intern(const char *code, int lasti, tl_pyframe_emit_fn emit, void *ctx)
 {
-    uint64_t parts[4] = {(uint64_t)(uintptr_t)code, (uint64_t)lasti,
-                         (uint64_t)(uintptr_t)code->co_filename, (uint64_t)code->co_firstlineno};
+    const tl_py_layout_t *L = py.L;
+    const char *filename = ptr_at(code, L->co_filename);
+    int firstlineno = int_at(code, L->co_firstlineno);
+    uint64_t parts[4] = {(uint64_t)(uintptr_t)code, (uint64_t)lasti, (uint64_t)(uintptr_t)filename,
+                         (uint64_t)firstlineno};
     uint64_t key = XXH3_64bits(parts, sizeof parts);
     if (key == 0) key = 1;
     uint32_t mask = TABLE_SLOTS - 1;
@@ -161,15 +341,19 @@ static uint32_t intern(PyCodeObject *code, int lasti, tl_pyframe_emit_fn emit, v
             } else {
                 char fbuf[NAME_MAX_UTF8], nbuf[NAME_MAX_UTF8];
                 size_t flen, nlen;
-                const char *file = str_utf8(code->co_filename, fbuf, sizeof fbuf, &flen);
+                const char *file = str_utf8(filename, fbuf, sizeof fbuf, &flen);
                 if (hide_len && flen > hide_len && memcmp(file, hide_prefix, hide_len) == 0) {
                     atomic_store_explicit(&table[i].id, HIDDEN_ID, memory_order_release);
                     return HIDDEN_ID;
                 }
                 uint32_t id = atomic_fetch_add(&next_id, 1);
-                int line = py.addr2line(code, lasti * (int)sizeof(_Py_CODEUNIT));
-                const char *name = str_utf8(code->co_qualname ? code->co_qualname : code->co_name,
-                                            nbuf, sizeof nbuf, &nlen);
+                /* The interpreter's own line table walk (3.10-3.13:
+                 * byte offset; a negative one gives co_firstlineno). */
+                int line = py.addr2line(code, lasti * CODEUNIT);
+                const char *qualname =
+                    L->co_qualname != TL_PY_NONE ? ptr_at(code, L->co_qualname) : NULL;
+                const char *name = str_utf8(qualname ? qualname : ptr_at(code, L->co_name), nbuf,
+                                            sizeof nbuf, &nlen);
                 emit(ctx, id, line > 0 ? (uint64_t)line : 0, file, flen, name, nlen);
                 atomic_store_explicit(&table[i].id, id, memory_order_release);
                 return id;
@@ -186,6 +370,41 @@ static uint32_t intern(PyCodeObject *code, int lasti, tl_pyframe_emit_fn emit, v
     return 0;
 }
 
+/* What frame_read found in one frame of the chain. */
+typedef enum { FRAME_END, FRAME_SKIP, FRAME_SHOW } frame_t;
+
+/* One frame of the chain: FRAME_SHOW with *code and *lasti (in code units,
+ * -1 before the first instruction), FRAME_SKIP for a frame with nothing to
+ * show, FRAME_END where the chain ends; *entry = it ends its eval call's
+ * group. */
+static frame_t frame_read(const tl_py_layout_t *L, const char *f, const char **code, int *lasti,
+                          bool *entry)
+{
+    *code = ptr_at(f, L->f_code);
+    *entry = false;
+    if (L->chain == TL_PY_CHAIN_FRAME_OBJECT) {
+        /* 3.10: every frame is its own eval call, and always complete. */
+        *entry = true;
+        if (!*code) return FRAME_END;
+        *lasti = int_at(f, L->f_instr);
+        return FRAME_SHOW;
+    }
+    char owner = f[L->f_owner];
+    if (L->chain == TL_PY_CHAIN_CSTACK && owner == TL_PY_OWNED_BY_CSTACK) {
+        *entry = true; /* no code of its own (3.13: f_executable is None) */
+        return FRAME_SKIP;
+    }
+    if (L->chain == TL_PY_CHAIN_IS_ENTRY) *entry = f[L->f_is_entry] != 0;
+    if (!*code) return FRAME_END;
+    if (ptr_at(*code, TL_PY_OB_TYPE) != py.code_type) return FRAME_SKIP; /* 3.13: not code */
+    const char *instr = ptr_at(f, L->f_instr);
+    *lasti = (int)((instr - (*code + L->co_code_adaptive)) / CODEUNIT);
+    /* _PyFrame_IsIncomplete: a frame still running its prologue. */
+    if (owner != TL_PY_OWNED_BY_GENERATOR && *lasti < int_at(*code, L->co_firsttraceable))
+        return FRAME_SKIP;
+    return FRAME_SHOW;
+}
+
 size_t tl_pyframes_merge(const uint64_t *native, size_t n, uint64_t *out, size_t max,
                          tl_pyframe_emit_fn emit, void *ctx)
 {
@@ -195,24 +414,34 @@ size_t tl_pyframes_merge(const uint64_t *native, size_t n, uint64_t *out, size_t
      * pointer then dangles): no Python frames from then on. atexit
      * callbacks (the script_end report point) run before this is set. */
     if (py.finalizing()) return 0;
-    PyThreadState *ts = py.this_tstate();
-    if (!ts || !ts->cframe) return 0;
+    const tl_py_layout_t *L = py.L;
+    const char *ts = py.this_tstate();
+    if (!ts) return 0;
+    const char *f = ptr_at(ts, L->ts_frame);
+    if (L->cf_current != TL_PY_NONE) {
+        if (!f) return 0;
+        f = ptr_at(f, L->cf_current);
+    }
     /* Walk innermost first, cutting the chain into one group per C-level
-     * eval call (a group ends at its is_entry frame). */
+     * eval call. */
     uint64_t ids[MAX_PY_FRAMES];
-    size_t group_end[MAX_PY_FRAMES]; /* index one past each group's last frame */
+    size_t group_end[MAX_PY_FRAMES + 1]; /* index one past each group's last frame */
     size_t nids = 0, ngroups = 0;
-    for (_PyInterpreterFrame *f = ts->cframe->current_frame; f && nids < MAX_PY_FRAMES;
-         f = f->previous) {
-        PyCodeObject *code = f->f_code;
-        if (!code) break;
-        if (!_PyFrame_IsIncomplete(f)) {
-            uint32_t id = intern(code, _PyInterpreterFrame_LASTI(f), emit, ctx);
+    /* Entry frames are not shown: the walk is bounded on its own. */
+    for (size_t steps = 0; f && nids < MAX_PY_FRAMES && steps < 4 * MAX_PY_FRAMES;
+         f = ptr_at(f, L->f_previous), steps++) {
+        int lasti = 0;
+        bool entry;
+        const char *code;
+        frame_t what = frame_read(L, f, &code, &lasti, &entry);
+        if (what == FRAME_END) break;
+        if (what == FRAME_SHOW) {
+            uint32_t id = intern(code, lasti, emit, ctx);
             if (id && id != HIDDEN_ID) ids[nids++] = TL_FRAME_PY_TAG | id;
         }
-        /* One group per is_entry frame, empty or not (all its frames hidden
-         * or incomplete): each stands for one native eval frame. */
-        if (f->is_entry && ngroups < MAX_PY_FRAMES) group_end[ngroups++] = nids;
+        /* One group per entry, empty or not (all its frames hidden or
+         * incomplete): each stands for one native eval frame. */
+        if (entry && ngroups < MAX_PY_FRAMES) group_end[ngroups++] = nids;
     }
     if (ngroups == 0 || group_end[ngroups - 1] != nids) group_end[ngroups++] = nids;
     if (nids == 0) return 0;

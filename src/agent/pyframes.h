@@ -1,4 +1,4 @@
-/* pyframes.h - Python frames in allocation stacks (CPython 3.11).
+/* pyframes.h - Python frames in allocation stacks (CPython 3.10-3.13).
  *
  * At each recorded allocation the agent walks the calling thread's CPython
  * frame chain (no GIL needed: the chain belongs to this thread, which is
@@ -20,9 +20,25 @@
 typedef void (*tl_pyframe_emit_fn)(void *ctx, uint64_t id, uint64_t line, const char *file,
                                    size_t file_len, const char *function, size_t function_len);
 
+/* The CPython found in the process. */
+typedef struct tl_pyframes_cpython {
+    char version[32];  /* "3.12.1", "3.13.0rc2" (PY_VERSION), NUL-terminated */
+    const char *build; /* NULL, or why a 3.10-3.13 is not read: "debug build",
+                        * "free-threaded build", "unknown build" (static) */
+    bool supported;    /* its frames can be read (tl_pyframes_init may enable) */
+} tl_pyframes_cpython_t;
+
+/* The CPython interpreter of this process (Py_Version; Py_GetVersion for
+ * 3.10 and older, which formats into a static buffer), or NULL when none
+ * is loaded (yet: it is looked for again on the next call). Safe before the
+ * interpreter initialises. The first call that finds one must come before
+ * other threads call this (agent init, or the module-rescan retry). */
+const tl_pyframes_cpython_t *tl_pyframes_cpython(void);
+
 /* Looks up the interpreter's entry points in the process (dlsym). Returns
- * true if this is a CPython 3.11 process and frames can be read. Call once
- * at agent init (before threads); cheap to call again later. */
+ * true if this is a supported CPython (3.10-3.13, see tl_pyframes_cpython)
+ * and frames can be read. Call once at agent init (before threads); cheap to
+ * call again later. */
 bool tl_pyframes_init(void);
 
 /* True once tl_pyframes_init found a supported interpreter. */

@@ -109,6 +109,12 @@ typedef struct tl_trace {
     size_t nlineage;
     char *strings; /* pool of the lineage strings */
 
+    /* The process's CPython, from OPTIONS python*: python_frames=unsupported
+     * (its frames were not read), python (version), python_build (why a
+     * 3.10-3.13 was not read); printable ASCII, "" when not recorded. */
+    bool python_unsupported;
+    char python[32], python_build[32];
+
     bool has_end;
     uint64_t end_ts; /* time of the END record */
     uint64_t end_reason, end_allocs, end_frees, end_storages, end_dropped;

@@ -58,6 +58,13 @@ static void make_notes(tl_report_ctx_t *c, notes_t *nb)
              "%" PRIu64 " event%s dropped by the agent: counts, peak and leaks may be "
              "incomplete",
              t->end_dropped, t->end_dropped == 1 ? " was" : "s were");
+    if (t->python_unsupported)
+        note(c, nb,
+             "Python frames: CPython %s%s%s%s is not supported (%s3.10-3.13 are): native frames "
+             "only",
+             t->python[0] ? t->python : "(version unknown)", t->python_build[0] ? " (" : "",
+             t->python_build, t->python_build[0] ? ")" : "",
+             t->python_build[0] ? "the default builds of " : "");
     if (m->unknown_frees)
         note(c, nb, "%" PRIu64 " free%s of pointers not allocated in the trace ignored",
              m->unknown_frees, m->unknown_frees == 1 ? "" : "s");

@@ -5,7 +5,12 @@
 # (c) GIL released: ctypes.CDLL(None).malloc(123457) (ctypes drops the GIL
 #     around the foreign call);
 # (d) with torch (argument "torch"): torch.randn(1000, 1000) = a 4,000,000
-#     byte storage inside make(), called from another line.
+#     byte storage inside make(), called from another line;
+# (e) a Python function called from C (map, list): bytearray(400001) in
+#     nested(), its frame in an eval call of its own;
+# (f) a generator: bytearray(500001) in gen()'s body, run by a for loop;
+# (g) the array module: array("b", [0]) * 350001 allocates 350001 bytes.
+import array
 import ctypes
 import sys
 import threading
@@ -27,6 +32,18 @@ def worker(out):
     out.append(libc.malloc(223457))  # SITE:thread
 
 
+def nested(_):
+    return bytearray(400001)  # SITE:nested
+
+
+def gen():
+    yield bytearray(500001)  # SITE:gen
+
+
+def arr():
+    return array.array("b", [0]) * 350001  # SITE:array
+
+
 kept = [held()]  # SITE:call_held
 p = released()  # SITE:call_released
 out = []
@@ -35,6 +52,10 @@ th.start()
 th.join()
 print("released", hex(p))
 print("thread", hex(out[0]))
+kept += list(map(nested, [0]))  # SITE:call_nested
+for g in gen():  # SITE:call_gen
+    kept.append(g)
+kept.append(arr())  # SITE:call_array
 
 if len(sys.argv) > 1 and sys.argv[1] == "torch":
     import torch

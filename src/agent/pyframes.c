@@ -318,12 +318,39 @@ static const char *str_utf8(const char *o, char *buf, size_t cap, size_t *len)
     return buf;
 }
 
+/* A (code, instruction) seen for the first time, its slot s just claimed:
+ * its PYFRAME record (through emit) and id, or HIDDEN_ID. Out of line: the
+ * walk's loop stays small. */
+static __attribute__((noinline)) uint32_t intern_new(slot_t *s, const char *code, int lasti,
+                                                     const char *filename, tl_pyframe_emit_fn emit,
+                                                     void *ctx)
+{
+    const tl_py_layout_t *L = py.L;
+    char fbuf[NAME_MAX_UTF8], nbuf[NAME_MAX_UTF8];
+    size_t flen, nlen;
+    const char *file = str_utf8(filename, fbuf, sizeof fbuf, &flen);
+    if (hide_len && flen > hide_len && memcmp(file, hide_prefix, hide_len) == 0) {
+        atomic_store_explicit(&s->id, HIDDEN_ID, memory_order_release);
+        return HIDDEN_ID;
+    }
+    uint32_t id = atomic_fetch_add(&next_id, 1);
+    /* The interpreter's own line table walk (3.10-3.13: byte offset; a
+     * negative one gives co_firstlineno). */
+    int line = py.addr2line(code, lasti * CODEUNIT);
+    const char *qualname = L->co_qualname != TL_PY_NONE ? ptr_at(code, L->co_qualname) : NULL;
+    const char *name =
+        str_utf8(qualname ? qualname : ptr_at(code, L->co_name), nbuf, sizeof nbuf, &nlen);
+    emit(ctx, id, line > 0 ? (uint64_t)line : 0, file, flen, name, nlen);
+    atomic_store_explicit(&s->id, id, memory_order_release);
+    return id;
+}
+
 /* The pyframe id of (code, instruction), interning it on first sight.
  * lasti: the instruction, in code units (-1 before the first). Returns 0
  * when the table is full. */
-static uint32_t intern(const char *code, int lasti, tl_pyframe_emit_fn emit, void *ctx)
+static inline __attribute__((always_inline)) uint32_t
+intern(const tl_py_layout_t *L, const char *code, int lasti, tl_pyframe_emit_fn emit, void *ctx)
 {
-    const tl_py_layout_t *L = py.L;
     const char *filename = ptr_at(code, L->co_filename);
     int firstlineno = int_at(code, L->co_firstlineno);
     uint64_t parts[4] = {(uint64_t)(uintptr_t)code, (uint64_t)lasti, (uint64_t)(uintptr_t)filename,
@@ -336,28 +363,9 @@ static uint32_t intern(const char *code, int lasti, tl_pyframe_emit_fn emit, voi
         uint64_t k = atomic_load_explicit(&table[i].key, memory_order_acquire);
         if (k == 0) {
             uint64_t expected = 0;
-            if (!atomic_compare_exchange_strong(&table[i].key, &expected, key)) {
-                k = expected;
-            } else {
-                char fbuf[NAME_MAX_UTF8], nbuf[NAME_MAX_UTF8];
-                size_t flen, nlen;
-                const char *file = str_utf8(filename, fbuf, sizeof fbuf, &flen);
-                if (hide_len && flen > hide_len && memcmp(file, hide_prefix, hide_len) == 0) {
-                    atomic_store_explicit(&table[i].id, HIDDEN_ID, memory_order_release);
-                    return HIDDEN_ID;
-                }
-                uint32_t id = atomic_fetch_add(&next_id, 1);
-                /* The interpreter's own line table walk (3.10-3.13:
-                 * byte offset; a negative one gives co_firstlineno). */
-                int line = py.addr2line(code, lasti * CODEUNIT);
-                const char *qualname =
-                    L->co_qualname != TL_PY_NONE ? ptr_at(code, L->co_qualname) : NULL;
-                const char *name = str_utf8(qualname ? qualname : ptr_at(code, L->co_name), nbuf,
-                                            sizeof nbuf, &nlen);
-                emit(ctx, id, line > 0 ? (uint64_t)line : 0, file, flen, name, nlen);
-                atomic_store_explicit(&table[i].id, id, memory_order_release);
-                return id;
-            }
+            if (atomic_compare_exchange_strong(&table[i].key, &expected, key))
+                return intern_new(&table[i], code, lasti, filename, emit, ctx);
+            k = expected;
         }
         if (k == key) {
             uint32_t id;
@@ -376,13 +384,15 @@ typedef enum { FRAME_END, FRAME_SKIP, FRAME_SHOW } frame_t;
 /* One frame of the chain: FRAME_SHOW with *code and *lasti (in code units,
  * -1 before the first instruction), FRAME_SKIP for a frame with nothing to
  * show, FRAME_END where the chain ends; *entry = it ends its eval call's
- * group. */
-static frame_t frame_read(const tl_py_layout_t *L, const char *f, const char **code, int *lasti,
-                          bool *entry)
+ * group. chain (L->chain) is a constant at each call: one loop per layout. */
+static inline __attribute__((always_inline)) frame_t frame_read(const tl_py_layout_t *L,
+                                                                const int chain, const char *f,
+                                                                const char **code, int *lasti,
+                                                                bool *entry)
 {
     *code = ptr_at(f, L->f_code);
     *entry = false;
-    if (L->chain == TL_PY_CHAIN_FRAME_OBJECT) {
+    if (chain == TL_PY_CHAIN_FRAME_OBJECT) {
         /* 3.10: every frame is its own eval call, and always complete. */
         *entry = true;
         if (!*code) return FRAME_END;
@@ -390,19 +400,53 @@ static frame_t frame_read(const tl_py_layout_t *L, const char *f, const char **c
         return FRAME_SHOW;
     }
     char owner = f[L->f_owner];
-    if (L->chain == TL_PY_CHAIN_CSTACK && owner == TL_PY_OWNED_BY_CSTACK) {
+    if (chain == TL_PY_CHAIN_CSTACK && owner == TL_PY_OWNED_BY_CSTACK) {
         *entry = true; /* no code of its own (3.13: f_executable is None) */
         return FRAME_SKIP;
     }
-    if (L->chain == TL_PY_CHAIN_IS_ENTRY) *entry = f[L->f_is_entry] != 0;
+    if (chain == TL_PY_CHAIN_IS_ENTRY) *entry = f[L->f_is_entry] != 0;
     if (!*code) return FRAME_END;
-    if (ptr_at(*code, TL_PY_OB_TYPE) != py.code_type) return FRAME_SKIP; /* 3.13: not code */
+    /* 3.13's f_executable need not be a code object. */
+    if (chain == TL_PY_CHAIN_CSTACK && L->minor >= 13 &&
+        ptr_at(*code, TL_PY_OB_TYPE) != py.code_type)
+        return FRAME_SKIP;
     const char *instr = ptr_at(f, L->f_instr);
     *lasti = (int)((instr - (*code + L->co_code_adaptive)) / CODEUNIT);
     /* _PyFrame_IsIncomplete: a frame still running its prologue. */
     if (owner != TL_PY_OWNED_BY_GENERATOR && *lasti < int_at(*code, L->co_firsttraceable))
         return FRAME_SKIP;
     return FRAME_SHOW;
+}
+
+/* The walk's result: interned ids innermost first, cut into groups. */
+typedef struct walk {
+    uint64_t ids[MAX_PY_FRAMES];
+    size_t group_end[MAX_PY_FRAMES + 1]; /* index one past each group's last frame */
+    size_t nids, ngroups;
+} walk_t;
+
+/* Walks the chain from f innermost first, cutting it into one group per
+ * C-level eval call. chain: as for frame_read. */
+static inline __attribute__((always_inline)) void walk(walk_t *w, const tl_py_layout_t *L,
+                                                       const int chain, const char *f,
+                                                       tl_pyframe_emit_fn emit, void *ctx)
+{
+    /* Entry frames are not shown: the walk is bounded on its own. */
+    for (size_t steps = 0; f && w->nids < MAX_PY_FRAMES && steps < 4 * MAX_PY_FRAMES;
+         f = ptr_at(f, L->f_previous), steps++) {
+        int lasti = 0;
+        bool entry;
+        const char *code;
+        frame_t what = frame_read(L, chain, f, &code, &lasti, &entry);
+        if (what == FRAME_END) break;
+        if (what == FRAME_SHOW) {
+            uint32_t id = intern(L, code, lasti, emit, ctx);
+            if (id && id != HIDDEN_ID) w->ids[w->nids++] = TL_FRAME_PY_TAG | id;
+        }
+        /* One group per entry, empty or not (all its frames hidden or
+         * incomplete): each stands for one native eval frame. */
+        if (entry && w->ngroups < MAX_PY_FRAMES) w->group_end[w->ngroups++] = w->nids;
+    }
 }
 
 size_t tl_pyframes_merge(const uint64_t *native, size_t n, uint64_t *out, size_t max,
@@ -422,27 +466,21 @@ size_t tl_pyframes_merge(const uint64_t *native, size_t n, uint64_t *out, size_t
         if (!f) return 0;
         f = ptr_at(f, L->cf_current);
     }
-    /* Walk innermost first, cutting the chain into one group per C-level
-     * eval call. */
-    uint64_t ids[MAX_PY_FRAMES];
-    size_t group_end[MAX_PY_FRAMES + 1]; /* index one past each group's last frame */
-    size_t nids = 0, ngroups = 0;
-    /* Entry frames are not shown: the walk is bounded on its own. */
-    for (size_t steps = 0; f && nids < MAX_PY_FRAMES && steps < 4 * MAX_PY_FRAMES;
-         f = ptr_at(f, L->f_previous), steps++) {
-        int lasti = 0;
-        bool entry;
-        const char *code;
-        frame_t what = frame_read(L, f, &code, &lasti, &entry);
-        if (what == FRAME_END) break;
-        if (what == FRAME_SHOW) {
-            uint32_t id = intern(code, lasti, emit, ctx);
-            if (id && id != HIDDEN_ID) ids[nids++] = TL_FRAME_PY_TAG | id;
-        }
-        /* One group per entry, empty or not (all its frames hidden or
-         * incomplete): each stands for one native eval frame. */
-        if (entry && ngroups < MAX_PY_FRAMES) group_end[ngroups++] = nids;
+    walk_t w;
+    w.nids = w.ngroups = 0;
+    switch (L->chain) {
+    case TL_PY_CHAIN_FRAME_OBJECT:
+        walk(&w, L, TL_PY_CHAIN_FRAME_OBJECT, f, emit, ctx);
+        break;
+    case TL_PY_CHAIN_IS_ENTRY:
+        walk(&w, L, TL_PY_CHAIN_IS_ENTRY, f, emit, ctx);
+        break;
+    default:
+        walk(&w, L, TL_PY_CHAIN_CSTACK, f, emit, ctx);
+        break;
     }
+    const uint64_t *ids = w.ids;
+    size_t *group_end = w.group_end, nids = w.nids, ngroups = w.ngroups;
     if (ngroups == 0 || group_end[ngroups - 1] != nids) group_end[ngroups++] = nids;
     if (nids == 0) return 0;
     size_t k = 0, g = 0, next = 0;

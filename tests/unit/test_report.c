@@ -208,6 +208,44 @@ START_TEST(reader_garbage)
 }
 END_TEST
 
+/* OPTIONS python keys: the last value of each wins (a later record for a
+ * libpython loaded late); untrusted strings are cut and made printable. */
+START_TEST(reader_python_options)
+{
+    tl_tgen_t g;
+    uint8_t rec[512];
+    tl_wbuf_t w = {rec, rec + sizeof rec, false};
+    const char *k1[] = {"mode", "python_frames", "python", "python_build"};
+    const char *v1[] = {"all", "unsupported", "3.13.0\x01\xff", "free-threaded build"};
+    const char *k2[] = {"python", "python_frames"};
+    const char *v2[] = {"3.9.18-and-a-version-longer-than-31-bytes", "unsupported"};
+    const char *k3[] = {"python_frames"};
+    const char *v3[] = {"on"};
+    tl_tgen_header(&g, 1024, TL_HDR_F_CLEAN_END, 1, 4242, 1000000000ull);
+    tl_rec_put_options(&w, 0, 4, k1, v1);
+    tl_tgen_chunk(&g, 4242, 0, 1000000000ull, rec, (size_t)(w.p - rec));
+    ck_assert_int_eq(read_buf(g.buf, g.len), 0);
+    ck_assert(tr.python_unsupported);
+    ck_assert_str_eq(tr.python, "3.13.0??");
+    ck_assert_str_eq(tr.python_build, "free-threaded build");
+    tl_trace_free(&tr);
+    tl_rec_put_options(&w, 0, 2, k2, v2);
+    tl_tgen_chunk(&g, 4242, 1, 1001000000ull, rec, (size_t)(w.p - rec));
+    tl_store_le64(g.buf + TL_HDR_CHUNK_COUNT, 2);
+    ck_assert_int_eq(read_buf(g.buf, g.len), 0);
+    ck_assert(tr.python_unsupported);
+    ck_assert_str_eq(tr.python, "3.9.18-and-a-version-longer-tha");
+    tl_trace_free(&tr);
+    tl_rec_put_options(&w, 0, 1, k3, v3);
+    tl_tgen_chunk(&g, 4242, 2, 1002000000ull, rec, (size_t)(w.p - rec));
+    tl_store_le64(g.buf + TL_HDR_CHUNK_COUNT, 3);
+    ck_assert_int_eq(read_buf(g.buf, g.len), 0);
+    ck_assert(!tr.python_unsupported);
+    tl_trace_free(&tr);
+    free(g.buf);
+}
+END_TEST
+
 static char tmpdir[] = "/tmp/tl-test-report-XXXXXX";
 
 START_TEST(reader_files)
@@ -275,6 +313,7 @@ Suite *make_reader_suite(void)
     tcase_add_test(tc, reader_bad_chunks);
     tcase_add_test(tc, reader_garbage);
     tcase_add_test(tc, reader_files);
+    tcase_add_test(tc, reader_python_options);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -60,7 +60,7 @@ PYFRAMES_TEST_SH = \
 	tests/integration/pyframes_unsupported.sh
 TESTS += $(PYFRAMES_TEST_SH)
 EXTRA_DIST += $(PYFRAMES_TEST_SH) tests/integration/pyframes_cpython.sh \
-	tests/workloads/pyframes_layout_check.c
+	tests/workloads/pyframes_layout_check.c tests/workloads/pyframes_daemon.py
 PYFAKE_PROGS = tests/workloads/pyfake_314 tests/workloads/pyfake_310b2 \
 	tests/workloads/pyfake_312d tests/workloads/pyfake_313t tests/workloads/pyfake_313u
 check_PROGRAMS += $(PYFAKE_PROGS)

@@ -181,8 +181,9 @@ static void probe(void)
         version_of_hex(hex, c.version, sizeof c.version);
     } else {
         /* 3.10 and older: "3.10.13 (main, ...) [GCC ...]", PY_VERSION first.
-         * PY_VERSION_HEX from it; a letter after the micro number is a
-         * pre-release (level 0). */
+         * PY_VERSION_HEX from it: "a", "b" or "rc" after the micro number is
+         * a pre-release (level 0 here); "+" (a build from a release
+         * branch) keeps its release's layout. */
         const char *s = get_version();
         size_t k = 0;
         while (s && s[k] && s[k] != ' ' && k + 1 < sizeof c.version) {
@@ -200,7 +201,7 @@ static void probe(void)
                 break;
         }
         hex = (unsigned long)part[0] << 24 | (unsigned long)part[1] << 16 |
-              (unsigned long)part[2] << 8 | (*p ? 0u : 0xf0u);
+              (unsigned long)part[2] << 8 | (*p == 'a' || *p == 'b' || *p == 'r' ? 0u : 0xf0u);
     }
     const tl_py_layout_t *L = NULL;
     unsigned level = (unsigned)(hex >> 4) & 0xf;

@@ -8,7 +8,8 @@
 # function called from C (map), (f) a generator, (g) array; that each
 # eval call's frames sit where its native _PyEval_EvalFrameDefault frame was
 # (map_next between nested() and <module>); the OPTIONS python keys; no
-# note in the report; tensorleak's own package frames left out.
+# note in the report; tensorleak's own package frames left out; daemon
+# threads allocating through finalisation (tests/workloads/pyframes_daemon.py).
 . "$TL_SRCDIR/tests/integration/agent_lib.sh"
 : "${PYV:?PYV not set}"
 root=${PYENV_ROOT:-$HOME/.pyenv}
@@ -95,4 +96,11 @@ print("between:", between)
 sys.exit(0 if i < j and "map_next" in between and not any(n.startswith("py:") for n in between) else 1)
 EOF
 grep -q 'Python frames' r.json && fail "a Python-frames note for a supported version"
+
+# Daemon threads allocating while the interpreter finalises: exit 0, no output of ours.
+for i in 1 2 3; do
+    TENSORLEAK_OUTPUT="$T/dm.%p.tlt" LD_PRELOAD="$AGENT" "$PY" "$TL_SRCDIR/tests/workloads/pyframes_daemon.py" \
+        > dm.txt 2>&1 || { cat dm.txt; fail "daemon threads at finalisation: exited $?"; }
+    [ "$(cat dm.txt)" = "main done" ] || { cat dm.txt; fail "daemon threads at finalisation: output"; }
+done
 echo "ok: CPython $ver"

@@ -7,6 +7,7 @@
 # Python frames left out. Then PYTHONPATH: the installed layout (<libdir>/python beside
 # the agent) gets the Python side without TENSORLEAK_PYTHON_DIR.
 # Skips (77) without /usr/bin/python3 3.11 or an agent built without frames.
+# Each of CPython 3.10-3.13 has its own test: pyframes_cpython3NN.sh.
 . "$TL_SRCDIR/tests/integration/agent_lib.sh"
 PY=${PYTHON3:-/usr/bin/python3}
 "$PY" -c 'import sys; sys.exit(sys.version_info[:2] != (3, 11))' 2>/dev/null \

@@ -9,7 +9,8 @@
 # (e) a Python function called from C (map, list): bytearray(400001) in
 #     nested(), its frame in an eval call of its own;
 # (f) a generator: bytearray(500001) in gen()'s body, run by a for loop;
-# (g) the array module: array("b", [0]) * 350001 allocates 350001 bytes.
+# (g) the array module: array("b", [0]) * 350001 allocates 350001 bytes;
+# (h) with numpy (argument "numpy"): numpy.ones(125001), 1000008 bytes.
 import array
 import ctypes
 import sys
@@ -65,3 +66,11 @@ if len(sys.argv) > 1 and sys.argv[1] == "torch":
 
     x = make()  # SITE:call_randn
     print("randn", hex(x.data_ptr()))
+
+if "numpy" in sys.argv[1:]:
+    import numpy
+
+    def np_make():
+        return numpy.ones(125001)  # SITE:numpy
+
+    kept.append(np_make())  # SITE:call_numpy

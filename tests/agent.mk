@@ -57,13 +57,16 @@ PYFRAMES_TEST_SH = \
 	tests/integration/pyframes_cpython311.sh \
 	tests/integration/pyframes_cpython312.sh \
 	tests/integration/pyframes_cpython313.sh \
-	tests/integration/pyframes_unsupported.sh
+	tests/integration/pyframes_unsupported.sh \
+	tests/integration/pyframes_embed.sh
 TESTS += $(PYFRAMES_TEST_SH)
 EXTRA_DIST += $(PYFRAMES_TEST_SH) tests/integration/pyframes_cpython.sh \
 	tests/workloads/pyframes_layout_check.c tests/workloads/pyframes_daemon.py
 PYFAKE_PROGS = tests/workloads/pyfake_314 tests/workloads/pyfake_310b2 \
 	tests/workloads/pyfake_312d tests/workloads/pyfake_313t tests/workloads/pyfake_313u
-check_PROGRAMS += $(PYFAKE_PROGS)
+check_PROGRAMS += $(PYFAKE_PROGS) tests/workloads/pyframes_embed
+tests_workloads_pyframes_embed_SOURCES = tests/workloads/pyframes_embed.c
+tests_workloads_pyframes_embed_LDADD = -ldl
 PYFAKE_EXPORT = -Wl,--export-dynamic
 tests_workloads_pyfake_314_SOURCES = tests/workloads/pyframes_fake_cpython.c
 tests_workloads_pyfake_314_CPPFLAGS = $(AM_CPPFLAGS) -DFAKE_HEX=0x030e00f0 -DFAKE_VERSION='"3.14.0"'

@@ -86,3 +86,12 @@ tests_workloads_pyfake_313u_SOURCES = tests/workloads/pyframes_fake_cpython.c
 tests_workloads_pyfake_313u_CPPFLAGS = $(AM_CPPFLAGS) -DFAKE_HEX=0x030d00f0 -DFAKE_VERSION='"3.13.0"' \
 	-DFAKE_TYPE_OK
 tests_workloads_pyfake_313u_LDFLAGS = $(PYFAKE_EXPORT)
+
+# Issue 9: descriptors, file size limits, short threads, resident memory.
+AGENT_RELIABILITY_PROGS = tests/workloads/agent_fds
+check_PROGRAMS += $(AGENT_RELIABILITY_PROGS)
+tests_workloads_agent_fds_SOURCES = tests/workloads/agent_fds.c
+tests_workloads_agent_fds_CFLAGS = $(AGENT_WL_CFLAGS)
+AGENT_RELIABILITY_SH = tests/integration/agent_fds.sh
+TESTS += $(AGENT_RELIABILITY_SH)
+EXTRA_DIST += $(AGENT_RELIABILITY_SH)

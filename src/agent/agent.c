@@ -11,6 +11,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -108,17 +109,62 @@ static void bump(_Atomic uint64_t *c)
     add(c, 1);
 }
 
+/* Counter slots of ended threads, for the next new ones (a spin lock: taken
+ * once per thread start and end; the fork child starts with none free). */
+static unsigned free_slot[TL_SLOTS];
+static unsigned nfree_slots;
+static atomic_flag free_slot_lock = ATOMIC_FLAG_INIT;
+static pthread_key_t thread_key;
+static bool thread_key_ok;
+
+static tl_counters_t *slot_take(void)
+{
+    while (atomic_flag_test_and_set_explicit(&free_slot_lock, memory_order_acquire))
+        __builtin_ia32_pause();
+    unsigned i = nfree_slots ? free_slot[--nfree_slots] : TL_SLOTS;
+    atomic_flag_clear_explicit(&free_slot_lock, memory_order_release);
+    if (i == TL_SLOTS) i = atomic_fetch_add_explicit(&nslots, 1, memory_order_relaxed);
+    return &slots[i < TL_SLOTS ? i : TL_SLOTS - 1];
+}
+
 /* Bind this thread to the current trace: cursor, counter slot, THREAD record. */
 static void thread_begin(void)
 {
     if (tl_tsd.cur.gen == writer.gen && tl_tsd.slot) return;
     tl_wcursor_reset(&tl_tsd.cur, &writer, (uint32_t)gettid());
-    unsigned i = atomic_fetch_add_explicit(&nslots, 1, memory_order_relaxed);
-    tl_tsd.slot = &slots[i < TL_SLOTS ? i : TL_SLOTS - 1];
+    tl_tsd.slot = slot_take();
+    /* Round 1 of the key's destructor (thread_end); see there. */
+    if (thread_key_ok) pthread_setspecific(thread_key, (void *)(uintptr_t)1);
     char name[17] = {0};
     prctl(PR_GET_NAME, name, 0, 0, 0);
     if (tl_writer_thread(&writer, &tl_tsd.cur, mono(), tl_tsd.cur.tid, name, strlen(name)))
         bump(&tl_tsd.slot->dropped);
+}
+
+/* A thread ends (its pthread key destructors run): its counter slot and
+ * the room left in its chunk go to the next new thread, so that many short
+ * threads cost neither a 32 KiB chunk nor a slot each. The destructor
+ * re-arms itself up to the last of glibc's PTHREAD_DESTRUCTOR_ITERATIONS
+ * rounds so that it runs after the destructors of keys created later. What
+ * the thread does after that (rare) is counted in the shared last slot and
+ * written to a chunk taken again. */
+static void thread_end(void *round)
+{
+    uintptr_t r = (uintptr_t)round;
+    if (r < PTHREAD_DESTRUCTOR_ITERATIONS) {
+        pthread_setspecific(thread_key, (void *)(r + 1));
+        return;
+    }
+    TL_GUARD_SCOPE;
+    tl_counters_t *s = tl_tsd.slot;
+    if (!s || tl_tsd.cur.gen != writer.gen) return;
+    tl_wcursor_park(&writer, &tl_tsd.cur);
+    tl_tsd.slot = &slots[TL_SLOTS - 1];
+    if (s == &slots[TL_SLOTS - 1]) return;
+    while (atomic_flag_test_and_set_explicit(&free_slot_lock, memory_order_acquire))
+        __builtin_ia32_pause();
+    free_slot[nfree_slots++] = (unsigned)(s - slots);
+    atomic_flag_clear_explicit(&free_slot_lock, memory_order_release);
 }
 
 static void emit_module(void *arg, const tl_module_info_t *m)
@@ -543,6 +589,8 @@ static void postfork_child(void)
         tl_config_exec_seq_env(exec_env, sizeof exec_env, self_pid, 1);
         memset(slots, 0, sizeof slots);
         atomic_store(&nslots, 0);
+        nfree_slots = 0;
+        atomic_flag_clear(&free_slot_lock);
         tl_tsd.slot = NULL;
         tl_tsd.cur.gen = 0;
         atomic_store(&exit_status, -1);
@@ -680,6 +728,7 @@ void tl_agent_init(void)
         dlsym(RTLD_DEFAULT, "Py_Version"))
         python_path();
 
+    thread_key_ok = pthread_key_create(&thread_key, thread_end) == 0;
     if (trace_open()) return;
     pthread_atfork(prefork, postfork_parent, postfork_child);
     on_exit_registered = on_exit(on_exit_status, NULL) == 0;

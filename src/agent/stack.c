@@ -9,9 +9,15 @@
 #define UNW_LOCAL_ONLY
 #include "agent/stack.h"
 
+#include <fcntl.h>
+#include <errno.h>
 #include <libunwind.h>
+#include <signal.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 #include <xxhash.h>
 
 #define SKIP_MAX   4
@@ -101,8 +107,91 @@ void tl_stack_skip_clear(void)
     nskip = 0;
 }
 
+/* Pages this thread found readable during its current unwind (addresses
+ * of page starts; 0 = empty). Cleared after every unwind (tl_stack_trim),
+ * so a page unmapped between two unwinds is checked again. */
+#define READABLE_PAGES 8
+static __thread uintptr_t readable[READABLE_PAGES] __attribute__((tls_model("initial-exec")));
+static __thread unsigned readable_next __attribute__((tls_model("initial-exec")));
+
+/* Can 8 bytes at addr be read? rt_sigprocmask copies the new mask from
+ * user memory before it looks at `how`: with an invalid how it fails with
+ * EFAULT for an unreadable address and EINVAL otherwise, and changes
+ * nothing. No descriptor, unlike libunwind 1.6's check (a pipe it writes
+ * to and drains, which became the program's own files once the program
+ * had closed and reused those numbers). */
+static bool readable_word(uintptr_t addr)
+{
+    uintptr_t first = addr & ~(uintptr_t)4095, last = (addr + 7) & ~(uintptr_t)4095;
+    bool hit_first = false, hit_last = false;
+    for (unsigned i = 0; i < READABLE_PAGES; i++) {
+        hit_first |= readable[i] == first;
+        hit_last |= readable[i] == last;
+    }
+    if (hit_first && hit_last) return true;
+    if (first == 0) return false;
+    long r = syscall(SYS_rt_sigprocmask, -1, (void *)addr, NULL, (size_t)8);
+    if (r == 0 || errno != EINVAL) return false;
+    readable[readable_next++ % READABLE_PAGES] = first;
+    if (last != first) readable[readable_next++ % READABLE_PAGES] = last;
+    return true;
+}
+
+/* libunwind's local access_mem, with its address check done by
+ * readable_word. Every read is checked (libunwind checks only after its
+ * DWARF step failed, a flag we cannot see); the per-thread frame cache
+ * keeps this off the path of stacks seen before. */
+static int access_mem_checked(unw_addr_space_t as, unw_word_t addr, unw_word_t *val, int write,
+                              void *arg)
+{
+    (void)as;
+    (void)arg;
+    int saved = errno;
+    if (write) {
+        *(unw_word_t *)addr = *val;
+        return 0;
+    }
+    bool ok = readable_word((uintptr_t)addr);
+    errno = saved;
+    if (!ok) return -UNW_EINVAL;
+    *val = *(const unw_word_t *)addr;
+    return 0;
+}
+
+/* Close a and b when they are the two ends of one non-blocking,
+ * close-on-exec pipe (libunwind's, made by its first initialisation). */
+static void close_unwinder_pipe(int a, int b)
+{
+    struct stat sa, sb;
+    if (fstat(a, &sa) != 0 || fstat(b, &sb) != 0 || !S_ISFIFO(sa.st_mode) ||
+        !S_ISFIFO(sb.st_mode) || sa.st_ino != sb.st_ino || sa.st_dev != sb.st_dev)
+        return;
+    int fa = fcntl(a, F_GETFL), fb = fcntl(b, F_GETFL);
+    if (fa < 0 || fb < 0 || !(fa & O_NONBLOCK) || !(fb & O_NONBLOCK) ||
+        (fa & O_ACCMODE) != O_RDONLY || (fb & O_ACCMODE) != O_WRONLY ||
+        !(fcntl(a, F_GETFD) & FD_CLOEXEC) || !(fcntl(b, F_GETFD) & FD_CLOEXEC))
+        return;
+    close(a);
+    close(b);
+}
+
 void tl_stack_unwind_init(void)
 {
+    /* libunwind's first initialisation (here, in unw_get_accessors) opens
+     * its address-check pipe on the two lowest free descriptors: find which
+     * they will be, then close that pipe, which access_mem_checked makes
+     * unused. Runs in our constructor, before the program has threads. */
+    int probe[2];
+    bool probed = pipe2(probe, O_CLOEXEC) == 0;
+    if (probed) {
+        close(probe[0]);
+        close(probe[1]);
+    }
+    unw_accessors_t *acc = unw_get_accessors(unw_local_addr_space);
+    if (acc) {
+        acc->access_mem = access_mem_checked;
+        if (probed) close_unwinder_pipe(probe[0], probe[1]);
+    }
     unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD);
 }
 
@@ -119,6 +208,10 @@ __thread void *tl_stack_raw[1024 + SKIP_SLACK] __attribute__((tls_model("initial
 
 size_t tl_stack_trim(const uint64_t **frames, int n, size_t depth)
 {
+    if (readable_next) {
+        memset(readable, 0, sizeof readable);
+        readable_next = 0;
+    }
     *frames = (const uint64_t *)tl_stack_raw;
     if (n <= 0) return 0;
     int first = 0;

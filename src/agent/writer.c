@@ -12,6 +12,8 @@
 #include <fcntl.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
@@ -25,37 +27,84 @@ static uint64_t extent_bytes(const tl_writer_t *w)
     return (uint64_t)TL_WRITER_EXTENT_CHUNKS * w->chunk_bytes;
 }
 
-/* Grow the file by one extent and map it. Called with the lock held.
- * fallocate first, so a full disk is an error here and not a SIGBUS later. */
-static bool grow(tl_writer_t *w)
+/* 0, or -EFBIG when a file of end bytes would pass the program's
+ * RLIMIT_FSIZE: growing past it raises SIGXFSZ (fallocate and ftruncate
+ * both), whose default action kills the program. */
+static int fsize_check(uint64_t end)
 {
-    if (w->nextents >= TL_WRITER_MAX_EXTENTS || w->fd < 0) return true;
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_FSIZE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && end > rl.rlim_cur)
+        return -EFBIG;
+    return 0;
+}
+
+/* The trace file, opened again by path: a descriptor or -errno (-ESTALE:
+ * the path now names another file). The caller closes it at once. */
+static int reopen(const tl_writer_t *w)
+{
+    if (!w->path[0]) return -EBADF;
+    int fd = open(w->path, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) return -errno;
+    struct stat st;
+    if (fstat(fd, &st) != 0 || (uint64_t)st.st_dev != w->dev || (uint64_t)st.st_ino != w->ino) {
+        close(fd);
+        return -ESTALE;
+    }
+    return fd;
+}
+
+/* Grow the file of fd by one extent and map it. Called with the lock held.
+ * fallocate first, so a full disk is an error here and not a SIGBUS later.
+ * Returns 0 or -errno. */
+static int grow_fd(tl_writer_t *w, int fd)
+{
+    if (w->nextents >= TL_WRITER_MAX_EXTENTS) return -EFBIG;
     off_t off = (off_t)(TL_TRACE_HEADER_BYTES + w->nextents * extent_bytes(w));
     off_t len = (off_t)extent_bytes(w);
-    if (fallocate(w->fd, 0, off, len) != 0) {
-        if (errno != EOPNOTSUPP && errno != ENOSYS) return true;
-        if (ftruncate(w->fd, off + len) != 0) return true;
+    int err = fsize_check((uint64_t)(off + len));
+    if (err) return err;
+    if (fallocate(fd, 0, off, len) != 0) {
+        if (errno != EOPNOTSUPP && errno != ENOSYS) return -errno;
+        if (ftruncate(fd, off + len) != 0) return -errno;
     }
-    void *m = mmap(NULL, (size_t)len, PROT_READ | PROT_WRITE, MAP_SHARED, w->fd, off);
-    if (m == MAP_FAILED) return true;
-    w->extent[w->nextents++] = m;
-    return false;
+    void *m = mmap(NULL, (size_t)len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, off);
+    if (m == MAP_FAILED) return -errno;
+    w->extent[w->nextents] = m;
+    w->retired[w->nextents] = 0;
+    w->nextents++;
+    return 0;
+}
+
+static int grow(tl_writer_t *w)
+{
+    int fd = reopen(w);
+    if (fd < 0) return fd;
+    int err = grow_fd(w, fd);
+    close(fd);
+    return err;
 }
 
 int tl_writer_create(tl_writer_t *w, const char *path, const tl_writer_hdr_t *hdr)
 {
     pthread_mutex_init(&w->lock, NULL);
-    w->fd = -1;
+    w->path[0] = '\0';
+    w->dev = w->ino = 0;
     w->chunk_bytes = TL_TRACE_CHUNK_BYTES;
     w->next_chunk = 0;
     w->nextents = 0;
+    w->npool = 0;
     w->header = NULL;
     atomic_store(&w->closed, TL_WRITER_OPEN);
+    size_t plen = strlen(path);
+    if (plen >= sizeof w->path) return -ENAMETOOLONG;
+    /* Checked before the file exists: not even the header may raise SIGXFSZ. */
+    int err = fsize_check(TL_TRACE_HEADER_BYTES + extent_bytes(w));
+    if (err) return err;
     int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
     if (fd < 0) return -errno;
-    w->fd = fd;
-    int err = 0;
-    if (fallocate(fd, 0, 0, TL_TRACE_HEADER_BYTES) != 0 &&
+    struct stat st;
+    if (fstat(fd, &st) != 0) err = -errno;
+    if (!err && fallocate(fd, 0, 0, TL_TRACE_HEADER_BYTES) != 0 &&
         ftruncate(fd, TL_TRACE_HEADER_BYTES) != 0)
         err = -errno;
     void *m = MAP_FAILED;
@@ -63,13 +112,17 @@ int tl_writer_create(tl_writer_t *w, const char *path, const tl_writer_hdr_t *hd
         m = mmap(NULL, TL_TRACE_HEADER_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
         if (m == MAP_FAILED) err = -errno;
     }
-    if (!err && grow(w)) err = errno ? -errno : -ENOSPC;
+    if (!err) err = grow_fd(w, fd);
+    close(fd);
     if (err) {
         if (m != MAP_FAILED) munmap(m, TL_TRACE_HEADER_BYTES);
         tl_writer_release(w);
         unlink(path);
         return err;
     }
+    memcpy(w->path, path, plen + 1);
+    w->dev = (uint64_t)st.st_dev;
+    w->ino = (uint64_t)st.st_ino;
     w->header = m;
     uint8_t *h = w->header;
     memcpy(h + TL_HDR_MAGIC, TL_TRACE_MAGIC, TL_TRACE_MAGIC_BYTES);
@@ -94,44 +147,122 @@ void tl_wcursor_reset(tl_wcursor_t *c, const tl_writer_t *w, uint32_t tid)
     c->used = 0;
     c->seq = 0;
     c->tid = tid;
+    c->extent = 0;
     c->last_ts = 0;
     c->gen = w->gen;
+}
+
+/* One line on stderr: the trace stops growing, and why. */
+static void say_full(int err)
+{
+    static const char msg[] = "tensorleak: the trace cannot grow (";
+    static const char tail[] = "); recording stopped, later events are counted as dropped\n";
+    /* strerrordesc_np: a static English string, no locale, no allocation. */
+    const char *why = err == -ESTALE  ? "the trace file was removed or replaced"
+                      : err == -EFBIG ? "the file size limit (ulimit -f) is reached"
+                                      : strerrordesc_np(-err);
+    if (!why) why = "unknown error";
+    if (write(STDERR_FILENO, msg, sizeof msg - 1) < 0 ||
+        write(STDERR_FILENO, why, strlen(why)) < 0 ||
+        write(STDERR_FILENO, tail, sizeof tail - 1) < 0)
+        return;
+}
+
+/* The next chunk of the file, with the lock held; NULL when closed or the
+ * file cannot grow (then the writer turns TL_WRITER_FULL; *err says why,
+ * once). *ext: the chunk's extent. */
+static uint8_t *hand_out(tl_writer_t *w, uint32_t *ext, int *err)
+{
+    if (atomic_load_explicit(&w->closed, memory_order_relaxed) != TL_WRITER_OPEN) return NULL;
+    if (w->next_chunk >= w->nextents * TL_WRITER_EXTENT_CHUNKS && (*err = grow(w)) != 0) {
+        /* Once is enough: retrying a failing fallocate on every event made a
+         * program on a full disk crawl. Everything after this is dropped. */
+        atomic_store_explicit(&w->closed, TL_WRITER_FULL, memory_order_release);
+        return NULL;
+    }
+    uint64_t idx = w->next_chunk++;
+    *ext = (uint32_t)(idx / TL_WRITER_EXTENT_CHUNKS);
+    return w->extent[*ext] + (idx % TL_WRITER_EXTENT_CHUNKS) * w->chunk_bytes;
 }
 
 uint8_t *tl_writer_chunk_raw(tl_writer_t *w)
 {
     if (atomic_load_explicit(&w->closed, memory_order_acquire) != TL_WRITER_OPEN) return NULL;
+    uint32_t ext;
+    int err = 0;
     pthread_mutex_lock(&w->lock);
-    if (atomic_load_explicit(&w->closed, memory_order_relaxed) != TL_WRITER_OPEN) {
-        pthread_mutex_unlock(&w->lock);
-        return NULL;
-    }
-    if (w->next_chunk >= w->nextents * TL_WRITER_EXTENT_CHUNKS && grow(w)) {
-        /* Once is enough: retrying a failing fallocate on every event made a
-         * program on a full disk crawl. Everything after this is dropped. */
-        int err = errno;
-        atomic_store_explicit(&w->closed, TL_WRITER_FULL, memory_order_release);
-        pthread_mutex_unlock(&w->lock);
-        static const char msg[] = "tensorleak: the trace cannot grow (";
-        static const char tail[] = "); recording stopped, later events are counted as dropped\n";
-        const char *why = strerror(err);
-        if (write(STDERR_FILENO, msg, sizeof msg - 1) < 0 ||
-            write(STDERR_FILENO, why, strlen(why)) < 0 ||
-            write(STDERR_FILENO, tail, sizeof tail - 1) < 0)
-            return NULL;
-        return NULL;
-    }
-    uint64_t idx = w->next_chunk++;
-    uint8_t *ch =
-        w->extent[idx / TL_WRITER_EXTENT_CHUNKS] + (idx % TL_WRITER_EXTENT_CHUNKS) * w->chunk_bytes;
+    uint8_t *ch = hand_out(w, &ext, &err);
     pthread_mutex_unlock(&w->lock);
+    if (err) say_full(err);
     return ch;
 }
 
-/* Take a fresh chunk for c. true = failure (closed, disk full, no mapping). */
-static bool take_chunk(tl_writer_t *w, tl_wcursor_t *c, uint64_t ts)
+/* A chunk no thread writes any more, with the lock held. Its pages leave
+ * the process (MADV_DONTNEED keeps a shared file mapping's data in the
+ * file: nothing is lost, and a kill -9 after this still finds it); the
+ * whole extent is unmapped once all its chunks are retired. */
+static void retire_locked(tl_writer_t *w, uint8_t *ch, uint32_t ext)
 {
-    uint8_t *ch = tl_writer_chunk_raw(w);
+    if (ext >= w->nextents || !w->extent[ext]) return;
+    madvise(ch, w->chunk_bytes, MADV_DONTNEED);
+    if (++w->retired[ext] == TL_WRITER_EXTENT_CHUNKS) {
+        munmap(w->extent[ext], (size_t)extent_bytes(w));
+        w->extent[ext] = NULL;
+    }
+}
+
+void tl_wcursor_park(tl_writer_t *w, tl_wcursor_t *c)
+{
+    if (!c->chunk || c->gen != w->gen) return;
+    pthread_mutex_lock(&w->lock);
+    uint32_t room = w->chunk_bytes - TL_CHUNK_HEADER_BYTES - c->used;
+    if (atomic_load_explicit(&w->closed, memory_order_relaxed) == TL_WRITER_OPEN &&
+        room >= TL_WRITER_POOL_MIN && w->npool < TL_WRITER_POOL)
+        w->pool[w->npool++] = (tl_writer_parked_t){c->chunk, c->used, c->extent};
+    else
+        retire_locked(w, c->chunk, c->extent);
+    pthread_mutex_unlock(&w->lock);
+    c->chunk = NULL;
+    c->used = 0;
+}
+
+/* Move c to another chunk and retire the one it leaves. reuse: a parked
+ * chunk may be taken (only for a thread's first record after it had none:
+ * a record that did not fit gets a fresh chunk, where it always fits).
+ * true = failure (closed, disk full, no mapping); c keeps its chunk then. */
+static bool take_chunk(tl_writer_t *w, tl_wcursor_t *c, uint64_t ts, bool reuse)
+{
+    if (atomic_load_explicit(&w->closed, memory_order_acquire) != TL_WRITER_OPEN) return true;
+    int err = 0;
+    pthread_mutex_lock(&w->lock);
+    uint32_t ext;
+    uint8_t *ch = NULL;
+    tl_writer_parked_t p = {0};
+    if (reuse && w->npool &&
+        atomic_load_explicit(&w->closed, memory_order_relaxed) == TL_WRITER_OPEN)
+        p = w->pool[--w->npool];
+    else
+        ch = hand_out(w, &ext, &err);
+    if ((ch || p.chunk) && c->chunk) retire_locked(w, c->chunk, c->extent);
+    pthread_mutex_unlock(&w->lock);
+    if (err) say_full(err);
+    if (p.chunk) {
+        /* Records from here on are this thread's (TL_REC_OWNER), timed from ts. */
+        tl_wbuf_t b = {.p = p.chunk + TL_CHUNK_HEADER_BYTES + p.used,
+                       .end = p.chunk + w->chunk_bytes};
+        uint64_t v[3] = {c->tid, c->seq, ts};
+        tl_rec_put_lineage(&b, TL_REC_OWNER, 0, v, NULL, 0);
+        c->chunk = p.chunk;
+        c->extent = p.extent;
+        c->used = p.used;
+        if (b.overflow) /* cannot be: a parked chunk has TL_WRITER_POOL_MIN bytes left */
+            return take_chunk(w, c, ts, false);
+        c->seq++;
+        c->used = (uint32_t)(b.p - (p.chunk + TL_CHUNK_HEADER_BYTES));
+        __atomic_store_n((uint32_t *)(p.chunk + TL_CHK_USED), c->used, __ATOMIC_RELEASE);
+        c->last_ts = ts;
+        return false;
+    }
     if (!ch) return true;
     tl_store_le32(ch + TL_CHK_TID, c->tid);
     tl_store_le32(ch + TL_CHK_USED, 0);
@@ -139,6 +270,7 @@ static bool take_chunk(tl_writer_t *w, tl_wcursor_t *c, uint64_t ts)
     tl_store_le64(ch + TL_CHK_BASE_TS, ts);
     __atomic_store_n((uint32_t *)(ch + TL_CHK_MAGIC), TL_CHUNK_MAGIC, __ATOMIC_RELEASE);
     c->chunk = ch;
+    c->extent = ext;
     c->used = 0;
     c->last_ts = ts;
     return false;
@@ -147,7 +279,7 @@ static bool take_chunk(tl_writer_t *w, tl_wcursor_t *c, uint64_t ts)
 static bool reserve(tl_writer_t *w, tl_wcursor_t *c, uint64_t ts, bool fresh, tl_wbuf_t *b,
                     uint64_t *delta)
 {
-    if ((fresh || !c->chunk) && take_chunk(w, c, ts)) return true;
+    if ((fresh || !c->chunk) && take_chunk(w, c, ts, !c->chunk)) return true;
     b->p = c->chunk + TL_CHUNK_HEADER_BYTES + c->used;
     b->end = c->chunk + w->chunk_bytes;
     b->overflow = false;
@@ -293,13 +425,13 @@ void tl_writer_mark_end(tl_writer_t *w, int how, bool truncate)
         tl_store_le64(w->header + TL_HDR_CHUNK_COUNT, n);
         uint32_t flags = tl_load_le32(w->header + TL_HDR_FLAGS) | TL_HDR_F_CLEAN_END;
         __atomic_store_n((uint32_t *)(w->header + TL_HDR_FLAGS), flags, __ATOMIC_RELEASE);
-        if (truncate && w->fd >= 0) {
-            /* Chunks past n were never handed out and are never touched. */
-            if (ftruncate(w->fd, (off_t)(TL_TRACE_HEADER_BYTES + n * w->chunk_bytes)) != 0) {
-                /* keep the zero tail; chunk_count says where the data ends */
+        int fd = truncate ? reopen(w) : -1;
+        if (fd >= 0) {
+            /* Chunks past n were never handed out and are never touched. A
+             * failure keeps the zero tail; chunk_count says where the data ends. */
+            if (ftruncate(fd, (off_t)(TL_TRACE_HEADER_BYTES + n * w->chunk_bytes)) != 0) {
             }
-            close(w->fd);
-            w->fd = -1;
+            close(fd);
         }
     }
     pthread_mutex_unlock(&w->lock);
@@ -320,14 +452,15 @@ void tl_writer_unmark_end(tl_writer_t *w)
 void tl_writer_release(tl_writer_t *w)
 {
     for (uint64_t i = 0; i < w->nextents; i++) {
-        munmap(w->extent[i], (size_t)extent_bytes(w));
+        if (w->extent[i]) munmap(w->extent[i], (size_t)extent_bytes(w));
         w->extent[i] = NULL;
     }
     w->nextents = 0;
+    w->npool = 0;
     if (w->header) munmap(w->header, TL_TRACE_HEADER_BYTES);
     w->header = NULL;
-    if (w->fd >= 0) close(w->fd);
-    w->fd = -1;
+    w->path[0] = '\0';
+    w->dev = w->ino = 0;
     w->next_chunk = 0;
     w->gen = 0;
     atomic_store(&w->closed, TL_WRITER_FINISHED);

@@ -20,6 +20,9 @@
 
 #define TL_WRITER_EXTENT_CHUNKS 128u   /* chunks per mapped extent (4 MiB) */
 #define TL_WRITER_MAX_EXTENTS   32768u /* 128 GiB of trace at most */
+#define TL_WRITER_PATH_MAX      4096u  /* the trace's path, as opened */
+#define TL_WRITER_POOL          64u    /* chunks of ended threads kept for new ones */
+#define TL_WRITER_POOL_MIN      2048u  /* a chunk with less room left is not kept */
 
 /* Header fields written at open. */
 typedef struct tl_writer_hdr {
@@ -29,15 +32,34 @@ typedef struct tl_writer_hdr {
     uint32_t exec_seq;
 } tl_writer_hdr_t;
 
+/* A partly filled chunk an ended thread left for the next thread. */
+typedef struct tl_writer_parked {
+    uint8_t *chunk;
+    uint32_t used;   /* record bytes in it */
+    uint32_t extent; /* index of its extent */
+} tl_writer_parked_t;
+
+/* The writer owns no file descriptor between calls: the program may close,
+ * dup2 onto or reuse any number (daemons, closefrom). Growing and ending the
+ * file reopen path (O_NOFOLLOW|O_CLOEXEC), check that it is still the file
+ * created (dev, ino) and close it again; a file that was removed or replaced
+ * stops the recording with a note, nothing is written anywhere else. */
 typedef struct tl_writer {
-    pthread_mutex_t lock; /* guards chunk hand-out, growth, closing */
-    int fd;               /* -1 when no file */
+    pthread_mutex_t lock; /* guards chunk hand-out, growth, pool, closing */
+    char path[TL_WRITER_PATH_MAX];
+    uint64_t dev, ino; /* of the file created; 0/0 when none */
     uint32_t chunk_bytes;
     uint64_t gen;        /* unique per tl_writer_create; cursors compare it */
     uint8_t *header;     /* TL_TRACE_HEADER_BYTES, MAP_SHARED */
     uint64_t next_chunk; /* chunks handed out (lock) */
-    uint64_t nextents;   /* extents mapped (lock) */
+    uint64_t nextents;   /* extents mapped so far, unmapped ones included (lock) */
     atomic_int closed;   /* 0 open; TL_WRITER_FINISHED or TL_WRITER_EXEC refuse new chunks */
+    unsigned npool;      /* parked chunks (lock) */
+    tl_writer_parked_t pool[TL_WRITER_POOL];
+    /* Chunks of each extent that no thread writes any more (lock); an
+     * extent whose chunks are all retired is unmapped (NULL), so written
+     * trace pages stop counting as the program's resident memory. */
+    uint8_t retired[TL_WRITER_MAX_EXTENTS];
     uint8_t *extent[TL_WRITER_MAX_EXTENTS];
 } tl_writer_t;
 
@@ -53,21 +75,30 @@ typedef struct tl_wcursor {
     uint32_t used;    /* record bytes in chunk */
     uint32_t seq;     /* number of the next chunk this thread takes */
     uint32_t tid;     /* kernel tid written into chunk headers */
+    uint32_t extent;  /* index of chunk's extent */
     uint64_t last_ts; /* CLOCK_MONOTONIC ns of the previous record in chunk */
     uint64_t gen;     /* writer generation this cursor belongs to */
 } tl_wcursor_t;
 
 /* Create PATH (O_CREAT|O_EXCL|O_NOFOLLOW|O_CLOEXEC, 0600), map the header and
- * the first extent, write the header. Returns 0 or a negative errno (-EEXIST
- * lets the caller pick another name). w must be zeroed or released. */
+ * the first extent, write the header, close the descriptor. Returns 0 or a
+ * negative errno (-EEXIST lets the caller pick another name; -EFBIG: the
+ * program's RLIMIT_FSIZE is too small, checked before any write so that no
+ * SIGXFSZ reaches the program). w must be zeroed or released. */
 int tl_writer_create(tl_writer_t *w, const char *path, const tl_writer_hdr_t *hdr);
 
 /* Hand out one chunk (zeroed file space, not yet stamped) for the caller to
- * fill and stamp itself (aggregate checkpoints). NULL when closed or full. */
+ * fill and stamp itself (aggregate checkpoints; such a chunk stays mapped
+ * for the life of the writer). NULL when closed or full. */
 uint8_t *tl_writer_chunk_raw(tl_writer_t *w);
 
 /* Bind c to w's current generation, as a fresh thread with kernel id tid. */
 void tl_wcursor_reset(tl_wcursor_t *c, const tl_writer_t *w, uint32_t tid);
+
+/* The thread of c ends: leave its chunk to the next thread that needs one
+ * (TL_REC_OWNER marks where its records start) or, nearly full, retire it.
+ * c keeps its seq; a later record of the same thread takes a chunk again. */
+void tl_wcursor_park(tl_writer_t *w, tl_wcursor_t *c);
 
 /* Typed record writers; ts is CLOCK_MONOTONIC ns. true = dropped. */
 bool tl_writer_alloc(tl_writer_t *w, tl_wcursor_t *c, uint64_t ts, uint64_t kind, uint64_t ptr,
@@ -101,15 +132,15 @@ bool tl_writer_lineage(tl_writer_t *w, tl_wcursor_t *c, uint64_t ts, tl_rec_type
 
 /* Mark the file cleanly ended: refuse new chunks (closed = how), store
  * chunk_count and TL_HDR_F_CLEAN_END. With truncate, cut the file to the
- * chunks in use and close the fd (mappings stay, so threads still holding a
- * chunk keep writing into the file harmlessly). */
+ * chunks in use (when it is still the file created; mappings stay, so
+ * threads still holding a chunk keep writing into the file harmlessly). */
 void tl_writer_mark_end(tl_writer_t *w, int how, bool truncate);
 
 /* Undo tl_writer_mark_end(w, TL_WRITER_EXEC, false) after a failed exec. */
 void tl_writer_unmark_end(tl_writer_t *w);
 
-/* Unmap everything and close the fd without touching the file (fork child
- * dropping its parent's trace). Leaves w zeroed with fd = -1. Single-threaded. */
+/* Unmap everything without touching the file (fork child dropping its
+ * parent's trace). Leaves w with no file. Single-threaded. */
 void tl_writer_release(tl_writer_t *w);
 
 /* Fork: hold / drop the writer lock around fork(). */

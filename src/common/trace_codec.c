@@ -135,7 +135,7 @@ static const struct {
     [TL_REC_FINGERPRINT] = {4, false}, [TL_REC_ORIGIN] = {1, true},
     [TL_REC_COUNT] = {3, false},       [TL_REC_CKPT_BEGIN] = {6, false},
     [TL_REC_SITE] = {6, false},        [TL_REC_LIVE] = {6, false},
-    [TL_REC_CKPT_END] = {2, false},
+    [TL_REC_CKPT_END] = {2, false},    [TL_REC_OWNER] = {3, false},
 };
 
 bool tl_rec_lineage_shape(unsigned type, unsigned *nints, bool *has_str)
@@ -320,6 +320,7 @@ const char *tl_rec_type_name(unsigned type)
         [TL_REC_SITE] = "site",
         [TL_REC_LIVE] = "live",
         [TL_REC_CKPT_END] = "checkpoint_end",
+        [TL_REC_OWNER] = "owner",
     };
     if (type < sizeof names / sizeof names[0] && names[type]) return names[type];
     return "unknown";

@@ -1,4 +1,4 @@
-/* trace_format.h - the tensorleak trace file (.tlt), version 1.
+/* trace_format.h - the tensorleak trace file (.tlt), version 2.
  *
  * The one definition of the on-disk format, shared by the agent (writer) and
  * the report library (reader). docs/trace-format.md describes the same layout
@@ -21,7 +21,7 @@
 
 #define TL_TRACE_MAGIC        "TLTRACE" /* 8 bytes with the NUL */
 #define TL_TRACE_MAGIC_BYTES  8
-#define TL_TRACE_VERSION      1u
+#define TL_TRACE_VERSION      2u /* readers also take version 1 (no TL_REC_OWNER) */
 #define TL_TRACE_HEADER_BYTES 4096u
 #define TL_TRACE_CHUNK_BYTES  32768u      /* default; the header says which */
 #define TL_CHUNK_MAGIC        0x4b434c54u /* "TLCK" little-endian */
@@ -93,7 +93,11 @@ typedef enum tl_rec_type {
     TL_REC_SITE = 26,       /* stack_id, flags (1 = storage), allocs, frees, bytes, freed_bytes */
     TL_REC_LIVE = 27,       /* kind, ptr, size, weight, stack_id, alloc ts (absolute ns) */
     TL_REC_CKPT_END = 28,   /* seq, records between BEGIN and END */
-    TL_REC_MAX_TYPE = 28
+    /* Version 2: the records after it in this chunk are thread tid's, its
+     * chunk number seq, timed from base_ts (absolute ns; the record's own
+     * ts_delta is 0): a chunk an ended thread left is used by the next one. */
+    TL_REC_OWNER = 29, /* tid, seq, base_ts */
+    TL_REC_MAX_TYPE = 29
 } tl_rec_type_t;
 
 #define TL_REC_COUNT_CLASSES 65 /* classes 0..64: the bit length of the size */

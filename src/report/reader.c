@@ -1,4 +1,4 @@
-/* reader.c - decode a v1 trace (header, chunks, records) into a tl_trace_t.
+/* reader.c - decode a v1 or v2 trace (header, chunks, records) into a tl_trace_t.
  *
  * Everything in the file is untrusted. Chunk offsets are computed in 64 bits
  * and checked against the file size; a record that fails to decode ends its
@@ -34,8 +34,8 @@ int tl_reader_parse_header(const uint8_t *buf, size_t n, tl_trace_hdr_t *h, cons
     }
     memset(h, 0, sizeof *h);
     h->version = tl_load_le32(buf + TL_HDR_VERSION);
-    if (h->version != TL_TRACE_VERSION) {
-        *why = "unsupported trace version (this tensorleak reads version 1)";
+    if (h->version != TL_TRACE_VERSION && h->version != 1) {
+        *why = "unsupported trace version (this tensorleak reads versions 1 and 2)";
         return TL_EXIT_BAD_TRACE;
     }
     h->header_bytes = tl_load_le32(buf + TL_HDR_HEADER_BYTES);
@@ -381,8 +381,13 @@ static bool read_chunk(rd_t *r, const uint8_t *p, size_t n, uint64_t base_ts, bo
             break;
         }
         off += (size_t)used;
-        ts += rec.ts_delta;
         any = true;
+        if (rec.type == TL_REC_OWNER) { /* another thread's records follow */
+            r->tid = (uint32_t)rec.u.lineage.a[0];
+            ts = rec.u.lineage.a[2];
+            continue;
+        }
+        ts += rec.ts_delta;
         if (take_record(r, &rec, ts)) return true;
     }
     if (any) r->t->chunks_read++;

@@ -98,6 +98,7 @@ static const char *const lineage_fields[TL_REC_MAX_TYPE + 1][8] = {
     [TL_REC_SNAP_VIEW] = {"mark", "*storage", "offset", "extent", "bytes", "*object", "op"},
     [TL_REC_FINGERPRINT] = {"mark", "*storage", "size", "*hash"},
     [TL_REC_ORIGIN] = {"*storage", "op"},
+    [TL_REC_OWNER] = {"owner", "seq", "base_ts"},
 };
 
 static void print_lineage(const tl_record_t *r)
@@ -159,6 +160,7 @@ static long walk(const uint8_t *buf, size_t len, uint32_t chunk_bytes, uint64_t 
             }
             p += n;
             count++;
+            if (pass == 0 && r.type == TL_REC_OWNER) tid = (uint32_t)r.u.lineage.a[0];
             if (pass == 0) {
                 if (r.type == TL_REC_MODULE && nmods < MAX_MODS) {
                     mods[nmods].start = r.u.module.start;
@@ -314,6 +316,7 @@ static long walk(const uint8_t *buf, size_t len, uint32_t chunk_bytes, uint64_t 
                 break;
             }
             putchar('\n');
+            if (r.type == TL_REC_OWNER) tid = (uint32_t)r.u.lineage.a[0]; /* its records follow */
         }
     }
     return bad ? -1 : count;
@@ -345,8 +348,9 @@ int main(int argc, char **argv)
     }
     fclose(f);
     if (memcmp(buf, TL_TRACE_MAGIC, TL_TRACE_MAGIC_BYTES) != 0 ||
-        tl_load_le32(buf + TL_HDR_VERSION) != TL_TRACE_VERSION) {
-        fprintf(stderr, "%s: not a v1 trace\n", argv[1]);
+        (tl_load_le32(buf + TL_HDR_VERSION) != TL_TRACE_VERSION &&
+         tl_load_le32(buf + TL_HDR_VERSION) != 1)) {
+        fprintf(stderr, "%s: not a v1 or v2 trace\n", argv[1]);
         return 2;
     }
     uint32_t cb = tl_load_le32(buf + TL_HDR_CHUNK_BYTES);

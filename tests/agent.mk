@@ -88,10 +88,19 @@ tests_workloads_pyfake_313u_CPPFLAGS = $(AM_CPPFLAGS) -DFAKE_HEX=0x030d00f0 -DFA
 tests_workloads_pyfake_313u_LDFLAGS = $(PYFAKE_EXPORT)
 
 # Issue 9: descriptors, file size limits, short threads, resident memory.
-AGENT_RELIABILITY_PROGS = tests/workloads/agent_fds
+AGENT_RELIABILITY_PROGS = tests/workloads/agent_fds tests/workloads/agent_fsize \
+	tests/workloads/agent_threads tests/workloads/agent_rss
 check_PROGRAMS += $(AGENT_RELIABILITY_PROGS)
 tests_workloads_agent_fds_SOURCES = tests/workloads/agent_fds.c
 tests_workloads_agent_fds_CFLAGS = $(AGENT_WL_CFLAGS)
-AGENT_RELIABILITY_SH = tests/integration/agent_fds.sh
+tests_workloads_agent_fsize_SOURCES = tests/workloads/agent_fsize.c
+tests_workloads_agent_fsize_CFLAGS = $(AGENT_WL_CFLAGS)
+tests_workloads_agent_threads_SOURCES = tests/workloads/agent_threads.c
+tests_workloads_agent_threads_CFLAGS = $(AGENT_WL_CFLAGS)
+tests_workloads_agent_threads_LDADD = -lpthread
+tests_workloads_agent_rss_SOURCES = tests/workloads/agent_rss.c
+tests_workloads_agent_rss_CFLAGS = $(AGENT_WL_CFLAGS)
+AGENT_RELIABILITY_SH = tests/integration/agent_fds.sh tests/integration/agent_fsize.sh \
+	tests/integration/agent_threads.sh tests/integration/agent_rss.sh
 TESTS += $(AGENT_RELIABILITY_SH)
 EXTRA_DIST += $(AGENT_RELIABILITY_SH)

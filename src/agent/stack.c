@@ -113,6 +113,7 @@ void tl_stack_skip_clear(void)
 #define READABLE_PAGES 8
 static __thread uintptr_t readable[READABLE_PAGES] __attribute__((tls_model("initial-exec")));
 static __thread unsigned readable_next __attribute__((tls_model("initial-exec")));
+__thread uintptr_t tl_stack_unwind_sp __attribute__((tls_model("initial-exec")));
 
 /* Can 8 bytes at addr be read? rt_sigprocmask copies the new mask from
  * user memory before it looks at `how`: with an invalid how it fails with
@@ -122,6 +123,11 @@ static __thread unsigned readable_next __attribute__((tls_model("initial-exec"))
  * had closed and reused those numbers). */
 static bool readable_word(uintptr_t addr)
 {
+    /* Between our stack pointer and the capturing function's: the frames
+     * of the unwind itself (its context and cursor), read on every unwind. */
+    uintptr_t sp;
+    __asm__ volatile("mov %%rsp, %0" : "=r"(sp));
+    if (addr >= sp && addr + 8 <= tl_stack_unwind_sp) return true;
     uintptr_t first = addr & ~(uintptr_t)4095, last = (addr + 7) & ~(uintptr_t)4095;
     bool hit_first = false, hit_last = false;
     for (unsigned i = 0; i < READABLE_PAGES; i++) {
@@ -225,5 +231,8 @@ size_t tl_stack_trim(const uint64_t **frames, int n, size_t depth)
 size_t tl_stack_capture(const uint64_t **frames, size_t depth)
 {
     if (depth > 1024) depth = 1024;
+    uintptr_t sp;
+    __asm__ volatile("mov %%rsp, %0" : "=r"(sp));
+    tl_stack_unwind_sp = sp;
     return tl_stack_trim(frames, unw_backtrace(tl_stack_raw, (int)(depth + SKIP_SLACK)), depth);
 }

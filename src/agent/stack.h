@@ -65,11 +65,18 @@ extern __thread void *tl_stack_raw[1024 + TL_STACK_SLACK]
 int unw_backtrace(void **buffer, int size); /* libunwind.h, without its macros here */
 /* Drop the leading skipped frames of tl_stack_raw[0..n) (n from unw_backtrace). */
 size_t tl_stack_trim(const uint64_t **frames, int n, size_t depth);
+/* The stack pointer of the function that calls unw_backtrace, during the
+ * call: the memory below it down to the unwinder's own frames is this
+ * thread's live stack, readable without a check (stack.c, access_mem). */
+extern __thread uintptr_t tl_stack_unwind_sp __attribute__((tls_model("initial-exec")));
 
 static inline __attribute__((always_inline)) size_t tl_stack_capture_inline(const uint64_t **frames,
                                                                             size_t depth)
 {
     if (depth > 1024) depth = 1024;
+    uintptr_t sp;
+    __asm__ volatile("mov %%rsp, %0" : "=r"(sp));
+    tl_stack_unwind_sp = sp;
     return tl_stack_trim(frames, unw_backtrace(tl_stack_raw, (int)(depth + TL_STACK_SLACK)), depth);
 }
 

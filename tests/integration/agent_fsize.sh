@@ -1,0 +1,51 @@
+#!/bin/sh
+# agent_fsize.sh - under a file size limit (ulimit -f) the agent's own file
+# growth never raises SIGXFSZ in the program (issue 9): a limit too small
+# for the trace's header leaves the program untraced with one note, a limit
+# reached later stops recording with one note, and a program that handles
+# SIGXFSZ for its own writes gets exactly its own signal.
+. "$TL_SRCDIR/tests/integration/agent_lib.sh"
+cd "$T" || exit 99
+
+# run LIMIT_KIB OUT ARGS...: the workload under the agent and ulimit -f.
+run() {
+    limit=$1 out=$2
+    shift 2
+    (
+        ulimit -f "$limit" || exit 77
+        LD_PRELOAD="$AGENT" TENSORLEAK_OUTPUT="$T/$out.%p.tlt" exec "$WL/agent_fsize" "$@"
+    ) >"$T/$out.out" 2>"$T/$out.err"
+}
+
+# 1. 8 KiB: not even the 4 KiB header and the first 4 MiB extent fit.
+run 8 small 1000
+rc=$?
+[ $rc -eq 77 ] && exit 77
+[ $rc -eq 0 ] || fail "small limit: the program exited $rc (153 = SIGXFSZ)"
+[ "$(cat small.out)" = "fsize: pairs=1000" ] || fail "small limit output: $(cat small.out)"
+grep -q '^tensorleak: cannot create trace .*: File too large$' small.err ||
+    fail "small limit: no note, stderr: $(cat small.err)"
+[ "$(wc -l <small.err)" -eq 1 ] || fail "small limit: stderr: $(cat small.err)"
+ls "$T"/small.*.tlt >/dev/null 2>&1 && fail "small limit: a trace file was left"
+
+# 2. Header and one extent fit, the second extent does not.
+limit=$(( (4096 + 4194304) / 1024 + 64 ))
+run $limit big 400000
+rc=$?
+[ $rc -eq 0 ] || fail "growth past the limit: the program exited $rc (153 = SIGXFSZ)"
+[ "$(cat big.out)" = "fsize: pairs=400000" ] || fail "output: $(cat big.out)"
+[ "$(cat big.err)" = "tensorleak: the trace cannot grow (the file size limit (ulimit -f) is reached); recording stopped, later events are counted as dropped" ] ||
+    fail "want one note, stderr: $(cat big.err)"
+set -- "$T"/big.*.tlt
+[ -f "$1" ] || fail "no trace"
+[ "$(stat -c %s "$1")" -le $((limit * 1024)) ] || fail "trace larger than the limit"
+dump_of "$1" >big.d
+[ "$(count '^alloc .*site=agent_fsize\+' big.d)" -gt 10000 ] || fail "the recorded part is missing"
+
+# 3. The program's own SIGXFSZ reaches its handler, once.
+run $limit own 400000 "$T/own.data"
+rc=$?
+[ $rc -eq 0 ] || fail "handler: the program exited $rc"
+[ "$(cat own.out)" = "fsize: pairs=400000
+fsize: xfsz=1 errno=EFBIG" ] || fail "handler: output: $(cat own.out)"
+echo ok

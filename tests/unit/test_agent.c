@@ -568,6 +568,114 @@ START_TEST(writer_roundtrip)
 }
 END_TEST
 
+/* Does any descriptor of this process refer to path? */
+static bool fd_open_on(const char *path)
+{
+    char link[64], target[4096];
+    for (int fd = 0; fd < 1024; fd++) {
+        snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+        ssize_t n = readlink(link, target, sizeof target - 1);
+        if (n <= 0) continue;
+        target[n] = '\0';
+        if (strcmp(target, path) == 0) return true;
+    }
+    return false;
+}
+
+/* The next record of chunk ch at *off (advanced); false at the end. */
+static bool next_rec(const uint8_t *ch, size_t *off, tl_record_t *r)
+{
+    static uint64_t frames[TL_REC_MAX_FRAMES];
+    size_t used = tl_load_le32(ch + TL_CHK_USED);
+    if (*off >= used) return false;
+    long n = tl_rec_decode(ch + TL_CHUNK_HEADER_BYTES + *off, used - *off, r, frames);
+    ck_assert_int_gt(n, 0);
+    *off += (size_t)n;
+    return true;
+}
+
+/* Issue 9: no descriptor between calls; an ended thread's chunk goes to
+ * the next thread after an OWNER record; retired extents are unmapped; a
+ * file replaced under the writer stops it without touching the new file. */
+START_TEST(writer_parked_chunk_and_no_descriptor)
+{
+    strcpy(tmpdir, "/tmp/tl-test-agent.XXXXXX");
+    ck_assert(mkdtemp(tmpdir));
+    char path[128], other[160];
+    snprintf(path, sizeof path, "%s/p.tlt", tmpdir);
+    snprintf(other, sizeof other, "%s/other", tmpdir);
+    tl_writer_hdr_t hdr = {.pid = 1};
+    tl_writer_t *w = calloc(1, sizeof *w);
+    ck_assert_int_eq(tl_writer_create(w, path, &hdr), 0);
+    ck_assert(!fd_open_on(path));
+
+    tl_wcursor_t a = {0}, b = {0};
+    tl_wcursor_reset(&a, w, 11);
+    tl_wcursor_reset(&b, w, 12);
+    for (uint64_t i = 0; i < 3; i++)
+        ck_assert(!tl_writer_alloc(w, &a, 100 + i, 0, 0x1000 + i, 8, 0));
+    uint8_t *first = a.chunk;
+    tl_wcursor_park(w, &a);
+    ck_assert_ptr_null(a.chunk);
+    ck_assert(!tl_writer_alloc(w, &b, 500, 0, 0x2000, 16, 0));
+    ck_assert(!tl_writer_alloc(w, &b, 507, 0, 0x2001, 16, 0));
+    ck_assert_ptr_eq(b.chunk, first); /* the parked chunk, not a fresh one */
+    ck_assert_uint_eq(tl_load_le32(first + TL_CHK_TID), 11);
+    size_t off = 0;
+    tl_record_t r;
+    for (uint64_t i = 0; i < 3; i++) {
+        ck_assert(next_rec(first, &off, &r));
+        ck_assert_int_eq(r.type, TL_REC_ALLOC);
+        ck_assert_uint_eq(r.u.alloc.ptr, 0x1000 + i);
+    }
+    ck_assert(next_rec(first, &off, &r));
+    ck_assert_int_eq(r.type, TL_REC_OWNER);
+    ck_assert_uint_eq(r.u.lineage.a[0], 12);  /* tid */
+    ck_assert_uint_eq(r.u.lineage.a[1], 0);   /* b's first chunk */
+    ck_assert_uint_eq(r.u.lineage.a[2], 500); /* base_ts */
+    ck_assert(next_rec(first, &off, &r));
+    ck_assert_uint_eq(r.u.alloc.ptr, 0x2000);
+    ck_assert_uint_eq(r.ts_delta, 0);
+    ck_assert(next_rec(first, &off, &r));
+    ck_assert_uint_eq(r.ts_delta, 7);
+    ck_assert(!next_rec(first, &off, &r));
+
+    /* Past the first extent: the file grows by path, extent 0 (all its
+     * chunks left behind) is unmapped, and still no descriptor. */
+    uint64_t i = 0;
+    while (w->nextents < 2 || b.extent < 1) {
+        ck_assert(!tl_writer_alloc(w, &b, 600 + i, 0, 0x10000 + i, 24, 0));
+        i++;
+    }
+    ck_assert_ptr_null(w->extent[0]);
+    ck_assert(!fd_open_on(path));
+
+    /* Another file renamed over the path: the next growth refuses it. */
+    int fd = open(other, O_WRONLY | O_CREAT | O_EXCL, 0600);
+    ck_assert_int_ge(fd, 0);
+    ck_assert_int_eq(write(fd, "program", 7), 7);
+    close(fd);
+    ck_assert_int_eq(rename(other, path), 0);
+    bool dropped = false;
+    for (uint64_t k = 0; k < 1000000 && !dropped; k++) {
+        dropped = tl_writer_alloc(w, &b, 600 + i, 0, 0x10000 + i, 24, 0);
+        i++;
+    }
+    ck_assert(dropped);
+    ck_assert_int_eq(atomic_load(&w->closed), TL_WRITER_FULL);
+    tl_writer_mark_end(w, TL_WRITER_FINISHED, true);
+    size_t len;
+    uint8_t *buf = slurp(path, &len);
+    ck_assert_uint_eq(len, 7);
+    ck_assert_mem_eq(buf, "program", 7);
+    free(buf);
+    tl_writer_release(w);
+    free(w);
+    unlink(path);
+    rmdir(tmpdir);
+}
+END_TEST
+
 START_TEST(writer_big_record_and_exec_mark)
 {
     strcpy(tmpdir, "/tmp/tl-test-agent.XXXXXX");
@@ -691,6 +799,7 @@ static Suite *make_writer_suite(void)
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, writer_roundtrip);
     tcase_add_test(tc, writer_big_record_and_exec_mark);
+    tcase_add_test(tc, writer_parked_chunk_and_no_descriptor);
     tcase_add_test(tc, writer_lineage_records);
     suite_add_tcase(s, tc);
     return s;

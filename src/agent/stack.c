@@ -129,13 +129,13 @@ static bool readable_word(uintptr_t addr)
     __asm__ volatile("mov %%rsp, %0" : "=r"(sp));
     if (addr >= sp && addr + 8 <= tl_stack_unwind_sp) return true;
     uintptr_t first = addr & ~(uintptr_t)4095, last = (addr + 7) & ~(uintptr_t)4095;
+    if (first == 0 || last < first) return false; /* page 0 (empty slots hold 0), wrap */
     bool hit_first = false, hit_last = false;
     for (unsigned i = 0; i < READABLE_PAGES; i++) {
         hit_first |= readable[i] == first;
         hit_last |= readable[i] == last;
     }
     if (hit_first && hit_last) return true;
-    if (first == 0) return false;
     long r = syscall(SYS_rt_sigprocmask, -1, (void *)addr, NULL, (size_t)8);
     if (r == 0 || errno != EINVAL) return false;
     readable[readable_next++ % READABLE_PAGES] = first;

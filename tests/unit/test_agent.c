@@ -6,6 +6,8 @@
 #include "agent/api.h"
 #include "agent/config.h"
 #include "agent/stack.h"
+#define UNW_LOCAL_ONLY
+#include <libunwind.h>
 #include "agent/writer.h"
 #include "common/trace_format.h"
 #include "tests/unit/check_main.h"
@@ -16,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -330,6 +333,39 @@ static size_t __attribute__((noinline)) capture_via(bool inl, uint64_t *out, siz
     return n;
 }
 
+/* Issue 9: libunwind's reads go through our check, which needs no
+ * descriptor: a readable word is read, an unreadable, unmapped or
+ * page-straddling-into-unreadable one is refused without a fault. */
+START_TEST(stack_access_mem_checked)
+{
+    tl_stack_unwind_init();
+    unw_accessors_t *acc = unw_get_accessors(unw_local_addr_space);
+    ck_assert_ptr_nonnull(acc);
+    unw_word_t v = 0;
+    static unw_word_t word = 0x1122334455667788u;
+    ck_assert_int_eq(acc->access_mem(unw_local_addr_space, (unw_word_t)&word, &v, 0, NULL), 0);
+    ck_assert_uint_eq(v, word);
+    size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+    char *m = mmap(NULL, 2 * pg, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    ck_assert(m != MAP_FAILED);
+    memset(m, 0x5a, pg);
+    ck_assert_int_eq(mprotect(m + pg, pg, PROT_NONE), 0);
+    ck_assert_int_eq(acc->access_mem(unw_local_addr_space, (unw_word_t)(m + pg - 8), &v, 0, NULL),
+                     0);
+    ck_assert_uint_eq(v, 0x5a5a5a5a5a5a5a5au);
+    ck_assert_int_lt(acc->access_mem(unw_local_addr_space, (unw_word_t)(m + pg - 4), &v, 0, NULL),
+                     0);
+    ck_assert_int_lt(acc->access_mem(unw_local_addr_space, (unw_word_t)(m + pg), &v, 0, NULL), 0);
+    ck_assert_int_lt(acc->access_mem(unw_local_addr_space, 16, &v, 0, NULL), 0);
+    /* An unwind (which forgets the pages found readable in it) still
+     * works through the check; a page unmapped after it is refused. */
+    const uint64_t *frames;
+    ck_assert_uint_gt(tl_stack_capture(&frames, 8), 0);
+    munmap(m, 2 * pg);
+    ck_assert_int_lt(acc->access_mem(unw_local_addr_space, (unw_word_t)m, &v, 0, NULL), 0);
+}
+END_TEST
+
 START_TEST(stack_capture_inline_starts_in_caller)
 {
     uint64_t in[64], out[64];
@@ -358,6 +394,7 @@ static Suite *make_stack_suite(void)
     tcase_add_test(tc, stack_table_full);
     tcase_add_test(tc, stack_intern_concurrent);
     tcase_add_test(tc, stack_capture_inline_starts_in_caller);
+    tcase_add_test(tc, stack_access_mem_checked);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -10,10 +10,12 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
@@ -53,6 +55,31 @@ static int reopen(const tl_writer_t *w)
     return fd;
 }
 
+/* Give the file of fd the bytes [off, off+len): fallocate (so that a full
+ * disk is an error here, not a SIGBUS later), else ftruncate. SIGXFSZ is
+ * blocked on this thread meanwhile and one it raised is taken back, so
+ * that not even a limit lowered after fsize_check reaches the program
+ * (one that was pending before stays). Returns 0 or -errno. */
+static int extend(int fd, off_t off, off_t len)
+{
+    sigset_t xfsz, old, before;
+    sigemptyset(&xfsz);
+    sigaddset(&xfsz, SIGXFSZ);
+    bool masked = pthread_sigmask(SIG_BLOCK, &xfsz, &old) == 0;
+    bool was_pending = !masked || sigpending(&before) != 0 || sigismember(&before, SIGXFSZ);
+    int err = 0;
+    if (fallocate(fd, 0, off, len) != 0) {
+        err = -errno;
+        if (err == -EOPNOTSUPP || err == -ENOSYS) err = ftruncate(fd, off + len) == 0 ? 0 : -errno;
+    }
+    if (err == -EFBIG && !was_pending) {
+        struct timespec zero = {0, 0};
+        sigtimedwait(&xfsz, NULL, &zero);
+    }
+    if (masked) pthread_sigmask(SIG_SETMASK, &old, NULL);
+    return err;
+}
+
 /* Grow the file of fd by one extent and map it. Called with the lock held.
  * fallocate first, so a full disk is an error here and not a SIGBUS later.
  * Returns 0 or -errno. */
@@ -62,11 +89,8 @@ static int grow_fd(tl_writer_t *w, int fd)
     off_t off = (off_t)(TL_TRACE_HEADER_BYTES + w->nextents * extent_bytes(w));
     off_t len = (off_t)extent_bytes(w);
     int err = fsize_check((uint64_t)(off + len));
+    if (!err) err = extend(fd, off, len);
     if (err) return err;
-    if (fallocate(fd, 0, off, len) != 0) {
-        if (errno != EOPNOTSUPP && errno != ENOSYS) return -errno;
-        if (ftruncate(fd, off + len) != 0) return -errno;
-    }
     void *m = mmap(NULL, (size_t)len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, off);
     if (m == MAP_FAILED) return -errno;
     w->extent[w->nextents] = m;
@@ -104,9 +128,7 @@ int tl_writer_create(tl_writer_t *w, const char *path, const tl_writer_hdr_t *hd
     if (fd < 0) return -errno;
     struct stat st;
     if (fstat(fd, &st) != 0) err = -errno;
-    if (!err && fallocate(fd, 0, 0, TL_TRACE_HEADER_BYTES) != 0 &&
-        ftruncate(fd, TL_TRACE_HEADER_BYTES) != 0)
-        err = -errno;
+    if (!err) err = extend(fd, 0, TL_TRACE_HEADER_BYTES);
     void *m = MAP_FAILED;
     if (!err) {
         m = mmap(NULL, TL_TRACE_HEADER_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);

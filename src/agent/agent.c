@@ -117,12 +117,30 @@ static atomic_flag free_slot_lock = ATOMIC_FLAG_INIT;
 static pthread_key_t thread_key;
 static bool thread_key_ok;
 
-static tl_counters_t *slot_take(void)
+static void free_slots_lock(void)
 {
     while (atomic_flag_test_and_set_explicit(&free_slot_lock, memory_order_acquire))
         __builtin_ia32_pause();
-    unsigned i = nfree_slots ? free_slot[--nfree_slots] : TL_SLOTS;
+}
+
+static void free_slots_unlock(void)
+{
     atomic_flag_clear_explicit(&free_slot_lock, memory_order_release);
+}
+
+/* Slots in use: the first n handed out, and the shared last one, which an
+ * ended thread uses (thread_end) before that many threads ever existed. */
+static unsigned slots_in_use(void)
+{
+    unsigned n = atomic_load(&nslots);
+    return n < TL_SLOTS - 1 ? n : TL_SLOTS - 1;
+}
+
+static tl_counters_t *slot_take(void)
+{
+    free_slots_lock();
+    unsigned i = nfree_slots ? free_slot[--nfree_slots] : TL_SLOTS;
+    free_slots_unlock();
     if (i == TL_SLOTS) i = atomic_fetch_add_explicit(&nslots, 1, memory_order_relaxed);
     return &slots[i < TL_SLOTS ? i : TL_SLOTS - 1];
 }
@@ -161,10 +179,9 @@ static void thread_end(void *round)
     tl_wcursor_park(&writer, &tl_tsd.cur);
     tl_tsd.slot = &slots[TL_SLOTS - 1];
     if (s == &slots[TL_SLOTS - 1]) return;
-    while (atomic_flag_test_and_set_explicit(&free_slot_lock, memory_order_acquire))
-        __builtin_ia32_pause();
+    free_slots_lock();
     free_slot[nfree_slots++] = (unsigned)(s - slots);
-    atomic_flag_clear_explicit(&free_slot_lock, memory_order_release);
+    free_slots_unlock();
 }
 
 static void emit_module(void *arg, const tl_module_info_t *m)
@@ -465,8 +482,9 @@ void tl_agent_counts(uint64_t *count, uint64_t *bytes, uint64_t *frees)
     memset(count, 0, TL_REC_COUNT_CLASSES * sizeof *count);
     memset(bytes, 0, TL_REC_COUNT_CLASSES * sizeof *bytes);
     *frees = 0;
-    unsigned n = atomic_load(&nslots);
-    for (unsigned i = 0; i < n && i < TL_SLOTS; i++) {
+    unsigned n = slots_in_use();
+    for (unsigned i = 0; i <= n; i++) {
+        if (i == n) i = TL_SLOTS - 1;
         for (unsigned c = 0; c < TL_REC_COUNT_CLASSES; c++) {
             count[c] += atomic_load_explicit(&slots[i].cls_count[c], memory_order_relaxed);
             bytes[c] += atomic_load_explicit(&slots[i].cls_bytes[c], memory_order_relaxed);
@@ -743,8 +761,9 @@ static void write_end(uint64_t reason, int status)
     }
     if (cfg.mode != TL_MODE_ALL) write_counts();
     uint64_t a = 0, f = 0, s = 0, d = 0;
-    unsigned n = atomic_load(&nslots);
-    for (unsigned i = 0; i < n && i < TL_SLOTS; i++) {
+    unsigned n = slots_in_use();
+    for (unsigned i = 0; i <= n; i++) {
+        if (i == n) i = TL_SLOTS - 1;
         a += atomic_load_explicit(&slots[i].allocs, memory_order_relaxed);
         f += atomic_load_explicit(&slots[i].frees, memory_order_relaxed);
         s += atomic_load_explicit(&slots[i].storages, memory_order_relaxed);

@@ -170,6 +170,7 @@ void tl_wcursor_reset(tl_wcursor_t *c, const tl_writer_t *w, uint32_t tid)
     c->seq = 0;
     c->tid = tid;
     c->extent = 0;
+    c->ended = 0;
     c->last_ts = 0;
     c->gen = w->gen;
 }
@@ -235,7 +236,9 @@ static void retire_locked(tl_writer_t *w, uint8_t *ch, uint32_t ext)
 
 void tl_wcursor_park(tl_writer_t *w, tl_wcursor_t *c)
 {
-    if (!c->chunk || c->gen != w->gen) return;
+    if (c->gen != w->gen) return;
+    c->ended = 1;
+    if (!c->chunk) return;
     pthread_mutex_lock(&w->lock);
     uint32_t room = w->chunk_bytes - TL_CHUNK_HEADER_BYTES - c->used;
     if (atomic_load_explicit(&w->closed, memory_order_relaxed) == TL_WRITER_OPEN &&
@@ -330,6 +333,7 @@ static bool commit(tl_wcursor_t *c, const tl_wbuf_t *b, uint64_t ts)
             PUT;                                                                                   \
             (failed) = commit((c), &tl_b_, (ts));                                                  \
         }                                                                                          \
+        if ((c)->ended) tl_wcursor_park((w), (c));                                                 \
     } while (0)
 
 bool tl_writer_alloc(tl_writer_t *w, tl_wcursor_t *c, uint64_t ts, uint64_t kind, uint64_t ptr,

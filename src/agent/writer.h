@@ -71,13 +71,14 @@ enum { TL_WRITER_OPEN = 0, TL_WRITER_FINISHED = 1, TL_WRITER_EXEC = 2, TL_WRITER
  * a cursor whose gen differs from the writer's must be reset (tl_wcursor_reset)
  * before use. Owned by one thread, never shared. */
 typedef struct tl_wcursor {
-    uint8_t *chunk;   /* current chunk, NULL = none yet */
-    uint32_t used;    /* record bytes in chunk */
-    uint32_t seq;     /* number of the next chunk this thread takes */
-    uint32_t tid;     /* kernel tid written into chunk headers */
-    uint32_t extent;  /* index of chunk's extent */
-    uint64_t last_ts; /* CLOCK_MONOTONIC ns of the previous record in chunk */
-    uint64_t gen;     /* writer generation this cursor belongs to */
+    uint8_t *chunk;       /* current chunk, NULL = none yet */
+    uint32_t used;        /* record bytes in chunk */
+    uint32_t seq;         /* number of the next chunk this thread takes */
+    uint32_t tid;         /* kernel tid written into chunk headers */
+    uint32_t extent : 31; /* index of chunk's extent */
+    uint32_t ended : 1;   /* the thread ended (tl_wcursor_park): park after each record */
+    uint64_t last_ts;     /* CLOCK_MONOTONIC ns of the previous record in chunk */
+    uint64_t gen;         /* writer generation this cursor belongs to */
 } tl_wcursor_t;
 
 /* Create PATH (O_CREAT|O_EXCL|O_NOFOLLOW|O_CLOEXEC, 0600), map the header and
@@ -97,7 +98,8 @@ void tl_wcursor_reset(tl_wcursor_t *c, const tl_writer_t *w, uint32_t tid);
 
 /* The thread of c ends: leave its chunk to the next thread that needs one
  * (TL_REC_OWNER marks where its records start) or, nearly full, retire it.
- * c keeps its seq; a later record of the same thread takes a chunk again. */
+ * c keeps its seq; a later record of the same thread (a destructor that
+ * runs after ours) takes a parked chunk again and parks it right after. */
 void tl_wcursor_park(tl_writer_t *w, tl_wcursor_t *c);
 
 /* Typed record writers; ts is CLOCK_MONOTONIC ns. true = dropped. */

@@ -20,15 +20,18 @@ size=$(stat -c %s "$1")
 [ "$size" -lt 1048576 ] || fail "trace of 10000 short threads is $size bytes"
 dump_of "$1" >d.d
 [ "$(count '^thread ' d.d)" -eq 10001 ] || fail "want 10001 THREAD records"
-# COUNT of size class 7 (64-127 B): every malloc(100), exactly; and frees.
+# COUNT of size class 7 (64-127 B): every malloc(100), exactly; class 12
+# (2048-4095 B): the 4 malloc(3000) of each thread's key destructor, the
+# last of which runs after the agent's; and all frees.
 grep -qE '^count .* \?=7 \?=329984 \?=32998400$' d.d || fail "class 7: $(grep '^count' d.d)"
-grep -qE '^count .* \?=65 \?=329984 ' d.d || fail "frees: $(grep '^count' d.d)"
+grep -qE '^count .* \?=12 \?=40000 \?=120000000$' d.d || fail "class 12: $(grep '^count' d.d)"
+grep -qE '^count .* \?=65 \?=369984 ' d.d || fail "frees: $(grep '^count' d.d)"
 "$TL_BUILDDIR/tensorleak" report --format=json "$1" >d.json || fail "report exited $?"
 "${PYTHON3:-/usr/bin/python3}" - d.json <<'PY' || exit 1
 import json, sys
 s = json.load(open(sys.argv[1]))["summary"]
-assert s["frees_exact"] == 329984, s
-assert s["allocations_exact"] >= 329984 and s["allocations_exact"] < 329984 + 16, s
+assert s["frees_exact"] == 369984, s
+assert 369984 <= s["allocations_exact"] < 369984 + 16, s
 PY
 
 # Counter slots: the best ns per pair of threads 2001-2008 against 1-8
@@ -45,14 +48,19 @@ for try in 1 2 3; do
 done
 [ $ok -eq 1 ] || fail "thread 2001+ pays $late ns per pair, thread 1-8 $early ns"
 
-# `all` mode: every allocation of every thread (chunks shared through
-# OWNER records are read in full).
+# `all` mode: every allocation of every thread, those after the agent's
+# destructor too (chunks shared through OWNER records are read in full),
+# in a trace of bounded size.
 TENSORLEAK_OUTPUT="$T/a.%p.tlt" LD_PRELOAD="$AGENT" "$WL/agent_threads" 2100 >a.out 2>&1 ||
     fail "all mode: exited $?: $(cat a.out)"
 set -- "$T"/a.*.tlt
+size=$(stat -c %s "$1")
+[ "$size" -lt 8388608 ] || fail "all mode: trace of 2100 short threads is $size bytes"
 dump_of "$1" >a.d
-want=$((16 * 20000 + 2100 - 16))
-[ "$(count '^alloc .* size=100 ' a.d)" -eq $want ] || fail "want $want allocs of 100 B"
+[ "$(count '^alloc .* size=100 ' a.d)" -eq $((16 * 20000 + 2100 - 16)) ] ||
+    fail "want $((16 * 20000 + 2100 - 16)) allocs of 100 B"
+[ "$(count '^alloc .* size=3000 ' a.d)" -eq $((4 * 2100)) ] || fail "want $((4 * 2100)) allocs of 3000 B"
+want=$((16 * 20000 + 2100 - 16 + 4 * 2100))
 [ "$(count '^owner ' a.d)" -gt 1000 ] || fail "chunks were not reused"
 "$TL_BUILDDIR/tensorleak" report --format=json "$1" >a.json || fail "report exited $?"
 "${PYTHON3:-/usr/bin/python3}" - a.json $want <<'PY' || exit 1

@@ -1,8 +1,9 @@
 /* writer.c - the crash-safe trace writer (see writer.h).
  *
  * Rules: no malloc, no stdio; records go straight into MAP_SHARED pages.
- * The mutex is taken only to hand out a chunk or to end the file. A record
- * that does not fit the current chunk is re-encoded into a fresh one.
+ * The mutex is taken only to hand out, park or retire a chunk, to grow the
+ * file (opened by path for that moment only) or to end it. A record that
+ * does not fit the current chunk is re-encoded into a fresh one.
  */
 #include <config.h> /* autoconf first: _GNU_SOURCE */
 

@@ -47,3 +47,10 @@ TESTS += $(AGENT_TEST_SH)
 EXTRA_DIST += $(AGENT_TEST_SH) tests/integration/agent_lib.sh tests/workloads/agent_torch.py \
 	tests/workloads/agent_pyframes.py tests/workloads/agent_pyfork.py \
 	tests/workloads/agent_pyframes_bench.py
+
+# Endings: quick_exit, the execl family, fexecve and posix_spawn end a trace cleanly.
+check_PROGRAMS += tests/workloads/agent_endings
+tests_workloads_agent_endings_SOURCES = tests/workloads/agent_endings.c
+tests_workloads_agent_endings_CFLAGS = $(AGENT_WL_CFLAGS)
+TESTS += tests/integration/agent_endings.sh
+EXTRA_DIST += tests/integration/agent_endings.sh

@@ -548,6 +548,15 @@ static void on_exit_status(int status, void *arg)
     finish(status);
 }
 
+/* Registered by the constructor with at_quick_exit, so it runs after the
+ * program's own handlers: quick_exit then ends with glibc's internal _exit,
+ * which no hook sees. The status is the one the quick_exit hook kept. */
+static void on_quick_exit(void)
+{
+    TL_GUARD_SCOPE;
+    finish(atomic_load(&exit_status));
+}
+
 /* CPython reads PYTHONPATH when it initialises, after our constructor: put
  * the tensorleak package directory first there, so its sitecustomize starts
  * the Python side with no change to the program. The directory is
@@ -654,6 +663,7 @@ void tl_agent_init(void)
     if (trace_open()) return;
     pthread_atfork(prefork, postfork_parent, postfork_child);
     on_exit_registered = on_exit(on_exit_status, NULL) == 0;
+    at_quick_exit(on_quick_exit);
     atomic_store(&tl_agent_state, TL_AGENT_ON);
 }
 

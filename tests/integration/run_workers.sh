@@ -1,0 +1,54 @@
+#!/bin/sh
+# run_workers.sh - forked workers end through os._exit: two DataLoader
+# workers (fork) and a multiprocessing.Process each cache an 8-byte slice of
+# a 12 MiB tensor. Each worker's report ends at the os_exit end point and
+# shows that storage pinned by the 8 B view, with its Python lines and
+# holder; the main script's report ends at script_end.
+. "$TL_SRCDIR/tests/integration/lib.sh"
+need_torch
+make_tmp
+cp "$SRC_WL/py_workers.py" . || hard_error "no workload"
+"$TL" run --output="$TMP/t.%p.tlt" -- "$PYTHON3" py_workers.py >run.out 2>run.err
+rc=$?
+[ $rc -eq 0 ] || { cat run.err >&2; fail "run exited $rc"; }
+[ "$(cat run.out | head -n1)" = "batches [0, 1, 2, 3] process done exit 0" ] ||
+    fail "program output: $(cat run.out)"
+set -- "$TMP"/t.*.tlt
+[ $# -eq 4 ] || fail "expected 4 traces (main, 2 DataLoader workers, 1 process), got $#"
+for t in "$@"; do
+    "$TL" report --format=json --top=0 "$t" >"$t.json" || fail "report $t exited $?"
+done
+"$PYTHON3" - py_workers.py "$TMP"/t.*.tlt.json <<'PY' || exit 1
+import json, re, sys
+src = open(sys.argv[1]).read().splitlines()
+line = {m.group(1): i + 1 for i, l in enumerate(src) for m in [re.search(r"SITE:(\w+)", l)] if m}
+def py_line(stack):
+    for f in stack:
+        if f["kind"] == "python" and f["file"].endswith("py_workers.py"):
+            return f["line"]
+main, workers = [], {"worker": 0, "proc": 0}
+for path in sys.argv[2:]:
+    r = json.load(open(path))
+    e = r["end"]
+    assert r["process"]["end_reason"] == "exit", (path, r["process"])
+    assert r["process"]["exit_status"] == 0, (path, r["process"])
+    assert r["summary"]["dropped_events"] == 0, (path, r["summary"])
+    if e["point"] == "script_end":
+        main.append(path)
+        assert e["storage_count"] == 0, (path, e)
+        continue
+    assert e["point"] == "os_exit", (path, e["point"])
+    assert e["storage_count"] == 1 and e["storage_bytes"] == 12 * 1024 * 1024, (path, e)
+    s = e["storages"][0]
+    who = {line["worker_big"]: "worker", line["proc_big"]: "proc"}.get(py_line(s["stack"]))
+    assert who, (path, "allocated at", py_line(s["stack"]))
+    assert s["held_by"] == "view" and s["held_by_recorded"], (path, s["held_by"])
+    assert s["pinned_bytes"] == 12 * 1024 * 1024 - 8, (path, s["pinned_bytes"])
+    assert len(s["views"]) == 1, (path, s["views"])
+    v = s["views"][0]
+    assert (v["offset"], v["extent"], v["bytes"], v["op"]) == (0, 8, 8, "slice"), (path, v)
+    assert py_line(v["stack"]) == line[who + "_view"], (path, "view at", py_line(v["stack"]))
+    workers[who] += 1
+assert len(main) == 1, main
+assert workers == {"worker": 2, "proc": 1}, workers
+PY

@@ -66,4 +66,4 @@ EXTRA_DIST += \
 
 # Endings: forked workers that end through os._exit get the os_exit end point.
 TESTS += tests/integration/run_workers.sh
-EXTRA_DIST += tests/integration/run_workers.sh tests/workloads/py_workers.py
+EXTRA_DIST += tests/integration/run_workers.sh tests/workloads/py_workers.py tests/workloads/py_term.py

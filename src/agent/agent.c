@@ -23,6 +23,7 @@
 #include "agent/checkpoint.h"
 #include "agent/clock.h"
 #include "agent/config.h"
+#include "agent/endsig.h"
 #include "agent/live.h"
 #include "agent/modules.h"
 #include "agent/pyframes.h"
@@ -55,6 +56,7 @@ static char exec_env[96]; /* in environ via putenv: rewritten in place after for
 static char depth_str[8];
 static char sample_str[24], big_str[24];
 static _Atomic(tl_exit_fn) real_exit;
+static _Atomic(tl_agent_sigaction_fn) real_sigaction;
 
 static uint64_t now_ns(int clock)
 {
@@ -534,6 +536,7 @@ static void postfork_child(void)
 }
 
 static void finish(int status);
+static void finish_signal(int sig);
 static bool on_exit_registered;
 
 /* Registered in our constructor, i.e. before __libc_start_main registers
@@ -664,6 +667,7 @@ void tl_agent_init(void)
     pthread_atfork(prefork, postfork_parent, postfork_child);
     on_exit_registered = on_exit(on_exit_status, NULL) == 0;
     at_quick_exit(on_quick_exit);
+    tl_endsig_init(tl_agent_real_sigaction(), finish_signal);
     atomic_store(&tl_agent_state, TL_AGENT_ON);
 }
 
@@ -696,6 +700,26 @@ static void finish(int status)
     thread_begin();
     tl_modules_scan(false, false, emit_module, NULL);
     write_end(TL_END_EXIT, status);
+    tl_writer_mark_end(&writer, TL_WRITER_FINISHED, true);
+    atomic_store(&tl_agent_state, TL_AGENT_DONE);
+}
+
+/* A fatal SIGTERM (endsig.h; signal context): END with reason signal and
+ * the signal's number. Skipped when the signal interrupted the agent itself
+ * (this thread's records or counters may be half-written). No module scan:
+ * it takes the loader's lock, which the interrupted code may hold. */
+static void finish_signal(int sig)
+{
+    if (tl_tsd.guard) return;
+    TL_GUARD_SCOPE;
+    int expected = TL_AGENT_ON;
+    if (!atomic_compare_exchange_strong(&tl_agent_state, &expected, TL_AGENT_FINISHING)) return;
+    if ((uint64_t)getpid() != self_pid) {
+        atomic_store(&tl_agent_state, TL_AGENT_ON);
+        return;
+    }
+    thread_begin();
+    write_end(TL_END_SIGNAL, sig);
     tl_writer_mark_end(&writer, TL_WRITER_FINISHED, true);
     atomic_store(&tl_agent_state, TL_AGENT_DONE);
 }
@@ -740,6 +764,17 @@ void tl_agent_exec_failed(void)
 const char *tl_agent_exec_env(void)
 {
     return exec_env[0] && (uint64_t)getpid() == self_pid ? exec_env : NULL;
+}
+
+tl_agent_sigaction_fn tl_agent_real_sigaction(void)
+{
+    tl_agent_sigaction_fn f = atomic_load(&real_sigaction);
+    if (!f) {
+        TL_GUARD_SCOPE;
+        f = (tl_agent_sigaction_fn)dlsym(RTLD_NEXT, "sigaction");
+        atomic_store(&real_sigaction, f);
+    }
+    return f;
 }
 
 tl_exit_fn tl_agent_real_exit(void)

@@ -10,6 +10,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/sysinfo.h>
 #include <unistd.h>
 #include <jemalloc/jemalloc.h>
@@ -24,6 +25,7 @@
 #include "agent/agent.h"
 #include "agent/c10.h"
 #include "agent/config.h"
+#include "agent/endsig.h"
 #include "agent/stack.h"
 #include "common/trace_format.h"
 
@@ -586,6 +588,50 @@ TL_EXPORT int execvp(const char *file, char *const argv[])
 TL_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
 {
     return exec_marked("execvpe", file, argv, envp, true);
+}
+
+/* sigaction and signal: SIGTERM goes through the agent's end-point handler
+ * while the program leaves it at SIG_DFL, and the program sees SIG_DFL
+ * (endsig.h). glibc's signal() calls its internal __sigaction, so it needs
+ * its own hook; sigset, sysv_signal and raw rt_sigaction calls simply
+ * replace the agent's handler. */
+TL_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
+{
+    tl_sigaction_fn real = tl_agent_real_sigaction();
+    if (!real) {
+        errno = ENOSYS;
+        return -1;
+    }
+    return tl_endsig_sigaction(real, sig, act, old);
+}
+
+TL_EXPORT sighandler_t signal(int sig, sighandler_t handler)
+{
+    if (sig != SIGTERM) {
+        sighandler_t (*real)(int, sighandler_t);
+        {
+            TL_GUARD_SCOPE; /* dlsym may allocate */
+            real = (sighandler_t(*)(int, sighandler_t))dlsym(RTLD_NEXT, "signal");
+        }
+        if (!real) {
+            errno = ENOSYS;
+            return SIG_ERR;
+        }
+        return real(sig, handler);
+    }
+    if (handler == SIG_ERR) {
+        errno = EINVAL;
+        return SIG_ERR;
+    }
+    /* glibc's signal() is BSD's: restart, and block the signal in its handler. */
+    struct sigaction act, old;
+    memset(&act, 0, sizeof act);
+    act.sa_handler = handler;
+    act.sa_flags = SA_RESTART;
+    sigemptyset(&act.sa_mask);
+    sigaddset(&act.sa_mask, sig);
+    if (sigaction(sig, &act, &old) < 0) return SIG_ERR;
+    return old.sa_handler;
 }
 
 /* fexecve: glibc runs execveat (or __execve on /proc/self/fd/N) itself. */

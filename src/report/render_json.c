@@ -280,7 +280,9 @@ static void process(const tl_report_ctx_t *c, tl_json_t *j)
         tl_json_str(j, t->argv[i]);
     tl_json_arr_end(j);
     tl_json_key(j, "exit_status");
-    if (t->has_end && t->end_exit_status >= 0)
+    if (t->has_end && t->end_reason == TL_END_SIGNAL && t->end_exit_status >= 0)
+        tl_json_i64(j, 128 + t->end_exit_status); /* the shell's convention, as `run` exits */
+    else if (t->has_end && t->end_exit_status >= 0)
         tl_json_i64(j, t->end_exit_status);
     else
         tl_json_null(j);

@@ -50,6 +50,28 @@ dump_of "x.$pid.tlt" > f.txt
 grep -qE '^end .* reason=0 status=1 ' f.txt || fail "failed execl: END"
 grep -qE "^header .* flags=1 " f.txt || fail "failed execl: header"
 
+# SIGTERM at its default action: the program sees SIG_DFL, dies by SIGTERM
+# (143) as without the agent, and the trace ends with END reason signal.
+"$E" sigterm > plain.txt
+rc_plain=$?
+run sigterm /bin/true
+[ $rc -eq 143 ] && [ $rc_plain -eq 143 ] || fail "sigterm: status $rc (without the agent $rc_plain), want 143"
+sed 's/^endings .*//' out.txt > o1.txt
+sed 's/^endings .*//' plain.txt > o2.txt
+cmp -s o1.txt o2.txt || fail "sigterm: output differs under the agent: $(cat out.txt)"
+grep -qx 'SIGTERM default flags 0' out.txt || fail "sigterm: the program saw $(cat out.txt)"
+dump_of "x.$pid.tlt" > s.txt
+grep -qE "^header .* flags=1 " s.txt || fail "sigterm: header not cleanly ended"
+grep -qE '^end .* reason=2 status=15 .* dropped=0' s.txt || fail "sigterm: no END reason signal"
+[ "$(count '^alloc .* size=5555 ' s.txt)" -eq 1 ] || fail "sigterm: the 5555 B block"
+# The program's own handler replaces the agent's and runs; signal() returned SIG_DFL.
+run sigterm_own /bin/true
+[ $rc -eq 0 ] || fail "sigterm_own: status $rc"
+[ "$(sed -n 2,3p out.txt)" = "previous default
+own handler ran" ] || fail "sigterm_own: output $(cat out.txt)"
+dump_of "x.$pid.tlt" > h.txt
+grep -qE '^end .* reason=0 status=0 ' h.txt || fail "sigterm_own: END"
+
 for m in posix_spawn posix_spawnp; do
     run $m "$TGT"
     [ $rc -eq 0 ] || fail "$m: status $rc"

@@ -8,10 +8,10 @@
 need_torch
 make_tmp
 cp "$SRC_WL/py_workers.py" . || hard_error "no workload"
-"$TL" run --output="$TMP/t.%p.tlt" -- "$PYTHON3" py_workers.py >run.out 2>run.err
+"$TL" run --output="$TMP/t.%p.tlt" --report=report.txt -- "$PYTHON3" py_workers.py >run.out 2>run.err
 rc=$?
 [ $rc -eq 0 ] || { cat run.err >&2; fail "run exited $rc"; }
-[ "$(cat run.out | head -n1)" = "batches [0, 1, 2, 3] process done exit 0" ] ||
+[ "$(cat run.out)" = "batches [0, 1, 2, 3] process done exit 0" ] ||
     fail "program output: $(cat run.out)"
 set -- "$TMP"/t.*.tlt
 [ $# -eq 4 ] || fail "expected 4 traces (main, 2 DataLoader workers, 1 process), got $#"
@@ -52,3 +52,44 @@ for path in sys.argv[2:]:
 assert len(main) == 1, main
 assert workers == {"worker": 2, "proc": 1}, workers
 PY
+
+# A worker its parent terminates: SIGTERM at its default action. Same output
+# and exit code as without the agent; its trace ends at the signal end point
+# with the 12 MiB storage live (no Python runs there: holder unknown).
+cp "$SRC_WL/py_term.py" . || hard_error "no workload"
+"$PYTHON3" py_term.py >plain.out 2>plain.err || fail "py_term.py without the agent exited $?"
+rm -f t.*.tlt t.*.json
+"$TL" run --output="$TMP/t.%p.tlt" --report=report.txt -- "$PYTHON3" py_term.py >run.out 2>run.err
+rc=$?
+[ $rc -eq 0 ] || { cat run.err >&2; fail "run of py_term.py exited $rc"; }
+cmp -s plain.out run.out || fail "output differs under the agent: $(cat run.out) vs $(cat plain.out)"
+[ "$(tail -n1 run.out)" = "exit -15" ] || fail "worker exit: $(cat run.out)"
+set -- "$TMP"/t.*.tlt
+[ $# -eq 2 ] || fail "expected 2 traces, got $#"
+for t in "$@"; do
+    "$TL" report --format=json --top=0 "$t" >"$t.json"
+    rc=$?
+    [ $rc -eq 0 ] || fail "report $t exited $rc"
+done
+"$PYTHON3" - py_term.py "$TMP"/t.*.tlt.json <<'PY' || exit 1
+import json, re, sys
+src = open(sys.argv[1]).read().splitlines()
+big = [i + 1 for i, l in enumerate(src) if "SITE:term_big" in l][0]
+points = {}
+for path in sys.argv[2:]:
+    r = json.load(open(path))
+    e = r["end"]
+    points[e["point"]] = r
+    assert r["summary"]["dropped_events"] == 0, (path, r["summary"])
+w = points["signal"]
+assert w["process"]["end_reason"] == "signal", w["process"]
+assert w["process"]["exit_status"] == 128 + 15, w["process"]
+e = w["end"]
+assert e["storage_count"] == 1 and e["storage_bytes"] == 12 * 1024 * 1024, e
+s = e["storages"][0]
+line = [f["line"] for f in s["stack"] if f["kind"] == "python" and f["file"].endswith("py_term.py")]
+assert line and line[0] == big, line
+assert s["held_by"] == "unknown", s["held_by"]
+assert points["script_end"]["process"]["exit_status"] == 0
+PY
+echo ok

@@ -2,9 +2,13 @@
  * one 5555 B block, for agent_endings.sh. Modes: quick_exit (status 3),
  * execl, execle, execlp, fexecve (argv[2] is the program exec'd: it runs
  * with no arguments), posix_spawn, posix_spawnp (argv[2] is spawned, waited
- * for, and this image exits 0 after leaking a second, 6666 B block). */
+ * for, and this image exits 0 after leaking a second, 6666 B block),
+ * sigterm (prints the SIGTERM disposition it sees, then SIGTERMs itself),
+ * sigterm_own (installs its own SIGTERM handler with signal(), which prints
+ * and exits 0, and SIGTERMs itself). */
 #define _GNU_SOURCE
 #include <fcntl.h>
+#include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +23,13 @@ static void after_quick_exit(void)
 {
     static const char msg[] = "at_quick_exit ran\n";
     if (write(1, msg, sizeof msg - 1) < 0) _exit(9);
+}
+
+static void on_term(int sig)
+{
+    static const char msg[] = "own handler ran\n";
+    if (write(1, msg, sizeof msg - 1) < 0 || sig != SIGTERM) _exit(9);
+    exit(0);
 }
 
 int main(int argc, char **argv)
@@ -53,6 +64,20 @@ int main(int argc, char **argv)
         printf("spawned %d exited %d\n", (int)pid, WEXITSTATUS(status));
         keep[1] = malloc(6666);
         return 0;
+    } else if (!strcmp(mode, "sigterm")) {
+        struct sigaction old;
+        if (sigaction(SIGTERM, NULL, &old) != 0) return 6;
+        printf("SIGTERM %s flags %d\n", old.sa_handler == SIG_DFL ? "default" : "handled",
+               old.sa_flags);
+        fflush(stdout);
+        kill(getpid(), SIGTERM);
+        pause();
+    } else if (!strcmp(mode, "sigterm_own")) {
+        void (*prev)(int) = signal(SIGTERM, on_term);
+        printf("previous %s\n", prev == SIG_DFL ? "default" : "other");
+        fflush(stdout);
+        kill(getpid(), SIGTERM);
+        pause();
     } else {
         return 2;
     }

@@ -55,8 +55,7 @@ static size_t argc_v;
 static char exec_env[96]; /* in environ via putenv: rewritten in place after fork */
 static char depth_str[8];
 static char sample_str[24], big_str[24];
-static _Atomic(tl_exit_fn) real_exit;
-static _Atomic(tl_agent_sigaction_fn) real_sigaction;
+static _Atomic(void *) real_exit, real_sigaction; /* real_fn() */
 
 static uint64_t now_ns(int clock)
 {
@@ -659,7 +658,7 @@ void tl_agent_init(void)
     void *unw = dlsym(RTLD_DEFAULT, "_ULx86_64_step");
     if (unw && !tl_modules_range_of((uintptr_t)unw, &lo, &hi)) tl_stack_skip_add(lo, hi);
     tl_stack_unwind_init();
-    atomic_store(&real_exit, (tl_exit_fn)dlsym(RTLD_NEXT, "exit"));
+    atomic_store(&real_exit, dlsym(RTLD_NEXT, "exit"));
     if ((!cfg.no_python_frames && tl_pyframes_init()) || dlsym(RTLD_DEFAULT, "Py_Version"))
         python_path();
 
@@ -766,26 +765,26 @@ const char *tl_agent_exec_env(void)
     return exec_env[0] && (uint64_t)getpid() == self_pid ? exec_env : NULL;
 }
 
-tl_agent_sigaction_fn tl_agent_real_sigaction(void)
+/* libc's definition of name, looked up once (dlsym may allocate: guarded). */
+static void *real_fn(_Atomic(void *) *slot, const char *name)
 {
-    tl_agent_sigaction_fn f = atomic_load(&real_sigaction);
+    void *f = atomic_load(slot);
     if (!f) {
         TL_GUARD_SCOPE;
-        f = (tl_agent_sigaction_fn)dlsym(RTLD_NEXT, "sigaction");
-        atomic_store(&real_sigaction, f);
+        f = dlsym(RTLD_NEXT, name);
+        atomic_store(slot, f);
     }
     return f;
 }
 
+tl_agent_sigaction_fn tl_agent_real_sigaction(void)
+{
+    return (tl_agent_sigaction_fn)real_fn(&real_sigaction, "sigaction");
+}
+
 tl_exit_fn tl_agent_real_exit(void)
 {
-    tl_exit_fn f = atomic_load(&real_exit);
-    if (!f) {
-        TL_GUARD_SCOPE;
-        f = (tl_exit_fn)dlsym(RTLD_NEXT, "exit");
-        atomic_store(&real_exit, f);
-    }
-    return f;
+    return (tl_exit_fn)real_fn(&real_exit, "exit");
 }
 
 /* --- lineage API support (api.c); callers hold the guard --- */

@@ -672,6 +672,8 @@ void tl_agent_init(void)
 
 static void write_end(uint64_t reason, int status)
 {
+    /* A full disk: the END and the counters go into the chunk kept for them. */
+    tl_writer_take_reserve(&writer, &tl_tsd.cur, mono());
     if (cfg.mode == TL_MODE_AGGREGATE) {
         tl_ckpt_set_max_stack(atomic_load(&stacks.next_id));
         tl_ckpt_flush(mono());

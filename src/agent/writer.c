@@ -106,7 +106,8 @@ uint8_t *tl_writer_chunk_raw(tl_writer_t *w)
         pthread_mutex_unlock(&w->lock);
         return NULL;
     }
-    if (w->next_chunk >= w->nextents * TL_WRITER_EXTENT_CHUNKS && grow(w)) {
+    /* The last mapped chunk stays in reserve for the END (tl_writer_take_reserve). */
+    if (w->next_chunk + 1 >= w->nextents * TL_WRITER_EXTENT_CHUNKS && grow(w)) {
         /* Once is enough: retrying a failing fallocate on every event made a
          * program on a full disk crawl. Everything after this is dropped. */
         int err = errno;
@@ -128,11 +129,37 @@ uint8_t *tl_writer_chunk_raw(tl_writer_t *w)
     return ch;
 }
 
+static void stamp_chunk(tl_wcursor_t *c, uint8_t *ch, uint64_t ts);
+
+bool tl_writer_take_reserve(tl_writer_t *w, tl_wcursor_t *c, uint64_t ts)
+{
+    if (atomic_load_explicit(&w->closed, memory_order_acquire) != TL_WRITER_FULL) return true;
+    pthread_mutex_lock(&w->lock);
+    uint8_t *ch = NULL;
+    if (atomic_load_explicit(&w->closed, memory_order_relaxed) == TL_WRITER_FULL &&
+        w->next_chunk < w->nextents * TL_WRITER_EXTENT_CHUNKS) {
+        uint64_t idx = w->next_chunk++;
+        ch = w->extent[idx / TL_WRITER_EXTENT_CHUNKS] +
+             (idx % TL_WRITER_EXTENT_CHUNKS) * w->chunk_bytes;
+    }
+    pthread_mutex_unlock(&w->lock);
+    if (!ch) return true;
+    stamp_chunk(c, ch, ts);
+    return false;
+}
+
 /* Take a fresh chunk for c. true = failure (closed, disk full, no mapping). */
 static bool take_chunk(tl_writer_t *w, tl_wcursor_t *c, uint64_t ts)
 {
     uint8_t *ch = tl_writer_chunk_raw(w);
     if (!ch) return true;
+    stamp_chunk(c, ch, ts);
+    return false;
+}
+
+/* Make ch c's current chunk: header fields, then the magic (release). */
+static void stamp_chunk(tl_wcursor_t *c, uint8_t *ch, uint64_t ts)
+{
     tl_store_le32(ch + TL_CHK_TID, c->tid);
     tl_store_le32(ch + TL_CHK_USED, 0);
     tl_store_le32(ch + TL_CHK_SEQ, c->seq++);
@@ -141,7 +168,6 @@ static bool take_chunk(tl_writer_t *w, tl_wcursor_t *c, uint64_t ts)
     c->chunk = ch;
     c->used = 0;
     c->last_ts = ts;
-    return false;
 }
 
 static bool reserve(tl_writer_t *w, tl_wcursor_t *c, uint64_t ts, bool fresh, tl_wbuf_t *b,

@@ -48,7 +48,14 @@ EXTRA_DIST += $(AGENT_TEST_SH) tests/integration/agent_lib.sh tests/workloads/ag
 	tests/workloads/agent_pyframes.py tests/workloads/agent_pyfork.py \
 	tests/workloads/agent_pyframes_bench.py
 
-# Endings: quick_exit, the execl family, fexecve and posix_spawn end a trace cleanly.
+# Endings: quick_exit, the execl family, fexecve and posix_spawn end a trace cleanly;
+# the SIGTERM end point and the writer's reserve chunk (unit tests).
+check_PROGRAMS += tests/unit/test_endings
+tests_unit_test_endings_SOURCES = tests/unit/test_endings.c
+tests_unit_test_endings_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_endings_LDADD = libtlagent.la libtlcommon.la $(CHECK_LIBS) \
+	$(LIBUNWIND_LIBS) $(XXHASH_LIBS) -ldl -lpthread -lm
+TESTS += tests/unit/test_endings
 check_PROGRAMS += tests/workloads/agent_endings
 tests_workloads_agent_endings_SOURCES = tests/workloads/agent_endings.c
 tests_workloads_agent_endings_CFLAGS = $(AGENT_WL_CFLAGS)

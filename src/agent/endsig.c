@@ -51,6 +51,7 @@ static int install(void)
 
 void tl_endsig_init(tl_sigaction_fn real, void (*on_signal)(int sig))
 {
+    atomic_store(&owned, false);
     if (!real) return;
     real_sigaction = real;
     end_trace = on_signal;

@@ -93,3 +93,36 @@ assert s["held_by"] == "unknown", s["held_by"]
 assert points["script_end"]["process"]["exit_status"] == 0
 PY
 echo ok
+
+# The program itself calls os._exit(5): status 5, the same (unflushed)
+# output as without the agent, and the os_exit end point with the module
+# global view that pins its storage.
+cat >exit5.py <<'PYEOF'
+import os
+import torch
+big = torch.ones(3 * 1024 * 1024)
+view = big[0:2]  # SITE:exit_view
+del big
+print("unflushed, lost at os._exit when stdout is a pipe or a file")
+os._exit(5)
+PYEOF
+"$PYTHON3" exit5.py >plain5.out 2>plain5.err
+rc_plain=$?
+rm -f t.*.tlt t.*.json
+"$TL" run --output="$TMP/t.%p.tlt" --format=json --report=r5.json -- "$PYTHON3" exit5.py >run5.out 2>run5.err
+rc=$?
+[ $rc -eq 5 ] && [ $rc_plain -eq 5 ] || fail "os._exit(5): status $rc (without the agent $rc_plain)"
+cmp -s plain5.out run5.out || fail "os._exit: output differs: '$(cat run5.out)' vs '$(cat plain5.out)'"
+"$PYTHON3" - r5.json "$(grep -n 'SITE:exit_view' exit5.py | cut -d: -f1)" <<'PY' || exit 1
+import json, sys
+r = json.load(open(sys.argv[1]))
+e = r["end"]
+assert r["process"]["exit_status"] == 5, r["process"]
+assert e["point"] == "os_exit" and e["storage_count"] == 1, e
+s = e["storages"][0]
+assert s["held_by"] == "view" and s["pinned_bytes"] == 12 * 1024 * 1024 - 8, s["held_by"]
+v = s["views"][0]
+lines = [f["line"] for f in v["stack"] if f["kind"] == "python" and f["file"].endswith("exit5.py")]
+assert lines == [int(sys.argv[2])], lines
+PY
+echo ok

@@ -92,7 +92,6 @@ assert line and line[0] == big, line
 assert s["held_by"] == "unknown", s["held_by"]
 assert points["script_end"]["process"]["exit_status"] == 0
 PY
-echo ok
 
 # The program itself calls os._exit(5): status 5, the same (unflushed)
 # output as without the agent, and the os_exit end point with the module

@@ -229,6 +229,27 @@ static bool nothing_of_interest(const char *path)
     return nothing;
 }
 
+/* The one line about the run's other traces (launch.h). */
+static void say_others(const tl_launch_t *l, const char *dir)
+{
+    unsigned n = l->others, kept = n - l->helpers_removed;
+    const char *es = n == 1 ? "" : "es", *s = n == 1 ? "" : "s";
+    if (!kept)
+        fprintf(stderr,
+                "tensorleak: %u other process%s and image%s traced: helpers with nothing of "
+                "interest, traces removed\n",
+                n, es, s);
+    else if (!l->helpers_removed)
+        fprintf(stderr,
+                "tensorleak: %u other process%s and image%s traced: their traces are in %s\n", n,
+                es, s, dir);
+    else
+        fprintf(stderr,
+                "tensorleak: %u other process%s and image%s traced: %u trace%s kept in %s, %u of "
+                "helpers with nothing of interest removed\n",
+                n, es, s, kept, kept == 1 ? "" : "s", dir, l->helpers_removed);
+}
+
 /* Finds this session's traces in dir: the main one (pid == main_pid, highest
  * exec_seq) into l->main_trace; counts the others and removes the helpers'. */
 static bool find_traces(const char *dir, tl_launch_t *l)
@@ -276,24 +297,7 @@ static bool find_traces(const char *dir, tl_launch_t *l)
             l->helpers_removed++;
     }
     closedir(d);
-    unsigned kept = l->others - l->helpers_removed, n = l->others;
-    const char *es = n == 1 ? "" : "es", *s = n == 1 ? "" : "s";
-    if (!n || l->quiet)
-        ;
-    else if (!kept)
-        fprintf(stderr,
-                "tensorleak: %u other process%s and image%s traced: helpers with nothing of "
-                "interest, traces removed\n",
-                n, es, s);
-    else if (!l->helpers_removed)
-        fprintf(stderr,
-                "tensorleak: %u other process%s and image%s traced: their traces are in %s\n", n,
-                es, s, dir);
-    else
-        fprintf(stderr,
-                "tensorleak: %u other process%s and image%s traced: %u trace%s kept in %s, %u of "
-                "helpers with nothing of interest removed\n",
-                n, es, s, kept, kept == 1 ? "" : "s", dir, l->helpers_removed);
+    if (l->others && !l->quiet) say_others(l, dir);
     return found;
 }
 
@@ -315,6 +319,14 @@ static bool make_run_dir(tl_launch_t *l, char *pattern, size_t len)
     fprintf(stderr, "tensorleak: cannot make a directory for the traces (%s): %s\n", l->run_dir,
             strerror(errno));
     l->run_dir[0] = '\0';
+    return false;
+}
+
+/* The command did not run: the run's directory, still empty, goes. */
+static bool not_started(const tl_launch_t *l, int code, int *exit_code)
+{
+    if (l->run_dir[0]) rmdir(l->run_dir);
+    *exit_code = code;
     return false;
 }
 
@@ -353,31 +365,21 @@ bool tl_launch_run(tl_launch_t *l, char **argv, const char *const *extra_env, in
         snprintf(abs_pattern, sizeof abs_pattern, "%s/%s", cwd, l->pattern);
         l->pattern = abs_pattern;
     }
-    if (!prepare_env(agent, l->pattern, l->session)) {
-        *exit_code = TL_EXIT_FAILURE;
-        return false;
-    }
-    for (size_t i = 0; extra_env && extra_env[i]; i += 2) {
-        if (!set_env(extra_env[i], extra_env[i + 1])) {
-            *exit_code = TL_EXIT_FAILURE;
-            return false;
-        }
-    }
+    if (!prepare_env(agent, l->pattern, l->session))
+        return not_started(l, TL_EXIT_FAILURE, exit_code);
+    for (size_t i = 0; extra_env && extra_env[i]; i += 2)
+        if (!set_env(extra_env[i], extra_env[i + 1]))
+            return not_started(l, TL_EXIT_FAILURE, exit_code);
     /* The agent would only say on stderr that it cannot create the trace and
      * let the command run untraced: refuse before running anything. */
     char dir[PATH_MAX];
     pattern_dir(l->pattern, dir, sizeof dir);
     if (access(dir, W_OK | X_OK) != 0) {
         fprintf(stderr, "tensorleak: cannot write traces to %s: %s\n", dir, strerror(errno));
-        *exit_code = TL_EXIT_OUTPUT;
-        return false;
+        return not_started(l, TL_EXIT_OUTPUT, exit_code);
     }
     l->status = spawn_and_wait(argv, &l->pid);
-    if (l->pid == 0) {
-        if (l->run_dir[0]) rmdir(l->run_dir); /* nothing ran: nothing to keep */
-        *exit_code = l->status;
-        return false;
-    }
+    if (l->pid == 0) return not_started(l, l->status, exit_code);
     fflush(stdout);
     if (!find_traces(dir, l)) {
         l->main_trace[0] = '\0';

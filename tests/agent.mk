@@ -104,3 +104,17 @@ AGENT_RELIABILITY_SH = tests/integration/agent_fds.sh tests/integration/agent_fs
 	tests/integration/agent_threads.sh tests/integration/agent_rss.sh
 TESTS += $(AGENT_RELIABILITY_SH)
 EXTRA_DIST += $(AGENT_RELIABILITY_SH)
+
+# Endings: quick_exit, the execl family, fexecve and posix_spawn end a trace cleanly;
+# the SIGTERM end point and the writer's reserve chunk (unit tests).
+check_PROGRAMS += tests/unit/test_endings
+tests_unit_test_endings_SOURCES = tests/unit/test_endings.c
+tests_unit_test_endings_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_endings_LDADD = libtlagent.la libtlcommon.la $(CHECK_LIBS) \
+	$(LIBUNWIND_LIBS) $(XXHASH_LIBS) -ldl -lpthread -lm
+TESTS += tests/unit/test_endings
+check_PROGRAMS += tests/workloads/agent_endings
+tests_workloads_agent_endings_SOURCES = tests/workloads/agent_endings.c
+tests_workloads_agent_endings_CFLAGS = $(AGENT_WL_CFLAGS)
+TESTS += tests/integration/agent_endings.sh
+EXTRA_DIST += tests/integration/agent_endings.sh

@@ -63,3 +63,11 @@ EXTRA_DIST += \
 	tests/workloads/torch_storages.py \
 	tests/workloads/autograd_leaf.py \
 	tests/integration/run_autograd.sh
+
+# Endings: forked workers that end through os._exit get the os_exit end point.
+TESTS += tests/integration/run_workers.sh
+EXTRA_DIST += tests/integration/run_workers.sh tests/workloads/py_workers.py tests/workloads/py_term.py
+
+# Endings: run through a shim reports the last image; traces in one directory per run.
+TESTS += tests/integration/run_shim.sh
+EXTRA_DIST += tests/integration/run_shim.sh

@@ -17,12 +17,16 @@
 
 static const char run_usage[] =
     "usage: tensorleak run [--output=PATTERN] [--report=FILE] [--format=text|json] [--top=N]\n"
-    "                      [--] CMD [ARGS...]\n"
+    "                      [--keep-helpers] [--] CMD [ARGS...]\n"
     "\n"
     "Runs CMD with the tensorleak agent preloaded and prints the report of its main\n"
-    "process. Traces of child processes are named on stderr.\n"
+    "process: the last image CMD's own process exec'd (python3 behind a shim). One\n"
+    "line on stderr says how many other processes were traced and where.\n"
     "\n"
-    "  -o, --output=PATTERN  trace path; %p is the pid (default tensorleak.%p.tlt)\n"
+    "  -o, --output=PATTERN  trace path; %p is the pid (default: a new directory\n"
+    "                        tensorleak-<pid>/ per run, tensorleak.%p.tlt in it)\n"
+    "  -k, --keep-helpers    keep the traces of helper processes that recorded\n"
+    "                        nothing (removed by default: a shim's env, bash, ...)\n"
     "  -r, --report=FILE     write the report to FILE instead of stdout (where the\n"
     "                        command's own output goes)\n"
     "  -f, --format=FORMAT   report format: text (default) or json\n"
@@ -47,17 +51,22 @@ static bool parse_top(const char *s, unsigned *out)
 int tl_cmd_run(int argc, char **argv)
 {
     static const struct option longopts[] = {
-        {"output", required_argument, NULL, 'o'}, {"format", required_argument, NULL, 'f'},
-        {"top", required_argument, NULL, 'n'},    {"help", no_argument, NULL, 'h'},
-        {"report", required_argument, NULL, 'r'}, {NULL, 0, NULL, 0},
+        {"output", required_argument, NULL, 'o'},
+        {"format", required_argument, NULL, 'f'},
+        {"top", required_argument, NULL, 'n'},
+        {"help", no_argument, NULL, 'h'},
+        {"report", required_argument, NULL, 'r'},
+        {"keep-helpers", no_argument, NULL, 'k'},
+        {NULL, 0, NULL, 0},
     };
-    const char *pattern = "tensorleak.%p.tlt";
+    const char *pattern = NULL; /* a directory per run (launch.h) */
+    bool keep_helpers = false;
     tl_report_opts_t opts = {.format = TL_FORMAT_TEXT, .top = 10};
     const char *report_path = NULL;
     int c;
     optind = 1;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, "+o:f:n:r:h", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "+o:f:n:r:kh", longopts, NULL)) != -1) {
         switch (c) {
         case 'o':
             if (!*optarg) {
@@ -85,6 +94,9 @@ int tl_cmd_run(int argc, char **argv)
         case 'r':
             report_path = optarg;
             break;
+        case 'k':
+            keep_helpers = true;
+            break;
         case 'h':
             fputs(run_usage, stdout);
             return TL_EXIT_OK;
@@ -107,7 +119,7 @@ int tl_cmd_run(int argc, char **argv)
             return TL_EXIT_OUTPUT;
         }
     }
-    tl_launch_t l = {.pattern = pattern};
+    tl_launch_t l = {.pattern = pattern, .keep_helpers = keep_helpers};
     int code;
     if (!tl_launch_run(&l, argv + optind, NULL, &code)) {
         if (out != stdout) fclose(out);
@@ -117,8 +129,8 @@ int tl_cmd_run(int argc, char **argv)
         if (out != stdout) fclose(out);
         return l.status;
     }
-    fprintf(stderr, "tensorleak: trace of %s (pid %d) written to %s\n", argv[optind], (int)l.pid,
-            l.main_trace);
+    fprintf(stderr, "tensorleak: trace of %s (pid %d) written to %s\n",
+            l.main_exe[0] ? l.main_exe : argv[optind], (int)l.pid, l.main_trace);
     int rc = tl_report_file(l.main_trace, &opts, out);
     if (out != stdout ? fclose(out) != 0 : fflush(stdout) != 0) {
         fprintf(stderr, "tensorleak: cannot write the report to %s: %s\n",

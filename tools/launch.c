@@ -5,11 +5,14 @@
  * random session id so that its traces can be told from older ones, and picks
  * the main trace: the image of the command's own pid that exec'd last (a shell
  * shim that execs python3 leaves two traces of one pid; python3's is the main
- * one).
+ * one). Without a pattern the traces go to a new directory per run, and the
+ * traces of helpers that recorded nothing are removed (launch.h).
  */
 #include "config.h"
 #include "tools/launch.h"
 #include "tools/exit_codes.h"
+#include "report/aggregate.h"
+#include "report/reader.h"
 #include "report/report.h"
 
 #include <dirent.h>
@@ -22,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -188,11 +192,72 @@ static int spawn_and_wait(char **argv, pid_t *pid_out)
     return WEXITSTATUS(status);
 }
 
-/* Finds this session's traces in dir: the main one (pid == main_pid, highest
- * exec_seq) into main_path; names the others on stderr. */
-static bool find_traces(const char *dir, uint64_t session, pid_t main_pid, char *main_path,
-                        size_t len, bool quiet)
+/* Blocks of this many bytes or more are recorded in every mode (the agent's
+ * TL_CONFIG_BIG_MIN): a helper that made one is not "nothing of interest". */
+#define BIG_BLOCK 65536u
+
+/* A helper's trace that holds nothing of interest: ended cleanly (exit or
+ * exec), no storage, no lineage or report-point record, no block of
+ * BIG_BLOCK bytes or more (at most a few sampled small ones, whose sizes
+ * the reader has turned into estimates: TL_EV_F_SAMPLED). Such
+ * traces use a few chunks (the header says how many): bigger ones are not
+ * even read. */
+static bool nothing_of_interest(const char *path)
 {
+    uint8_t buf[TL_TRACE_HEADER_BYTES];
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return false;
+    ssize_t got = pread(fd, buf, sizeof buf, 0);
+    close(fd);
+    tl_trace_hdr_t h;
+    const char *bad;
+    if (got != (ssize_t)sizeof buf || tl_reader_parse_header(buf, sizeof buf, &h, &bad) != 0 ||
+        !(h.flags & TL_HDR_F_CLEAN_END) || h.chunk_count > 4)
+        return false;
+    tl_trace_t t;
+    char why[256];
+    if (tl_trace_read(path, &t, why, sizeof why) != 0) return false;
+    bool nothing = t.has_end && (t.end_reason == TL_END_EXIT || t.end_reason == TL_END_EXEC) &&
+                   !t.truncated && !t.bad_chunks && !t.bad_records && t.end_storages == 0 &&
+                   t.end_dropped == 0 && t.nlineage == 0;
+    for (size_t i = 0; nothing && i < t.nevents; i++)
+        if ((t.events[i].type == TL_EV_ALLOC || t.events[i].type == TL_EV_RALLOC) &&
+            (t.events[i].storage ||
+             (t.events[i].size >= BIG_BLOCK && !(t.events[i].pad & TL_EV_F_SAMPLED))))
+            nothing = false;
+    tl_trace_free(&t);
+    return nothing;
+}
+
+/* The one line about the run's other traces (launch.h). */
+static void say_others(const tl_launch_t *l, const char *dir)
+{
+    unsigned n = l->others, kept = n - l->helpers_removed;
+    const char *es = n == 1 ? "" : "es", *s = n == 1 ? "" : "s";
+    if (!kept)
+        fprintf(stderr,
+                "tensorleak: %u other process%s and image%s traced: helpers with nothing of "
+                "interest, traces removed\n",
+                n, es, s);
+    else if (!l->helpers_removed)
+        fprintf(stderr,
+                "tensorleak: %u other process%s and image%s traced: their traces are in %s\n", n,
+                es, s, dir);
+    else
+        fprintf(stderr,
+                "tensorleak: %u other process%s and image%s traced: %u trace%s kept in %s, %u of "
+                "helpers with nothing of interest removed\n",
+                n, es, s, kept, kept == 1 ? "" : "s", dir, l->helpers_removed);
+}
+
+/* Finds this session's traces in dir: the main one (pid == main_pid, highest
+ * exec_seq) into l->main_trace; counts the others and removes the helpers'. */
+static bool find_traces(const char *dir, tl_launch_t *l)
+{
+    pid_t main_pid = l->pid;
+    uint64_t session = l->session;
+    char *main_path = l->main_trace;
+    size_t len = sizeof l->main_trace;
     DIR *d = opendir(dir);
     if (!d) {
         fprintf(stderr, "tensorleak: cannot list %s: %s\n", dir, strerror(errno));
@@ -212,6 +277,7 @@ static bool find_traces(const char *dir, uint64_t session, pid_t main_pid, char 
             found = true;
             best_seq = info.exec_seq;
             snprintf(main_path, len, "%s", path);
+            snprintf(l->main_exe, sizeof l->main_exe, "%s", info.exe);
         }
     }
     rewinddir(d);
@@ -222,13 +288,46 @@ static bool find_traces(const char *dir, uint64_t session, pid_t main_pid, char 
         tl_trace_info_t info;
         if (tl_trace_peek(path, &info) != 0 || info.session != session) continue;
         if (found && !strcmp(path, main_path)) continue;
-        if (quiet) continue;
-        const char *what = info.pid == (uint64_t)main_pid ? "earlier image of" : "child process";
-        fprintf(stderr, "tensorleak: %s %" PRIu64 " (%s) traced in %s\n", what, info.pid,
-                info.exe[0] ? info.exe : "?", path);
+        l->others++;
+        /* A helper: an earlier image of the command's pid (the shim itself)
+         * or another program (env, bash, basename); a forked copy of the
+         * main program keeps its trace. */
+        bool helper = info.pid == (uint64_t)main_pid || !found || strcmp(info.exe, l->main_exe);
+        if (!l->keep_helpers && helper && nothing_of_interest(path) && unlink(path) == 0)
+            l->helpers_removed++;
     }
     closedir(d);
+    if (l->others && !l->quiet) say_others(l, dir);
     return found;
+}
+
+/* A new directory for this run's traces, in the current directory:
+ * tensorleak-<pid of this process>, or with .1, .2, ... when that exists. */
+static bool make_run_dir(tl_launch_t *l, char *pattern, size_t len)
+{
+    for (unsigned uniq = 0; uniq < 1000; uniq++) {
+        if (uniq)
+            snprintf(l->run_dir, sizeof l->run_dir, "tensorleak-%d.%u", (int)getpid(), uniq);
+        else
+            snprintf(l->run_dir, sizeof l->run_dir, "tensorleak-%d", (int)getpid());
+        if (mkdir(l->run_dir, 0777) == 0) {
+            snprintf(pattern, len, "%s/tensorleak.%%p.tlt", l->run_dir);
+            return true;
+        }
+        if (errno != EEXIST) break;
+    }
+    fprintf(stderr, "tensorleak: cannot make a directory for the traces (%s): %s\n", l->run_dir,
+            strerror(errno));
+    l->run_dir[0] = '\0';
+    return false;
+}
+
+/* The command did not run: the run's directory, still empty, goes. */
+static bool not_started(const tl_launch_t *l, int code, int *exit_code)
+{
+    if (l->run_dir[0]) rmdir(l->run_dir);
+    *exit_code = code;
+    return false;
 }
 
 bool tl_launch_run(tl_launch_t *l, char **argv, const char *const *extra_env, int *exit_code)
@@ -236,6 +335,9 @@ bool tl_launch_run(tl_launch_t *l, char **argv, const char *const *extra_env, in
     l->pid = 0;
     l->status = 0;
     l->main_trace[0] = '\0';
+    l->main_exe[0] = '\0';
+    l->run_dir[0] = '\0';
+    l->others = l->helpers_removed = 0;
     char agent[PATH_MAX];
     if (!find_agent(agent, sizeof agent)) {
         fprintf(stderr, "tensorleak: cannot find the agent %s (set TENSORLEAK_AGENT)\n", agent);
@@ -247,32 +349,39 @@ bool tl_launch_run(tl_launch_t *l, char **argv, const char *const *extra_env, in
         if (getrandom(&l->session, sizeof l->session, 0) != (ssize_t)sizeof l->session)
             l->session = ((uint64_t)getpid() << 32) ^ (uint64_t)time(NULL);
     }
-    if (!prepare_env(agent, l->pattern, l->session)) {
-        *exit_code = TL_EXIT_FAILURE;
-        return false;
-    }
-    for (size_t i = 0; extra_env && extra_env[i]; i += 2) {
-        if (!set_env(extra_env[i], extra_env[i + 1])) {
-            *exit_code = TL_EXIT_FAILURE;
+    static char run_pattern[2 * PATH_MAX + 32];
+    if (!l->pattern) {
+        if (!make_run_dir(l, run_pattern, sizeof run_pattern)) {
+            *exit_code = TL_EXIT_OUTPUT;
             return false;
         }
+        l->pattern = run_pattern;
     }
+    /* The agent expands a relative pattern in each process's own working
+     * directory: a shim's helpers that cd elsewhere would scatter traces. */
+    static char abs_pattern[2 * PATH_MAX + 32];
+    char cwd[PATH_MAX];
+    if (l->pattern[0] != '/' && getcwd(cwd, sizeof cwd)) {
+        snprintf(abs_pattern, sizeof abs_pattern, "%s/%s", cwd, l->pattern);
+        l->pattern = abs_pattern;
+    }
+    if (!prepare_env(agent, l->pattern, l->session))
+        return not_started(l, TL_EXIT_FAILURE, exit_code);
+    for (size_t i = 0; extra_env && extra_env[i]; i += 2)
+        if (!set_env(extra_env[i], extra_env[i + 1]))
+            return not_started(l, TL_EXIT_FAILURE, exit_code);
     /* The agent would only say on stderr that it cannot create the trace and
      * let the command run untraced: refuse before running anything. */
     char dir[PATH_MAX];
     pattern_dir(l->pattern, dir, sizeof dir);
     if (access(dir, W_OK | X_OK) != 0) {
         fprintf(stderr, "tensorleak: cannot write traces to %s: %s\n", dir, strerror(errno));
-        *exit_code = TL_EXIT_OUTPUT;
-        return false;
+        return not_started(l, TL_EXIT_OUTPUT, exit_code);
     }
     l->status = spawn_and_wait(argv, &l->pid);
-    if (l->pid == 0) {
-        *exit_code = l->status;
-        return false;
-    }
+    if (l->pid == 0) return not_started(l, l->status, exit_code);
     fflush(stdout);
-    if (!find_traces(dir, l->session, l->pid, l->main_trace, sizeof l->main_trace, l->quiet)) {
+    if (!find_traces(dir, l)) {
         l->main_trace[0] = '\0';
         fprintf(stderr, "tensorleak: %s (pid %d) left no trace in %s\n", argv[0], (int)l->pid, dir);
     }

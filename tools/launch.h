@@ -8,8 +8,14 @@
 #include <sys/types.h>
 
 typedef struct tl_launch {
-    const char *pattern;       /* in: trace path pattern (TENSORLEAK_OUTPUT) */
-    bool quiet;                /* in: do not name child traces on stderr */
+    const char *pattern;       /* in: trace path pattern (TENSORLEAK_OUTPUT); NULL: a new
+                                  directory for this run (run_dir), tensorleak.%p.tlt in it */
+    bool quiet;                /* in: no line on stderr about the other traces */
+    bool keep_helpers;         /* in: keep the traces of helpers that recorded nothing */
+    char run_dir[PATH_MAX];    /* out: the directory made for this run, "" when pattern given */
+    char main_exe[PATH_MAX];   /* out: the main trace's program (its PROCESS record), or "" */
+    unsigned others;           /* out: other processes' and images' traces of this run */
+    unsigned helpers_removed;  /* out: of those, helpers' traces removed (see tl_launch_run) */
     uint64_t session;          /* out: the run's session id */
     pid_t pid;                 /* out: the command's pid, 0 if it never started */
     int status;                /* out: its exit status as a shell reports it (128+N for signal N) */
@@ -20,7 +26,12 @@ typedef struct tl_launch {
  * for it, with extra_env (NAME, VALUE, NAME, VALUE, ..., NULL) added to its
  * environment; the terminal's SIGINT/SIGQUIT go to the command meanwhile.
  * Returns true once the command ran (l->status, l->main_trace set; a missing
- * trace is reported on stderr). Returns false, after one line on stderr, if
+ * trace is reported on stderr). The traces of the run's other processes and
+ * images stay where the pattern put them, but for those of helpers that
+ * recorded nothing (a shim's env, bash, basename: a clean END, no recorded
+ * allocation, no storage, no lineage record), which are removed unless
+ * keep_helpers; one line on stderr (unless quiet) says how many there were
+ * and where the rest are. Returns false, after one line on stderr, if
  * it could not be started: *exit_code is then the status to exit with (127
  * not found, 126 not executable, 1 no agent). Not thread-safe (changes this
  * process's environment). */

@@ -24,6 +24,7 @@
 #include "agent/checkpoint.h"
 #include "agent/clock.h"
 #include "agent/config.h"
+#include "agent/endsig.h"
 #include "agent/live.h"
 #include "agent/modules.h"
 #include "agent/pyframes.h"
@@ -55,7 +56,7 @@ static size_t argc_v;
 static char exec_env[96]; /* in environ via putenv: rewritten in place after fork */
 static char depth_str[8];
 static char sample_str[24], big_str[24];
-static _Atomic(tl_exit_fn) real_exit;
+static _Atomic(void *) real_exit, real_sigaction; /* real_fn() */
 
 static uint64_t now_ns(int clock)
 {
@@ -627,6 +628,7 @@ static void postfork_child(void)
 }
 
 static void finish(int status);
+static void finish_signal(int sig);
 static bool on_exit_registered;
 
 /* Registered in our constructor, i.e. before __libc_start_main registers
@@ -639,6 +641,15 @@ static void on_exit_status(int status, void *arg)
     TL_GUARD_SCOPE;
     atomic_store(&exit_status, status);
     finish(status);
+}
+
+/* Registered by the constructor with at_quick_exit, so it runs after the
+ * program's own handlers: quick_exit then ends with glibc's internal _exit,
+ * which no hook sees. The status is the one the quick_exit hook kept. */
+static void on_quick_exit(void)
+{
+    TL_GUARD_SCOPE;
+    finish(atomic_load(&exit_status));
 }
 
 /* CPython reads PYTHONPATH when it initialises, after our constructor: put
@@ -740,7 +751,7 @@ void tl_agent_init(void)
     void *unw = dlsym(RTLD_DEFAULT, "_ULx86_64_step");
     if (unw && !tl_modules_range_of((uintptr_t)unw, &lo, &hi)) tl_stack_skip_add(lo, hi);
     tl_stack_unwind_init();
-    atomic_store(&real_exit, (tl_exit_fn)dlsym(RTLD_NEXT, "exit"));
+    atomic_store(&real_exit, dlsym(RTLD_NEXT, "exit"));
     const tl_pyframes_cpython_t *py = tl_pyframes_cpython();
     if ((!cfg.no_python_frames && tl_pyframes_init()) || (py && py->supported) ||
         dlsym(RTLD_DEFAULT, "Py_Version"))
@@ -750,11 +761,15 @@ void tl_agent_init(void)
     if (trace_open()) return;
     pthread_atfork(prefork, postfork_parent, postfork_child);
     on_exit_registered = on_exit(on_exit_status, NULL) == 0;
+    at_quick_exit(on_quick_exit);
+    tl_endsig_init(tl_agent_real_sigaction(), finish_signal);
     atomic_store(&tl_agent_state, TL_AGENT_ON);
 }
 
 static void write_end(uint64_t reason, int status)
 {
+    /* A full disk: the END and the counters go into the chunk kept for them. */
+    tl_writer_take_reserve(&writer, &tl_tsd.cur, mono());
     if (cfg.mode == TL_MODE_AGGREGATE) {
         tl_ckpt_set_max_stack(atomic_load(&stacks.next_id));
         tl_ckpt_flush(mono());
@@ -783,6 +798,26 @@ static void finish(int status)
     thread_begin();
     tl_modules_scan(false, false, emit_module, NULL);
     write_end(TL_END_EXIT, status);
+    tl_writer_mark_end(&writer, TL_WRITER_FINISHED, true);
+    atomic_store(&tl_agent_state, TL_AGENT_DONE);
+}
+
+/* A fatal SIGTERM (endsig.h; signal context): END with reason signal and
+ * the signal's number. Skipped when the signal interrupted the agent itself
+ * (this thread's records or counters may be half-written). No module scan:
+ * it takes the loader's lock, which the interrupted code may hold. */
+static void finish_signal(int sig)
+{
+    if (tl_tsd.guard) return;
+    TL_GUARD_SCOPE;
+    int expected = TL_AGENT_ON;
+    if (!atomic_compare_exchange_strong(&tl_agent_state, &expected, TL_AGENT_FINISHING)) return;
+    if ((uint64_t)getpid() != self_pid) {
+        atomic_store(&tl_agent_state, TL_AGENT_ON);
+        return;
+    }
+    thread_begin();
+    write_end(TL_END_SIGNAL, sig);
     tl_writer_mark_end(&writer, TL_WRITER_FINISHED, true);
     atomic_store(&tl_agent_state, TL_AGENT_DONE);
 }
@@ -829,15 +864,26 @@ const char *tl_agent_exec_env(void)
     return exec_env[0] && (uint64_t)getpid() == self_pid ? exec_env : NULL;
 }
 
-tl_exit_fn tl_agent_real_exit(void)
+/* libc's definition of name, looked up once (dlsym may allocate: guarded). */
+static void *real_fn(_Atomic(void *) *slot, const char *name)
 {
-    tl_exit_fn f = atomic_load(&real_exit);
+    void *f = atomic_load(slot);
     if (!f) {
         TL_GUARD_SCOPE;
-        f = (tl_exit_fn)dlsym(RTLD_NEXT, "exit");
-        atomic_store(&real_exit, f);
+        f = dlsym(RTLD_NEXT, name);
+        atomic_store(slot, f);
     }
     return f;
+}
+
+tl_agent_sigaction_fn tl_agent_real_sigaction(void)
+{
+    return (tl_agent_sigaction_fn)real_fn(&real_sigaction, "sigaction");
+}
+
+tl_exit_fn tl_agent_real_exit(void)
+{
+    return (tl_exit_fn)real_fn(&real_exit, "exit");
 }
 
 /* --- lineage API support (api.c); callers hold the guard --- */

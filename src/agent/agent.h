@@ -8,6 +8,8 @@
 #ifndef TL_AGENT_AGENT_H
 #define TL_AGENT_AGENT_H
 
+#include <signal.h>
+
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -171,6 +173,10 @@ uint64_t tl_agent_fingerprint_min(void);
 const char *tl_agent_trace_path(void);
 /* TENSORLEAK_DISABLE was set (valid after tl_agent_init). */
 bool tl_agent_disabled(void);
+
+/* The real sigaction, resolved with dlsym(RTLD_NEXT) on first use (guarded). */
+typedef int (*tl_agent_sigaction_fn)(int, const struct sigaction *, struct sigaction *);
+tl_agent_sigaction_fn tl_agent_real_sigaction(void);
 
 /* The real exit(), resolved with dlsym(RTLD_NEXT). */
 typedef void (*tl_exit_fn)(int) __attribute__((noreturn));

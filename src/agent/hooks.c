@@ -10,10 +10,12 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/sysinfo.h>
 #include <unistd.h>
 #include <jemalloc/jemalloc.h>
 #include <malloc.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +25,7 @@
 #include "agent/agent.h"
 #include "agent/c10.h"
 #include "agent/config.h"
+#include "agent/endsig.h"
 #include "agent/stack.h"
 #include "common/trace_format.h"
 
@@ -495,6 +498,21 @@ TL_EXPORT void _Exit(int status)
     exit_now(status);
 }
 
+/* glibc's quick_exit runs the at_quick_exit handlers, then its internal
+ * _exit, which no hook sees: the status is kept here and the trace ends in
+ * the agent's own at_quick_exit handler, registered first so it runs last. */
+TL_EXPORT void quick_exit(int status)
+{
+    if (!tl_tsd.guard) tl_agent_set_exit_status(status);
+    void (*real)(int);
+    {
+        TL_GUARD_SCOPE; /* dlsym may allocate */
+        real = (void (*)(int))dlsym(RTLD_NEXT, "quick_exit");
+    }
+    if (real) real(status);
+    exit_now(status); /* no quick_exit in libc: end as _exit would */
+}
+
 /* envp with TENSORLEAK_EXEC_SEQ set to ours, in an anonymous mapping (no
  * malloc: this may run in a vfork child). NULL when not needed or on error. */
 static char **exec_envp(char *const envp[], const char *seq, size_t *map_bytes)
@@ -570,6 +588,142 @@ TL_EXPORT int execvp(const char *file, char *const argv[])
 TL_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
 {
     return exec_marked("execvpe", file, argv, envp, true);
+}
+
+/* sigaction and signal: SIGTERM goes through the agent's end-point handler
+ * while the program leaves it at SIG_DFL, and the program sees SIG_DFL
+ * (endsig.h). glibc's signal() calls its internal __sigaction, so it needs
+ * its own hook; sigset, sysv_signal and raw rt_sigaction calls simply
+ * replace the agent's handler. */
+TL_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
+{
+    tl_sigaction_fn real = tl_agent_real_sigaction();
+    if (!real) {
+        errno = ENOSYS;
+        return -1;
+    }
+    return tl_endsig_sigaction(real, sig, act, old);
+}
+
+TL_EXPORT sighandler_t signal(int sig, sighandler_t handler)
+{
+    if (sig != SIGTERM) {
+        sighandler_t (*real)(int, sighandler_t);
+        {
+            TL_GUARD_SCOPE; /* dlsym may allocate */
+            real = (sighandler_t(*)(int, sighandler_t))dlsym(RTLD_NEXT, "signal");
+        }
+        if (!real) {
+            errno = ENOSYS;
+            return SIG_ERR;
+        }
+        return real(sig, handler);
+    }
+    if (handler == SIG_ERR) {
+        errno = EINVAL;
+        return SIG_ERR;
+    }
+    /* glibc's signal() is BSD's: restart, and block the signal in its handler. */
+    struct sigaction act, old;
+    memset(&act, 0, sizeof act);
+    act.sa_handler = handler;
+    act.sa_flags = SA_RESTART;
+    sigemptyset(&act.sa_mask);
+    sigaddset(&act.sa_mask, sig);
+    if (sigaction(sig, &act, &old) < 0) return SIG_ERR;
+    return old.sa_handler;
+}
+
+/* fexecve: glibc runs execveat (or __execve on /proc/self/fd/N) itself. */
+TL_EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
+{
+    int (*real)(int, char *const[], char *const[]);
+    {
+        TL_GUARD_SCOPE; /* dlsym may allocate */
+        real = (int (*)(int, char *const[], char *const[]))dlsym(RTLD_NEXT, "fexecve");
+    }
+    if (!real) {
+        errno = ENOSYS;
+        return -1;
+    }
+    if (tl_tsd.guard) return real(fd, argv, envp);
+    const char *seq = tl_agent_exec_env();
+    size_t map_bytes = 0;
+    char **env = seq ? exec_envp(envp, seq, &map_bytes) : NULL;
+    bool marked = tl_agent_exec_begin();
+    int r = real(fd, argv, env ? env : envp);
+    int saved = errno;
+    if (marked) tl_agent_exec_failed();
+    if (env) munmap(env, map_bytes);
+    errno = saved;
+    return r;
+}
+
+/* The execl family: glibc builds the vector and calls __execve or
+ * __execvpe directly; here the vector goes to the hooks above. It lives in
+ * an anonymous mapping (no malloc: this may run in a vfork child). After
+ * the last argument execle has its envp. */
+static char **list_argv(const char *arg0, va_list ap, size_t *map_bytes, char ***envp)
+{
+    va_list count;
+    va_copy(count, ap);
+    size_t n = 1;
+    while (arg0 && va_arg(count, char *))
+        n++;
+    va_end(count);
+    *map_bytes = (n + 1) * sizeof(char *);
+    char **v = mmap(NULL, *map_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (v == MAP_FAILED) return NULL;
+    v[0] = (char *)arg0;
+    for (size_t i = 1; arg0 && i < n; i++)
+        v[i] = va_arg(ap, char *);
+    v[n] = NULL;
+    if (arg0) (void)va_arg(ap, char *); /* the terminating NULL */
+    if (envp) *envp = va_arg(ap, char **);
+    return v;
+}
+
+static int list_done(int r, char **argv, size_t map_bytes)
+{
+    int saved = errno;
+    munmap(argv, map_bytes);
+    errno = saved;
+    return r;
+}
+
+TL_EXPORT int execl(const char *path, const char *arg, ...)
+{
+    va_list ap;
+    va_start(ap, arg);
+    size_t map_bytes;
+    char **argv = list_argv(arg, ap, &map_bytes, NULL);
+    va_end(ap);
+    if (!argv) return -1; /* errno from mmap (ENOMEM) */
+    extern char **environ;
+    return list_done(execve(path, argv, environ), argv, map_bytes);
+}
+
+TL_EXPORT int execle(const char *path, const char *arg, ...)
+{
+    va_list ap;
+    va_start(ap, arg);
+    size_t map_bytes;
+    char **envp = NULL;
+    char **argv = list_argv(arg, ap, &map_bytes, &envp);
+    va_end(ap);
+    if (!argv) return -1;
+    return list_done(execve(path, argv, envp), argv, map_bytes);
+}
+
+TL_EXPORT int execlp(const char *file, const char *arg, ...)
+{
+    va_list ap;
+    va_start(ap, arg);
+    size_t map_bytes;
+    char **argv = list_argv(arg, ap, &map_bytes, NULL);
+    va_end(ap);
+    if (!argv) return -1;
+    return list_done(execvp(file, argv), argv, map_bytes);
 }
 
 __attribute__((constructor)) static void hooks_init(void)

@@ -11,6 +11,7 @@ libtlagent_la_SOURCES = \
 	src/agent/clock.c src/agent/clock.h \
 	src/agent/live.c src/agent/live.h \
 	src/agent/config.c src/agent/config.h \
+	src/agent/endsig.c src/agent/endsig.h \
 	src/agent/modules.c src/agent/modules.h \
 	src/agent/stack.c src/agent/stack.h \
 	src/agent/writer.c src/agent/writer.h \

@@ -198,7 +198,8 @@ static void say_full(int err)
 static uint8_t *hand_out(tl_writer_t *w, uint32_t *ext, int *err)
 {
     if (atomic_load_explicit(&w->closed, memory_order_relaxed) != TL_WRITER_OPEN) return NULL;
-    if (w->next_chunk >= w->nextents * TL_WRITER_EXTENT_CHUNKS && (*err = grow(w)) != 0) {
+    /* The last mapped chunk stays in reserve for the END (tl_writer_take_reserve). */
+    if (w->next_chunk + 1 >= w->nextents * TL_WRITER_EXTENT_CHUNKS && (*err = grow(w)) != 0) {
         /* Once is enough: retrying a failing fallocate on every event made a
          * program on a full disk crawl. Everything after this is dropped. */
         atomic_store_explicit(&w->closed, TL_WRITER_FULL, memory_order_release);
@@ -233,6 +234,28 @@ static void retire_locked(tl_writer_t *w, uint8_t *ch, uint32_t ext)
         munmap(w->extent[ext], (size_t)extent_bytes(w));
         w->extent[ext] = NULL;
     }
+}
+
+static void stamp_chunk(tl_wcursor_t *c, uint8_t *ch, uint32_t ext, uint64_t ts);
+
+bool tl_writer_take_reserve(tl_writer_t *w, tl_wcursor_t *c, uint64_t ts)
+{
+    if (atomic_load_explicit(&w->closed, memory_order_acquire) != TL_WRITER_FULL) return true;
+    pthread_mutex_lock(&w->lock);
+    uint8_t *ch = NULL;
+    uint32_t ext = 0;
+    /* The reserve was never handed out, so its extent is still mapped. */
+    if (atomic_load_explicit(&w->closed, memory_order_relaxed) == TL_WRITER_FULL &&
+        w->next_chunk < w->nextents * TL_WRITER_EXTENT_CHUNKS) {
+        uint64_t idx = w->next_chunk++;
+        ext = (uint32_t)(idx / TL_WRITER_EXTENT_CHUNKS);
+        if (w->extent[ext]) ch = w->extent[ext] + (idx % TL_WRITER_EXTENT_CHUNKS) * w->chunk_bytes;
+    }
+    if (ch && c->chunk) retire_locked(w, c->chunk, c->extent);
+    pthread_mutex_unlock(&w->lock);
+    if (!ch) return true;
+    stamp_chunk(c, ch, ext, ts);
+    return false;
 }
 
 void tl_wcursor_park(tl_writer_t *w, tl_wcursor_t *c)
@@ -290,6 +313,13 @@ static bool take_chunk(tl_writer_t *w, tl_wcursor_t *c, uint64_t ts, bool reuse)
         return false;
     }
     if (!ch) return true;
+    stamp_chunk(c, ch, ext, ts);
+    return false;
+}
+
+/* Make ch (in extent ext) c's current chunk: header fields, then the magic (release). */
+static void stamp_chunk(tl_wcursor_t *c, uint8_t *ch, uint32_t ext, uint64_t ts)
+{
     tl_store_le32(ch + TL_CHK_TID, c->tid);
     tl_store_le32(ch + TL_CHK_USED, 0);
     tl_store_le32(ch + TL_CHK_SEQ, c->seq++);
@@ -299,7 +329,6 @@ static bool take_chunk(tl_writer_t *w, tl_wcursor_t *c, uint64_t ts, bool reuse)
     c->extent = ext;
     c->used = 0;
     c->last_ts = ts;
-    return false;
 }
 
 static bool reserve(tl_writer_t *w, tl_wcursor_t *c, uint64_t ts, bool fresh, tl_wbuf_t *b,

@@ -93,6 +93,11 @@ int tl_writer_create(tl_writer_t *w, const char *path, const tl_writer_hdr_t *hd
  * for the life of the writer). NULL when closed or full. */
 uint8_t *tl_writer_chunk_raw(tl_writer_t *w);
 
+/* After the file could not grow (TL_WRITER_FULL): make the chunk kept in
+ * reserve c's current chunk, once, so the END record (and the counters
+ * before it) still fit. true = no reserve (not full, or already taken). */
+bool tl_writer_take_reserve(tl_writer_t *w, tl_wcursor_t *c, uint64_t ts);
+
 /* Bind c to w's current generation, as a fresh thread with kernel id tid. */
 void tl_wcursor_reset(tl_wcursor_t *c, const tl_writer_t *w, uint32_t tid);
 

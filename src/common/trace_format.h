@@ -144,7 +144,9 @@ static inline bool tl_kind_is_storage(uint64_t kind)
 }
 
 /* END reasons. */
-enum { TL_END_EXIT = 0, TL_END_EXEC = 1 };
+/* TL_END_SIGNAL: a fatal signal the agent caught (exit_status = its number);
+ * the agent then re-raises it, so the process still dies by it. */
+enum { TL_END_EXIT = 0, TL_END_EXEC = 1, TL_END_SIGNAL = 2 };
 
 /* A string or byte run inside a decoded record; points into the trace. */
 typedef struct tl_bytes {

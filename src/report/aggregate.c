@@ -327,10 +327,17 @@ const char *tl_agg_text_note(const tl_trace_t *t, char *buf, size_t len)
         n += a->count[c];
         b += a->bytes[c];
     }
-    snprintf(buf, len,
-             "tensorleak: mode %s: blocks under %" PRIu64 " B sampled every ~%" PRIu64
-             " B; numbers for non-storage allocations are estimates (exact: %" PRIu64
-             " plain allocations, %" PRIu64 " B, %" PRIu64 " frees)\n",
-             mode_name(a), a->big_min, a->sample_bytes, n, b, a->frees);
+    if (!a->has_counts) /* the END's COUNT records never came: killed or crashed */
+        snprintf(buf, len,
+                 "tensorleak: mode %s: blocks under %" PRIu64 " B sampled every ~%" PRIu64
+                 " B; numbers for non-storage allocations are estimates (exact counts "
+                 "unknown: the trace has no END)\n",
+                 mode_name(a), a->big_min, a->sample_bytes);
+    else
+        snprintf(buf, len,
+                 "tensorleak: mode %s: blocks under %" PRIu64 " B sampled every ~%" PRIu64
+                 " B; numbers for non-storage allocations are estimates (exact: %" PRIu64
+                 " plain allocations, %" PRIu64 " B, %" PRIu64 " frees)\n",
+                 mode_name(a), a->big_min, a->sample_bytes, n, b, a->frees);
     return buf;
 }

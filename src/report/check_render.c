@@ -178,8 +178,7 @@ void tl_chk_render_text(tl_chk_t *c, FILE *out)
         fprintf(out, "  scope: region '%s', iteration %" PRIu64 " of %s\n", c->region->name,
                 c->region->iterations, c->path);
     else
-        fprintf(out, "  scope: end point %s of %s\n",
-                c->m.end.script_end ? "script_end" : "process_exit", c->path);
+        fprintf(out, "  scope: end point %s of %s\n", c->m.end.point, c->path);
     if (c->t.agg && c->t.agg->mode != TL_TMODE_ALL)
         fprintf(out,
                 "  note: the trace was recorded in %s mode: small blocks were sampled or only "
@@ -295,7 +294,7 @@ void tl_chk_render_json(tl_chk_t *c, FILE *out)
     tl_json_key(j, "exact");
     tl_json_bool(j, !c->t.agg || c->t.agg->mode == TL_TMODE_ALL);
     tl_json_key(j, "point");
-    tl_json_str(j, c->region ? "region" : c->m.end.script_end ? "script_end" : "process_exit");
+    tl_json_str(j, c->region ? "region" : c->m.end.point);
     tl_json_key(j, "region");
     if (c->region) {
         tl_json_obj_begin(j);

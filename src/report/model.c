@@ -310,8 +310,8 @@ static bool live_by_site(replay_t *r, size_t nsites, tl_site_stat_t **out, size_
     return oom;
 }
 
-/* The event after which the end point is taken: the last MARK named
- * "script_end" (*mark_id set), else the last event (n - 1; SIZE_MAX when there
+/* The event after which the end point is taken: the last end-point MARK
+ * ("script_end", "os_exit": *mark_id set), else the last event (n - 1; SIZE_MAX when there
  * are no events). */
 static size_t end_event(const tl_trace_t *t, bool *script_end, uint64_t *mark_id)
 {
@@ -320,7 +320,7 @@ static size_t end_event(const tl_trace_t *t, bool *script_end, uint64_t *mark_id
         const tl_event_t *ev = &t->events[i];
         if (ev->type != TL_EV_LINEAGE || ev->site >= t->nlineage) continue;
         const tl_lineage_t *l = &t->lineage[ev->site];
-        if (l->type == TL_REC_MARK && strcmp(l->str, "script_end") == 0) {
+        if (l->type == TL_REC_MARK && tl_endpoint_name(l->str)) {
             *script_end = true;
             *mark_id = l->a[0];
             return i;

@@ -146,7 +146,7 @@ static void endpoint(const tl_report_ctx_t *c, tl_json_t *j)
     tl_json_key(j, "end");
     tl_json_obj_begin(j);
     tl_json_key(j, "point");
-    tl_json_str(j, e->script_end ? "script_end" : "process_exit");
+    tl_json_str(j, e->point);
     tl_json_key(j, "time_ns");
     tl_json_u64(j, tl_render_rel_ns(c->trace, e->ts));
     tl_json_key(j, "mark_id");
@@ -280,7 +280,9 @@ static void process(const tl_report_ctx_t *c, tl_json_t *j)
         tl_json_str(j, t->argv[i]);
     tl_json_arr_end(j);
     tl_json_key(j, "exit_status");
-    if (t->has_end && t->end_exit_status >= 0)
+    if (t->has_end && t->end_reason == TL_END_SIGNAL && t->end_exit_status >= 0)
+        tl_json_i64(j, 128 + t->end_exit_status); /* the shell's convention, as `run` exits */
+    else if (t->has_end && t->end_exit_status >= 0)
         tl_json_i64(j, t->end_exit_status);
     else
         tl_json_null(j);
@@ -288,9 +290,10 @@ static void process(const tl_report_ctx_t *c, tl_json_t *j)
     if (!t->has_end)
         tl_json_null(j);
     else
-        tl_json_str(j, t->end_reason == TL_END_EXEC   ? "exec"
-                       : t->end_reason == TL_END_EXIT ? "exit"
-                                                      : "unknown");
+        tl_json_str(j, t->end_reason == TL_END_EXEC     ? "exec"
+                       : t->end_reason == TL_END_EXIT   ? "exit"
+                       : t->end_reason == TL_END_SIGNAL ? "signal"
+                                                        : "unknown");
     tl_json_obj_end(j);
 }
 

@@ -80,6 +80,16 @@ static bool boring(const tl_frame_t *f)
            has_prefix(b, "libtensorleak") || has_prefix(b, "ld-linux");
 }
 
+/* How the text report names an end point (tl_endpoint_t.point). */
+static const char *end_point_text(const char *point)
+{
+    if (!strcmp(point, "script_end"))
+        return "script_end (the main script finished, before interpreter teardown)";
+    if (!strcmp(point, "os_exit")) return "os_exit (the process called os._exit, as a worker does)";
+    if (!strcmp(point, "signal")) return "signal (a fatal signal ended the process)";
+    return "process exit (end of the trace)";
+}
+
 static void print_time(FILE *out, uint64_t ns)
 {
     if (ns >= 1000000000ull)
@@ -314,9 +324,7 @@ void tl_render_text(const tl_report_ctx_t *c, FILE *out)
     uint64_t end_bytes = 0;
     for (size_t i = 0; i < e->nstorages; i++)
         end_bytes += e->storages[i].s.bytes;
-    fprintf(out, "tensorleak: end point: %s at ",
-            e->script_end ? "script_end (the main script finished, before interpreter teardown)"
-                          : "process exit (end of the trace)");
+    fprintf(out, "tensorleak: end point: %s at ", end_point_text(e->point));
     print_time(out, tl_render_rel_ns(t, e->ts));
     fprintf(out, "; %zu storage%s, %s live there\n", e->nstorages, e->nstorages == 1 ? "" : "s",
             tl_render_bytes(end_bytes, b1, sizeof b1));

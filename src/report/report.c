@@ -43,6 +43,11 @@ static void make_notes(tl_report_ctx_t *c, notes_t *nb)
              "are unknown");
     else if (t->end_reason == TL_END_EXEC)
         note(c, nb, "the process called exec(): this trace covers the image before it");
+    else if (t->end_reason == TL_END_SIGNAL)
+        note(c, nb,
+             "signal %" PRId64 " ended the process: tensorleak's handler finished the trace "
+             "and re-raised it; no Python code ran there, so holders and views are unknown",
+             t->end_exit_status);
     if (t->truncated)
         note(c, nb,
              "trace truncated: the file ends before the data its headers announce; the "

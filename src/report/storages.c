@@ -326,12 +326,32 @@ static bool duplicates(tl_endpoint_t *e)
     return false;
 }
 
+const char *tl_endpoint_name(const char *mark)
+{
+    static const char *const names[] = {"script_end", "os_exit"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (strcmp(mark, names[i]) == 0) return names[i];
+    return NULL;
+}
+
+/* The end point's name: the MARK's, else how the trace ended. */
+static const char *point_name(const tl_trace_t *t, bool script_end, uint64_t mark_id)
+{
+    for (size_t i = t->nlineage; script_end && i-- > 0;) {
+        const tl_lineage_t *l = &t->lineage[i];
+        const char *name = l->type == TL_REC_MARK ? tl_endpoint_name(l->str) : NULL;
+        if (name && l->a[0] == mark_id) return name;
+    }
+    return t->has_end && t->end_reason == TL_END_SIGNAL ? "signal" : "process_exit";
+}
+
 bool tl_stor_capture(tl_stor_t *st, const tl_trace_t *t, const tl_map_t *blocks, bool script_end,
                      uint64_t mark_id, uint64_t ts, tl_endpoint_t *e)
 {
     memset(e, 0, sizeof *e);
     e->script_end = script_end;
     e->mark_id = script_end ? mark_id : 0;
+    e->point = point_name(t, script_end, mark_id);
     e->ts = ts;
     tl_map_t ids = {0};
     e->storages = calloc(st->nslots ? st->nslots : 1, sizeof *e->storages);

@@ -77,7 +77,8 @@ typedef struct tl_problem {
 } tl_problem_t;
 
 typedef struct tl_endpoint {
-    bool script_end;            /* at the last MARK named "script_end"; else the end of the trace */
+    bool script_end;            /* at the last end-point MARK (tl_endpoint_name); else trace end */
+    const char *point;          /* static: script_end, os_exit, signal or process_exit */
     uint64_t ts;                /* absolute ns (0 for an empty trace at process exit) */
     uint64_t mark_id;           /* the MARK's id when script_end */
     tl_end_storage_t *storages; /* live at the end point: bytes descending, then id */
@@ -87,6 +88,11 @@ typedef struct tl_endpoint {
 } tl_endpoint_t;
 
 void tl_endpoint_free(tl_endpoint_t *e);
+
+/* The end point a MARK name stands for ("script_end": the main script's
+ * atexit; "os_exit": os._exit, e.g. a multiprocessing or DataLoader worker;
+ * see docs/python.md), as a static string; NULL when the name is no end point. */
+const char *tl_endpoint_name(const char *mark);
 
 /* The live storages during the replay. A zeroed tl_stor_t is empty. */
 typedef struct tl_stor {

@@ -33,3 +33,17 @@ assert s["allocations"] < 400000, s         # and the rest was not
 if s["dropped_events_known"]:
     assert s["dropped_events"] > 0, s
 PY
+# Endings: the chunk kept in reserve holds the END record, so the report
+# says the program exited 0 and how much was dropped (not "killed or
+# crashed", not "dropped unknown").
+"${PYTHON3:-/usr/bin/python3}" - "$T/r.json" <<'PY' || exit 1
+import json, sys
+r = json.load(open(sys.argv[1]))
+s, p = r["summary"], r["process"]
+assert p["end_reason"] == "exit" and p["exit_status"] == 0, p
+assert s["dropped_events_known"] and s["dropped_events"] > 0, s
+# every event of the ~400,000 malloc/free pairs is either recorded or counted as dropped
+assert s["allocations"] + s["frees"] + s["dropped_events"] >= 800000, s
+PY
+grep -q '"killed' "$T/r.json" && fail "the report says killed or crashed"
+exit 0

@@ -65,7 +65,9 @@ lk() { grep -n "SITE:$1\$" fk.py | cut -d: -f1; }
 [ "$(count "^alloc .* size=500002 .* py=$FK:$(lk child)@child_alloc\\|$FK:$(lk call_child)@<module>\$" kc.txt)" -eq 1 ] \
     || { grep 'size=500002' kc.txt; fail "child's Python frames"; }
 grep -qx 'mark tid=[0-9]* ts_delta=[0-9]* id=1 name=in_child' kc.txt || fail "child's mark id 1"
-[ "$(count '^mark ' kc.txt)" -eq 1 ] || fail "parent's marks in the child's trace"
+# os._exit takes the child's os_exit end point (mark 2) after its own.
+grep -qx 'mark tid=[0-9]* ts_delta=[0-9]* id=2 name=os_exit' kc.txt || fail "child's os_exit end point"
+[ "$(count '^mark ' kc.txt)" -eq 2 ] || fail "parent's marks in the child's trace"
 # tensorleak's own package is the agent's: its frames are left out.
 [ "$(count "py=[^ ]*$TL_SRCDIR/src/python/" kc.txt)" -eq 0 ] || fail "frames of the tensorleak package in stacks"
 [ "$(count "^pyframe .* file=$TL_SRCDIR/src/python/" kc.txt)" -eq 0 ] || fail "PYFRAME of the tensorleak package"

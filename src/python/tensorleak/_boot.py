@@ -3,6 +3,11 @@
 - At the end of the main script (an atexit callback: it runs after the
   script's last line and before the interpreter tears down module globals)
   it records the "script_end" report point with what holds each storage.
+- When the process ends through os._exit instead (multiprocessing and
+  DataLoader workers do, after their loop; so may the program), it records
+  the "os_exit" report point just before, with every thread and object still
+  there. A fatal signal runs no Python: the agent ends that trace itself
+  ("signal"); see docs/python.md.
 - Lineage mode from TENSORLEAK_LINEAGE: "copies" (default: torch's and numpy's
   copy entry points are wrapped, so each copy names its source; a few
   microseconds per copy call, nothing per other op), "ops" (a
@@ -14,10 +19,15 @@ import importlib.abc
 import os
 import sys
 
+try:
+    import threading
+except ImportError:  # an interpreter built without threads
+    threading = None
+
 from tensorleak import _agent
 
 _mode = "copies"
-_done_end = False
+_done_end = None  # the pid that took its end point: a forked child takes its own
 
 
 class _AfterImport(importlib.abc.MetaPathFinder):
@@ -89,17 +99,64 @@ def start():
     if hooks:
         sys.meta_path.insert(0, _AfterImport(hooks))
     atexit.register(_script_end)
+    _wrap_os_exit()
+
+
+def _end_point(name, frames=()):
+    global _done_end
+    if _done_end != os.getpid():
+        _done_end = os.getpid()
+        report_point(name, frames)
+
+
+def _live_locals(caller):
+    """The local variables of the frames still running at os._exit: the
+    caller's stack (outside our code) and every other thread's, as dict
+    copies (a running frame's gc referents do not include its locals, and
+    3.13's f_locals is a proxy)."""
+    tops = [caller]
+    me = threading.get_ident() if threading else None
+    for tid, f in sys._current_frames().items():
+        if tid != me:
+            tops.append(f)
+    out = []
+    for f in tops:
+        while f is not None:
+            try:
+                out.append(dict(f.f_locals))
+            except Exception:  # an exotic frame: its locals stay unknown
+                pass
+            f = f.f_back
+    return out
 
 
 def _script_end():
-    global _done_end
-    if not _done_end:
-        _done_end = True
-        report_point("script_end")
+    _end_point("script_end")
 
 
-def report_point(name):
-    """Records a report point and describes what holds each live storage."""
+def _wrap_os_exit():
+    real = os._exit
+
+    def _exit(*args, **kwargs):
+        # Only a call that will end the process takes the end point; a bad
+        # one raises from the real os._exit exactly as without us.
+        if len(args) == 1 and not kwargs and isinstance(args[0], int):
+            try:
+                _end_point("os_exit", _live_locals(sys._getframe(1)))
+            except BaseException:  # never keep the process from ending
+                pass
+        real(*args, **kwargs)
+
+    _exit.__doc__ = real.__doc__
+    _exit.__qualname__ = real.__qualname__
+    _exit.__module__ = real.__module__
+    _exit.__wrapped__ = real
+    os._exit = _exit
+
+
+def report_point(name, frames=()):
+    """Records a report point and describes what holds each live storage
+    (reachable from module globals, and from frames when given)."""
     api = _agent.api()
     if api is None:
         return
@@ -109,7 +166,7 @@ def report_point(name):
     try:
         from tensorleak import _holders
 
-        _holders.describe(api, snap)
+        _holders.describe(api, snap, frames)
     except Exception as exc:
         print(f"tensorleak: could not describe holders at {name}: {exc!r}", file=sys.stderr)
     finally:

@@ -51,10 +51,11 @@ def _roots():
     return roots
 
 
-def reachable(tensor_type, array_type):
-    """Tensors and arrays reachable from the program's own module globals."""
+def reachable(tensor_type, array_type, extra_roots=()):
+    """Tensors and arrays reachable from the program's own module globals
+    (and from extra_roots: the live frames at an os_exit end point)."""
     module_dicts = {id(getattr(m, "__dict__", None)) for m in list(sys.modules.values())}
-    roots = _roots()
+    roots = _roots() + list(extra_roots)
     seen = {id(r) for r in roots}
     seen.add(id(sys._getframe().f_locals))
     stack = list(roots)
@@ -104,14 +105,14 @@ def _extent(shape, strides, itemsize):
     return lo, hi - lo + itemsize
 
 
-def describe(api, snap):
+def describe(api, snap, extra_roots=()):
     torch = sys.modules.get("torch")
     np = sys.modules.get("numpy")
     tensor_type = getattr(torch, "Tensor", None) if torch else None
     array_type = getattr(np, "ndarray", None) if np else None
     if tensor_type is None and array_type is None:
         return
-    tensors, arrays = reachable(tensor_type, array_type)
+    tensors, arrays = reachable(tensor_type, array_type, extra_roots)
     storages = {}
     if tensor_type is not None:
         from tensorleak import _torch

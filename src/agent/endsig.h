@@ -1,0 +1,34 @@
+/* endsig.h - the agent's SIGTERM end point, hidden from the program.
+ *
+ * When the program leaves SIGTERM at its default action (death), the agent
+ * installs a C handler that writes the trace's END record (reason signal)
+ * and re-raises the signal with the default action restored, so the process
+ * still dies by SIGTERM: same exit status, same output. A C handler runs no
+ * Python, so no Python end point is taken there (docs/python.md).
+ *
+ * The program must never see this handler: the sigaction and signal hooks
+ * route SIGTERM through tl_endsig_sigaction, which reports SIG_DFL while the
+ * agent's handler stands in for it, and gives SIGTERM up to the program's
+ * own handler (or SIG_IGN) the moment the program installs one.
+ * Async-signal-safe (atomics only, no locks): sigaction may be called from
+ * a signal handler.
+ */
+#ifndef TL_AGENT_ENDSIG_H
+#define TL_AGENT_ENDSIG_H
+
+#include <signal.h>
+
+/* The real sigaction (dlsym(RTLD_NEXT)), or NULL. */
+typedef int (*tl_sigaction_fn)(int, const struct sigaction *, struct sigaction *);
+
+/* At agent init: install the handler if SIGTERM is at SIG_DFL. real is
+ * libc's sigaction. Calls on_signal(sig) from the handler, which ends the
+ * trace; it must be async-signal-safe. */
+void tl_endsig_init(tl_sigaction_fn real, void (*on_signal)(int sig));
+
+/* sigaction(2) as the program sees it, for every signal (others pass
+ * straight to real). Returns 0 or -1 with errno, like sigaction. */
+int tl_endsig_sigaction(tl_sigaction_fn real, int sig, const struct sigaction *act,
+                        struct sigaction *old);
+
+#endif /* TL_AGENT_ENDSIG_H */

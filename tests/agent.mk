@@ -86,3 +86,11 @@ tests_workloads_pyfake_313u_SOURCES = tests/workloads/pyframes_fake_cpython.c
 tests_workloads_pyfake_313u_CPPFLAGS = $(AM_CPPFLAGS) -DFAKE_HEX=0x030d00f0 -DFAKE_VERSION='"3.13.0"' \
 	-DFAKE_TYPE_OK
 tests_workloads_pyfake_313u_LDFLAGS = $(PYFAKE_EXPORT)
+
+# Reliability (issue 9): small thread stacks.
+check_PROGRAMS += tests/workloads/agent_small_stacks
+tests_workloads_agent_small_stacks_SOURCES = tests/workloads/agent_small_stacks.c
+tests_workloads_agent_small_stacks_CFLAGS = $(AGENT_WL_CFLAGS)
+tests_workloads_agent_small_stacks_LDADD = -lpthread
+TESTS += tests/integration/agent_small_stacks.sh
+EXTRA_DIST += tests/integration/agent_small_stacks.sh

@@ -16,6 +16,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -81,16 +82,17 @@ static void fmt_dec(char *buf, uint64_t v)
     buf[nd] = '\0';
 }
 
-/* Write to stderr without stdio or allocation. */
+/* Write to stderr without stdio or allocation, in one writev: a few words
+ * of stack (this may run on a small thread stack, after fork). */
 static void say(const char *a, const char *b, const char *c)
 {
-    char buf[TL_CONFIG_PATH_MAX + 256];
-    size_t n = 0;
     const char *parts[] = {"tensorleak: ", a, b, c, "\n"};
-    for (size_t i = 0; i < 5; i++)
-        for (const char *s = parts[i]; s && *s && n < sizeof buf - 1; s++)
-            buf[n++] = *s;
-    if (write(2, buf, n) < 0) {
+    struct iovec iov[5];
+    for (size_t i = 0; i < 5; i++) {
+        iov[i].iov_base = (void *)(parts[i] ? parts[i] : "");
+        iov[i].iov_len = parts[i] ? strlen(parts[i]) : 0;
+    }
+    if (writev(2, iov, 5) < 0) {
         /* nothing else to do */
     }
 }
@@ -190,8 +192,10 @@ static void pyframes_retry(void)
  * Returns its id. */
 static uint64_t record_frames(const uint64_t *frames, size_t n)
 {
-    static __thread uint64_t merged[TL_REC_MAX_FRAMES] __attribute__((tls_model("initial-exec")));
-    size_t nm = tl_pyframes_merge(frames, n, merged, TL_REC_MAX_FRAMES, emit_pyframe, NULL);
+    /* The capture mapped this thread's buffers (or frames is empty). */
+    uint64_t *merged = tl_stack_tbuf ? tl_stack_tbuf->merged : NULL;
+    size_t nm =
+        merged ? tl_pyframes_merge(frames, n, merged, TL_REC_MAX_FRAMES, emit_pyframe, NULL) : 0;
     bool native_only = nm == 0;
     if (!native_only) {
         frames = merged;
@@ -471,7 +475,9 @@ static void read_cmdline(void)
 /* Open this process's trace and write its first records. true = failure. */
 static bool trace_open(void)
 {
-    char path[TL_CONFIG_PATH_MAX];
+    /* Static: only init and a fork child (one thread each) open a trace,
+     * and the child may run on a thread's small stack. */
+    static char path[TL_CONFIG_PATH_MAX];
     int err = -EEXIST;
     for (unsigned uniq = 0; uniq < 10000 && err == -EEXIST; uniq++) {
         if (tl_config_expand(cfg.output, cwd[0] ? cwd : NULL, self_pid, uniq, path, sizeof path)) {

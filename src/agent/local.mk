@@ -21,7 +21,7 @@ libtlagent_la_CFLAGS = $(AGENT_CFLAGS)
 pkglib_LTLIBRARIES += libtensorleak.la
 libtensorleak_la_SOURCES = src/agent/hooks.c
 libtensorleak_la_CFLAGS = $(AGENT_CFLAGS)
-libtensorleak_la_LDFLAGS = -module -avoid-version -shared \
+libtensorleak_la_LDFLAGS = -module -avoid-version -shared -Wl,-z,now \
 	-Wl,--version-script=$(top_srcdir)/src/agent/libtensorleak.sym
 libtensorleak_la_LIBADD = libtlagent.la libtlcommon.la \
 	$(JEMALLOC_LIBS) $(LIBUNWIND_LIBS) $(XXHASH_LIBS) -ldl -lpthread -lm

@@ -94,3 +94,11 @@ tests_workloads_agent_small_stacks_CFLAGS = $(AGENT_WL_CFLAGS)
 tests_workloads_agent_small_stacks_LDADD = -lpthread
 TESTS += tests/integration/agent_small_stacks.sh
 EXTRA_DIST += tests/integration/agent_small_stacks.sh
+
+# Reliability (issue 9): double and invalid frees abort like glibc's.
+check_PROGRAMS += tests/workloads/agent_bad_free
+tests_workloads_agent_bad_free_SOURCES = tests/workloads/agent_bad_free.c
+tests_workloads_agent_bad_free_CFLAGS = $(AGENT_WL_CFLAGS)
+tests_workloads_agent_bad_free_LDADD = -lpthread
+TESTS += tests/integration/agent_bad_free.sh
+EXTRA_DIST += tests/integration/agent_bad_free.sh

@@ -21,6 +21,7 @@
 #include <sys/syscall.h>
 
 #include "agent/agent.h"
+#include "agent/blocks.h"
 #include "agent/c10.h"
 #include "agent/config.h"
 #include "agent/stack.h"
@@ -88,8 +89,22 @@ static inline void *raw_alloc(size_t size, int flags)
         return NULL;
     }
     void *p = mallocx(size < MIN_ALIGN ? MIN_ALIGN : size, flags);
-    if (UNLIKELY(!p)) errno = ENOMEM;
+    if (UNLIKELY(!p))
+        errno = ENOMEM;
+    else
+        tl_blocks_mark(p);
     return p;
+}
+
+/* p (non-NULL) is about to be freed or reallocated: unless it is a live
+ * block, report it and abort (blocks.h); release: mark it freed. */
+static inline void check_live(const char *op, void *p, bool release)
+{
+    int state = tl_blocks_check(p, release);
+    if (UNLIKELY(state != TL_BLOCK_LIVE)) {
+        TL_GUARD_SCOPE; /* the report's unwind may allocate */
+        tl_blocks_bad_free(op, p, state);
+    }
 }
 
 /* Always inlined into the hook, and so is the stack capture of `all` mode:
@@ -115,6 +130,7 @@ static inline __attribute__((always_inline)) void *tracked_alloc(uint64_t kind, 
     return p;
 }
 
+/* Free a block already checked and marked freed (check_live). */
 static inline void raw_free(void *p)
 {
     int saved = errno;
@@ -148,10 +164,14 @@ TL_EXPORT void *calloc(size_t n, size_t size)
 static inline void free_impl(void *p)
 {
     if (tl_tsd.guard || !tl_agent_recording()) {
-        if (p) raw_free(p);
+        if (p) {
+            check_live("free", p, true);
+            raw_free(p);
+        }
         return;
     }
     if (!p) return;
+    check_live("free", p, true);
     if (tl_agent_free_unrecorded(p)) {
         raw_free(p);
         return;
@@ -169,20 +189,30 @@ TL_EXPORT void free(void *p)
 static void *realloc_untracked(void *p, size_t size)
 {
     if (!p) return raw_alloc(size, 0);
+    /* Marked freed before rallocx: once it moved the block, another thread
+     * may be handed p and mark it live. */
+    check_live("realloc", p, true);
     if (size == 0) { /* glibc: realloc(p, 0) frees p and returns NULL */
         raw_free(p);
         return NULL;
     }
     void *q = too_big(size) ? NULL : rallocx(p, size < MIN_ALIGN ? MIN_ALIGN : size, 0);
-    if (UNLIKELY(!q)) errno = ENOMEM;
+    if (UNLIKELY(!q)) {
+        errno = ENOMEM;
+        tl_blocks_mark(p); /* still p's */
+        return NULL;
+    }
+    tl_blocks_mark(q);
     return q;
 }
 
 static void *realloc_tracked(void *p, size_t size)
 {
     if (!p) return tracked_alloc(TL_KIND_MALLOC, size, size, 0);
+    check_live("realloc", p, false);
     TL_GUARD_SCOPE;
     if (size == 0) {
+        check_live("realloc", p, true);
         tl_agent_on_free(TL_KIND_FREE, p);
         raw_free(p);
         return NULL;
@@ -202,11 +232,15 @@ static void *realloc_tracked(void *p, size_t size)
             errno = ENOMEM;
             return NULL;
         }
+        tl_blocks_mark(q);
         size_t old = sallocx(p, 0);
         memcpy(q, p, old < want ? old : want);
     }
     tl_agent_on_realloc(p, q, size);
-    if (q != p) raw_free(p);
+    if (q != p) {
+        check_live("realloc", p, true);
+        raw_free(p);
+    }
     return q;
 }
 
@@ -364,6 +398,7 @@ static void *cxx_new_retry(const char *name, bool aligned, bool nothrow, uint64_
     else if (f)
         p = ((void *(*)(size_t, const void *))f)(size, NULL);
     if (!p && !nothrow) abort(); /* no next operator new to throw std::bad_alloc */
+    if (p) tl_blocks_mark(p);    /* jemalloc's operator new bypasses raw_alloc */
     if (p && track) tl_agent_on_alloc(kind, p, size);
     return p;
 }
@@ -449,6 +484,7 @@ TL_EXPORT void *_ZN3c109alloc_cpuEm(size_t nbytes)
         /* No libc10 found (cannot happen when libc10 called us): behave like
          * it, 64-byte aligned, NULL for 0 bytes. */
         p = nbytes ? mallocx(nbytes, MALLOCX_ALIGN(64)) : NULL;
+        if (p) tl_blocks_mark(p);
     }
     if (track && p && nbytes) tl_agent_on_alloc(TL_KIND_STORAGE_C10, p, nbytes);
     return p;
@@ -462,8 +498,10 @@ TL_EXPORT void _ZN3c108free_cpuEPv(void *data)
     tl_c10_free_fn real = tl_c10_real_free();
     if (real)
         real(data);
-    else if (data)
+    else if (data) {
+        check_live("free", data, true);
         dallocx(data, 0);
+    }
 }
 
 /* --- process end and exec --- */

@@ -15,6 +15,7 @@ libtlagent_la_SOURCES = \
 	src/agent/stack.c src/agent/stack.h \
 	src/agent/writer.c src/agent/writer.h \
 	src/agent/api.c src/agent/api.h \
+	src/agent/blocks.c src/agent/blocks.h \
 	src/agent/pyframes.c src/agent/pyframes.h src/agent/pyframes_layout.h
 libtlagent_la_CFLAGS = $(AGENT_CFLAGS)
 

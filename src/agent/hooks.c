@@ -9,6 +9,7 @@
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <gnu/libc-version.h>
 #include <fcntl.h>
 #include <sys/sysinfo.h>
 #include <unistd.h>
@@ -24,6 +25,7 @@
 #include "agent/blocks.h"
 #include "agent/c10.h"
 #include "agent/config.h"
+#include "agent/heapinfo.h"
 #include "agent/stack.h"
 #include "common/trace_format.h"
 
@@ -277,6 +279,13 @@ static inline bool tracking(void)
 static inline void *aligned_any(bool track, size_t align, size_t size)
 {
     if (align < MIN_ALIGN) align = MIN_ALIGN;
+    /* jemalloc reserves size + align of address space for a big alignment
+     * (2^40: a TiB each time); glibc's mmap of as much is refused by the
+     * overcommit heuristic, so the same request fails here (ENOMEM). */
+    if (align > MIN_ALIGN && too_big(size + align)) {
+        errno = ENOMEM;
+        return NULL;
+    }
     if (!track) return raw_alloc(size, MALLOCX_ALIGN(align));
     return tracked_alloc(TL_KIND_MEMALIGN, size, size, MALLOCX_ALIGN(align));
 }
@@ -295,16 +304,6 @@ TL_EXPORT int posix_memalign(void **out, size_t align, size_t size)
     return 0;
 }
 
-TL_EXPORT void *aligned_alloc(size_t align, size_t size)
-{
-    bool track = tracking();
-    if (align == 0 || (align & (align - 1))) { /* glibc >= 2.38, C17 DR 460 */
-        errno = EINVAL;
-        return NULL;
-    }
-    return aligned_any(track, align, size);
-}
-
 /* glibc: alignments above SIZE_MAX/2+1 fail with EINVAL; others that are not
  * a power of two are rounded up to the next one. */
 static void *memalign_impl(bool track, size_t align, size_t size)
@@ -320,6 +319,35 @@ static void *memalign_impl(bool track, size_t align, size_t size)
         align = a;
     }
     return aligned_any(track, align, size);
+}
+
+/* glibc >= 2.38 (C17 DR 460): aligned_alloc fails with EINVAL unless the
+ * alignment is a power of two; before, aligned_alloc was memalign (rounds
+ * up). The host's glibc decides, so a program sees what it sees without us. */
+static bool aligned_alloc_strict(void)
+{
+    static int strict = -1; /* racy first read: every thread computes the same */
+    if (strict < 0) {
+        const char *v = gnu_get_libc_version(); /* "2.36": a static string */
+        unsigned major = 0, minor = 0;
+        while (*v >= '0' && *v <= '9')
+            major = major * 10 + (unsigned)(*v++ - '0');
+        if (*v == '.') v++;
+        while (*v >= '0' && *v <= '9')
+            minor = minor * 10 + (unsigned)(*v++ - '0');
+        strict = major > 2 || (major == 2 && minor >= 38);
+    }
+    return strict;
+}
+
+TL_EXPORT void *aligned_alloc(size_t align, size_t size)
+{
+    bool track = tracking();
+    if ((align == 0 || (align & (align - 1))) && aligned_alloc_strict()) {
+        errno = EINVAL;
+        return NULL;
+    }
+    return memalign_impl(track, align, size);
 }
 
 TL_EXPORT void *memalign(size_t align, size_t size)
@@ -350,6 +378,61 @@ TL_EXPORT void *pvalloc(size_t size)
 TL_EXPORT size_t malloc_usable_size(void *p)
 {
     return p ? sallocx(p, 0) : 0; /* no state touched: nothing to guard */
+}
+
+/* --- heap statistics: jemalloc's, not glibc's empty heap (heapinfo.h) --- */
+
+TL_EXPORT struct mallinfo2 mallinfo2(void)
+{
+    TL_GUARD_SCOPE; /* mallctl may allocate */
+    tl_heapinfo_t h;
+    tl_heapinfo_read(&h);
+    struct mallinfo2 m = {0};
+    m.arena = h.active; /* glibc: bytes of the heap obtained from the system */
+    m.ordblks = 1;
+    m.uordblks = h.allocated;
+    m.fordblks = h.active > h.allocated ? h.active - h.allocated : 0;
+    return m;
+}
+
+/* The int fields wrap like glibc's (its own mallinfo truncates the same). */
+TL_EXPORT struct mallinfo mallinfo(void)
+{
+    struct mallinfo2 m2 = mallinfo2();
+    struct mallinfo m = {0};
+    m.arena = (int)m2.arena;
+    m.ordblks = (int)m2.ordblks;
+    m.uordblks = (int)m2.uordblks;
+    m.fordblks = (int)m2.fordblks;
+    return m;
+}
+
+TL_EXPORT int malloc_trim(size_t pad)
+{
+    (void)pad; /* jemalloc purges whole extents; there is no top chunk to pad */
+    TL_GUARD_SCOPE;
+    return tl_heapinfo_trim() ? 1 : 0;
+}
+
+TL_EXPORT void malloc_stats(void)
+{
+    TL_GUARD_SCOPE;
+    tl_heapinfo_t h;
+    tl_heapinfo_read(&h);
+    char buf[512];
+    size_t n = tl_heapinfo_stats_text(&h, buf, sizeof buf);
+    if (write(2, buf, n) < 0) {
+        /* glibc ignores a failed write to stderr too */
+    }
+}
+
+TL_EXPORT int malloc_info(int options, FILE *fp)
+{
+    if (options != 0) return EINVAL; /* glibc: no options defined */
+    TL_GUARD_SCOPE;                  /* the program's FILE may allocate its buffer */
+    tl_heapinfo_t h;
+    tl_heapinfo_read(&h);
+    return tl_heapinfo_xml(&h, fp);
 }
 
 #ifdef HAVE_FREE_SIZED

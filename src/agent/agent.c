@@ -15,7 +15,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/auxv.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
@@ -627,6 +629,29 @@ static void python_path(void)
     setenv("PYTHONPATH", buf, 1);
 }
 
+/* A secure-execution process (setuid, setgid, capabilities) runs on behalf
+ * of a user who does not own it: TENSORLEAK_* of that user's environment
+ * must not choose where a privileged process writes, or whether it records
+ * at all. Only TL_CONFIG_ADMIN_PATH does, when root owns it and no one
+ * else can write it. */
+static void secure_config(void)
+{
+    static char text[TL_CONFIG_ADMIN_MAX + 1];
+    char *admin = NULL;
+    int fd = open(TL_CONFIG_ADMIN_PATH, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    struct stat st;
+    if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == 0 &&
+        !(st.st_mode & (S_IWGRP | S_IWOTH))) {
+        ssize_t n = read(fd, text, TL_CONFIG_ADMIN_MAX);
+        if (n >= 0) {
+            text[n] = '\0';
+            admin = text;
+        }
+    }
+    if (fd >= 0) close(fd);
+    tl_config_parse_secure(&cfg, admin, self_pid);
+}
+
 void tl_agent_init(void)
 {
     TL_GUARD_SCOPE;
@@ -637,7 +662,10 @@ void tl_agent_init(void)
     self_pid = (uint64_t)getpid();
     self_ppid = (uint64_t)getppid();
     extern char **environ;
-    tl_config_parse(&cfg, (const char *const *)environ, self_pid);
+    if (getauxval(AT_SECURE))
+        secure_config();
+    else
+        tl_config_parse(&cfg, (const char *const *)environ, self_pid);
     if (cfg.disable) return;
     if (cfg.depth_invalid) say("TENSORLEAK_STACK_DEPTH is not a number; using ", "64", "");
     if (cfg.fingerprint_min_invalid)

@@ -58,6 +58,32 @@ START_TEST(config_defaults)
 }
 END_TEST
 
+/* Secure execution: the environment never counts; the admin file does. */
+START_TEST(config_secure)
+{
+    tl_config_t c;
+    tl_config_parse_secure(&c, NULL, 42);
+    ck_assert(c.disable); /* no admin file: nothing recorded */
+    char admin[] = "# tensorleak for setuid programs\n"
+                   "TENSORLEAK_OUTPUT=/var/log/tl/%p.tlt\n"
+                   "  TENSORLEAK_MODE=all\n"
+                   "PATH=/bin\n"
+                   "\n"
+                   "TENSORLEAK_STACK_DEPTH=8";
+    tl_config_parse_secure(&c, admin, 42);
+    ck_assert(!c.disable);
+    ck_assert_str_eq(c.output, "/var/log/tl/%p.tlt");
+    ck_assert_int_eq(c.mode, TL_MODE_ALL);
+    ck_assert_uint_eq(c.stack_depth, 8);
+    char relative[] = "TENSORLEAK_OUTPUT=t.%p.tlt\n";
+    tl_config_parse_secure(&c, relative, 42);
+    ck_assert(c.disable); /* a relative path is the caller's cwd: refused */
+    char empty[] = "";
+    tl_config_parse_secure(&c, empty, 42);
+    ck_assert(c.disable); /* no output named */
+}
+END_TEST
+
 START_TEST(config_values)
 {
     tl_config_t c;
@@ -217,6 +243,7 @@ static Suite *make_config_suite(void)
     TCase *tc = tcase_create("parse");
     tcase_add_test(tc, config_defaults);
     tcase_add_test(tc, config_values);
+    tcase_add_test(tc, config_secure);
     tcase_add_test(tc, config_depth_clamp);
     tcase_add_test(tc, config_parse_u64);
     tcase_add_test(tc, config_expand);

@@ -102,3 +102,11 @@ tests_workloads_agent_bad_free_CFLAGS = $(AGENT_WL_CFLAGS)
 tests_workloads_agent_bad_free_LDADD = -lpthread
 TESTS += tests/integration/agent_bad_free.sh
 EXTRA_DIST += tests/integration/agent_bad_free.sh
+
+# Reliability (issue 9): threads x fork x exec x dlopen, a few seconds.
+check_PROGRAMS += tests/workloads/agent_stress
+tests_workloads_agent_stress_SOURCES = tests/workloads/agent_stress.c
+tests_workloads_agent_stress_CFLAGS = $(AGENT_WL_CFLAGS)
+tests_workloads_agent_stress_LDADD = -ldl -lpthread
+TESTS += tests/integration/agent_stress.sh
+EXTRA_DIST += tests/integration/agent_stress.sh

@@ -102,6 +102,9 @@ tests_workloads_agent_bad_free_CFLAGS = $(AGENT_WL_CFLAGS)
 tests_workloads_agent_bad_free_LDADD = -lpthread
 TESTS += tests/integration/agent_bad_free.sh
 EXTRA_DIST += tests/integration/agent_bad_free.sh
+# Reliability (issue 9): secure execution ignores TENSORLEAK_* (root only, else skipped).
+TESTS += tests/integration/agent_secure.sh
+EXTRA_DIST += tests/integration/agent_secure.sh
 
 # Reliability (issue 9): threads x fork x exec x dlopen, a few seconds.
 check_PROGRAMS += tests/workloads/agent_stress

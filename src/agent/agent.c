@@ -541,6 +541,7 @@ static void postfork_parent(void)
  * this pid's own, self-contained one. Only this thread exists here. */
 static void postfork_child(void)
 {
+    tl_modules_fork_child(); /* first: everything below may scan or unwind */
     tl_writer_postfork(&writer);
     tl_modules_postfork();
     if (atomic_load(&tl_agent_state) == TL_AGENT_ON) {

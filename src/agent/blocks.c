@@ -16,6 +16,7 @@
 #include "agent/stack.h"
 
 uint8_t *_Atomic tl_blocks_leaf[1u << (TL_BLOCKS_VA_LG - TL_BLOCKS_REGION_LG)];
+atomic_bool tl_blocks_degraded;
 
 #define LEAF_BYTES ((size_t)1 << (TL_BLOCKS_REGION_LG - TL_BLOCKS_GRANULE_LG))
 
@@ -25,7 +26,10 @@ bool tl_blocks_leaf_make(uintptr_t p)
     if (atomic_load_explicit(slot, memory_order_acquire)) return true;
     void *m = mmap(NULL, LEAF_BYTES, PROT_READ | PROT_WRITE,
                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (m == MAP_FAILED) return false;
+    if (m == MAP_FAILED) {
+        atomic_store(&tl_blocks_degraded, true);
+        return false;
+    }
     uint8_t *expected = NULL;
     if (!atomic_compare_exchange_strong_explicit(slot, &expected, (uint8_t *)m,
                                                  memory_order_acq_rel, memory_order_acquire))

@@ -31,6 +31,9 @@
 enum { TL_BLOCK_NEVER = 0, TL_BLOCK_LIVE = 1, TL_BLOCK_FREED = 2, TL_BLOCK_MISALIGNED = 3 };
 
 extern uint8_t *_Atomic tl_blocks_leaf[1u << (TL_BLOCKS_VA_LG - TL_BLOCKS_REGION_LG)];
+/* Set when a leaf could not be mapped: some live blocks are unmarked, so a
+ * block that is not marked live is no longer proof of a bad free. */
+extern atomic_bool tl_blocks_degraded;
 
 /* Map the leaf of p's region; false when mmap failed (p stays unmarked and
  * its free is not checked: tl_blocks_release then says TL_BLOCK_LIVE). */
@@ -61,8 +64,9 @@ static inline void tl_blocks_mark(const void *p)
  * may fail). Else TL_BLOCK_FREED (freed before: double free),
  * TL_BLOCK_NEVER (no block starts there) or TL_BLOCK_MISALIGNED (not
  * 16-aligned: no block can start there). Addresses outside every marked
- * leaf and beyond the user address space are TL_BLOCK_NEVER, except when
- * the shadow could not be mapped at all (then TL_BLOCK_LIVE: unchecked). */
+ * leaf and beyond the user address space are TL_BLOCK_NEVER; once a leaf
+ * could not be mapped (tl_blocks_degraded), unmarked ones are TL_BLOCK_LIVE
+ * (unchecked: never a false report). */
 static inline int tl_blocks_check(const void *p, bool release)
 {
     uintptr_t a = (uintptr_t)p;
@@ -70,10 +74,16 @@ static inline int tl_blocks_check(const void *p, bool release)
     if (a >> TL_BLOCKS_VA_LG) return TL_BLOCK_NEVER;
     uint8_t *leaf =
         atomic_load_explicit(&tl_blocks_leaf[a >> TL_BLOCKS_REGION_LG], memory_order_relaxed);
-    if (__builtin_expect(!leaf, 0)) return TL_BLOCK_NEVER;
+    if (__builtin_expect(!leaf, 0))
+        return atomic_load_explicit(&tl_blocks_degraded, memory_order_relaxed) ? TL_BLOCK_LIVE
+                                                                               : TL_BLOCK_NEVER;
     uint8_t *b = tl_blocks_byte(a, leaf);
     uint8_t s = *b;
-    if (__builtin_expect(s != TL_BLOCK_LIVE, 0)) return s ? TL_BLOCK_FREED : TL_BLOCK_NEVER;
+    if (__builtin_expect(s != TL_BLOCK_LIVE, 0)) {
+        if (s == TL_BLOCK_NEVER && atomic_load_explicit(&tl_blocks_degraded, memory_order_relaxed))
+            return TL_BLOCK_LIVE;
+        return s ? TL_BLOCK_FREED : TL_BLOCK_NEVER;
+    }
     if (release) *b = TL_BLOCK_FREED;
     return TL_BLOCK_LIVE;
 }

@@ -4,6 +4,7 @@
 #include <config.h>
 
 #include "agent/api.h"
+#include "agent/blocks.h"
 #include "agent/config.h"
 #include "agent/stack.h"
 #include "agent/writer.h"
@@ -41,6 +42,28 @@ static Suite *make_api_suite(void)
     suite_add_tcase(s, tc);
     return s;
 }
+
+/* ---- live-block shadow ---- */
+
+START_TEST(blocks_states)
+{
+    static _Alignas(64) unsigned char heap[256]; /* stands for blocks of 16 and 32 bytes */
+    void *a = heap, *b = heap + 16, *c = heap + 64;
+    tl_blocks_mark(a);
+    tl_blocks_mark(b);
+    ck_assert_int_eq(tl_blocks_check(a, false), TL_BLOCK_LIVE); /* realloc's look */
+    ck_assert_int_eq(tl_blocks_check(a, true), TL_BLOCK_LIVE);
+    ck_assert_int_eq(tl_blocks_check(a, true), TL_BLOCK_FREED); /* double free */
+    ck_assert_int_eq(tl_blocks_check(b, true), TL_BLOCK_LIVE);  /* the neighbour is its own */
+    ck_assert_int_eq(tl_blocks_check(c, true), TL_BLOCK_NEVER);
+    ck_assert_int_eq(tl_blocks_check(heap + 8, true), TL_BLOCK_MISALIGNED);
+    unsigned char on_stack[16];
+    ck_assert_int_ne(tl_blocks_check(on_stack, true), TL_BLOCK_LIVE);
+    ck_assert_int_eq(tl_blocks_check((void *)(UINT64_C(1) << 50), true), TL_BLOCK_NEVER);
+    tl_blocks_mark(a); /* reused: live again */
+    ck_assert_int_eq(tl_blocks_check(a, true), TL_BLOCK_LIVE);
+}
+END_TEST
 
 /* ---- config ---- */
 
@@ -242,6 +265,7 @@ static Suite *make_config_suite(void)
     Suite *s = suite_create("config");
     TCase *tc = tcase_create("parse");
     tcase_add_test(tc, config_defaults);
+    tcase_add_test(tc, blocks_states);
     tcase_add_test(tc, config_values);
     tcase_add_test(tc, config_secure);
     tcase_add_test(tc, config_depth_clamp);

@@ -282,7 +282,9 @@ static inline void *aligned_any(bool track, size_t align, size_t size)
     /* jemalloc reserves size + align of address space for a big alignment
      * (2^40: a TiB each time); glibc's mmap of as much is refused by the
      * overcommit heuristic, so the same request fails here (ENOMEM). */
-    if (align > MIN_ALIGN && too_big(size + align)) {
+    size_t reserved;
+    if (align > MIN_ALIGN &&
+        (__builtin_add_overflow(size, align, &reserved) || too_big(reserved))) {
         errno = ENOMEM;
         return NULL;
     }

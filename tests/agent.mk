@@ -118,3 +118,30 @@ tests_workloads_agent_endings_SOURCES = tests/workloads/agent_endings.c
 tests_workloads_agent_endings_CFLAGS = $(AGENT_WL_CFLAGS)
 TESTS += tests/integration/agent_endings.sh
 EXTRA_DIST += tests/integration/agent_endings.sh
+
+# Reliability (issue 9): small thread stacks.
+check_PROGRAMS += tests/workloads/agent_small_stacks
+tests_workloads_agent_small_stacks_SOURCES = tests/workloads/agent_small_stacks.c
+tests_workloads_agent_small_stacks_CFLAGS = $(AGENT_WL_CFLAGS)
+tests_workloads_agent_small_stacks_LDADD = -lpthread
+TESTS += tests/integration/agent_small_stacks.sh
+EXTRA_DIST += tests/integration/agent_small_stacks.sh
+
+# Reliability (issue 9): double and invalid frees abort like glibc's.
+check_PROGRAMS += tests/workloads/agent_bad_free
+tests_workloads_agent_bad_free_SOURCES = tests/workloads/agent_bad_free.c
+tests_workloads_agent_bad_free_CFLAGS = $(AGENT_WL_CFLAGS)
+tests_workloads_agent_bad_free_LDADD = -lpthread
+TESTS += tests/integration/agent_bad_free.sh
+EXTRA_DIST += tests/integration/agent_bad_free.sh
+# Reliability (issue 9): secure execution ignores TENSORLEAK_* (root only, else skipped).
+TESTS += tests/integration/agent_secure.sh
+EXTRA_DIST += tests/integration/agent_secure.sh
+
+# Reliability (issue 9): threads x fork x exec x dlopen, a few seconds.
+check_PROGRAMS += tests/workloads/agent_stress
+tests_workloads_agent_stress_SOURCES = tests/workloads/agent_stress.c
+tests_workloads_agent_stress_CFLAGS = $(AGENT_WL_CFLAGS)
+tests_workloads_agent_stress_LDADD = -ldl -lpthread
+TESTS += tests/integration/agent_stress.sh
+EXTRA_DIST += tests/integration/agent_stress.sh

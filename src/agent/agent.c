@@ -16,7 +16,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/auxv.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -83,16 +86,17 @@ static void fmt_dec(char *buf, uint64_t v)
     buf[nd] = '\0';
 }
 
-/* Write to stderr without stdio or allocation. */
+/* Write to stderr without stdio or allocation, in one writev: a few words
+ * of stack (this may run on a small thread stack, after fork). */
 static void say(const char *a, const char *b, const char *c)
 {
-    char buf[TL_CONFIG_PATH_MAX + 256];
-    size_t n = 0;
     const char *parts[] = {"tensorleak: ", a, b, c, "\n"};
-    for (size_t i = 0; i < 5; i++)
-        for (const char *s = parts[i]; s && *s && n < sizeof buf - 1; s++)
-            buf[n++] = *s;
-    if (write(2, buf, n) < 0) {
+    struct iovec iov[5];
+    for (size_t i = 0; i < 5; i++) {
+        iov[i].iov_base = (void *)(parts[i] ? parts[i] : "");
+        iov[i].iov_len = parts[i] ? strlen(parts[i]) : 0;
+    }
+    if (writev(2, iov, 5) < 0) {
         /* nothing else to do */
     }
 }
@@ -254,8 +258,10 @@ static void pyframes_retry(void)
  * Returns its id. */
 static uint64_t record_frames(const uint64_t *frames, size_t n)
 {
-    static __thread uint64_t merged[TL_REC_MAX_FRAMES] __attribute__((tls_model("initial-exec")));
-    size_t nm = tl_pyframes_merge(frames, n, merged, TL_REC_MAX_FRAMES, emit_pyframe, NULL);
+    /* The capture mapped this thread's buffers (or frames is empty). */
+    uint64_t *merged = tl_stack_tbuf ? tl_stack_tbuf->merged : NULL;
+    size_t nm =
+        merged ? tl_pyframes_merge(frames, n, merged, TL_REC_MAX_FRAMES, emit_pyframe, NULL) : 0;
     bool native_only = nm == 0;
     if (!native_only) {
         frames = merged;
@@ -536,7 +542,9 @@ static void read_cmdline(void)
 /* Open this process's trace and write its first records. true = failure. */
 static bool trace_open(void)
 {
-    char path[TL_CONFIG_PATH_MAX];
+    /* Static: only init and a fork child (one thread each) open a trace,
+     * and the child may run on a thread's small stack. */
+    static char path[TL_CONFIG_PATH_MAX];
     int err = -EEXIST;
     for (unsigned uniq = 0; uniq < 10000 && err == -EEXIST; uniq++) {
         if (tl_config_expand(cfg.output, cwd[0] ? cwd : NULL, self_pid, uniq, path, sizeof path)) {
@@ -598,6 +606,7 @@ static void postfork_parent(void)
  * this pid's own, self-contained one. Only this thread exists here. */
 static void postfork_child(void)
 {
+    tl_modules_fork_child(); /* first: everything below may scan or unwind */
     tl_writer_postfork(&writer);
     tl_modules_postfork();
     if (atomic_load(&tl_agent_state) == TL_AGENT_ON) {
@@ -698,6 +707,29 @@ static void python_path(void)
     setenv("PYTHONPATH", buf, 1);
 }
 
+/* A secure-execution process (setuid, setgid, capabilities) runs on behalf
+ * of a user who does not own it: TENSORLEAK_* of that user's environment
+ * must not choose where a privileged process writes, or whether it records
+ * at all. Only TL_CONFIG_ADMIN_PATH does, when root owns it and no one
+ * else can write it. */
+static void secure_config(void)
+{
+    static char text[TL_CONFIG_ADMIN_MAX + 1];
+    char *admin = NULL;
+    int fd = open(TL_CONFIG_ADMIN_PATH, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    struct stat st;
+    if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == 0 &&
+        !(st.st_mode & (S_IWGRP | S_IWOTH))) {
+        ssize_t n = read(fd, text, TL_CONFIG_ADMIN_MAX);
+        if (n >= 0) {
+            text[n] = '\0';
+            admin = text;
+        }
+    }
+    if (fd >= 0) close(fd);
+    tl_config_parse_secure(&cfg, admin, self_pid);
+}
+
 void tl_agent_init(void)
 {
     TL_GUARD_SCOPE;
@@ -708,7 +740,10 @@ void tl_agent_init(void)
     self_pid = (uint64_t)getpid();
     self_ppid = (uint64_t)getppid();
     extern char **environ;
-    tl_config_parse(&cfg, (const char *const *)environ, self_pid);
+    if (getauxval(AT_SECURE))
+        secure_config();
+    else
+        tl_config_parse(&cfg, (const char *const *)environ, self_pid);
     if (cfg.disable) return;
     if (cfg.depth_invalid) say("TENSORLEAK_STACK_DEPTH is not a number; using ", "64", "");
     if (cfg.fingerprint_min_invalid)

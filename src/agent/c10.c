@@ -15,8 +15,10 @@
 static _Atomic(tl_c10_alloc_fn) real_alloc;
 static _Atomic(tl_c10_free_fn) real_free;
 
+/* The path is the loader's own string (its link map's l_name), valid while
+ * libc10 stays loaded: no copy on the caller's stack. */
 struct find_ctx {
-    char path[4096];
+    const char *path;
     int found;
 };
 
@@ -27,8 +29,8 @@ static int find_one(struct dl_phdr_info *info, size_t size, void *data)
     if (!name || !*name) return 0;
     const char *base = strrchr(name, '/');
     base = base ? base + 1 : name;
-    if (strncmp(base, "libc10.so", 9) != 0 || strlen(name) >= sizeof ctx->path) return 0;
-    strcpy(ctx->path, name);
+    if (strncmp(base, "libc10.so", 9) != 0) return 0;
+    ctx->path = name;
     ctx->found = 1;
     return 1;
 }

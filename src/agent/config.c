@@ -155,6 +155,24 @@ void tl_config_parse(tl_config_t *cfg, const char *const *envp, uint64_t pid)
     strcpy(cfg->output, v);
 }
 
+void tl_config_parse_secure(tl_config_t *cfg, char *admin, uint64_t pid)
+{
+    const char *envp[64];
+    size_t n = 0;
+    for (char *line = admin; line && *line && n < sizeof envp / sizeof envp[0] - 1;) {
+        char *end = strchr(line, '\n');
+        if (end) *end = '\0';
+        while (*line == ' ' || *line == '\t')
+            line++;
+        if (strncmp(line, "TENSORLEAK_", 11) == 0 && strchr(line, '=')) envp[n++] = line;
+        line = end ? end + 1 : NULL;
+    }
+    envp[n] = NULL;
+    const char *out = tl_config_env(envp, "TENSORLEAK_OUTPUT");
+    tl_config_parse(cfg, envp, pid);
+    if (!admin || !out || out[0] != '/') cfg->disable = true;
+}
+
 const char *tl_config_mode_name(tl_mode_t mode)
 {
     return mode == TL_MODE_ALL ? "all" : mode == TL_MODE_AGGREGATE ? "aggregate" : "default";

@@ -76,6 +76,20 @@ const char *tl_config_env(const char *const *envp, const char *name);
  * form "PID:N" and counts only when PID is ours (see tl_config_exec_seq_env). */
 void tl_config_parse(tl_config_t *cfg, const char *const *envp, uint64_t pid);
 
+/* The administrator's configuration for secure-execution processes
+ * (AT_SECURE: setuid, setgid, file capabilities). */
+#define TL_CONFIG_ADMIN_PATH "/etc/tensorleak.conf"
+#define TL_CONFIG_ADMIN_MAX  4096u /* bytes read of it, at most */
+
+/* Fill cfg for a secure-execution process: the environment is the caller's
+ * (an unprivileged user's) and is ignored whole. Recording is on only when
+ * admin (the text of TL_CONFIG_ADMIN_PATH, which the caller checked to be
+ * root-owned and writable by root only; NULL: no such file) sets it up:
+ * lines "TENSORLEAK_NAME=value" read as the environment would be, '#'
+ * comments and blank lines skipped, and TENSORLEAK_OUTPUT must be an
+ * absolute path (else nothing is recorded). admin is split in place. */
+void tl_config_parse_secure(tl_config_t *cfg, char *admin, uint64_t pid);
+
 /* Expand an output pattern: %p = pid, %% = %, any other %c is kept as is.
  * uniq > 0 inserts ".uniq" before the extension of the last path component
  * ("t.12.tlt" -> "t.12.3.tlt"; no extension: appended). A relative result is

@@ -9,6 +9,7 @@
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <gnu/libc-version.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/sysinfo.h>
@@ -23,9 +24,11 @@
 #include <sys/syscall.h>
 
 #include "agent/agent.h"
+#include "agent/blocks.h"
 #include "agent/c10.h"
 #include "agent/config.h"
 #include "agent/endsig.h"
+#include "agent/heapinfo.h"
 #include "agent/stack.h"
 #include "common/trace_format.h"
 
@@ -91,8 +94,22 @@ static inline void *raw_alloc(size_t size, int flags)
         return NULL;
     }
     void *p = mallocx(size < MIN_ALIGN ? MIN_ALIGN : size, flags);
-    if (UNLIKELY(!p)) errno = ENOMEM;
+    if (UNLIKELY(!p))
+        errno = ENOMEM;
+    else
+        tl_blocks_mark(p);
     return p;
+}
+
+/* p (non-NULL) is about to be freed or reallocated: unless it is a live
+ * block, report it and abort (blocks.h); release: mark it freed. */
+static inline void check_live(const char *op, void *p, bool release)
+{
+    int state = tl_blocks_check(p, release);
+    if (UNLIKELY(state != TL_BLOCK_LIVE)) {
+        TL_GUARD_SCOPE; /* the report's unwind may allocate */
+        tl_blocks_bad_free(op, p, state);
+    }
 }
 
 /* Always inlined into the hook, and so is the stack capture of `all` mode:
@@ -118,6 +135,7 @@ static inline __attribute__((always_inline)) void *tracked_alloc(uint64_t kind, 
     return p;
 }
 
+/* Free a block already checked and marked freed (check_live). */
 static inline void raw_free(void *p)
 {
     int saved = errno;
@@ -151,10 +169,14 @@ TL_EXPORT void *calloc(size_t n, size_t size)
 static inline void free_impl(void *p)
 {
     if (tl_tsd.guard || !tl_agent_recording()) {
-        if (p) raw_free(p);
+        if (p) {
+            check_live("free", p, true);
+            raw_free(p);
+        }
         return;
     }
     if (!p) return;
+    check_live("free", p, true);
     if (tl_agent_free_unrecorded(p)) {
         raw_free(p);
         return;
@@ -172,20 +194,30 @@ TL_EXPORT void free(void *p)
 static void *realloc_untracked(void *p, size_t size)
 {
     if (!p) return raw_alloc(size, 0);
+    /* Marked freed before rallocx: once it moved the block, another thread
+     * may be handed p and mark it live. */
+    check_live("realloc", p, true);
     if (size == 0) { /* glibc: realloc(p, 0) frees p and returns NULL */
         raw_free(p);
         return NULL;
     }
     void *q = too_big(size) ? NULL : rallocx(p, size < MIN_ALIGN ? MIN_ALIGN : size, 0);
-    if (UNLIKELY(!q)) errno = ENOMEM;
+    if (UNLIKELY(!q)) {
+        errno = ENOMEM;
+        tl_blocks_mark(p); /* still p's */
+        return NULL;
+    }
+    tl_blocks_mark(q);
     return q;
 }
 
 static void *realloc_tracked(void *p, size_t size)
 {
     if (!p) return tracked_alloc(TL_KIND_MALLOC, size, size, 0);
+    check_live("realloc", p, false);
     TL_GUARD_SCOPE;
     if (size == 0) {
+        check_live("realloc", p, true);
         tl_agent_on_free(TL_KIND_FREE, p);
         raw_free(p);
         return NULL;
@@ -205,11 +237,15 @@ static void *realloc_tracked(void *p, size_t size)
             errno = ENOMEM;
             return NULL;
         }
+        tl_blocks_mark(q);
         size_t old = sallocx(p, 0);
         memcpy(q, p, old < want ? old : want);
     }
     tl_agent_on_realloc(p, q, size);
-    if (q != p) raw_free(p);
+    if (q != p) {
+        check_live("realloc", p, true);
+        raw_free(p);
+    }
     return q;
 }
 
@@ -246,6 +282,15 @@ static inline bool tracking(void)
 static inline void *aligned_any(bool track, size_t align, size_t size)
 {
     if (align < MIN_ALIGN) align = MIN_ALIGN;
+    /* jemalloc reserves size + align of address space for a big alignment
+     * (2^40: a TiB each time); glibc's mmap of as much is refused by the
+     * overcommit heuristic, so the same request fails here (ENOMEM). */
+    size_t reserved;
+    if (align > MIN_ALIGN &&
+        (__builtin_add_overflow(size, align, &reserved) || too_big(reserved))) {
+        errno = ENOMEM;
+        return NULL;
+    }
     if (!track) return raw_alloc(size, MALLOCX_ALIGN(align));
     return tracked_alloc(TL_KIND_MEMALIGN, size, size, MALLOCX_ALIGN(align));
 }
@@ -264,16 +309,6 @@ TL_EXPORT int posix_memalign(void **out, size_t align, size_t size)
     return 0;
 }
 
-TL_EXPORT void *aligned_alloc(size_t align, size_t size)
-{
-    bool track = tracking();
-    if (align == 0 || (align & (align - 1))) { /* glibc >= 2.38, C17 DR 460 */
-        errno = EINVAL;
-        return NULL;
-    }
-    return aligned_any(track, align, size);
-}
-
 /* glibc: alignments above SIZE_MAX/2+1 fail with EINVAL; others that are not
  * a power of two are rounded up to the next one. */
 static void *memalign_impl(bool track, size_t align, size_t size)
@@ -289,6 +324,35 @@ static void *memalign_impl(bool track, size_t align, size_t size)
         align = a;
     }
     return aligned_any(track, align, size);
+}
+
+/* glibc >= 2.38 (C17 DR 460): aligned_alloc fails with EINVAL unless the
+ * alignment is a power of two; before, aligned_alloc was memalign (rounds
+ * up). The host's glibc decides, so a program sees what it sees without us. */
+static bool aligned_alloc_strict(void)
+{
+    static int strict = -1; /* racy first read: every thread computes the same */
+    if (strict < 0) {
+        const char *v = gnu_get_libc_version(); /* "2.36": a static string */
+        unsigned major = 0, minor = 0;
+        while (*v >= '0' && *v <= '9')
+            major = major * 10 + (unsigned)(*v++ - '0');
+        if (*v == '.') v++;
+        while (*v >= '0' && *v <= '9')
+            minor = minor * 10 + (unsigned)(*v++ - '0');
+        strict = major > 2 || (major == 2 && minor >= 38);
+    }
+    return strict;
+}
+
+TL_EXPORT void *aligned_alloc(size_t align, size_t size)
+{
+    bool track = tracking();
+    if ((align == 0 || (align & (align - 1))) && aligned_alloc_strict()) {
+        errno = EINVAL;
+        return NULL;
+    }
+    return memalign_impl(track, align, size);
 }
 
 TL_EXPORT void *memalign(size_t align, size_t size)
@@ -319,6 +383,61 @@ TL_EXPORT void *pvalloc(size_t size)
 TL_EXPORT size_t malloc_usable_size(void *p)
 {
     return p ? sallocx(p, 0) : 0; /* no state touched: nothing to guard */
+}
+
+/* --- heap statistics: jemalloc's, not glibc's empty heap (heapinfo.h) --- */
+
+TL_EXPORT struct mallinfo2 mallinfo2(void)
+{
+    TL_GUARD_SCOPE; /* mallctl may allocate */
+    tl_heapinfo_t h;
+    tl_heapinfo_read(&h);
+    struct mallinfo2 m = {0};
+    m.arena = h.active; /* glibc: bytes of the heap obtained from the system */
+    m.ordblks = 1;
+    m.uordblks = h.allocated;
+    m.fordblks = h.active > h.allocated ? h.active - h.allocated : 0;
+    return m;
+}
+
+/* The int fields wrap like glibc's (its own mallinfo truncates the same). */
+TL_EXPORT struct mallinfo mallinfo(void)
+{
+    struct mallinfo2 m2 = mallinfo2();
+    struct mallinfo m = {0};
+    m.arena = (int)m2.arena;
+    m.ordblks = (int)m2.ordblks;
+    m.uordblks = (int)m2.uordblks;
+    m.fordblks = (int)m2.fordblks;
+    return m;
+}
+
+TL_EXPORT int malloc_trim(size_t pad)
+{
+    (void)pad; /* jemalloc purges whole extents; there is no top chunk to pad */
+    TL_GUARD_SCOPE;
+    return tl_heapinfo_trim() ? 1 : 0;
+}
+
+TL_EXPORT void malloc_stats(void)
+{
+    TL_GUARD_SCOPE;
+    tl_heapinfo_t h;
+    tl_heapinfo_read(&h);
+    char buf[512];
+    size_t n = tl_heapinfo_stats_text(&h, buf, sizeof buf);
+    if (write(2, buf, n) < 0) {
+        /* glibc ignores a failed write to stderr too */
+    }
+}
+
+TL_EXPORT int malloc_info(int options, FILE *fp)
+{
+    if (options != 0) return EINVAL; /* glibc: no options defined */
+    TL_GUARD_SCOPE;                  /* the program's FILE may allocate its buffer */
+    tl_heapinfo_t h;
+    tl_heapinfo_read(&h);
+    return tl_heapinfo_xml(&h, fp);
 }
 
 #ifdef HAVE_FREE_SIZED
@@ -367,6 +486,7 @@ static void *cxx_new_retry(const char *name, bool aligned, bool nothrow, uint64_
     else if (f)
         p = ((void *(*)(size_t, const void *))f)(size, NULL);
     if (!p && !nothrow) abort(); /* no next operator new to throw std::bad_alloc */
+    if (p) tl_blocks_mark(p);    /* jemalloc's operator new bypasses raw_alloc */
     if (p && track) tl_agent_on_alloc(kind, p, size);
     return p;
 }
@@ -452,6 +572,7 @@ TL_EXPORT void *_ZN3c109alloc_cpuEm(size_t nbytes)
         /* No libc10 found (cannot happen when libc10 called us): behave like
          * it, 64-byte aligned, NULL for 0 bytes. */
         p = nbytes ? mallocx(nbytes, MALLOCX_ALIGN(64)) : NULL;
+        if (p) tl_blocks_mark(p);
     }
     if (track && p && nbytes) tl_agent_on_alloc(TL_KIND_STORAGE_C10, p, nbytes);
     return p;
@@ -465,8 +586,10 @@ TL_EXPORT void _ZN3c108free_cpuEPv(void *data)
     tl_c10_free_fn real = tl_c10_real_free();
     if (real)
         real(data);
-    else if (data)
+    else if (data) {
+        check_live("free", data, true);
         dallocx(data, 0);
+    }
 }
 
 /* --- process end and exec --- */

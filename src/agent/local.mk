@@ -16,13 +16,14 @@ libtlagent_la_SOURCES = \
 	src/agent/stack.c src/agent/stack.h \
 	src/agent/writer.c src/agent/writer.h \
 	src/agent/api.c src/agent/api.h \
+	src/agent/blocks.c src/agent/blocks.h \
 	src/agent/pyframes.c src/agent/pyframes.h src/agent/pyframes_layout.h
 libtlagent_la_CFLAGS = $(AGENT_CFLAGS)
 
 pkglib_LTLIBRARIES += libtensorleak.la
-libtensorleak_la_SOURCES = src/agent/hooks.c
+libtensorleak_la_SOURCES = src/agent/hooks.c src/agent/heapinfo.c src/agent/heapinfo.h
 libtensorleak_la_CFLAGS = $(AGENT_CFLAGS)
-libtensorleak_la_LDFLAGS = -module -avoid-version -shared \
+libtensorleak_la_LDFLAGS = -module -avoid-version -shared -Wl,-z,now \
 	-Wl,--version-script=$(top_srcdir)/src/agent/libtensorleak.sym
 libtensorleak_la_LIBADD = libtlagent.la libtlcommon.la \
 	$(JEMALLOC_LIBS) $(LIBUNWIND_LIBS) $(XXHASH_LIBS) -ldl -lpthread -lm

@@ -7,12 +7,14 @@
 
 #include "agent/modules.h"
 
+#include <dlfcn.h>
 #include <elf.h>
 #include <link.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <string.h>
 #include <sys/auxv.h>
+#include <unistd.h>
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct {
@@ -95,6 +97,49 @@ static const uint8_t *find_build_id(const struct dl_phdr_info *info, size_t *len
     return NULL;
 }
 
+/* The loader's module-list lock (tl_modules_fork_child). */
+static unsigned char *rtld_global; /* ld.so's _rtld_global, resolved before the first scan */
+static size_t rtld_global_size;
+static bool loader_lock_looked;
+static pthread_mutex_t *loader_lock;
+
+static void loader_lock_prepare(void)
+{
+    void *g = dlsym(RTLD_DEFAULT, "_rtld_global");
+    Dl_info info;
+    const ElfW(Sym) *sym = NULL;
+    if (g && dladdr1(g, &info, (void **)&sym, RTLD_DL_SYMENT) && sym && sym->st_size) {
+        rtld_global = g;
+        rtld_global_size = sym->st_size;
+    }
+}
+
+/* Inside a dl_iterate_phdr callback: the loader holds its lock for us. */
+static void loader_lock_find(void)
+{
+    loader_lock_looked = true;
+    pid_t self = gettid();
+    pthread_mutex_t *found = NULL;
+    unsigned n = 0;
+    for (size_t off = 0; rtld_global && off + sizeof(pthread_mutex_t) <= rtld_global_size;
+         off += sizeof(int)) {
+        pthread_mutex_t *m = (pthread_mutex_t *)(void *)(rtld_global + off);
+        if (m->__data.__owner == self && m->__data.__count == 1 &&
+            m->__data.__kind == PTHREAD_MUTEX_RECURSIVE_NP) {
+            found = m;
+            n++;
+        }
+    }
+    if (n == 1) loader_lock = found;
+}
+
+void tl_modules_fork_child(void)
+{
+    pthread_mutex_t *m = loader_lock;
+    if (m && m->__data.__owner != 0 && m->__data.__owner != gettid())
+        *m = (pthread_mutex_t)PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
+}
+
 struct scan_ctx {
     bool force;
     unsigned index;
@@ -106,6 +151,7 @@ static int scan_one(struct dl_phdr_info *info, size_t size, void *data)
 {
     struct scan_ctx *ctx = data;
     unsigned index = ctx->index++;
+    if (index == 0 && !loader_lock_looked) loader_lock_find();
     if (index == 0 && !ctx->force && size >= offsetof(struct dl_phdr_info, dlpi_subs)) {
         if (info->dlpi_adds == last_adds) return 1; /* nothing loaded since the last scan */
         last_adds = info->dlpi_adds;
@@ -148,6 +194,9 @@ void tl_modules_scan(bool force, bool lazy, tl_module_emit_fn emit, void *arg)
     } else {
         pthread_mutex_lock(&lock);
     }
+    /* dlsym outside the callback: it takes the loader's other lock, which
+     * dlopen takes before the one the callback runs under. */
+    if (!loader_lock_looked && !rtld_global) loader_lock_prepare();
     struct scan_ctx ctx = {force, 0, emit, arg};
     dl_iterate_phdr(scan_one, &ctx);
     pthread_mutex_unlock(&lock);

@@ -49,4 +49,16 @@ void tl_modules_reset(void);
 void tl_modules_prefork(void);
 void tl_modules_postfork(void);
 
+/* In the child of fork, before anything calls dl_iterate_phdr: release the
+ * loader's module-list lock if a thread of the parent held it at the fork.
+ * glibc 2.36 resets its other loader locks in the child but not this one
+ * (GL(dl_load_write_lock), taken by dlopen, dlclose and dl_iterate_phdr),
+ * so a fork while another thread was in one of them left a lock no thread
+ * of the child can release, and the child's first module scan or unwind
+ * (libunwind calls dl_iterate_phdr) waited for ever. The lock is found at
+ * the first tl_modules_scan: the one recursive mutex in ld.so's
+ * _rtld_global that this thread owns inside a dl_iterate_phdr callback.
+ * Not found (another layout): nothing is done. */
+void tl_modules_fork_child(void);
+
 #endif /* TL_AGENT_MODULES_H */

@@ -11,6 +11,7 @@
 
 #include "agent/pyframes.h"
 #include "agent/pyframes_layout.h"
+#include "agent/stack.h" /* the per-thread work area */
 #include "common/trace_format.h"
 
 #include <dlfcn.h>
@@ -327,9 +328,11 @@ static __attribute__((noinline)) uint32_t intern_new(slot_t *s, const char *code
                                                      void *ctx)
 {
     const tl_py_layout_t *L = py.L;
-    char fbuf[NAME_MAX_UTF8], nbuf[NAME_MAX_UTF8];
+    /* In the thread's capture buffers (tl_pyframes_merge mapped them), not
+     * on the program's stack: a thread may have only 16 KiB of it. */
+    char *fbuf = (char *)tl_stack_tbuf->py_scratch, *nbuf = fbuf + NAME_MAX_UTF8;
     size_t flen, nlen;
-    const char *file = str_utf8(filename, fbuf, sizeof fbuf, &flen);
+    const char *file = str_utf8(filename, fbuf, NAME_MAX_UTF8, &flen);
     if (hide_len && flen > hide_len && memcmp(file, hide_prefix, hide_len) == 0) {
         atomic_store_explicit(&s->id, HIDDEN_ID, memory_order_release);
         return HIDDEN_ID;
@@ -340,7 +343,7 @@ static __attribute__((noinline)) uint32_t intern_new(slot_t *s, const char *code
     int line = py.addr2line(code, lasti * CODEUNIT);
     const char *qualname = L->co_qualname != TL_PY_NONE ? ptr_at(code, L->co_qualname) : NULL;
     const char *name =
-        str_utf8(qualname ? qualname : ptr_at(code, L->co_name), nbuf, sizeof nbuf, &nlen);
+        str_utf8(qualname ? qualname : ptr_at(code, L->co_name), nbuf, NAME_MAX_UTF8, &nlen);
     emit(ctx, id, line > 0 ? (uint64_t)line : 0, file, flen, name, nlen);
     atomic_store_explicit(&s->id, id, memory_order_release);
     return id;
@@ -426,6 +429,14 @@ typedef struct walk {
     size_t nids, ngroups;
 } walk_t;
 
+/* The thread's work area (tl_stack_buf_t.py_scratch): intern_new's two
+ * names first, then the walk. */
+typedef struct merge_scratch {
+    char names[2 * NAME_MAX_UTF8];
+    walk_t walk;
+} merge_scratch_t;
+_Static_assert(sizeof(merge_scratch_t) <= TL_STACK_PY_SCRATCH, "fits tl_stack_buf_t.py_scratch");
+
 /* Walks the chain from f innermost first, cutting it into one group per
  * C-level eval call. chain: as for frame_read. */
 static inline __attribute__((always_inline)) void walk(walk_t *w, const tl_py_layout_t *L,
@@ -467,21 +478,23 @@ size_t tl_pyframes_merge(const uint64_t *native, size_t n, uint64_t *out, size_t
         if (!f) return 0;
         f = ptr_at(f, L->cf_current);
     }
-    walk_t w;
-    w.nids = w.ngroups = 0;
+    tl_stack_buf_t *buf = tl_stack_buf_get();
+    if (!buf) return 0;
+    walk_t *w = &((merge_scratch_t *)(void *)buf->py_scratch)->walk;
+    w->nids = w->ngroups = 0;
     switch (L->chain) {
     case TL_PY_CHAIN_FRAME_OBJECT:
-        walk(&w, L, TL_PY_CHAIN_FRAME_OBJECT, f, emit, ctx);
+        walk(w, L, TL_PY_CHAIN_FRAME_OBJECT, f, emit, ctx);
         break;
     case TL_PY_CHAIN_IS_ENTRY:
-        walk(&w, L, TL_PY_CHAIN_IS_ENTRY, f, emit, ctx);
+        walk(w, L, TL_PY_CHAIN_IS_ENTRY, f, emit, ctx);
         break;
     default:
-        walk(&w, L, TL_PY_CHAIN_CSTACK, f, emit, ctx);
+        walk(w, L, TL_PY_CHAIN_CSTACK, f, emit, ctx);
         break;
     }
-    const uint64_t *ids = w.ids;
-    size_t *group_end = w.group_end, nids = w.nids, ngroups = w.ngroups;
+    const uint64_t *ids = w->ids;
+    size_t *group_end = w->group_end, nids = w->nids, ngroups = w->ngroups;
     if (ngroups == 0 || group_end[ngroups - 1] != nids) group_end[ngroups++] = nids;
     if (nids == 0) return 0;
     size_t k = 0, g = 0, next = 0;

@@ -12,6 +12,7 @@
 #include <fcntl.h>
 #include <errno.h>
 #include <libunwind.h>
+#include <pthread.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -181,6 +182,19 @@ static void close_unwinder_pipe(int a, int b)
     close(b);
 }
 
+__thread tl_stack_buf_t *tl_stack_tbuf __attribute__((tls_model("initial-exec")));
+static pthread_key_t buf_key;
+static bool buf_key_ok;
+
+/* Thread exit: unmap the buffers. A later capture in the same thread (a
+ * destructor that allocates) maps new ones and sets the key again; glibc
+ * runs destructors again for it (PTHREAD_DESTRUCTOR_ITERATIONS rounds). */
+static void buf_release(void *b)
+{
+    if (tl_stack_tbuf == b) tl_stack_tbuf = NULL;
+    munmap(b, sizeof(tl_stack_buf_t));
+}
+
 void tl_stack_unwind_init(void)
 {
     /* libunwind's first initialisation (here, in unw_get_accessors) opens
@@ -198,6 +212,13 @@ void tl_stack_unwind_init(void)
         acc->access_mem = access_mem_checked;
         if (probed) close_unwinder_pipe(probe[0], probe[1]);
     }
+    if (!buf_key_ok) buf_key_ok = pthread_key_create(&buf_key, buf_release) == 0;
+    /* One unwind now binds libunwind's lazy PLT slots: the first resolution
+     * saves the whole register file on the caller's stack (glibc's
+     * _dl_runtime_resolve_xsavec, kilobytes with AVX-512), which a thread
+     * with a 16 KiB stack has no room for. */
+    void *warm[8];
+    unw_backtrace(warm, 8);
     unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD);
 }
 
@@ -210,29 +231,44 @@ static bool skipped(uintptr_t ip)
 
 _Static_assert(sizeof(void *) == sizeof(uint64_t), "frames are converted in place");
 
-__thread void *tl_stack_raw[1024 + SKIP_SLACK] __attribute__((tls_model("initial-exec")));
+tl_stack_buf_t *tl_stack_buf_get(void)
+{
+    if (tl_stack_tbuf) return tl_stack_tbuf;
+    void *m = mmap(NULL, sizeof(tl_stack_buf_t), PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (m == MAP_FAILED) return NULL;
+    tl_stack_tbuf = m;
+    /* A key below PTHREAD_KEY_2NDLEVEL_SIZE (32): setspecific does not allocate. */
+    if (buf_key_ok) pthread_setspecific(buf_key, m);
+    return m;
+}
 
-size_t tl_stack_trim(const uint64_t **frames, int n, size_t depth)
+size_t tl_stack_trim(const tl_stack_buf_t *b, const uint64_t **frames, int n, size_t depth)
 {
     if (readable_next) {
         memset(readable, 0, sizeof readable);
         readable_next = 0;
     }
-    *frames = (const uint64_t *)tl_stack_raw;
+    *frames = (const uint64_t *)b->raw;
     if (n <= 0) return 0;
     int first = 0;
-    while (first < n && skipped((uintptr_t)tl_stack_raw[first]))
+    while (first < n && skipped((uintptr_t)b->raw[first]))
         first++;
     size_t k = (size_t)(n - first) < depth ? (size_t)(n - first) : depth;
-    *frames = (const uint64_t *)(tl_stack_raw + first);
+    *frames = (const uint64_t *)(b->raw + first);
     return k;
 }
 
 size_t tl_stack_capture(const uint64_t **frames, size_t depth)
 {
-    if (depth > 1024) depth = 1024;
+    tl_stack_buf_t *b = tl_stack_buf_get();
+    if (!b) {
+        *frames = NULL;
+        return 0;
+    }
+    if (depth > TL_REC_MAX_FRAMES) depth = TL_REC_MAX_FRAMES;
     uintptr_t sp;
     __asm__ volatile("mov %%rsp, %0" : "=r"(sp));
     tl_stack_unwind_sp = sp;
-    return tl_stack_trim(frames, unw_backtrace(tl_stack_raw, (int)(depth + SKIP_SLACK)), depth);
+    return tl_stack_trim(b, frames, unw_backtrace(b->raw, (int)(depth + SKIP_SLACK)), depth);
 }

@@ -16,6 +16,13 @@ site='site=malloc_conformance\+0x[0-9a-f]+$'
 [ "$(count "^alloc .* kind=1 .* size=777 .*$site" d.txt)" -eq 1 ] || fail "calloc(7,111) record"
 [ "$(count "^alloc .* kind=2 .* size=4242 .*$site" d.txt)" -eq 1 ] || fail "posix_memalign(64,4242) record"
 [ "$(count "^realloc .* size=200000 .*$site" d.txt)" -eq 1 ] || fail "realloc(p,200000) record"
+# Without the agent the same rules hold, and glibc's own answers to the
+# edge cases are ours.
+"$WL/malloc_conformance" --glibc > plain.txt 2>&1 || { cat plain.txt; fail "malloc_conformance without the agent"; }
+grep '^edge ' plain.txt > plain.edges
+grep '^edge ' out.txt > out.edges
+[ "$(wc -l < plain.edges)" -eq 7 ] || fail "edge lines without the agent"
+diff plain.edges out.edges || fail "edge cases differ from glibc's"
 leaked=$(sed -n 's/^leaked //p' out.txt)
 for p in $leaked; do
     grep -qE "(ptr|new)=$p " d.txt || fail "leaked block $p not in the trace"

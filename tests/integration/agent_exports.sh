@@ -4,6 +4,7 @@
 . "$TL_SRCDIR/tests/integration/agent_lib.sh"
 allowed="malloc calloc realloc reallocarray free posix_memalign aligned_alloc memalign
 valloc pvalloc malloc_usable_size free_sized free_aligned_sized malloc_conf
+mallinfo mallinfo2 malloc_stats malloc_info malloc_trim
 _ZN3c109alloc_cpuEm _ZN3c108free_cpuEPv exit _exit _Exit execve execv execvp execvpe tensorleak_agent_api
 _Znwm _Znam _ZnwmRKSt9nothrow_t _ZnamRKSt9nothrow_t _ZnwmSt11align_val_t _ZnamSt11align_val_t
 _ZnwmSt11align_val_tRKSt9nothrow_t _ZnamSt11align_val_tRKSt9nothrow_t
@@ -21,7 +22,7 @@ while read -r s; do
     *) echo "unexpected export: $s"; bad=1 ;;
     esac
 done < "$T/syms"
-for s in malloc free calloc realloc posix_memalign _Znwm _ZdlPv _ZN3c109alloc_cpuEm _ZN3c108free_cpuEPv tensorleak_agent_api; do
+for s in malloc free calloc realloc posix_memalign mallinfo2 malloc_trim malloc_info malloc_stats _Znwm _ZdlPv _ZN3c109alloc_cpuEm _ZN3c108free_cpuEPv tensorleak_agent_api; do
     grep -qx "$s" "$T/syms" || { echo "missing export: $s"; bad=1; }
 done
 [ $bad -eq 0 ] || fail "export list"

@@ -4,6 +4,7 @@
 #include <config.h>
 
 #include "agent/api.h"
+#include "agent/blocks.h"
 #include "agent/config.h"
 #include "agent/stack.h"
 #define UNW_LOCAL_ONLY
@@ -45,6 +46,28 @@ static Suite *make_api_suite(void)
     return s;
 }
 
+/* ---- live-block shadow ---- */
+
+START_TEST(blocks_states)
+{
+    static _Alignas(64) unsigned char heap[256]; /* stands for blocks of 16 and 32 bytes */
+    void *a = heap, *b = heap + 16, *c = heap + 64;
+    tl_blocks_mark(a);
+    tl_blocks_mark(b);
+    ck_assert_int_eq(tl_blocks_check(a, false), TL_BLOCK_LIVE); /* realloc's look */
+    ck_assert_int_eq(tl_blocks_check(a, true), TL_BLOCK_LIVE);
+    ck_assert_int_eq(tl_blocks_check(a, true), TL_BLOCK_FREED); /* double free */
+    ck_assert_int_eq(tl_blocks_check(b, true), TL_BLOCK_LIVE);  /* the neighbour is its own */
+    ck_assert_int_eq(tl_blocks_check(c, true), TL_BLOCK_NEVER);
+    ck_assert_int_eq(tl_blocks_check(heap + 8, true), TL_BLOCK_MISALIGNED);
+    unsigned char on_stack[16];
+    ck_assert_int_ne(tl_blocks_check(on_stack, true), TL_BLOCK_LIVE);
+    ck_assert_int_eq(tl_blocks_check((void *)(UINT64_C(1) << 50), true), TL_BLOCK_NEVER);
+    tl_blocks_mark(a); /* reused: live again */
+    ck_assert_int_eq(tl_blocks_check(a, true), TL_BLOCK_LIVE);
+}
+END_TEST
+
 /* ---- config ---- */
 
 START_TEST(config_defaults)
@@ -58,6 +81,32 @@ START_TEST(config_defaults)
     ck_assert_uint_eq(c.session, 0);
     ck_assert_uint_eq(c.exec_seq, 0);
     ck_assert_str_eq(c.output, "tensorleak.%p.tlt");
+}
+END_TEST
+
+/* Secure execution: the environment never counts; the admin file does. */
+START_TEST(config_secure)
+{
+    tl_config_t c;
+    tl_config_parse_secure(&c, NULL, 42);
+    ck_assert(c.disable); /* no admin file: nothing recorded */
+    char admin[] = "# tensorleak for setuid programs\n"
+                   "TENSORLEAK_OUTPUT=/var/log/tl/%p.tlt\n"
+                   "  TENSORLEAK_MODE=all\n"
+                   "PATH=/bin\n"
+                   "\n"
+                   "TENSORLEAK_STACK_DEPTH=8";
+    tl_config_parse_secure(&c, admin, 42);
+    ck_assert(!c.disable);
+    ck_assert_str_eq(c.output, "/var/log/tl/%p.tlt");
+    ck_assert_int_eq(c.mode, TL_MODE_ALL);
+    ck_assert_uint_eq(c.stack_depth, 8);
+    char relative[] = "TENSORLEAK_OUTPUT=t.%p.tlt\n";
+    tl_config_parse_secure(&c, relative, 42);
+    ck_assert(c.disable); /* a relative path is the caller's cwd: refused */
+    char empty[] = "";
+    tl_config_parse_secure(&c, empty, 42);
+    ck_assert(c.disable); /* no output named */
 }
 END_TEST
 
@@ -219,7 +268,9 @@ static Suite *make_config_suite(void)
     Suite *s = suite_create("config");
     TCase *tc = tcase_create("parse");
     tcase_add_test(tc, config_defaults);
+    tcase_add_test(tc, blocks_states);
     tcase_add_test(tc, config_values);
+    tcase_add_test(tc, config_secure);
     tcase_add_test(tc, config_depth_clamp);
     tcase_add_test(tc, config_parse_u64);
     tcase_add_test(tc, config_expand);

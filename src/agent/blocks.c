@@ -1,0 +1,133 @@
+/* blocks.c - the live-block shadow's leaves and the bad-free report (blocks.h).
+ *
+ * No malloc (leaves are mmap'd), no stdio: the report is formatted into a
+ * static buffer and written with write(2), then the process aborts.
+ */
+#include <config.h> /* autoconf first: _GNU_SOURCE */
+
+#include "agent/blocks.h"
+
+#include <dlfcn.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "agent/stack.h"
+
+uint8_t *_Atomic tl_blocks_leaf[1u << (TL_BLOCKS_VA_LG - TL_BLOCKS_REGION_LG)];
+atomic_bool tl_blocks_degraded;
+
+#define LEAF_BYTES ((size_t)1 << (TL_BLOCKS_REGION_LG - TL_BLOCKS_GRANULE_LG))
+
+bool tl_blocks_leaf_make(uintptr_t p)
+{
+    uint8_t *_Atomic *slot = &tl_blocks_leaf[p >> TL_BLOCKS_REGION_LG];
+    if (atomic_load_explicit(slot, memory_order_acquire)) return true;
+    void *m = mmap(NULL, LEAF_BYTES, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (m == MAP_FAILED) {
+        atomic_store(&tl_blocks_degraded, true);
+        return false;
+    }
+    uint8_t *expected = NULL;
+    if (!atomic_compare_exchange_strong_explicit(slot, &expected, (uint8_t *)m,
+                                                 memory_order_acq_rel, memory_order_acquire))
+        munmap(m, LEAF_BYTES); /* another thread mapped it first */
+    return true;
+}
+
+/* The report: one line, built in a static buffer (the process is about to
+ * abort; a second thread that gets here meanwhile aborts at once). */
+static char line[2048];
+static size_t used;
+
+static void put(const char *s, size_t n)
+{
+    if (n > sizeof line - 1 - used) n = sizeof line - 1 - used;
+    memcpy(line + used, s, n);
+    used += n;
+}
+
+static void puts_(const char *s)
+{
+    put(s, strlen(s));
+}
+
+static void put_hex(uintptr_t v)
+{
+    char tmp[2 + 16];
+    size_t n = sizeof tmp;
+    do {
+        tmp[--n] = "0123456789abcdef"[v & 15];
+        v >>= 4;
+    } while (v);
+    tmp[--n] = 'x';
+    tmp[--n] = '0';
+    put(tmp + n, sizeof tmp - n);
+}
+
+/* "sym+0xoff (module)" or "module+0xoff" for one return address. */
+static void put_frame(uintptr_t ip)
+{
+    Dl_info info;
+    if (!dladdr((void *)(ip - 1), &info) || !info.dli_fname) {
+        put_hex(ip);
+        return;
+    }
+    const char *mod = strrchr(info.dli_fname, '/');
+    mod = mod ? mod + 1 : info.dli_fname;
+    if (info.dli_sname && info.dli_saddr) {
+        puts_(info.dli_sname);
+        puts_("+");
+        put_hex(ip - (uintptr_t)info.dli_saddr);
+        puts_(" (");
+        puts_(*mod ? mod : "?");
+        puts_(")");
+    } else {
+        puts_(*mod ? mod : "?");
+        puts_("+");
+        put_hex(ip - (uintptr_t)info.dli_fbase);
+    }
+}
+
+void tl_blocks_bad_free(const char *op, const void *p, int state)
+{
+    static atomic_flag busy = ATOMIC_FLAG_INIT;
+    if (atomic_flag_test_and_set(&busy)) abort();
+    used = 0;
+    puts_("tensorleak: ");
+    if (state == TL_BLOCK_FREED) {
+        puts_(strcmp(op, "free") == 0 ? "double free" : op);
+        puts_(strcmp(op, "free") == 0 ? " of " : " of a freed block ");
+    } else {
+        puts_(op);
+        puts_(" of a pointer never allocated: ");
+    }
+    put_hex((uintptr_t)p);
+    if (state == TL_BLOCK_MISALIGNED) puts_(" (not the start of a block)");
+    const uint64_t *frames;
+    size_t n = tl_stack_capture(&frames, 24);
+    /* Drop the frames of the agent and of libunwind (the skip ranges are
+     * not set when the agent is disabled). */
+    Dl_info self, unw, info;
+    bool have_self = dladdr((void *)&tl_blocks_bad_free, &self) != 0;
+    bool have_unw = dladdr((void *)&unw_backtrace, &unw) != 0;
+    size_t first = 0;
+    while (first < n && dladdr((void *)(uintptr_t)(frames[first] - 1), &info) &&
+           ((have_self && info.dli_fbase == self.dli_fbase) ||
+            (have_unw && info.dli_fbase == unw.dli_fbase)))
+        first++;
+    bool again = state == TL_BLOCK_FREED && strcmp(op, "free") == 0;
+    puts_(again ? " (freed again at " : " (at ");
+    for (size_t i = first; i < n && i < first + 8; i++) {
+        if (i > first) puts_(" <- ");
+        put_frame((uintptr_t)frames[i]);
+    }
+    if (first == n) puts_("an unknown site");
+    puts_(")\n");
+    if (write(2, line, used) < 0) {
+        /* nothing else to do */
+    }
+    abort();
+}

@@ -1,0 +1,99 @@
+/* blocks.h - which addresses are the start of a live block, in every mode.
+ *
+ * One shadow byte per 16-byte granule of the address space (every block the
+ * hooks hand out is 16-aligned and at least 16 bytes, so two blocks never
+ * share a granule): TL_BLOCK_LIVE from allocation to free, TL_BLOCK_FREED
+ * after. The shadow is two-level: a static table of leaf pointers, one per
+ * GiB of address space, and leaves of 64 MiB mapped MAP_NORESERVE when the
+ * first block of their GiB is marked (only touched pages cost memory: one
+ * page of shadow per 64 KiB of heap, one byte per big block). jemalloc's own
+ * metadata cannot answer "is this live": a freed small block sits in the
+ * thread cache with its slab bit still set, and its lookups are not safe on
+ * foreign pointers.
+ *
+ * Plain byte loads and stores: a block's byte is written only by the thread
+ * that allocates or frees it, so a double free from two threads at once is
+ * caught only when the second free comes after the first (a free that races
+ * with another free of the same block is a bug that no check without a lock
+ * per free can catch). No malloc, no lock: safe inside the hooks.
+ */
+#ifndef TL_AGENT_BLOCKS_H
+#define TL_AGENT_BLOCKS_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#define TL_BLOCKS_GRANULE_LG 4  /* 16 bytes per shadow byte */
+#define TL_BLOCKS_REGION_LG  30 /* one leaf per GiB of address space */
+#define TL_BLOCKS_VA_LG      47 /* x86-64 user address space */
+
+enum { TL_BLOCK_NEVER = 0, TL_BLOCK_LIVE = 1, TL_BLOCK_FREED = 2, TL_BLOCK_MISALIGNED = 3 };
+
+extern uint8_t *_Atomic tl_blocks_leaf[1u << (TL_BLOCKS_VA_LG - TL_BLOCKS_REGION_LG)];
+/* Set when a leaf could not be mapped: some live blocks are unmarked, so a
+ * block that is not marked live is no longer proof of a bad free. */
+extern atomic_bool tl_blocks_degraded;
+
+/* Map the leaf of p's region; false when mmap failed (p stays unmarked and
+ * its free is not checked: tl_blocks_release then says TL_BLOCK_LIVE). */
+bool tl_blocks_leaf_make(uintptr_t p);
+
+static inline uint8_t *tl_blocks_byte(uintptr_t p, uint8_t *leaf)
+{
+    return leaf + ((p & ((UINT64_C(1) << TL_BLOCKS_REGION_LG) - 1)) >> TL_BLOCKS_GRANULE_LG);
+}
+
+/* p (non-NULL, from the allocator) is live now. */
+static inline void tl_blocks_mark(const void *p)
+{
+    uintptr_t a = (uintptr_t)p;
+    if (a >> TL_BLOCKS_VA_LG) return;
+    uint8_t *leaf =
+        atomic_load_explicit(&tl_blocks_leaf[a >> TL_BLOCKS_REGION_LG], memory_order_acquire);
+    if (__builtin_expect(!leaf, 0)) {
+        if (!tl_blocks_leaf_make(a)) return;
+        leaf =
+            atomic_load_explicit(&tl_blocks_leaf[a >> TL_BLOCKS_REGION_LG], memory_order_acquire);
+    }
+    *tl_blocks_byte(a, leaf) = TL_BLOCK_LIVE;
+}
+
+/* Is p (non-NULL) a live block? TL_BLOCK_LIVE: yes, and it is marked freed
+ * now (release=true) or left live (release=false, e.g. before a realloc that
+ * may fail). Else TL_BLOCK_FREED (freed before: double free),
+ * TL_BLOCK_NEVER (no block starts there) or TL_BLOCK_MISALIGNED (not
+ * 16-aligned: no block can start there). Addresses outside every marked
+ * leaf and beyond the user address space are TL_BLOCK_NEVER; once a leaf
+ * could not be mapped (tl_blocks_degraded), unmarked ones are TL_BLOCK_LIVE
+ * (unchecked: never a false report). */
+static inline int tl_blocks_check(const void *p, bool release)
+{
+    uintptr_t a = (uintptr_t)p;
+    if (a & ((1u << TL_BLOCKS_GRANULE_LG) - 1)) return TL_BLOCK_MISALIGNED;
+    if (a >> TL_BLOCKS_VA_LG) return TL_BLOCK_NEVER;
+    uint8_t *leaf =
+        atomic_load_explicit(&tl_blocks_leaf[a >> TL_BLOCKS_REGION_LG], memory_order_relaxed);
+    if (__builtin_expect(!leaf, 0))
+        return atomic_load_explicit(&tl_blocks_degraded, memory_order_relaxed) ? TL_BLOCK_LIVE
+                                                                               : TL_BLOCK_NEVER;
+    uint8_t *b = tl_blocks_byte(a, leaf);
+    uint8_t s = *b;
+    if (__builtin_expect(s != TL_BLOCK_LIVE, 0)) {
+        if (s == TL_BLOCK_NEVER && atomic_load_explicit(&tl_blocks_degraded, memory_order_relaxed))
+            return TL_BLOCK_LIVE;
+        return s ? TL_BLOCK_FREED : TL_BLOCK_NEVER;
+    }
+    if (release) *b = TL_BLOCK_FREED;
+    return TL_BLOCK_LIVE;
+}
+
+/* A free (or realloc) of p found it not live (state from tl_blocks_check):
+ * one line on stderr, "tensorleak: double free of 0x...: freed again at
+ * f+0x12 (prog) <- main+0x40 (prog)" (or "free of a pointer never
+ * allocated", "realloc of a freed pointer", ...), then abort(), as glibc
+ * does ("free(): double free detected in tcache 2"): the heap is never
+ * touched with it. op is "free" or "realloc". Call with the guard raised. */
+__attribute__((noreturn, cold)) void tl_blocks_bad_free(const char *op, const void *p, int state);
+
+#endif /* TL_AGENT_BLOCKS_H */

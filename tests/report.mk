@@ -60,3 +60,15 @@ EXTRA_DIST += \
 	tests/integration/report_json.sh \
 	tests/integration/report_seed_table.sh \
 	tests/workloads/report_seed_table.py
+
+# The CLI on hostile input: FIFOs, damaged traces, output files, terminal escapes.
+TESTS += \
+	tests/integration/cli_fifo.sh \
+	tests/integration/cli_damaged.sh \
+	tests/integration/cli_output.sh \
+	tests/integration/cli_escape.sh
+EXTRA_DIST += \
+	tests/integration/cli_fifo.sh \
+	tests/integration/cli_damaged.sh \
+	tests/integration/cli_output.sh \
+	tests/integration/cli_escape.sh

@@ -21,6 +21,8 @@
 #include "report/report.h"
 #include "tools/cli.h"
 #include "tools/launch.h"
+#include "tools/outfile.h"
+#include "report/escape.h"
 #include "tools/size.h"
 
 static const char help[] =
@@ -58,7 +60,7 @@ static const char help[] =
 
 static int usage_error(const char *what, const char *why)
 {
-    fprintf(stderr, "tensorleak: %s: %s (try tensorleak check --help)\n", what, why);
+    tl_say("%s: %s (try tensorleak check --help)", what, why); /* what may be a path */
     return TL_EXIT_USAGE;
 }
 
@@ -256,7 +258,7 @@ int tl_cmd_check(int argc, char **argv)
     for (size_t i = 0; i < a.nsupp; i++) {
         rc = tl_supp_load_file(&supp, a.supp_files[i], why, sizeof why);
         if (rc) {
-            fprintf(stderr, "tensorleak: %s\n", why);
+            tl_say("%s", why); /* it quotes the file's line */
             tl_supp_free(&supp);
             return rc;
         }
@@ -277,10 +279,13 @@ int tl_cmd_check(int argc, char **argv)
         a.o.base = &base;
     }
     FILE *out = stdout;
-    if (a.output && !(out = fopen(a.output, "w"))) {
-        fprintf(stderr, "tensorleak: %s: cannot write: %s\n", a.output, strerror(errno));
-        tl_supp_free(&supp);
-        return TL_EXIT_OUTPUT;
+    tl_outfile_t of;
+    if (a.output) {
+        if (tl_outfile_open(&of, a.output)) {
+            tl_supp_free(&supp);
+            return TL_EXIT_OUTPUT;
+        }
+        out = of.f;
     }
 
     int status = 0;
@@ -328,9 +333,12 @@ int tl_cmd_check(int argc, char **argv)
     bool failed = false;
     fflush(stdout);
     rc = tl_check_file(trace, &a.o, out, &failed);
-    if (fflush(out) != 0 || ferror(out)) {
-        fprintf(stderr, "tensorleak: %s: cannot write the verdict\n",
-                a.output ? a.output : "stdout");
+    bool verdict = rc == TL_EXIT_OK || rc == TL_EXIT_TRUNCATED;
+    if (a.output) {
+        if (tl_outfile_close(&of, verdict) && !rc) rc = TL_EXIT_OUTPUT;
+        a.output = NULL; /* closed */
+    } else if (fflush(out) != 0 || ferror(out)) {
+        tl_say("stdout: cannot write the verdict");
         if (!rc) rc = TL_EXIT_OUTPUT;
     }
     if (status)
@@ -338,7 +346,7 @@ int tl_cmd_check(int argc, char **argv)
     else if (!rc && failed)
         rc = a.error_code;
 done:
-    if (a.output && fclose(out) != 0 && !rc) rc = TL_EXIT_OUTPUT;
+    if (a.output) tl_outfile_close(&of, false); /* no verdict: the file is left alone */
     tl_supp_free(&supp);
     return rc;
 }

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "report/diff.h"
+#include "report/escape.h"
 #include "tools/cli.h"
 
 static const char help[] =
@@ -26,7 +27,7 @@ static const char help[] =
 
 static int usage_error(const char *what, const char *why)
 {
-    fprintf(stderr, "tensorleak: %s: %s (try tensorleak diff --help)\n", what, why);
+    tl_say("%s: %s (try tensorleak diff --help)", what, why); /* what may be a path */
     return TL_EXIT_USAGE;
 }
 

@@ -14,7 +14,9 @@
 #include <unistd.h>
 
 #include "report/report.h"
+#include "report/escape.h"
 #include "tools/cli.h"
+#include "tools/outfile.h"
 
 static const char help[] =
     "usage: tensorleak report [--format=text|json] [--top=N] [--output=FILE] TRACE\n"
@@ -35,7 +37,7 @@ static const char help[] =
 
 static int usage_error(const char *what, const char *why)
 {
-    fprintf(stderr, "tensorleak: %s: %s (try tensorleak report --help)\n", what, why);
+    tl_say("%s: %s (try tensorleak report --help)", what, why); /* what may be a path */
     return TL_EXIT_USAGE;
 }
 
@@ -109,21 +111,16 @@ int tl_cmd_report(int argc, char **argv)
     if (!trace) return usage_error("report", "missing TRACE");
 
     FILE *out = stdout;
+    tl_outfile_t of;
     if (output) {
-        out = fopen(output, "w");
-        if (!out) {
-            fprintf(stderr, "tensorleak: %s: cannot write: %s\n", output, strerror(errno));
-            return TL_EXIT_OUTPUT;
-        }
+        if (tl_outfile_open(&of, output)) return TL_EXIT_OUTPUT;
+        out = of.f;
     }
     int rc = tl_report_file(trace, &opts, out);
     if (output) {
-        if (fclose(out) != 0 && (rc == TL_EXIT_OK || rc == TL_EXIT_TRUNCATED)) {
-            fprintf(stderr, "tensorleak: %s: cannot write: %s\n", output, strerror(errno));
-            rc = TL_EXIT_OUTPUT;
-        }
-        if (rc == TL_EXIT_NO_TRACE || rc == TL_EXIT_BAD_TRACE || rc == TL_EXIT_FAILURE)
-            unlink(output); /* no report: leave no empty file behind */
+        /* No report (the trace unreadable): an existing file stays as it was. */
+        bool keep = rc == TL_EXIT_OK || rc == TL_EXIT_TRUNCATED;
+        if (tl_outfile_close(&of, keep) && keep) rc = TL_EXIT_OUTPUT;
     }
     return rc;
 }

@@ -7,6 +7,7 @@
 #include "tools/cli.h"
 #include "report/report.h"
 #include "tools/launch.h"
+#include "tools/outfile.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -111,30 +112,28 @@ int tl_cmd_run(int argc, char **argv)
         return TL_EXIT_USAGE;
     }
     FILE *out = stdout;
+    tl_outfile_t of;
     if (report_path) {
-        out = fopen(report_path, "w");
-        if (!out) {
-            fprintf(stderr, "tensorleak: cannot write the report to %s: %s\n", report_path,
-                    strerror(errno));
-            return TL_EXIT_OUTPUT;
-        }
+        if (tl_outfile_open(&of, report_path)) return TL_EXIT_OUTPUT;
+        out = of.f;
     }
     tl_launch_t l = {.pattern = pattern, .keep_helpers = keep_helpers};
     int code;
     if (!tl_launch_run(&l, argv + optind, NULL, &code)) {
-        if (out != stdout) fclose(out);
+        if (report_path) tl_outfile_close(&of, false);
         return code;
     }
     if (!l.main_trace[0]) {
-        if (out != stdout) fclose(out);
+        if (report_path) tl_outfile_close(&of, false);
         return l.status;
     }
     fprintf(stderr, "tensorleak: trace of %s (pid %d) written to %s\n",
             l.main_exe[0] ? l.main_exe : argv[optind], (int)l.pid, l.main_trace);
     int rc = tl_report_file(l.main_trace, &opts, out);
-    if (out != stdout ? fclose(out) != 0 : fflush(stdout) != 0) {
-        fprintf(stderr, "tensorleak: cannot write the report to %s: %s\n",
-                report_path ? report_path : "stdout", strerror(errno));
+    bool keep = rc == TL_EXIT_OK || rc == TL_EXIT_TRUNCATED;
+    if (report_path ? tl_outfile_close(&of, keep) && keep : fflush(stdout) != 0) {
+        if (!report_path)
+            fprintf(stderr, "tensorleak: cannot write the report to stdout: %s\n", strerror(errno));
         if (l.status == 0) return TL_EXIT_OUTPUT;
     }
     if (rc != TL_EXIT_OK && rc != TL_EXIT_TRUNCATED && l.status == 0) return rc;

@@ -9,6 +9,8 @@ tensorleak_SOURCES = \
 	tools/launch.h \
 	tools/size.c \
 	tools/size.h \
+	tools/outfile.c \
+	tools/outfile.h \
 	tools/cmd_report.c \
 	tools/cmd_check.c \
 	tools/cmd_diff.c

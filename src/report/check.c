@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "report/escape.h"
 #include "report/lineage.h"
 
 const char *tl_check_limit_name(unsigned limit)
@@ -291,13 +292,13 @@ static int load(tl_chk_t *c, const char *path, tl_supp_t *supp)
     char why[256];
     int rc = tl_trace_read(path, &c->t, why, sizeof why);
     if (rc) {
-        fprintf(stderr, "tensorleak: %s: %s\n", path, why);
+        tl_say("%s: %s", path, why);
         return rc;
     }
     c->sym = tl_sym_new(c->t.modules, c->t.nmodules);
     if (!c->sym || tl_model_build(&c->t, &c->m) || (supp && tl_supp_bind(supp, &c->t, c->sym)) ||
         tl_lineage_analyse(&c->m.end, &c->t, c->sym)) {
-        fprintf(stderr, "tensorleak: %s: out of memory\n", path);
+        tl_say("%s: out of memory", path);
         return TL_EXIT_FAILURE;
     }
     return 0;
@@ -307,10 +308,12 @@ int tl_check_baseline(const char *path, tl_supp_t *supp, tl_check_base_t *b)
 {
     tl_chk_t *c = calloc(1, sizeof *c);
     if (!c) {
-        fprintf(stderr, "tensorleak: %s: out of memory\n", path);
+        tl_say("%s: out of memory", path);
         return TL_EXIT_FAILURE;
     }
     int rc = load(c, path, supp);
+    if (!rc && tl_report_incomplete(path, &c->t, "a baseline must be read whole"))
+        rc = TL_EXIT_TRUNCATED;
     if (!rc) {
         *b = (tl_check_base_t){.path = path, .peak_bytes = c->m.peak_bytes};
         for (size_t i = 0; i < c->m.nleaks; i++)
@@ -327,34 +330,35 @@ int tl_check_file(const char *path, const tl_check_opts_t *o, FILE *out, bool *f
     *failed = false;
     tl_chk_t *c = calloc(1, sizeof *c);
     if (!c) {
-        fprintf(stderr, "tensorleak: %s: out of memory\n", path);
+        tl_say("%s: out of memory", path);
         return TL_EXIT_FAILURE;
     }
     c->path = path;
     c->o = o;
     int rc = load(c, path, o->supp);
     if (rc) goto done;
+    c->incomplete = tl_report_incomplete(
+        path, &c->t, "the limits were measured on the readable part only and cannot pass");
     c->end = &c->m.end;
     if (o->region) {
         size_t i;
         for (i = 0; i < c->m.regions.nregions; i++)
             if (!strcmp(c->m.regions.regions[i].name, o->region)) break;
         if (i == c->m.regions.nregions || !c->m.regions.regions[i].iterations) {
-            fprintf(stderr, "tensorleak: %s: no closed iteration of region '%s'\n", path,
-                    o->region);
+            tl_say("%s: no closed iteration of region '%s'", path, o->region);
             rc = TL_EXIT_USAGE;
             goto done;
         }
         c->region = &c->m.regions.regions[i];
         c->end = &c->m.regions.regions[i].end;
         if (tl_lineage_analyse(c->end, &c->t, c->sym)) {
-            fprintf(stderr, "tensorleak: %s: out of memory\n", path);
+            tl_say("%s: out of memory", path);
             rc = TL_EXIT_FAILURE;
             goto done;
         }
     }
     if (measure(c)) {
-        fprintf(stderr, "tensorleak: %s: out of memory\n", path);
+        tl_say("%s: out of memory", path);
         rc = TL_EXIT_FAILURE;
         goto done;
     }
@@ -366,8 +370,9 @@ int tl_check_file(const char *path, const tl_check_opts_t *o, FILE *out, bool *f
     else if (o->format == TL_CHECK_JUNIT)
         tl_chk_render_junit(c, out);
     else
-        tl_chk_render_text(c, out);
+        tl_render_text_escaped(tl_chk_render_text_arg, c, out);
     *failed = c->nfailed > 0;
+    if (c->incomplete) rc = TL_EXIT_TRUNCATED;
 done:
     chk_free(c);
     free(c);

@@ -52,12 +52,17 @@ const char *tl_check_limit_name(unsigned limit);
 
 /* Evaluate the trace at path and write the verdict to out. Returns 0 with
  * *failed set, or a TL_EXIT_* code after one line "tensorleak: ..." on
- * stderr (trace unreadable, no such region, out of memory). A truncated
- * trace is evaluated as far as it can be read. */
+ * stderr (trace unreadable, no such region, out of memory). A truncated or
+ * damaged trace is evaluated as far as it can be read, its verdict says it
+ * is incomplete (never "passed"), one warning line says what was read, and
+ * the return is TL_EXIT_TRUNCATED. A trace without an END record (the
+ * program was killed, or is still running) is complete: it is checked at
+ * its last recorded event, with a note. */
 int tl_check_file(const char *path, const tl_check_opts_t *o, FILE *out, bool *failed);
 
 /* Read a baseline trace: its leak after supp, and its peak. Returns 0 or a
- * TL_EXIT_* code after one line on stderr. */
+ * TL_EXIT_* code after one line on stderr; TL_EXIT_TRUNCATED for a baseline
+ * that could not be read whole (a comparison with part of it means nothing). */
 int tl_check_baseline(const char *path, tl_supp_t *supp, tl_check_base_t *b);
 
 #endif

@@ -44,6 +44,7 @@ typedef struct tl_chk {
     uint64_t supp_bytes, supp_blocks;
     int64_t base_leak_delta, base_peak_delta; /* this run minus the baseline */
     unsigned nchecked, nfailed;
+    bool incomplete; /* the trace could not be read whole: the verdict cannot pass */
 } tl_chk_t;
 
 /* Where a site is, for grouping: the program's own innermost Python line,
@@ -56,6 +57,8 @@ const char *tl_chk_where(tl_chk_t *c, uint32_t site, char *buf);
 const char *tl_chk_holders(const tl_chk_group_t *g, char *buf, size_t n);
 
 void tl_chk_render_text(tl_chk_t *c, FILE *out);
+/* The same, in the shape tl_render_text_escaped takes (c: a tl_chk_t). */
+void tl_chk_render_text_arg(const void *c, FILE *out);
 void tl_chk_render_json(tl_chk_t *c, FILE *out);
 void tl_chk_render_junit(tl_chk_t *c, FILE *out);
 

@@ -14,6 +14,7 @@
 
 #include "report/aggregate.h"
 #include "report/check_impl.h"
+#include "report/escape.h"
 #include "report/json.h"
 #include "report/lineage.h"
 
@@ -50,8 +51,11 @@ static void measured_text(tl_chk_t *c, unsigned k, FILE *out)
         break;
     case TL_LIMIT_GROWTH:
         fprintf(out, "%s per iteration", v);
-        if (c->ngrowth)
-            fprintf(out, " (region '%s')", c->m.regions.regions[c->growth[0].region].name);
+        if (c->ngrowth) {
+            fputs(" (region '", out);
+            tl_esc_puts(out, c->m.regions.regions[c->growth[0].region].name);
+            fputs("')", out);
+        }
         break;
     case TL_LIMIT_BASELINE:
         fprintf(out, "leak %s%s, peak %s%s vs the baseline", c->base_leak_delta < 0 ? "-" : "+",
@@ -86,7 +90,11 @@ static void print_stack(tl_chk_t *c, uint32_t site, FILE *out)
     for (size_t i = 0; i < n && k < STACK_PY_FRAMES; i++) {
         const tl_pyframe_t *pf = tl_trace_pyframe(&c->t, frames[i]);
         if (!pf || tl_lineage_library_file(pf->file)) continue;
-        fprintf(out, "      at %s (%s:%" PRIu64 ")\n", pf->function, pf->file, pf->line);
+        fputs("      at ", out);
+        tl_esc_puts(out, pf->function);
+        fputs(" (", out);
+        tl_esc_puts(out, pf->file);
+        fprintf(out, ":%" PRIu64 ")\n", pf->line);
         k++;
     }
     if (!k) tl_render_text_frames(&c->ctx, site, out);
@@ -96,8 +104,9 @@ static void group_text(tl_chk_t *c, const tl_chk_group_t *g, bool storage_only, 
 {
     char b[32], h[512];
     uint64_t bytes = storage_only ? g->storage_bytes : g->bytes;
-    fprintf(out, "  %s in %" PRIu64 " block%s %s", tl_render_bytes(bytes, b, sizeof b), g->blocks,
-            g->blocks == 1 ? "" : "s", g->where[0] ? g->where : "(no stack)");
+    fprintf(out, "  %s in %" PRIu64 " block%s ", tl_render_bytes(bytes, b, sizeof b), g->blocks,
+            g->blocks == 1 ? "" : "s");
+    tl_esc_puts(out, g->where[0] ? g->where : "(no stack)");
     if (g->nsites > 1) fprintf(out, " (%zu sites)", g->nsites);
     if (g->repeats)
         fprintf(out, ": %" PRIu64 " repetitions still live, %s per repetition (per step of a loop)",
@@ -125,9 +134,11 @@ static void growth_text(tl_chk_t *c, FILE *out)
             c->ngrowth == 1 ? "" : "s");
     for (size_t i = 0; i < k; i++) {
         const tl_growth_t *g = &c->growth[i];
-        fprintf(out, "  +%s per iteration over %" PRIu64 " iterations of region '%s' %s",
-                tl_render_bytes(g->bytes_per_iteration, b, sizeof b), g->iterations,
-                c->m.regions.regions[g->region].name, tl_chk_where(c, g->site, w));
+        fprintf(out, "  +%s per iteration over %" PRIu64 " iterations of region '",
+                tl_render_bytes(g->bytes_per_iteration, b, sizeof b), g->iterations);
+        tl_esc_puts(out, c->m.regions.regions[g->region].name);
+        fputs("' ", out);
+        tl_esc_puts(out, tl_chk_where(c, g->site, w));
         site_holders(c, g->site, h, sizeof h);
         if (h[0]) fprintf(out, "; %s", h);
         fputc('\n', out);
@@ -139,7 +150,10 @@ static void pinned_text(tl_chk_t *c, FILE *out)
 {
     for (size_t i = 0; c->end && i < c->end->nproblems; i++) {
         const tl_problem_t *p = &c->end->problems[i];
-        if (p->kind == TL_PROBLEM_PINNED) fprintf(out, "  %s\n", p->message);
+        if (p->kind != TL_PROBLEM_PINNED) continue;
+        fputs("  ", out);
+        tl_esc_puts(out, p->message);
+        fputc('\n', out);
     }
 }
 
@@ -166,19 +180,50 @@ static void supp_text(tl_chk_t *c, FILE *out)
     }
 }
 
+void tl_chk_render_text_arg(const void *c, FILE *out)
+{
+    tl_chk_render_text((tl_chk_t *)c, out);
+}
+
+/* "truncated: read 3 chunks with 120 events" */
+static void incomplete_text(const tl_chk_t *c, FILE *out)
+{
+    const tl_trace_t *t = &c->t;
+    fprintf(out, "trace %s: read %" PRIu64 " chunk%s with %zu event%s",
+            t->truncated ? "truncated" : "damaged", t->chunks_read, t->chunks_read == 1 ? "" : "s",
+            t->nevents, t->nevents == 1 ? "" : "s");
+    if (t->bad_chunks || t->bad_records)
+        fprintf(out, ", skipped %" PRIu64 " corrupt chunk%s and %" PRIu64 " undecodable record%s",
+                t->bad_chunks, t->bad_chunks == 1 ? "" : "s", t->bad_records,
+                t->bad_records == 1 ? "" : "s");
+}
+
 void tl_chk_render_text(tl_chk_t *c, FILE *out)
 {
-    if (c->nfailed)
+    if (c->incomplete) {
+        fputs("tensorleak check: INCOMPLETE: ", out);
+        incomplete_text(c, out);
+        fprintf(out, "; %u of %u limit%s exceeded in the readable part, which cannot pass\n",
+                c->nfailed, c->nchecked, c->nchecked == 1 ? "" : "s");
+    } else if (c->nfailed)
         fprintf(out, "tensorleak check: FAILED: %u of %u limit%s exceeded\n", c->nfailed,
                 c->nchecked, c->nchecked == 1 ? "" : "s");
     else
         fprintf(out, "tensorleak check: passed: %u limit%s checked\n", c->nchecked,
                 c->nchecked == 1 ? "" : "s");
-    if (c->region)
-        fprintf(out, "  scope: region '%s', iteration %" PRIu64 " of %s\n", c->region->name,
-                c->region->iterations, c->path);
-    else
-        fprintf(out, "  scope: end point %s of %s\n", c->m.end.point, c->path);
+    if (c->region) {
+        fputs("  scope: region '", out);
+        tl_esc_puts(out, c->region->name);
+        fprintf(out, "', iteration %" PRIu64 " of ", c->region->iterations);
+    } else {
+        fprintf(out, "  scope: end point %s of ", c->m.end.point);
+    }
+    tl_esc_puts(out, c->path);
+    fputc('\n', out);
+    if (!c->t.has_end)
+        fputs("  note: no END record: the program was killed or is still running; it is checked "
+              "at its last recorded event\n",
+              out);
     if (c->t.agg && c->t.agg->mode != TL_TMODE_ALL)
         fprintf(out,
                 "  note: the trace was recorded in %s mode: small blocks were sampled or only "
@@ -290,7 +335,11 @@ void tl_chk_render_json(tl_chk_t *c, FILE *out)
     tl_json_key(j, "trace");
     tl_json_str(j, c->path);
     tl_json_key(j, "passed");
-    tl_json_bool(j, c->nfailed == 0);
+    tl_json_bool(j, c->nfailed == 0 && !c->incomplete);
+    tl_json_key(j, "complete");
+    tl_json_bool(j, !c->incomplete);
+    tl_json_key(j, "finished");
+    tl_json_bool(j, c->t.has_end);
     tl_json_key(j, "exact");
     tl_json_bool(j, !c->t.agg || c->t.agg->mode == TL_TMODE_ALL);
     tl_json_key(j, "point");
@@ -399,11 +448,19 @@ void tl_chk_render_json(tl_chk_t *c, FILE *out)
     tl_json_finish(j);
 }
 
+/* XML text: control characters (not allowed in XML 1.0, even as character
+ * references) and bytes that are not UTF-8 as \xNN text (escape.h), then the
+ * markup characters as entities. */
 static void xml_escape(const char *s, size_t n, FILE *out)
 {
-    for (size_t i = 0; i < n; i++) {
-        unsigned char ch = (unsigned char)s[i];
-        switch (ch) {
+    char *text = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&text, &len);
+    if (!mem) return;
+    tl_esc_write(mem, s, n, true);
+    if (fclose(mem) != 0) return;
+    for (size_t i = 0; i < len; i++) {
+        switch (text[i]) {
         case '<':
             fputs("&lt;", out);
             break;
@@ -417,26 +474,57 @@ static void xml_escape(const char *s, size_t n, FILE *out)
             fputs("&quot;", out);
             break;
         default:
-            if (ch < 0x20 && ch != '\n' && ch != '\t')
-                fputc('?', out); /* not allowed in XML 1.0 */
-            else
-                fputc(ch, out);
+            fputc(text[i], out);
         }
     }
+    free(text);
+}
+
+/* What a callback renders, XML-escaped into out. */
+typedef struct xml_arg {
+    tl_chk_t *c;
+    unsigned k;
+} xml_arg_t;
+
+static void xml_render(void (*render)(const xml_arg_t *, FILE *), const xml_arg_t *a, FILE *out)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&text, &len);
+    if (!mem) return;
+    render(a, mem);
+    if (fclose(mem) == 0) xml_escape(text, len, out);
+    free(text);
+}
+
+static void xml_verdict(const xml_arg_t *a, FILE *out)
+{
+    tl_chk_render_text(a->c, out);
+}
+
+static void xml_limit(const xml_arg_t *a, FILE *out)
+{
+    limit_text(a->c, a->k, out);
+}
+
+static void xml_incomplete(const xml_arg_t *a, FILE *out)
+{
+    incomplete_text(a->c, out);
 }
 
 void tl_chk_render_junit(tl_chk_t *c, FILE *out)
 {
-    char *text = NULL;
-    size_t tlen = 0;
-    FILE *mem = open_memstream(&text, &tlen);
-    if (mem) {
-        tl_chk_render_text(c, mem);
-        fclose(mem);
-    }
     fputs("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n", out);
-    fprintf(out, "<testsuite name=\"tensorleak\" tests=\"%u\" failures=\"%u\" errors=\"0\">\n",
-            c->nchecked, c->nfailed);
+    fprintf(out, "<testsuite name=\"tensorleak\" tests=\"%u\" failures=\"%u\" errors=\"%u\">\n",
+            c->nchecked + c->incomplete, c->nfailed, (unsigned)c->incomplete);
+    xml_arg_t a = {c, 0};
+    if (c->incomplete) { /* a testcase that errs, so that no CI reads the suite as passed */
+        fputs("  <testcase classname=\"tensorleak\" name=\"trace\">\n"
+              "    <error type=\"tensorleak.trace\" message=\"",
+              out);
+        xml_render(xml_incomplete, &a, out);
+        fputs("\"/>\n  </testcase>\n", out);
+    }
     for (unsigned k = 0; k < TL_LIMIT_COUNT; k++) {
         const tl_chk_limit_t *l = &c->lim[k];
         if (!l->checked) continue;
@@ -445,20 +533,12 @@ void tl_chk_render_junit(tl_chk_t *c, FILE *out)
             fputs("/>\n", out);
             continue;
         }
-        char *msg = NULL;
-        size_t mlen = 0;
-        FILE *m = open_memstream(&msg, &mlen);
-        if (m) {
-            limit_text(c, k, m);
-            fclose(m);
-        }
+        a.k = k;
         fputs(">\n    <failure type=\"tensorleak.limit\" message=\"", out);
-        if (msg) xml_escape(msg, mlen, out);
+        xml_render(xml_limit, &a, out);
         fputs("\">", out);
-        if (text) xml_escape(text, tlen, out);
+        xml_render(xml_verdict, &a, out);
         fputs("</failure>\n  </testcase>\n", out);
-        free(msg);
     }
     fputs("</testsuite>\n", out);
-    free(text);
 }

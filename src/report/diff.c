@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "report/json.h"
+#include "report/escape.h"
 #include "report/lineage.h"
 #include "report/render.h"
 
@@ -157,12 +158,12 @@ static int load(side_t *s, const char *path, const tl_report_opts_t *opts)
     s->path = path;
     int rc = tl_trace_read(path, &s->t, why, sizeof why);
     if (rc) {
-        fprintf(stderr, "tensorleak: %s: %s\n", path, why);
+        tl_say("%s: %s", path, why);
         return rc;
     }
     s->sym = tl_sym_new(s->t.modules, s->t.nmodules);
     if (!s->sym || tl_model_build(&s->t, &s->m)) {
-        fprintf(stderr, "tensorleak: %s: out of memory\n", path);
+        tl_say("%s: out of memory", path);
         return TL_EXIT_FAILURE;
     }
     s->ctx = (tl_report_ctx_t){
@@ -183,12 +184,24 @@ static void signed_bytes(int64_t d, char *buf, size_t n)
     snprintf(buf, n, "%s%s", d < 0 ? "-" : "+", tl_render_bytes(mag(d), b, sizeof b));
 }
 
-static void text(side_t s[2], const table_t *tb, size_t shown, size_t changed,
-                 const tl_report_opts_t *o, FILE *out)
+typedef struct text_args {
+    side_t *s;
+    const table_t *tb;
+    size_t shown, changed;
+} text_args_t;
+
+static void text(const void *arg, FILE *out)
 {
-    (void)o;
+    const text_args_t *a = arg;
+    side_t *s = a->s;
+    const table_t *tb = a->tb;
+    size_t shown = a->shown, changed = a->changed;
     char b1[32], b2[32], d[40], w[256];
-    fprintf(out, "tensorleak diff: %s -> %s\n", s[0].path, s[1].path);
+    fputs("tensorleak diff: ", out);
+    tl_esc_puts(out, s[0].path);
+    fputs(" -> ", out);
+    tl_esc_puts(out, s[1].path);
+    fputc('\n', out);
     signed_bytes(delta(s[0].m.peak_bytes, s[1].m.peak_bytes), d, sizeof d);
     fprintf(out, "  peak: %s -> %s (%s)\n", tl_render_bytes(s[0].m.peak_bytes, b1, sizeof b1),
             tl_render_bytes(s[1].m.peak_bytes, b2, sizeof b2), d);
@@ -209,7 +222,10 @@ static void text(side_t s[2], const table_t *tb, size_t shown, size_t changed,
         fprintf(out, ", at peak %s (%s -> %s)", d, tl_render_bytes(e->peak[0], b1, sizeof b1),
                 tl_render_bytes(e->peak[1], b2, sizeof b2));
         const char *where = tl_lineage_where(&s[k].t, s[k].sym, e->site[k], w, sizeof w);
-        if (where[0]) fprintf(out, " %s", where);
+        if (where[0]) {
+            fputc(' ', out);
+            tl_esc_puts(out, where);
+        }
         if (e->site[0] == UINT32_MAX) fputs(" [new site]", out);
         if (e->site[1] == UINT32_MAX) fputs(" [gone]", out);
         fputc('\n', out);
@@ -312,7 +328,7 @@ int tl_diff_files(const char *base, const char *next, const tl_report_opts_t *op
     for (int k = 0; k < 2; k++)
         if (fold(&tb, &s[k], k, s[k].m.peak_sites, s[k].m.npeak_sites, true) ||
             fold(&tb, &s[k], k, s[k].m.leaks, s[k].m.nleaks, false)) {
-            fprintf(stderr, "tensorleak: out of memory\n");
+            tl_say("out of memory");
             rc = TL_EXIT_FAILURE;
             goto done;
         }
@@ -321,14 +337,20 @@ int tl_diff_files(const char *base, const char *next, const tl_report_opts_t *op
     while (changed < tb.n && change(&tb.e[changed]))
         changed++;
     size_t shown = opts->top && opts->top < changed ? opts->top : changed;
-    if (opts->format == TL_FORMAT_JSON)
+    if (opts->format == TL_FORMAT_JSON) {
         json(s, &tb, shown, changed, out);
-    else
-        text(s, &tb, shown, changed, opts, out);
+    } else {
+        text_args_t ta = {s, &tb, shown, changed};
+        tl_render_text_escaped(text, &ta, out);
+    }
     if (fflush(out) != 0 || ferror(out)) {
-        fprintf(stderr, "tensorleak: cannot write the comparison\n");
+        tl_say("cannot write the comparison");
         rc = TL_EXIT_OUTPUT;
     }
+    /* Both sides said, then 5: a comparison with part of a trace is no pass. */
+    bool cut0 = tl_report_incomplete(base, &s[0].t, "the readable part was compared");
+    bool cut1 = tl_report_incomplete(next, &s[1].t, "the readable part was compared");
+    if (!rc && (cut0 || cut1)) rc = TL_EXIT_TRUNCATED;
 done:
     for (size_t i = 0; i < tb.n; i++)
         free(tb.e[i].key);

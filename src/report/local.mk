@@ -16,6 +16,7 @@ libtlreport_la_SOURCES = \
 	src/report/lineage.c src/report/lineage.h \
 	src/report/symbolize.c src/report/symbolize.h \
 	src/report/json.c src/report/json.h \
+	src/report/escape.c src/report/escape.h \
 	src/report/render.h \
 	src/report/render_text.c \
 	src/report/render_json.c \

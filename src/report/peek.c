@@ -63,7 +63,9 @@ static bool scan_chunk(const uint8_t *c, size_t n, tl_trace_info_t *info, tl_rec
 int tl_trace_peek(const char *path, tl_trace_info_t *info)
 {
     memset(info, 0, sizeof *info);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    const char *why;
+    int fd =
+        tl_open_regular(path, NULL, &why); /* a FIFO in the trace directory must not hang run */
     if (fd < 0) return TL_EXIT_NO_TRACE;
     int rc = TL_EXIT_NO_TRACE;
     uint8_t hbuf[TL_HDR_RESERVED];
@@ -73,7 +75,6 @@ int tl_trace_peek(const char *path, tl_trace_info_t *info)
     ssize_t got = read_at(fd, hbuf, sizeof hbuf, 0);
     if (got < 0) goto out;
     tl_trace_hdr_t h;
-    const char *why;
     rc = tl_reader_parse_header(hbuf, (size_t)got, &h, &why);
     if (rc) goto out;
     info->pid = h.pid;

@@ -544,26 +544,49 @@ oom:
     return TL_EXIT_FAILURE;
 }
 
-int tl_trace_read(const char *path, tl_trace_t *t, char *why, size_t whylen)
+int tl_open_regular(const char *path, uint64_t *size, const char **why)
 {
-    memset(t, 0, sizeof *t);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
     if (fd < 0) {
-        snprintf(why, whylen, "%s", strerror(errno));
-        return TL_EXIT_NO_TRACE;
+        *why = strerror(errno);
+        return -1;
     }
     struct stat st;
     if (fstat(fd, &st) != 0) {
-        snprintf(why, whylen, "%s", strerror(errno));
+        *why = strerror(errno);
         close(fd);
-        return TL_EXIT_NO_TRACE;
+        return -1;
     }
     if (!S_ISREG(st.st_mode)) {
-        snprintf(why, whylen, "%s", S_ISDIR(st.st_mode) ? strerror(EISDIR) : "not a regular file");
+        *why = S_ISDIR(st.st_mode)    ? strerror(EISDIR)
+               : S_ISFIFO(st.st_mode) ? "not a regular file (a FIFO)"
+               : S_ISCHR(st.st_mode)  ? "not a regular file (a character device)"
+               : S_ISBLK(st.st_mode)  ? "not a regular file (a block device)"
+               : S_ISSOCK(st.st_mode) ? "not a regular file (a socket)"
+                                      : "not a regular file";
+        close(fd);
+        return -1;
+    }
+    if (size) *size = (uint64_t)st.st_size;
+    return fd;
+}
+
+int tl_trace_read(const char *path, tl_trace_t *t, char *why, size_t whylen)
+{
+    memset(t, 0, sizeof *t);
+    const char *reason;
+    uint64_t fsize;
+    int fd = tl_open_regular(path, &fsize, &reason);
+    if (fd < 0) {
+        snprintf(why, whylen, "%s", reason);
+        return TL_EXIT_NO_TRACE;
+    }
+    if (fsize > SIZE_MAX) {
+        snprintf(why, whylen, "%s", strerror(EFBIG));
         close(fd);
         return TL_EXIT_NO_TRACE;
     }
-    size_t size = (size_t)st.st_size;
+    size_t size = (size_t)fsize;
     if (size == 0) {
         close(fd);
         snprintf(why, whylen, "not a tensorleak trace (empty file)");

@@ -131,10 +131,21 @@ typedef struct tl_trace {
  * *why set to a static reason. */
 int tl_reader_parse_header(const uint8_t *buf, size_t n, tl_trace_hdr_t *h, const char **why);
 
+/* Open path for reading without ever blocking: O_NONBLOCK, so that opening a
+ * FIFO returns at once instead of waiting for a writer, and O_NOCTTY, so that
+ * a terminal device never becomes our controlling terminal; then fstat the
+ * descriptor (not the path, which could be swapped between a stat and the
+ * open) and refuse anything but a regular file. Returns the descriptor
+ * (O_CLOEXEC; O_NONBLOCK has no effect on a regular file's reads) and its
+ * size in *size (when not NULL), or -1 with *why a static reason ("not a
+ * regular file (a FIFO)", strerror). */
+int tl_open_regular(const char *path, uint64_t *size, const char **why);
+
 /* Read the trace at path into t (zeroed by the call). Returns 0 (check
  * t->truncated, bad_chunks, bad_records) or a TL_EXIT_* code: NO_TRACE (cannot
- * open/read), BAD_TRACE (not a trace, wrong version, corrupt header), FAILURE
- * (out of memory); then why[] holds a one-line reason and t is empty. Silent. */
+ * open/read, or not a regular file: tl_open_regular), BAD_TRACE (not a trace,
+ * wrong version, corrupt header), FAILURE (out of memory); then why[] holds a
+ * one-line reason and t is empty. Silent. */
 int tl_trace_read(const char *path, tl_trace_t *t, char *why, size_t whylen);
 
 /* Same, from a buffer of n bytes (not retained after the call). */

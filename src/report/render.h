@@ -28,6 +28,20 @@ typedef struct tl_report_ctx {
 void tl_render_text(const tl_report_ctx_t *c, FILE *out);
 void tl_render_json(const tl_report_ctx_t *c, FILE *out);
 
+/* Shared helpers (report.c). */
+
+/* When t could not be read whole (truncated, corrupt chunks, undecodable
+ * records), say so in one warning line on stderr: what was read, what was
+ * skipped, then consequence ("the readable part was reported"); returns
+ * true. Else false, silently. Every command that reads a trace uses it, so
+ * none passes a damaged trace without saying what it read. */
+bool tl_report_incomplete(const char *path, const tl_trace_t *t, const char *consequence);
+
+/* Run render(arg, stream) into memory, then write the text to out with its
+ * control characters escaped (escape.h; line ends kept): the net under the
+ * field-by-field escaping of the text renderers. */
+void tl_render_text_escaped(void (*render)(const void *, FILE *), const void *arg, FILE *out);
+
 /* Shared helpers (render_text.c). */
 
 /* "402.0 MiB": B below 1 KiB, else 1024-based units with two decimals below

@@ -9,6 +9,7 @@
 #include <inttypes.h>
 #include <string.h>
 
+#include "report/escape.h"
 #include "report/lineage.h"
 #include "report/aggregate.h"
 #include "report/render.h"
@@ -102,13 +103,21 @@ static void print_frame(const tl_frame_t *f, bool python, FILE *out)
 {
     fputs("      at ", out);
     if (f->function)
-        fputs(f->function, out);
+        tl_esc_puts(out, f->function);
     else if (python)
         fputs("<python frame>", out);
     else
         fprintf(out, "0x%" PRIx64, f->address);
-    if (f->file) fprintf(out, " (%s:%u)", f->file, f->line);
-    if (f->module) fprintf(out, " [%s]", base_name(f->module));
+    if (f->file) {
+        fputs(" (", out);
+        tl_esc_puts(out, f->file);
+        fprintf(out, ":%u)", f->line);
+    }
+    if (f->module) {
+        fputs(" [", out);
+        tl_esc_puts(out, base_name(f->module));
+        fputc(']', out);
+    }
     fputc('\n', out);
 }
 
@@ -160,8 +169,9 @@ static void print_sites(const tl_report_ctx_t *c, const char *title, const tl_si
     for (size_t i = 0; i < shown; i++) {
         /* The program's own line first: below it, the frames start deep in
          * the libraries, where the user's line may be cut off. */
-        char w[512];
-        const char *where = tl_lineage_where(c->trace, c->sym, s[i].site, w, sizeof w);
+        char w[512], ew[TL_ESC_SIZE(512)];
+        const char *where =
+            tl_esc(tl_lineage_where(c->trace, c->sym, s[i].site, w, sizeof w), ew, sizeof ew);
         if (storage_list)
             fprintf(out, "  %s in %" PRIu64 " storage allocation%s%s%s\n",
                     tl_render_bytes(s[i].bytes, b, sizeof b), s[i].blocks,
@@ -194,9 +204,11 @@ static void print_problems(const tl_report_ctx_t *c, FILE *out)
     const tl_endpoint_t *e = &c->model->end;
     fprintf(out, "\nProblems: %zu\n", e->nproblems);
     if (!e->nproblems) fputs("  (none)\n", out);
-    for (size_t i = 0; i < e->nproblems; i++)
-        fprintf(out, "  [%s] %s\n", tl_problem_kind_name(e->problems[i].kind),
-                e->problems[i].message);
+    for (size_t i = 0; i < e->nproblems; i++) {
+        fprintf(out, "  [%s] ", tl_problem_kind_name(e->problems[i].kind));
+        tl_esc_puts(out, e->problems[i].message);
+        fputc('\n', out);
+    }
 }
 
 /* One entry per live storage: id, size, kind, op, holder, where; then its
@@ -205,7 +217,7 @@ static void print_end_storages(const tl_report_ctx_t *c, FILE *out)
 {
     const tl_endpoint_t *e = &c->model->end;
     const tl_trace_t *t = c->trace;
-    char b1[32], b2[32], w[256];
+    char b1[32], b2[32], w[256], ew[TL_ESC_SIZE(256)];
     size_t shown = tl_render_shown(c, e->nstorages);
     fprintf(out, "\nStorages live at end: %zu", e->nstorages);
     if (shown < e->nstorages) fprintf(out, ", top %zu shown", shown);
@@ -214,8 +226,12 @@ static void print_end_storages(const tl_report_ctx_t *c, FILE *out)
         const tl_end_storage_t *s = &e->storages[i];
         fprintf(out, "  #%" PRIu64 " %s %s storage", s->s.id,
                 tl_render_bytes(s->s.bytes, b1, sizeof b1), tl_render_storage_kind(s->s.kind));
-        if (s->origin) fprintf(out, " allocated by %s", s->origin);
-        const char *where = tl_lineage_where(t, c->sym, s->s.site, w, sizeof w);
+        if (s->origin) {
+            fputs(" allocated by ", out);
+            tl_esc_puts(out, s->origin);
+        }
+        const char *where =
+            tl_esc(tl_lineage_where(t, c->sym, s->s.site, w, sizeof w), ew, sizeof ew);
         if (where[0]) fprintf(out, " %s", where);
         fprintf(out, ", %s", held_phrase(s->held_by));
         if (s->pinned_bytes)
@@ -223,7 +239,8 @@ static void print_end_storages(const tl_report_ctx_t *c, FILE *out)
         fputc('\n', out);
         if (s->s.source) {
             fprintf(out, "      source: storage #%" PRIu64, s->s.source);
-            where = tl_lineage_where(t, c->sym, s->s.source_site, w, sizeof w);
+            where =
+                tl_esc(tl_lineage_where(t, c->sym, s->s.source_site, w, sizeof w), ew, sizeof ew);
             if (where[0]) fprintf(out, " allocated %s", where);
             fputc('\n', out);
         }
@@ -232,8 +249,13 @@ static void print_end_storages(const tl_report_ctx_t *c, FILE *out)
             fprintf(out, "      view: %s at offset %" PRIu64 ", extent %s",
                     tl_render_bytes(v->bytes, b1, sizeof b1), v->offset,
                     tl_render_bytes(v->extent, b2, sizeof b2));
-            if (v->op) fprintf(out, ", %s", v->op);
-            where = v->site == TL_NO_SITE ? "" : tl_lineage_where(t, c->sym, v->site, w, sizeof w);
+            if (v->op) {
+                fputs(", ", out);
+                tl_esc_puts(out, v->op);
+            }
+            where = v->site == TL_NO_SITE
+                        ? ""
+                        : tl_esc(tl_lineage_where(t, c->sym, v->site, w, sizeof w), ew, sizeof ew);
             if (where[0]) fprintf(out, " %s", where);
             fputs(v->api ? " (API)\n" : "\n", out);
         }
@@ -245,8 +267,10 @@ static void print_end_storages(const tl_report_ctx_t *c, FILE *out)
         }
         if (s->ntags) {
             fputs("      tags:", out);
-            for (size_t k = 0; k < s->ntags; k++)
-                fprintf(out, "%s %s", k ? "," : "", s->tags[k]);
+            for (size_t k = 0; k < s->ntags; k++) {
+                fputs(k ? ", " : " ", out);
+                tl_esc_puts(out, s->tags[k]);
+            }
             fputc('\n', out);
         }
     }
@@ -262,10 +286,12 @@ static void print_regions(const tl_report_ctx_t *c, FILE *out)
     fprintf(out, "\nRegions: %zu\n", rg->nregions);
     for (size_t i = 0; i < rg->nregions; i++) {
         const tl_region_t *r = &rg->regions[i];
+        fputs("  ", out);
+        tl_esc_puts(out, r->name);
         fprintf(out,
-                "  %s: %" PRIu64 " iteration%s; the last leaked %s in %" PRIu64
+                ": %" PRIu64 " iteration%s; the last leaked %s in %" PRIu64
                 " block%s (storages %s); all iterations %s\n",
-                r->name, r->iterations, r->iterations == 1 ? "" : "s",
+                r->iterations, r->iterations == 1 ? "" : "s",
                 tl_render_bytes(r->last.bytes, b1, sizeof b1), r->last.blocks,
                 r->last.blocks == 1 ? "" : "s",
                 tl_render_bytes(r->last.storage_bytes, b2, sizeof b2),
@@ -284,9 +310,10 @@ static void print_regions(const tl_report_ctx_t *c, FILE *out)
     if (!rg->ngrowth) fputs("  (none)\n", out);
     for (size_t i = 0; i < shown; i++) {
         const tl_growth_t *g = &rg->growth[i];
-        fprintf(out, "  +%s per iteration over %" PRIu64 " iterations of %s (%s -> %s)\n",
-                tl_render_bytes(g->bytes_per_iteration, b1, sizeof b1), g->iterations,
-                rg->regions[g->region].name, tl_render_bytes(g->first_bytes, b2, sizeof b2),
+        fprintf(out, "  +%s per iteration over %" PRIu64 " iterations of ",
+                tl_render_bytes(g->bytes_per_iteration, b1, sizeof b1), g->iterations);
+        tl_esc_puts(out, rg->regions[g->region].name);
+        fprintf(out, " (%s -> %s)\n", tl_render_bytes(g->first_bytes, b2, sizeof b2),
                 tl_render_bytes(g->last_bytes, b3, sizeof b3));
         tl_render_text_frames(c, g->site, out);
     }
@@ -299,9 +326,14 @@ void tl_render_text(const tl_report_ctx_t *c, FILE *out)
     char b1[32], b2[32], b3[32], b4[32];
 
     fprintf(out, "tensorleak: pid %" PRIu64 " (ppid %" PRIu64 "):", t->pid, t->ppid);
-    for (size_t i = 0; i < t->argc; i++)
-        fprintf(out, " %s", t->argv[i]);
-    if (t->argc == 0) fprintf(out, " %s", t->exe[0] ? t->exe : "(command unknown)");
+    for (size_t i = 0; i < t->argc; i++) {
+        fputc(' ', out);
+        tl_esc_puts(out, t->argv[i]);
+    }
+    if (t->argc == 0) {
+        fputc(' ', out);
+        tl_esc_puts(out, t->exe[0] ? t->exe : "(command unknown)");
+    }
     fputc('\n', out);
 
     fprintf(out, "tensorleak: peak %s (storages %s) at ",

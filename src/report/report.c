@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "report/escape.h"
 #include "report/lineage.h"
 #include "report/render.h"
 
@@ -87,6 +88,41 @@ static void make_notes(tl_report_ctx_t *c, notes_t *nb)
              m->replaced_blocks, m->replaced_blocks == 1 ? "" : "s");
 }
 
+bool tl_report_incomplete(const char *path, const tl_trace_t *t, const char *consequence)
+{
+    if (!t->truncated && !t->bad_chunks && !t->bad_records) return false;
+    char skipped[160] = "";
+    if (t->bad_chunks || t->bad_records)
+        snprintf(skipped, sizeof skipped,
+                 ", skipped %" PRIu64 " corrupt chunk%s and %" PRIu64 " undecodable record%s",
+                 t->bad_chunks, t->bad_chunks == 1 ? "" : "s", t->bad_records,
+                 t->bad_records == 1 ? "" : "s");
+    tl_say("%s: warning: trace %s: read %" PRIu64 " chunk%s with %zu event%s%s%s; %s", path,
+           t->truncated ? "truncated" : "damaged", t->chunks_read, t->chunks_read == 1 ? "" : "s",
+           t->nevents, t->nevents == 1 ? "" : "s", skipped,
+           t->truncated ? " before the file ended" : "", consequence);
+    return true;
+}
+
+void tl_render_text_escaped(void (*render)(const void *, FILE *), const void *arg, FILE *out)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&text, &len);
+    if (!mem) {
+        fputs("tensorleak: out of memory\n", out);
+        return;
+    }
+    render(arg, mem);
+    if (fclose(mem) == 0) tl_esc_write(out, text, len, true);
+    free(text);
+}
+
+static void text_report(const void *c, FILE *out)
+{
+    tl_render_text(c, out);
+}
+
 int tl_report_file(const char *path, const tl_report_opts_t *opts, FILE *out)
 {
     static const tl_report_opts_t defaults = {TL_FORMAT_TEXT, 10};
@@ -95,13 +131,13 @@ int tl_report_file(const char *path, const tl_report_opts_t *opts, FILE *out)
     char why[256];
     int rc = tl_trace_read(path, &t, why, sizeof why);
     if (rc) {
-        fprintf(stderr, "tensorleak: %s: %s\n", path, why);
+        tl_say("%s: %s", path, why);
         return rc;
     }
     tl_model_t m;
     if (tl_model_build(&t, &m)) {
         tl_trace_free(&t);
-        fprintf(stderr, "tensorleak: %s: out of memory\n", path);
+        tl_say("%s: out of memory", path);
         return TL_EXIT_FAILURE;
     }
     tl_report_ctx_t c = {.path = path, .trace = &t, .model = &m, .opts = opts};
@@ -112,22 +148,19 @@ int tl_report_file(const char *path, const tl_report_opts_t *opts, FILE *out)
         tl_sym_free(c.sym);
         tl_model_free(&m);
         tl_trace_free(&t);
-        fprintf(stderr, "tensorleak: %s: out of memory\n", path);
+        tl_say("%s: out of memory", path);
         return TL_EXIT_FAILURE;
     }
     make_notes(&c, nb);
     if (opts->format == TL_FORMAT_JSON)
         tl_render_json(&c, out);
     else
-        tl_render_text(&c, out);
+        tl_render_text_escaped(text_report, &c, out);
     rc = TL_EXIT_OK;
     if (fflush(out) != 0 || ferror(out)) {
-        fprintf(stderr, "tensorleak: %s: cannot write the report: %s\n", path,
-                strerror(errno ? errno : EIO));
+        tl_say("%s: cannot write the report: %s", path, strerror(errno ? errno : EIO));
         rc = TL_EXIT_OUTPUT;
-    } else if (t.truncated || t.bad_chunks || t.bad_records) {
-        fprintf(stderr, "tensorleak: %s: warning: trace %s; the readable part was reported\n", path,
-                t.truncated ? "truncated" : "damaged");
+    } else if (tl_report_incomplete(path, &t, "the readable part was reported")) {
         rc = TL_EXIT_TRUNCATED;
     }
     free(nb);

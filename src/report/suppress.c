@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "tools/exit_codes.h"
 
@@ -145,9 +146,15 @@ int tl_supp_parse(tl_supp_t *s, const char *source, const char *text, size_t len
 
 int tl_supp_load_file(tl_supp_t *s, const char *path, char *why, size_t whylen)
 {
-    FILE *f = fopen(path, "rb");
+    const char *reason;
+    int fd = tl_open_regular(path, NULL, &reason); /* a FIFO must not hang check */
+    FILE *f = fd < 0 ? NULL : fdopen(fd, "rb");
     if (!f) {
-        snprintf(why, whylen, "%s: cannot read the suppression file: %s", path, strerror(errno));
+        if (fd >= 0) {
+            reason = strerror(errno);
+            close(fd);
+        }
+        snprintf(why, whylen, "%s: cannot read the suppression file: %s", path, reason);
         return TL_EXIT_USAGE;
     }
     size_t cap = 4096, len = 0;

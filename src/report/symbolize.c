@@ -10,6 +10,7 @@
 #include <elfutils/libdwfl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "report/map.h"
 
@@ -80,13 +81,23 @@ static void open_module(sym_mod_t *m)
     const tl_module_t *rec = m->rec;
     if (!rec->path[0] || rec->path[0] != '/')
         return; /* [vdso], anonymous or relative: nothing to open offline */
+    /* The path comes from the trace: open it ourselves, never blocking on a
+     * FIFO or a device planted there, and hand libdw only a regular file. */
+    const char *why;
+    int fd = tl_open_regular(rec->path, NULL, &why);
+    if (fd < 0) return;
     Dwfl *dwfl = dwfl_begin(&callbacks);
-    if (!dwfl) return;
+    if (!dwfl) {
+        close(fd);
+        return;
+    }
     dwfl_report_begin(dwfl);
-    /* add_p_vaddr: base is the load bias (dlpi_addr), added to p_vaddr. */
-    Dwfl_Module *mod = dwfl_report_elf(dwfl, base_name(rec->path), rec->path, -1, rec->base, true);
+    /* add_p_vaddr: base is the load bias (dlpi_addr), added to p_vaddr. On
+     * success the module owns fd (dwfl_end closes it); on failure we do. */
+    Dwfl_Module *mod = dwfl_report_elf(dwfl, base_name(rec->path), rec->path, fd, rec->base, true);
     dwfl_report_end(dwfl, NULL, NULL);
     if (!mod) {
+        close(fd);
         dwfl_end(dwfl);
         return;
     }

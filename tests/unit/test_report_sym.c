@@ -175,7 +175,7 @@ START_TEST(report_text_sample)
     char *s = render(&o, &rc);
     ck_assert_int_eq(rc, TL_EXIT_OK);
     ck_assert_ptr_nonnull(
-        strstr(s, "tensorleak: pid 4242 (ppid 1): ./prog --epochs=1 quote\"tab\t\n"));
+        strstr(s, "tensorleak: pid 4242 (ppid 1): ./prog --epochs=1 quote\"tab\\x09\n"));
     ck_assert_ptr_nonnull(strstr(
         s, "tensorleak: peak 1.00 MiB (storages 1.00 MiB) at 3.0 ms; 1.00 MiB live at end in 2 "
            "blocks (storages 1.00 MiB in 1); 3 allocations, 1 frees, 1 storages; 0 dropped\n"));

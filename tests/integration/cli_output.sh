@@ -1,0 +1,69 @@
+#!/bin/sh
+# cli_output.sh - report, verdict and run report files: an existing file is
+# never destroyed by a failed report, a planted symbolic link is neither
+# followed nor replaced, outputs are created 0600 (they hold the program's
+# argv) through a temporary renamed into place, and /dev/stdout, /dev/null
+# still work. Exit 0 pass, 1 fail, 77 skip, 99 hard error.
+. "$TL_SRCDIR/tests/integration/lib.sh"
+MK="$WL/report_mktrace"
+make_tmp
+umask 022
+"$MK" good.tlt && printf 'not a trace\n' >bad.tlt || hard_error "mktrace"
+mkdir out && cd out || hard_error "mkdir"
+G="$TMP/good.tlt" B="$TMP/bad.tlt"
+
+# code EXPECTED WHAT CMD...
+code() {
+    want=$1 what=$2
+    shift 2
+    "$@" >"$TMP/stdout" 2>"$TMP/stderr"
+    rc=$?
+    [ $rc -eq "$want" ] || { cat "$TMP/stderr" >&2; fail "$what: exit $rc, expected $want"; }
+    echo "ok $what (exit $rc)"
+}
+same() { [ "$(cat "$1")" = "$2" ] || fail "$3: $1 changed to: $(head -c 200 "$1")"; }
+mode() { [ "$(stat -c %a "$1")" = 600 ] || fail "$2: $1 has mode $(stat -c %a "$1"), expected 600"; }
+
+echo keep >F
+code 4 "report --output over a file, bad trace" "$TL" report --output=F "$B"
+same F keep "bad trace"
+code 3 "report --output over a file, missing trace" "$TL" report --output=F "$TMP/none.tlt"
+same F keep "missing trace"
+code 0 "report --output over a file" "$TL" report --output=F "$G"
+grep -q '^tensorleak: pid 4242 (ppid 1): ./prog --epochs=1' F || fail "report not written to F"
+mode F "report --output"
+code 0 "report --output new file" "$TL" report --format=json --output=new.json "$G"
+mode new.json "report --output new"
+
+echo secret >target
+ln -s target link
+ln -s nowhere dangling
+code 6 "report --output=symlink" "$TL" report --output=link "$G"
+grep -q '^tensorleak: link: cannot write: a symbolic link' "$TMP/stderr" || fail "symlink: reason"
+same target secret "symlink"
+[ -L link ] || fail "symlink replaced"
+code 6 "report --output=dangling symlink" "$TL" report --output=dangling "$G"
+[ -e nowhere ] && fail "dangling symlink followed"
+code 6 "check --output=symlink" "$TL" check --max-leak=2MiB --output=link --trace="$G"
+same target secret "check symlink"
+code 0 "check --output" "$TL" check --max-leak=2MiB --output=V --trace="$G"
+grep -q '^tensorleak check: passed' V || fail "verdict not in V"
+mode V "check --output"
+echo keep >V
+code 4 "check --output, bad trace" "$TL" check --output=V --trace="$B"
+same V keep "check bad trace"
+
+code 0 "report --output=/dev/null" "$TL" report --output=/dev/null "$G"
+code 0 "report --output=/dev/stdout" "$TL" report --output=/dev/stdout "$G"
+grep -q '^tensorleak: pid 4242' "$TMP/stdout" || fail "/dev/stdout: no report on stdout"
+
+code 0 "run --report=FILE" "$TL" run --output="$TMP/t.%p.tlt" --report=R -- true
+grep -q '^tensorleak: pid ' R || fail "run report not in R"
+mode R "run --report"
+code 6 "run --report=symlink" "$TL" run --output="$TMP/t.%p.tlt" --report=link -- true
+same target secret "run symlink"
+
+# Nothing left behind: only the files made above.
+left=$(ls -A | tr '\n' ' ')
+[ "$left" = "F R V dangling link new.json target " ] || fail "stray files: $left"
+exit 0

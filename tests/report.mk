@@ -72,3 +72,24 @@ EXTRA_DIST += \
 	tests/integration/cli_damaged.sh \
 	tests/integration/cli_output.sh \
 	tests/integration/cli_escape.sh
+
+# The trace reader's fuzz target (docs/fuzzing.md): the report library's
+# sources compiled again by clang with libFuzzer, ASan and UBSan (Automake
+# has one compiler per build, hence the explicit rule); fuzz_trace.sh runs
+# it for a bounded time over a corpus of real and generated traces.
+EXTRA_DIST += tests/fuzz/fuzz_trace.c tests/fuzz/corpus tests/integration/fuzz_trace.sh
+TESTS += tests/integration/fuzz_trace.sh
+FUZZ_CFLAGS = -std=gnu11 -g -O1 -fsanitize=fuzzer,address,undefined \
+	-fno-sanitize-recover=undefined -fno-omit-frame-pointer
+if TL_FUZZ
+check_DATA = tests/fuzz/fuzz_trace
+CLEANFILES += tests/fuzz/fuzz_trace
+tests/fuzz/fuzz_trace: $(srcdir)/tests/fuzz/fuzz_trace.c $(libtlreport_la_SOURCES) \
+		$(libtlcommon_la_SOURCES)
+	@$(MKDIR_P) tests/fuzz
+	$(AM_V_CCLD)srcs=; for f in $(libtlreport_la_SOURCES) $(libtlcommon_la_SOURCES); do \
+	  case $$f in *.c) srcs="$$srcs $(srcdir)/$$f";; esac; done; \
+	$(FUZZ_CC) $(FUZZ_CFLAGS) $(DEFS) -I$(top_srcdir) $(AM_CPPFLAGS) $(CPPFLAGS) $(LIBDW_CFLAGS) \
+	  $(XXHASH_CFLAGS) -o $@ $(srcdir)/tests/fuzz/fuzz_trace.c $$srcs \
+	  $(LIBDW_LIBS) $(XXHASH_LIBS) -lstdc++ -lm
+endif

@@ -29,11 +29,14 @@ static const char help[] =
     "\n"
     "  --format=text|json  text for people (default); json per docs/report-schema.md\n"
     "  --top=N             entries per list (default 10; 0 = all)\n"
-    "  --output=FILE       write the report to FILE instead of standard output\n"
+    "  --output=FILE       write the report to FILE instead of standard output (mode\n"
+    "                      0600; FILE is replaced only once a report is written; a\n"
+    "                      symbolic link is refused)\n"
     "  --help              print this help\n"
     "\n"
     "exit status: 0 ok, 2 usage, 3 trace cannot be read, 4 not a trace or corrupt header,\n"
-    "5 trace truncated or damaged (the readable part was reported), 6 output not writable\n";
+    "5 trace truncated or damaged (the readable part was reported), 6 output not writable\n"
+    "or a symbolic link\n";
 
 static int usage_error(const char *what, const char *why)
 {

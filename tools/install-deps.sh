@@ -3,7 +3,8 @@
 # Debian 12's packages. Needs root (or sudo); does nothing if all is there.
 set -eu
 PKGS="build-essential autoconf automake libtool pkg-config libjemalloc-dev libunwind-dev
-libdw-dev libelf-dev check libxxhash-dev python3-dev python3-torch python3-numpy python3-pytest"
+libdw-dev libelf-dev check libxxhash-dev python3-dev python3-torch python3-numpy python3-pytest
+clang libclang-rt-14-dev"
 missing=""
 for p in $PKGS; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing="$missing $p"

@@ -15,7 +15,7 @@ mkdir build-check build-asan
 (cd build-check && ../configure --enable-werror && make -j"$jobs" &&
     make -j"$jobs" check) || { cat build-check/test-suite.log 2>/dev/null; exit 1; }
 
-(cd build-asan && ../configure --enable-werror \
+(cd build-asan && ../configure --enable-werror --disable-fuzz \
     CFLAGS="-g -O1 -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" \
     LDFLAGS="-fsanitize=address,undefined" &&
     make -j"$jobs" check TESTS="$(cd ../build-check && ls tests/unit/test_* | grep -v '\.' | tr '\n' ' ')") ||

@@ -1,6 +1,7 @@
-/* test_report_json.c - Check suite for src/report/json.c: escaping, UTF-8
- * repair, nesting and separators, byte for byte.
+/* test_report_json.c - Check suite for src/report/json.c (escaping, UTF-8
+ * repair, nesting and separators, byte for byte) and escape.c.
  */
+#include "report/escape.h"
 #include "report/json.h"
 #include "tests/unit/test_report.h"
 
@@ -120,11 +121,45 @@ START_TEST(json_finish_closes)
 }
 END_TEST
 
+/* Text escaping (escape.h): control bytes, C1 in UTF-8, invalid UTF-8 as
+ * \xNN; valid UTF-8 kept; a cut never splits a character or an escape. */
+START_TEST(text_escapes)
+{
+    char buf[64];
+    ck_assert_str_eq(tl_esc("a\x1b]0;t\x07" "b\n\t\x7f", buf, sizeof buf),
+                     "a\\x1b]0;t\\x07b\\x0a\\x09\\x7f");
+    ck_assert_str_eq(tl_esc("\xc2\x9b"
+                            "31m \xc3\xa9 \xe2\x82\xac",
+                            buf, sizeof buf),
+                     "\\xc2\\x9b"
+                     "31m \xc3\xa9 \xe2\x82\xac");
+    ck_assert_str_eq(tl_esc("\xff\xc3(\xed\xa0\x80", buf, sizeof buf),
+                     "\\xff\\xc3(\\xed\\xa0\\x80");
+    ck_assert_str_eq(tl_esc(NULL, buf, sizeof buf), "");
+    ck_assert_str_eq(tl_esc("ab\x1b", buf, 6), "ab");   /* the escape does not fit */
+    ck_assert_str_eq(tl_esc("a\xc3\xa9", buf, 3), "a"); /* nor does the whole é */
+    ck_assert_str_eq(tl_esc("\x01\x02", buf, 9), "\\x01\\x02");
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    tl_esc_write(f,
+                 "l1\nl\x1b"
+                 "2\n",
+                 7, true);
+    tl_esc_puts(f, "|\n");
+    fclose(f);
+    ck_assert_str_eq(text, "l1\nl\\x1b"
+                           "2\n|\\x0a");
+    free(text);
+}
+END_TEST
+
 Suite *make_json_suite(void)
 {
     Suite *s = suite_create("json");
     TCase *tc = tcase_create("json");
     tcase_add_test(tc, json_escapes);
+    tcase_add_test(tc, text_escapes);
     tcase_add_test(tc, json_utf8);
     tcase_add_test(tc, json_nesting_compact);
     tcase_add_test(tc, json_nesting_pretty);

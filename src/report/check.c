@@ -369,8 +369,11 @@ int tl_check_file(const char *path, const tl_check_opts_t *o, FILE *out, bool *f
         tl_chk_render_json(c, out);
     else if (o->format == TL_CHECK_JUNIT)
         tl_chk_render_junit(c, out);
-    else
-        tl_render_text_escaped(tl_chk_render_text_arg, c, out);
+    else if (tl_render_text_escaped(tl_chk_render_text_arg, c, out)) {
+        tl_say("%s: out of memory", path);
+        rc = TL_EXIT_FAILURE;
+        goto done;
+    }
     *failed = c->nfailed > 0;
     if (c->incomplete) rc = TL_EXIT_TRUNCATED;
 done:

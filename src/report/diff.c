@@ -341,7 +341,11 @@ int tl_diff_files(const char *base, const char *next, const tl_report_opts_t *op
         json(s, &tb, shown, changed, out);
     } else {
         text_args_t ta = {s, &tb, shown, changed};
-        tl_render_text_escaped(text, &ta, out);
+        if (tl_render_text_escaped(text, &ta, out)) {
+            tl_say("out of memory");
+            rc = TL_EXIT_FAILURE;
+            goto done;
+        }
     }
     if (fflush(out) != 0 || ferror(out)) {
         tl_say("cannot write the comparison");

@@ -39,8 +39,9 @@ bool tl_report_incomplete(const char *path, const tl_trace_t *t, const char *con
 
 /* Run render(arg, stream) into memory, then write the text to out with its
  * control characters escaped (escape.h; line ends kept): the net under the
- * field-by-field escaping of the text renderers. */
-void tl_render_text_escaped(void (*render)(const void *, FILE *), const void *arg, FILE *out);
+ * field-by-field escaping of the text renderers. true when out of memory
+ * (nothing written). */
+bool tl_render_text_escaped(void (*render)(const void *, FILE *), const void *arg, FILE *out);
 
 /* Shared helpers (render_text.c). */
 

@@ -104,18 +104,17 @@ bool tl_report_incomplete(const char *path, const tl_trace_t *t, const char *con
     return true;
 }
 
-void tl_render_text_escaped(void (*render)(const void *, FILE *), const void *arg, FILE *out)
+bool tl_render_text_escaped(void (*render)(const void *, FILE *), const void *arg, FILE *out)
 {
     char *text = NULL;
     size_t len = 0;
     FILE *mem = open_memstream(&text, &len);
-    if (!mem) {
-        fputs("tensorleak: out of memory\n", out);
-        return;
-    }
+    if (!mem) return true;
     render(arg, mem);
-    if (fclose(mem) == 0) tl_esc_write(out, text, len, true);
+    bool oom = fclose(mem) != 0;
+    if (!oom) tl_esc_write(out, text, len, true);
     free(text);
+    return oom;
 }
 
 static void text_report(const void *c, FILE *out)
@@ -152,15 +151,17 @@ int tl_report_file(const char *path, const tl_report_opts_t *opts, FILE *out)
         return TL_EXIT_FAILURE;
     }
     make_notes(&c, nb);
-    if (opts->format == TL_FORMAT_JSON)
-        tl_render_json(&c, out);
-    else
-        tl_render_text_escaped(text_report, &c, out);
     rc = TL_EXIT_OK;
-    if (fflush(out) != 0 || ferror(out)) {
+    if (opts->format == TL_FORMAT_JSON) {
+        tl_render_json(&c, out);
+    } else if (tl_render_text_escaped(text_report, &c, out)) {
+        tl_say("%s: out of memory", path);
+        rc = TL_EXIT_FAILURE;
+    }
+    if (!rc && (fflush(out) != 0 || ferror(out))) {
         tl_say("%s: cannot write the report: %s", path, strerror(errno ? errno : EIO));
         rc = TL_EXIT_OUTPUT;
-    } else if (tl_report_incomplete(path, &t, "the readable part was reported")) {
+    } else if (!rc && tl_report_incomplete(path, &t, "the readable part was reported")) {
         rc = TL_EXIT_TRUNCATED;
     }
     free(nb);

@@ -171,7 +171,8 @@ static bool take_stack(rd_t *r, const tl_record_t *rec)
     size_t nf = (size_t)rec->u.stack.nframes;
     if (reserve((void **)&t->frames, &r->frame_cap, t->nframes + nf, sizeof *t->frames))
         return true;
-    memcpy(t->frames + t->nframes, rec->u.stack.frames, nf * sizeof *t->frames);
+    if (nf) /* an empty first stack leaves frames NULL: NULL + 0 is undefined */
+        memcpy(t->frames + t->nframes, rec->u.stack.frames, nf * sizeof *t->frames);
     s->defined = true;
     s->frame_off = t->nframes;
     s->nframes = (uint32_t)nf;

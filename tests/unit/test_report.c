@@ -52,6 +52,29 @@ START_TEST(reader_sample)
 }
 END_TEST
 
+/* A STACK record of no frames before any other stack (found by the fuzz
+ * target, tests/fuzz/corpus/reader-empty-first-stack.tlt: the frame array
+ * was still NULL and got NULL + 0): the site is defined with no frames. */
+START_TEST(reader_empty_first_stack)
+{
+    uint8_t rec[256];
+    tl_wbuf_t w = {rec, rec + sizeof rec, false};
+    tl_rec_put_stack(&w, 0, 5, NULL, 0);
+    tl_rec_put_alloc(&w, 10, TL_KIND_MALLOC, 0x5000, 64, 5);
+    tl_tgen_t g;
+    tl_tgen_header(&g, 1024, 0, 0, 1, 1000);
+    tl_tgen_chunk(&g, 1, 0, 1000, rec, (size_t)(w.p - rec));
+    ck_assert_int_eq(read_buf(g.buf, g.len), 0);
+    ck_assert_uint_eq(tr.nevents, 1);
+    size_t nf = 1;
+    ck_assert_ptr_null(tl_trace_site_frames(&tr, tr.events[0].site, &nf));
+    ck_assert_uint_eq(nf, 0);
+    ck_assert(tr.sites[tr.events[0].site].defined);
+    tl_trace_free(&tr);
+    free(g.buf);
+}
+END_TEST
+
 /* Two threads' chunks interleave by absolute time; ties keep chunk order. */
 START_TEST(reader_merge_threads)
 {
@@ -308,6 +331,7 @@ Suite *make_reader_suite(void)
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, reader_sample);
     tcase_add_test(tc, reader_merge_threads);
+    tcase_add_test(tc, reader_empty_first_stack);
     tcase_add_test(tc, reader_truncate_everywhere);
     tcase_add_test(tc, reader_bad_headers);
     tcase_add_test(tc, reader_bad_chunks);

@@ -126,7 +126,9 @@ END_TEST
 START_TEST(text_escapes)
 {
     char buf[64];
-    ck_assert_str_eq(tl_esc("a\x1b]0;t\x07" "b\n\t\x7f", buf, sizeof buf),
+    ck_assert_str_eq(tl_esc("a\x1b]0;t\x07"
+                            "b\n\t\x7f",
+                            buf, sizeof buf),
                      "a\\x1b]0;t\\x07b\\x0a\\x09\\x7f");
     ck_assert_str_eq(tl_esc("\xc2\x9b"
                             "31m \xc3\xa9 \xe2\x82\xac",

@@ -33,7 +33,13 @@ struct tl_symbolizer {
     size_t nframes, cap;
 };
 
-static char *debuginfo_path;
+/* Where libdw looks for separate debug files: by build-id and by
+ * .gnu_debuglink name, under /usr/lib/debug only. Its default also tries the
+ * module's own directory (and its .debug/), which a hostile trace chooses:
+ * libdw opens those candidates itself, with a plain open(2) that blocks on a
+ * FIFO planted under the debuglink's name. */
+static char debuginfo_dirs[] = "/usr/lib/debug";
+static char *debuginfo_path = debuginfo_dirs;
 static const Dwfl_Callbacks callbacks = {
     .find_elf = dwfl_build_id_find_elf,
     .find_debuginfo = dwfl_standard_find_debuginfo,

@@ -2,8 +2,8 @@
 # cli_fifo.sh - no command blocks on a FIFO: report, diff, check --trace and
 # check --suppressions on a FIFO refuse it at once (one line; 3 for a trace,
 # 2 for a suppression file), run returns with a FIFO in its trace directory,
-# and a trace whose module record names a FIFO is symbolized without
-# opening it. Each command runs under timeout, so a hang fails (124).
+# and a trace whose module record names a FIFO, or a module whose debuglink
+# names one, is symbolized without opening it. Each command runs under timeout, so a hang fails (124).
 # Exit 0 pass, 1 fail, 77 skip, 99 hard error.
 . "$TL_SRCDIR/tests/integration/lib.sh"
 MK="$WL/report_mktrace"
@@ -42,6 +42,18 @@ expect 2 "check --suppressions=FIFO" "$TL" check --suppressions=fifo --trace=goo
 expect 0 "report of a trace whose module is a FIFO" "$TL" report modfifo.tlt
 grep -q '^      at 0x401000 \[fifo\]$' out || { cat out >&2; fail "module frame not shown"; }
 expect 0 "check of a trace whose module is a FIFO" "$TL" check --max-leak=2MiB --trace=modfifo.tlt
+
+# A real ELF module whose .gnu_debuglink names a FIFO beside it: libdw must
+# not look for debug files in a directory the trace chose.
+if command -v objcopy >/dev/null 2>&1; then
+    mkdir evil && cp "$WL/report_symtarget" evil/lib.so && objcopy --strip-debug evil/lib.so &&
+        echo x >evil/lib.debug && objcopy --add-gnu-debuglink=evil/lib.debug evil/lib.so &&
+        rm evil/lib.debug && mkfifo evil/lib.debug || hard_error "cannot make the debuglink module"
+    "$MK" --module="$TMP/evil/lib.so" debuglink.tlt || hard_error "mktrace --module"
+    expect 0 "report of a module whose debuglink names a FIFO" "$TL" report debuglink.tlt
+    expect 0 "check of a module whose debuglink names a FIFO" "$TL" check --max-leak=2MiB \
+        --trace=debuglink.tlt
+fi
 
 # run looks at every file of its trace directory for its traces.
 mkdir traces && mkfifo traces/zz.fifo traces/tensorleak.1.tlt || hard_error "mkfifo"

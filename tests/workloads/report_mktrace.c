@@ -60,7 +60,7 @@ static void with_module(tl_tgen_t *g, const char *path)
     const uint64_t s1[] = {0x401000, 0x402000};
     tl_tgen_header(g, 1024, TL_HDR_F_CLEAN_END, 1, 4245, 1000000000ull);
     tl_rec_put_process(&w, 0, 4245, 1, 0, "/usr/bin/prog", 13, 1, argv);
-    tl_rec_put_module(&w, 0, 0, 0x400000, 0x10000, path, strlen(path), NULL, 0);
+    tl_rec_put_module(&w, 0, 0x400000, 0x400000, 0x10000, path, strlen(path), NULL, 0);
     tl_rec_put_stack(&w, 0, 1, s1, 2);
     tl_rec_put_alloc(&w, 1000000, TL_KIND_STORAGE_C10, 0x7000000, 1048576, 1);
     tl_rec_put_end(&w, 1000000, TL_END_EXIT, 0, 1, 0, 1, 0);

@@ -8,6 +8,7 @@
 #include "report/report.h"
 #include "tools/launch.h"
 #include "tools/outfile.h"
+#include "report/escape.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -127,8 +128,8 @@ int tl_cmd_run(int argc, char **argv)
         if (report_path) tl_outfile_close(&of, false);
         return l.status;
     }
-    fprintf(stderr, "tensorleak: trace of %s (pid %d) written to %s\n",
-            l.main_exe[0] ? l.main_exe : argv[optind], (int)l.pid, l.main_trace);
+    tl_say("trace of %s (pid %d) written to %s", /* main_exe is read from the trace */
+           l.main_exe[0] ? l.main_exe : argv[optind], (int)l.pid, l.main_trace);
     int rc = tl_report_file(l.main_trace, &opts, out);
     bool keep = rc == TL_EXIT_OK || rc == TL_EXIT_TRUNCATED;
     if (report_path ? tl_outfile_close(&of, keep) && keep : fflush(stdout) != 0) {

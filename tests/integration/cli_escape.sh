@@ -59,4 +59,12 @@ sys.exit(0 if v["process"]["argv"] == ["./prog\x1b]0;pwned\x07", "--password=\x1
 [ $? -eq 3 ] || fail "missing file exit"
 clean err "error line"
 has err 'tensorleak: no\x1b]0;x\x07such.tlt: No such file or directory' "error line"
+
+# run names the traced program from its trace (its exe): a program whose
+# file name carries an escape.
+prog=$(printf 'tr\033[2Jue')
+cp /bin/true "$prog" || hard_error "cp /bin/true"
+"$TL" run --output="$TMP/run.%p.tlt" -- "./$prog" >out 2>err || fail "run exited $?"
+clean err "run stderr"
+has err 'tr\x1b[2Jue (pid ' "run's trace line"
 exit 0

@@ -21,7 +21,16 @@ _done_end = False
 
 
 class _AfterImport(importlib.abc.MetaPathFinder):
-    """Runs a callback right after a named module finished importing."""
+    """Runs a callback right after a named module finished importing, each
+    time it is imported (a program may drop it from sys.modules and import it
+    again: the new module gets its providers too).
+
+    It finds the spec through the other finders, as the import system would,
+    and wraps the exec_module of that spec's loader for one call: the wrapper
+    puts the loader's own method back first, so a loader shared by many
+    modules (a zipimporter) runs our code for this module only. Anything odd
+    (a finder that raises, a loader that takes no attributes) makes it step
+    aside: the import then goes on exactly as without us."""
 
     def __init__(self, callbacks):
         self.callbacks = callbacks
@@ -30,29 +39,40 @@ class _AfterImport(importlib.abc.MetaPathFinder):
         cb = self.callbacks.get(name)
         if cb is None:
             return None
-        for finder in sys.meta_path:
-            if finder is self or not hasattr(finder, "find_spec"):
-                continue
-            spec = finder.find_spec(name, path, target)
-            if spec is not None:
-                break
-        else:
-            return None
-        loader = spec.loader
-        if loader is None or not hasattr(loader, "exec_module"):
+        try:
+            for finder in sys.meta_path:
+                if finder is self or not hasattr(finder, "find_spec"):
+                    continue
+                spec = finder.find_spec(name, path, target)
+                if spec is not None:
+                    break
+            else:
+                return None
+            loader = spec.loader
+            real_exec = getattr(loader, "exec_module", None)
+            if real_exec is None:
+                return spec
+            own = "exec_module" in getattr(loader, "__dict__", {})
+
+            def exec_module(module):
+                try:
+                    if own:
+                        loader.exec_module = real_exec
+                    else:
+                        del loader.exec_module
+                except Exception:
+                    pass
+                real_exec(module)
+                try:
+                    if getattr(module, "__name__", None) == name:
+                        cb(module)
+                except Exception as exc:  # never break the import
+                    _agent.note(f"{name} lineage disabled: {type(exc).__name__}: {exc}"[:250])
+
+            loader.exec_module = exec_module
             return spec
-        del self.callbacks[name]
-        real_exec = loader.exec_module
-
-        def exec_module(module):
-            real_exec(module)
-            try:
-                cb(module)
-            except Exception as exc:  # never break the import
-                print(f"tensorleak: {name} lineage disabled: {exc!r}", file=sys.stderr)
-
-        loader.exec_module = exec_module
-        return spec
+        except Exception:
+            return None  # the import system asks the finders itself
 
 
 def _on_torch(torch):
@@ -77,15 +97,18 @@ def start():
         return
     _mode = os.environ.get("TENSORLEAK_LINEAGE", "copies")
     if _mode not in ("off", "copies", "ops"):
-        print(f"tensorleak: unknown TENSORLEAK_LINEAGE={_mode!r}, using 'copies'", file=sys.stderr)
+        _agent.note(f"unknown TENSORLEAK_LINEAGE={_mode!r}, using 'copies'"[:250])
         _mode = "copies"
     hooks = {}
     if _mode != "off":
         hooks["torch"] = _on_torch
         hooks["numpy"] = _on_numpy
     for name in list(hooks):
-        if name in sys.modules:
-            hooks.pop(name)(sys.modules[name])
+        if name in sys.modules:  # imported before us (a .pth file): now
+            try:
+                hooks[name](sys.modules[name])
+            except Exception as exc:
+                _agent.note(f"{name} lineage disabled: {type(exc).__name__}: {exc}"[:250])
     if hooks:
         sys.meta_path.insert(0, _AfterImport(hooks))
     atexit.register(_script_end)
@@ -110,7 +133,7 @@ def report_point(name):
         from tensorleak import _holders
 
         _holders.describe(api, snap)
-    except Exception as exc:
-        print(f"tensorleak: could not describe holders at {name}: {exc!r}", file=sys.stderr)
+    except Exception as exc:  # describe guards itself; this is the last line
+        _agent.note(f"lineage skipped: {type(exc).__name__}: {exc}"[:250], snap)
     finally:
         api.snapshot_end(snap)

@@ -63,3 +63,8 @@ EXTRA_DIST += \
 	tests/workloads/torch_storages.py \
 	tests/workloads/autograd_leaf.py \
 	tests/integration/run_autograd.sh
+
+# Python provider on real PyTorch installs (torch 1.13 and 2.x): tensor kinds
+# it must not read, warnings, failures as notes, late and repeated imports.
+TESTS += tests/integration/py_tensor_kinds.sh
+EXTRA_DIST += tests/integration/py_tensor_kinds.sh tests/workloads/py_tensor_kinds.py

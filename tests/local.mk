@@ -66,5 +66,6 @@ EXTRA_DIST += \
 
 # Python provider on real PyTorch installs (torch 1.13 and 2.x): tensor kinds
 # it must not read, warnings, failures as notes, late and repeated imports.
-TESTS += tests/integration/py_tensor_kinds.sh
-EXTRA_DIST += tests/integration/py_tensor_kinds.sh tests/workloads/py_tensor_kinds.py
+TESTS += tests/integration/py_tensor_kinds.sh tests/integration/py_guard.sh
+EXTRA_DIST += tests/integration/py_tensor_kinds.sh tests/workloads/py_tensor_kinds.py \
+	tests/integration/py_guard.sh tests/workloads/py_guard.py

@@ -7,7 +7,8 @@
 # points described; hostile: objects that raise become one note, not a
 # traceback; late: torch imported inside a function still gets its copies
 # recorded; reimport: torch imported a second time fails as it does without
-# us; zip: a package named torch imported from a zip file.
+# us; zip: a package named torch imported from a zip file; broken: an
+# import of torch that raises shows the program's traceback, not ours.
 . "$TL_SRCDIR/tests/integration/lib.sh"
 need_torch
 make_tmp
@@ -73,4 +74,13 @@ grep -qE '^copy .* bytes=262144 op=clone$' late.dump || fail "late: no clone COP
 same reimport "$("$PYTHON3" "$WLPY" reimport 2>/dev/null)" "$WLPY" reimport
 
 same zip "zip: torch.VALUE 42 zipimporter" "$WLPY" zip "$TMP"
+
+# An import of torch that raises: the same traceback, without frames of ours.
+mkdir -p broken/torch && echo 'raise RuntimeError("broken torch")' >broken/torch/__init__.py
+echo 'import torch' >broken/prog.py
+(cd broken && "$PYTHON3" prog.py >plain.out 2>plain.err; echo $? >plain.rc)
+(cd broken && preload_py run.out run.err prog.py; echo $rc >run.rc)
+cmp -s broken/plain.rc broken/run.rc || fail "broken: exit status $(cat broken/run.rc), want $(cat broken/plain.rc)"
+grep -q 'RuntimeError: broken torch' broken/plain.err || fail "broken: no traceback without the agent"
+cmp -s broken/plain.err broken/run.err || { diff broken/plain.err broken/run.err >&2; fail "broken: traceback differs"; }
 echo "ok (torch $TORCH_VERSION)"

@@ -20,6 +20,33 @@ _mode = "copies"
 _done_end = False
 
 
+# The exec_module wrapper, compiled under importlib's own file name: when the
+# module's code raises, CPython drops importlib's frames from the traceback
+# (import.c, remove_importlib_frames) and ours with them, so the program's
+# stderr shows the traceback it shows without us.
+_EXEC_SRC = """
+def make(loader, real_exec, own, name, cb, note):
+    def exec_module(module):
+        try:
+            if own:
+                loader.exec_module = real_exec
+            else:
+                del loader.exec_module
+        except Exception:
+            pass
+        real_exec(module)
+        try:
+            if getattr(module, "__name__", None) == name:
+                cb(module)
+        except Exception as exc:  # never break the import
+            note(f"{name} lineage disabled: {type(exc).__name__}: {exc}"[:250])
+    return exec_module
+"""
+_exec_ns = {}
+exec(compile(_EXEC_SRC, "<frozen importlib._bootstrap_external>", "exec"), _exec_ns)
+_make_exec = _exec_ns["make"]
+
+
 class _AfterImport(importlib.abc.MetaPathFinder):
     """Runs a callback right after a named module finished importing, each
     time it is imported (a program may drop it from sys.modules and import it
@@ -53,22 +80,7 @@ class _AfterImport(importlib.abc.MetaPathFinder):
             if real_exec is None:
                 return spec
             own = "exec_module" in getattr(loader, "__dict__", {})
-
-            def exec_module(module):
-                try:
-                    if own:
-                        loader.exec_module = real_exec
-                    else:
-                        del loader.exec_module
-                except Exception:
-                    pass
-                real_exec(module)
-                try:
-                    if getattr(module, "__name__", None) == name:
-                        cb(module)
-                except Exception as exc:  # never break the import
-                    _agent.note(f"{name} lineage disabled: {type(exc).__name__}: {exc}"[:250])
-
+            exec_module = _make_exec(loader, real_exec, own, name, cb, _agent.note)
             loader.exec_module = exec_module
             return spec
         except Exception:

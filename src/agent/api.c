@@ -133,26 +133,31 @@ static uint64_t snapshot_begin(const char *name)
     return id;
 }
 
-/* Can every page of [p, p + n) be read now? Asks the kernel to copy one
- * byte of each page (process_vm_readv on ourselves), which reports EFAULT for
- * unmapped and PROT_NONE pages (a device pointer, a freed buffer) and for file
- * pages past the end of the file, where a plain load would raise SIGSEGV or
- * SIGBUS. No allocation; false too when the call is refused (seccomp). */
+/* Can [p, p + n) be read now? Asks the kernel to copy one byte of its
+ * first and last pages and of every 64th page between (process_vm_readv on
+ * ourselves), which reports EFAULT for unmapped and PROT_NONE pages (a device
+ * pointer, a freed buffer) and for file pages past the end of the file (a
+ * truncated file leaves a suffix unreadable: the last page tells), where a
+ * plain load would raise SIGSEGV or SIGBUS. Probing every page cost ~1.3 us
+ * a page (a 256 MiB storage: +85 ms per report point, twice its hash); this
+ * way the cost is within the noise of the hash. No allocation; false too when
+ * the call is refused (seccomp). */
 static bool readable(const void *p, size_t n)
 {
-    enum { BATCH = 256 };
+    enum { BATCH = 256, STRIDE = 64 };
     struct iovec remote[BATCH];
     char sink[BATCH];
     uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
-    uintptr_t at = (uintptr_t)p, end = at + n;
-    if (!p || !n || end < at || !page) return false;
+    uintptr_t at = (uintptr_t)p, last = at + n - 1;
+    if (!p || !n || last < at || !page) return false;
     pid_t self = getpid();
-    while (at < end) {
+    for (bool more = true; more;) {
         int k = 0;
-        for (; k < BATCH && at < end; k++) {
-            remote[k] = (struct iovec){(void *)at, 1};
-            uintptr_t next = (at & ~(page - 1)) + page;
-            at = next > at ? next : end; /* the last page of the address space */
+        while (k < BATCH && more) {
+            remote[k++] = (struct iovec){(void *)at, 1};
+            uintptr_t next = (at & ~(page - 1)) + STRIDE * page;
+            more = at != last;
+            at = next > at && next < last ? next : last;
         }
         struct iovec local = {sink, (size_t)k};
         if (process_vm_readv(self, &local, 1, remote, (unsigned long)k, 0) != k) return false;

@@ -13,7 +13,8 @@
 # No storage, nothing to say: torch.empty(0), a storage resized to 0.
 #
 # Then a report point by hand on a PROT_NONE mapping offered as a 2 MiB
-# storage (a device pointer's stand-in): the agent must not read it.
+# storage (a device pointer's stand-in) and on one whose last page only is
+# PROT_NONE: the agent must read neither.
 # argv[1]: file to write the host storages' addresses to (JSON).
 import ctypes
 import json
@@ -84,6 +85,11 @@ libc.mmap.restype = ctypes.c_void_p
 libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int,
                       ctypes.c_long]
 noaccess = libc.mmap(None, MIB2, 0, mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS, -1, 0)  # PROT_NONE
+# readable but for its last page (as a file mapping past the file's end)
+tail = libc.mmap(None, MIB2, mmap.PROT_READ | mmap.PROT_WRITE, mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS,
+                 -1, 0)
+libc.mprotect.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+libc.mprotect(tail + MIB2 - mmap.PAGESIZE, mmap.PAGESIZE, 0)
 try:
     from tensorleak import _agent  # on PYTHONPATH under the agent
     api = _agent.api()
@@ -92,8 +98,9 @@ except ImportError:
 if api is not None:
     snap = api.snapshot_begin(b"noaccess")
     api.snapshot_hold(snap, noaccess, MIB2, _agent.HELD_TENSOR, None)
+    api.snapshot_hold(snap, tail, MIB2, _agent.HELD_TENSOR, None)
     api.snapshot_end(snap)
-host["noaccess"] = noaccess
+host["noaccess"], host["tail"] = noaccess, tail
 
 with open(sys.argv[1], "w") as f:
     json.dump({"host": host, "mkldnn": mkldnn is not None, "torch": torch.__version__}, f)

@@ -4,6 +4,7 @@ set -u
 : "${TL_BUILDDIR:?run through make check}"
 : "${TL_SRCDIR:?run through make check}"
 : "${PYTHON3:=/usr/bin/python3}"
+echo "PYTHON3=$PYTHON3"  # in every test's log: which install it ran against (need_torch: the versions)
 TL="$TL_BUILDDIR/tensorleak"
 WL="$TL_BUILDDIR/tests/workloads"
 SRC_WL="$TL_SRCDIR/tests/workloads"

@@ -138,7 +138,10 @@ def report_point(name):
     api = _agent.api()
     if api is None:
         return
-    snap = api.snapshot_begin(name.encode("utf-8", "replace"))
+    try:
+        snap = api.snapshot_begin(name.encode("utf-8", "replace"))
+    except Exception:
+        return
     if not snap:
         return
     try:
@@ -148,4 +151,7 @@ def report_point(name):
     except Exception as exc:  # describe guards itself; this is the last line
         _agent.note(f"lineage skipped: {type(exc).__name__}: {exc}"[:250], snap)
     finally:
-        api.snapshot_end(snap)
+        try:
+            api.snapshot_end(snap)
+        except Exception:
+            pass

@@ -53,7 +53,10 @@ typedef struct tl_agent_api {
      * if not recording); a provider (the Python package) then says what holds
      * each storage of `bytes` it found (the agent fingerprints those of at
      * least TENSORLEAK_FINGERPRINT_MIN bytes, default 1 MiB, with XXH3-64, so
-     * the report can group identical storages) and which views alias it. */
+     * the report can group identical storages; pass 0 bytes for memory that
+     * is not host memory of a known CPU allocator: device memory, a mapped
+     * file; the agent also skips pages it cannot read) and which views alias
+     * it. */
     uint64_t (*snapshot_begin)(const char *name);
     void (*snapshot_hold)(uint64_t snapshot, const void *storage, size_t bytes, int held_by,
                           const void *object);
@@ -64,6 +67,11 @@ typedef struct tl_agent_api {
      * valid for the process's life), or NULL when not recording. Lets a
      * plugin analyse the trace so far (the file is readable while written). */
     const char *(*trace_path)(void);
+    /* A provider's note (NOTE record) for the report, about report point
+     * `snapshot` (0: none): what it could not describe and why ("lineage for
+     * 3 tensors skipped: 2 meta, 1 sparse"). Cut at 256 bytes. Present when
+     * `size` covers it. */
+    void (*note)(uint64_t snapshot, const char *text);
 } tl_agent_api_t;
 
 /* Exported by libtensorleak.so: returns the table, or NULL if the agent does

@@ -71,3 +71,9 @@ EXTRA_DIST += tests/integration/run_workers.sh tests/workloads/py_workers.py tes
 # Endings: run through a shim reports the last image; traces in one directory per run.
 TESTS += tests/integration/run_shim.sh
 EXTRA_DIST += tests/integration/run_shim.sh
+
+# Python provider on real PyTorch installs (torch 1.13 and 2.x): tensor kinds
+# it must not read, warnings, failures as notes, late and repeated imports.
+TESTS += tests/integration/py_tensor_kinds.sh tests/integration/py_guard.sh
+EXTRA_DIST += tests/integration/py_tensor_kinds.sh tests/workloads/py_tensor_kinds.py \
+	tests/integration/py_guard.sh tests/workloads/py_guard.py

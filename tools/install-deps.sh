@@ -1,9 +1,10 @@
 #!/bin/sh
 # install-deps.sh - install what tensorleak builds and tests with, from
-# Debian 12's packages. Needs root (or sudo); does nothing if all is there.
+# Debian 12's packages (python3-venv: tools/test-all.sh's torch 2.x venv
+# when pyenv has no 3.11). Needs root (or sudo); does nothing if all is there.
 set -eu
 PKGS="build-essential autoconf automake libtool pkg-config libjemalloc-dev libunwind-dev
-libdw-dev libelf-dev check libxxhash-dev python3-dev python3-torch python3-numpy python3-pytest
+libdw-dev libelf-dev check libxxhash-dev python3-dev python3-venv python3-torch python3-numpy python3-pytest
 clang libclang-rt-14-dev"
 missing=""
 for p in $PKGS; do

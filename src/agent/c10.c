@@ -2,6 +2,11 @@
  *
  * Mangled names: c10::alloc_cpu(size_t) = _ZN3c109alloc_cpuEm,
  * c10::free_cpu(void*) = _ZN3c108free_cpuEPv (exported by libc10.so).
+ * The library is found by its file name wherever it was loaded from (Debian:
+ * /usr/lib/<triplet>/libc10.so; pip and conda: site-packages/torch/lib/
+ * libc10.so; a repaired wheel may name it libc10-<hash>.so or add a version):
+ * "libc10" then ".so" or "-", never libc10_cuda.so and the like. A candidate
+ * whose symbols resolve into the agent itself (our interposers) is refused.
  */
 #include <config.h> /* autoconf first: _GNU_SOURCE */
 
@@ -10,6 +15,7 @@
 #include <dlfcn.h>
 #include <link.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <string.h>
 
 static _Atomic(tl_c10_alloc_fn) real_alloc;
@@ -29,10 +35,20 @@ static int find_one(struct dl_phdr_info *info, size_t size, void *data)
     if (!name || !*name) return 0;
     const char *base = strrchr(name, '/');
     base = base ? base + 1 : name;
-    if (strncmp(base, "libc10.so", 9) != 0) return 0;
+    if (strncmp(base, "libc10", 6) != 0 || (strncmp(base + 6, ".so", 3) != 0 && base[6] != '-') ||
+        !strstr(base, ".so"))
+        return 0;
     ctx->path = name;
     ctx->found = 1;
     return 1;
+}
+
+/* Is code address p inside the agent's own object? */
+static bool in_agent(void *p)
+{
+    Dl_info mine, theirs;
+    if (!dladdr((void *)in_agent, &mine) || !dladdr(p, &theirs)) return false;
+    return mine.dli_fbase == theirs.dli_fbase;
 }
 
 static void resolve(void)
@@ -46,7 +62,7 @@ static void resolve(void)
     /* The handle's reference is kept: libc10 stays while we may call it. */
     tl_c10_alloc_fn a = (tl_c10_alloc_fn)dlsym(h, "_ZN3c109alloc_cpuEm");
     tl_c10_free_fn f = (tl_c10_free_fn)dlsym(h, "_ZN3c108free_cpuEPv");
-    if (a && f) {
+    if (a && f && !in_agent((void *)a) && !in_agent((void *)f)) {
         atomic_store_explicit(&real_free, f, memory_order_release);
         atomic_store_explicit(&real_alloc, a, memory_order_release);
     }

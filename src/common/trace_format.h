@@ -97,7 +97,8 @@ typedef enum tl_rec_type {
      * chunk number seq, timed from base_ts (absolute ns; the record's own
      * ts_delta is 0): a chunk an ended thread left is used by the next one. */
     TL_REC_OWNER = 29, /* tid, seq, base_ts */
-    TL_REC_MAX_TYPE = 29
+    TL_REC_NOTE = 30,  /* mark_id (0: none), text:str: a provider's note ("lineage ... skipped") */
+    TL_REC_MAX_TYPE = 30
 } tl_rec_type_t;
 
 #define TL_REC_COUNT_CLASSES 65 /* classes 0..64: the bit length of the size */

@@ -14,23 +14,34 @@ def _chain():
     here = os.path.dirname(os.path.abspath(__file__))
     saved = sys.modules.pop("sitecustomize", None)
     path = sys.path[:]
+    chained = None
     try:
         sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != here]
-        importlib.import_module("sitecustomize")
-    except ImportError:
-        pass
-    except Exception as exc:  # the other hook's failure is not ours to hide
-        print(f"tensorleak: the next sitecustomize failed: {exc!r}", file=sys.stderr)
+        chained = importlib.import_module("sitecustomize")
+    except Exception as err:
+        # What site.py itself does with a failing sitecustomize: the other
+        # hook's failure is the program's, shown as it would be without us.
+        if not (isinstance(err, ImportError) and err.name == "sitecustomize"):
+            if sys.flags.verbose:
+                sys.excepthook(*sys.exc_info())
+            else:
+                sys.stderr.write("Error in sitecustomize; set PYTHONVERBOSE for traceback:\n"
+                                 "%s: %s\n" % (err.__class__.__name__, err))
     finally:
         sys.path[:] = path
-        if saved is not None:
-            sys.modules["sitecustomize"] = saved
+        if chained is None and saved is not None:
+            sys.modules["sitecustomize"] = saved  # else the program sees its own, as without us
 
 
 try:
     from tensorleak import _boot
 
     _boot.start()
-except Exception as exc:  # never break the program we run in
-    print(f"tensorleak: Python support disabled: {exc!r}", file=sys.stderr)
+except Exception as exc:  # never break the program we run in, nor write on its stderr
+    try:
+        from tensorleak import _agent
+
+        _agent.note(f"Python support disabled: {type(exc).__name__}: {exc}"[:250])
+    except Exception:
+        pass
 _chain()

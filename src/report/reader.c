@@ -344,6 +344,7 @@ static bool take_record(rd_t *r, const tl_record_t *rec, uint64_t ts)
     case TL_REC_ORIGIN:
     case TL_REC_REGION_BEGIN:
     case TL_REC_REGION_END:
+    case TL_REC_NOTE:
         return take_lineage(r, rec, ts);
     case TL_REC_OPTIONS:
         take_python_options(t, rec);

@@ -33,6 +33,25 @@ static void note(tl_report_ctx_t *c, notes_t *nb, const char *fmt, ...)
     c->nnotes++;
 }
 
+/* The NOTE records of the trace (a provider's words: "lineage for 3 tensors
+ * skipped: ..."), each with the name of its report point when it has one. */
+static void provider_notes(tl_report_ctx_t *c, notes_t *nb)
+{
+    const tl_trace_t *t = c->trace;
+    for (size_t i = 0; i < t->nlineage; i++) {
+        const tl_lineage_t *l = &t->lineage[i];
+        if (l->type != TL_REC_NOTE) continue;
+        const char *mark = NULL;
+        for (size_t j = 0; l->a[0] && j < t->nlineage && !mark; j++)
+            if (t->lineage[j].type == TL_REC_MARK && t->lineage[j].a[0] == l->a[0])
+                mark = t->lineage[j].str;
+        if (mark)
+            note(c, nb, "at %s: %s", mark, l->str);
+        else
+            note(c, nb, "%s", l->str);
+    }
+}
+
 static void make_notes(tl_report_ctx_t *c, notes_t *nb)
 {
     const tl_trace_t *t = c->trace;
@@ -81,6 +100,7 @@ static void make_notes(tl_report_ctx_t *c, notes_t *nb)
              " region%s never ended (not counted)",
              m->regions.unmatched_ends, m->regions.unmatched_ends == 1 ? "" : "s",
              m->regions.unclosed, m->regions.unclosed == 1 ? "" : "s");
+    provider_notes(c, nb);
     if (m->replaced_blocks)
         note(c, nb,
              "%" PRIu64 " allocation%s returned an address that was still live; the older "

@@ -4,6 +4,7 @@ set -u
 : "${TL_BUILDDIR:?run through make check}"
 : "${TL_SRCDIR:?run through make check}"
 : "${PYTHON3:=/usr/bin/python3}"
+echo "PYTHON3=$PYTHON3"  # in every test's log: which install it ran against (need_torch: the versions)
 TL="$TL_BUILDDIR/tensorleak"
 WL="$TL_BUILDDIR/tests/workloads"
 SRC_WL="$TL_SRCDIR/tests/workloads"
@@ -15,7 +16,20 @@ hard_error() { echo "ERROR: $*" >&2; exit 99; }
 skip() { echo "SKIP: $*" >&2; exit 77; }
 
 need_torch() {
-    "$PYTHON3" -c 'import torch' 2>/dev/null || skip "$PYTHON3 cannot import torch"
+    TORCH_VERSION=$("$PYTHON3" -c 'import torch; print(torch.__version__)' 2>/dev/null) ||
+        skip "$PYTHON3 cannot import torch"
+    echo "torch $TORCH_VERSION, $("$PYTHON3" -c 'import sys; print(sys.version.split()[0])') at $PYTHON3"
+}
+
+# preload_py OUT ERR ARGS...: run "$PYTHON3" ARGS under the agent itself (no
+# CLI: nothing but the program's own output on OUT and ERR); traces go to
+# $TMP/t.PID.tlt. Sets $rc.
+preload_py() {
+    _out=$1 _err=$2
+    shift 2
+    TENSORLEAK_PYTHON_DIR="$TL_SRCDIR/src/python" TENSORLEAK_OUTPUT="$TMP/t.%p.tlt" \
+        LD_PRELOAD="$TL_BUILDDIR/.libs/libtensorleak.so" "$PYTHON3" "$@" >"$_out" 2>"$_err"
+    rc=$?
 }
 
 # make_tmp: a private directory removed on exit; cd into it.

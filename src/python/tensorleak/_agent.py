@@ -32,6 +32,7 @@ class _Api(ctypes.Structure):
         ("snapshot_view", _F(None, _u64, _p, _s, _s, _s, _p, _str)),
         ("snapshot_end", _F(None, _u64)),
         ("trace_path", _F(ctypes.c_char_p)),
+        ("note", _F(None, _u64, _str)),
     ]
 
 
@@ -56,10 +57,28 @@ def api():
     return _api
 
 
+def has(a, field):
+    """Does the agent's table `a` have `field` (its size covers it)?"""
+    f = getattr(_Api, field)
+    return a.size >= f.offset + f.size
+
+
+def note(text, snap=0):
+    """Puts a note for the report into the trace (NOTE record), about report
+    point `snap` (0: none). Never raises; without the agent it does nothing:
+    the program's own stderr is not ours to write on."""
+    try:
+        a = api()
+        if a is not None and has(a, "note"):
+            a.note(snap, str(text).encode("utf-8", "replace")[:255])
+    except Exception:
+        pass
+
+
 def trace_path():
     """This process's trace file, or None."""
     a = api()
-    if a is None or a.size < ctypes.sizeof(_Api):
+    if a is None or not has(a, "trace_path"):
         return None
     p = a.trace_path()
     return p.decode("utf-8", "surrogateescape") if p else None

@@ -30,8 +30,44 @@ _mode = "copies"
 _done_end = None  # the pid that took its end point: a forked child takes its own
 
 
+# The exec_module wrapper, compiled under importlib's own file name: when the
+# module's code raises, CPython drops importlib's frames from the traceback
+# (import.c, remove_importlib_frames) and ours with them, so the program's
+# stderr shows the traceback it shows without us.
+_EXEC_SRC = """
+def make(loader, real_exec, own, name, cb, note):
+    def exec_module(module):
+        try:
+            if own:
+                loader.exec_module = real_exec
+            else:
+                del loader.exec_module
+        except Exception:
+            pass
+        real_exec(module)
+        try:
+            if getattr(module, "__name__", None) == name:
+                cb(module)
+        except Exception as exc:  # never break the import
+            note(f"{name} lineage disabled: {type(exc).__name__}: {exc}"[:250])
+    return exec_module
+"""
+_exec_ns = {}
+exec(compile(_EXEC_SRC, "<frozen importlib._bootstrap_external>", "exec"), _exec_ns)
+_make_exec = _exec_ns["make"]
+
+
 class _AfterImport(importlib.abc.MetaPathFinder):
-    """Runs a callback right after a named module finished importing."""
+    """Runs a callback right after a named module finished importing, each
+    time it is imported (a program may drop it from sys.modules and import it
+    again: the new module gets its providers too).
+
+    It finds the spec through the other finders, as the import system would,
+    and wraps the exec_module of that spec's loader for one call: the wrapper
+    puts the loader's own method back first, so a loader shared by many
+    modules (a zipimporter) runs our code for this module only. Anything odd
+    (a finder that raises, a loader that takes no attributes) makes it step
+    aside: the import then goes on exactly as without us."""
 
     def __init__(self, callbacks):
         self.callbacks = callbacks
@@ -40,29 +76,25 @@ class _AfterImport(importlib.abc.MetaPathFinder):
         cb = self.callbacks.get(name)
         if cb is None:
             return None
-        for finder in sys.meta_path:
-            if finder is self or not hasattr(finder, "find_spec"):
-                continue
-            spec = finder.find_spec(name, path, target)
-            if spec is not None:
-                break
-        else:
-            return None
-        loader = spec.loader
-        if loader is None or not hasattr(loader, "exec_module"):
+        try:
+            for finder in sys.meta_path:
+                if finder is self or not hasattr(finder, "find_spec"):
+                    continue
+                spec = finder.find_spec(name, path, target)
+                if spec is not None:
+                    break
+            else:
+                return None
+            loader = spec.loader
+            real_exec = getattr(loader, "exec_module", None)
+            if real_exec is None:
+                return spec
+            own = "exec_module" in getattr(loader, "__dict__", {})
+            exec_module = _make_exec(loader, real_exec, own, name, cb, _agent.note)
+            loader.exec_module = exec_module
             return spec
-        del self.callbacks[name]
-        real_exec = loader.exec_module
-
-        def exec_module(module):
-            real_exec(module)
-            try:
-                cb(module)
-            except Exception as exc:  # never break the import
-                print(f"tensorleak: {name} lineage disabled: {exc!r}", file=sys.stderr)
-
-        loader.exec_module = exec_module
-        return spec
+        except Exception:
+            return None  # the import system asks the finders itself
 
 
 def _on_torch(torch):
@@ -87,15 +119,18 @@ def start():
         return
     _mode = os.environ.get("TENSORLEAK_LINEAGE", "copies")
     if _mode not in ("off", "copies", "ops"):
-        print(f"tensorleak: unknown TENSORLEAK_LINEAGE={_mode!r}, using 'copies'", file=sys.stderr)
+        _agent.note(f"unknown TENSORLEAK_LINEAGE={_mode!r}, using 'copies'"[:250])
         _mode = "copies"
     hooks = {}
     if _mode != "off":
         hooks["torch"] = _on_torch
         hooks["numpy"] = _on_numpy
     for name in list(hooks):
-        if name in sys.modules:
-            hooks.pop(name)(sys.modules[name])
+        if name in sys.modules:  # imported before us (a .pth file): now
+            try:
+                hooks[name](sys.modules[name])
+            except Exception as exc:
+                _agent.note(f"{name} lineage disabled: {type(exc).__name__}: {exc}"[:250])
     if hooks:
         sys.meta_path.insert(0, _AfterImport(hooks))
     atexit.register(_script_end)
@@ -160,14 +195,20 @@ def report_point(name, frames=()):
     api = _agent.api()
     if api is None:
         return
-    snap = api.snapshot_begin(name.encode("utf-8", "replace"))
+    try:
+        snap = api.snapshot_begin(name.encode("utf-8", "replace"))
+    except Exception:
+        return
     if not snap:
         return
     try:
         from tensorleak import _holders
 
         _holders.describe(api, snap, frames)
-    except Exception as exc:
-        print(f"tensorleak: could not describe holders at {name}: {exc!r}", file=sys.stderr)
+    except Exception as exc:  # describe guards itself; this is the last line
+        _agent.note(f"lineage skipped: {type(exc).__name__}: {exc}"[:250], snap)
     finally:
-        api.snapshot_end(snap)
+        try:
+            api.snapshot_end(snap)
+        except Exception:
+            pass

@@ -7,6 +7,12 @@ reports to the agent, per storage: whether a reachable tensor covers all of
 it ("tensor"), only views of part of it ("view"), or only autograd graphs
 hanging off reachable tensors ("autograd"); and every view with its byte
 offset, extent and numel x itemsize bytes.
+
+Nothing here may disturb the program: no user code runs (objects are told
+apart by their type, tensors and arrays are read through torch's and numpy's
+own accessors), each object that cannot be described is skipped and counted,
+and what was skipped is said in one note in the trace ("lineage for 3
+tensors skipped: 2 meta, 1 sparse_coo"), never on the program's stderr.
 """
 import gc
 import os
@@ -32,18 +38,28 @@ def _library_prefixes():
     return tuple(out)
 
 
+def _module_dict(mod):
+    """A module's namespace, without running code of an odd sys.modules entry
+    (a lazy proxy whose __getattr__ imports or raises); None if it has none."""
+    try:
+        d = object.__getattribute__(mod, "__dict__")
+    except Exception:
+        return None
+    return d if type(d) is dict else None
+
+
 def _roots():
     prefixes = _library_prefixes()
     roots = []
     for name, mod in list(sys.modules.items()):
-        d = getattr(mod, "__dict__", None)
+        d = _module_dict(mod)
         if d is None:
             continue
         if name == "__main__":
             roots.append(d)
             continue
-        f = getattr(mod, "__file__", None)
-        if not f or name.startswith("tensorleak"):
+        f = d.get("__file__")
+        if type(f) is not str or not f or type(name) is not str or name.startswith("tensorleak"):
             continue
         real = os.path.realpath(f)
         if not real.startswith(prefixes):
@@ -53,8 +69,10 @@ def _roots():
 
 def reachable(tensor_type, array_type, extra_roots=()):
     """Tensors and arrays reachable from the program's own module globals
-    (and from extra_roots: the live frames at an os_exit end point)."""
-    module_dicts = {id(getattr(m, "__dict__", None)) for m in list(sys.modules.values())}
+    (and from extra_roots: the live frames at an os_exit end point).
+    By type only (issubclass of type(obj)): isinstance would ask an object
+    for its __class__, which a proxy may answer with code of its own."""
+    module_dicts = {id(_module_dict(m)) for m in list(sys.modules.values())}
     roots = _roots() + list(extra_roots)
     seen = {id(r) for r in roots}
     seen.add(id(sys._getframe().f_locals))
@@ -69,23 +87,25 @@ def reachable(tensor_type, array_type, extra_roots=()):
             if i in seen:
                 continue
             seen.add(i)
-            if tensor_type is not None and isinstance(ref, tensor_type):
+            cls = type(ref)
+            if tensor_type is not None and issubclass(cls, tensor_type):
                 tensors.append(ref)
                 continue
-            if array_type is not None and isinstance(ref, array_type):
+            if array_type is not None and issubclass(cls, array_type):
                 arrays.append(ref)
                 continue
-            if isinstance(ref, leaf) or (isinstance(ref, dict) and i in module_dicts):
+            if issubclass(cls, leaf) or (cls is dict and i in module_dicts):
                 continue
             stack.append(ref)
     return tensors, arrays
 
 
 class _Storage:
-    __slots__ = ("nbytes", "full", "views", "autograd")
+    __slots__ = ("nbytes", "full", "views", "autograd", "fingerprint")
 
     def __init__(self, nbytes):
         self.nbytes = nbytes
+        self.fingerprint = False  # host memory of a CPU allocator its provider knows
         self.full = False
         self.views = []
         self.autograd = False
@@ -105,27 +125,81 @@ def _extent(shape, strides, itemsize):
     return lo, hi - lo + itemsize
 
 
+class _Skipped:
+    """Objects a report point could not describe, by reason, for its note."""
+
+    def __init__(self):
+        self.reasons = {}
+        self.count = 0
+        self.error = None
+
+    def add(self, why):
+        self.count += 1
+        self.reasons[why] = self.reasons.get(why, 0) + 1
+
+    def failed(self, exc):
+        self.add("error")
+        if self.error is None:
+            self.error = f"{type(exc).__name__}: {exc}"[:120]
+
+    def text(self, what):
+        parts = ", ".join(f"{n} {why}" for why, n in sorted(self.reasons.items()))
+        s = f"lineage for {self.count} {what}{'' if self.count == 1 else 's'} skipped: {parts}"
+        return s + (f" (first error: {self.error})" if self.error else "")
+
+
+def _each(items, skipped, fn):
+    seen = set()
+    for x in items:
+        if id(x) in seen:
+            continue
+        seen.add(id(x))
+        try:
+            why = fn(x)
+        except Exception as exc:
+            skipped.failed(exc)
+        else:
+            if why is not None:
+                skipped.add(why)
+
+
 def describe(api, snap, extra_roots=()):
-    torch = sys.modules.get("torch")
-    np = sys.modules.get("numpy")
-    tensor_type = getattr(torch, "Tensor", None) if torch else None
-    array_type = getattr(np, "ndarray", None) if np else None
-    if tensor_type is None and array_type is None:
+    """Reports what holds each live storage at report point snap. Whatever
+    cannot be described is left out and named in notes; never raises."""
+    try:
+        torch = sys.modules.get("torch")
+        np = sys.modules.get("numpy")
+        tensor_type = getattr(torch, "Tensor", None) if torch else None
+        array_type = getattr(np, "ndarray", None) if np else None
+        if not issubclass(type(tensor_type), type):
+            tensor_type = None
+        if not issubclass(type(array_type), type):
+            array_type = None
+        if tensor_type is None and array_type is None:
+            return
+        tensors, arrays = reachable(tensor_type, array_type, extra_roots)
+    except Exception as exc:
+        _agent.note(f"lineage skipped: cannot walk the program's objects ({type(exc).__name__}: {exc})"[:250], snap)
         return
-    tensors, arrays = reachable(tensor_type, array_type, extra_roots)
     storages = {}
+    tensors_skipped, arrays_skipped = _Skipped(), _Skipped()
     if tensor_type is not None:
         from tensorleak import _torch
 
-        for t in tensors:
-            _torch.add_tensor(storages, t, _Storage, _extent)
-        for t in _torch.saved_by_autograd(tensors):
-            _torch.add_tensor(storages, t, _Storage, _extent, autograd=True)
+        _each(tensors, tensors_skipped,
+              lambda t: _torch.add_tensor(storages, t, _Storage, _extent))
+        try:
+            saved = _torch.saved_by_autograd(tensors)
+        except Exception as exc:
+            saved = []
+            tensors_skipped.failed(exc)
+        _each(saved, tensors_skipped,
+              lambda t: _torch.add_tensor(storages, t, _Storage, _extent, autograd=True))
     if array_type is not None:
         from tensorleak import _numpy
 
-        for a in arrays:
-            _numpy.add_array(storages, a, _Storage, _extent, NUMPY_MIN_STORAGE)
+        _each(arrays, arrays_skipped,
+              lambda a: _numpy.add_array(storages, a, _Storage, _extent, NUMPY_MIN_STORAGE))
     for base, s in storages.items():
         if s.full:
             held = _agent.HELD_TENSOR
@@ -135,9 +209,14 @@ def describe(api, snap, extra_roots=()):
             held = _agent.HELD_AUTOGRAD
         else:
             held = _agent.HELD_UNKNOWN
-        api.snapshot_hold(snap, base, s.nbytes, held, None)
+        # bytes only for memory its provider knows as host memory of a CPU
+        # allocator: the agent reads (fingerprints) what it is given
+        api.snapshot_hold(snap, base, s.nbytes if s.fingerprint else 0, held, None)
         for offset, extent, nbytes, obj, via_autograd, op in s.views:
             if via_autograd:
                 continue
             api.snapshot_view(snap, base, offset, extent, nbytes, obj,
                               op.encode() if op else None)
+    for sk, what in ((tensors_skipped, "tensor"), (arrays_skipped, "array")):
+        if sk.count:
+            _agent.note(sk.text(what), snap)

@@ -1,10 +1,21 @@
-"""PyTorch lineage provider (torch 1.13 API).
+"""PyTorch lineage provider (torch 1.13 and 2.x APIs).
 
 add_tensor / saved_by_autograd describe storages at a report point;
 wrap_copies (default mode) wraps the Python entry points that copy a tensor
 into a new storage so each copy names its source; start_dispatch_mode (mode
 "ops") records the creating op and source of every storage via a
 TorchDispatchMode.
+
+Rules: a tensor is described only when it is a dense (strided) CPU tensor of
+torch.Tensor itself or of a subclass that keeps torch's own
+__torch_function__ and __torch_dispatch__; every other kind (device, meta,
+sparse, quantized, nested, mkldnn tensors, wrapper subclasses) is skipped
+and named in a note. Its bytes are offered for fingerprinting only when torch
+says its CPU allocator owns them (a resizable storage, torch >= 2.0; on 1.13,
+which cannot tell, the agent's own page check guards). Everything is called
+through torch's C base class, so no code of a subclass runs, and through APIs
+that warn in no torch version (untyped_storage on 2.x: Tensor.storage() warns
+there).
 """
 import functools
 import sys
@@ -23,47 +34,151 @@ COPY_OPS = {"clone", "_to_copy", "copy", "copy_", "repeat", "contiguous", "_resh
             "repeat_interleave", "tile", "expand_copy", "_unsafe_view"}
 
 
+class _Kit:
+    """torch's C-level accessors, looked up once per torch module object (a
+    second import of torch is another module and gets its own kit)."""
+
+    def __init__(self, torch):
+        C = torch._C
+        tb = getattr(C, "TensorBase", None) or C._TensorBase
+        self.torch = torch
+        self.tensor = torch.Tensor
+        self.storage = getattr(tb, "untyped_storage", None) or tb._storage  # 2.x / 1.13
+        self.device = tb.device.__get__
+        self.layout = tb.layout.__get__
+        self.is_quantized = tb.is_quantized.__get__
+        nested = getattr(tb, "is_nested", None)
+        self.is_nested = nested.__get__ if nested is not None else (lambda t: False)
+        self.grad_fn = tb.grad_fn.__get__
+        self.cdata = tb._cdata.__get__
+        self.shape = tb.shape.__get__
+        self.element_size, self.stride = tb.element_size, tb.stride
+        self.storage_offset, self.numel, self.is_view = tb.storage_offset, tb.numel, tb._is_view
+        self.strided = torch.strided
+        self.plain_tf = {getattr(C, "_disabled_torch_function_impl", None)}
+        self.plain_td = {getattr(C, "_disabled_torch_dispatch_impl", None)}
+        self.plain_ok = {}
+
+    def plain(self, cls):
+        """Is cls torch.Tensor, or a subclass whose own classes define no
+        __torch_function__ / __torch_dispatch__ of their own?"""
+        ok = self.plain_ok.get(cls)
+        if ok is None:
+            ok = True
+            for k in type.__dict__["__mro__"].__get__(cls):
+                if k is self.tensor:
+                    break
+                d = type.__dict__["__dict__"].__get__(k)
+                tf, td = d.get("__torch_function__"), d.get("__torch_dispatch__")
+                if (tf is not None and tf not in self.plain_tf) or (
+                        td is not None and td not in self.plain_td):
+                    ok = False
+                    break
+            self.plain_ok[cls] = ok
+        return ok
+
+
+_kits = {}
+
+
+def kit(torch=None):
+    """The _Kit of the torch module in sys.modules (or of `torch`)."""
+    torch = torch or sys.modules["torch"]
+    k = _kits.get(id(torch))
+    if k is None or k.torch is not torch:
+        k = _kits[id(torch)] = _Kit(torch)
+    return k
+
+
+def skip_reason(t, k):
+    """Why tensor t is not described ("meta", "cuda", "sparse_coo",
+    "quantized", "nested", "mkldnn", "subclass"), or None."""
+    if not k.plain(type(t)):
+        return "subclass"
+    dev = k.device(t).type
+    if dev != "cpu":
+        return dev
+    layout = k.layout(t)
+    if layout is not k.strided:
+        return str(layout).replace("torch.", "").lstrip("_")
+    if k.is_quantized(t):
+        return "quantized"
+    if k.is_nested(t):
+        return "nested"
+    return None
+
+
+def storage_info(t, k):
+    """(base address, bytes, allocator-owned) of dense CPU tensor t's
+    storage; (0, 0, False) when it has none (torch.empty(0), resized to 0)."""
+    st = k.storage(t)
+    base, nbytes = st.data_ptr(), st.nbytes()
+    if not base or not nbytes:
+        return 0, 0, False
+    resizable = getattr(st, "resizable", None)  # 2.x: False for from_blob (numpy, DLPack, frombuffer)
+    return base, nbytes, bool(resizable()) if resizable is not None else True
+
+
 def storage_of(t):
-    """(base address, bytes) of a tensor's storage, or (0, 0)."""
+    """(base address, bytes) of a describable tensor's storage, or (0, 0)."""
     try:
-        st = t.storage()
-        return st.data_ptr(), st.nbytes()
+        k = kit()
+        if skip_reason(t, k) is not None:
+            return 0, 0
+        return storage_info(t, k)[:2]
     except Exception:
         return 0, 0
 
 
 def add_tensor(storages, t, make, extent_fn, autograd=False):
-    base, nbytes = storage_of(t)
+    """Adds tensor t to storages (base -> make(nbytes)). Returns the reason
+    it was skipped, or None."""
+    k = kit()
+    why = skip_reason(t, k)
+    if why is not None:
+        return why
+    base, nbytes, owned = storage_info(t, k)
     if not base:
-        return
+        return None  # no bytes: nothing to describe, nothing lost
     s = storages.get(base)
     if s is None:
         s = storages[base] = make(nbytes)
-    itemsize = t.element_size()
-    lo, extent = extent_fn(t.shape, [st * itemsize for st in t.stride()], itemsize)
-    offset = t.storage_offset() * itemsize + lo
+    s.fingerprint = s.fingerprint or owned
+    itemsize = k.element_size(t)
+    lo, extent = extent_fn(k.shape(t), [st * itemsize for st in k.stride(t)], itemsize)
+    offset = k.storage_offset(t) * itemsize + lo
     covers = offset <= 0 and offset + extent >= nbytes
     if autograd:
         s.autograd = True
     elif covers:
         s.full = True
     try:
-        is_view = t._is_view()
+        is_view = k.is_view(t)
     except Exception:
         is_view = False
     if is_view or not covers:
         op = None
-        gf = getattr(t, "grad_fn", None)
+        gf = k.grad_fn(t)
         if gf is not None and is_view:
             op = type(gf).__name__.replace("Backward0", "").replace("Backward1", "").lower()
-        s.views.append((max(offset, 0), extent, t.numel() * itemsize, t._cdata, autograd, op))
+        s.views.append((max(offset, 0), extent, k.numel(t) * itemsize, k.cdata(t), autograd, op))
+    return None
 
 
 def saved_by_autograd(tensors):
     """Tensors saved for backward in the graphs of the given tensors."""
+    k = kit()
     out, seen, keep = [], set(), []
-    stack = [t.grad_fn for t in tensors if getattr(t, "grad_fn", None) is not None]
-    torch = sys.modules["torch"]
+    stack = []
+    for t in tensors:
+        try:
+            if k.plain(type(t)):
+                gf = k.grad_fn(t)
+                if gf is not None:
+                    stack.append(gf)
+        except Exception:
+            pass
+    tensor = k.tensor
     while stack:
         node = stack.pop()
         # node wrappers are made on access: keep each alive so that its id
@@ -72,31 +187,36 @@ def saved_by_autograd(tensors):
         if id(node) in seen:
             continue
         seen.add(id(node))
-        leaf = getattr(node, "variable", None)  # AccumulateGrad: the leaf it feeds
-        if isinstance(leaf, torch.Tensor):
+        try:
+            names = dir(node)
+            leaf = getattr(node, "variable", None)  # AccumulateGrad: the leaf it feeds
+            nexts = getattr(node, "next_functions", ()) or ()
+        except Exception:
+            continue
+        if issubclass(type(leaf), tensor):
             out.append(leaf)
-        for name in dir(node):
+        for name in names:
             if not name.startswith("_saved_"):
                 continue
             try:
                 value = getattr(node, name)
             except Exception:  # freed by backward(), or not a tensor
                 continue
-            for v in value if isinstance(value, (tuple, list)) else (value,):
-                if isinstance(v, torch.Tensor):
+            for v in value if type(value) in (tuple, list) else (value,):
+                if issubclass(type(v), tensor):
                     out.append(v)
-        for nxt, _ in getattr(node, "next_functions", ()) or ():
-            if nxt is not None:
-                stack.append(nxt)
+        for nxt in nexts:
+            if type(nxt) is tuple and nxt and nxt[0] is not None:
+                stack.append(nxt[0])
     return out
 
 
 def _source_ptr(x):
     torch = sys.modules.get("torch")
-    if torch is not None and isinstance(x, torch.Tensor):
+    if torch is not None and issubclass(type(x), torch.Tensor):
         return storage_of(x)[0]
     np = sys.modules.get("numpy")
-    if np is not None and isinstance(x, np.ndarray):
+    if np is not None and issubclass(type(x), np.ndarray):
         from tensorleak import _numpy
 
         return _numpy.buffer_of(x)[0]
@@ -106,7 +226,7 @@ def _source_ptr(x):
 def _note_copy(out, src, op):
     api = _agent.api()
     torch = sys.modules["torch"]
-    if api is None or not isinstance(out, torch.Tensor):
+    if api is None or not issubclass(type(out), torch.Tensor):
         return
     dst, nbytes = storage_of(out)
     s = _source_ptr(src)
@@ -152,11 +272,11 @@ def start_dispatch_mode(torch):
                 return out
             try:
                 ins = [storage_of(t)[0] for t in tree_flatten((args, kwargs))[0]
-                       if isinstance(t, torch.Tensor)]
+                       if issubclass(type(t), torch.Tensor)]
                 name = func.overloadpacket.__name__
                 label = ("aten::" + name).encode()
                 for t in tree_flatten(out)[0]:
-                    if not isinstance(t, torch.Tensor):
+                    if not issubclass(type(t), torch.Tensor):
                         continue
                     dst, nbytes = storage_of(t)
                     if not dst or dst in ins:

@@ -1,5 +1,6 @@
-/* agent.c - the agent's lifecycle and event recording: init from the
- * environment, per-thread counters, END record, fork and exec handling.
+/* agent.c - the agent's lifecycle: init from the environment, the trace's
+ * opening records, its end (exit, quick_exit, _exit, SIGTERM), fork and exec.
+ * The events themselves are recorded by record.c.
  *
  * Runs inside someone else's program: no stdio, getenv only in init, messages
  * through write(2). Everything here runs with the reentrancy guard raised.
@@ -11,19 +12,15 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <limits.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/auxv.h>
-#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 
-#include "agent/api.h"
 #include "agent/checkpoint.h"
 #include "agent/clock.h"
 #include "agent/config.h"
@@ -31,21 +28,13 @@
 #include "agent/live.h"
 #include "agent/modules.h"
 #include "agent/pyframes.h"
+#include "agent/record.h"
 #include "agent/stack.h"
 #include "common/trace_format.h"
 
-__thread tl_tsd_t tl_tsd __attribute__((tls_model("initial-exec")));
-atomic_int tl_agent_state;
+/* The writer lives in record.c, next to the hot path that uses it. */
+#define writer (*tl_record_writer())
 
-tl_counters_t tl_agent_slots[TL_SLOTS];
-#define slots tl_agent_slots
-int tl_agent_mode;
-unsigned tl_agent_stack_depth = TL_CONFIG_DEPTH_DEFAULT;
-atomic_bool tl_agent_cxx_full;
-static atomic_uint nslots;
-
-static tl_writer_t writer;
-static tl_stack_table_t stacks;
 static tl_config_t cfg;
 static uint64_t self_pid, self_ppid;
 static uint32_t exec_seq;
@@ -101,427 +90,6 @@ static void say(const char *a, const char *b, const char *c)
     }
 }
 
-static void add(_Atomic uint64_t *c, uint64_t v)
-{
-    if (tl_tsd.slot == &slots[TL_SLOTS - 1])
-        atomic_fetch_add_explicit(c, v, memory_order_relaxed);
-    else
-        tl_ctr_add(c, v);
-}
-
-static void bump(_Atomic uint64_t *c)
-{
-    add(c, 1);
-}
-
-/* Counter slots of ended threads, for the next new ones (a spin lock: taken
- * once per thread start and end; the fork child starts with none free). */
-static unsigned free_slot[TL_SLOTS];
-static unsigned nfree_slots;
-static atomic_flag free_slot_lock = ATOMIC_FLAG_INIT;
-static pthread_key_t thread_key;
-static bool thread_key_ok;
-
-static void free_slots_lock(void)
-{
-    while (atomic_flag_test_and_set_explicit(&free_slot_lock, memory_order_acquire))
-        __builtin_ia32_pause();
-}
-
-static void free_slots_unlock(void)
-{
-    atomic_flag_clear_explicit(&free_slot_lock, memory_order_release);
-}
-
-/* Slots in use: the first n handed out, and the shared last one, which an
- * ended thread uses (thread_end) before that many threads ever existed. */
-static unsigned slots_in_use(void)
-{
-    unsigned n = atomic_load(&nslots);
-    return n < TL_SLOTS - 1 ? n : TL_SLOTS - 1;
-}
-
-static tl_counters_t *slot_take(void)
-{
-    free_slots_lock();
-    unsigned i = nfree_slots ? free_slot[--nfree_slots] : TL_SLOTS;
-    free_slots_unlock();
-    if (i == TL_SLOTS) i = atomic_fetch_add_explicit(&nslots, 1, memory_order_relaxed);
-    return &slots[i < TL_SLOTS ? i : TL_SLOTS - 1];
-}
-
-/* Bind this thread to the current trace: cursor, counter slot, THREAD record. */
-static void thread_begin(void)
-{
-    if (tl_tsd.cur.gen == writer.gen && tl_tsd.slot) return;
-    tl_wcursor_reset(&tl_tsd.cur, &writer, (uint32_t)gettid());
-    tl_tsd.slot = slot_take();
-    /* Round 1 of the key's destructor (thread_end); see there. */
-    if (thread_key_ok) pthread_setspecific(thread_key, (void *)(uintptr_t)1);
-    char name[17] = {0};
-    prctl(PR_GET_NAME, name, 0, 0, 0);
-    if (tl_writer_thread(&writer, &tl_tsd.cur, mono(), tl_tsd.cur.tid, name, strlen(name)))
-        bump(&tl_tsd.slot->dropped);
-}
-
-/* A thread ends (its pthread key destructors run): its counter slot and
- * the room left in its chunk go to the next new thread, so that many short
- * threads cost neither a 32 KiB chunk nor a slot each. The destructor
- * re-arms itself up to the last of glibc's PTHREAD_DESTRUCTOR_ITERATIONS
- * rounds so that it runs after the destructors of keys created later. What
- * the thread does after that (rare) is counted in the shared last slot and
- * written to a chunk taken again. */
-static void thread_end(void *round)
-{
-    uintptr_t r = (uintptr_t)round;
-    if (r < PTHREAD_DESTRUCTOR_ITERATIONS) {
-        pthread_setspecific(thread_key, (void *)(r + 1));
-        return;
-    }
-    TL_GUARD_SCOPE;
-    tl_counters_t *s = tl_tsd.slot;
-    if (!s || tl_tsd.cur.gen != writer.gen) return;
-    tl_wcursor_park(&writer, &tl_tsd.cur);
-    tl_tsd.slot = &slots[TL_SLOTS - 1];
-    if (s == &slots[TL_SLOTS - 1]) return;
-    free_slots_lock();
-    free_slot[nfree_slots++] = (unsigned)(s - slots);
-    free_slots_unlock();
-}
-
-static void emit_module(void *arg, const tl_module_info_t *m)
-{
-    (void)arg;
-    if (tl_writer_module(&writer, &tl_tsd.cur, mono(), m->base, m->start, m->size, m->path,
-                         m->path_len, m->build_id, m->build_id_len))
-        bump(&tl_tsd.slot->dropped);
-}
-
-/* A Python frame seen for the first time: its PYFRAME record goes into this
- * thread's chunk before the STACK record that uses it. Paths and names are
- * cut at TL_PYFRAME_STR_MAX bytes so the record always fits a chunk. */
-#define TL_PYFRAME_STR_MAX 1024
-static void emit_pyframe(void *ctx, uint64_t id, uint64_t line, const char *file, size_t file_len,
-                         const char *function, size_t function_len)
-{
-    (void)ctx;
-    if (file_len > TL_PYFRAME_STR_MAX) file_len = TL_PYFRAME_STR_MAX;
-    if (function_len > TL_PYFRAME_STR_MAX) function_len = TL_PYFRAME_STR_MAX;
-    if (tl_writer_pyframe(&writer, &tl_tsd.cur, mono(), id, line, file, file_len, function,
-                          function_len))
-        bump(&tl_tsd.slot->dropped);
-}
-
-/* The OPTIONS pairs that describe the process's CPython (docs/trace-format.md):
- * python_frames on/off/unsupported, python (its version) and python_build
- * (why a 3.10-3.13 is not read). Fills keys/values, returns the count (1
- * when the process has no CPython). */
-static size_t python_options(const char **keys, const char **values)
-{
-    const tl_pyframes_cpython_t *py = tl_pyframes_cpython();
-    keys[0] = "python_frames";
-    values[0] = tl_pyframes_enabled()                           ? "on"
-                : py && !py->supported && !cfg.no_python_frames ? "unsupported"
-                                                                : "off";
-    if (!py) return 1;
-    keys[1] = "python";
-    values[1] = py->version;
-    if (!py->build) return 2;
-    keys[2] = "python_build";
-    values[2] = py->build;
-    return 3;
-}
-
-/* Whether this trace's OPTIONS named the process's CPython. */
-static bool python_noted;
-
-/* A libpython dlopen'ed after start (an embedding program) is found at the
- * next module rescan; one thread at a time tries. A CPython found then gets
- * an OPTIONS record of its own. */
-static void pyframes_retry(void)
-{
-    static atomic_flag busy = ATOMIC_FLAG_INIT;
-    if (cfg.no_python_frames || tl_pyframes_enabled() || atomic_flag_test_and_set(&busy)) return;
-    tl_pyframes_init();
-    if (!python_noted && tl_pyframes_cpython()) {
-        const char *keys[3], *values[3];
-        size_t n = python_options(keys, values);
-        python_noted = true;
-        if (tl_writer_options(&writer, &tl_tsd.cur, mono(), n, keys, values))
-            bump(&tl_tsd.slot->dropped);
-    }
-    atomic_flag_clear(&busy);
-}
-
-/* Capture, intern and (first time) write the caller's stack, with the
- * thread's Python frames merged in at the interpreter's eval loop (pyframes.h).
- * Returns its id. */
-static uint64_t record_frames(const uint64_t *frames, size_t n)
-{
-    /* The capture mapped this thread's buffers (or frames is empty). */
-    uint64_t *merged = tl_stack_tbuf ? tl_stack_tbuf->merged : NULL;
-    size_t nm =
-        merged ? tl_pyframes_merge(frames, n, merged, TL_REC_MAX_FRAMES, emit_pyframe, NULL) : 0;
-    bool native_only = nm == 0;
-    if (!native_only) {
-        frames = merged;
-        n = nm;
-    }
-    bool is_new;
-    uint64_t id = tl_stack_intern(&stacks, frames, n, &is_new);
-    if (!is_new) return id;
-    for (size_t i = 0; i < n; i++) {
-        if (!(frames[i] & TL_FRAME_PY_TAG) && !tl_modules_contains(frames[i])) {
-            tl_modules_scan(false, true, emit_module, NULL);
-            if (native_only) pyframes_retry();
-            break;
-        }
-    }
-    if (tl_writer_stack(&writer, &tl_tsd.cur, mono(), id, frames, n)) bump(&tl_tsd.slot->dropped);
-    return id;
-}
-
-static uint64_t record_stack(void)
-{
-    const uint64_t *frames;
-    size_t n = tl_stack_capture(&frames, cfg.stack_depth);
-    return record_frames(frames, n);
-}
-
-/* Outside `all` mode: is this block to be recorded? Counts plain blocks by
- * size class (unless the hooks' fast path did) and runs the thread's byte
- * sampler; *weight = the bytes the record stands for (size / P(sampled)
- * for a sampled block, else size). */
-static bool select_block(uint64_t kind, size_t size, uint64_t *weight)
-{
-    *weight = size;
-    if (tl_kind_is_storage(kind)) {
-        if (kind == TL_KIND_STORAGE_C10)
-            atomic_store_explicit(&tl_agent_cxx_full, true, memory_order_relaxed);
-        return true;
-    }
-    bool hit = tl_tsd.sample_hit;
-    tl_tsd.sample_hit = false;
-    if (!tl_tsd.sample_ready) {
-        tl_tsd.rng = ((uint64_t)tl_tsd.cur.tid << 32) ^ __builtin_ia32_rdtsc() ^ (uintptr_t)&tl_tsd;
-        tl_tsd.sample_left = tl_sample_next(&tl_tsd.rng, cfg.sample_bytes);
-        tl_tsd.sample_ready = true;
-    }
-    if (!hit) {
-        unsigned c = tl_size_class(size);
-        add(&tl_tsd.slot->cls_count[c], 1);
-        add(&tl_tsd.slot->cls_bytes[c], size);
-        if (kind == TL_KIND_NEW_FULL) return true; /* recorded, not sampled: weight = size */
-        if (size >= TL_CONFIG_BIG_MIN)
-            return true; /* always recorded, not sampled: weight = size */
-        tl_tsd.sample_left -= (int64_t)size;
-        if (tl_tsd.sample_left > 0) return false;
-    }
-    /* Memoryless: the overshoot is dropped and a fresh interval drawn. */
-    tl_tsd.sample_left = tl_sample_next(&tl_tsd.rng, cfg.sample_bytes);
-    *weight = tl_sample_weight(size, cfg.sample_bytes);
-    return true;
-}
-
-/* Outside `all` mode: record a selected block (its stack, then the ALLOC
- * record or, in aggregate mode, the site totals). Plain blocks (and every
- * block in aggregate mode) enter the live table so that their free is
- * recorded; a default-mode storage's free is recorded by its own hook. */
-static void record_selected(uint64_t kind, const void *ptr, size_t size, uint64_t weight)
-{
-    uint64_t id = record_stack();
-    uint64_t now = tl_clock_now();
-    tl_live_entry_t e = {.ptr = (uintptr_t)ptr,
-                         .size = size,
-                         .weight = weight,
-                         .stack_id = id,
-                         .ts = now,
-                         .kind = (uint32_t)kind};
-    bool aggregate = tl_agent_mode == TL_MODE_AGGREGATE;
-    if ((aggregate || !tl_kind_is_storage(kind)) && tl_live_insert(&e)) {
-        bump(&tl_tsd.slot->dropped); /* table full: neither the block nor its free */
-        return;
-    }
-    if (aggregate) {
-        tl_ckpt_set_max_stack(id);
-        tl_ckpt_on_alloc(&e, now);
-        bump(&tl_tsd.slot->allocs);
-        if (tl_kind_is_storage(kind)) bump(&tl_tsd.slot->storages);
-        tl_ckpt_tick(now);
-        return;
-    }
-    if (tl_writer_alloc(&writer, &tl_tsd.cur, now, kind, (uintptr_t)ptr, size, id)) {
-        bump(&tl_tsd.slot->dropped);
-    } else {
-        bump(&tl_tsd.slot->allocs);
-        if (tl_kind_is_storage(kind)) bump(&tl_tsd.slot->storages);
-    }
-}
-
-void tl_agent_on_alloc(uint64_t kind, const void *ptr, size_t size)
-{
-    int saved = errno;
-    thread_begin();
-    if (tl_agent_mode != TL_MODE_ALL) {
-        uint64_t weight;
-        if (tl_tsd.force_full) {
-            tl_tsd.force_full = false;
-            if (size < TL_CONFIG_BIG_MIN && kind == TL_KIND_MALLOC) kind = TL_KIND_NEW_FULL;
-        }
-        if (select_block(kind, size, &weight)) record_selected(kind, ptr, size, weight);
-        errno = saved;
-        return;
-    }
-    uint64_t id = record_stack();
-    /* The time is taken after the block exists (see writer.h). */
-    if (tl_writer_alloc(&writer, &tl_tsd.cur, mono(), kind, (uintptr_t)ptr, size, id)) {
-        bump(&tl_tsd.slot->dropped);
-    } else {
-        bump(&tl_tsd.slot->allocs);
-        if (tl_kind_is_storage(kind)) bump(&tl_tsd.slot->storages);
-    }
-    errno = saved;
-}
-
-void tl_agent_on_alloc_stack(uint64_t kind, const void *ptr, size_t size, const uint64_t *frames,
-                             size_t n)
-{
-    thread_begin();
-    uint64_t id = record_frames(frames, n);
-    if (tl_writer_alloc(&writer, &tl_tsd.cur, mono(), kind, (uintptr_t)ptr, size, id)) {
-        bump(&tl_tsd.slot->dropped);
-    } else {
-        bump(&tl_tsd.slot->allocs);
-        if (tl_kind_is_storage(kind)) bump(&tl_tsd.slot->storages);
-    }
-}
-
-static void write_free(uint64_t kind, const void *ptr)
-{
-    /* Called before the block is released, so no reuse precedes it in time. */
-    if (tl_writer_free(&writer, &tl_tsd.cur, mono(), kind, (uintptr_t)ptr))
-        bump(&tl_tsd.slot->dropped);
-    else
-        bump(&tl_tsd.slot->frees);
-}
-
-void tl_agent_on_free(uint64_t kind, const void *ptr)
-{
-    int saved = errno;
-    thread_begin();
-    if (tl_agent_mode == TL_MODE_ALL) {
-        write_free(kind, ptr);
-        errno = saved;
-        return;
-    }
-    bump(&tl_tsd.slot->frees_all);
-    tl_live_entry_t e;
-    bool recorded = tl_live_remove((uintptr_t)ptr, &e);
-    if (tl_agent_mode == TL_MODE_AGGREGATE) {
-        if (recorded) {
-            tl_ckpt_on_free(&e);
-            bump(&tl_tsd.slot->frees);
-            tl_ckpt_tick(tl_clock_now());
-        }
-    } else if (recorded || tl_kind_is_storage(kind)) {
-        write_free(kind, ptr);
-    }
-    errno = saved;
-}
-
-void tl_agent_on_realloc(const void *old_ptr, const void *new_ptr, size_t size)
-{
-    int saved = errno;
-    thread_begin();
-    if (tl_agent_mode != TL_MODE_ALL) {
-        bump(&tl_tsd.slot->frees_all);
-        tl_live_entry_t old;
-        bool old_rec = tl_live_maybe(old_ptr) && tl_live_remove((uintptr_t)old_ptr, &old);
-        uint64_t weight;
-        bool new_rec = select_block(TL_KIND_MALLOC, size, &weight);
-        if (tl_agent_mode == TL_MODE_AGGREGATE || !old_rec || !new_rec) {
-            if (old_rec && tl_agent_mode == TL_MODE_AGGREGATE) {
-                tl_ckpt_on_free(&old);
-                bump(&tl_tsd.slot->frees);
-            } else if (old_rec) {
-                write_free(TL_KIND_FREE, old_ptr);
-            }
-            if (new_rec) record_selected(TL_KIND_MALLOC, new_ptr, size, weight);
-            errno = saved;
-            return;
-        }
-        /* Both recorded: one REALLOC, and the new block enters the table. */
-        uint64_t id = record_stack();
-        uint64_t now = tl_clock_now();
-        tl_live_entry_t e = {.ptr = (uintptr_t)new_ptr,
-                             .size = size,
-                             .weight = weight,
-                             .stack_id = id,
-                             .ts = now,
-                             .kind = TL_KIND_MALLOC};
-        if (tl_live_insert(&e)) {
-            write_free(TL_KIND_FREE, old_ptr);
-            bump(&tl_tsd.slot->dropped);
-        } else if (tl_writer_realloc(&writer, &tl_tsd.cur, now, (uintptr_t)old_ptr,
-                                     (uintptr_t)new_ptr, size, id)) {
-            bump(&tl_tsd.slot->dropped);
-        } else {
-            bump(&tl_tsd.slot->allocs);
-            bump(&tl_tsd.slot->frees);
-        }
-        errno = saved;
-        return;
-    }
-    uint64_t id = record_stack();
-    /* Called while both blocks exist: after the new one, before freeing the old. */
-    if (tl_writer_realloc(&writer, &tl_tsd.cur, mono(), (uintptr_t)old_ptr, (uintptr_t)new_ptr,
-                          size, id)) {
-        bump(&tl_tsd.slot->dropped);
-    } else {
-        bump(&tl_tsd.slot->allocs);
-        bump(&tl_tsd.slot->frees);
-    }
-    errno = saved;
-}
-
-void tl_agent_counts(uint64_t *count, uint64_t *bytes, uint64_t *frees)
-{
-    memset(count, 0, TL_REC_COUNT_CLASSES * sizeof *count);
-    memset(bytes, 0, TL_REC_COUNT_CLASSES * sizeof *bytes);
-    *frees = 0;
-    unsigned n = slots_in_use();
-    for (unsigned i = 0; i <= n; i++) {
-        if (i == n) i = TL_SLOTS - 1;
-        for (unsigned c = 0; c < TL_REC_COUNT_CLASSES; c++) {
-            count[c] += atomic_load_explicit(&slots[i].cls_count[c], memory_order_relaxed);
-            bytes[c] += atomic_load_explicit(&slots[i].cls_bytes[c], memory_order_relaxed);
-        }
-        *frees += atomic_load_explicit(&slots[i].frees_all, memory_order_relaxed);
-    }
-}
-
-void tl_agent_count_dropped(uint64_t n)
-{
-    if (tl_tsd.slot) add(&tl_tsd.slot->dropped, n);
-}
-
-/* The exact per-class counters as COUNT records (not in `all` mode, where
- * every allocation has its record). */
-static void write_counts(void)
-{
-    uint64_t cnt[TL_REC_COUNT_CLASSES], bytes[TL_REC_COUNT_CLASSES], frees;
-    tl_agent_counts(cnt, bytes, &frees);
-    for (unsigned c = 0; c < TL_REC_COUNT_CLASSES; c++) {
-        if (!cnt[c]) continue;
-        uint64_t v[3] = {c, cnt[c], bytes[c]};
-        if (tl_writer_lineage(&writer, &tl_tsd.cur, mono(), TL_REC_COUNT, v, NULL, 0))
-            bump(&tl_tsd.slot->dropped);
-    }
-    uint64_t v[3] = {TL_REC_COUNT_FREES, frees, 0};
-    if (tl_writer_lineage(&writer, &tl_tsd.cur, mono(), TL_REC_COUNT, v, NULL, 0))
-        bump(&tl_tsd.slot->dropped);
-}
-
 static void read_cmdline(void)
 {
     argc_v = 0;
@@ -568,20 +136,17 @@ static bool trace_open(void)
         return true;
     }
     memcpy(trace_file, path, sizeof trace_file);
-    thread_begin();
+    tl_record_thread_begin();
     if (tl_writer_process(&writer, &tl_tsd.cur, mono(), self_pid, self_ppid, exec_seq, exe,
                           strlen(exe), argc_v, argv_v))
-        bump(&tl_tsd.slot->dropped);
+        tl_counters_dropped(1);
     const char *keys[10] = {"mode",  "stack_depth",  "output",       "allocator",
                             "clock", "sample_bytes", "big_min_bytes"};
     const char *values[10] = {
         tl_config_mode_name(cfg.mode),      depth_str,  cfg.output, "jemalloc",
         tl_clock.tsc ? "tsc" : "monotonic", sample_str, big_str};
-    size_t nopts = 7 + python_options(keys + 7, values + 7);
-    python_noted = tl_pyframes_cpython() != NULL;
-    if (tl_writer_options(&writer, &tl_tsd.cur, mono(), nopts, keys, values))
-        bump(&tl_tsd.slot->dropped);
-    tl_modules_scan(true, false, emit_module, NULL);
+    tl_record_options(7, keys, values);
+    tl_modules_scan(true, false, tl_record_module, NULL);
     if (cfg.mode == TL_MODE_AGGREGATE &&
         tl_ckpt_init(&writer, (uint64_t)cfg.checkpoint_ms * 1000000u))
         say("cannot map the aggregate site table: ", "allocations are not recorded", "");
@@ -615,18 +180,10 @@ static void postfork_child(void)
         self_pid = (uint64_t)getpid();
         exec_seq = 0;
         tl_config_exec_seq_env(exec_env, sizeof exec_env, self_pid, 1);
-        memset(slots, 0, sizeof slots);
-        atomic_store(&nslots, 0);
-        nfree_slots = 0;
-        atomic_flag_clear(&free_slot_lock);
-        tl_tsd.slot = NULL;
-        tl_tsd.cur.gen = 0;
         atomic_store(&exit_status, -1);
-        tl_stack_table_reset(&stacks);
-        tl_live_reset();
+        tl_record_reset();
         tl_pyframes_reset();
-        tl_api_reset();
-        tl_modules_reset();
+        tl_modules_reset(); /* the lineage API's mark ids: its own handler (api.c) */
         if (trace_open()) atomic_store(&tl_agent_state, TL_AGENT_DONE);
     } else if (atomic_load(&tl_agent_state) != TL_AGENT_OFF) {
         /* Forked while finishing: the child is untraced; never write the parent's file. */
@@ -750,10 +307,8 @@ void tl_agent_init(void)
         say("TENSORLEAK_FINGERPRINT_MIN is not a size; using ", "1MiB", "");
     exec_seq = cfg.exec_seq;
     fmt_dec(depth_str, cfg.stack_depth);
-    tl_agent_stack_depth = cfg.stack_depth;
     fmt_dec(sample_str, cfg.sample_bytes);
     fmt_dec(big_str, TL_CONFIG_BIG_MIN);
-    tl_agent_mode = (int)cfg.mode;
     if (cfg.mode_invalid)
         say("TENSORLEAK_MODE is not default, all or aggregate; using ", "default", "");
     if (cfg.sample_bytes_invalid)
@@ -762,7 +317,6 @@ void tl_agent_init(void)
     if (cfg.mode != TL_MODE_ALL && tl_live_init()) {
         say("cannot map the live block table; using mode ", "all", "");
         cfg.mode = TL_MODE_ALL;
-        tl_agent_mode = TL_MODE_ALL;
     }
 
     if (!getcwd(cwd, sizeof cwd)) cwd[0] = '\0';
@@ -776,7 +330,7 @@ void tl_agent_init(void)
     if (tl_config_exec_seq_env(exec_env, sizeof exec_env, self_pid, (uint64_t)exec_seq + 1) == 0)
         putenv(exec_env);
 
-    if (tl_stack_table_init(&stacks, 16)) {
+    if (tl_record_init(&cfg)) {
         say("cannot map the stack table", "", "");
         return;
     }
@@ -792,34 +346,12 @@ void tl_agent_init(void)
         dlsym(RTLD_DEFAULT, "Py_Version"))
         python_path();
 
-    thread_key_ok = pthread_key_create(&thread_key, thread_end) == 0;
     if (trace_open()) return;
     pthread_atfork(prefork, postfork_parent, postfork_child);
     on_exit_registered = on_exit(on_exit_status, NULL) == 0;
     at_quick_exit(on_quick_exit);
     tl_endsig_init(tl_agent_real_sigaction(), finish_signal);
     atomic_store(&tl_agent_state, TL_AGENT_ON);
-}
-
-static void write_end(uint64_t reason, int status)
-{
-    /* A full disk: the END and the counters go into the chunk kept for them. */
-    tl_writer_take_reserve(&writer, &tl_tsd.cur, mono());
-    if (cfg.mode == TL_MODE_AGGREGATE) {
-        tl_ckpt_set_max_stack(atomic_load(&stacks.next_id));
-        tl_ckpt_flush(mono());
-    }
-    if (cfg.mode != TL_MODE_ALL) write_counts();
-    uint64_t a = 0, f = 0, s = 0, d = 0;
-    unsigned n = slots_in_use();
-    for (unsigned i = 0; i <= n; i++) {
-        if (i == n) i = TL_SLOTS - 1;
-        a += atomic_load_explicit(&slots[i].allocs, memory_order_relaxed);
-        f += atomic_load_explicit(&slots[i].frees, memory_order_relaxed);
-        s += atomic_load_explicit(&slots[i].storages, memory_order_relaxed);
-        d += atomic_load_explicit(&slots[i].dropped, memory_order_relaxed);
-    }
-    tl_writer_end(&writer, &tl_tsd.cur, mono(), reason, status, a, f, s, d);
 }
 
 static void finish(int status)
@@ -830,9 +362,9 @@ static void finish(int status)
         atomic_store(&tl_agent_state, TL_AGENT_ON); /* a vfork child: not our trace */
         return;
     }
-    thread_begin();
-    tl_modules_scan(false, false, emit_module, NULL);
-    write_end(TL_END_EXIT, status);
+    tl_record_thread_begin();
+    tl_modules_scan(false, false, tl_record_module, NULL);
+    tl_record_end(TL_END_EXIT, status);
     tl_writer_mark_end(&writer, TL_WRITER_FINISHED, true);
     atomic_store(&tl_agent_state, TL_AGENT_DONE);
 }
@@ -851,8 +383,8 @@ static void finish_signal(int sig)
         atomic_store(&tl_agent_state, TL_AGENT_ON);
         return;
     }
-    thread_begin();
-    write_end(TL_END_SIGNAL, sig);
+    tl_record_thread_begin();
+    tl_record_end(TL_END_SIGNAL, sig);
     tl_writer_mark_end(&writer, TL_WRITER_FINISHED, true);
     atomic_store(&tl_agent_state, TL_AGENT_DONE);
 }
@@ -882,8 +414,8 @@ bool tl_agent_exec_begin(void)
 {
     TL_GUARD_SCOPE;
     if (!tl_agent_recording() || (uint64_t)getpid() != self_pid) return false;
-    thread_begin();
-    write_end(TL_END_EXEC, -1);
+    tl_record_thread_begin();
+    tl_record_end(TL_END_EXEC, -1);
     tl_writer_mark_end(&writer, TL_WRITER_EXEC, false);
     return true;
 }
@@ -921,34 +453,7 @@ tl_exit_fn tl_agent_real_exit(void)
     return (tl_exit_fn)real_fn(&real_exit, "exit");
 }
 
-/* --- lineage API support (api.c); callers hold the guard --- */
-
-bool tl_agent_api_begin(void)
-{
-    if (!tl_agent_recording()) return false;
-    thread_begin();
-    return true;
-}
-
-uint64_t tl_agent_api_stack(void)
-{
-    return record_stack();
-}
-
-void tl_agent_api_record(tl_rec_type_t type, const uint64_t *ints, const char *str, size_t len)
-{
-    if (tl_writer_lineage(&writer, &tl_tsd.cur, mono(), type, ints, str, len))
-        bump(&tl_tsd.slot->dropped);
-}
-
-bool tl_agent_api_mark(uint64_t id, const char *name, size_t len)
-{
-    if (tl_writer_mark(&writer, &tl_tsd.cur, mono(), id, name, len)) {
-        bump(&tl_tsd.slot->dropped);
-        return true;
-    }
-    return false;
-}
+/* --- configuration the lineage API reads (api.c) --- */
 
 uint64_t tl_agent_fingerprint_min(void)
 {

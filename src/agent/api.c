@@ -11,6 +11,7 @@
 
 #include "agent/api.h"
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <string.h>
 #include <sys/uio.h>
@@ -18,6 +19,7 @@
 #include <xxhash.h>
 
 #include "agent/agent.h"
+#include "agent/record.h"
 #include "common/trace_format.h"
 
 #define TL_EXPORT __attribute__((visibility("default")))
@@ -29,7 +31,7 @@ static _Atomic uint64_t snapshots_ended; /* snapshot_end calls, for debugging */
  * the caller through TL_GUARD_SCOPE before this is called. */
 static bool enter(void)
 {
-    return tl_tsd.guard == 1 && tl_agent_api_begin();
+    return tl_tsd.guard == 1 && tl_record_api_begin();
 }
 
 static size_t cap(const char **s)
@@ -49,14 +51,14 @@ static uint64_t u(const void *p)
 static void record(tl_rec_type_t type, const uint64_t *ints, const char *str)
 {
     size_t n = cap(&str);
-    tl_agent_api_record(type, ints, str, n);
+    tl_record_lineage(type, ints, str, n);
 }
 
 static void storage_register(const void *base, size_t bytes, const char *origin)
 {
     TL_GUARD_SCOPE;
     if (!enter()) return;
-    uint64_t ints[3] = {u(base), bytes, tl_agent_api_stack()};
+    uint64_t ints[3] = {u(base), bytes, tl_record_stack()};
     record(TL_REC_STORAGE_REG, ints, origin);
 }
 
@@ -73,7 +75,7 @@ static void view_begin(const void *view_id, const void *storage, size_t offset, 
 {
     TL_GUARD_SCOPE;
     if (!enter()) return;
-    uint64_t ints[6] = {u(view_id), u(storage), offset, extent, bytes, tl_agent_api_stack()};
+    uint64_t ints[6] = {u(view_id), u(storage), offset, extent, bytes, tl_record_stack()};
     record(TL_REC_VIEW_BEGIN, ints, op);
 }
 
@@ -129,7 +131,7 @@ static uint64_t snapshot_begin(const char *name)
     if (!enter()) return 0;
     uint64_t id = atomic_fetch_add_explicit(&next_mark, 1, memory_order_relaxed) + 1;
     size_t n = cap(&name);
-    if (tl_agent_api_mark(id, name, n)) return 0; /* dropped: nothing would refer to it */
+    if (tl_record_mark(id, name, n)) return 0; /* dropped: nothing would refer to it */
     return id;
 }
 
@@ -233,7 +235,9 @@ static const tl_agent_api_t api_table = {
     .note = note,
 };
 
-void tl_api_reset(void)
+/* A fork child's trace starts its mark ids at 1 again (a fork handler:
+ * one thread). */
+static void fork_child(void)
 {
     atomic_store(&next_mark, 0);
     atomic_store(&snapshots_ended, 0);
@@ -245,6 +249,13 @@ const tl_agent_api_t *tl_api_table(uint32_t version)
     /* A library constructor may ask before our own constructor ran. */
     tl_agent_init();
     if (tl_agent_disabled() || atomic_load(&tl_agent_state) == TL_AGENT_OFF) return NULL;
+    /* Mark ids exist once the table is out; the handler is ours, not the
+     * lifecycle's, so that agent.c needs nothing of this file. */
+    static atomic_flag handler = ATOMIC_FLAG_INIT;
+    if (!atomic_flag_test_and_set(&handler)) {
+        TL_GUARD_SCOPE; /* glibc may allocate the handler's entry */
+        pthread_atfork(NULL, NULL, fork_child);
+    }
     return &api_table;
 }
 

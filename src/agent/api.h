@@ -20,7 +20,4 @@
  * agent's init first if the constructor has not run yet. */
 const tl_agent_api_t *tl_api_table(uint32_t version);
 
-/* A fork child's trace starts its mark ids at 1 again. Single-threaded. */
-void tl_api_reset(void);
-
 #endif /* TL_AGENT_API_H */

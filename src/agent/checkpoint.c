@@ -11,7 +11,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#include "agent/agent.h"
+#include "agent/counters.h"
 #include "common/trace_format.h"
 
 typedef struct site_tot {
@@ -178,7 +178,7 @@ static void write_set(int set, uint64_t now)
         atomic_store(&peak_ckpt_bytes, lb > 0 ? (uint64_t)lb : 0);
     } else {
         uint64_t cnt[TL_REC_COUNT_CLASSES], bytes[TL_REC_COUNT_CLASSES], frees;
-        tl_agent_counts(cnt, bytes, &frees);
+        tl_counters_classes(cnt, bytes, &frees);
         for (unsigned c = 0; c < TL_REC_COUNT_CLASSES; c++) {
             if (!cnt[c]) continue;
             uint64_t v[3] = {c, cnt[c], bytes[c]};
@@ -203,7 +203,7 @@ static void write_set(int set, uint64_t now)
     tl_live_foreach(put_live, &o);
     uint64_t end[2] = {s, o.records - 1};
     out_put(&o, TL_REC_CKPT_END, end);
-    if (o.lost) tl_agent_count_dropped(o.lost);
+    if (o.lost) tl_counters_dropped(o.lost);
 }
 
 void tl_ckpt_tick(uint64_t now)

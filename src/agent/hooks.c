@@ -29,6 +29,7 @@
 #include "agent/config.h"
 #include "agent/endsig.h"
 #include "agent/heapinfo.h"
+#include "agent/record.h"
 #include "agent/stack.h"
 #include "common/trace_format.h"
 
@@ -118,19 +119,19 @@ static inline __attribute__((always_inline)) void *tracked_alloc(uint64_t kind, 
                                                                  size_t recorded, int flags)
 {
     void *p = raw_alloc(size, flags);
-    if (p && tl_agent_mode == TL_MODE_ALL) {
+    if (p && tl_record_mode == TL_MODE_ALL) {
         TL_GUARD_SCOPE; /* libunwind may allocate on a thread's first unwind */
         int saved = errno;
         const uint64_t *frames;
-        size_t n = tl_stack_capture_inline(&frames, tl_agent_stack_depth);
-        tl_agent_on_alloc_stack(kind, p, recorded, frames, n);
+        size_t n = tl_stack_capture_inline(&frames, tl_record_stack_depth);
+        tl_record_alloc_stack(kind, p, recorded, frames, n);
         errno = saved;
         return p;
     }
     /* Outside `all` mode most blocks are only counted (agent.h). */
-    if (p && !tl_agent_alloc_unrecorded(recorded)) {
+    if (p && !tl_record_alloc_unrecorded(recorded)) {
         TL_GUARD_SCOPE;
-        tl_agent_on_alloc(kind, p, recorded);
+        tl_record_alloc(kind, p, recorded);
     }
     return p;
 }
@@ -177,12 +178,12 @@ static inline void free_impl(void *p)
     }
     if (!p) return;
     check_live("free", p, true);
-    if (tl_agent_free_unrecorded(p)) {
+    if (tl_record_free_unrecorded(p)) {
         raw_free(p);
         return;
     }
     TL_GUARD_SCOPE;
-    tl_agent_on_free(TL_KIND_FREE, p); /* timed before the block can be reused */
+    tl_record_free(TL_KIND_FREE, p); /* timed before the block can be reused */
     raw_free(p);
 }
 
@@ -218,7 +219,7 @@ static void *realloc_tracked(void *p, size_t size)
     TL_GUARD_SCOPE;
     if (size == 0) {
         check_live("realloc", p, true);
-        tl_agent_on_free(TL_KIND_FREE, p);
+        tl_record_free(TL_KIND_FREE, p);
         raw_free(p);
         return NULL;
     }
@@ -241,7 +242,7 @@ static void *realloc_tracked(void *p, size_t size)
         size_t old = sallocx(p, 0);
         memcpy(q, p, old < want ? old : want);
     }
-    tl_agent_on_realloc(p, q, size);
+    tl_record_realloc(p, q, size);
     if (q != p) {
         check_live("realloc", p, true);
         raw_free(p);
@@ -487,7 +488,7 @@ static void *cxx_new_retry(const char *name, bool aligned, bool nothrow, uint64_
         p = ((void *(*)(size_t, const void *))f)(size, NULL);
     if (!p && !nothrow) abort(); /* no next operator new to throw std::bad_alloc */
     if (p) tl_blocks_mark(p);    /* jemalloc's operator new bypasses raw_alloc */
-    if (p && track) tl_agent_on_alloc(kind, p, size);
+    if (p && track) tl_record_alloc(kind, p, size);
     return p;
 }
 
@@ -502,7 +503,7 @@ static inline void *cxx_new(const char *name, bool aligned, bool nothrow, size_t
     } else {
         /* Under PyTorch, new'd blocks (a tensor's TensorImpl among them) keep
          * their stacks outside `all` mode too (agent.h). */
-        if (!aligned && atomic_load_explicit(&tl_agent_cxx_full, memory_order_relaxed))
+        if (!aligned && atomic_load_explicit(&tl_record_cxx_full, memory_order_relaxed))
             tl_tsd.force_full = true;
         p = tracked_alloc(kind, size, size, flags);
         tl_tsd.force_full = false;
@@ -574,7 +575,7 @@ TL_EXPORT void *_ZN3c109alloc_cpuEm(size_t nbytes)
         p = nbytes ? mallocx(nbytes, MALLOCX_ALIGN(64)) : NULL;
         if (p) tl_blocks_mark(p);
     }
-    if (track && p && nbytes) tl_agent_on_alloc(TL_KIND_STORAGE_C10, p, nbytes);
+    if (track && p && nbytes) tl_record_alloc(TL_KIND_STORAGE_C10, p, nbytes);
     return p;
 }
 
@@ -582,7 +583,7 @@ TL_EXPORT void _ZN3c108free_cpuEPv(void *data)
 {
     bool track = tracking();
     TL_GUARD_SCOPE;
-    if (track && data) tl_agent_on_free(TL_KIND_STORAGE_C10, data);
+    if (track && data) tl_record_free(TL_KIND_STORAGE_C10, data);
     tl_c10_free_fn real = tl_c10_real_free();
     if (real)
         real(data);

@@ -11,6 +11,9 @@ libtlagent_la_SOURCES = \
 	src/agent/clock.c src/agent/clock.h \
 	src/agent/live.c src/agent/live.h \
 	src/agent/config.c src/agent/config.h \
+	src/agent/counters.c src/agent/counters.h \
+	src/agent/record.c src/agent/record.h \
+	src/agent/tsd.c src/agent/tsd.h \
 	src/agent/endsig.c src/agent/endsig.h \
 	src/agent/modules.c src/agent/modules.h \
 	src/agent/stack.c src/agent/stack.h \

@@ -1,0 +1,455 @@
+/* record.c - the agent's recording path (record.h): thread binding, stacks
+ * with Python frames merged, the byte sampler's choice, the live table and
+ * the records of allocations, frees and lineage calls.
+ *
+ * Runs inside someone else's program, in the hooks: no stdio, no getenv,
+ * no lock per event. Everything here runs with the reentrancy guard raised.
+ */
+#include <config.h> /* autoconf first: _GNU_SOURCE */
+
+#include "agent/record.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <pthread.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include "agent/checkpoint.h"
+#include "agent/clock.h"
+#include "agent/pyframes.h"
+#include "agent/stack.h"
+
+int tl_record_mode;
+unsigned tl_record_stack_depth = TL_CONFIG_DEPTH_DEFAULT;
+atomic_bool tl_record_cxx_full;
+
+static tl_writer_t writer;
+static tl_stack_table_t stacks;
+static const tl_config_t *cfg;
+static pthread_key_t thread_key;
+static bool thread_key_ok;
+/* Whether this trace's OPTIONS named the process's CPython. */
+static bool python_noted;
+
+static uint64_t mono(void)
+{
+    return tl_clock_now();
+}
+
+/* What a written record counts for, besides its being written. */
+enum { AS_OTHER = 0, AS_ALLOC = 1, AS_FREE = 2 };
+
+/* The one place a record's outcome is counted: failed = the writer could
+ * not take it (dropped); else an ALLOC counts (a storage too), a FREE
+ * counts, a REALLOC counts as both. */
+static void tally(bool failed, unsigned as, uint64_t kind)
+{
+    tl_counters_t *s = tl_tsd.slot;
+    if (failed) {
+        tl_counters_add(&s->dropped, 1);
+        return;
+    }
+    if (as & AS_ALLOC) {
+        tl_counters_add(&s->allocs, 1);
+        if (tl_kind_is_storage(kind)) tl_counters_add(&s->storages, 1);
+    }
+    if (as & AS_FREE) tl_counters_add(&s->frees, 1);
+}
+
+static void dropped_if(bool failed)
+{
+    tally(failed, AS_OTHER, 0);
+}
+
+tl_writer_t *tl_record_writer(void)
+{
+    return &writer;
+}
+
+void tl_record_thread_begin(void)
+{
+    if (tl_tsd.cur.gen == writer.gen && tl_tsd.slot) return;
+    tl_wcursor_reset(&tl_tsd.cur, &writer, (uint32_t)gettid());
+    tl_tsd.slot = tl_counters_take();
+    /* Round 1 of the key's destructor (thread_end); see there. */
+    if (thread_key_ok) pthread_setspecific(thread_key, (void *)(uintptr_t)1);
+    char name[17] = {0};
+    prctl(PR_GET_NAME, name, 0, 0, 0);
+    dropped_if(tl_writer_thread(&writer, &tl_tsd.cur, mono(), tl_tsd.cur.tid, name, strlen(name)));
+}
+
+/* A thread ends (its pthread key destructors run): its counter slot and
+ * the room left in its chunk go to the next new thread, so that many short
+ * threads cost neither a 32 KiB chunk nor a slot each. The destructor
+ * re-arms itself up to the last of glibc's PTHREAD_DESTRUCTOR_ITERATIONS
+ * rounds so that it runs after the destructors of keys created later. What
+ * the thread does after that (rare) is counted in the shared last slot and
+ * written to a chunk taken again. */
+static void thread_end(void *round)
+{
+    uintptr_t r = (uintptr_t)round;
+    if (r < PTHREAD_DESTRUCTOR_ITERATIONS) {
+        pthread_setspecific(thread_key, (void *)(r + 1));
+        return;
+    }
+    TL_GUARD_SCOPE;
+    tl_counters_t *s = tl_tsd.slot;
+    if (!s || tl_tsd.cur.gen != writer.gen) return;
+    tl_wcursor_park(&writer, &tl_tsd.cur);
+    tl_tsd.slot = TL_COUNTERS_SHARED;
+    tl_counters_give(s);
+}
+
+bool tl_record_init(const tl_config_t *c)
+{
+    cfg = c;
+    tl_record_mode = (int)c->mode;
+    tl_record_stack_depth = c->stack_depth;
+    if (tl_stack_table_init(&stacks, 16)) return true;
+    thread_key_ok = pthread_key_create(&thread_key, thread_end) == 0;
+    return false;
+}
+
+void tl_record_reset(void)
+{
+    tl_counters_reset();
+    tl_tsd.slot = NULL;
+    tl_tsd.cur.gen = 0;
+    tl_stack_table_reset(&stacks);
+    tl_live_reset();
+}
+
+void tl_record_module(void *arg, const tl_module_info_t *m)
+{
+    (void)arg;
+    dropped_if(tl_writer_module(&writer, &tl_tsd.cur, mono(), m->base, m->start, m->size, m->path,
+                                m->path_len, m->build_id, m->build_id_len));
+}
+
+/* A Python frame seen for the first time: its PYFRAME record goes into this
+ * thread's chunk before the STACK record that uses it. Paths and names are
+ * cut at TL_PYFRAME_STR_MAX bytes so the record always fits a chunk. */
+#define TL_PYFRAME_STR_MAX 1024
+static void emit_pyframe(void *ctx, uint64_t id, uint64_t line, const char *file, size_t file_len,
+                         const char *function, size_t function_len)
+{
+    (void)ctx;
+    if (file_len > TL_PYFRAME_STR_MAX) file_len = TL_PYFRAME_STR_MAX;
+    if (function_len > TL_PYFRAME_STR_MAX) function_len = TL_PYFRAME_STR_MAX;
+    dropped_if(tl_writer_pyframe(&writer, &tl_tsd.cur, mono(), id, line, file, file_len, function,
+                                 function_len));
+}
+
+/* The OPTIONS pairs that describe the process's CPython (docs/trace-format.md):
+ * python_frames on/off/unsupported, python (its version) and python_build
+ * (why a 3.10-3.13 is not read). Fills keys/values, returns the count (1
+ * when the process has no CPython). */
+static size_t python_options(const char **keys, const char **values)
+{
+    const tl_pyframes_cpython_t *py = tl_pyframes_cpython();
+    keys[0] = "python_frames";
+    values[0] = tl_pyframes_enabled()                            ? "on"
+                : py && !py->supported && !cfg->no_python_frames ? "unsupported"
+                                                                 : "off";
+    if (!py) return 1;
+    keys[1] = "python";
+    values[1] = py->version;
+    if (!py->build) return 2;
+    keys[2] = "python_build";
+    values[2] = py->build;
+    return 3;
+}
+
+void tl_record_options(size_t n, const char **keys, const char **values)
+{
+    n += python_options(keys + n, values + n);
+    python_noted = tl_pyframes_cpython() != NULL;
+    dropped_if(tl_writer_options(&writer, &tl_tsd.cur, mono(), n, keys, values));
+}
+
+/* A libpython dlopen'ed after start (an embedding program) is found at the
+ * next module rescan; one thread at a time tries. A CPython found then gets
+ * an OPTIONS record of its own. */
+static void pyframes_retry(void)
+{
+    static atomic_flag busy = ATOMIC_FLAG_INIT;
+    if (cfg->no_python_frames || tl_pyframes_enabled() || atomic_flag_test_and_set(&busy)) return;
+    tl_pyframes_init();
+    if (!python_noted && tl_pyframes_cpython()) {
+        const char *keys[3], *values[3];
+        tl_record_options(0, keys, values);
+    }
+    atomic_flag_clear(&busy);
+}
+
+/* Intern and (first time) write the stack frames[0..n), with the thread's
+ * Python frames merged in at the interpreter's eval loop (pyframes.h).
+ * Returns its id. */
+static uint64_t record_frames(const uint64_t *frames, size_t n)
+{
+    /* The capture mapped this thread's buffers (or frames is empty). */
+    uint64_t *merged = tl_stack_tbuf ? tl_stack_tbuf->merged : NULL;
+    size_t nm =
+        merged ? tl_pyframes_merge(frames, n, merged, TL_REC_MAX_FRAMES, emit_pyframe, NULL) : 0;
+    bool native_only = nm == 0;
+    if (!native_only) {
+        frames = merged;
+        n = nm;
+    }
+    bool is_new;
+    uint64_t id = tl_stack_intern(&stacks, frames, n, &is_new);
+    if (!is_new) return id;
+    for (size_t i = 0; i < n; i++) {
+        if (!(frames[i] & TL_FRAME_PY_TAG) && !tl_modules_contains(frames[i])) {
+            tl_modules_scan(false, true, tl_record_module, NULL);
+            if (native_only) pyframes_retry();
+            break;
+        }
+    }
+    dropped_if(tl_writer_stack(&writer, &tl_tsd.cur, mono(), id, frames, n));
+    return id;
+}
+
+uint64_t tl_record_stack(void)
+{
+    const uint64_t *frames;
+    size_t n = tl_stack_capture(&frames, cfg->stack_depth);
+    return record_frames(frames, n);
+}
+
+/* Outside `all` mode: is this block to be recorded? Counts plain blocks by
+ * size class (unless the hooks' fast path did) and runs the thread's byte
+ * sampler; *weight = the bytes the record stands for (size / P(sampled)
+ * for a sampled block, else size). */
+static bool select_block(uint64_t kind, size_t size, uint64_t *weight)
+{
+    *weight = size;
+    if (tl_kind_is_storage(kind)) {
+        if (kind == TL_KIND_STORAGE_C10)
+            atomic_store_explicit(&tl_record_cxx_full, true, memory_order_relaxed);
+        return true;
+    }
+    bool hit = tl_tsd.sample_hit;
+    tl_tsd.sample_hit = false;
+    if (!tl_tsd.sample_ready) {
+        tl_tsd.rng = ((uint64_t)tl_tsd.cur.tid << 32) ^ __builtin_ia32_rdtsc() ^ (uintptr_t)&tl_tsd;
+        tl_tsd.sample_left = tl_sample_next(&tl_tsd.rng, cfg->sample_bytes);
+        tl_tsd.sample_ready = true;
+    }
+    if (!hit) {
+        unsigned c = tl_size_class(size);
+        tl_counters_add(&tl_tsd.slot->cls_count[c], 1);
+        tl_counters_add(&tl_tsd.slot->cls_bytes[c], size);
+        if (kind == TL_KIND_NEW_FULL) return true; /* recorded, not sampled: weight = size */
+        if (size >= TL_CONFIG_BIG_MIN)
+            return true; /* always recorded, not sampled: weight = size */
+        tl_tsd.sample_left -= (int64_t)size;
+        if (tl_tsd.sample_left > 0) return false;
+    }
+    /* Memoryless: the overshoot is dropped and a fresh interval drawn. */
+    tl_tsd.sample_left = tl_sample_next(&tl_tsd.rng, cfg->sample_bytes);
+    *weight = tl_sample_weight(size, cfg->sample_bytes);
+    return true;
+}
+
+/* Outside `all` mode: a selected block enters the live table so that its
+ * free is recorded. true = the table is full around it (then neither the
+ * block nor its free is recorded: counted as dropped). */
+static bool enter_live(tl_live_entry_t *e, uint64_t kind, const void *ptr, size_t size,
+                       uint64_t weight, uint64_t id, uint64_t now)
+{
+    *e = (tl_live_entry_t){.ptr = (uintptr_t)ptr,
+                           .size = size,
+                           .weight = weight,
+                           .stack_id = id,
+                           .ts = now,
+                           .kind = (uint32_t)kind};
+    if (!tl_live_insert(e)) return false;
+    dropped_if(true);
+    return true;
+}
+
+/* Outside `all` mode: record a selected block (its stack, then the ALLOC
+ * record or, in aggregate mode, the site totals). Plain blocks (and every
+ * block in aggregate mode) enter the live table so that their free is
+ * recorded; a default-mode storage's free is recorded by its own hook. */
+static void record_selected(uint64_t kind, const void *ptr, size_t size, uint64_t weight)
+{
+    uint64_t id = tl_record_stack();
+    uint64_t now = tl_clock_now();
+    tl_live_entry_t e;
+    bool aggregate = tl_record_mode == TL_MODE_AGGREGATE;
+    if ((aggregate || !tl_kind_is_storage(kind)) &&
+        enter_live(&e, kind, ptr, size, weight, id, now))
+        return;
+    if (aggregate) {
+        tl_ckpt_set_max_stack(id);
+        tl_ckpt_on_alloc(&e, now);
+        tally(false, AS_ALLOC, kind);
+        tl_ckpt_tick(now);
+        return;
+    }
+    tally(tl_writer_alloc(&writer, &tl_tsd.cur, now, kind, (uintptr_t)ptr, size, id), AS_ALLOC,
+          kind);
+}
+
+void tl_record_alloc(uint64_t kind, const void *ptr, size_t size)
+{
+    int saved = errno;
+    tl_record_thread_begin();
+    if (tl_record_mode != TL_MODE_ALL) {
+        uint64_t weight;
+        if (tl_tsd.force_full) {
+            tl_tsd.force_full = false;
+            if (size < TL_CONFIG_BIG_MIN && kind == TL_KIND_MALLOC) kind = TL_KIND_NEW_FULL;
+        }
+        if (select_block(kind, size, &weight)) record_selected(kind, ptr, size, weight);
+    } else {
+        uint64_t id = tl_record_stack();
+        /* The time is taken after the block exists (see writer.h). */
+        tally(tl_writer_alloc(&writer, &tl_tsd.cur, mono(), kind, (uintptr_t)ptr, size, id),
+              AS_ALLOC, kind);
+    }
+    errno = saved;
+}
+
+void tl_record_alloc_stack(uint64_t kind, const void *ptr, size_t size, const uint64_t *frames,
+                           size_t n)
+{
+    tl_record_thread_begin();
+    uint64_t id = record_frames(frames, n);
+    tally(tl_writer_alloc(&writer, &tl_tsd.cur, mono(), kind, (uintptr_t)ptr, size, id), AS_ALLOC,
+          kind);
+}
+
+static void write_free(uint64_t kind, const void *ptr)
+{
+    /* Called before the block is released, so no reuse precedes it in time. */
+    tally(tl_writer_free(&writer, &tl_tsd.cur, mono(), kind, (uintptr_t)ptr), AS_FREE, kind);
+}
+
+/* Outside `all` mode: a block of the live table (its entry e) goes away. */
+static void forget_live(uint64_t kind, const void *ptr, const tl_live_entry_t *e)
+{
+    if (tl_record_mode == TL_MODE_AGGREGATE) {
+        tl_ckpt_on_free(e);
+        tally(false, AS_FREE, kind);
+    } else {
+        write_free(kind, ptr);
+    }
+}
+
+void tl_record_free(uint64_t kind, const void *ptr)
+{
+    int saved = errno;
+    tl_record_thread_begin();
+    if (tl_record_mode == TL_MODE_ALL) {
+        write_free(kind, ptr);
+        errno = saved;
+        return;
+    }
+    tl_counters_add(&tl_tsd.slot->frees_all, 1);
+    tl_live_entry_t e;
+    if (tl_live_remove((uintptr_t)ptr, &e)) {
+        forget_live(kind, ptr, &e);
+        if (tl_record_mode == TL_MODE_AGGREGATE) tl_ckpt_tick(tl_clock_now());
+    } else if (tl_record_mode != TL_MODE_AGGREGATE && tl_kind_is_storage(kind)) {
+        write_free(kind, ptr); /* a default-mode storage is not in the table */
+    }
+    errno = saved;
+}
+
+/* Outside `all` mode. A REALLOC record only when both blocks are recorded
+ * in the default mode; else the old block's free and the new block's
+ * allocation are recorded as what each of them is. */
+static void realloc_selected(const void *old_ptr, const void *new_ptr, size_t size)
+{
+    tl_counters_add(&tl_tsd.slot->frees_all, 1);
+    tl_live_entry_t old;
+    bool old_rec = tl_live_maybe(old_ptr) && tl_live_remove((uintptr_t)old_ptr, &old);
+    uint64_t weight;
+    bool new_rec = select_block(TL_KIND_MALLOC, size, &weight);
+    if (tl_record_mode == TL_MODE_AGGREGATE || !old_rec || !new_rec) {
+        if (old_rec) forget_live(TL_KIND_FREE, old_ptr, &old);
+        if (new_rec) record_selected(TL_KIND_MALLOC, new_ptr, size, weight);
+        return;
+    }
+    uint64_t id = tl_record_stack();
+    uint64_t now = tl_clock_now();
+    tl_live_entry_t e;
+    if (enter_live(&e, TL_KIND_MALLOC, new_ptr, size, weight, id, now)) {
+        write_free(TL_KIND_FREE, old_ptr);
+        return;
+    }
+    tally(tl_writer_realloc(&writer, &tl_tsd.cur, now, (uintptr_t)old_ptr, (uintptr_t)new_ptr, size,
+                            id),
+          AS_ALLOC | AS_FREE, TL_KIND_MALLOC);
+}
+
+void tl_record_realloc(const void *old_ptr, const void *new_ptr, size_t size)
+{
+    int saved = errno;
+    tl_record_thread_begin();
+    if (tl_record_mode != TL_MODE_ALL) {
+        realloc_selected(old_ptr, new_ptr, size);
+    } else {
+        uint64_t id = tl_record_stack();
+        /* Called while both blocks exist: after the new one, before freeing the old. */
+        tally(tl_writer_realloc(&writer, &tl_tsd.cur, mono(), (uintptr_t)old_ptr,
+                                (uintptr_t)new_ptr, size, id),
+              AS_ALLOC | AS_FREE, TL_KIND_MALLOC);
+    }
+    errno = saved;
+}
+
+/* The exact per-class counters as COUNT records (not in `all` mode, where
+ * every allocation has its record). */
+static void write_counts(void)
+{
+    uint64_t cnt[TL_REC_COUNT_CLASSES], bytes[TL_REC_COUNT_CLASSES], frees;
+    tl_counters_classes(cnt, bytes, &frees);
+    for (unsigned c = 0; c < TL_REC_COUNT_CLASSES; c++) {
+        if (!cnt[c]) continue;
+        uint64_t v[3] = {c, cnt[c], bytes[c]};
+        dropped_if(tl_writer_lineage(&writer, &tl_tsd.cur, mono(), TL_REC_COUNT, v, NULL, 0));
+    }
+    uint64_t v[3] = {TL_REC_COUNT_FREES, frees, 0};
+    dropped_if(tl_writer_lineage(&writer, &tl_tsd.cur, mono(), TL_REC_COUNT, v, NULL, 0));
+}
+
+void tl_record_end(uint64_t reason, int status)
+{
+    /* A full disk: the END and the counters go into the chunk kept for them. */
+    tl_writer_take_reserve(&writer, &tl_tsd.cur, mono());
+    if (cfg->mode == TL_MODE_AGGREGATE) {
+        tl_ckpt_set_max_stack(atomic_load(&stacks.next_id));
+        tl_ckpt_flush(mono());
+    }
+    if (cfg->mode != TL_MODE_ALL) write_counts();
+    uint64_t a, f, s, d;
+    tl_counters_totals(&a, &f, &s, &d);
+    tl_writer_end(&writer, &tl_tsd.cur, mono(), reason, status, a, f, s, d);
+}
+
+/* --- lineage API support (api.c); callers hold the guard --- */
+
+bool tl_record_api_begin(void)
+{
+    if (!tl_agent_recording()) return false;
+    tl_record_thread_begin();
+    return true;
+}
+
+void tl_record_lineage(tl_rec_type_t type, const uint64_t *ints, const char *str, size_t len)
+{
+    dropped_if(tl_writer_lineage(&writer, &tl_tsd.cur, mono(), type, ints, str, len));
+}
+
+bool tl_record_mark(uint64_t id, const char *name, size_t len)
+{
+    bool failed = tl_writer_mark(&writer, &tl_tsd.cur, mono(), id, name, len);
+    dropped_if(failed);
+    return failed;
+}

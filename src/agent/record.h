@@ -1,0 +1,104 @@
+/* record.h - the agent's recording path: which blocks are recorded (the
+ * byte sampler, the live table), their stacks, and the records the hooks
+ * and the lineage API write into the calling thread's chunk.
+ *
+ * Rules: every tl_record_* runs with the caller's reentrancy guard raised
+ * (TL_GUARD_SCOPE) and never fails the caller's allocation; a record that
+ * cannot be written is counted as dropped. No stdio, no getenv. The
+ * lifecycle (agent.c) calls tl_record_init once and owns the switch.
+ */
+#ifndef TL_AGENT_RECORD_H
+#define TL_AGENT_RECORD_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "agent/config.h"
+#include "agent/counters.h"
+#include "agent/live.h"
+#include "agent/modules.h"
+#include "agent/tsd.h"
+#include "agent/writer.h"
+#include "common/trace_format.h"
+
+/* TENSORLEAK_MODE (tl_mode_t) and TENSORLEAK_STACK_DEPTH, fixed at init. */
+extern int tl_record_mode;
+extern unsigned tl_record_stack_depth;
+
+/* Set once the first PyTorch storage was recorded outside `all` mode: from
+ * then on C++ operator new blocks are recorded in full (TL_KIND_NEW_FULL). */
+extern atomic_bool tl_record_cxx_full;
+
+/* Outside `all` mode, the hooks' fast path for a plain allocation of size
+ * bytes (guard not raised, recording): counts it and draws it against the
+ * thread's sampling countdown. True: nothing more to do (not recorded).
+ * False: call tl_record_alloc, which records it (sampled here, big, or
+ * a thread's first call). No lock, no atomic read-modify-write. */
+static inline bool tl_record_alloc_unrecorded(size_t size)
+{
+    tl_counters_t *s = tl_tsd.slot;
+    if (tl_record_mode == TL_MODE_ALL || !s || s == TL_COUNTERS_SHARED || !tl_tsd.sample_ready ||
+        size >= TL_CONFIG_BIG_MIN || tl_tsd.force_full)
+        return false;
+    unsigned c = tl_size_class(size);
+    tl_ctr_add(&s->cls_count[c], 1);
+    tl_ctr_add(&s->cls_bytes[c], size);
+    if ((tl_tsd.sample_left -= (int64_t)size) > 0) return true;
+    tl_tsd.sample_hit = true;
+    return false;
+}
+
+/* Outside `all` mode, the fast path of a free of p (non-NULL): true when p
+ * is certainly not a recorded block (nothing to write). */
+static inline bool tl_record_free_unrecorded(const void *p)
+{
+    tl_counters_t *s = tl_tsd.slot;
+    if (tl_record_mode == TL_MODE_ALL || !s || s == TL_COUNTERS_SHARED || tl_live_maybe(p))
+        return false;
+    tl_ctr_add(&s->frees_all, 1);
+    return true;
+}
+
+/* Start recording with cfg (kept: it must outlive the process's tracing):
+ * the stack table, the thread-end key. true = failure (mmap). */
+bool tl_record_init(const tl_config_t *cfg);
+/* A fork child: forget the parent's threads, stacks and counters before
+ * its own trace is opened. Single-threaded. */
+void tl_record_reset(void);
+/* The trace's writer (created and ended by the lifecycle). */
+tl_writer_t *tl_record_writer(void);
+/* Bind the calling thread to the current trace (cursor, counter slot,
+ * THREAD record); cheap when it is bound already. */
+void tl_record_thread_begin(void);
+/* Callback for tl_modules_scan: one MODULE record. */
+void tl_record_module(void *arg, const tl_module_info_t *m);
+/* The OPTIONS record: keys/values[0..n) and then the process's CPython
+ * pairs (docs/trace-format.md), for which both arrays hold 3 more slots. */
+void tl_record_options(size_t n, const char **keys, const char **values);
+/* The END record (reason TL_END_*, status), after the last checkpoint
+ * (aggregate mode) and the exact per-class COUNT records. */
+void tl_record_end(uint64_t reason, int status);
+
+/* Events. kind is a tl_kind_t; ptr non-NULL; size as requested. They keep
+ * the caller's errno. */
+void tl_record_alloc(uint64_t kind, const void *ptr, size_t size);
+/* `all` mode, with the stack the hook captured itself (tl_stack_capture_inline):
+ * frames[0..n) innermost first, skip ranges already dropped. */
+void tl_record_alloc_stack(uint64_t kind, const void *ptr, size_t size, const uint64_t *frames,
+                           size_t n);
+void tl_record_free(uint64_t kind, const void *ptr);
+void tl_record_realloc(const void *old_ptr, const void *new_ptr, size_t size);
+
+/* Lineage API support (api.c). tl_record_api_begin binds the thread and is
+ * true when recording; call the others only after it returned true. */
+bool tl_record_api_begin(void);
+/* Id of the caller's stack (Python frames merged), written if new. */
+uint64_t tl_record_stack(void);
+/* One lineage-family record into this thread's chunk (dropped: counted). */
+void tl_record_lineage(tl_rec_type_t type, const uint64_t *ints, const char *str, size_t len);
+/* A MARK record. true = dropped. */
+bool tl_record_mark(uint64_t id, const char *name, size_t len);
+
+#endif /* TL_AGENT_RECORD_H */

@@ -1,0 +1,58 @@
+/* tsd.h - the agent's per-thread state, its reentrancy guard and the
+ * tracing switch: what every module of the agent and every hook reads.
+ *
+ * The thread-local state starts valid as static zero (guard 0, no cursor,
+ * no counter slot), so a hook that runs before the constructor or in a
+ * brand-new thread is fine. Header of data only: no module below it.
+ */
+#ifndef TL_AGENT_TSD_H
+#define TL_AGENT_TSD_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "agent/writer.h"
+
+struct tl_counters;
+
+/* Per-thread state (initial-exec TLS: no allocation on first touch). */
+typedef struct tl_tsd {
+    int guard;                /* > 0: we are inside the agent; hooks pass through */
+    bool sample_ready;        /* sample_left holds a drawn interval */
+    bool sample_hit;          /* the fast path just counted a sampled block */
+    bool force_full;          /* the next block is recorded in full (C++ new under torch) */
+    int64_t sample_left;      /* bytes until this thread's next sample */
+    uint64_t rng;             /* xorshift state of the sampler */
+    tl_wcursor_t cur;         /* this thread's chunk in the current trace */
+    struct tl_counters *slot; /* this thread's counters (outlive the thread) */
+} tl_tsd_t;
+
+extern __thread tl_tsd_t tl_tsd __attribute__((tls_model("initial-exec")));
+
+enum {
+    TL_AGENT_OFF = 0,       /* before init, disabled, or no trace file */
+    TL_AGENT_ON = 1,        /* recording */
+    TL_AGENT_FINISHING = 2, /* the END record is being written */
+    TL_AGENT_DONE = 3,      /* finished; hooks pass through */
+};
+/* The tracing switch: written by the lifecycle (agent.c), read by all. */
+extern atomic_int tl_agent_state;
+
+static inline bool tl_agent_recording(void)
+{
+    return atomic_load_explicit(&tl_agent_state, memory_order_relaxed) == TL_AGENT_ON;
+}
+
+static inline void tl_guard_drop(int *unused)
+{
+    (void)unused;
+    tl_tsd.guard--;
+}
+
+/* Raise the reentrancy guard for the rest of the scope; dropped on every
+ * exit, C++ exceptions unwinding through us included (-fexceptions). */
+#define TL_GUARD_SCOPE                                                                             \
+    int tl_guard_tok_ __attribute__((cleanup(tl_guard_drop), unused)) = (tl_tsd.guard++, 0)
+
+#endif /* TL_AGENT_TSD_H */

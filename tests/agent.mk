@@ -145,3 +145,13 @@ tests_workloads_agent_stress_CFLAGS = $(AGENT_WL_CFLAGS)
 tests_workloads_agent_stress_LDADD = -ldl -lpthread
 TESTS += tests/integration/agent_stress.sh
 EXTRA_DIST += tests/integration/agent_stress.sh
+
+# Report core (issue 12): the live block table and aggregate mode's checkpoints.
+check_PROGRAMS += tests/unit/test_live
+tests_unit_test_live_SOURCES = tests/unit/test_live.c
+tests_unit_test_live_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_live_LDADD = libtlagent.la libtlcommon.la $(CHECK_LIBS) \
+	$(LIBUNWIND_LIBS) $(XXHASH_LIBS) -ldl -lpthread -lm
+TESTS += tests/unit/test_live
+TESTS += tests/integration/agent_layers.sh
+EXTRA_DIST += tests/integration/agent_layers.sh

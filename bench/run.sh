@@ -1,22 +1,24 @@
 #!/bin/bash
-# bench/run.sh - tensorleak's benchmarks side by side with heaptrack (issue 5).
+# bench/run.sh - tensorleak's benchmarks side by side with heaptrack (issue 5)
+# and, on the Python workloads, memray (issue 12).
 #
 # Builds the workloads (cc -O2 -g) in a temporary directory, runs every
 # configuration of every workload N times, round-robin (one run of each
 # configuration per round, the starting configuration rotating), and prints
 # markdown tables: median wall time, ratio to plain (median of the per-round
 # ratios), spread ((max-min)/median), peak RSS; trace bytes per event (W4);
-# report time and memory (W5).
+# report time and memory (W5, and W7 beside memray's readers).
 # Progress goes to stderr, tables to stdout. See BENCHMARKS.md.
 set -euo pipefail
 
 usage() {
     cat <<'EOF'
-usage: bench/run.sh [--quick] [--runs=N] [--only=W1,W2,W3,W4,W5] [--configs=C,...] [--keep]
+usage: bench/run.sh [--quick] [--runs=N] [--only=W1,...,W7] [--configs=C,...] [--keep]
 
   --quick         3 runs and smaller workloads (about 1-2 minutes)
   --runs=N        runs per configuration (default 5)
-  --only=LIST     workloads to run (default all; W4 and W5 use W1's traces)
+  --only=LIST     workloads to run (default all; W4 and W5 use W1's traces,
+                  W7 (the readers) W3's; W6 is a NumPy workload)
   --configs=LIST  configurations to run (default all that apply; plain is
                   always run, ratios need it)
   --keep          keep the temporary directory (workloads, logs, traces)
@@ -24,12 +26,16 @@ usage: bench/run.sh [--quick] [--runs=N] [--only=W1,W2,W3,W4,W5] [--configs=C,..
 Configurations: plain (glibc), jemalloc (LD_PRELOAD), tensorleak (the
 agent's default mode), tl-all (TENSORLEAK_MODE=all, when the agent has it),
 tl-lin-off / tl-lin-ops (W3: TENSORLEAK_LINEAGE=off / ops; tensorleak is
-the default, copies), heaptrack.
+the default, copies), heaptrack; on W3 and W6 memray, memray-native
+(--native) and memray-agg (--aggregate), skipped with a note when the
+Python cannot import memray.
 
 Environment: TENSORLEAK_AGENT (libtensorleak.so), TENSORLEAK_CLI (tensorleak),
 TENSORLEAK_BUILD (a build directory holding both; default: build/, ../build/,
 _build/ next to the source tree), JEMALLOC, HEAPTRACK, HEAPTRACK_PRINT,
-PYTHON (default /usr/bin/python3), CC, TMPDIR.
+PYTHON (default /usr/bin/python3), MEMRAY_PATH (a directory put on
+PYTHONPATH for the memray rows only, e.g. a pip --target install; default
+/opt/memray-deb when it exists), CC, TMPDIR.
 EOF
 }
 
@@ -42,7 +48,7 @@ say() { printf '%s\n' "$*" >&2; }
 runs=5
 quick=0
 keep=0
-only="W1,W2,W3,W4,W5"
+only="W1,W2,W3,W4,W5,W6,W7"
 want_configs=""
 for arg in "$@"; do
     case $arg in
@@ -62,12 +68,12 @@ done
 if [ "$quick" = 1 ] && [[ " $* " != *" --runs="* ]]; then runs=3; fi
 
 # Workload sizes: issue 5's, or a quarter for --quick.
-w1_pairs=2000000 w2_count=200000 w3_steps=1000
-if [ "$quick" = 1 ]; then w1_pairs=500000 w2_count=50000 w3_steps=250; fi
+w1_pairs=2000000 w2_count=200000 w3_steps=1000 w6_steps=4000
+if [ "$quick" = 1 ]; then w1_pairs=500000 w2_count=50000 w3_steps=250 w6_steps=1000; fi
 
 has() { [[ ",$1," == *",$2,"* ]]; }
 for w in ${only//,/ }; do
-    case $w in W1 | W2 | W3 | W4 | W5) ;; *) die "unknown workload '$w' in --only" ;; esac
+    case $w in W1 | W2 | W3 | W4 | W5 | W6 | W7) ;; *) die "unknown workload '$w' in --only" ;; esac
 done
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -106,9 +112,18 @@ command -v "$CC" >/dev/null || die "C compiler '$CC' not found: set CC"
 [ -f "$JEMALLOC" ] || die "jemalloc $JEMALLOC not found: set JEMALLOC"
 command -v "$HEAPTRACK" >/dev/null || die "heaptrack not found: set HEAPTRACK"
 command -v "$HEAPTRACK_PRINT" >/dev/null || die "heaptrack_print not found: set HEAPTRACK_PRINT"
-if has "$only" W3; then
+if has "$only" W3 || has "$only" W7; then
     "$PYTHON" -c 'import torch' 2>/dev/null || die "$PYTHON cannot import torch: set PYTHON"
 fi
+if has "$only" W6; then
+    "$PYTHON" -c 'import numpy' 2>/dev/null || die "$PYTHON cannot import numpy: set PYTHON"
+fi
+# memray runs the same interpreter (and so the same torch) as the other rows.
+MEMRAY_PATH=${MEMRAY_PATH-}
+if [ -z "$MEMRAY_PATH" ] && [ -d /opt/memray-deb ]; then MEMRAY_PATH=/opt/memray-deb; fi
+memray_env=(env ${MEMRAY_PATH:+PYTHONPATH="$MEMRAY_PATH${PYTHONPATH:+:$PYTHONPATH}"})
+has_memray=0
+if "${memray_env[@]}" "$PYTHON" -c 'import memray' 2>/dev/null; then has_memray=1; fi
 
 # The agent grows modes (issue 5 item 3); run `all` beside the default once
 # it reads TENSORLEAK_MODE.
@@ -157,6 +172,14 @@ run_one() {
     tl-lin-off) pfx=(env LD_PRELOAD="$agent" TENSORLEAK_OUTPUT="$tmp/$tag.tlt" TENSORLEAK_LINEAGE=off "${pyenv[@]}") ;;
     tl-lin-ops) pfx=(env LD_PRELOAD="$agent" TENSORLEAK_OUTPUT="$tmp/$tag.tlt" TENSORLEAK_LINEAGE=ops "${pyenv[@]}") ;;
     heaptrack) pfx=("$HEAPTRACK" -o "$tmp/$tag") ;;
+    memray | memray-native | memray-agg)
+        # CMD is "PYTHON SCRIPT ARGS": the same interpreter runs memray.
+        local mopt=()
+        [ "$c" = memray-native ] && mopt=(--native)
+        [ "$c" = memray-agg ] && mopt=(--aggregate)
+        pfx=("${memray_env[@]}" "$1" -m memray run -q -f "${mopt[@]}" -o "$tmp/$tag.bin")
+        shift
+        ;;
     *) die "internal: unknown configuration $c" ;;
     esac
     "$timeit" "$tmp/res" "$tmp/$tag.log" "${pfx[@]}" "$@" || die "$w/$c: timeit failed"
@@ -175,11 +198,13 @@ run_one() {
         bytes=$((bytes + $(stat -c %s "$f")))
         if [ "$r" = "$runs" ] && [ "$w" = W1 ]; then
             mv "$f" "$tmp/last-$c.${f#"$tmp/$tag".}"
+        elif [ "$r" = "$runs" ] && [ "$w" = W3 ]; then
+            mv "$f" "$tmp/last-W3-$c.${f#"$tmp/$tag".}"
         else
             rm -f "$f"
         fi
     done
-    case $c in tensorleak | tl-* | heaptrack)
+    case $c in tensorleak | tl-* | heaptrack | memray*)
         [ "$bytes" -gt 0 ] || die "$w under $c (round $r) left no trace in $tmp"
         ;;
     esac
@@ -215,7 +240,13 @@ pick() { # the configurations of LIST the user asked for (plain always)
 tl_c="tensorleak"
 [ "$has_modes" = 1 ] && tl_c="tensorleak tl-all"
 c_configs=$(pick "plain jemalloc $tl_c heaptrack")
-py_configs=$(pick "plain jemalloc tl-lin-off $tl_c tl-lin-ops heaptrack")
+memray_c=""
+if [ "$has_memray" = 1 ]; then
+    memray_c="memray memray-native memray-agg"
+elif has "$only" W3 || has "$only" W6 || has "$only" W7; then
+    say "bench: $PYTHON cannot import memray (MEMRAY_PATH=${MEMRAY_PATH:-unset}): no memray rows"
+fi
+py_configs=$(pick "plain jemalloc tl-lin-off $tl_c tl-lin-ops heaptrack $memray_c")
 
 t_start=$(date +%s)
 if has "$only" W1 || has "$only" W4 || has "$only" W5; then
@@ -227,8 +258,47 @@ fi
 if has "$only" W2; then
     run_workload W2 "$c_configs" "$tmp/w2_memalign" "$w2_count"
 fi
-if has "$only" W3; then
+if has "$only" W3 || has "$only" W7; then
     run_workload W3 "$py_configs" "$PYTHON" "$here/w3_mlp.py" "$w3_steps"
+fi
+if has "$only" W6; then
+    run_workload W6 "$py_configs" "$PYTHON" "$here/w6_numpy.py" "$w6_steps"
+fi
+
+# W7: the readers on W3's last traces: `tensorleak report` (default and
+# `all` mode traces) beside `memray stats` and `memray flamegraph` on memray's
+# (default and --native), alternating the order per round.
+if has "$only" W7; then
+    readers=()
+    for c in tensorleak tl-all; do
+        [ -f "$tmp/last-W3-$c.tlt" ] && readers+=("tl-report:$c")
+    done
+    for c in memray memray-native; do
+        if [ -f "$tmp/last-W3-$c.bin" ]; then readers+=("memray-stats:$c" "memray-flamegraph:$c"); fi
+    done
+    [ "${#readers[@]}" -gt 0 ] || die "W7 needs W3's traces (keep tensorleak or memray in --configs)"
+    for ((r = 1; r <= runs; r++)); do
+        say "bench: W7: round $r/$runs"
+        for ((k = 0; k < ${#readers[@]}; k++)); do
+            rd=${readers[$(((k + r - 1) % ${#readers[@]}))]}
+            tool=${rd%%:*} c=${rd#*:}
+            case $tool in
+            tl-report) cmd=("$cli" report "$tmp/last-W3-$c.tlt") ;;
+            memray-stats) cmd=("${memray_env[@]}" "$PYTHON" -m memray stats "$tmp/last-W3-$c.bin") ;;
+            memray-flamegraph) cmd=("${memray_env[@]}" "$PYTHON" -m memray flamegraph -f
+                -o "$tmp/W7.html" "$tmp/last-W3-$c.bin") ;;
+            esac
+            "$timeit" "$tmp/res" "$tmp/W7.log" "${cmd[@]}" || die "W7: timeit failed"
+            read -r wall rss st <"$tmp/res"
+            case $st in 0) ;; *)
+                tail -n 3 "$tmp/W7.log" >&2
+                die "W7: $rd exited with status $st"
+                ;;
+            esac
+            sz=$(stat -c %s "$tmp/last-W3-$c".* | head -n1)
+            printf 'W7\t%s\t%s\t%s\t%s\t-\t%s\t-\n' "$tool ($c)" "$r" "$wall" "$rss" "$sz" >>"$results"
+        done
+    done
 fi
 
 # W5: `tensorleak report` on W1's last trace against heaptrack_print on
@@ -291,7 +361,7 @@ function spread(s, m,   a, n, i, lo, hi) {
 
 # Medians per (workload, config) with ratios to plain of the same workload.
 awk -F'\t' "$awk_lib"'
-$1 == "W5" { next }
+$1 == "W5" || $1 == "W7" { next }
 {
     k = $1 SUBSEP $2
     if (!(k in wall)) { order[++n] = k; wl[n] = $1; cf[n] = $2 }
@@ -317,6 +387,17 @@ END {
         printf "| %s | %s | %.3f | %.2f | %.0f%% | %s | %.1f | %.2f |\n", wl[i], cf[i], w, ratio(k, p, w_r), spread(wall[k], w), li, r, r / pr
     }
 }' "$results"
+
+if has "$only" W3 || has "$only" W6; then
+    printf '\nOutput size on the Python workloads (median bytes a run left: trace files, memray captures)\n\n'
+    awk -F'\t' "$awk_lib"'
+    ($1 == "W3" || $1 == "W6") && $7 > 0 { k = $1 SUBSEP $2; if (!(k in sz)) { order[++n] = k; wl[n] = $1; cf[n] = $2 }; sz[k] = sz[k] " " $7 }
+    END {
+        print "| workload | config | output MiB |"
+        print "|---|---|---:|"
+        for (i = 1; i <= n; i++) printf "| %s | %s | %.2f |\n", wl[i], cf[i], median(sz[order[i]]) / 1048576
+    }' "$results"
+fi
 
 if has "$only" W4; then
     printf '\nW4: trace bytes per event on W1 (%s allocations + frees; median trace size)\n\n' \
@@ -344,6 +425,20 @@ if has "$only" W5; then
         for (i = 1; i <= n; i++) {
             k = order[i]; w = median(wall[k]); r = median(rss[k])
             printf "| %s | %.3f | %.2f | %.1f | %.2f |\n", k, w, w / hw, r / 1024, r / hr
+        }
+    }' "$results"
+fi
+
+if has "$only" W7; then
+    printf '\nW7: the readers on W3'"'"'s last traces (tensorleak report vs memray stats / flamegraph)\n\n'
+    awk -F'\t' "$awk_lib"'
+    $1 == "W7" { k = $2; if (!(k in wall)) order[++n] = k; wall[k] = wall[k] " " $4; rss[k] = rss[k] " " $5; sz[k] = $7 }
+    END {
+        print "| reader (trace) | trace MiB | time s | spread | peak RSS MiB |"
+        print "|---|---:|---:|---:|---:|"
+        for (i = 1; i <= n; i++) {
+            k = order[i]; w = median(wall[k])
+            printf "| %s | %.2f | %.3f | %.0f%% | %.1f |\n", k, sz[k] / 1048576, w, spread(wall[k], w), median(rss[k]) / 1024
         }
     }' "$results"
 fi

@@ -128,7 +128,7 @@ static inline __attribute__((always_inline)) void *tracked_alloc(uint64_t kind, 
         errno = saved;
         return p;
     }
-    /* Outside `all` mode most blocks are only counted (agent.h). */
+    /* Outside `all` mode most blocks are only counted (record.h). */
     if (p && !tl_record_alloc_unrecorded(recorded)) {
         TL_GUARD_SCOPE;
         tl_record_alloc(kind, p, recorded);
@@ -502,7 +502,7 @@ static inline void *cxx_new(const char *name, bool aligned, bool nothrow, size_t
         p = raw_alloc(size, flags);
     } else {
         /* Under PyTorch, new'd blocks (a tensor's TensorImpl among them) keep
-         * their stacks outside `all` mode too (agent.h). */
+         * their stacks outside `all` mode too (record.h). */
         if (!aligned && atomic_load_explicit(&tl_record_cxx_full, memory_order_relaxed))
             tl_tsd.force_full = true;
         p = tracked_alloc(kind, size, size, flags);

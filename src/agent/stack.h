@@ -72,7 +72,7 @@ size_t tl_stack_capture(const uint64_t **frames, size_t depth);
 #define TL_STACK_PY_SCRATCH 6144
 typedef struct tl_stack_buf {
     void *raw[TL_REC_MAX_FRAMES + TL_STACK_SLACK]; /* unw_backtrace's output */
-    uint64_t merged[TL_REC_MAX_FRAMES];            /* native + Python frames (agent.c) */
+    uint64_t merged[TL_REC_MAX_FRAMES];            /* native + Python frames (record.c) */
     /* tl_pyframes_merge's work area (its frame ids, groups, names). */
     _Alignas(8) unsigned char py_scratch[TL_STACK_PY_SCRATCH];
 } tl_stack_buf_t;

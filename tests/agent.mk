@@ -155,3 +155,10 @@ tests_unit_test_live_LDADD = libtlagent.la libtlcommon.la $(CHECK_LIBS) \
 TESTS += tests/unit/test_live
 TESTS += tests/integration/agent_layers.sh
 EXTRA_DIST += tests/integration/agent_layers.sh
+# Report core (issue 12): a fork child's report point ids start at 1 (api.c's own fork handler).
+check_PROGRAMS += tests/workloads/api_fork
+tests_workloads_api_fork_SOURCES = tests/workloads/api_fork.c
+tests_workloads_api_fork_CFLAGS = $(AGENT_WL_CFLAGS)
+tests_workloads_api_fork_LDADD = -ldl
+TESTS += tests/integration/agent_api_fork.sh
+EXTRA_DIST += tests/integration/agent_api_fork.sh

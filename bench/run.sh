@@ -25,6 +25,7 @@ usage: bench/run.sh [--quick] [--runs=N] [--only=W1,...,W7] [--configs=C,...] [-
 
 Configurations: plain (glibc), jemalloc (LD_PRELOAD), tensorleak (the
 agent's default mode), tl-all (TENSORLEAK_MODE=all, when the agent has it),
+tl-agg (W3, W6: TENSORLEAK_MODE=aggregate, beside memray-agg),
 tl-lin-off / tl-lin-ops (W3: TENSORLEAK_LINEAGE=off / ops; tensorleak is
 the default, copies), heaptrack; on W3 and W6 memray, memray-native
 (--native) and memray-agg (--aggregate), skipped with a note when the
@@ -169,6 +170,7 @@ run_one() {
     jemalloc) pfx=(env LD_PRELOAD="$JEMALLOC") ;;
     tensorleak) pfx=(env LD_PRELOAD="$agent" TENSORLEAK_OUTPUT="$tmp/$tag.tlt" "${pyenv[@]}") ;;
     tl-all) pfx=(env LD_PRELOAD="$agent" TENSORLEAK_OUTPUT="$tmp/$tag.tlt" TENSORLEAK_MODE=all "${pyenv[@]}") ;;
+    tl-agg) pfx=(env LD_PRELOAD="$agent" TENSORLEAK_OUTPUT="$tmp/$tag.tlt" TENSORLEAK_MODE=aggregate "${pyenv[@]}") ;;
     tl-lin-off) pfx=(env LD_PRELOAD="$agent" TENSORLEAK_OUTPUT="$tmp/$tag.tlt" TENSORLEAK_LINEAGE=off "${pyenv[@]}") ;;
     tl-lin-ops) pfx=(env LD_PRELOAD="$agent" TENSORLEAK_OUTPUT="$tmp/$tag.tlt" TENSORLEAK_LINEAGE=ops "${pyenv[@]}") ;;
     heaptrack) pfx=("$HEAPTRACK" -o "$tmp/$tag") ;;
@@ -246,7 +248,9 @@ if [ "$has_memray" = 1 ]; then
 elif has "$only" W3 || has "$only" W6 || has "$only" W7; then
     say "bench: $PYTHON cannot import memray (MEMRAY_PATH=${MEMRAY_PATH:-unset}): no memray rows"
 fi
-py_configs=$(pick "plain jemalloc tl-lin-off $tl_c tl-lin-ops heaptrack $memray_c")
+py_tl_c=$tl_c
+[ "$has_modes" = 1 ] && py_tl_c="$tl_c tl-agg"
+py_configs=$(pick "plain jemalloc tl-lin-off $py_tl_c tl-lin-ops heaptrack $memray_c")
 
 t_start=$(date +%s)
 if has "$only" W1 || has "$only" W4 || has "$only" W5; then
@@ -270,7 +274,7 @@ fi
 # (default and --native), alternating the order per round.
 if has "$only" W7; then
     readers=()
-    for c in tensorleak tl-all; do
+    for c in tensorleak tl-all tl-agg; do
         [ -f "$tmp/last-W3-$c.tlt" ] && readers+=("tl-report:$c")
     done
     for c in memray memray-native; do

@@ -181,15 +181,6 @@ bool tl_agg_finish(tl_trace_t *t, void *ctx, tl_agg_intern_fn intern, tl_agg_pus
 {
     tl_agg_t *a = t->agg;
     if (!a) return false;
-    if (a->mode == TL_TMODE_DEFAULT && a->sample_bytes > 1) {
-        for (size_t i = 0; i < t->nevents; i++) {
-            tl_event_t *ev = &t->events[i];
-            bool plain = ev->type == TL_EV_RALLOC || (ev->type == TL_EV_ALLOC && !ev->storage);
-            if (!plain || ev->size >= a->big_min || (ev->pad & TL_EV_F_EXACT)) continue;
-            ev->size = tl_agg_weight(ev->size, a->sample_bytes);
-            ev->pad |= TL_EV_F_SAMPLED;
-        }
-    }
     if (a->mode != TL_TMODE_AGGREGATE) return false;
     a->cur = pick(a, 0);
     a->peak = pick(a, 2);

@@ -5,7 +5,7 @@
  * ordinary events and site totals for the model.
  *
  * In the default mode, plain blocks below big_min_bytes were byte-sampled:
- * the reader gives each such ALLOC / RALLOC event the size it stands for,
+ * the event stream gives each such ALLOC / RALLOC event the size it stands for,
  * size / (1 - exp(-size / sample_bytes)), and flags it TL_EV_F_SAMPLED in
  * tl_event_t.pad. Untrusted input: every count is bounded.
  */
@@ -66,9 +66,9 @@ bool tl_agg_record(struct tl_trace *t, const tl_record_t *rec);
 /* A chunk whose tid marks an aggregate checkpoint region: decoded here.
  * *taken = it was one (the reader skips it). */
 bool tl_agg_chunk(struct tl_trace *t, uint32_t tid, const uint8_t *p, size_t n, bool *taken);
-/* After all chunks, before the events are sorted: weights of sampled
- * events; aggregate checkpoints as events (intern gives a site index for a
- * stack id, UINT32_MAX on failure; push appends an event, true = OOM). */
+/* After all chunks: aggregate checkpoints as events (intern gives a site
+ * index for a stack id, UINT32_MAX on failure; push appends an event,
+ * true = OOM). Sampled events get their weight in the stream (stream.c). */
 typedef uint32_t (*tl_agg_intern_fn)(void *ctx, uint64_t stack_id);
 typedef bool (*tl_agg_push_fn)(void *ctx, uint8_t type, uint64_t ts, uint64_t ptr, uint64_t size,
                                uint32_t site, bool storage, uint16_t flags);

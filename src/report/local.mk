@@ -4,6 +4,7 @@ noinst_LTLIBRARIES += libtlreport.la
 libtlreport_la_SOURCES = \
 	src/report/map.c src/report/map.h \
 	src/report/reader.c src/report/reader.h \
+	src/report/stream.c src/report/stream.h \
 	src/report/aggregate.c src/report/aggregate.h \
 	src/report/peek.c \
 	src/report/model.c src/report/model.h \

@@ -1,6 +1,6 @@
 /* model.c - replay the events in time order (see model.h).
  *
- * Two passes over the events with a live-block table (ptr -> size, site,
+ * Two passes over the event stream (tl_events_*) with a live-block table (ptr -> size, site,
  * flags, time): the first finds the event at which all live bytes peak; the
  * second aggregates the live set by site there and at the end point, and
  * tracks storage instances and their lineage (storages.c) to capture the end
@@ -32,6 +32,7 @@ typedef struct replay {
     size_t peak_event;
     bool rfree_storage; /* the block released by the RFREE just before */
     bool rfree_known;
+    uint8_t prev_type;       /* of the event before this one */
     tl_storage_t rfree_info; /* that storage (pass 2) */
     uint8_t *numpy_site;     /* per site: 0 not yet known, 1 no, 2 yes */
     /* pass 2 only: */
@@ -196,11 +197,12 @@ static void unregister_storage(replay_t *r, uint64_t ptr)
     e->b &= ~((uint64_t)(BF_STORAGE | BF_REG) << 32);
 }
 
-/* Apply event i; returns true when out of memory. */
-static bool step(replay_t *r, size_t i)
+/* Apply the pass's event number i; returns true when out of memory. */
+static bool step(replay_t *r, const tl_event_t *ev, size_t i)
 {
-    const tl_event_t *events = r->t->events, *ev = &events[i];
     bool oom = false, numpy;
+    uint8_t prev = r->prev_type;
+    r->prev_type = ev->type;
     unsigned flags = 0;
     switch (ev->type) {
     case TL_EV_ALLOC:
@@ -217,8 +219,8 @@ static bool step(replay_t *r, size_t i)
     case TL_EV_RALLOC: {
         r->c.allocations++;
         /* A realloc'd block keeps the kind (and id) of the block it replaced. */
-        bool carry = ev->storage && i > 0 && events[i - 1].type == TL_EV_RFREE && r->rfree_known &&
-                     r->rfree_storage;
+        bool carry =
+            ev->storage && i > 0 && prev == TL_EV_RFREE && r->rfree_known && r->rfree_storage;
         numpy = !carry && !(ev->pad & TL_EV_F_SAMPLED) && ev->size >= TL_NUMPY_MIN_STORAGE &&
                 numpy_site(r, ev->site);
         add_block(r, ev->ptr, ev->size, ev->site, carry || numpy ? BF_STORAGE : 0, ev->ts, &oom);
@@ -310,32 +312,27 @@ static bool live_by_site(replay_t *r, size_t nsites, tl_site_stat_t **out, size_
     return oom;
 }
 
-/* The event after which the end point is taken: the last end-point MARK
- * ("script_end", "os_exit": *mark_id set), else the last event (n - 1; SIZE_MAX when there
- * are no events). */
-static size_t end_event(const tl_trace_t *t, bool *script_end, uint64_t *mark_id)
+/* The lineage record after whose event the end point is taken: the last
+ * end-point MARK ("script_end", "os_exit": tl_endpoint_name) in time order
+ * (*mark_id set; returns its index), else SIZE_MAX: the end of the trace. */
+static size_t end_mark(const tl_trace_t *t, uint64_t *mark_id)
 {
-    *script_end = false;
-    for (size_t i = t->nevents; i-- > 0;) {
-        const tl_event_t *ev = &t->events[i];
-        if (ev->type != TL_EV_LINEAGE || ev->site >= t->nlineage) continue;
-        const tl_lineage_t *l = &t->lineage[ev->site];
+    for (size_t i = t->nlineage; i-- > 0;) {
+        const tl_lineage_t *l = &t->lineage[t->lineage_by_time[i]];
         if (l->type == TL_REC_MARK && tl_endpoint_name(l->str)) {
-            *script_end = true;
             *mark_id = l->a[0];
-            return i;
+            return t->lineage_by_time[i];
         }
     }
-    return t->nevents ? t->nevents - 1 : SIZE_MAX;
+    return SIZE_MAX;
 }
 
-/* Take the end point after event i (SIZE_MAX: before any): the counters,
+/* Take the end point after an event at ts (0: before any): the counters,
  * the live set by site, the live storages. true when out of memory. */
 static bool capture_end(replay_t *r, tl_model_t *at_end, bool script_end, uint64_t mark_id,
-                        size_t i, tl_model_t *m)
+                        uint64_t ts, tl_model_t *m)
 {
     const tl_trace_t *t = r->t;
-    uint64_t ts = i == SIZE_MAX ? 0 : t->events[i].ts;
     if (!script_end && t->has_end && t->end_ts > ts) ts = t->end_ts;
     *at_end = r->c;
     return live_by_site(r, t->nsites, &m->leaks, &m->nleaks) ||
@@ -351,36 +348,51 @@ bool tl_model_build_filtered(const tl_trace_t *t, tl_model_t *m, tl_site_filter_
                              void *ctx)
 {
     memset(m, 0, sizeof *m);
-    const size_t n = t->nevents, nsites = t->nsites;
+    const size_t nsites = t->nsites;
     replay_t r = {.t = t};
+    tl_events_t it = {0};
+    tl_event_t ev;
+    size_t n = 0;
+    uint64_t first_ts = 0, last_ts = 0;
     tl_stor_t st = {0};
     acc_t *sacc = NULL;
     uint8_t *numpy = calloc(nsites ? nsites : 1, 1);
     if (!numpy) return true;
     r.numpy_site = numpy;
 
-    for (size_t i = 0; i < n; i++)
-        if (step(&r, i)) goto oom;
+    if (tl_events_open(t, &it)) goto oom;
+    for (; tl_events_next(&it, &ev); n++) {
+        if (n == 0) first_ts = ev.ts;
+        last_ts = ev.ts;
+        if (step(&r, &ev, n)) goto oom;
+    }
+    tl_events_close(&it);
     bool have_peak = r.c.peak_bytes > 0;
     size_t peak_event = r.peak_event;
     tl_map_free(&r.live);
 
-    bool script_end;
     uint64_t mark_id = 0;
-    size_t end_at = end_event(t, &script_end, &mark_id);
+    size_t end_lin = end_mark(t, &mark_id);
+    bool script_end = end_lin != SIZE_MAX, ended = false;
     sacc = calloc(nsites * 2 + 2, sizeof *sacc);
     if (!sacc) goto oom;
     if (tl_regions_init(&m->regions, t, filter, ctx)) goto oom;
     r = (replay_t){.t = t, .numpy_site = numpy, .st = &st, .sacc = sacc, .rg = &m->regions};
     tl_model_t at_end = {0};
-    if (end_at == SIZE_MAX && capture_end(&r, &at_end, script_end, mark_id, SIZE_MAX, m)) goto oom;
-    for (size_t i = 0; i < n; i++) {
-        if (step(&r, i)) goto oom;
+    if (tl_events_open(t, &it)) goto oom;
+    for (size_t i = 0; tl_events_next(&it, &ev); i++) {
+        if (step(&r, &ev, i)) goto oom;
         if (have_peak && i == peak_event &&
             live_by_site(&r, nsites, &m->peak_sites, &m->npeak_sites))
             goto oom;
-        if (i == end_at && capture_end(&r, &at_end, script_end, mark_id, i, m)) goto oom;
+        if (script_end && !ended && ev.type == TL_EV_LINEAGE && ev.site == end_lin) {
+            if (capture_end(&r, &at_end, true, mark_id, ev.ts, m)) goto oom;
+            ended = true;
+        }
     }
+    tl_events_close(&it);
+    /* No script_end (or its event was not streamed): the end of the trace. */
+    if (!ended && capture_end(&r, &at_end, false, mark_id, n ? last_ts : 0, m)) goto oom;
     if (collect(sacc, nsites, &m->storage_sites, &m->nstorage_sites)) goto oom;
     bool agg_oom = false; /* aggregate mode: exact site totals (set below, after replay's) */
     if (tl_regions_finish(&m->regions)) goto oom;
@@ -399,10 +411,8 @@ bool tl_model_build_filtered(const tl_trace_t *t, tl_model_t *m, tl_site_filter_
     m->live_blocks = at_end.live_blocks;
     m->live_storage_bytes = at_end.live_storage_bytes;
     m->live_storage_blocks = at_end.live_storage_blocks;
-    if (n) {
-        m->first_ts = t->events[0].ts;
-        m->last_ts = t->events[n - 1].ts;
-    }
+    m->first_ts = first_ts;
+    m->last_ts = last_ts;
     agg_oom = tl_agg_model(t, m);
     free(sacc);
     free(numpy);
@@ -411,6 +421,7 @@ bool tl_model_build_filtered(const tl_trace_t *t, tl_model_t *m, tl_site_filter_
     if (agg_oom) tl_model_free(m);
     return agg_oom;
 oom:
+    tl_events_close(&it);
     free(sacc);
     free(numpy);
     tl_stor_free(&st);

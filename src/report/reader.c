@@ -1,8 +1,10 @@
-/* reader.c - decode a v1 or v2 trace (header, chunks, records) into a tl_trace_t.
+/* reader.c - load a v1 or v2 trace (header, chunks, records) into a
+ * tl_trace_t: one pass over the chunks (common/trace_chunk.h) that keeps the
+ * tables and counts the events; the runs of records that hold events become
+ * the sources that stream.c merges on every pass.
  *
- * Everything in the file is untrusted. Chunk offsets are computed in 64 bits
- * and checked against the file size; a record that fails to decode ends its
- * chunk; the events of all chunks are then merged by time with a stable sort.
+ * Everything in the file is untrusted. A record that fails to decode ends
+ * its chunk: the stream reads only the prefix decoded here.
  */
 #include "report/reader.h"
 
@@ -15,7 +17,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/trace_chunk.h"
 #include "report/aggregate.h"
+#include "report/stream.h"
 #include "tools/exit_codes.h"
 
 #define HDR_MIN_BYTES   ((uint32_t)TL_HDR_RESERVED)
@@ -88,7 +92,7 @@ static bool reserve(void **p, size_t *cap, size_t need, size_t elem)
 
 typedef struct rd {
     tl_trace_t *t;
-    size_t ev_cap, site_cap, frame_cap, mod_cap, py_cap, lin_cap;
+    size_t src_cap, extra_cap, site_cap, frame_cap, mod_cap, py_cap, lin_cap;
     size_t str_len, str_cap; /* the string pool, as offsets until the end of reading */
     uint32_t tid;            /* of the chunk being read */
 } rd_t;
@@ -111,11 +115,13 @@ static uint32_t intern_site(rd_t *r, uint64_t stack_id)
     return (uint32_t)t->nsites++;
 }
 
-static bool push_event(rd_t *r, const tl_event_t *ev)
+/* An aggregate checkpoint's event: kept (they are few) for the stream. */
+static bool push_extra(rd_t *r, const tl_event_t *ev)
 {
     tl_trace_t *t = r->t;
-    if (reserve((void **)&t->events, &r->ev_cap, t->nevents + 1, sizeof *t->events)) return true;
-    t->events[t->nevents++] = *ev;
+    if (reserve((void **)&t->extra, &r->extra_cap, t->nextra + 1, sizeof *t->extra)) return true;
+    t->extra[t->nextra++] = *ev;
+    t->nevents++;
     return false;
 }
 
@@ -248,7 +254,7 @@ const tl_pyframe_t *tl_trace_pyframe(const tl_trace_t *t, uint64_t frame)
     return e && e->a < t->npyframes ? &t->pyframes[e->a] : NULL;
 }
 
-/* Keep a MARK or lineage-family record and its event. Strings go to the pool
+/* Keep a MARK or lineage-family record (its event is streamed). Strings go to the pool
  * as offsets (the pool moves while it grows; tl_trace_read_mem turns them
  * into pointers at the end). */
 static bool take_lineage(rd_t *r, const tl_record_t *rec, uint64_t ts)
@@ -282,16 +288,16 @@ static bool take_lineage(rd_t *r, const tl_record_t *rec, uint64_t ts)
         l->site = intern_site(r, 0);
         if (l->site == UINT32_MAX) return true;
     }
-    tl_event_t ev = {.ts = ts, .type = TL_EV_LINEAGE, .site = (uint32_t)t->nlineage};
     t->nlineage++;
-    return push_event(r, &ev);
+    t->nevents++;
+    return false;
 }
 
 /* Apply one decoded record at absolute time ts. true = out of memory. */
 static bool take_record(rd_t *r, const tl_record_t *rec, uint64_t ts)
 {
     tl_trace_t *t = r->t;
-    tl_event_t ev = {.ts = ts};
+    if (tl_rec_is_lineage(rec->type)) return take_lineage(r, rec, ts);
     switch (rec->type) {
     case TL_REC_PROCESS:
         return take_process(t, rec);
@@ -300,52 +306,20 @@ static bool take_record(rd_t *r, const tl_record_t *rec, uint64_t ts)
     case TL_REC_STACK:
         return take_stack(r, rec);
     case TL_REC_ALLOC:
-        if (rec->u.alloc.ptr == 0) return false; /* a failed allocation made no block */
-        ev.type = TL_EV_ALLOC;
-        ev.ptr = rec->u.alloc.ptr;
-        ev.size = rec->u.alloc.size;
-        ev.storage = tl_kind_is_storage(rec->u.alloc.kind);
-        ev.pad = rec->u.alloc.kind == TL_KIND_NEW_FULL ? TL_EV_F_EXACT : 0; /* aggregate.h */
-        ev.site = intern_site(r, rec->u.alloc.stack_id);
-        return ev.site == UINT32_MAX || push_event(r, &ev);
     case TL_REC_FREE:
-        if (rec->u.free.ptr == 0) return false;
-        ev.type = TL_EV_FREE;
-        ev.ptr = rec->u.free.ptr;
-        ev.storage = tl_kind_is_storage(rec->u.free.kind);
-        return push_event(r, &ev);
-    case TL_REC_REALLOC:
-        if (rec->u.realloc.old_ptr != 0) {
-            ev.type = TL_EV_RFREE;
-            ev.ptr = rec->u.realloc.old_ptr;
-            if (push_event(r, &ev)) return true;
-        }
-        if (rec->u.realloc.new_ptr != 0) {
-            ev.type = TL_EV_RALLOC;
-            ev.storage = rec->u.realloc.old_ptr != 0; /* an RFREE precedes it */
-            ev.ptr = rec->u.realloc.new_ptr;
-            ev.size = rec->u.realloc.size;
-            ev.site = intern_site(r, rec->u.realloc.stack_id);
-            return ev.site == UINT32_MAX || push_event(r, &ev);
-        }
+    case TL_REC_REALLOC: { /* counted here, streamed later: only the sites are interned */
+        tl_event_t ev[2];
+        uint64_t stack[2];
+        int n = tl_rec_events(rec, ts, ev, stack);
+        for (int i = 0; i < n; i++)
+            if ((ev[i].type == TL_EV_ALLOC || ev[i].type == TL_EV_RALLOC) &&
+                intern_site(r, stack[i]) == UINT32_MAX)
+                return true;
+        t->nevents += (size_t)n;
         return false;
+    }
     case TL_REC_PYFRAME:
         return take_pyframe(r, rec);
-    case TL_REC_MARK:
-    case TL_REC_STORAGE_REG:
-    case TL_REC_STORAGE_UNREG:
-    case TL_REC_VIEW_BEGIN:
-    case TL_REC_VIEW_END:
-    case TL_REC_COPY:
-    case TL_REC_TAG:
-    case TL_REC_SNAP_HOLD:
-    case TL_REC_SNAP_VIEW:
-    case TL_REC_FINGERPRINT:
-    case TL_REC_ORIGIN:
-    case TL_REC_REGION_BEGIN:
-    case TL_REC_REGION_END:
-    case TL_REC_NOTE:
-        return take_lineage(r, rec, ts);
     case TL_REC_OPTIONS:
         take_python_options(t, rec);
         return tl_agg_options(t, rec);
@@ -366,15 +340,30 @@ static bool take_record(rd_t *r, const tl_record_t *rec, uint64_t ts)
     }
 }
 
-/* Decode the records of one chunk's [p, p+n). cut: the chunk's data was cut
- * short by the end of the file, so a failing last record is truncation, not
- * damage. true = out of memory. */
+/* A run of one thread's records, [p, p + n) from base_ts, that made events
+ * since the load's counters stood at nev and lin: a source for the stream. */
+static bool add_source(rd_t *r, const uint8_t *chunk, const uint8_t *p, size_t n, uint64_t base_ts,
+                       size_t nev, size_t lin)
+{
+    tl_trace_t *t = r->t;
+    if (t->nevents == nev) return false;
+    if (reserve((void **)&t->srcs, &r->src_cap, t->nsrcs + 1, sizeof *t->srcs)) return true;
+    t->srcs[t->nsrcs++] = (tl_evsrc_t){
+        .chunk = chunk, .data = p, .len = n, .base_ts = base_ts, .lineage_base = (uint32_t)lin};
+    return false;
+}
+
+/* Decode the records of one chunk's [p, p+n). An OWNER record (v2) starts a
+ * run of another thread's records with its own time base: each run is a
+ * source of its own, in time order. cut: the chunk's data was cut short by
+ * the end of the file, so a failing last record is truncation, not damage.
+ * true = out of memory. */
 static bool read_chunk(rd_t *r, const uint8_t *p, size_t n, uint64_t base_ts, bool cut,
                        uint64_t *frames)
 {
     tl_record_t rec; /* about 5 KiB (the argv table) */
-    uint64_t ts = base_ts;
-    size_t off = 0;
+    uint64_t ts = base_ts, run_ts = base_ts;
+    size_t off = 0, run = 0, nev = r->t->nevents, lin = r->t->nlineage;
     bool any = false;
     while (off < n) {
         long used = tl_rec_decode(p + off, n - off, &rec, frames);
@@ -382,100 +371,60 @@ static bool read_chunk(rd_t *r, const uint8_t *p, size_t n, uint64_t base_ts, bo
             if (!cut) r->t->bad_records++;
             break;
         }
-        off += (size_t)used;
         any = true;
         if (rec.type == TL_REC_OWNER) { /* another thread's records follow */
+            if (add_source(r, p, p + run, off - run, run_ts, nev, lin)) return true;
+            off += (size_t)used;
             r->tid = (uint32_t)rec.u.lineage.a[0];
-            ts = rec.u.lineage.a[2];
+            ts = run_ts = rec.u.lineage.a[2];
+            run = off;
+            nev = r->t->nevents;
+            lin = r->t->nlineage;
             continue;
         }
+        off += (size_t)used;
         ts += rec.ts_delta;
         if (take_record(r, &rec, ts)) return true;
     }
     if (any) r->t->chunks_read++;
-    return false;
-}
-
-static bool all_zero(const uint8_t *p, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        if (p[i]) return false;
-    return true;
+    return add_source(r, p, p + run, off - run, run_ts, nev, lin);
 }
 
 static bool read_chunks(rd_t *r, const uint8_t *buf, size_t size)
 {
     tl_trace_t *t = r->t;
-    const uint64_t hb = t->hdr.header_bytes, cb = t->hdr.chunk_bytes;
     uint64_t *frames = malloc(TL_REC_MAX_FRAMES * sizeof *frames);
     if (!frames) return true;
     bool oom = false;
-    uint64_t declared = t->hdr.chunk_count;
-    if (size < hb) {
-        t->truncated = true;
-        free(frames);
-        return false;
-    }
-    for (uint64_t ci = 0; declared == 0 || ci < declared; ci++) {
-        /* hb <= 1 MiB and cb <= 1 GiB, so this only overflows past 2^34 chunks,
-         * which the size check below rules out first. */
-        uint64_t off = hb + ci * cb;
-        if (off >= size) {
-            if (declared != 0) t->truncated = true; /* header promised more chunks */
-            break;
-        }
-        uint64_t avail = size - off;
-        const uint8_t *c = buf + off;
-        if (avail < TL_CHUNK_HEADER_BYTES) {
-            if (declared != 0 || !all_zero(c, (size_t)avail)) t->truncated = true;
-            break;
-        }
-        uint32_t magic = tl_load_le32(c + TL_CHK_MAGIC);
-        if (magic == 0) continue; /* never used */
-        if (magic != TL_CHUNK_MAGIC) {
-            t->bad_chunks++;
-            continue;
-        }
-        uint32_t used = tl_load_le32(c + TL_CHK_USED);
-        if (used > cb - TL_CHUNK_HEADER_BYTES) {
-            t->bad_chunks++;
-            continue;
-        }
-        uint64_t have = avail - TL_CHUNK_HEADER_BYTES;
-        bool cut = have < used;
-        if (cut)
-            t->truncated = true;
-        else
-            have = used;
-        uint64_t base_ts = tl_load_le64(c + TL_CHK_BASE_TS);
+    tl_chunk_iter_t it;
+    tl_chunk_iter_init(&it, buf, size, t->hdr.header_bytes, t->hdr.chunk_bytes, t->hdr.chunk_count);
+    for (tl_chunk_t c; !oom && tl_chunk_iter_next(&it, &c);) {
         bool ckpt; /* an aggregate checkpoint chunk: aggregate.c reads it */
-        if (tl_agg_chunk(t, tl_load_le32(c + TL_CHK_TID), c + TL_CHUNK_HEADER_BYTES, (size_t)have,
-                         &ckpt)) {
+        if (tl_agg_chunk(t, c.tid, c.data, c.len, &ckpt)) {
             oom = true;
             break;
         }
         if (ckpt) continue;
-        r->tid = tl_load_le32(c + TL_CHK_TID);
-        if (read_chunk(r, c + TL_CHUNK_HEADER_BYTES, (size_t)have, base_ts, cut, frames)) {
-            oom = true;
-            break;
-        }
+        r->tid = c.tid;
+        oom = read_chunk(r, c.data, c.len, c.base_ts, c.cut, frames);
+        tl_trace_release(t, c.data, c.len);
     }
+    t->truncated |= it.truncated;
+    t->bad_chunks += it.bad_chunks;
     free(frames);
     return oom;
 }
 
-/* Stable bottom-up merge sort of the events by ts: ties keep file order. */
-static bool sort_events(tl_trace_t *t)
+/* Stable bottom-up merge sort of n events by ts: ties keep their order. */
+static bool sort_events(tl_event_t *events, size_t n)
 {
-    size_t n = t->nevents;
     size_t i;
-    for (i = 1; i < n && t->events[i - 1].ts <= t->events[i].ts; i++)
+    for (i = 1; i < n && events[i - 1].ts <= events[i].ts; i++)
         ;
-    if (i >= n) return false; /* already in order (one thread, the common case) */
+    if (i >= n) return false; /* already in order */
     tl_event_t *tmp = malloc(n * sizeof *tmp);
     if (!tmp) return true;
-    tl_event_t *src = t->events, *dst = tmp;
+    tl_event_t *src = events, *dst = tmp;
     for (size_t width = 1; width < n; width *= 2) {
         for (size_t lo = 0; lo < n; lo += 2 * width) {
             size_t mid = lo + width < n ? lo + width : n;
@@ -493,12 +442,43 @@ static bool sort_events(tl_trace_t *t)
         dst = sw;
         if (width > SIZE_MAX / 2) break;
     }
-    if (src != t->events) {
-        memcpy(t->events, src, n * sizeof *src);
+    if (src != events) {
+        memcpy(events, src, n * sizeof *src);
         free(src);
     } else {
         free(dst);
     }
+    return false;
+}
+
+typedef struct lin_key {
+    uint64_t ts;
+    uint32_t i;
+} lin_key_t;
+
+static int cmp_lin(const void *pa, const void *pb)
+{
+    const lin_key_t *a = pa, *b = pb;
+    if (a->ts != b->ts) return a->ts < b->ts ? -1 : 1;
+    return a->i < b->i ? -1 : a->i > b->i;
+}
+
+/* lineage_by_time: the lineage records in the order the stream yields them. */
+static bool order_lineage(tl_trace_t *t)
+{
+    size_t n = t->nlineage;
+    lin_key_t *k = malloc((n ? n : 1) * sizeof *k);
+    t->lineage_by_time = malloc((n ? n : 1) * sizeof *t->lineage_by_time);
+    if (!k || !t->lineage_by_time) {
+        free(k);
+        return true;
+    }
+    for (size_t i = 0; i < n; i++)
+        k[i] = (lin_key_t){t->lineage[i].ts, (uint32_t)i};
+    qsort(k, n, sizeof *k, cmp_lin);
+    for (size_t i = 0; i < n; i++)
+        t->lineage_by_time[i] = k[i].i;
+    free(k);
     return false;
 }
 
@@ -517,16 +497,22 @@ static bool agg_push(void *ctx, uint8_t type, uint64_t ts, uint64_t ptr, uint64_
                      .type = type,
                      .storage = storage,
                      .pad = flags};
-    return push_event(ctx, &ev);
+    return push_extra(ctx, &ev);
 }
 
-int tl_trace_read_mem(const uint8_t *buf, size_t n, tl_trace_t *t, char *why, size_t whylen)
+/* Load the trace held in buf (mapped: an mmap of n bytes; else malloc'd),
+ * which t owns from here on, even on failure (tl_trace_free releases it). */
+static int load(const uint8_t *buf, size_t n, bool mapped, tl_trace_t *t, char *why, size_t whylen)
 {
     memset(t, 0, sizeof *t);
+    t->buf = buf;
+    t->buf_len = n;
+    t->buf_mapped = mapped;
     const char *reason = NULL;
     int rc = tl_reader_parse_header(buf, n, &t->hdr, &reason);
     if (rc) {
         snprintf(why, whylen, "%s", reason);
+        tl_trace_free(t);
         return rc;
     }
     t->clean_end = (t->hdr.flags & TL_HDR_F_CLEAN_END) != 0;
@@ -534,7 +520,8 @@ int tl_trace_read_mem(const uint8_t *buf, size_t n, tl_trace_t *t, char *why, si
     t->ppid = t->hdr.ppid;
     t->exec_seq = t->hdr.exec_seq;
     rd_t r = {.t = t};
-    if (read_chunks(&r, buf, n) || tl_agg_finish(t, &r, agg_intern, agg_push) || sort_events(t))
+    if (read_chunks(&r, buf, n) || tl_agg_finish(t, &r, agg_intern, agg_push) ||
+        sort_events(t->extra, t->nextra) || order_lineage(t))
         goto oom;
     if (!t->exe && !(t->exe = strdup(""))) goto oom;
     for (size_t i = 0; i < t->nlineage; i++) /* the pool stopped moving */
@@ -544,6 +531,18 @@ oom:
     tl_trace_free(t);
     snprintf(why, whylen, "out of memory");
     return TL_EXIT_FAILURE;
+}
+
+int tl_trace_read_mem(const uint8_t *buf, size_t n, tl_trace_t *t, char *why, size_t whylen)
+{
+    uint8_t *copy = malloc(n ? n : 1);
+    if (!copy) {
+        memset(t, 0, sizeof *t);
+        snprintf(why, whylen, "out of memory");
+        return TL_EXIT_FAILURE;
+    }
+    if (n) memcpy(copy, buf, n);
+    return load(copy, n, false, t, why, whylen);
 }
 
 int tl_open_regular(const char *path, uint64_t *size, const char **why)
@@ -601,9 +600,7 @@ int tl_trace_read(const char *path, tl_trace_t *t, char *why, size_t whylen)
         snprintf(why, whylen, "%s", strerror(err));
         return TL_EXIT_NO_TRACE;
     }
-    int rc = tl_trace_read_mem(map, size, t, why, whylen);
-    munmap(map, size);
-    return rc;
+    return load(map, size, true, t, why, whylen);
 }
 
 void tl_trace_free(tl_trace_t *t)
@@ -627,7 +624,13 @@ void tl_trace_free(tl_trace_t *t)
     free(t->sites);
     tl_map_free(&t->site_by_id);
     free(t->frames);
-    free(t->events);
+    free(t->srcs);
+    free(t->extra);
+    free(t->lineage_by_time);
+    if (t->buf_mapped)
+        munmap((void *)t->buf, t->buf_len);
+    else
+        free((void *)t->buf);
     free(t->lineage);
     free(t->strings);
     memset(t, 0, sizeof *t);

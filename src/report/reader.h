@@ -1,9 +1,15 @@
-/* reader.h - load a trace file (format v1) into memory for analysis.
+/* reader.h - open a trace file (format v1) for analysis: the tables
+ * (modules, sites and frames, Python frames, lineage records, counters) are
+ * loaded in one pass; allocation events stay in the memory-mapped file and
+ * are streamed in time order, as often as an analysis needs, by a k-way
+ * merge over the chunks (tl_events_*), so memory does not grow with the
+ * number of events.
  *
  * The trace is untrusted: every offset, length, count and id is checked, and a
  * damaged or truncated file yields the readable prefix plus flags saying what
- * was lost. Allocation events from all chunks are merged into one array in
- * time order. Not thread-safe per tl_trace_t; distinct traces are independent.
+ * was lost. The recording modes are decoded here: a sampled block's event
+ * carries the bytes it stands for, aggregate checkpoints come out as ordinary
+ * events. Not thread-safe per tl_trace_t; distinct traces are independent.
  */
 #ifndef TL_REPORT_READER_H
 #define TL_REPORT_READER_H
@@ -77,6 +83,7 @@ typedef struct tl_trace_hdr {
 } tl_trace_hdr_t;
 
 struct tl_agg;
+struct tl_evsrc;
 
 typedef struct tl_trace {
     tl_trace_hdr_t hdr;
@@ -102,8 +109,19 @@ typedef struct tl_trace {
     size_t npyframes;
     tl_map_t pyframe_by_id;
 
-    tl_event_t *events; /* sorted by ts, ties in chunk then record order */
-    size_t nevents;
+    size_t nevents; /* events the stream yields (tl_events_next) */
+
+    /* The stream's sources (reader.c, stream.c): the event chunks of the file,
+     * which stays mapped (or copied, for tl_trace_read_mem) until
+     * tl_trace_free, and the aggregate checkpoints' events, sorted by ts. */
+    const uint8_t *buf;
+    size_t buf_len;
+    bool buf_mapped; /* buf is an mmap of the file (else a malloc'd copy) */
+    struct tl_evsrc *srcs;
+    size_t nsrcs;
+    tl_event_t *extra;
+    size_t nextra;
+    uint32_t *lineage_by_time; /* nlineage indexes into lineage[], by ts (ties: file order) */
 
     tl_lineage_t *lineage; /* in file order; LINEAGE events refer to them */
     size_t nlineage;
@@ -148,10 +166,28 @@ int tl_open_regular(const char *path, uint64_t *size, const char **why);
  * one-line reason and t is empty. Silent. */
 int tl_trace_read(const char *path, tl_trace_t *t, char *why, size_t whylen);
 
-/* Same, from a buffer of n bytes (not retained after the call). */
+/* Same, from a buffer of n bytes (copied: not retained after the call). */
 int tl_trace_read_mem(const uint8_t *buf, size_t n, tl_trace_t *t, char *why, size_t whylen);
 
 void tl_trace_free(tl_trace_t *t);
+
+/* A pass over a trace's events in time order: ties in chunk order, then
+ * record order; a REALLOC's RFREE immediately before its RALLOC; the
+ * aggregate checkpoints' events after the file's at equal times. */
+typedef struct tl_events {
+    const tl_trace_t *t;
+    struct tl_evcur *cur; /* one per source */
+    uint32_t *heap;       /* sources with an event, min-heap on (ts, source) */
+    size_t nheap;
+    struct tl_record *rec; /* decoding scratch */
+    uint64_t *frames;
+} tl_events_t;
+
+/* Start a pass. true when out of memory (it is then closed). */
+bool tl_events_open(const tl_trace_t *t, tl_events_t *it);
+/* The next event to *ev; false at the end of the pass. */
+bool tl_events_next(tl_events_t *it, tl_event_t *ev);
+void tl_events_close(tl_events_t *it);
 
 /* A site's frames (NULL, 0 when its stack is unknown). */
 static inline const uint64_t *tl_trace_site_frames(const tl_trace_t *t, uint32_t site, size_t *n)

@@ -87,10 +87,8 @@ bool tl_regions_init(tl_regions_t *rg, const tl_trace_t *t, tl_site_filter_fn fi
         uint32_t tid;
     } *open = NULL;
     size_t nopen = 0, open_cap = 0;
-    for (size_t i = 0; i < t->nevents; i++) {
-        const tl_event_t *ev = &t->events[i];
-        if (ev->type != TL_EV_LINEAGE || ev->site >= t->nlineage) continue;
-        const tl_lineage_t *l = &t->lineage[ev->site];
+    for (size_t i = 0; i < t->nlineage; i++) { /* in the stream's order */
+        const tl_lineage_t *l = &t->lineage[t->lineage_by_time[i]];
         if (l->type != TL_REC_REGION_BEGIN && l->type != TL_REC_REGION_END) continue;
         size_t r = find(rg, l->str);
         if (l->type == TL_REC_REGION_BEGIN) {

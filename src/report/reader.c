@@ -404,10 +404,13 @@ static bool read_chunks(rd_t *r, const uint8_t *buf, size_t size)
             oom = true;
             break;
         }
-        if (ckpt) continue;
+        if (ckpt) {
+            tl_trace_release(t, c.data);
+            continue;
+        }
         r->tid = c.tid;
         oom = read_chunk(r, c.data, c.len, c.base_ts, c.cut, frames);
-        tl_trace_release(t, c.data, c.len);
+        tl_trace_release(t, c.data);
     }
     t->truncated |= it.truncated;
     t->bad_chunks += it.bad_chunks;

@@ -4,7 +4,9 @@
  *
  * Each source keeps one decoded event at hand; a chunk's events are in time
  * order (deltas are unsigned), so the merge yields what a stable sort of all
- * events by time would, without holding them. Sampled blocks get their
+ * events by time would, without holding them. A chunk is first decoded when
+ * its base time reaches the top of the heap, so only the chunks that overlap
+ * in time (about one per thread) are resident at once. Sampled blocks get their
  * weight here, so the model and renderers see plain weighted events.
  */
 #include "report/stream.h"
@@ -19,6 +21,7 @@ typedef struct tl_evcur {
     size_t off;   /* next record's offset in the chunk; next index in extra */
     uint64_t ts;  /* time of the last record decoded */
     uint32_t lin; /* lineage records seen in the chunk */
+    bool primed;  /* ev holds the source's next event; else ev.ts is its base_ts, a bound */
     bool has_pend;
     tl_event_t ev, pend; /* the event at hand; a RALLOC waiting behind its RFREE */
 } tl_evcur_t;
@@ -87,9 +90,13 @@ int tl_rec_events(const tl_record_t *rec, uint64_t ts, tl_event_t ev[2], uint64_
     }
 }
 
-void tl_trace_release(const tl_trace_t *t, const uint8_t *p, size_t n)
+void tl_trace_release(const tl_trace_t *t, const uint8_t *data)
 {
-    if (!t->buf_mapped || n == 0) return;
+    if (!t->buf_mapped) return;
+    /* The whole slot, header included: slots are page-aligned when the
+     * header and chunk sizes are (the agent's are), so nothing stays. */
+    const uint8_t *p = data - TL_CHUNK_HEADER_BYTES, *end = t->buf + t->buf_len;
+    size_t n = (size_t)(end - p) < t->hdr.chunk_bytes ? (size_t)(end - p) : t->hdr.chunk_bytes;
     uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
     uintptr_t lo = ((uintptr_t)p + page - 1) & ~(page - 1), hi = ((uintptr_t)p + n) & ~(page - 1);
     if (hi > lo) madvise((void *)lo, hi - lo, MADV_DONTNEED);
@@ -155,7 +162,7 @@ static bool advance(tl_events_t *it, size_t s)
         }
         return true;
     }
-    tl_trace_release(t, src->data, src->len);
+    tl_trace_release(t, src->chunk);
     return false;
 }
 
@@ -192,10 +199,12 @@ bool tl_events_open(const tl_trace_t *t, tl_events_t *it)
         tl_events_close(it);
         return true;
     }
-    for (size_t s = 0; s < n; s++) {
-        if (s < t->nsrcs) it->cur[s].ts = t->srcs[s].base_ts;
-        if (advance(it, s)) it->heap[it->nheap++] = (uint32_t)s;
+    for (size_t s = 0; s < t->nsrcs; s++) {
+        it->cur[s].ts = it->cur[s].ev.ts = t->srcs[s].base_ts;
+        it->heap[it->nheap++] = (uint32_t)s;
     }
+    it->cur[t->nsrcs].primed = true;
+    if (advance(it, t->nsrcs)) it->heap[it->nheap++] = (uint32_t)t->nsrcs;
     for (size_t i = it->nheap / 2; i-- > 0;)
         sift_down(it, i);
     return false;
@@ -203,8 +212,13 @@ bool tl_events_open(const tl_trace_t *t, tl_events_t *it)
 
 bool tl_events_next(tl_events_t *it, tl_event_t *ev)
 {
+    uint32_t s;
+    while (it->nheap && !it->cur[s = it->heap[0]].primed) { /* its bound is the least */
+        it->cur[s].primed = true;
+        if (!advance(it, s)) it->heap[0] = it->heap[--it->nheap];
+        sift_down(it, 0);
+    }
     if (it->nheap == 0) return false;
-    uint32_t s = it->heap[0];
     *ev = it->cur[s].ev;
     if (!advance(it, s)) it->heap[0] = it->heap[--it->nheap];
     sift_down(it, 0);

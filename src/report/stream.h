@@ -34,9 +34,10 @@ bool tl_rec_is_lineage(unsigned type);
  * caller (the lineage index). Sizes are as recorded (no sampling weight). */
 int tl_rec_events(const tl_record_t *rec, uint64_t ts, tl_event_t ev[2], uint64_t stack[2]);
 
-/* Give a consumed part of a mapped trace back to the kernel (its pages stay
- * in the page cache), so resident memory stays that of the chunks being
- * merged. No-op for a copied buffer. */
-void tl_trace_release(const tl_trace_t *t, const uint8_t *p, size_t n);
+/* Give the chunk slot whose records start at data back to the kernel (its
+ * pages stay in the page cache; a later pass faults them in again), so
+ * resident memory stays that of the chunks being merged. No-op for a
+ * copied buffer. */
+void tl_trace_release(const tl_trace_t *t, const uint8_t *data);
 
 #endif

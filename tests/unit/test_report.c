@@ -117,6 +117,35 @@ START_TEST(reader_merge_threads)
 }
 END_TEST
 
+/* A v2 chunk handed on by OWNER to a thread whose records start earlier
+ * than the first owner's: each run keeps its own time base, and the stream
+ * merges the runs with the other chunk by time. */
+START_TEST(reader_owner_runs)
+{
+    uint8_t a[256], b[256];
+    tl_wbuf_t wa = {a, a + sizeof a, false}, wb = {b, b + sizeof b, false};
+    tl_rec_put_alloc(&wa, 10, 0, 0xa1, 1, 0); /* tid 1: 1010 */
+    const uint64_t own[] = {2, 0, 1005};
+    tl_rec_put_lineage(&wa, TL_REC_OWNER, 0, own, NULL, 0);
+    tl_rec_put_alloc(&wa, 0, 0, 0xb1, 1, 0);  /* tid 2: 1005 */
+    tl_rec_put_alloc(&wa, 20, 0, 0xb2, 1, 0); /* 1025 */
+    tl_rec_put_alloc(&wb, 0, 0, 0xc1, 1, 0);  /* tid 1 again: 1015 */
+    tl_tgen_t g;
+    tl_tgen_header(&g, 512, 0, 0, 1, 1000);
+    tl_tgen_chunk(&g, 1, 0, 1000, a, (size_t)(wa.p - a));
+    tl_tgen_chunk(&g, 1, 1, 1015, b, (size_t)(wb.p - b));
+    ck_assert_int_eq(read_buf(g.buf, g.len), 0);
+    ck_assert_uint_eq(tr.nevents, 4);
+    const uint64_t want[] = {0xb1, 0xa1, 0xc1, 0xb2}, ts[] = {1005, 1010, 1015, 1025};
+    for (int i = 0; i < 4; i++) {
+        ck_assert_uint_eq(evs[i].ptr, want[i]);
+        ck_assert_uint_eq(evs[i].ts, ts[i]);
+    }
+    tl_trace_free(&tr);
+    free(g.buf);
+}
+END_TEST
+
 /* Every prefix of a trace reads without crashing and yields a prefix of its
  * events; below the fixed header fields it is rejected. */
 START_TEST(reader_truncate_everywhere)
@@ -341,6 +370,7 @@ Suite *make_reader_suite(void)
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, reader_sample);
     tcase_add_test(tc, reader_merge_threads);
+    tcase_add_test(tc, reader_owner_runs);
     tcase_add_test(tc, reader_empty_first_stack);
     tcase_add_test(tc, reader_truncate_everywhere);
     tcase_add_test(tc, reader_bad_headers);

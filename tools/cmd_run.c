@@ -5,7 +5,7 @@
  */
 #include "config.h"
 #include "tools/cli.h"
-#include "report/report.h"
+#include "report/cmd/report.h"
 #include "tools/launch.h"
 #include "tools/outfile.h"
 #include "report/escape.h"

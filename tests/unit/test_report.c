@@ -3,8 +3,8 @@
  * Traces are built in memory with tests/workloads/report_tracegen.h; the
  * truncation and mutation loops assert that no input crashes the reader.
  */
-#include "report/reader.h"
-#include "report/report.h"
+#include "report/read/reader.h"
+#include "report/cmd/report.h"
 #include "tests/unit/check_main.h"
 #include "tests/unit/test_report.h"
 #include "tests/workloads/report_tracegen.h"

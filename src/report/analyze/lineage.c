@@ -4,7 +4,7 @@
  * Messages are built in a fixed buffer (at most a few views are named) and
  * copied once. Sizes in messages use tl_render_bytes (render_text.c).
  */
-#include "report/lineage.h"
+#include "report/analyze/lineage.h"
 
 #include <inttypes.h>
 #include <stdarg.h>
@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "report/render.h"
+#include "report/render/render.h"
 
 #define MSG_MAX       1024
 #define MSG_MAX_VIEWS 3

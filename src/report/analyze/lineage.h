@@ -12,9 +12,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "report/reader.h"
-#include "report/storages.h"
-#include "report/symbolize.h"
+#include "report/read/reader.h"
+#include "report/analyze/storages.h"
+#include "report/analyze/symbolize.h"
 
 /* Fill e's derived origins and view ops and its problems. true when out of
  * memory (e keeps what was done). */

@@ -7,13 +7,13 @@
  * point. Memory: one table entry per live block, one record per live storage,
  * two counters per site.
  */
-#include "report/model.h"
+#include "report/analyze/model.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "report/aggregate.h"
-#include "report/map.h"
+#include "report/read/aggregate.h"
+#include "report/read/map.h"
 
 /* Block flags, b >> 32 in the live table. */
 #define BF_STORAGE 1u /* the block is a storage */

@@ -18,9 +18,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "report/reader.h"
-#include "report/regions.h"
-#include "report/storages.h"
+#include "report/read/reader.h"
+#include "report/analyze/regions.h"
+#include "report/analyze/storages.h"
 
 typedef struct tl_site_stat {
     uint32_t site; /* index into tl_trace_t.sites */

@@ -6,12 +6,12 @@
  * table at its END; per-site lists and the storage capture are made for the
  * last iteration of each name only.
  */
-#include "report/regions.h"
+#include "report/analyze/regions.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "report/model.h"
+#include "report/analyze/model.h"
 
 #define BLOCK_STORAGE 1u /* flag bit in the live table's b >> 32 (model.c BF_STORAGE) */
 

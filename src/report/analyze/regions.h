@@ -17,9 +17,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "report/map.h"
-#include "report/reader.h"
-#include "report/storages.h"
+#include "report/read/map.h"
+#include "report/read/reader.h"
+#include "report/analyze/storages.h"
 
 typedef struct tl_site_stat tl_site_stat_t;
 

@@ -5,7 +5,7 @@
  * tags), not to the storages of the whole run: a freed storage's record is
  * dropped, and a copy keeps what it needs of its source (id, site).
  */
-#include "report/storages.h"
+#include "report/analyze/storages.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -16,8 +16,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "report/map.h"
-#include "report/reader.h"
+#include "report/read/map.h"
+#include "report/read/reader.h"
 
 /* How a block came to be a storage. */
 enum {

@@ -7,7 +7,7 @@
  * constructors, stdio buffers, thread-local storage, and CPython's own
  * start-up (native stacks under Py_BytesMain with no Python frame).
  */
-#include "report/suppress.h"
+#include "report/analyze/suppress.h"
 
 #include <errno.h>
 #include <stdio.h>

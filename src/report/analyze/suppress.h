@@ -17,9 +17,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "report/map.h"
-#include "report/reader.h"
-#include "report/symbolize.h"
+#include "report/read/map.h"
+#include "report/read/reader.h"
+#include "report/analyze/symbolize.h"
 
 typedef struct tl_supp_rule {
     char *pattern;          /* after "leak:", owned */

@@ -5,14 +5,14 @@
  * ELF files its stacks touch, and overlapping records (dlclose + dlopen) never
  * collide inside one session.
  */
-#include "report/symbolize.h"
+#include "report/analyze/symbolize.h"
 
 #include <elfutils/libdwfl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "report/map.h"
+#include "report/read/map.h"
 
 /* From the C++ ABI (libstdc++ / libc++abi); the CLI links -lstdc++. */
 extern char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);

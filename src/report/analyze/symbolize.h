@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "report/reader.h"
+#include "report/read/reader.h"
 
 typedef struct tl_frame {
     uint64_t address;     /* as recorded (a return address) */

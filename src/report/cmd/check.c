@@ -6,14 +6,14 @@
  * and each rule is credited with the bytes and blocks it hid at the scope's
  * end. Peak counts every block (a peak is not a leak to forgive).
  */
-#include "report/check_impl.h"
+#include "report/cmd/check_impl.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "report/escape.h"
-#include "report/lineage.h"
+#include "report/render/escape.h"
+#include "report/analyze/lineage.h"
 
 const char *tl_check_limit_name(unsigned limit)
 {

@@ -14,7 +14,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "report/suppress.h"
+#include "report/analyze/suppress.h"
 
 enum {
     TL_LIMIT_LEAK = 0,     /* --max-leak: live bytes at the end, after suppressions */

@@ -4,9 +4,9 @@
 #ifndef TL_REPORT_CHECK_IMPL_H
 #define TL_REPORT_CHECK_IMPL_H
 
-#include "report/check.h"
-#include "report/model.h"
-#include "report/render.h"
+#include "report/cmd/check.h"
+#include "report/analyze/model.h"
+#include "report/render/render.h"
 
 #define TL_CHK_WHERE_MAX 320
 

@@ -4,16 +4,16 @@
  * by the site's symbolized frames (a string; a 64-bit hash of it indexes the
  * table, collisions are told apart by comparing the strings).
  */
-#include "report/diff.h"
+#include "report/cmd/diff.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "report/json.h"
-#include "report/escape.h"
-#include "report/lineage.h"
-#include "report/render.h"
+#include "report/render/json.h"
+#include "report/render/escape.h"
+#include "report/analyze/lineage.h"
+#include "report/render/render.h"
 
 typedef struct side {
     const char *path;

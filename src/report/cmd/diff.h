@@ -12,7 +12,7 @@
 
 #include <stdio.h>
 
-#include "report/report.h"
+#include "report/cmd/report.h"
 
 /* Read both traces and write the comparison (text, or JSON
  * "tensorleak-diff/1") to out; opts->top sites at most (0 = all). Returns a

@@ -3,7 +3,7 @@
  * The only place that talks to the user about a trace: one error line or one
  * truncation warning on stderr, in the CLI's "tensorleak: PATH: why" form.
  */
-#include "report/report.h"
+#include "report/cmd/report.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -11,9 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "report/escape.h"
-#include "report/lineage.h"
-#include "report/render.h"
+#include "report/render/escape.h"
+#include "report/analyze/lineage.h"
+#include "report/render/render.h"
 
 typedef struct notes {
     char buf[TL_REPORT_MAX_NOTES][256];

@@ -6,7 +6,7 @@
  * chunks, array growth is checked, and a checkpoint counts only when its
  * CKPT_END names its CKPT_BEGIN's seq.
  */
-#include "report/aggregate.h"
+#include "report/read/aggregate.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -14,10 +14,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "report/json.h"
-#include "report/map.h"
-#include "report/model.h"
-#include "report/reader.h"
+#include "report/render/json.h"
+#include "report/read/map.h"
+#include "report/analyze/model.h"
+#include "report/read/reader.h"
 
 static tl_agg_t *agg_of(tl_trace_t *t)
 {

@@ -3,7 +3,7 @@
  * The hash is a 64-bit finalizer (splitmix64) so that pointer keys, which share
  * their low alignment bits, spread over the table. Load factor <= 1/2.
  */
-#include "report/map.h"
+#include "report/read/map.h"
 
 #include <stdlib.h>
 

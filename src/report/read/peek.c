@@ -9,8 +9,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "report/reader.h"
-#include "report/report.h"
+#include "report/read/reader.h"
+#include "report/cmd/report.h"
 
 #define PEEK_MAX_CHUNKS 64
 

@@ -6,7 +6,7 @@
  * Everything in the file is untrusted. A record that fails to decode ends
  * its chunk: the stream reads only the prefix decoded here.
  */
-#include "report/reader.h"
+#include "report/read/reader.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -18,8 +18,8 @@
 #include <unistd.h>
 
 #include "common/trace_chunk.h"
-#include "report/aggregate.h"
-#include "report/stream.h"
+#include "report/read/aggregate.h"
+#include "report/read/stream.h"
 #include "tools/exit_codes.h"
 
 #define HDR_MIN_BYTES   ((uint32_t)TL_HDR_RESERVED)

@@ -19,7 +19,7 @@
 #include <stdint.h>
 
 #include "common/trace_format.h"
-#include "report/map.h"
+#include "report/read/map.h"
 
 /* Event types after decoding. A REALLOC record becomes an RFREE of the old
  * pointer (if non-zero) immediately followed by an RALLOC of the new one (if

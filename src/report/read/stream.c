@@ -9,13 +9,13 @@
  * in time (about one per thread) are resident at once. Sampled blocks get their
  * weight here, so the model and renderers see plain weighted events.
  */
-#include "report/stream.h"
+#include "report/read/stream.h"
 
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "report/aggregate.h"
+#include "report/read/aggregate.h"
 
 typedef struct tl_evcur {
     size_t off;   /* next record's offset in the chunk; next index in extra */

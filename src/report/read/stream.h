@@ -12,7 +12,7 @@
 #include <stdint.h>
 
 #include "common/trace_format.h"
-#include "report/reader.h"
+#include "report/read/reader.h"
 
 /* One run of a thread's records that holds events: records [data, data +
  * len) of the chunk whose records start at `chunk`, len ending where the load

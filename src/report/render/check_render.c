@@ -12,11 +12,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "report/aggregate.h"
-#include "report/check_impl.h"
-#include "report/escape.h"
-#include "report/json.h"
-#include "report/lineage.h"
+#include "report/read/aggregate.h"
+#include "report/cmd/check_impl.h"
+#include "report/render/escape.h"
+#include "report/render/json.h"
+#include "report/analyze/lineage.h"
 
 #define STACK_PY_FRAMES 4
 

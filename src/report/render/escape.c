@@ -4,7 +4,7 @@
  * surrogates, nothing above U+10FFFF) and passes as it is unless it encodes
  * a C1 control; a byte that starts no valid sequence is escaped alone.
  */
-#include "report/escape.h"
+#include "report/render/escape.h"
 
 #include <stdarg.h>
 #include <stdint.h>

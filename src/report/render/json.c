@@ -4,7 +4,7 @@
  * \u00XX), DEL too for readability, and each byte sequence that is not
  * well-formed UTF-8 (overlong, surrogate, past U+10FFFF, cut) becomes U+FFFD.
  */
-#include "report/json.h"
+#include "report/render/json.h"
 
 #include <inttypes.h>
 #include <string.h>

@@ -8,10 +8,10 @@
 
 #include <stdio.h>
 
-#include "report/model.h"
-#include "report/reader.h"
-#include "report/report.h"
-#include "report/symbolize.h"
+#include "report/analyze/model.h"
+#include "report/read/reader.h"
+#include "report/cmd/report.h"
+#include "report/analyze/symbolize.h"
 
 #define TL_REPORT_MAX_NOTES 16
 

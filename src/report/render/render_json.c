@@ -3,10 +3,10 @@
  * docs/report-schema.md is the contract; change both together. Unknown values
  * are null, never omitted, so consumers can index without guards.
  */
-#include "report/aggregate.h"
-#include "report/json.h"
-#include "report/lineage.h"
-#include "report/render.h"
+#include "report/read/aggregate.h"
+#include "report/render/json.h"
+#include "report/analyze/lineage.h"
+#include "report/render/render.h"
 
 static void frame(tl_json_t *j, const tl_frame_t *f, bool python)
 {

@@ -9,10 +9,10 @@
 #include <inttypes.h>
 #include <string.h>
 
-#include "report/escape.h"
-#include "report/lineage.h"
-#include "report/aggregate.h"
-#include "report/render.h"
+#include "report/render/escape.h"
+#include "report/analyze/lineage.h"
+#include "report/read/aggregate.h"
+#include "report/render/render.h"
 
 #define TEXT_MAX_FRAMES    8
 #define TEXT_MAX_PY_FRAMES 4

@@ -22,6 +22,7 @@ libtlreport_la_SOURCES = \
 	src/report/render/render_text.c \
 	src/report/render/render_json.c \
 	src/report/render/check_render.c \
+	src/report/pipeline.c src/report/pipeline.h \
 	src/report/cmd/check.c src/report/cmd/check.h src/report/cmd/check_impl.h \
 	src/report/cmd/diff.c src/report/cmd/diff.h \
 	src/report/cmd/report.c src/report/cmd/report.h

@@ -35,17 +35,17 @@ static bool allocator_module(const char *path)
 const char *tl_chk_where(tl_chk_t *c, uint32_t site, char *buf)
 {
     buf[0] = '\0';
-    const tl_trace_t *t = &c->t;
+    const tl_trace_t *t = &c->a.trace;
     if (site >= t->nsites) return buf;
     size_t n;
     const uint64_t *frames = tl_trace_site_frames(t, site, &n);
     for (size_t i = 0; i < n; i++) /* a Python line: the program's own first */
         if (frames[i] & TL_FRAME_PY_TAG)
-            return tl_lineage_where(t, c->sym, site, buf, TL_CHK_WHERE_MAX);
+            return tl_lineage_where(t, c->a.sym, site, buf, TL_CHK_WHERE_MAX);
     for (size_t i = 0; i < n; i++) {
         if (frames[i] & TL_FRAME_PY_TAG) continue;
         tl_frame_t f;
-        tl_sym_lookup(c->sym, frames[i], true, &f);
+        tl_sym_lookup(c->a.sym, frames[i], true, &f);
         if (!f.function || allocator_module(f.module)) continue;
         const char *paren = strchr(f.function, '(');
         int len = paren ? (int)(paren - f.function) : (int)strlen(f.function);
@@ -141,9 +141,10 @@ static bool group_sites(tl_chk_t *c, const tl_site_stat_t *s, size_t n, bool sto
         tl_map_entry_t *se = tl_map_put(&by_site, s[i].site, &created);
         if (!se) goto oom;
         se->a = g;
-        tl_map_entry_t *ke = tl_map_put(
-            &by_stack, tl_trace_site_content_hash(&c->t, s[i].site) ^ (g * 0x9e3779b97f4a7c15ull),
-            &created);
+        tl_map_entry_t *ke = tl_map_put(&by_stack,
+                                        tl_trace_site_content_hash(&c->a.trace, s[i].site) ^
+                                            (g * 0x9e3779b97f4a7c15ull),
+                                        &created);
         if (!ke) goto oom;
         if (created) gr->nsites++;
         ke->a += s[i].bytes;
@@ -186,7 +187,7 @@ oom:
  * around all its iterations, or all regions. */
 static bool scope_growth(tl_chk_t *c)
 {
-    const tl_regions_t *rg = &c->m.regions;
+    const tl_regions_t *rg = &c->a.model.regions;
     c->growth = malloc((rg->ngrowth ? rg->ngrowth : 1) * sizeof *c->growth);
     if (!c->growth) return true;
     for (size_t i = 0; i < rg->ngrowth; i++) {
@@ -220,8 +221,8 @@ static void credit(tl_chk_t *c, const tl_site_stat_t *s, size_t n)
 static bool measure(tl_chk_t *c)
 {
     const tl_check_opts_t *o = c->o;
-    const tl_site_stat_t *s = c->region ? c->region->sites : c->m.leaks;
-    size_t n = c->region ? c->region->nsites : c->m.nleaks;
+    const tl_site_stat_t *s = c->region ? c->region->sites : c->a.model.leaks;
+    size_t n = c->region ? c->region->nsites : c->a.model.nleaks;
     credit(c, s, n);
     for (unsigned k = 0; k < TL_LIMIT_COUNT; k++) {
         c->lim[k].checked = o->set[k];
@@ -243,8 +244,9 @@ static bool measure(tl_chk_t *c)
     if (c->region) {
         l->measured = c->region->last_peak_bytes;
     } else {
-        l->measured = c->m.peak_bytes;
-        if (group_sites(c, c->m.peak_sites, c->m.npeak_sites, false, false, l)) return true;
+        l->measured = c->a.model.peak_bytes;
+        if (group_sites(c, c->a.model.peak_sites, c->a.model.npeak_sites, false, false, l))
+            return true;
     }
     if (scope_growth(c)) return true;
     l = &c->lim[TL_LIMIT_GROWTH];
@@ -281,27 +283,17 @@ static void chk_free(tl_chk_t *c)
     for (unsigned k = 0; k < TL_LIMIT_COUNT; k++)
         free(c->lim[k].groups);
     free(c->growth);
-    tl_sym_free(c->sym);
-    tl_model_free(&c->m);
-    tl_trace_free(&c->t);
+    tl_analysis_free(&c->a);
 }
 
-/* Read, replay, bind the suppressions. 0 or a TL_EXIT_* code (one line said). */
+/* The pipeline, the suppressions bound. 0 or a TL_EXIT_* code (one line said). */
 static int load(tl_chk_t *c, const char *path, tl_supp_t *supp)
 {
     char why[256];
-    int rc = tl_trace_read(path, &c->t, why, sizeof why);
-    if (rc) {
-        tl_say("%s: %s", path, why);
-        return rc;
-    }
-    c->sym = tl_sym_new(c->t.modules, c->t.nmodules);
-    if (!c->sym || tl_model_build(&c->t, &c->m) || (supp && tl_supp_bind(supp, &c->t, c->sym)) ||
-        tl_lineage_analyse(&c->m.end, &c->t, c->sym)) {
-        tl_say("%s: out of memory", path);
-        return TL_EXIT_FAILURE;
-    }
-    return 0;
+    tl_analysis_opts_t ao = {.render = &c->ropts, .supp = supp};
+    int rc = tl_analysis_run(&c->a, path, &ao, why, sizeof why);
+    if (rc) tl_say("%s: %s", path, why);
+    return rc;
 }
 
 int tl_check_baseline(const char *path, tl_supp_t *supp, tl_check_base_t *b)
@@ -312,13 +304,13 @@ int tl_check_baseline(const char *path, tl_supp_t *supp, tl_check_base_t *b)
         return TL_EXIT_FAILURE;
     }
     int rc = load(c, path, supp);
-    if (!rc && tl_report_incomplete(path, &c->t, "a baseline must be read whole"))
+    if (!rc && tl_report_incomplete(path, &c->a.trace, "a baseline must be read whole"))
         rc = TL_EXIT_TRUNCATED;
     if (!rc) {
-        *b = (tl_check_base_t){.path = path, .peak_bytes = c->m.peak_bytes};
-        for (size_t i = 0; i < c->m.nleaks; i++)
-            if (!supp || tl_supp_site(supp, c->m.leaks[i].site) < 0)
-                b->leaked_bytes += c->m.leaks[i].bytes;
+        *b = (tl_check_base_t){.path = path, .peak_bytes = c->a.model.peak_bytes};
+        for (size_t i = 0; i < c->a.model.nleaks; i++)
+            if (!supp || tl_supp_site(supp, c->a.model.leaks[i].site) < 0)
+                b->leaked_bytes += c->a.model.leaks[i].bytes;
     }
     chk_free(c);
     free(c);
@@ -335,23 +327,24 @@ int tl_check_file(const char *path, const tl_check_opts_t *o, FILE *out, bool *f
     }
     c->path = path;
     c->o = o;
+    c->ropts = (tl_report_opts_t){TL_FORMAT_TEXT, o->top};
     int rc = load(c, path, o->supp);
     if (rc) goto done;
     c->incomplete = tl_report_incomplete(
-        path, &c->t, "the limits were measured on the readable part only and cannot pass");
-    c->end = &c->m.end;
+        path, &c->a.trace, "the limits were measured on the readable part only and cannot pass");
+    c->end = &c->a.model.end;
     if (o->region) {
         size_t i;
-        for (i = 0; i < c->m.regions.nregions; i++)
-            if (!strcmp(c->m.regions.regions[i].name, o->region)) break;
-        if (i == c->m.regions.nregions || !c->m.regions.regions[i].iterations) {
+        for (i = 0; i < c->a.model.regions.nregions; i++)
+            if (!strcmp(c->a.model.regions.regions[i].name, o->region)) break;
+        if (i == c->a.model.regions.nregions || !c->a.model.regions.regions[i].iterations) {
             tl_say("%s: no closed iteration of region '%s'", path, o->region);
             rc = TL_EXIT_USAGE;
             goto done;
         }
-        c->region = &c->m.regions.regions[i];
-        c->end = &c->m.regions.regions[i].end;
-        if (tl_lineage_analyse(c->end, &c->t, c->sym)) {
+        c->region = &c->a.model.regions.regions[i];
+        c->end = &c->a.model.regions.regions[i].end;
+        if (tl_lineage_analyse(c->end, &c->a.trace, c->a.sym)) {
             tl_say("%s: out of memory", path);
             rc = TL_EXIT_FAILURE;
             goto done;
@@ -362,9 +355,6 @@ int tl_check_file(const char *path, const tl_check_opts_t *o, FILE *out, bool *f
         rc = TL_EXIT_FAILURE;
         goto done;
     }
-    c->ropts = (tl_report_opts_t){TL_FORMAT_TEXT, o->top};
-    c->ctx = (tl_report_ctx_t){
-        .path = path, .trace = &c->t, .model = &c->m, .sym = c->sym, .opts = &c->ropts};
     if (o->format == TL_CHECK_JSON)
         tl_chk_render_json(c, out);
     else if (o->format == TL_CHECK_JUNIT)

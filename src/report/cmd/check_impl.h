@@ -6,6 +6,7 @@
 
 #include "report/cmd/check.h"
 #include "report/analyze/model.h"
+#include "report/pipeline.h"
 #include "report/render/render.h"
 
 #define TL_CHK_WHERE_MAX 320
@@ -31,10 +32,7 @@ typedef struct tl_chk_limit {
 typedef struct tl_chk {
     const char *path;
     const tl_check_opts_t *o;
-    tl_trace_t t;
-    tl_model_t m;
-    tl_symbolizer_t *sym;
-    tl_report_ctx_t ctx;
+    tl_analysis_t a; /* the pipeline's result (ctx: the report renderers' view) */
     tl_report_opts_t ropts;
     const tl_region_t *region; /* --region's region, else NULL */
     tl_endpoint_t *end;        /* the scope's live storages: m.end or region->end */

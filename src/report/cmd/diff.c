@@ -13,14 +13,12 @@
 #include "report/render/json.h"
 #include "report/render/escape.h"
 #include "report/analyze/lineage.h"
+#include "report/pipeline.h"
 #include "report/render/render.h"
 
 typedef struct side {
     const char *path;
-    tl_trace_t t;
-    tl_model_t m;
-    tl_symbolizer_t *sym;
-    tl_report_ctx_t ctx;
+    tl_analysis_t a; /* the pipeline's result */
 } side_t;
 
 typedef struct entry {
@@ -49,17 +47,17 @@ static char *site_key(side_t *s, uint32_t site)
     FILE *f = open_memstream(&buf, &len);
     if (!f) return NULL;
     size_t n;
-    const uint64_t *frames = tl_trace_site_frames(&s->t, site, &n);
+    const uint64_t *frames = tl_trace_site_frames(&s->a.trace, site, &n);
     for (size_t i = 0; i < n; i++) {
         tl_frame_t fr;
-        if (tl_render_frame(&s->ctx, frames[i], &fr)) {
+        if (tl_render_frame(&s->a.ctx, frames[i], &fr)) {
             fprintf(f, "py|%s|%s|%u\n", fr.function ? fr.function : "?", fr.file ? fr.file : "?",
                     fr.line);
         } else if (fr.function) {
             fprintf(f, "c|%s|%s|%u|%s\n", fr.function, fr.file ? fr.file : "", fr.line,
                     base_name(fr.module));
         } else {
-            const tl_module_t *m = tl_trace_module_at(&s->t, frames[i]);
+            const tl_module_t *m = tl_trace_module_at(&s->a.trace, frames[i]);
             fprintf(f, "c|%s+0x%" PRIx64 "\n", m ? base_name(m->path) : "?",
                     m ? frames[i] - m->base : frames[i]);
         }
@@ -156,26 +154,15 @@ static int load(side_t *s, const char *path, const tl_report_opts_t *opts)
 {
     char why[256];
     s->path = path;
-    int rc = tl_trace_read(path, &s->t, why, sizeof why);
-    if (rc) {
-        tl_say("%s: %s", path, why);
-        return rc;
-    }
-    s->sym = tl_sym_new(s->t.modules, s->t.nmodules);
-    if (!s->sym || tl_model_build(&s->t, &s->m)) {
-        tl_say("%s: out of memory", path);
-        return TL_EXIT_FAILURE;
-    }
-    s->ctx = (tl_report_ctx_t){
-        .path = path, .trace = &s->t, .model = &s->m, .sym = s->sym, .opts = opts};
-    return 0;
+    tl_analysis_opts_t ao = {.render = opts};
+    int rc = tl_analysis_run(&s->a, path, &ao, why, sizeof why);
+    if (rc) tl_say("%s: %s", path, why);
+    return rc;
 }
 
 static void side_free(side_t *s)
 {
-    tl_sym_free(s->sym);
-    tl_model_free(&s->m);
-    tl_trace_free(&s->t);
+    tl_analysis_free(&s->a);
 }
 
 static void signed_bytes(int64_t d, char *buf, size_t n)
@@ -202,13 +189,13 @@ static void text(const void *arg, FILE *out)
     fputs(" -> ", out);
     tl_esc_puts(out, s[1].path);
     fputc('\n', out);
-    signed_bytes(delta(s[0].m.peak_bytes, s[1].m.peak_bytes), d, sizeof d);
-    fprintf(out, "  peak: %s -> %s (%s)\n", tl_render_bytes(s[0].m.peak_bytes, b1, sizeof b1),
-            tl_render_bytes(s[1].m.peak_bytes, b2, sizeof b2), d);
-    signed_bytes(delta(s[0].m.live_bytes, s[1].m.live_bytes), d, sizeof d);
+    signed_bytes(delta(s[0].a.model.peak_bytes, s[1].a.model.peak_bytes), d, sizeof d);
+    fprintf(out, "  peak: %s -> %s (%s)\n", tl_render_bytes(s[0].a.model.peak_bytes, b1, sizeof b1),
+            tl_render_bytes(s[1].a.model.peak_bytes, b2, sizeof b2), d);
+    signed_bytes(delta(s[0].a.model.live_bytes, s[1].a.model.live_bytes), d, sizeof d);
     fprintf(out, "  live at end: %s -> %s (%s)\n",
-            tl_render_bytes(s[0].m.live_bytes, b1, sizeof b1),
-            tl_render_bytes(s[1].m.live_bytes, b2, sizeof b2), d);
+            tl_render_bytes(s[0].a.model.live_bytes, b1, sizeof b1),
+            tl_render_bytes(s[1].a.model.live_bytes, b2, sizeof b2), d);
     fprintf(out, "\nSites by change: %zu changed", changed);
     if (shown < changed) fprintf(out, ", top %zu shown", shown);
     fputs(changed ? "\n" : "\n  (none)\n", out);
@@ -221,7 +208,7 @@ static void text(const void *arg, FILE *out)
         signed_bytes(delta(e->peak[0], e->peak[1]), d, sizeof d);
         fprintf(out, ", at peak %s (%s -> %s)", d, tl_render_bytes(e->peak[0], b1, sizeof b1),
                 tl_render_bytes(e->peak[1], b2, sizeof b2));
-        const char *where = tl_lineage_where(&s[k].t, s[k].sym, e->site[k], w, sizeof w);
+        const char *where = tl_lineage_where(&s[k].a.trace, s[k].a.sym, e->site[k], w, sizeof w);
         if (where[0]) {
             fputc(' ', out);
             tl_esc_puts(out, where);
@@ -229,7 +216,7 @@ static void text(const void *arg, FILE *out)
         if (e->site[0] == UINT32_MAX) fputs(" [new site]", out);
         if (e->site[1] == UINT32_MAX) fputs(" [gone]", out);
         fputc('\n', out);
-        tl_render_text_frames(&s[k].ctx, e->site[k], out);
+        tl_render_text_frames(&s[k].a.ctx, e->site[k], out);
     }
 }
 
@@ -237,10 +224,10 @@ static void json_frames(side_t *s, tl_json_t *j, uint32_t site)
 {
     tl_json_arr_begin(j);
     size_t n;
-    const uint64_t *frames = tl_trace_site_frames(&s->t, site, &n);
+    const uint64_t *frames = tl_trace_site_frames(&s->a.trace, site, &n);
     for (size_t i = 0; i < n; i++) {
         tl_frame_t f;
-        bool py = tl_render_frame(&s->ctx, frames[i], &f);
+        bool py = tl_render_frame(&s->a.ctx, frames[i], &f);
         tl_json_obj_begin(j);
         tl_json_key(j, "kind");
         tl_json_str(j, py ? "python" : "native");
@@ -288,8 +275,8 @@ static void json(side_t s[2], const table_t *tb, size_t shown, size_t changed, F
     tl_json_str(j, s[1].path);
     tl_json_key(j, "summary");
     tl_json_obj_begin(j);
-    pair(j, "peak_bytes", s[0].m.peak_bytes, s[1].m.peak_bytes);
-    pair(j, "leaked_bytes", s[0].m.live_bytes, s[1].m.live_bytes);
+    pair(j, "peak_bytes", s[0].a.model.peak_bytes, s[1].a.model.peak_bytes);
+    pair(j, "leaked_bytes", s[0].a.model.live_bytes, s[1].a.model.live_bytes);
     tl_json_key(j, "changed_sites");
     tl_json_u64(j, changed);
     tl_json_obj_end(j);
@@ -300,7 +287,7 @@ static void json(side_t s[2], const table_t *tb, size_t shown, size_t changed, F
         int k = e->site[1] != UINT32_MAX ? 1 : 0;
         tl_json_obj_begin(j);
         tl_json_key(j, "where");
-        const char *where = tl_lineage_where(&s[k].t, s[k].sym, e->site[k], w, sizeof w);
+        const char *where = tl_lineage_where(&s[k].a.trace, s[k].a.sym, e->site[k], w, sizeof w);
         tl_json_str(j, where[0] ? where : NULL);
         pair(j, "peak_bytes", e->peak[0], e->peak[1]);
         pair(j, "leaked_bytes", e->live[0], e->live[1]);
@@ -326,8 +313,8 @@ int tl_diff_files(const char *base, const char *next, const tl_report_opts_t *op
     if (!rc) rc = load(&s[1], next, opts);
     if (rc) goto done;
     for (int k = 0; k < 2; k++)
-        if (fold(&tb, &s[k], k, s[k].m.peak_sites, s[k].m.npeak_sites, true) ||
-            fold(&tb, &s[k], k, s[k].m.leaks, s[k].m.nleaks, false)) {
+        if (fold(&tb, &s[k], k, s[k].a.model.peak_sites, s[k].a.model.npeak_sites, true) ||
+            fold(&tb, &s[k], k, s[k].a.model.leaks, s[k].a.model.nleaks, false)) {
             tl_say("out of memory");
             rc = TL_EXIT_FAILURE;
             goto done;
@@ -352,8 +339,8 @@ int tl_diff_files(const char *base, const char *next, const tl_report_opts_t *op
         rc = TL_EXIT_OUTPUT;
     }
     /* Both sides said, then 5: a comparison with part of a trace is no pass. */
-    bool cut0 = tl_report_incomplete(base, &s[0].t, "the readable part was compared");
-    bool cut1 = tl_report_incomplete(next, &s[1].t, "the readable part was compared");
+    bool cut0 = tl_report_incomplete(base, &s[0].a.trace, "the readable part was compared");
+    bool cut1 = tl_report_incomplete(next, &s[1].a.trace, "the readable part was compared");
     if (!rc && (cut0 || cut1)) rc = TL_EXIT_TRUNCATED;
 done:
     for (size_t i = 0; i < tb.n; i++)

@@ -53,7 +53,7 @@ static void measured_text(tl_chk_t *c, unsigned k, FILE *out)
         fprintf(out, "%s per iteration", v);
         if (c->ngrowth) {
             fputs(" (region '", out);
-            tl_esc_puts(out, c->m.regions.regions[c->growth[0].region].name);
+            tl_esc_puts(out, c->a.model.regions.regions[c->growth[0].region].name);
             fputs("')", out);
         }
         break;
@@ -86,9 +86,9 @@ static void limit_text(tl_chk_t *c, unsigned k, FILE *out)
 static void print_stack(tl_chk_t *c, uint32_t site, FILE *out)
 {
     size_t n, k = 0;
-    const uint64_t *frames = tl_trace_site_frames(&c->t, site, &n);
+    const uint64_t *frames = tl_trace_site_frames(&c->a.trace, site, &n);
     for (size_t i = 0; i < n && k < STACK_PY_FRAMES; i++) {
-        const tl_pyframe_t *pf = tl_trace_pyframe(&c->t, frames[i]);
+        const tl_pyframe_t *pf = tl_trace_pyframe(&c->a.trace, frames[i]);
         if (!pf || tl_lineage_library_file(pf->file)) continue;
         fputs("      at ", out);
         tl_esc_puts(out, pf->function);
@@ -97,7 +97,7 @@ static void print_stack(tl_chk_t *c, uint32_t site, FILE *out)
         fprintf(out, ":%" PRIu64 ")\n", pf->line);
         k++;
     }
-    if (!k) tl_render_text_frames(&c->ctx, site, out);
+    if (!k) tl_render_text_frames(&c->a.ctx, site, out);
 }
 
 static void group_text(tl_chk_t *c, const tl_chk_group_t *g, bool storage_only, FILE *out)
@@ -136,7 +136,7 @@ static void growth_text(tl_chk_t *c, FILE *out)
         const tl_growth_t *g = &c->growth[i];
         fprintf(out, "  +%s per iteration over %" PRIu64 " iterations of region '",
                 tl_render_bytes(g->bytes_per_iteration, b, sizeof b), g->iterations);
-        tl_esc_puts(out, c->m.regions.regions[g->region].name);
+        tl_esc_puts(out, c->a.model.regions.regions[g->region].name);
         fputs("' ", out);
         tl_esc_puts(out, tl_chk_where(c, g->site, w));
         site_holders(c, g->site, h, sizeof h);
@@ -188,7 +188,7 @@ void tl_chk_render_text_arg(const void *c, FILE *out)
 /* "truncated: read 3 chunks with 120 events" */
 static void incomplete_text(const tl_chk_t *c, FILE *out)
 {
-    const tl_trace_t *t = &c->t;
+    const tl_trace_t *t = &c->a.trace;
     fprintf(out, "trace %s: read %" PRIu64 " chunk%s with %zu event%s",
             t->truncated ? "truncated" : "damaged", t->chunks_read, t->chunks_read == 1 ? "" : "s",
             t->nevents, t->nevents == 1 ? "" : "s");
@@ -216,20 +216,20 @@ void tl_chk_render_text(tl_chk_t *c, FILE *out)
         tl_esc_puts(out, c->region->name);
         fprintf(out, "', iteration %" PRIu64 " of ", c->region->iterations);
     } else {
-        fprintf(out, "  scope: end point %s of ", c->m.end.point);
+        fprintf(out, "  scope: end point %s of ", c->a.model.end.point);
     }
     tl_esc_puts(out, c->path);
     fputc('\n', out);
-    if (!c->t.has_end)
+    if (!c->a.trace.has_end)
         fputs("  note: no END record: the program was killed or is still running; it is checked "
               "at its last recorded event\n",
               out);
-    if (c->t.agg && c->t.agg->mode != TL_TMODE_ALL)
+    if (c->a.trace.agg && c->a.trace.agg->mode != TL_TMODE_ALL)
         fprintf(out,
                 "  note: the trace was recorded in %s mode: small blocks were sampled or only "
                 "counted, so leaks may be missed (tensorleak check -- CMD records every "
                 "allocation)\n",
-                c->t.agg->mode == TL_TMODE_AGGREGATE ? "aggregate" : "default");
+                c->a.trace.agg->mode == TL_TMODE_AGGREGATE ? "aggregate" : "default");
     for (unsigned k = 0; k < TL_LIMIT_COUNT; k++) {
         if (!c->lim[k].checked) continue;
         fputs(c->lim[k].failed ? "  FAIL " : "  ok   ", out);
@@ -257,14 +257,15 @@ void tl_chk_render_text(tl_chk_t *c, FILE *out)
 static void frames_json(tl_chk_t *c, tl_json_t *j, uint32_t site)
 {
     tl_json_key(j, "stack_id");
-    tl_json_u64(j, site < c->t.nsites ? c->t.sites[site].stack_id : 0);
+    tl_json_u64(j, site < c->a.trace.nsites ? c->a.trace.sites[site].stack_id : 0);
     tl_json_key(j, "stack");
     tl_json_arr_begin(j);
     size_t n;
-    const uint64_t *frames = site < c->t.nsites ? tl_trace_site_frames(&c->t, site, &n) : NULL;
+    const uint64_t *frames =
+        site < c->a.trace.nsites ? tl_trace_site_frames(&c->a.trace, site, &n) : NULL;
     for (size_t i = 0; frames && i < n; i++) {
         tl_frame_t f;
-        bool py = tl_render_frame(&c->ctx, frames[i], &f);
+        bool py = tl_render_frame(&c->a.ctx, frames[i], &f);
         tl_json_obj_begin(j);
         tl_json_key(j, "kind");
         tl_json_str(j, py ? "python" : "native");
@@ -339,11 +340,11 @@ void tl_chk_render_json(tl_chk_t *c, FILE *out)
     tl_json_key(j, "complete");
     tl_json_bool(j, !c->incomplete);
     tl_json_key(j, "finished");
-    tl_json_bool(j, c->t.has_end);
+    tl_json_bool(j, c->a.trace.has_end);
     tl_json_key(j, "exact");
-    tl_json_bool(j, !c->t.agg || c->t.agg->mode == TL_TMODE_ALL);
+    tl_json_bool(j, !c->a.trace.agg || c->a.trace.agg->mode == TL_TMODE_ALL);
     tl_json_key(j, "point");
-    tl_json_str(j, c->region ? "region" : c->m.end.point);
+    tl_json_str(j, c->region ? "region" : c->a.model.end.point);
     tl_json_key(j, "region");
     if (c->region) {
         tl_json_obj_begin(j);
@@ -391,7 +392,7 @@ void tl_chk_render_json(tl_chk_t *c, FILE *out)
         const tl_growth_t *g = &c->growth[i];
         tl_json_obj_begin(j);
         tl_json_key(j, "region");
-        tl_json_str(j, c->m.regions.regions[g->region].name);
+        tl_json_str(j, c->a.model.regions.regions[g->region].name);
         tl_json_key(j, "where");
         tl_json_str(j, tl_chk_where(c, g->site, w));
         tl_json_key(j, "bytes_per_iteration");

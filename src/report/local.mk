@@ -16,6 +16,7 @@ libtlreport_la_SOURCES = \
 	src/report/analyze/suppress.c src/report/analyze/suppress.h \
 	src/report/analyze/lineage.c src/report/analyze/lineage.h \
 	src/report/analyze/symbolize.c src/report/analyze/symbolize.h \
+	src/report/analyze/frames.c src/report/analyze/frames.h \
 	src/report/render/json.c src/report/render/json.h \
 	src/report/render/escape.c src/report/render/escape.h \
 	src/report/render/render.h \

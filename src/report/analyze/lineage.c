@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "report/analyze/frames.h"
 #include "report/render/render.h"
 
 #define MSG_MAX       1024
@@ -78,11 +79,7 @@ char *tl_lineage_op_of_site(const tl_trace_t *t, tl_symbolizer_t *sym, uint32_t 
 
 static bool allocator_module(const char *path)
 {
-    if (!path) return false;
-    const char *b = strrchr(path, '/');
-    b = b ? b + 1 : path;
-    return has_prefix(b, "libc.so") || has_prefix(b, "libc-") || has_prefix(b, "libjemalloc") ||
-           has_prefix(b, "libtensorleak") || has_prefix(b, "ld-linux");
+    return tl_allocator_module(path, TL_ALLOC_NATIVE);
 }
 
 /* A frame of tensorleak's own Python package (its copy wrappers sit between

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "report/analyze/frames.h"
 #include "report/read/aggregate.h"
 #include "report/read/map.h"
 
@@ -59,10 +60,8 @@ static bool numpy_site(replay_t *r, uint32_t site)
     for (size_t i = 0; i < n; i++) {
         if (frames[i] & TL_FRAME_PY_TAG) continue;
         const tl_module_t *m = tl_trace_module_at(r->t, frames[i]);
-        const char *path = m ? m->path : "", *b = strrchr(path, '/');
-        b = b ? b + 1 : path;
-        if (has_prefix(b, "libtensorleak") || has_prefix(b, "libjemalloc")) continue;
-        yes = has_prefix(b, "_multiarray_umath");
+        if (tl_allocator_module(m ? m->path : NULL, TL_ALLOC_AGENT)) continue;
+        yes = has_prefix(tl_path_base(m ? m->path : NULL), "_multiarray_umath");
         break;
     }
     r->numpy_site[site] = yes ? 2 : 1;

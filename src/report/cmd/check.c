@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "report/render/escape.h"
+#include "report/analyze/frames.h"
 #include "report/analyze/lineage.h"
 
 const char *tl_check_limit_name(unsigned limit)
@@ -22,14 +23,10 @@ const char *tl_check_limit_name(unsigned limit)
     return limit < TL_LIMIT_COUNT ? names[limit] : "unknown";
 }
 
+/* Grouping looks past operator new too: the program's function is the place. */
 static bool allocator_module(const char *path)
 {
-    if (!path) return false;
-    const char *b = strrchr(path, '/');
-    b = b ? b + 1 : path;
-    return !strncmp(b, "libc.so", 7) || !strncmp(b, "libc-", 5) || !strncmp(b, "libjemalloc", 11) ||
-           !strncmp(b, "libtensorleak", 13) || !strncmp(b, "ld-linux", 8) ||
-           !strncmp(b, "libstdc++", 9);
+    return tl_allocator_module(path, TL_ALLOC_NATIVE | TL_ALLOC_CXX);
 }
 
 const char *tl_chk_where(tl_chk_t *c, uint32_t site, char *buf)

@@ -13,6 +13,7 @@
 #include "report/render/json.h"
 #include "report/render/escape.h"
 #include "report/analyze/lineage.h"
+#include "report/analyze/frames.h"
 #include "report/pipeline.h"
 #include "report/render/render.h"
 
@@ -33,12 +34,6 @@ typedef struct table {
     tl_map_t by_hash; /* hash -> a = index + 1 */
 } table_t;
 
-static const char *base_name(const char *p)
-{
-    const char *b = p ? strrchr(p, '/') : NULL;
-    return b ? b + 1 : p ? p : "";
-}
-
 /* The site's key; malloc'd, NULL when out of memory. */
 static char *site_key(side_t *s, uint32_t site)
 {
@@ -55,10 +50,10 @@ static char *site_key(side_t *s, uint32_t site)
                     fr.line);
         } else if (fr.function) {
             fprintf(f, "c|%s|%s|%u|%s\n", fr.function, fr.file ? fr.file : "", fr.line,
-                    base_name(fr.module));
+                    tl_path_base(fr.module));
         } else {
             const tl_module_t *m = tl_trace_module_at(&s->a.trace, frames[i]);
-            fprintf(f, "c|%s+0x%" PRIx64 "\n", m ? base_name(m->path) : "?",
+            fprintf(f, "c|%s+0x%" PRIx64 "\n", m ? tl_path_base(m->path) : "?",
                     m ? frames[i] - m->base : frames[i]);
         }
     }
@@ -220,33 +215,6 @@ static void text(const void *arg, FILE *out)
     }
 }
 
-static void json_frames(side_t *s, tl_json_t *j, uint32_t site)
-{
-    tl_json_arr_begin(j);
-    size_t n;
-    const uint64_t *frames = tl_trace_site_frames(&s->a.trace, site, &n);
-    for (size_t i = 0; i < n; i++) {
-        tl_frame_t f;
-        bool py = tl_render_frame(&s->a.ctx, frames[i], &f);
-        tl_json_obj_begin(j);
-        tl_json_key(j, "kind");
-        tl_json_str(j, py ? "python" : "native");
-        tl_json_key(j, "function");
-        tl_json_str(j, f.function);
-        tl_json_key(j, "file");
-        tl_json_str(j, f.file);
-        tl_json_key(j, "line");
-        if (f.line)
-            tl_json_u64(j, f.line);
-        else
-            tl_json_null(j);
-        tl_json_key(j, "module");
-        tl_json_str(j, f.module ? base_name(f.module) : NULL);
-        tl_json_obj_end(j);
-    }
-    tl_json_arr_end(j);
-}
-
 static void pair(tl_json_t *j, const char *name, uint64_t a, uint64_t b)
 {
     char key[64];
@@ -296,7 +264,7 @@ static void json(side_t s[2], const table_t *tb, size_t shown, size_t changed, F
         tl_json_key(j, "in_new");
         tl_json_bool(j, e->site[1] != UINT32_MAX);
         tl_json_key(j, "stack");
-        json_frames(&s[k], j, e->site[k]);
+        tl_render_json_frames(&s[k].a.ctx, j, e->site[k], TL_JFRAMES_MODULE_BASE);
         tl_json_obj_end(j);
     }
     tl_json_arr_end(j);

@@ -259,30 +259,7 @@ static void frames_json(tl_chk_t *c, tl_json_t *j, uint32_t site)
     tl_json_key(j, "stack_id");
     tl_json_u64(j, site < c->a.trace.nsites ? c->a.trace.sites[site].stack_id : 0);
     tl_json_key(j, "stack");
-    tl_json_arr_begin(j);
-    size_t n;
-    const uint64_t *frames =
-        site < c->a.trace.nsites ? tl_trace_site_frames(&c->a.trace, site, &n) : NULL;
-    for (size_t i = 0; frames && i < n; i++) {
-        tl_frame_t f;
-        bool py = tl_render_frame(&c->a.ctx, frames[i], &f);
-        tl_json_obj_begin(j);
-        tl_json_key(j, "kind");
-        tl_json_str(j, py ? "python" : "native");
-        tl_json_key(j, "function");
-        tl_json_str(j, f.function);
-        tl_json_key(j, "file");
-        tl_json_str(j, f.file);
-        tl_json_key(j, "line");
-        if (f.line)
-            tl_json_u64(j, f.line);
-        else
-            tl_json_null(j);
-        tl_json_key(j, "module");
-        tl_json_str(j, f.module);
-        tl_json_obj_end(j);
-    }
-    tl_json_arr_end(j);
+    tl_render_json_frames(&c->a.ctx, j, site, TL_JFRAMES_EMPTY_UNKNOWN);
 }
 
 static void held_json(tl_json_t *j, const uint64_t held[4])

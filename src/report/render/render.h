@@ -61,6 +61,19 @@ bool tl_render_frame(const tl_report_ctx_t *c, uint64_t raw, tl_frame_t *f);
  * the allocator's, then a few Python frames further out. */
 void tl_render_text_frames(const tl_report_ctx_t *c, uint32_t site, FILE *out);
 
+/* Options of tl_render_json_frames. */
+#define TL_JFRAMES_ADDRESS       1u /* each frame's "address" (null for a Python frame) */
+#define TL_JFRAMES_MODULE_BASE   2u /* "module": the file's base name, not its path */
+#define TL_JFRAMES_EMPTY_UNKNOWN 4u /* [] for TL_NO_SITE or an unknown site, not null */
+
+struct tl_json;
+
+/* The one JSON writer of a site's frames (render_json.c): an array of
+ * {kind, function, file, line, module[, address]} objects, innermost first
+ * (docs/report-schema.md); null or [] for an unknown site (opts). */
+void tl_render_json_frames(const tl_report_ctx_t *c, struct tl_json *j, uint32_t site,
+                           unsigned opts);
+
 /* "c10", "numpy", "registered" for a TL_STORAGE_* kind. */
 const char *tl_render_storage_kind(unsigned kind);
 

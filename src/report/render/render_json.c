@@ -5,10 +5,11 @@
  */
 #include "report/read/aggregate.h"
 #include "report/render/json.h"
+#include "report/analyze/frames.h"
 #include "report/analyze/lineage.h"
 #include "report/render/render.h"
 
-static void frame(tl_json_t *j, const tl_frame_t *f, bool python)
+static void frame(tl_json_t *j, const tl_frame_t *f, bool python, unsigned opts)
 {
     tl_json_obj_begin(j);
     tl_json_key(j, "kind");
@@ -23,20 +24,27 @@ static void frame(tl_json_t *j, const tl_frame_t *f, bool python)
     else
         tl_json_null(j);
     tl_json_key(j, "module");
-    tl_json_str(j, f->module);
-    tl_json_key(j, "address");
-    if (python)
-        tl_json_null(j);
-    else
-        tl_json_u64(j, f->address);
+    tl_json_str(j,
+                f->module && (opts & TL_JFRAMES_MODULE_BASE) ? tl_path_base(f->module) : f->module);
+    if (opts & TL_JFRAMES_ADDRESS) {
+        tl_json_key(j, "address");
+        if (python)
+            tl_json_null(j);
+        else
+            tl_json_u64(j, f->address);
+    }
     tl_json_obj_end(j);
 }
 
-/* A site's frames as an array; null for TL_NO_SITE. */
-static void frames_of(const tl_report_ctx_t *c, tl_json_t *j, uint32_t site)
+void tl_render_json_frames(const tl_report_ctx_t *c, tl_json_t *j, uint32_t site, unsigned opts)
 {
     if (site == TL_NO_SITE || site >= c->trace->nsites) {
-        tl_json_null(j);
+        if (opts & TL_JFRAMES_EMPTY_UNKNOWN) {
+            tl_json_arr_begin(j);
+            tl_json_arr_end(j);
+        } else {
+            tl_json_null(j);
+        }
         return;
     }
     tl_json_arr_begin(j);
@@ -45,7 +53,7 @@ static void frames_of(const tl_report_ctx_t *c, tl_json_t *j, uint32_t site)
     for (size_t i = 0; i < n; i++) {
         tl_frame_t f;
         bool python = tl_render_frame(c, frames[i], &f);
-        frame(j, &f, python);
+        frame(j, &f, python, opts);
     }
     tl_json_arr_end(j);
 }
@@ -55,7 +63,7 @@ static void stack(const tl_report_ctx_t *c, tl_json_t *j, uint32_t site)
     tl_json_key(j, "stack_id");
     tl_json_u64(j, c->trace->sites[site].stack_id);
     tl_json_key(j, "stack");
-    frames_of(c, j, site);
+    tl_render_json_frames(c, j, site, TL_JFRAMES_ADDRESS);
 }
 
 static const char *held_name(unsigned held)
@@ -84,7 +92,7 @@ static void view(const tl_report_ctx_t *c, tl_json_t *j, const tl_end_view_t *v)
     tl_json_key(j, "api");
     tl_json_bool(j, v->api);
     tl_json_key(j, "stack");
-    frames_of(c, j, v->site);
+    tl_render_json_frames(c, j, v->site, TL_JFRAMES_ADDRESS);
     tl_json_obj_end(j);
 }
 
@@ -109,7 +117,7 @@ static void end_storage(const tl_report_ctx_t *c, tl_json_t *j, const tl_end_sto
     else
         tl_json_null(j);
     tl_json_key(j, "source_stack");
-    frames_of(c, j, s->s.source ? s->s.source_site : TL_NO_SITE);
+    tl_render_json_frames(c, j, s->s.source ? s->s.source_site : TL_NO_SITE, TL_JFRAMES_ADDRESS);
     tl_json_key(j, "views");
     tl_json_arr_begin(j);
     for (size_t i = 0; i < s->nviews; i++)

@@ -9,6 +9,7 @@
 #include <inttypes.h>
 #include <string.h>
 
+#include "report/analyze/frames.h"
 #include "report/render/escape.h"
 #include "report/analyze/lineage.h"
 #include "report/read/aggregate.h"
@@ -61,24 +62,10 @@ bool tl_render_frame(const tl_report_ctx_t *c, uint64_t raw, tl_frame_t *f)
     return true;
 }
 
-static const char *base_name(const char *path)
-{
-    const char *b = strrchr(path, '/');
-    return b ? b + 1 : path;
-}
-
-static bool has_prefix(const char *s, const char *p)
-{
-    return strncmp(s, p, strlen(p)) == 0;
-}
-
 /* Frames of the allocator machinery, skipped while they lead a stack. */
 static bool boring(const tl_frame_t *f)
 {
-    if (!f->module) return false;
-    const char *b = base_name(f->module);
-    return has_prefix(b, "libc.so") || has_prefix(b, "libc-") || has_prefix(b, "libjemalloc") ||
-           has_prefix(b, "libtensorleak") || has_prefix(b, "ld-linux");
+    return tl_allocator_module(f->module, TL_ALLOC_NATIVE);
 }
 
 /* How the text report names an end point (tl_endpoint_t.point). */
@@ -115,7 +102,7 @@ static void print_frame(const tl_frame_t *f, bool python, FILE *out)
     }
     if (f->module) {
         fputs(" [", out);
-        tl_esc_puts(out, base_name(f->module));
+        tl_esc_puts(out, tl_path_base(f->module));
         fputc(']', out);
     }
     fputc('\n', out);

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/trace_chunk.h"
 #include "report/read/reader.h"
 #include "report/cmd/report.h"
 
@@ -35,17 +36,15 @@ static ssize_t read_at(int fd, uint8_t *buf, size_t n, uint64_t off)
     return (ssize_t)got;
 }
 
-/* Look for a PROCESS record in one chunk's bytes; true when found. */
-static bool scan_chunk(const uint8_t *c, size_t n, tl_trace_info_t *info, tl_record_t *rec,
-                       uint64_t *frames)
+/* Look for a PROCESS record in one chunk's n bytes (of chunk_bytes when
+ * whole); true when found. */
+static bool scan_chunk(const uint8_t *c, size_t n, uint32_t chunk_bytes, tl_trace_info_t *info,
+                       tl_record_t *rec, uint64_t *frames)
 {
-    if (n < TL_CHUNK_HEADER_BYTES || tl_load_le32(c + TL_CHK_MAGIC) != TL_CHUNK_MAGIC) return false;
-    uint64_t used = tl_load_le32(c + TL_CHK_USED);
-    size_t have = n - TL_CHUNK_HEADER_BYTES;
-    if (used < have) have = (size_t)used;
-    const uint8_t *p = c + TL_CHUNK_HEADER_BYTES;
-    for (size_t off = 0; off < have;) {
-        long r = tl_rec_decode(p + off, have - off, rec, frames);
+    tl_chunk_t ck; /* the reader's validation (common/trace_chunk.h) */
+    if (tl_chunk_parse(c, n, chunk_bytes, &ck) != TL_CHUNK_OK) return false;
+    for (size_t off = 0; off < ck.len;) {
+        long r = tl_rec_decode(ck.data + off, ck.len - off, rec, frames);
         if (r <= 0) return false;
         off += (size_t)r;
         if (rec->type == TL_REC_PROCESS) {
@@ -93,7 +92,7 @@ int tl_trace_peek(const char *path, tl_trace_info_t *info)
         if (h.chunk_count && ci >= h.chunk_count) break;
         got = read_at(fd, chunk, h.chunk_bytes, h.header_bytes + ci * h.chunk_bytes);
         if (got <= 0) break;
-        if (scan_chunk(chunk, (size_t)got, info, rec, frames)) break;
+        if (scan_chunk(chunk, (size_t)got, h.chunk_bytes, info, rec, frames)) break;
     }
 out:
     free(chunk);

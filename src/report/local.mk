@@ -6,7 +6,9 @@
 noinst_LTLIBRARIES += libtlreport.la
 libtlreport_la_SOURCES = \
 	src/report/read/map.c src/report/read/map.h \
+	src/report/read/open.c \
 	src/report/read/reader.c src/report/read/reader.h \
+	src/report/read/sites.c \
 	src/report/read/stream.c src/report/read/stream.h \
 	src/report/read/aggregate.c src/report/read/aggregate.h \
 	src/report/read/peek.c \

@@ -238,22 +238,6 @@ static void take_python_options(tl_trace_t *t, const tl_record_t *rec)
     }
 }
 
-const tl_module_t *tl_trace_module_at(const tl_trace_t *t, uint64_t addr)
-{
-    for (size_t i = t->nmodules; i-- > 0;) {
-        const tl_module_t *m = &t->modules[i];
-        if (addr >= m->start && addr - m->start < m->size) return m;
-    }
-    return NULL;
-}
-
-const tl_pyframe_t *tl_trace_pyframe(const tl_trace_t *t, uint64_t frame)
-{
-    if (!(frame & TL_FRAME_PY_TAG)) return NULL;
-    tl_map_entry_t *e = tl_map_get(&t->pyframe_by_id, frame & ~TL_FRAME_PY_TAG);
-    return e && e->a < t->npyframes ? &t->pyframes[e->a] : NULL;
-}
-
 /* Keep a MARK or lineage-family record (its event is streamed). Strings go to the pool
  * as offsets (the pool moves while it grows; tl_trace_read_mem turns them
  * into pointers at the end). */
@@ -503,9 +487,8 @@ static bool agg_push(void *ctx, uint8_t type, uint64_t ts, uint64_t ptr, uint64_
     return push_extra(ctx, &ev);
 }
 
-/* Load the trace held in buf (mapped: an mmap of n bytes; else malloc'd),
- * which t owns from here on, even on failure (tl_trace_free releases it). */
-static int load(const uint8_t *buf, size_t n, bool mapped, tl_trace_t *t, char *why, size_t whylen)
+int tl_reader_load(const uint8_t *buf, size_t n, bool mapped, tl_trace_t *t, char *why,
+                   size_t whylen)
 {
     memset(t, 0, sizeof *t);
     t->buf = buf;
@@ -545,65 +528,7 @@ int tl_trace_read_mem(const uint8_t *buf, size_t n, tl_trace_t *t, char *why, si
         return TL_EXIT_FAILURE;
     }
     if (n) memcpy(copy, buf, n);
-    return load(copy, n, false, t, why, whylen);
-}
-
-int tl_open_regular(const char *path, uint64_t *size, const char **why)
-{
-    int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-    if (fd < 0) {
-        *why = strerror(errno);
-        return -1;
-    }
-    struct stat st;
-    if (fstat(fd, &st) != 0) {
-        *why = strerror(errno);
-        close(fd);
-        return -1;
-    }
-    if (!S_ISREG(st.st_mode)) {
-        *why = S_ISDIR(st.st_mode)    ? strerror(EISDIR)
-               : S_ISFIFO(st.st_mode) ? "not a regular file (a FIFO)"
-               : S_ISCHR(st.st_mode)  ? "not a regular file (a character device)"
-               : S_ISBLK(st.st_mode)  ? "not a regular file (a block device)"
-               : S_ISSOCK(st.st_mode) ? "not a regular file (a socket)"
-                                      : "not a regular file";
-        close(fd);
-        return -1;
-    }
-    if (size) *size = (uint64_t)st.st_size;
-    return fd;
-}
-
-int tl_trace_read(const char *path, tl_trace_t *t, char *why, size_t whylen)
-{
-    memset(t, 0, sizeof *t);
-    const char *reason;
-    uint64_t fsize;
-    int fd = tl_open_regular(path, &fsize, &reason);
-    if (fd < 0) {
-        snprintf(why, whylen, "%s", reason);
-        return TL_EXIT_NO_TRACE;
-    }
-    if (fsize > SIZE_MAX) {
-        snprintf(why, whylen, "%s", strerror(EFBIG));
-        close(fd);
-        return TL_EXIT_NO_TRACE;
-    }
-    size_t size = (size_t)fsize;
-    if (size == 0) {
-        close(fd);
-        snprintf(why, whylen, "not a tensorleak trace (empty file)");
-        return TL_EXIT_BAD_TRACE;
-    }
-    void *map = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
-    int err = errno;
-    close(fd);
-    if (map == MAP_FAILED) {
-        snprintf(why, whylen, "%s", strerror(err));
-        return TL_EXIT_NO_TRACE;
-    }
-    return load(map, size, true, t, why, whylen);
+    return tl_reader_load(copy, n, false, t, why, whylen);
 }
 
 void tl_trace_free(tl_trace_t *t)
@@ -637,29 +562,4 @@ void tl_trace_free(tl_trace_t *t)
     free(t->lineage);
     free(t->strings);
     memset(t, 0, sizeof *t);
-}
-
-uint64_t tl_str_hash(const char *s)
-{
-    uint64_t h = 0xcbf29ce484222325ull;
-    for (; *s; s++)
-        h = (h ^ (uint8_t)*s) * 0x100000001b3ull;
-    return h;
-}
-
-uint64_t tl_trace_site_content_hash(const tl_trace_t *t, uint32_t site)
-{
-    size_t n;
-    const uint64_t *frames = tl_trace_site_frames(t, site, &n);
-    uint64_t h = 0xcbf29ce484222325ull ^ n;
-    for (size_t i = 0; i < n; i++) {
-        const tl_pyframe_t *pf = tl_trace_pyframe(t, frames[i]);
-        uint64_t v = frames[i];
-        if (pf)
-            v = tl_str_hash(pf->file) ^ (tl_str_hash(pf->function) * 31) ^
-                (pf->line * 0x9e3779b97f4a7c15ull);
-        h = (h ^ v) * 0x100000001b3ull;
-        h ^= h >> 29;
-    }
-    return h;
 }

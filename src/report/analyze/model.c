@@ -1,11 +1,12 @@
 /* model.c - replay the events in time order (see model.h).
  *
- * Two passes over the event stream (tl_events_*) with a live-block table (ptr -> size, site,
- * flags, time): the first finds the event at which all live bytes peak; the
- * second aggregates the live set by site there and at the end point, and
- * tracks storage instances and their lineage (storages.c) to capture the end
- * point. Memory: one table entry per live block, one record per live storage,
- * two counters per site.
+ * One pass over the event stream (tl_events_*) with a live-block table (ptr
+ * -> size, site, flags, time), the live set by site kept as it changes, and
+ * its copy at the all-bytes peak, brought up to date at each new peak from
+ * the sites touched since the last one (amortised O(1) per event). The pass
+ * also tracks storage instances and their lineage (storages.c) to capture
+ * the end point. Memory: one table entry per live block, one record per live
+ * storage, a few counters per site.
  */
 #include "report/analyze/model.h"
 
@@ -34,12 +35,15 @@ typedef struct replay {
     bool rfree_storage; /* the block released by the RFREE just before */
     bool rfree_known;
     uint8_t prev_type;       /* of the event before this one */
-    tl_storage_t rfree_info; /* that storage (pass 2) */
+    tl_storage_t rfree_info; /* that storage */
     uint8_t *numpy_site;     /* per site: 0 not yet known, 1 no, 2 yes */
-    /* pass 2 only: */
     tl_stor_t *st;
-    acc_t *sacc;      /* storages created, by site */
-    tl_regions_t *rg; /* region iterations (pass 2) */
+    acc_t *sacc;       /* storages created, by site */
+    tl_regions_t *rg;  /* region iterations */
+    acc_t *cur, *pk;   /* live blocks by site * 2 + storage: now, and at the peak */
+    uint32_t *touched; /* indexes of cur changed since pk was last brought up to date */
+    uint8_t *is_touched;
+    size_t ntouched;
 } replay_t;
 
 static bool has_prefix(const char *s, const char *p)
@@ -68,6 +72,19 @@ static bool numpy_site(replay_t *r, uint32_t site)
     return yes;
 }
 
+/* A block of site (flags: its BF_*) enters (sign 1) or leaves (-1) the live set. */
+static void site_live(replay_t *r, uint32_t site, unsigned flags, int sign, uint64_t size)
+{
+    if (site >= r->t->nsites) return; /* cannot happen: sites come from the reader */
+    size_t i = (size_t)site * 2 + ((flags & BF_STORAGE) ? 1 : 0);
+    r->cur[i].bytes += (uint64_t)sign * size;
+    r->cur[i].blocks += (uint64_t)sign;
+    if (!r->is_touched[i]) {
+        r->is_touched[i] = 1;
+        r->touched[r->ntouched++] = (uint32_t)i;
+    }
+}
+
 static void note_peak(replay_t *r, size_t i, uint64_t ts)
 {
     if (r->c.live_bytes > r->c.peak_bytes) {
@@ -75,6 +92,12 @@ static void note_peak(replay_t *r, size_t i, uint64_t ts)
         r->c.peak_blocks = r->c.live_blocks;
         r->c.peak_ts = ts;
         r->peak_event = i;
+        for (size_t k = 0; k < r->ntouched; k++) { /* pk = cur, where they differ */
+            uint32_t x = r->touched[k];
+            r->pk[x] = r->cur[x];
+            r->is_touched[x] = 0;
+        }
+        r->ntouched = 0;
     }
     if (r->c.live_storage_bytes > r->c.peak_storage_bytes) {
         r->c.peak_storage_bytes = r->c.live_storage_bytes;
@@ -122,6 +145,7 @@ static tl_map_entry_t *add_block(replay_t *r, uint64_t ptr, uint64_t size, uint3
         r->c.replaced_blocks++;
         unsigned old = (unsigned)(e->b >> 32);
         count_block(r, e->a, old, -1);
+        site_live(r, (uint32_t)(e->b & 0xffffffffu), old, -1, e->a);
         if (r->rg) tl_regions_on_free(r->rg, (uint32_t)(e->b & 0xffffffffu), e->a, e->c);
         if ((old & BF_STORAGE) && r->st) tl_stor_remove(r->st, ptr, NULL);
     }
@@ -129,12 +153,13 @@ static tl_map_entry_t *add_block(replay_t *r, uint64_t ptr, uint64_t size, uint3
     e->b = (uint64_t)site | (uint64_t)flags << 32;
     e->c = ts;
     count_block(r, size, flags, 1);
+    site_live(r, site, flags, 1, size);
     if (r->rg) tl_regions_on_alloc(r->rg, site, size);
     return e;
 }
 
 /* Release ptr; returns false when it was not live. *flags: its flags; the
- * storage record, if it was one, to *info (pass 2). */
+ * storage record, if it was one, to *info. */
 static bool drop_block(replay_t *r, uint64_t ptr, unsigned *flags, tl_storage_t *info)
 {
     tl_map_entry_t *e = tl_map_get(&r->live, ptr);
@@ -144,6 +169,7 @@ static bool drop_block(replay_t *r, uint64_t ptr, unsigned *flags, tl_storage_t 
     }
     *flags = (unsigned)(e->b >> 32);
     count_block(r, e->a, *flags, -1);
+    site_live(r, (uint32_t)(e->b & 0xffffffffu), *flags, -1, e->a);
     if (r->rg) tl_regions_on_free(r->rg, (uint32_t)(e->b & 0xffffffffu), e->a, e->c);
     if ((*flags & BF_STORAGE) && r->st) tl_stor_remove(r->st, ptr, info);
     r->c.frees++;
@@ -166,6 +192,8 @@ static bool register_storage(replay_t *r, const tl_lineage_t *l)
             if (s && op) s->op = op;
             return false;
         }
+        site_live(r, (uint32_t)(e->b & 0xffffffffu), 0, -1, e->a);
+        site_live(r, (uint32_t)(e->b & 0xffffffffu), BF_STORAGE, 1, e->a);
         e->b |= (uint64_t)(BF_STORAGE | BF_REG) << 32;
         r->c.live_storage_bytes += e->a;
         r->c.live_storage_blocks++;
@@ -187,16 +215,19 @@ static void unregister_storage(replay_t *r, uint64_t ptr)
     if (r->st) tl_stor_remove(r->st, ptr, NULL);
     if (flags & BF_PSEUDO) {
         count_block(r, e->a, flags, -1);
+        site_live(r, (uint32_t)(e->b & 0xffffffffu), flags, -1, e->a);
         if (r->rg) tl_regions_on_free(r->rg, (uint32_t)(e->b & 0xffffffffu), e->a, e->c);
         tl_map_remove(&r->live, ptr);
         return;
     }
     r->c.live_storage_bytes -= e->a;
     r->c.live_storage_blocks--;
+    site_live(r, (uint32_t)(e->b & 0xffffffffu), BF_STORAGE, -1, e->a);
+    site_live(r, (uint32_t)(e->b & 0xffffffffu), 0, 1, e->a);
     e->b &= ~((uint64_t)(BF_STORAGE | BF_REG) << 32);
 }
 
-/* Apply the pass's event number i; returns true when out of memory. */
+/* Apply event number i of the pass; returns true when out of memory. */
 static bool step(replay_t *r, const tl_event_t *ev, size_t i)
 {
     bool oom = false, numpy;
@@ -338,6 +369,17 @@ static bool capture_end(replay_t *r, tl_model_t *at_end, bool script_end, uint64
            tl_stor_capture(r->st, t, &r->live, script_end, mark_id, ts, &m->end);
 }
 
+static void free_acc(replay_t *r)
+{
+    free(r->cur);
+    free(r->pk);
+    free(r->touched);
+    free(r->is_touched);
+    r->cur = r->pk = NULL;
+    r->touched = NULL;
+    r->is_touched = NULL;
+}
+
 bool tl_model_build(const tl_trace_t *t, tl_model_t *m)
 {
     return tl_model_build_filtered(t, m, NULL, NULL);
@@ -359,37 +401,32 @@ bool tl_model_build_filtered(const tl_trace_t *t, tl_model_t *m, tl_site_filter_
     if (!numpy) return true;
     r.numpy_site = numpy;
 
+    uint64_t mark_id = 0;
+    size_t end_lin = end_mark(t, &mark_id);
+    bool script_end = end_lin != SIZE_MAX, ended = false;
+    sacc = calloc(nsites * 2 + 2, sizeof *sacc);
+    r.cur = calloc(nsites * 2 + 2, sizeof *r.cur);
+    r.pk = calloc(nsites * 2 + 2, sizeof *r.pk);
+    r.touched = malloc((nsites * 2 + 2) * sizeof *r.touched);
+    r.is_touched = calloc(nsites * 2 + 2, 1);
+    if (!sacc || !r.cur || !r.pk || !r.touched || !r.is_touched) goto oom;
+    if (tl_regions_init(&m->regions, t, filter, ctx)) goto oom;
+    r.st = &st;
+    r.sacc = sacc;
+    r.rg = &m->regions;
+    tl_model_t at_end = {0};
     if (tl_events_open(t, &it)) goto oom;
     for (; tl_events_next(&it, &ev); n++) {
         if (n == 0) first_ts = ev.ts;
         last_ts = ev.ts;
         if (step(&r, &ev, n)) goto oom;
-    }
-    tl_events_close(&it);
-    bool have_peak = r.c.peak_bytes > 0;
-    size_t peak_event = r.peak_event;
-    tl_map_free(&r.live);
-
-    uint64_t mark_id = 0;
-    size_t end_lin = end_mark(t, &mark_id);
-    bool script_end = end_lin != SIZE_MAX, ended = false;
-    sacc = calloc(nsites * 2 + 2, sizeof *sacc);
-    if (!sacc) goto oom;
-    if (tl_regions_init(&m->regions, t, filter, ctx)) goto oom;
-    r = (replay_t){.t = t, .numpy_site = numpy, .st = &st, .sacc = sacc, .rg = &m->regions};
-    tl_model_t at_end = {0};
-    if (tl_events_open(t, &it)) goto oom;
-    for (size_t i = 0; tl_events_next(&it, &ev); i++) {
-        if (step(&r, &ev, i)) goto oom;
-        if (have_peak && i == peak_event &&
-            live_by_site(&r, nsites, &m->peak_sites, &m->npeak_sites))
-            goto oom;
         if (script_end && !ended && ev.type == TL_EV_LINEAGE && ev.site == end_lin) {
             if (capture_end(&r, &at_end, true, mark_id, ev.ts, m)) goto oom;
             ended = true;
         }
     }
     tl_events_close(&it);
+    if (r.c.peak_bytes > 0 && collect(r.pk, nsites, &m->peak_sites, &m->npeak_sites)) goto oom;
     /* No script_end (or its event was not streamed): the end of the trace. */
     if (!ended && capture_end(&r, &at_end, false, mark_id, n ? last_ts : 0, m)) goto oom;
     if (collect(sacc, nsites, &m->storage_sites, &m->nstorage_sites)) goto oom;
@@ -413,6 +450,7 @@ bool tl_model_build_filtered(const tl_trace_t *t, tl_model_t *m, tl_site_filter_
     m->first_ts = first_ts;
     m->last_ts = last_ts;
     agg_oom = tl_agg_model(t, m);
+    free_acc(&r);
     free(sacc);
     free(numpy);
     tl_stor_free(&st);
@@ -421,6 +459,7 @@ bool tl_model_build_filtered(const tl_trace_t *t, tl_model_t *m, tl_site_filter_
     return agg_oom;
 oom:
     tl_events_close(&it);
+    free_acc(&r);
     free(sacc);
     free(numpy);
     tl_stor_free(&st);

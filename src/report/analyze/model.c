@@ -296,7 +296,7 @@ static bool step(replay_t *r, const tl_event_t *ev, size_t i)
     return oom;
 }
 
-static int cmp_stat(const void *pa, const void *pb)
+int tl_site_stat_cmp(const void *pa, const void *pb)
 {
     const tl_site_stat_t *a = pa, *b = pb;
     if (a->bytes != b->bytes) return a->bytes > b->bytes ? -1 : 1;
@@ -320,7 +320,7 @@ static bool collect(acc_t *acc, size_t nsites, tl_site_stat_t **out, size_t *nou
                                            .storage = i & 1,
                                            .bytes = acc[i].bytes,
                                            .blocks = acc[i].blocks};
-    qsort(*out, n, sizeof **out, cmp_stat);
+    qsort(*out, n, sizeof **out, tl_site_stat_cmp);
     *nout = n;
     return false;
 }

@@ -57,6 +57,11 @@ typedef struct tl_model {
     tl_regions_t regions; /* region iterations, their leaks, growth */
 } tl_model_t;
 
+/* The order of every sorted list of tl_site_stat_t (qsort's comparator):
+ * bytes descending, then blocks descending, then site index, then plain
+ * before storage. */
+int tl_site_stat_cmp(const void *a, const void *b);
+
 /* Build the model of t. Sorted lists: bytes descending, then blocks
  * descending, then site index, then plain before storage. Returns true when
  * out of memory (m is then empty). */

@@ -161,19 +161,6 @@ void tl_regions_on_free(tl_regions_t *rg, uint32_t site, uint64_t size, uint64_t
     }
 }
 
-typedef struct acc {
-    uint64_t bytes, blocks;
-} acc_t;
-
-static int cmp_stat(const void *pa, const void *pb)
-{
-    const tl_site_stat_t *a = pa, *b = pb;
-    if (a->bytes != b->bytes) return a->bytes > b->bytes ? -1 : 1;
-    if (a->blocks != b->blocks) return a->blocks > b->blocks ? -1 : 1;
-    if (a->site != b->site) return a->site < b->site ? -1 : 1;
-    return (int)a->storage - (int)b->storage;
-}
-
 /* The last iteration's leak by site (blocks allocated since begin_ts). */
 static bool last_sites(tl_regions_t *rg, tl_region_t *r, const tl_map_t *live, uint64_t begin_ts)
 {
@@ -197,7 +184,7 @@ static bool last_sites(tl_regions_t *rg, tl_region_t *r, const tl_map_t *live, u
     for (tl_map_entry_t *a; (a = tl_map_next(&by, &pos));)
         r->sites[r->nsites++] = (tl_site_stat_t){
             .site = (uint32_t)(a->key / 2), .storage = a->key & 1, .bytes = a->a, .blocks = a->b};
-    qsort(r->sites, r->nsites, sizeof *r->sites, cmp_stat);
+    qsort(r->sites, r->nsites, sizeof *r->sites, tl_site_stat_cmp);
     tl_map_free(&by);
     return false;
 oom:

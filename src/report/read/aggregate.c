@@ -231,14 +231,6 @@ void tl_agg_free(tl_trace_t *t)
     t->agg = NULL;
 }
 
-static int cmp_stat(const void *pa, const void *pb)
-{
-    const tl_site_stat_t *a = pa, *b = pb;
-    if (a->bytes != b->bytes) return a->bytes > b->bytes ? -1 : 1;
-    if (a->blocks != b->blocks) return a->blocks > b->blocks ? -1 : 1;
-    return a->site < b->site ? -1 : a->site > b->site;
-}
-
 bool tl_agg_model(const tl_trace_t *t, tl_model_t *m)
 {
     const tl_agg_t *a = t->agg;
@@ -259,7 +251,7 @@ bool tl_agg_model(const tl_trace_t *t, tl_model_t *m)
         ss[n++] = (tl_site_stat_t){
             .site = (uint32_t)e->a, .storage = true, .bytes = s->bytes, .blocks = s->allocs};
     }
-    qsort(ss, n, sizeof *ss, cmp_stat);
+    qsort(ss, n, sizeof *ss, tl_site_stat_cmp);
     free(m->storage_sites);
     m->storage_sites = ss;
     m->nstorage_sites = n;

@@ -8,7 +8,7 @@
 #include "report/cmd/report.h"
 #include "tools/launch.h"
 #include "tools/outfile.h"
-#include "report/escape.h"
+#include "report/render/escape.h"
 
 #include <errno.h>
 #include <getopt.h>

@@ -22,6 +22,7 @@ libtlreport_la_SOURCES = \
 	src/report/render/json.c src/report/render/json.h \
 	src/report/render/escape.c src/report/render/escape.h \
 	src/report/render/render.h \
+	src/report/render/common.c \
 	src/report/render/render_text.c \
 	src/report/render/render_json.c \
 	src/report/render/check_render.c \

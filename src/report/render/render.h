@@ -28,7 +28,7 @@ typedef struct tl_report_ctx {
 void tl_render_text(const tl_report_ctx_t *c, FILE *out);
 void tl_render_json(const tl_report_ctx_t *c, FILE *out);
 
-/* Shared helpers (report.c). */
+/* Shared helpers (cmd/report.c). */
 
 /* When t could not be read whole (truncated, corrupt chunks, undecodable
  * records), say so in one warning line on stderr: what was read, what was
@@ -43,7 +43,7 @@ bool tl_report_incomplete(const char *path, const tl_trace_t *t, const char *con
  * (nothing written). */
 bool tl_render_text_escaped(void (*render)(const void *, FILE *), const void *arg, FILE *out);
 
-/* Shared helpers (render_text.c). */
+/* Shared helpers (render/common.c). */
 
 /* "402.0 MiB": B below 1 KiB, else 1024-based units with two decimals below
  * 10 and one above. buf of at least 32 bytes. */

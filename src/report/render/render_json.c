@@ -72,12 +72,6 @@ static const char *held_name(unsigned held)
     return held < sizeof names / sizeof names[0] ? names[held] : "unknown";
 }
 
-const char *tl_render_storage_kind(unsigned kind)
-{
-    static const char *const names[] = {"c10", "numpy", "registered"};
-    return kind < sizeof names / sizeof names[0] ? names[kind] : "unknown";
-}
-
 static void view(const tl_report_ctx_t *c, tl_json_t *j, const tl_end_view_t *v)
 {
     tl_json_obj_begin(j);

@@ -93,3 +93,7 @@ tests/fuzz/fuzz_trace: $(srcdir)/tests/fuzz/fuzz_trace.c $(libtlreport_la_SOURCE
 	  $(XXHASH_CFLAGS) -o $@ $(srcdir)/tests/fuzz/fuzz_trace.c $$srcs \
 	  $(LIBDW_LIBS) $(XXHASH_LIBS) -lstdc++ -lm
 endif
+
+# The streaming reader: the report's memory does not grow with trace length.
+TESTS += tests/integration/report_memory.sh
+EXTRA_DIST += tests/integration/report_memory.sh

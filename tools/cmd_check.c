@@ -17,12 +17,12 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "report/check.h"
-#include "report/report.h"
+#include "report/cmd/check.h"
+#include "report/cmd/report.h"
 #include "tools/cli.h"
 #include "tools/launch.h"
 #include "tools/outfile.h"
-#include "report/escape.h"
+#include "report/render/escape.h"
 #include "tools/size.h"
 
 static const char help[] =

@@ -8,8 +8,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "report/diff.h"
-#include "report/escape.h"
+#include "report/cmd/diff.h"
+#include "report/render/escape.h"
 #include "tools/cli.h"
 
 static const char help[] =

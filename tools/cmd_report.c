@@ -13,8 +13,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "report/report.h"
-#include "report/escape.h"
+#include "report/cmd/report.h"
+#include "report/render/escape.h"
 #include "tools/cli.h"
 #include "tools/outfile.h"
 

@@ -5,10 +5,10 @@
  */
 #include "config.h"
 #include "tools/cli.h"
-#include "report/report.h"
+#include "report/cmd/report.h"
 #include "tools/launch.h"
 #include "tools/outfile.h"
-#include "report/escape.h"
+#include "report/render/escape.h"
 
 #include <errno.h>
 #include <getopt.h>

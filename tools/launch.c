@@ -11,9 +11,10 @@
 #include "config.h"
 #include "tools/launch.h"
 #include "tools/exit_codes.h"
-#include "report/aggregate.h"
-#include "report/reader.h"
-#include "report/report.h"
+#include "report/cmd/report.h"
+#include "report/read/aggregate.h"
+#include "report/read/reader.h"
+#include "report/render/escape.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -220,11 +221,13 @@ static bool nothing_of_interest(const char *path)
     bool nothing = t.has_end && (t.end_reason == TL_END_EXIT || t.end_reason == TL_END_EXEC) &&
                    !t.truncated && !t.bad_chunks && !t.bad_records && t.end_storages == 0 &&
                    t.end_dropped == 0 && t.nlineage == 0;
-    for (size_t i = 0; nothing && i < t.nevents; i++)
-        if ((t.events[i].type == TL_EV_ALLOC || t.events[i].type == TL_EV_RALLOC) &&
-            (t.events[i].storage ||
-             (t.events[i].size >= BIG_BLOCK && !(t.events[i].pad & TL_EV_F_SAMPLED))))
+    tl_events_t it = {0};
+    if (nothing && tl_events_open(&t, &it)) nothing = false;
+    for (tl_event_t ev; nothing && tl_events_next(&it, &ev);)
+        if ((ev.type == TL_EV_ALLOC || ev.type == TL_EV_RALLOC) &&
+            (ev.storage || (ev.size >= BIG_BLOCK && !(ev.pad & TL_EV_F_SAMPLED))))
             nothing = false;
+    tl_events_close(&it);
     tl_trace_free(&t);
     return nothing;
 }

@@ -1,25 +1,34 @@
-# src/report: the report library (reader, model, symbolizer, renderers),
-# linked into the tensorleak CLI and the report unit tests.
+# src/report: the report library, one folder per stage of the pipeline
+# (docs/internals.md): read/ (open, load, stream the events), analyze/
+# (model, symbolize, lineage, regions, suppressions), render/ (text, JSON,
+# check verdicts), cmd/ (what report, check and diff run). Linked into the
+# tensorleak CLI and the report unit tests.
 noinst_LTLIBRARIES += libtlreport.la
 libtlreport_la_SOURCES = \
-	src/report/map.c src/report/map.h \
-	src/report/reader.c src/report/reader.h \
-	src/report/aggregate.c src/report/aggregate.h \
-	src/report/peek.c \
-	src/report/model.c src/report/model.h \
-	src/report/storages.c src/report/storages.h \
-	src/report/regions.c src/report/regions.h \
-	src/report/suppress.c src/report/suppress.h \
-	src/report/check.c src/report/check.h src/report/check_impl.h \
-	src/report/check_render.c \
-	src/report/diff.c src/report/diff.h \
-	src/report/lineage.c src/report/lineage.h \
-	src/report/symbolize.c src/report/symbolize.h \
-	src/report/json.c src/report/json.h \
-	src/report/escape.c src/report/escape.h \
-	src/report/render.h \
-	src/report/render_text.c \
-	src/report/render_json.c \
-	src/report/report.c src/report/report.h
+	src/report/read/map.c src/report/read/map.h \
+	src/report/read/open.c \
+	src/report/read/reader.c src/report/read/reader.h \
+	src/report/read/sites.c \
+	src/report/read/stream.c src/report/read/stream.h \
+	src/report/read/aggregate.c src/report/read/aggregate.h \
+	src/report/read/peek.c \
+	src/report/analyze/model.c src/report/analyze/model.h \
+	src/report/analyze/storages.c src/report/analyze/storages.h \
+	src/report/analyze/regions.c src/report/analyze/regions.h \
+	src/report/analyze/suppress.c src/report/analyze/suppress.h \
+	src/report/analyze/lineage.c src/report/analyze/lineage.h \
+	src/report/analyze/symbolize.c src/report/analyze/symbolize.h \
+	src/report/analyze/frames.c src/report/analyze/frames.h \
+	src/report/render/json.c src/report/render/json.h \
+	src/report/render/escape.c src/report/render/escape.h \
+	src/report/render/render.h \
+	src/report/render/common.c \
+	src/report/render/render_text.c \
+	src/report/render/render_json.c \
+	src/report/render/check_render.c \
+	src/report/pipeline.c src/report/pipeline.h \
+	src/report/cmd/check.c src/report/cmd/check.h src/report/cmd/check_impl.h \
+	src/report/cmd/diff.c src/report/cmd/diff.h \
+	src/report/cmd/report.c src/report/cmd/report.h
 libtlreport_la_CFLAGS = $(AM_CFLAGS) $(LIBDW_CFLAGS)
 libtlreport_la_LIBADD = libtlcommon.la $(LIBDW_LIBS)

@@ -19,12 +19,12 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "report/check.h"
-#include "report/model.h"
-#include "report/reader.h"
-#include "report/diff.h"
-#include "report/report.h"
-#include "report/suppress.h"
+#include "report/cmd/check.h"
+#include "report/analyze/model.h"
+#include "report/read/reader.h"
+#include "report/cmd/diff.h"
+#include "report/cmd/report.h"
+#include "report/analyze/suppress.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -1,4 +1,5 @@
 /* test_common.c - Check suites for src/common: varints and record codec. */
+#include "common/trace_chunk.h"
 #include "common/trace_format.h"
 #include "tests/unit/check_main.h"
 
@@ -239,6 +240,73 @@ START_TEST(codec_lineage_pyframe_mark)
 }
 END_TEST
 
+/* One chunk header at c: magic, tid 7, used, seq 3, base_ts 1000. */
+static void put_chunk(uint8_t *c, uint32_t magic, uint32_t used)
+{
+    memset(c, 0, TL_CHUNK_HEADER_BYTES);
+    tl_store_le32(c + TL_CHK_MAGIC, magic);
+    tl_store_le32(c + TL_CHK_TID, 7);
+    tl_store_le32(c + TL_CHK_USED, used);
+    tl_store_le32(c + TL_CHK_SEQ, 3);
+    tl_store_le64(c + TL_CHK_BASE_TS, 1000);
+}
+
+/* The one chunk validation: unused, bad magic, used beyond the chunk, cut. */
+START_TEST(chunk_parse)
+{
+    uint8_t c[256];
+    tl_chunk_t ck;
+    put_chunk(c, 0, 0);
+    ck_assert_int_eq(tl_chunk_parse(c, sizeof c, 256, &ck), TL_CHUNK_UNUSED);
+    put_chunk(c, 0x12345678u, 10);
+    ck_assert_int_eq(tl_chunk_parse(c, sizeof c, 256, &ck), TL_CHUNK_BAD);
+    put_chunk(c, TL_CHUNK_MAGIC, 256 - TL_CHUNK_HEADER_BYTES + 1);
+    ck_assert_int_eq(tl_chunk_parse(c, sizeof c, 256, &ck), TL_CHUNK_BAD);
+    ck_assert_int_eq(tl_chunk_parse(c, TL_CHUNK_HEADER_BYTES - 1, 256, &ck), TL_CHUNK_BAD);
+    put_chunk(c, TL_CHUNK_MAGIC, 100);
+    ck_assert_int_eq(tl_chunk_parse(c, sizeof c, 256, &ck), TL_CHUNK_OK);
+    ck_assert_uint_eq(ck.tid, 7);
+    ck_assert_uint_eq(ck.seq, 3);
+    ck_assert_uint_eq(ck.base_ts, 1000);
+    ck_assert_uint_eq(ck.len, 100);
+    ck_assert(!ck.cut);
+    ck_assert_ptr_eq(ck.data, c + TL_CHUNK_HEADER_BYTES);
+    ck_assert_int_eq(tl_chunk_parse(c, TL_CHUNK_HEADER_BYTES + 40, 256, &ck), TL_CHUNK_OK);
+    ck_assert_uint_eq(ck.len, 40);
+    ck_assert(ck.cut);
+}
+END_TEST
+
+/* The walk: unused slots skipped, bad ones counted, the header's promise of
+ * more chunks than the file holds is truncation. */
+START_TEST(chunk_iter)
+{
+    enum { HB = 64, CB = 128 };
+    uint8_t buf[HB + 4 * CB];
+    memset(buf, 0, sizeof buf);
+    put_chunk(buf + HB, TL_CHUNK_MAGIC, 5);           /* 0: good */
+    put_chunk(buf + HB + 2 * CB, 0xdeadbeefu, 5);     /* 2: bad magic; 1 unused */
+    put_chunk(buf + HB + 3 * CB, TL_CHUNK_MAGIC, CB); /* 3: used too big */
+    tl_chunk_iter_t it;
+    tl_chunk_t ck;
+    tl_chunk_iter_init(&it, buf, sizeof buf, HB, CB, 0);
+    ck_assert(tl_chunk_iter_next(&it, &ck));
+    ck_assert_uint_eq(ck.index, 0);
+    ck_assert_uint_eq(ck.len, 5);
+    ck_assert(!tl_chunk_iter_next(&it, &ck));
+    ck_assert(!tl_chunk_iter_next(&it, &ck)); /* stays at the end */
+    ck_assert_uint_eq(it.bad_chunks, 2);
+    ck_assert(!it.truncated);
+    tl_chunk_iter_init(&it, buf, sizeof buf, HB, CB, 6);
+    while (tl_chunk_iter_next(&it, &ck))
+        ;
+    ck_assert(it.truncated);
+    tl_chunk_iter_init(&it, buf, HB - 1, HB, CB, 0);
+    ck_assert(!tl_chunk_iter_next(&it, &ck));
+    ck_assert(it.truncated);
+}
+END_TEST
+
 static Suite *make_codec_suite(void)
 {
     Suite *s = suite_create("codec");
@@ -248,6 +316,8 @@ static Suite *make_codec_suite(void)
     tcase_add_test(tc, codec_rejects_bad_input);
     tcase_add_test(tc, codec_overflow_flagged);
     tcase_add_test(tc, codec_lineage_pyframe_mark);
+    tcase_add_test(tc, chunk_parse);
+    tcase_add_test(tc, chunk_iter);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -3,8 +3,8 @@
  * Traces are built in memory with tests/workloads/report_tracegen.h; the
  * truncation and mutation loops assert that no input crashes the reader.
  */
-#include "report/reader.h"
-#include "report/report.h"
+#include "report/read/reader.h"
+#include "report/cmd/report.h"
 #include "tests/unit/check_main.h"
 #include "tests/unit/test_report.h"
 #include "tests/workloads/report_tracegen.h"
@@ -13,10 +13,20 @@
 
 static tl_trace_t tr;
 static char why[256];
+static tl_event_t evs[64]; /* the first events of tr's stream (read_buf) */
 
 static int read_buf(const uint8_t *b, size_t n)
 {
-    return tl_trace_read_mem(b, n, &tr, why, sizeof why);
+    int rc = tl_trace_read_mem(b, n, &tr, why, sizeof why);
+    if (rc) return rc;
+    tl_events_t it;
+    ck_assert(!tl_events_open(&tr, &it));
+    size_t k = 0;
+    for (tl_event_t ev; tl_events_next(&it, &ev); k++)
+        if (k < 64) evs[k] = ev;
+    tl_events_close(&it);
+    ck_assert_uint_eq(k, tr.nevents); /* the load counts what a pass yields */
+    return 0;
 }
 
 START_TEST(reader_sample)
@@ -36,13 +46,13 @@ START_TEST(reader_sample)
     ck_assert_str_eq(tr.modules[0].path, "/nonexistent/prog");
     ck_assert_uint_eq(tr.modules[0].build_id_len, 2);
     ck_assert_uint_eq(tr.nevents, 4);
-    ck_assert_uint_eq(tr.events[0].ts, 1001000000ull);
-    ck_assert_uint_eq(tr.events[3].ts, 1004000000ull);
-    ck_assert_uint_eq(tr.events[0].type, TL_EV_ALLOC);
-    ck_assert(tr.events[0].storage);
-    ck_assert_uint_eq(tr.events[3].type, TL_EV_FREE);
+    ck_assert_uint_eq(evs[0].ts, 1001000000ull);
+    ck_assert_uint_eq(evs[3].ts, 1004000000ull);
+    ck_assert_uint_eq(evs[0].type, TL_EV_ALLOC);
+    ck_assert(evs[0].storage);
+    ck_assert_uint_eq(evs[3].type, TL_EV_FREE);
     size_t nf;
-    const uint64_t *f = tl_trace_site_frames(&tr, tr.events[0].site, &nf);
+    const uint64_t *f = tl_trace_site_frames(&tr, evs[0].site, &nf);
     ck_assert_uint_eq(nf, 2);
     ck_assert_uint_eq(f[1], 0x402000);
     ck_assert(tr.has_end);
@@ -67,9 +77,9 @@ START_TEST(reader_empty_first_stack)
     ck_assert_int_eq(read_buf(g.buf, g.len), 0);
     ck_assert_uint_eq(tr.nevents, 1);
     size_t nf = 1;
-    ck_assert_ptr_null(tl_trace_site_frames(&tr, tr.events[0].site, &nf));
+    ck_assert_ptr_null(tl_trace_site_frames(&tr, evs[0].site, &nf));
     ck_assert_uint_eq(nf, 0);
-    ck_assert(tr.sites[tr.events[0].site].defined);
+    ck_assert(tr.sites[evs[0].site].defined);
     tl_trace_free(&tr);
     free(g.buf);
 }
@@ -95,13 +105,42 @@ START_TEST(reader_merge_threads)
     ck_assert_uint_eq(tr.nevents, 5);
     const uint64_t want[] = {0xb1, 0xa1, 0xa2, 0xb2, 0xb3};
     for (int i = 0; i < 5; i++)
-        ck_assert_uint_eq(tr.events[i].ptr, want[i]);
+        ck_assert_uint_eq(evs[i].ptr, want[i]);
     size_t nf;
-    const uint64_t *f = tl_trace_site_frames(&tr, tr.events[1].site, &nf);
+    const uint64_t *f = tl_trace_site_frames(&tr, evs[1].site, &nf);
     ck_assert_uint_eq(nf, 1);
     ck_assert_uint_eq(f[0], 0x1234);
-    ck_assert_uint_eq(tr.sites[tr.events[0].site].stack_id, 0);
+    ck_assert_uint_eq(tr.sites[evs[0].site].stack_id, 0);
     ck_assert(!tr.truncated);
+    tl_trace_free(&tr);
+    free(g.buf);
+}
+END_TEST
+
+/* A v2 chunk handed on by OWNER to a thread whose records start earlier
+ * than the first owner's: each run keeps its own time base, and the stream
+ * merges the runs with the other chunk by time. */
+START_TEST(reader_owner_runs)
+{
+    uint8_t a[256], b[256];
+    tl_wbuf_t wa = {a, a + sizeof a, false}, wb = {b, b + sizeof b, false};
+    tl_rec_put_alloc(&wa, 10, 0, 0xa1, 1, 0); /* tid 1: 1010 */
+    const uint64_t own[] = {2, 0, 1005};
+    tl_rec_put_lineage(&wa, TL_REC_OWNER, 0, own, NULL, 0);
+    tl_rec_put_alloc(&wa, 0, 0, 0xb1, 1, 0);  /* tid 2: 1005 */
+    tl_rec_put_alloc(&wa, 20, 0, 0xb2, 1, 0); /* 1025 */
+    tl_rec_put_alloc(&wb, 0, 0, 0xc1, 1, 0);  /* tid 1 again: 1015 */
+    tl_tgen_t g;
+    tl_tgen_header(&g, 512, 0, 0, 1, 1000);
+    tl_tgen_chunk(&g, 1, 0, 1000, a, (size_t)(wa.p - a));
+    tl_tgen_chunk(&g, 1, 1, 1015, b, (size_t)(wb.p - b));
+    ck_assert_int_eq(read_buf(g.buf, g.len), 0);
+    ck_assert_uint_eq(tr.nevents, 4);
+    const uint64_t want[] = {0xb1, 0xa1, 0xc1, 0xb2}, ts[] = {1005, 1010, 1015, 1025};
+    for (int i = 0; i < 4; i++) {
+        ck_assert_uint_eq(evs[i].ptr, want[i]);
+        ck_assert_uint_eq(evs[i].ts, ts[i]);
+    }
     tl_trace_free(&tr);
     free(g.buf);
 }
@@ -133,7 +172,7 @@ START_TEST(reader_truncate_everywhere)
         ck_assert_uint_ge(tr.nevents, last); /* monotone prefix */
         last = tr.nevents;
         for (size_t i = 0; i < tr.nevents; i++)
-            ck_assert_uint_eq(tr.events[i].ptr, 0x100 + i * 16);
+            ck_assert_uint_eq(evs[i].ptr, 0x100 + i * 16);
         ck_assert_int_eq(tr.has_end, n >= full_end);
         tl_trace_free(&tr);
     }
@@ -165,7 +204,7 @@ START_TEST(reader_bad_headers)
         tl_store_le32(copy + cases[i].off, cases[i].v);
         ck_assert_int_eq(read_buf(copy, g.len), TL_EXIT_BAD_TRACE);
         ck_assert(why[0] != '\0');
-        ck_assert_ptr_null(tr.events);
+        ck_assert_ptr_null(tr.buf);
     }
     free(copy);
     free(g.buf);
@@ -195,7 +234,7 @@ START_TEST(reader_bad_chunks)
     ck_assert_uint_eq(tr.bad_records, 1);
     ck_assert(!tr.truncated);
     ck_assert_uint_eq(tr.nevents, 2);
-    ck_assert_uint_eq(tr.events[1].ptr, 0x20);
+    ck_assert_uint_eq(evs[1].ptr, 0x20);
     tl_trace_free(&tr);
     /* The header promises 9 chunks: the file is truncated. */
     tl_store_le64(g.buf + TL_HDR_CHUNK_COUNT, 9);
@@ -331,6 +370,7 @@ Suite *make_reader_suite(void)
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, reader_sample);
     tcase_add_test(tc, reader_merge_threads);
+    tcase_add_test(tc, reader_owner_runs);
     tcase_add_test(tc, reader_empty_first_stack);
     tcase_add_test(tc, reader_truncate_everywhere);
     tcase_add_test(tc, reader_bad_headers);

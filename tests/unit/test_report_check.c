@@ -5,8 +5,8 @@
  */
 #include <string.h>
 
-#include "report/model.h"
-#include "report/suppress.h"
+#include "report/analyze/model.h"
+#include "report/analyze/suppress.h"
 #include "tests/unit/test_report.h"
 #include "tests/workloads/report_tracegen.h"
 

@@ -1,8 +1,8 @@
 /* test_report_json.c - Check suite for src/report/json.c (escaping, UTF-8
  * repair, nesting and separators, byte for byte) and escape.c.
  */
-#include "report/escape.h"
-#include "report/json.h"
+#include "report/render/escape.h"
+#include "report/render/json.h"
 #include "tests/unit/test_report.h"
 
 #include <stdlib.h>

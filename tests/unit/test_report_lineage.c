@@ -6,8 +6,8 @@
  */
 #include <stdarg.h>
 
-#include "report/lineage.h"
-#include "report/model.h"
+#include "report/analyze/lineage.h"
+#include "report/analyze/model.h"
 #include "tests/unit/test_report.h"
 #include "tests/workloads/report_tracegen.h"
 

@@ -1,7 +1,7 @@
 /* test_report_model.c - Check suite for src/report/model.c: exact peaks, live
  * sets, realloc chains, unknown frees, storage vs plain accounting.
  */
-#include "report/model.h"
+#include "report/analyze/model.h"
 #include "tests/unit/test_report.h"
 #include "tests/workloads/report_tracegen.h"
 

@@ -2,8 +2,8 @@
  * tests/workloads/report_symtarget, built -g -O0) and for tl_report_file end
  * to end: exact text and JSON values, truncation, and a mutation loop.
  */
-#include "report/report.h"
-#include "report/symbolize.h"
+#include "report/cmd/report.h"
+#include "report/analyze/symbolize.h"
 #include "tests/unit/test_report.h"
 #include "tests/workloads/report_tracegen.h"
 

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/trace_chunk.h"
 #include "common/trace_format.h"
 
 #define MAX_MODS 8192
@@ -133,22 +134,16 @@ static long walk(const uint8_t *buf, size_t len, uint32_t chunk_bytes, uint64_t 
     static uint64_t frames[TL_REC_MAX_FRAMES];
     long count = 0;
     int bad = 0;
-    for (uint64_t c = 0; c < nchunks; c++) {
-        size_t off = TL_TRACE_HEADER_BYTES + c * (size_t)chunk_bytes;
-        if (off + TL_CHUNK_HEADER_BYTES > len) break;
-        const uint8_t *ch = buf + off;
-        if (tl_load_le32(ch + TL_CHK_MAGIC) != TL_CHUNK_MAGIC) continue;
-        uint32_t tid = tl_load_le32(ch + TL_CHK_TID);
-        uint32_t used = tl_load_le32(ch + TL_CHK_USED);
-        size_t avail = len - off - TL_CHUNK_HEADER_BYTES;
-        if (avail > chunk_bytes - TL_CHUNK_HEADER_BYTES)
-            avail = chunk_bytes - TL_CHUNK_HEADER_BYTES;
-        if (used > avail) used = (uint32_t)avail; /* cut file: read what is there */
+    tl_chunk_iter_t it; /* the reader's walk and validation (common/trace_chunk.h) */
+    tl_chunk_iter_init(&it, buf, len, TL_TRACE_HEADER_BYTES, chunk_bytes, nchunks);
+    for (tl_chunk_t ck; tl_chunk_iter_next(&it, &ck);) {
+        uint64_t c = ck.index;
+        uint32_t tid = ck.tid;
+        const uint8_t *ch = ck.data - TL_CHUNK_HEADER_BYTES;
         if (pass)
             printf("chunk index=%llu tid=%u seq=%u used=%u base_ts=%llu\n", (unsigned long long)c,
-                   tid, tl_load_le32(ch + TL_CHK_SEQ), used,
-                   (unsigned long long)tl_load_le64(ch + TL_CHK_BASE_TS));
-        const uint8_t *p = ch + TL_CHUNK_HEADER_BYTES, *end = p + used;
+                   tid, ck.seq, (unsigned)ck.len, (unsigned long long)ck.base_ts);
+        const uint8_t *p = ck.data, *end = p + ck.len; /* a cut chunk: what is there */
         while (p < end) {
             tl_record_t r;
             long n = tl_rec_decode(p, (size_t)(end - p), &r, frames);

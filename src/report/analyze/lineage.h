@@ -1,0 +1,51 @@
+/* lineage.h - the end point's analyses that need symbols: ops and problems.
+ *
+ * After the model has captured the end point (storages.h) and a symbolizer
+ * exists, tl_lineage_analyse names the op that made each storage and view
+ * when no record did (from the native frames: at::native::NAME), and lists
+ * the problems: storages pinned by views, duplicate copies, storages held
+ * only by autograd (docs/report-schema.md, "problems"). Not thread-safe.
+ */
+#ifndef TL_REPORT_LINEAGE_H
+#define TL_REPORT_LINEAGE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "report/read/reader.h"
+#include "report/analyze/storages.h"
+#include "report/analyze/symbolize.h"
+
+/* Fill e's derived origins and view ops and its problems. true when out of
+ * memory (e keeps what was done). */
+bool tl_lineage_analyse(tl_endpoint_t *e, const tl_trace_t *t, tl_symbolizer_t *sym);
+
+/* The op a demangled function name stands for: "at::native::NAME(...)" or
+ * "at::native::NAME<...>(...)" gives NAME with 2 returned;
+ * "at::_ops::NAME::call(...)" gives NAME (the op with its overload suffix,
+ * e.g. "eye_m") with 1 returned; else 0. buf of n bytes; names that do not
+ * fit give 0. */
+int tl_lineage_op_of_function(const char *function, char *buf, size_t n);
+
+/* The op derived from a site's native frames: the outermost at::native::NAME
+ * frame before the first Python frame, else the outermost at::_ops::NAME::call
+ * one; malloc'd, or NULL (none, or out of memory). */
+char *tl_lineage_op_of_site(const tl_trace_t *t, tl_symbolizer_t *sym, uint32_t site);
+
+/* Where a site was: "at FILE:LINE" (FILE's base name) of its innermost
+ * Python frame of the program itself (not of site-packages, dist-packages,
+ * the standard library, frozen modules or tensorleak's own package), else of
+ * its innermost Python frame outside tensorleak's package; else "in FUNCTION"
+ * of its innermost native frame with a function name outside the allocator
+ * (the name cut at its parameter list); "" when none. buf of n bytes. */
+const char *tl_lineage_where(const tl_trace_t *t, tl_symbolizer_t *sym, uint32_t site, char *buf,
+                             size_t n);
+
+/* Whether a Python file is not the program's own: frozen modules, the
+ * standard library, site- and dist-packages, tensorleak's own package. */
+bool tl_lineage_library_file(const char *file);
+
+/* "pinned_by_view", "duplicate_copy", "held_by_autograd". */
+const char *tl_problem_kind_name(unsigned kind);
+
+#endif

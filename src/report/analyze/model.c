@@ -1,0 +1,479 @@
+/* model.c - replay the events in time order (see model.h).
+ *
+ * One pass over the event stream (tl_events_*) with a live-block table (ptr
+ * -> size, site, flags, time), the live set by site kept as it changes, and
+ * its copy at the all-bytes peak, brought up to date at each new peak from
+ * the sites touched since the last one (amortised O(1) per event). The pass
+ * also tracks storage instances and their lineage (storages.c) to capture
+ * the end point. Memory: one table entry per live block, one record per live
+ * storage, a few counters per site.
+ */
+#include "report/analyze/model.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "report/analyze/frames.h"
+#include "report/read/aggregate.h"
+#include "report/read/map.h"
+
+/* Block flags, b >> 32 in the live table. */
+#define BF_STORAGE 1u /* the block is a storage */
+#define BF_REG     2u /* a heap block that STORAGE_REG made a storage */
+#define BF_PSEUDO  4u /* a registered buffer that is no heap block (STORAGE_REG) */
+
+/* Per-(site, storage) accumulators, index site * 2 + storage. */
+typedef struct acc {
+    uint64_t bytes, blocks;
+} acc_t;
+
+typedef struct replay {
+    const tl_trace_t *t;
+    tl_map_t live; /* key ptr; a = size; b = site | flags << 32; c = allocation ts */
+    tl_model_t c;  /* counters only */
+    size_t peak_event;
+    bool rfree_storage; /* the block released by the RFREE just before */
+    bool rfree_known;
+    uint8_t prev_type;       /* of the event before this one */
+    tl_storage_t rfree_info; /* that storage */
+    uint8_t *numpy_site;     /* per site: 0 not yet known, 1 no, 2 yes */
+    tl_stor_t *st;
+    acc_t *sacc;       /* storages created, by site */
+    tl_regions_t *rg;  /* region iterations */
+    acc_t *cur, *pk;   /* live blocks by site * 2 + storage: now, and at the peak */
+    uint32_t *touched; /* indexes of cur changed since pk was last brought up to date */
+    uint8_t *is_touched;
+    size_t ntouched;
+} replay_t;
+
+static bool has_prefix(const char *s, const char *p)
+{
+    return strncmp(s, p, strlen(p)) == 0;
+}
+
+/* Whether a site's innermost native frame (after any of the agent's and the
+ * allocator's own frames) is in numpy's _multiarray_umath module, whose
+ * default data allocator calls malloc/calloc/realloc. */
+static bool numpy_site(replay_t *r, uint32_t site)
+{
+    if (site >= r->t->nsites || !r->numpy_site) return false;
+    if (r->numpy_site[site]) return r->numpy_site[site] == 2;
+    size_t n;
+    const uint64_t *frames = tl_trace_site_frames(r->t, site, &n);
+    bool yes = false;
+    for (size_t i = 0; i < n; i++) {
+        if (frames[i] & TL_FRAME_PY_TAG) continue;
+        const tl_module_t *m = tl_trace_module_at(r->t, frames[i]);
+        if (tl_allocator_module(m ? m->path : NULL, TL_ALLOC_AGENT)) continue;
+        yes = has_prefix(tl_path_base(m ? m->path : NULL), "_multiarray_umath");
+        break;
+    }
+    r->numpy_site[site] = yes ? 2 : 1;
+    return yes;
+}
+
+/* A block of site (flags: its BF_*) enters (sign 1) or leaves (-1) the live set. */
+static void site_live(replay_t *r, uint32_t site, unsigned flags, int sign, uint64_t size)
+{
+    if (site >= r->t->nsites) return; /* cannot happen: sites come from the reader */
+    size_t i = (size_t)site * 2 + ((flags & BF_STORAGE) ? 1 : 0);
+    r->cur[i].bytes += (uint64_t)sign * size;
+    r->cur[i].blocks += (uint64_t)sign;
+    if (!r->is_touched[i]) {
+        r->is_touched[i] = 1;
+        r->touched[r->ntouched++] = (uint32_t)i;
+    }
+}
+
+static void note_peak(replay_t *r, size_t i, uint64_t ts)
+{
+    if (r->c.live_bytes > r->c.peak_bytes) {
+        r->c.peak_bytes = r->c.live_bytes;
+        r->c.peak_blocks = r->c.live_blocks;
+        r->c.peak_ts = ts;
+        r->peak_event = i;
+        for (size_t k = 0; k < r->ntouched; k++) { /* pk = cur, where they differ */
+            uint32_t x = r->touched[k];
+            r->pk[x] = r->cur[x];
+            r->is_touched[x] = 0;
+        }
+        r->ntouched = 0;
+    }
+    if (r->c.live_storage_bytes > r->c.peak_storage_bytes) {
+        r->c.peak_storage_bytes = r->c.live_storage_bytes;
+        r->c.peak_storage_ts = ts;
+    }
+}
+
+/* A new storage instance (the next id); true when out of memory. */
+static bool new_storage(replay_t *r, uint64_t base, uint64_t bytes, uint32_t site, uint64_t ts,
+                        uint8_t kind, const char *op)
+{
+    uint64_t id = ++r->c.storages;
+    if (r->sacc && site < r->t->nsites) {
+        r->sacc[site * 2 + 1].bytes += bytes;
+        r->sacc[site * 2 + 1].blocks++;
+    }
+    if (!r->st) return false;
+    tl_storage_t s = {
+        .id = id, .base = base, .bytes = bytes, .ts = ts, .site = site, .kind = kind, .op = op};
+    return tl_stor_add(r->st, &s);
+}
+
+static void count_block(replay_t *r, uint64_t size, unsigned flags, int sign)
+{
+    r->c.live_bytes += (uint64_t)sign * size;
+    r->c.live_blocks += (uint64_t)sign;
+    if (flags & BF_STORAGE) {
+        r->c.live_storage_bytes += (uint64_t)sign * size;
+        r->c.live_storage_blocks += (uint64_t)sign;
+    }
+}
+
+/* Enter a block; NULL when out of memory. A block already live at the same
+ * address (never freed as far as the trace says) is dropped first. */
+static tl_map_entry_t *add_block(replay_t *r, uint64_t ptr, uint64_t size, uint32_t site,
+                                 unsigned flags, uint64_t ts, bool *oom)
+{
+    bool created;
+    tl_map_entry_t *e = tl_map_put(&r->live, ptr, &created);
+    if (!e) {
+        *oom = true;
+        return NULL;
+    }
+    if (!created) {
+        r->c.replaced_blocks++;
+        unsigned old = (unsigned)(e->b >> 32);
+        count_block(r, e->a, old, -1);
+        site_live(r, (uint32_t)(e->b & 0xffffffffu), old, -1, e->a);
+        if (r->rg) tl_regions_on_free(r->rg, (uint32_t)(e->b & 0xffffffffu), e->a, e->c);
+        if ((old & BF_STORAGE) && r->st) tl_stor_remove(r->st, ptr, NULL);
+    }
+    e->a = size;
+    e->b = (uint64_t)site | (uint64_t)flags << 32;
+    e->c = ts;
+    count_block(r, size, flags, 1);
+    site_live(r, site, flags, 1, size);
+    if (r->rg) tl_regions_on_alloc(r->rg, site, size);
+    return e;
+}
+
+/* Release ptr; returns false when it was not live. *flags: its flags; the
+ * storage record, if it was one, to *info. */
+static bool drop_block(replay_t *r, uint64_t ptr, unsigned *flags, tl_storage_t *info)
+{
+    tl_map_entry_t *e = tl_map_get(&r->live, ptr);
+    if (!e) {
+        r->c.unknown_frees++;
+        return false;
+    }
+    *flags = (unsigned)(e->b >> 32);
+    count_block(r, e->a, *flags, -1);
+    site_live(r, (uint32_t)(e->b & 0xffffffffu), *flags, -1, e->a);
+    if (r->rg) tl_regions_on_free(r->rg, (uint32_t)(e->b & 0xffffffffu), e->a, e->c);
+    if ((*flags & BF_STORAGE) && r->st) tl_stor_remove(r->st, ptr, info);
+    r->c.frees++;
+    tl_map_remove(&r->live, ptr);
+    return true;
+}
+
+/* STORAGE_REG ptr, size, stack, origin: a live block at ptr becomes a storage
+ * (keeping its stack and time); else a storage block of `size` appears. */
+static bool register_storage(replay_t *r, const tl_lineage_t *l)
+{
+    uint64_t ptr = l->a[0], size = l->a[1];
+    const char *op = l->str[0] ? l->str : NULL;
+    if (ptr == 0) return false;
+    tl_map_entry_t *e = tl_map_get(&r->live, ptr);
+    if (e) {
+        unsigned flags = (unsigned)(e->b >> 32);
+        if (flags & BF_STORAGE) { /* already one: only its op may be news */
+            tl_storage_t *s = r->st ? tl_stor_find(r->st, ptr) : NULL;
+            if (s && op) s->op = op;
+            return false;
+        }
+        site_live(r, (uint32_t)(e->b & 0xffffffffu), 0, -1, e->a);
+        site_live(r, (uint32_t)(e->b & 0xffffffffu), BF_STORAGE, 1, e->a);
+        e->b |= (uint64_t)(BF_STORAGE | BF_REG) << 32;
+        r->c.live_storage_bytes += e->a;
+        r->c.live_storage_blocks++;
+        return new_storage(r, ptr, e->a, (uint32_t)(e->b & 0xffffffffu), e->c,
+                           TL_STORAGE_REGISTERED, op);
+    }
+    bool oom = false;
+    add_block(r, ptr, size, l->site, BF_STORAGE | BF_PSEUDO, l->ts, &oom);
+    return oom || new_storage(r, ptr, size, l->site, l->ts, TL_STORAGE_REGISTERED, op);
+}
+
+/* STORAGE_UNREG ptr: undo a STORAGE_REG (a c10 or numpy storage stays one). */
+static void unregister_storage(replay_t *r, uint64_t ptr)
+{
+    tl_map_entry_t *e = tl_map_get(&r->live, ptr);
+    if (!e) return;
+    unsigned flags = (unsigned)(e->b >> 32);
+    if (!(flags & (BF_REG | BF_PSEUDO))) return;
+    if (r->st) tl_stor_remove(r->st, ptr, NULL);
+    if (flags & BF_PSEUDO) {
+        count_block(r, e->a, flags, -1);
+        site_live(r, (uint32_t)(e->b & 0xffffffffu), flags, -1, e->a);
+        if (r->rg) tl_regions_on_free(r->rg, (uint32_t)(e->b & 0xffffffffu), e->a, e->c);
+        tl_map_remove(&r->live, ptr);
+        return;
+    }
+    r->c.live_storage_bytes -= e->a;
+    r->c.live_storage_blocks--;
+    site_live(r, (uint32_t)(e->b & 0xffffffffu), BF_STORAGE, -1, e->a);
+    site_live(r, (uint32_t)(e->b & 0xffffffffu), 0, 1, e->a);
+    e->b &= ~((uint64_t)(BF_STORAGE | BF_REG) << 32);
+}
+
+/* Apply event number i of the pass; returns true when out of memory. */
+static bool step(replay_t *r, const tl_event_t *ev, size_t i)
+{
+    bool oom = false, numpy;
+    uint8_t prev = r->prev_type;
+    r->prev_type = ev->type;
+    unsigned flags = 0;
+    switch (ev->type) {
+    case TL_EV_ALLOC:
+        r->c.allocations++;
+        numpy = !ev->storage && !(ev->pad & TL_EV_F_SAMPLED) && ev->size >= TL_NUMPY_MIN_STORAGE &&
+                numpy_site(r, ev->site);
+        add_block(r, ev->ptr, ev->size, ev->site, ev->storage || numpy ? BF_STORAGE : 0, ev->ts,
+                  &oom);
+        if (!oom && (ev->storage || numpy))
+            oom = new_storage(r, ev->ptr, ev->size, ev->site, ev->ts,
+                              numpy ? TL_STORAGE_NUMPY : TL_STORAGE_C10, NULL);
+        note_peak(r, i, ev->ts);
+        break;
+    case TL_EV_RALLOC: {
+        r->c.allocations++;
+        /* A realloc'd block keeps the kind (and id) of the block it replaced. */
+        bool carry =
+            ev->storage && i > 0 && prev == TL_EV_RFREE && r->rfree_known && r->rfree_storage;
+        numpy = !carry && !(ev->pad & TL_EV_F_SAMPLED) && ev->size >= TL_NUMPY_MIN_STORAGE &&
+                numpy_site(r, ev->site);
+        add_block(r, ev->ptr, ev->size, ev->site, carry || numpy ? BF_STORAGE : 0, ev->ts, &oom);
+        if (!oom && carry && r->st) {
+            tl_storage_t s = r->rfree_info;
+            s.base = ev->ptr;
+            s.bytes = ev->size;
+            s.site = ev->site;
+            s.ts = ev->ts;
+            oom = tl_stor_add(r->st, &s);
+        } else if (!oom && numpy) {
+            oom = new_storage(r, ev->ptr, ev->size, ev->site, ev->ts, TL_STORAGE_NUMPY, NULL);
+        }
+        note_peak(r, i, ev->ts);
+        break;
+    }
+    case TL_EV_FREE:
+        drop_block(r, ev->ptr, &flags, NULL);
+        break;
+    case TL_EV_RFREE:
+        r->rfree_known = drop_block(r, ev->ptr, &flags, &r->rfree_info);
+        r->rfree_storage = (flags & BF_STORAGE) != 0;
+        break;
+    case TL_EV_LINEAGE: {
+        if (ev->site >= r->t->nlineage) break;
+        const tl_lineage_t *l = &r->t->lineage[ev->site];
+        if (l->type == TL_REC_STORAGE_REG) {
+            oom = register_storage(r, l);
+            note_peak(r, i, ev->ts);
+        } else if (l->type == TL_REC_STORAGE_UNREG) {
+            unregister_storage(r, l->a[0]);
+        } else if (l->type == TL_REC_REGION_BEGIN || l->type == TL_REC_REGION_END ||
+                   l->type == TL_REC_MARK) {
+            if (r->rg) oom = tl_regions_on_lineage(r->rg, l, &r->live, r->st);
+        } else if (r->st) {
+            oom = tl_stor_lineage(r->st, r->t, ev->site);
+        }
+        break;
+    }
+    default:
+        break;
+    }
+    return oom;
+}
+
+int tl_site_stat_cmp(const void *pa, const void *pb)
+{
+    const tl_site_stat_t *a = pa, *b = pb;
+    if (a->bytes != b->bytes) return a->bytes > b->bytes ? -1 : 1;
+    if (a->blocks != b->blocks) return a->blocks > b->blocks ? -1 : 1;
+    if (a->site != b->site) return a->site < b->site ? -1 : 1;
+    return (int)a->storage - (int)b->storage;
+}
+
+/* Sorted list of the non-empty accumulators; true when out of memory. */
+static bool collect(acc_t *acc, size_t nsites, tl_site_stat_t **out, size_t *nout)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < nsites * 2; i++)
+        n += acc[i].blocks != 0;
+    *out = malloc((n ? n : 1) * sizeof **out);
+    if (!*out) return true;
+    size_t k = 0;
+    for (size_t i = 0; i < nsites * 2; i++)
+        if (acc[i].blocks)
+            (*out)[k++] = (tl_site_stat_t){.site = (uint32_t)(i / 2),
+                                           .storage = i & 1,
+                                           .bytes = acc[i].bytes,
+                                           .blocks = acc[i].blocks};
+    qsort(*out, n, sizeof **out, tl_site_stat_cmp);
+    *nout = n;
+    return false;
+}
+
+/* Aggregate the live table by site into a sorted list. */
+static bool live_by_site(replay_t *r, size_t nsites, tl_site_stat_t **out, size_t *nout)
+{
+    acc_t *acc = calloc(nsites * 2 + 2, sizeof *acc);
+    if (!acc) return true;
+    size_t pos = 0;
+    for (tl_map_entry_t *e; (e = tl_map_next(&r->live, &pos));) {
+        size_t site = (size_t)(e->b & 0xffffffffu), storage = (e->b >> 32) & 1;
+        if (site >= nsites) continue; /* cannot happen: sites come from the reader */
+        acc[site * 2 + storage].bytes += e->a;
+        acc[site * 2 + storage].blocks++;
+    }
+    bool oom = collect(acc, nsites, out, nout);
+    free(acc);
+    return oom;
+}
+
+/* The lineage record after whose event the end point is taken: the last
+ * end-point MARK ("script_end", "os_exit": tl_endpoint_name) in time order
+ * (*mark_id set; returns its index), else SIZE_MAX: the end of the trace. */
+static size_t end_mark(const tl_trace_t *t, uint64_t *mark_id)
+{
+    for (size_t i = t->nlineage; i-- > 0;) {
+        const tl_lineage_t *l = &t->lineage[t->lineage_by_time[i]];
+        if (l->type == TL_REC_MARK && tl_endpoint_name(l->str)) {
+            *mark_id = l->a[0];
+            return t->lineage_by_time[i];
+        }
+    }
+    return SIZE_MAX;
+}
+
+/* Take the end point after an event at ts (0: before any): the counters,
+ * the live set by site, the live storages. true when out of memory. */
+static bool capture_end(replay_t *r, tl_model_t *at_end, bool script_end, uint64_t mark_id,
+                        uint64_t ts, tl_model_t *m)
+{
+    const tl_trace_t *t = r->t;
+    if (!script_end && t->has_end && t->end_ts > ts) ts = t->end_ts;
+    *at_end = r->c;
+    return live_by_site(r, t->nsites, &m->leaks, &m->nleaks) ||
+           tl_stor_capture(r->st, t, &r->live, script_end, mark_id, ts, &m->end);
+}
+
+static void free_acc(replay_t *r)
+{
+    free(r->cur);
+    free(r->pk);
+    free(r->touched);
+    free(r->is_touched);
+    r->cur = r->pk = NULL;
+    r->touched = NULL;
+    r->is_touched = NULL;
+}
+
+bool tl_model_build(const tl_trace_t *t, tl_model_t *m)
+{
+    return tl_model_build_filtered(t, m, NULL, NULL);
+}
+
+bool tl_model_build_filtered(const tl_trace_t *t, tl_model_t *m, tl_site_filter_fn filter,
+                             void *ctx)
+{
+    memset(m, 0, sizeof *m);
+    const size_t nsites = t->nsites;
+    replay_t r = {.t = t};
+    tl_events_t it = {0};
+    tl_event_t ev;
+    size_t n = 0;
+    uint64_t first_ts = 0, last_ts = 0;
+    tl_stor_t st = {0};
+    acc_t *sacc = NULL;
+    uint8_t *numpy = calloc(nsites ? nsites : 1, 1);
+    if (!numpy) return true;
+    r.numpy_site = numpy;
+
+    uint64_t mark_id = 0;
+    size_t end_lin = end_mark(t, &mark_id);
+    bool script_end = end_lin != SIZE_MAX, ended = false;
+    sacc = calloc(nsites * 2 + 2, sizeof *sacc);
+    r.cur = calloc(nsites * 2 + 2, sizeof *r.cur);
+    r.pk = calloc(nsites * 2 + 2, sizeof *r.pk);
+    r.touched = malloc((nsites * 2 + 2) * sizeof *r.touched);
+    r.is_touched = calloc(nsites * 2 + 2, 1);
+    if (!sacc || !r.cur || !r.pk || !r.touched || !r.is_touched) goto oom;
+    if (tl_regions_init(&m->regions, t, filter, ctx)) goto oom;
+    r.st = &st;
+    r.sacc = sacc;
+    r.rg = &m->regions;
+    tl_model_t at_end = {0};
+    if (tl_events_open(t, &it)) goto oom;
+    for (; tl_events_next(&it, &ev); n++) {
+        if (n == 0) first_ts = ev.ts;
+        last_ts = ev.ts;
+        if (step(&r, &ev, n)) goto oom;
+        if (script_end && !ended && ev.type == TL_EV_LINEAGE && ev.site == end_lin) {
+            if (capture_end(&r, &at_end, true, mark_id, ev.ts, m)) goto oom;
+            ended = true;
+        }
+    }
+    tl_events_close(&it);
+    if (r.c.peak_bytes > 0 && collect(r.pk, nsites, &m->peak_sites, &m->npeak_sites)) goto oom;
+    /* No script_end (or its event was not streamed): the end of the trace. */
+    if (!ended && capture_end(&r, &at_end, false, mark_id, n ? last_ts : 0, m)) goto oom;
+    if (collect(sacc, nsites, &m->storage_sites, &m->nstorage_sites)) goto oom;
+    bool agg_oom = false; /* aggregate mode: exact site totals (set below, after replay's) */
+    if (tl_regions_finish(&m->regions)) goto oom;
+
+    m->allocations = r.c.allocations;
+    m->frees = r.c.frees;
+    m->storages = r.c.storages;
+    m->unknown_frees = r.c.unknown_frees;
+    m->replaced_blocks = r.c.replaced_blocks;
+    m->peak_bytes = r.c.peak_bytes;
+    m->peak_ts = r.c.peak_ts;
+    m->peak_blocks = r.c.peak_blocks;
+    m->peak_storage_bytes = r.c.peak_storage_bytes;
+    m->peak_storage_ts = r.c.peak_storage_ts;
+    m->live_bytes = at_end.live_bytes;
+    m->live_blocks = at_end.live_blocks;
+    m->live_storage_bytes = at_end.live_storage_bytes;
+    m->live_storage_blocks = at_end.live_storage_blocks;
+    m->first_ts = first_ts;
+    m->last_ts = last_ts;
+    agg_oom = tl_agg_model(t, m);
+    free_acc(&r);
+    free(sacc);
+    free(numpy);
+    tl_stor_free(&st);
+    tl_map_free(&r.live);
+    if (agg_oom) tl_model_free(m);
+    return agg_oom;
+oom:
+    tl_events_close(&it);
+    free_acc(&r);
+    free(sacc);
+    free(numpy);
+    tl_stor_free(&st);
+    tl_map_free(&r.live);
+    tl_model_free(m);
+    return true;
+}
+
+void tl_model_free(tl_model_t *m)
+{
+    tl_endpoint_free(&m->end);
+    tl_regions_free(&m->regions);
+    free(m->leaks);
+    free(m->peak_sites);
+    free(m->storage_sites);
+    memset(m, 0, sizeof *m);
+}

@@ -1,0 +1,77 @@
+/* model.h - replay a trace's events: counts, peak, live set, sites, and the
+ * storages live at the end point.
+ *
+ * Sites are tl_trace_t site indexes (one per stack id), split by storage vs
+ * plain blocks. A storage is a c10 ALLOC, a numpy data buffer (a plain block
+ * of at least TL_NUMPY_MIN_STORAGE bytes whose innermost native frame is in
+ * numpy's _multiarray_umath module) or a registered buffer (STORAGE_REG).
+ * "End" is the last MARK named "script_end" when the trace has one, else the
+ * end of the trace. All sizes in bytes, times as absolute CLOCK_MONOTONIC ns
+ * (the trace's clock). The model keeps site indexes and pointers into the
+ * trace's string pool; building is single-threaded, results are read-only
+ * afterwards (tl_lineage_analyse completes `end`).
+ */
+#ifndef TL_REPORT_MODEL_H
+#define TL_REPORT_MODEL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "report/read/reader.h"
+#include "report/analyze/regions.h"
+#include "report/analyze/storages.h"
+
+typedef struct tl_site_stat {
+    uint32_t site; /* index into tl_trace_t.sites */
+    bool storage;  /* these blocks are storages */
+    uint64_t bytes;
+    uint64_t blocks; /* live blocks (leaks, peak); allocations (storage_sites) */
+} tl_site_stat_t;
+
+typedef struct tl_model {
+    /* Counting rules (docs/report-schema.md): allocations = ALLOC records with
+     * a non-zero pointer + REALLOC records with a non-zero new pointer;
+     * frees = FREE records and reallocs that released a known live block;
+     * storages = storage instances created (ids handed out). */
+    uint64_t allocations, frees, storages;
+    uint64_t unknown_frees;   /* FREE / REALLOC of a pointer not live: ignored */
+    uint64_t replaced_blocks; /* ALLOC of an address already live: old block dropped */
+
+    uint64_t peak_bytes,
+        peak_ts; /* high-water mark of all live bytes; peak_ts valid if peak_bytes */
+    uint64_t peak_blocks;
+    uint64_t peak_storage_bytes, peak_storage_ts;
+    uint64_t live_bytes, live_blocks, live_storage_bytes,
+        live_storage_blocks;    /* at the end point */
+    uint64_t first_ts, last_ts; /* of the events (0 when none) */
+
+    tl_site_stat_t *leaks; /* live at the end point, by site; sorted */
+    size_t nleaks;
+    tl_site_stat_t *peak_sites; /* live at the all-bytes peak, by site; sorted */
+    size_t npeak_sites;
+    tl_site_stat_t *storage_sites; /* every storage created, by site (bytes = total); sorted */
+    size_t nstorage_sites;
+
+    tl_endpoint_t end;    /* the storages live at the end point */
+    tl_regions_t regions; /* region iterations, their leaks, growth */
+} tl_model_t;
+
+/* The order of every sorted list of tl_site_stat_t (qsort's comparator):
+ * bytes descending, then blocks descending, then site index, then plain
+ * before storage. */
+int tl_site_stat_cmp(const void *a, const void *b);
+
+/* Build the model of t. Sorted lists: bytes descending, then blocks
+ * descending, then site index, then plain before storage. Returns true when
+ * out of memory (m is then empty). */
+bool tl_model_build(const tl_trace_t *t, tl_model_t *m);
+
+/* The same, with the sites filter rejects (suppressions) left out of region
+ * leaks and growth; the end point and peak still count every block. */
+bool tl_model_build_filtered(const tl_trace_t *t, tl_model_t *m, tl_site_filter_fn filter,
+                             void *ctx);
+
+void tl_model_free(tl_model_t *m);
+
+#endif

@@ -1,0 +1,331 @@
+/* suppress.c - LSan-format suppressions and the built-in list (see
+ * suppress.h).
+ *
+ * The default rules cover one-time allocations that are not leaks: CPython's
+ * import machinery (every allocation made while a module body runs under
+ * `<frozen importlib._bootstrap>`), the dynamic loader and library
+ * constructors, stdio buffers, thread-local storage, and CPython's own
+ * start-up (native stacks under Py_BytesMain with no Python frame).
+ */
+#include "report/analyze/suppress.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "tools/exit_codes.h"
+
+static const struct {
+    const char *pattern;
+    bool native_only;
+    const char *why;
+} defaults[] = {
+    {"<frozen importlib._bootstrap", false,
+     "CPython import machinery (module bodies, code objects)"},
+    {"^_dl_init$", false, "library constructors run by the dynamic loader"},
+    {"^call_init$", false, "static initialisers (ld.so, libc start-up)"},
+    {"^_dl_open$", false, "dlopen"},
+    {"^dlopen", false, "dlopen"},
+    {"^_dl_catch_exception$", false, "dynamic loader"},
+    {"^_dl_allocate_tls", false, "thread-local storage"},
+    {"^__tls_get_addr$", false, "thread-local storage"},
+    {"^_IO_file_doallocate$", false, "stdio buffers"},
+    {"^Py_InitializeFromConfig$", false, "CPython start-up"},
+    {"^_PyRuntime_Initialize$", false, "CPython start-up"},
+    {"^_Py_PreInitializeFromPyArgv$", false, "CPython start-up"},
+    {"^Py_BytesMain$", true, "CPython start-up (native frames only: configuration, sys.path)"},
+    {"^Py_Main$", true, "CPython start-up (native frames only: configuration, sys.path)"},
+};
+
+static bool grow_rules(tl_supp_t *s)
+{
+    if (s->nrules < s->cap) return false;
+    size_t ncap = s->cap ? s->cap * 2 : 16;
+    tl_supp_rule_t *nr = realloc(s->rules, ncap * sizeof *nr);
+    if (!nr) return true;
+    s->rules = nr;
+    s->cap = ncap;
+    return false;
+}
+
+static bool add_rule(tl_supp_t *s, const char *pattern, size_t n, const char *source, unsigned line,
+                     bool native_only, const char *why)
+{
+    if (grow_rules(s)) return true;
+    char *p = malloc(n + 1);
+    if (!p) return true;
+    memcpy(p, pattern, n);
+    p[n] = '\0';
+    s->rules[s->nrules++] = (tl_supp_rule_t){
+        .pattern = p, .source = source, .line = line, .native_only = native_only, .why = why};
+    return false;
+}
+
+bool tl_supp_add_defaults(tl_supp_t *s)
+{
+    for (size_t i = 0; i < sizeof defaults / sizeof defaults[0]; i++)
+        if (add_rule(s, defaults[i].pattern, strlen(defaults[i].pattern), "default", 0,
+                     defaults[i].native_only, defaults[i].why))
+            return true;
+    return false;
+}
+
+static const char *keep_source(tl_supp_t *s, const char *source)
+{
+    char **ns = realloc(s->sources, (s->nsources + 1) * sizeof *ns);
+    if (!ns) return NULL;
+    s->sources = ns;
+    char *c = strdup(source);
+    if (!c) return NULL;
+    s->sources[s->nsources++] = c;
+    return c;
+}
+
+static bool is_space(char c)
+{
+    return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f';
+}
+
+int tl_supp_parse(tl_supp_t *s, const char *source, const char *text, size_t len, char *why,
+                  size_t whylen)
+{
+    const char *src = keep_source(s, source);
+    if (!src) {
+        snprintf(why, whylen, "%s: out of memory", source);
+        return TL_EXIT_FAILURE;
+    }
+    unsigned line = 0;
+    for (size_t pos = 0; pos < len;) {
+        const char *l = text + pos, *nl = memchr(l, '\n', len - pos);
+        size_t n = nl ? (size_t)(nl - l) : len - pos;
+        pos += n + 1;
+        line++;
+        while (n && is_space(*l)) {
+            l++;
+            n--;
+        }
+        while (n && is_space(l[n - 1]))
+            n--;
+        if (n == 0 || l[0] == '#') continue;
+        if (memchr(l, '\0', n)) {
+            snprintf(why, whylen, "%s:%u: a NUL byte in the line", source, line);
+            return TL_EXIT_USAGE;
+        }
+        const char *colon = memchr(l, ':', n);
+        if (!colon) {
+            snprintf(why, whylen, "%s:%u: expected leak:PATTERN, got '%.*s'", source, line,
+                     (int)(n > 60 ? 60 : n), l);
+            return TL_EXIT_USAGE;
+        }
+        size_t tlen = (size_t)(colon - l);
+        if (tlen != 4 || memcmp(l, "leak", 4) != 0) {
+            snprintf(why, whylen,
+                     "%s:%u: unknown suppression type '%.*s' (tensorleak knows only leak:)", source,
+                     line, (int)(tlen > 40 ? 40 : tlen), l);
+            return TL_EXIT_USAGE;
+        }
+        const char *p = colon + 1;
+        size_t plen = n - tlen - 1;
+        while (plen && is_space(*p)) {
+            p++;
+            plen--;
+        }
+        if (plen == 0) {
+            snprintf(why, whylen, "%s:%u: empty pattern after leak:", source, line);
+            return TL_EXIT_USAGE;
+        }
+        if (add_rule(s, p, plen, src, line, false, NULL)) {
+            snprintf(why, whylen, "%s: out of memory", source);
+            return TL_EXIT_FAILURE;
+        }
+    }
+    return 0;
+}
+
+int tl_supp_load_file(tl_supp_t *s, const char *path, char *why, size_t whylen)
+{
+    const char *reason;
+    int fd = tl_open_regular(path, NULL, &reason); /* a FIFO must not hang check */
+    FILE *f = fd < 0 ? NULL : fdopen(fd, "rb");
+    if (!f) {
+        if (fd >= 0) {
+            reason = strerror(errno);
+            close(fd);
+        }
+        snprintf(why, whylen, "%s: cannot read the suppression file: %s", path, reason);
+        return TL_EXIT_USAGE;
+    }
+    size_t cap = 4096, len = 0;
+    char *buf = malloc(cap);
+    for (size_t got; buf && (got = fread(buf + len, 1, cap - len, f)) > 0;) {
+        len += got;
+        if (len == cap) {
+            char *nb = cap < ((size_t)1 << 30) ? realloc(buf, cap * 2) : NULL;
+            if (!nb) {
+                free(buf);
+                buf = NULL;
+                break;
+            }
+            buf = nb;
+            cap *= 2;
+        }
+    }
+    bool err = !buf || ferror(f);
+    fclose(f);
+    if (err) {
+        free(buf);
+        snprintf(why, whylen, "%s: cannot read the suppression file", path);
+        return TL_EXIT_USAGE;
+    }
+    int rc = tl_supp_parse(s, path, buf, len, why, whylen);
+    free(buf);
+    return rc;
+}
+
+/* The first occurrence of needle[0, n) in hay, or NULL. */
+static const char *find_n(const char *hay, const char *needle, size_t n)
+{
+    if (n == 0) return hay;
+    for (; *hay; hay++)
+        if (*hay == needle[0] && strncmp(hay, needle, n) == 0) return hay;
+    return NULL;
+}
+
+/* As sanitizer_common's TemplateMatch. */
+bool tl_supp_match(const char *templ, const char *str)
+{
+    if (!str || !str[0]) return false;
+    bool start = false, asterisk = false;
+    if (templ[0] == '^') {
+        start = true;
+        templ++;
+    }
+    while (templ[0]) {
+        if (templ[0] == '*') {
+            templ++;
+            start = false;
+            asterisk = true;
+            continue;
+        }
+        if (templ[0] == '$') return str[0] == '\0' || asterisk;
+        if (str[0] == '\0') return false;
+        size_t n = strcspn(templ, "*$");
+        const char *spos = find_n(str, templ, n);
+        if (!spos) return false;
+        if (start && spos != str) return false;
+        str = spos + n;
+        templ += n;
+        start = false;
+        asterisk = false;
+    }
+    return true;
+}
+
+bool tl_supp_bind(tl_supp_t *s, const tl_trace_t *t, tl_symbolizer_t *sym)
+{
+    free(s->site_rule);
+    tl_map_free(&s->frame_mask);
+    s->t = t;
+    s->sym = sym;
+    s->site_rule = malloc((t->nsites ? t->nsites : 1) * sizeof *s->site_rule);
+    if (!s->site_rule) return true;
+    for (size_t i = 0; i < t->nsites; i++)
+        s->site_rule[i] = -2;
+    return false;
+}
+
+static bool frame_matches(const char *pattern, const tl_frame_t *f)
+{
+    return tl_supp_match(pattern, f->function) || tl_supp_match(pattern, f->file) ||
+           tl_supp_match(pattern, f->module);
+}
+
+static void resolve_frame(tl_supp_t *s, uint64_t raw, tl_frame_t *f)
+{
+    *f = (tl_frame_t){.address = raw};
+    if (raw & TL_FRAME_PY_TAG) {
+        const tl_pyframe_t *pf = tl_trace_pyframe(s->t, raw);
+        if (pf) {
+            f->function = pf->function;
+            f->file = pf->file;
+        }
+    } else {
+        tl_sym_lookup(s->sym, raw, true, f);
+    }
+}
+
+/* Rules 0-63 matching the frame, as a bit mask, cached per frame value
+ * (frames are shared by many sites). */
+static uint64_t frame_mask(tl_supp_t *s, uint64_t raw)
+{
+    tl_map_entry_t *e = tl_map_get(&s->frame_mask, raw);
+    if (e) return e->a;
+    tl_frame_t f;
+    resolve_frame(s, raw, &f);
+    uint64_t mask = 0;
+    for (size_t r = 0; r < s->nrules && r < 64; r++)
+        if (frame_matches(s->rules[r].pattern, &f)) mask |= UINT64_C(1) << r;
+    bool created;
+    e = tl_map_put(&s->frame_mask, raw, &created);
+    if (e) e->a = mask;
+    return mask;
+}
+
+/* The first rule matching a Python frame of the site; else the first
+ * matching a native frame (Python frames cost nothing to resolve, native
+ * ones a symbol lookup: most sites of a Python program are decided by
+ * their Python frames alone). */
+static int match_site(tl_supp_t *s, uint32_t site)
+{
+    if (!s->nrules) return -1;
+    size_t n;
+    const uint64_t *frames = tl_trace_site_frames(s->t, site, &n);
+    bool python = false;
+    for (int pass = 0; pass < 2; pass++) {
+        uint64_t mask = 0;
+        for (size_t i = 0; i < n; i++) {
+            bool py = (frames[i] & TL_FRAME_PY_TAG) != 0;
+            python |= py;
+            if (py == (pass == 0)) mask |= frame_mask(s, frames[i]);
+        }
+        for (size_t r = 0; r < s->nrules && r < 64; r++)
+            if ((mask >> r & 1) && !(s->rules[r].native_only && python)) return (int)r;
+        for (size_t r = 64; r < s->nrules; r++) { /* beyond the mask: match directly */
+            if (s->rules[r].native_only && python) continue;
+            for (size_t i = 0; i < n; i++) {
+                if (((frames[i] & TL_FRAME_PY_TAG) != 0) != (pass == 0)) continue;
+                tl_frame_t f;
+                resolve_frame(s, frames[i], &f);
+                if (frame_matches(s->rules[r].pattern, &f)) return (int)r;
+            }
+        }
+    }
+    return -1;
+}
+
+int tl_supp_site(tl_supp_t *s, uint32_t site)
+{
+    if (!s->site_rule || site >= s->t->nsites) return -1;
+    if (s->site_rule[site] == -2) s->site_rule[site] = match_site(s, site);
+    return s->site_rule[site];
+}
+
+bool tl_supp_filter(void *supp, uint32_t site)
+{
+    return tl_supp_site(supp, site) >= 0;
+}
+
+void tl_supp_free(tl_supp_t *s)
+{
+    for (size_t i = 0; i < s->nrules; i++)
+        free(s->rules[i].pattern);
+    free(s->rules);
+    for (size_t i = 0; i < s->nsources; i++)
+        free(s->sources[i]);
+    free(s->sources);
+    free(s->site_rule);
+    tl_map_free(&s->frame_mask);
+    memset(s, 0, sizeof *s);
+}

@@ -1,0 +1,370 @@
+/* check.c - measure a trace against the limits of `tensorleak check` (see
+ * check.h); check_render.c writes the verdict.
+ *
+ * Suppressions are applied here, after the replay: a suppressed site's live
+ * blocks count neither in the leak limits nor in pinned bytes nor in growth,
+ * and each rule is credited with the bytes and blocks it hid at the scope's
+ * end. Peak counts every block (a peak is not a leak to forgive).
+ */
+#include "report/cmd/check_impl.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report/render/escape.h"
+#include "report/analyze/frames.h"
+#include "report/analyze/lineage.h"
+
+const char *tl_check_limit_name(unsigned limit)
+{
+    static const char *const names[] = {"max-leak", "max-leak-storage", "max-pinned",
+                                        "max-peak", "max-growth",       "max-growth-vs-baseline"};
+    return limit < TL_LIMIT_COUNT ? names[limit] : "unknown";
+}
+
+/* Grouping looks past operator new too: the program's function is the place. */
+static bool allocator_module(const char *path)
+{
+    return tl_allocator_module(path, TL_ALLOC_NATIVE | TL_ALLOC_CXX);
+}
+
+const char *tl_chk_where(tl_chk_t *c, uint32_t site, char *buf)
+{
+    buf[0] = '\0';
+    const tl_trace_t *t = &c->a.trace;
+    if (site >= t->nsites) return buf;
+    size_t n;
+    const uint64_t *frames = tl_trace_site_frames(t, site, &n);
+    for (size_t i = 0; i < n; i++) /* a Python line: the program's own first */
+        if (frames[i] & TL_FRAME_PY_TAG)
+            return tl_lineage_where(t, c->a.sym, site, buf, TL_CHK_WHERE_MAX);
+    for (size_t i = 0; i < n; i++) {
+        if (frames[i] & TL_FRAME_PY_TAG) continue;
+        tl_frame_t f;
+        tl_sym_lookup(c->a.sym, frames[i], true, &f);
+        if (!f.function || allocator_module(f.module)) continue;
+        const char *paren = strchr(f.function, '(');
+        int len = paren ? (int)(paren - f.function) : (int)strlen(f.function);
+        if (len > 200) len = 200;
+        if (f.file) {
+            const char *b = strrchr(f.file, '/');
+            snprintf(buf, TL_CHK_WHERE_MAX, "in %.*s (%s:%u)", len, f.function, b ? b + 1 : f.file,
+                     f.line);
+        } else {
+            snprintf(buf, TL_CHK_WHERE_MAX, "in %.*s", len, f.function);
+        }
+        return buf;
+    }
+    return buf;
+}
+
+const char *tl_chk_holders(const tl_chk_group_t *g, char *buf, size_t n)
+{
+    static const char *const phrase[] = {NULL, "by a tensor", "only by views",
+                                         "by the autograd graph of a kept tensor"};
+    static const unsigned order[] = {TL_HELD_AUTOGRAD, TL_HELD_VIEW, TL_HELD_TENSOR};
+    char b[32];
+    size_t len = 0, k = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < 3; i++) {
+        unsigned h = order[i];
+        if (!g->held[h]) continue;
+        int w = snprintf(buf + len, n - len, "%s%s (%s)", k ? ", " : "held ", phrase[h],
+                         tl_render_bytes(g->held[h], b, sizeof b));
+        if (w < 0 || (size_t)w >= n - len) break;
+        len += (size_t)w;
+        k++;
+    }
+    return buf;
+}
+
+static int cmp_group(const void *pa, const void *pb)
+{
+    const tl_chk_group_t *a = pa, *b = pb;
+    if (a->bytes != b->bytes) return a->bytes > b->bytes ? -1 : 1;
+    return strcmp(a->where, b->where);
+}
+
+static bool suppressed(tl_chk_t *c, uint32_t site)
+{
+    return c->o->supp && tl_supp_site(c->o->supp, site) >= 0;
+}
+
+/* Group the sites of s[0, n) (storages only with storage_only; suppressed
+ * ones skipped with filter) by where; holders from the scope's live
+ * storages; repeats from the group's biggest stack (by content). */
+static bool group_sites(tl_chk_t *c, const tl_site_stat_t *s, size_t n, bool storage_only,
+                        bool filter, tl_chk_limit_t *l)
+{
+    tl_map_t by_where = {0}, by_site = {0}, by_stack = {0};
+    size_t cap = 0;
+    char w[TL_CHK_WHERE_MAX];
+    uint64_t *best = NULL; /* per group: its biggest stack's bytes */
+    for (size_t i = 0; i < n; i++) {
+        if ((storage_only && !s[i].storage) || (filter && suppressed(c, s[i].site))) continue;
+        tl_chk_where(c, s[i].site, w);
+        bool created;
+        tl_map_entry_t *e = tl_map_put(&by_where, tl_str_hash(w), &created);
+        if (!e) goto oom;
+        size_t g = (size_t)e->a;
+        if (g && strcmp(l->groups[g - 1].where, w) != 0) { /* hash collision: linear search */
+            g = 0;
+            for (size_t k = 0; k < l->ngroups && !g; k++)
+                if (!strcmp(l->groups[k].where, w)) g = k + 1;
+        }
+        if (!g) {
+            if (l->ngroups == cap) {
+                size_t ncap = cap ? cap * 2 : 16;
+                tl_chk_group_t *ng = realloc(l->groups, ncap * sizeof *ng);
+                uint64_t *nb = realloc(best, ncap * sizeof *nb);
+                if (nb) best = nb;
+                if (ng) l->groups = ng;
+                if (!ng || !nb) goto oom;
+                cap = ncap;
+            }
+            tl_chk_group_t *ng = &l->groups[l->ngroups++];
+            memset(ng, 0, sizeof *ng);
+            memcpy(ng->where, w, sizeof w);
+            ng->site = s[i].site;
+            best[l->ngroups - 1] = 0;
+            g = l->ngroups;
+            if (!e->a) e->a = g;
+        }
+        tl_chk_group_t *gr = &l->groups[g - 1];
+        gr->bytes += s[i].bytes;
+        gr->blocks += s[i].blocks;
+        if (s[i].storage) gr->storage_bytes += s[i].bytes;
+        tl_map_entry_t *se = tl_map_put(&by_site, s[i].site, &created);
+        if (!se) goto oom;
+        se->a = g;
+        tl_map_entry_t *ke = tl_map_put(&by_stack,
+                                        tl_trace_site_content_hash(&c->a.trace, s[i].site) ^
+                                            (g * 0x9e3779b97f4a7c15ull),
+                                        &created);
+        if (!ke) goto oom;
+        if (created) gr->nsites++;
+        ke->a += s[i].bytes;
+        ke->b += s[i].blocks;
+        ke->c = g;
+        if (ke->a > best[g - 1]) { /* the group's biggest stack: shown, and its repeats */
+            best[g - 1] = ke->a;
+            gr->site = s[i].site;
+            gr->repeats = ke->b;
+        }
+    }
+    for (size_t g = 0; g < l->ngroups; g++)
+        if (l->groups[g].repeats < 2) l->groups[g].repeats = 0;
+    size_t pos = 0;
+    for (tl_map_entry_t *ke; (ke = tl_map_next(&by_stack, &pos));) {
+        tl_chk_group_t *gr = &l->groups[ke->c - 1];
+        if (gr->repeats && ke->b % gr->repeats == 0) gr->per_repeat += ke->a / gr->repeats;
+    }
+    for (size_t i = 0; c->end && i < c->end->nstorages; i++) {
+        const tl_end_storage_t *es = &c->end->storages[i];
+        tl_map_entry_t *se = tl_map_get(&by_site, es->s.site);
+        if (se && es->held_by <= TL_HELD_AUTOGRAD)
+            l->groups[se->a - 1].held[es->held_by] += es->s.bytes;
+    }
+    if (l->ngroups > 1) qsort(l->groups, l->ngroups, sizeof *l->groups, cmp_group);
+    free(best);
+    tl_map_free(&by_where);
+    tl_map_free(&by_site);
+    tl_map_free(&by_stack);
+    return false;
+oom:
+    free(best);
+    tl_map_free(&by_where);
+    tl_map_free(&by_site);
+    tl_map_free(&by_stack);
+    return true;
+}
+
+/* Growth entries in scope: every region with the --region scope's window
+ * around all its iterations, or all regions. */
+static bool scope_growth(tl_chk_t *c)
+{
+    const tl_regions_t *rg = &c->a.model.regions;
+    c->growth = malloc((rg->ngrowth ? rg->ngrowth : 1) * sizeof *c->growth);
+    if (!c->growth) return true;
+    for (size_t i = 0; i < rg->ngrowth; i++) {
+        const tl_growth_t *g = &rg->growth[i];
+        const tl_region_t *r = &rg->regions[g->region];
+        if (c->region && (r == c->region || r->first_begin_ts < c->region->last_begin_ts ||
+                          r->last_end_ts > c->region->last_end_ts))
+            continue;
+        if (suppressed(c, g->site)) continue;
+        c->growth[c->ngrowth++] = *g;
+    }
+    return false;
+}
+
+static void credit(tl_chk_t *c, const tl_site_stat_t *s, size_t n)
+{
+    tl_supp_t *sp = c->o->supp;
+    if (!sp) return;
+    for (size_t i = 0; i < sp->nrules; i++)
+        sp->rules[i].bytes = sp->rules[i].blocks = 0;
+    for (size_t i = 0; i < n; i++) {
+        int r = tl_supp_site(sp, s[i].site);
+        if (r < 0) continue;
+        sp->rules[r].bytes += s[i].bytes;
+        sp->rules[r].blocks += s[i].blocks;
+        c->supp_bytes += s[i].bytes;
+        c->supp_blocks += s[i].blocks;
+    }
+}
+
+static bool measure(tl_chk_t *c)
+{
+    const tl_check_opts_t *o = c->o;
+    const tl_site_stat_t *s = c->region ? c->region->sites : c->a.model.leaks;
+    size_t n = c->region ? c->region->nsites : c->a.model.nleaks;
+    credit(c, s, n);
+    for (unsigned k = 0; k < TL_LIMIT_COUNT; k++) {
+        c->lim[k].checked = o->set[k];
+        c->lim[k].limit = o->limit[k];
+    }
+    tl_chk_limit_t *l = &c->lim[TL_LIMIT_LEAK];
+    if (group_sites(c, s, n, false, true, l)) return true;
+    for (size_t i = 0; i < l->ngroups; i++)
+        l->measured += l->groups[i].bytes;
+    l = &c->lim[TL_LIMIT_LEAK_STORAGE];
+    if (group_sites(c, s, n, true, true, l)) return true;
+    for (size_t i = 0; i < l->ngroups; i++)
+        l->measured += l->groups[i].storage_bytes;
+    l = &c->lim[TL_LIMIT_PINNED];
+    for (size_t i = 0; c->end && i < c->end->nstorages; i++)
+        if (!suppressed(c, c->end->storages[i].s.site))
+            l->measured += c->end->storages[i].pinned_bytes;
+    l = &c->lim[TL_LIMIT_PEAK];
+    if (c->region) {
+        l->measured = c->region->last_peak_bytes;
+    } else {
+        l->measured = c->a.model.peak_bytes;
+        if (group_sites(c, c->a.model.peak_sites, c->a.model.npeak_sites, false, false, l))
+            return true;
+    }
+    if (scope_growth(c)) return true;
+    l = &c->lim[TL_LIMIT_GROWTH];
+    l->measured = c->ngrowth ? c->growth[0].bytes_per_iteration : 0;
+    l = &c->lim[TL_LIMIT_BASELINE];
+    if (o->base) {
+        c->base_leak_delta = (int64_t)(c->lim[TL_LIMIT_LEAK].measured - o->base->leaked_bytes);
+        c->base_peak_delta = (int64_t)(c->lim[TL_LIMIT_PEAK].measured - o->base->peak_bytes);
+        int64_t worst =
+            c->base_leak_delta > c->base_peak_delta ? c->base_leak_delta : c->base_peak_delta;
+        l->measured = worst > 0 ? (uint64_t)worst : 0;
+        if (o->baseline_is_percent) {
+            double lp = o->base->leaked_bytes
+                            ? 100.0 * (double)c->base_leak_delta / (double)o->base->leaked_bytes
+                            : (c->base_leak_delta > 0 ? 1e300 : 0);
+            double pp = o->base->peak_bytes
+                            ? 100.0 * (double)c->base_peak_delta / (double)o->base->peak_bytes
+                            : (c->base_peak_delta > 0 ? 1e300 : 0);
+            l->failed = l->checked && (lp > o->baseline_percent || pp > o->baseline_percent);
+        }
+    }
+    for (unsigned k = 0; k < TL_LIMIT_COUNT; k++) {
+        l = &c->lim[k];
+        if (!l->checked) continue;
+        if (!(k == TL_LIMIT_BASELINE && o->baseline_is_percent)) l->failed = l->measured > l->limit;
+        c->nchecked++;
+        c->nfailed += l->failed;
+    }
+    return false;
+}
+
+static void chk_free(tl_chk_t *c)
+{
+    for (unsigned k = 0; k < TL_LIMIT_COUNT; k++)
+        free(c->lim[k].groups);
+    free(c->growth);
+    tl_analysis_free(&c->a);
+}
+
+/* The pipeline, the suppressions bound. 0 or a TL_EXIT_* code (one line said). */
+static int load(tl_chk_t *c, const char *path, tl_supp_t *supp)
+{
+    char why[256];
+    tl_analysis_opts_t ao = {.render = &c->ropts, .supp = supp};
+    int rc = tl_analysis_run(&c->a, path, &ao, why, sizeof why);
+    if (rc) tl_say("%s: %s", path, why);
+    return rc;
+}
+
+int tl_check_baseline(const char *path, tl_supp_t *supp, tl_check_base_t *b)
+{
+    tl_chk_t *c = calloc(1, sizeof *c);
+    if (!c) {
+        tl_say("%s: out of memory", path);
+        return TL_EXIT_FAILURE;
+    }
+    int rc = load(c, path, supp);
+    if (!rc && tl_report_incomplete(path, &c->a.trace, "a baseline must be read whole"))
+        rc = TL_EXIT_TRUNCATED;
+    if (!rc) {
+        *b = (tl_check_base_t){.path = path, .peak_bytes = c->a.model.peak_bytes};
+        for (size_t i = 0; i < c->a.model.nleaks; i++)
+            if (!supp || tl_supp_site(supp, c->a.model.leaks[i].site) < 0)
+                b->leaked_bytes += c->a.model.leaks[i].bytes;
+    }
+    chk_free(c);
+    free(c);
+    return rc;
+}
+
+int tl_check_file(const char *path, const tl_check_opts_t *o, FILE *out, bool *failed)
+{
+    *failed = false;
+    tl_chk_t *c = calloc(1, sizeof *c);
+    if (!c) {
+        tl_say("%s: out of memory", path);
+        return TL_EXIT_FAILURE;
+    }
+    c->path = path;
+    c->o = o;
+    c->ropts = (tl_report_opts_t){TL_FORMAT_TEXT, o->top};
+    int rc = load(c, path, o->supp);
+    if (rc) goto done;
+    c->incomplete = tl_report_incomplete(
+        path, &c->a.trace, "the limits were measured on the readable part only and cannot pass");
+    c->end = &c->a.model.end;
+    if (o->region) {
+        size_t i;
+        for (i = 0; i < c->a.model.regions.nregions; i++)
+            if (!strcmp(c->a.model.regions.regions[i].name, o->region)) break;
+        if (i == c->a.model.regions.nregions || !c->a.model.regions.regions[i].iterations) {
+            tl_say("%s: no closed iteration of region '%s'", path, o->region);
+            rc = TL_EXIT_USAGE;
+            goto done;
+        }
+        c->region = &c->a.model.regions.regions[i];
+        c->end = &c->a.model.regions.regions[i].end;
+        if (tl_lineage_analyse(c->end, &c->a.trace, c->a.sym)) {
+            tl_say("%s: out of memory", path);
+            rc = TL_EXIT_FAILURE;
+            goto done;
+        }
+    }
+    if (measure(c)) {
+        tl_say("%s: out of memory", path);
+        rc = TL_EXIT_FAILURE;
+        goto done;
+    }
+    if (o->format == TL_CHECK_JSON)
+        tl_chk_render_json(c, out);
+    else if (o->format == TL_CHECK_JUNIT)
+        tl_chk_render_junit(c, out);
+    else if (tl_render_text_escaped(tl_chk_render_text_arg, c, out)) {
+        tl_say("%s: out of memory", path);
+        rc = TL_EXIT_FAILURE;
+        goto done;
+    }
+    *failed = c->nfailed > 0;
+    if (c->incomplete) rc = TL_EXIT_TRUNCATED;
+done:
+    chk_free(c);
+    free(c);
+    return rc;
+}

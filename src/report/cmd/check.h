@@ -1,0 +1,68 @@
+/* check.h - the CI verdict: evaluate a trace against leak limits.
+ *
+ * tl_check_file reads a trace (possibly still being written), replays it,
+ * applies the suppressions and measures each limit over the scope: the end
+ * point (a Python main script's end, else process exit) or, with a region
+ * name, the last closed iteration of that region. Then it renders the
+ * verdict as text, JSON ("tensorleak-check/1", docs/report-schema.md) or
+ * JUnit XML. Not thread-safe (libdw sessions, stdio).
+ */
+#ifndef TL_REPORT_CHECK_H
+#define TL_REPORT_CHECK_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "report/analyze/suppress.h"
+
+enum {
+    TL_LIMIT_LEAK = 0,     /* --max-leak: live bytes at the end, after suppressions */
+    TL_LIMIT_LEAK_STORAGE, /* --max-leak-storage: the same, storages only */
+    TL_LIMIT_PINNED,       /* --max-pinned: pinned bytes of live storages */
+    TL_LIMIT_PEAK,         /* --max-peak: peak live bytes */
+    TL_LIMIT_GROWTH,       /* --max-growth: bytes per iteration of a repeated region's site */
+    TL_LIMIT_BASELINE,     /* --max-growth-vs-baseline: leak or peak above the baseline's */
+    TL_LIMIT_COUNT
+};
+
+enum { TL_CHECK_TEXT = 0, TL_CHECK_JSON = 1, TL_CHECK_JUNIT = 2 };
+
+/* A baseline's totals (tl_check_baseline). */
+typedef struct tl_check_base {
+    const char *path;
+    uint64_t leaked_bytes; /* live at its end point, after suppressions */
+    uint64_t peak_bytes;
+} tl_check_base_t;
+
+typedef struct tl_check_opts {
+    bool set[TL_LIMIT_COUNT];
+    uint64_t limit[TL_LIMIT_COUNT]; /* bytes */
+    bool baseline_is_percent;       /* TL_LIMIT_BASELINE is baseline_percent % */
+    double baseline_percent;
+    const tl_check_base_t *base; /* with TL_LIMIT_BASELINE */
+    const char *region;          /* NULL: the end point */
+    tl_supp_t *supp;             /* rules to apply (may have none) */
+    int format;                  /* TL_CHECK_* */
+    unsigned top;                /* sites per failed limit (0 = all) */
+} tl_check_opts_t;
+
+/* "max-leak", "max-leak-storage", ... */
+const char *tl_check_limit_name(unsigned limit);
+
+/* Evaluate the trace at path and write the verdict to out. Returns 0 with
+ * *failed set, or a TL_EXIT_* code after one line "tensorleak: ..." on
+ * stderr (trace unreadable, no such region, out of memory). A truncated or
+ * damaged trace is evaluated as far as it can be read, its verdict says it
+ * is incomplete (never "passed"), one warning line says what was read, and
+ * the return is TL_EXIT_TRUNCATED. A trace without an END record (the
+ * program was killed, or is still running) is complete: it is checked at
+ * its last recorded event, with a note. */
+int tl_check_file(const char *path, const tl_check_opts_t *o, FILE *out, bool *failed);
+
+/* Read a baseline trace: its leak after supp, and its peak. Returns 0 or a
+ * TL_EXIT_* code after one line on stderr; TL_EXIT_TRUNCATED for a baseline
+ * that could not be read whole (a comparison with part of it means nothing). */
+int tl_check_baseline(const char *path, tl_supp_t *supp, tl_check_base_t *b);
+
+#endif

@@ -1,0 +1,324 @@
+/* diff.c - per-site comparison of two traces (see diff.h).
+ *
+ * Each trace's peak and end-point site lists are folded into one table keyed
+ * by the site's symbolized frames (a string; a 64-bit hash of it indexes the
+ * table, collisions are told apart by comparing the strings).
+ */
+#include "report/cmd/diff.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report/render/json.h"
+#include "report/render/escape.h"
+#include "report/analyze/lineage.h"
+#include "report/analyze/frames.h"
+#include "report/pipeline.h"
+#include "report/render/render.h"
+
+typedef struct side {
+    const char *path;
+    tl_analysis_t a; /* the pipeline's result */
+} side_t;
+
+typedef struct entry {
+    char *key;
+    uint32_t site[2]; /* UINT32_MAX where absent */
+    uint64_t peak[2], live[2];
+} entry_t;
+
+typedef struct table {
+    entry_t *e;
+    size_t n, cap;
+    tl_map_t by_hash; /* hash -> a = index + 1 */
+} table_t;
+
+/* The site's key; malloc'd, NULL when out of memory. */
+static char *site_key(side_t *s, uint32_t site)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    if (!f) return NULL;
+    size_t n;
+    const uint64_t *frames = tl_trace_site_frames(&s->a.trace, site, &n);
+    for (size_t i = 0; i < n; i++) {
+        tl_frame_t fr;
+        if (tl_render_frame(&s->a.ctx, frames[i], &fr)) {
+            fprintf(f, "py|%s|%s|%u\n", fr.function ? fr.function : "?", fr.file ? fr.file : "?",
+                    fr.line);
+        } else if (fr.function) {
+            fprintf(f, "c|%s|%s|%u|%s\n", fr.function, fr.file ? fr.file : "", fr.line,
+                    tl_path_base(fr.module));
+        } else {
+            const tl_module_t *m = tl_trace_module_at(&s->a.trace, frames[i]);
+            fprintf(f, "c|%s+0x%" PRIx64 "\n", m ? tl_path_base(m->path) : "?",
+                    m ? frames[i] - m->base : frames[i]);
+        }
+    }
+    if (n == 0) fprintf(f, "(no stack)");
+    if (fclose(f) != 0) {
+        free(buf);
+        return NULL;
+    }
+    return buf;
+}
+
+static uint64_t hash_str(const char *s)
+{
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (; *s; s++)
+        h = (h ^ (uint8_t)*s) * 0x100000001b3ull;
+    return h;
+}
+
+static entry_t *lookup(table_t *tb, char *key)
+{
+    uint64_t h = hash_str(key);
+    bool created;
+    tl_map_entry_t *me = tl_map_put(&tb->by_hash, h, &created);
+    if (!me) return NULL;
+    if (!created && !strcmp(tb->e[me->a - 1].key, key)) {
+        free(key);
+        return &tb->e[me->a - 1];
+    }
+    if (!created) /* collision: linear search */
+        for (size_t i = 0; i < tb->n; i++)
+            if (!strcmp(tb->e[i].key, key)) {
+                free(key);
+                return &tb->e[i];
+            }
+    if (tb->n == tb->cap) {
+        size_t ncap = tb->cap ? tb->cap * 2 : 64;
+        entry_t *ne = realloc(tb->e, ncap * sizeof *ne);
+        if (!ne) return NULL;
+        tb->e = ne;
+        tb->cap = ncap;
+    }
+    if (created) me->a = tb->n + 1;
+    entry_t *e = &tb->e[tb->n++];
+    *e = (entry_t){.key = key, .site = {UINT32_MAX, UINT32_MAX}};
+    return e;
+}
+
+static bool fold(table_t *tb, side_t *s, int k, const tl_site_stat_t *st, size_t n, bool peak)
+{
+    for (size_t i = 0; i < n; i++) {
+        char *key = site_key(s, st[i].site);
+        if (!key) return true;
+        entry_t *e = lookup(tb, key);
+        if (!e) {
+            free(key);
+            return true;
+        }
+        if (e->site[k] == UINT32_MAX) e->site[k] = st[i].site;
+        if (peak)
+            e->peak[k] += st[i].bytes;
+        else
+            e->live[k] += st[i].bytes;
+    }
+    return false;
+}
+
+static int64_t delta(uint64_t a, uint64_t b)
+{
+    return (int64_t)(b - a);
+}
+
+static uint64_t mag(int64_t d)
+{
+    return d < 0 ? (uint64_t)-d : (uint64_t)d;
+}
+
+static uint64_t change(const entry_t *e)
+{
+    uint64_t p = mag(delta(e->peak[0], e->peak[1])), l = mag(delta(e->live[0], e->live[1]));
+    return p > l ? p : l;
+}
+
+static int cmp_entry(const void *pa, const void *pb)
+{
+    const entry_t *a = pa, *b = pb;
+    uint64_t ca = change(a), cb = change(b);
+    if (ca != cb) return ca > cb ? -1 : 1;
+    return strcmp(a->key, b->key);
+}
+
+static int load(side_t *s, const char *path, const tl_report_opts_t *opts)
+{
+    char why[256];
+    s->path = path;
+    tl_analysis_opts_t ao = {.render = opts};
+    int rc = tl_analysis_run(&s->a, path, &ao, why, sizeof why);
+    if (rc) tl_say("%s: %s", path, why);
+    return rc;
+}
+
+static void side_free(side_t *s)
+{
+    tl_analysis_free(&s->a);
+}
+
+static void signed_bytes(int64_t d, char *buf, size_t n)
+{
+    char b[32];
+    snprintf(buf, n, "%s%s", d < 0 ? "-" : "+", tl_render_bytes(mag(d), b, sizeof b));
+}
+
+typedef struct text_args {
+    side_t *s;
+    const table_t *tb;
+    size_t shown, changed;
+} text_args_t;
+
+static void text(const void *arg, FILE *out)
+{
+    const text_args_t *a = arg;
+    side_t *s = a->s;
+    const table_t *tb = a->tb;
+    size_t shown = a->shown, changed = a->changed;
+    char b1[32], b2[32], d[40], w[256];
+    fputs("tensorleak diff: ", out);
+    tl_esc_puts(out, s[0].path);
+    fputs(" -> ", out);
+    tl_esc_puts(out, s[1].path);
+    fputc('\n', out);
+    signed_bytes(delta(s[0].a.model.peak_bytes, s[1].a.model.peak_bytes), d, sizeof d);
+    fprintf(out, "  peak: %s -> %s (%s)\n", tl_render_bytes(s[0].a.model.peak_bytes, b1, sizeof b1),
+            tl_render_bytes(s[1].a.model.peak_bytes, b2, sizeof b2), d);
+    signed_bytes(delta(s[0].a.model.live_bytes, s[1].a.model.live_bytes), d, sizeof d);
+    fprintf(out, "  live at end: %s -> %s (%s)\n",
+            tl_render_bytes(s[0].a.model.live_bytes, b1, sizeof b1),
+            tl_render_bytes(s[1].a.model.live_bytes, b2, sizeof b2), d);
+    fprintf(out, "\nSites by change: %zu changed", changed);
+    if (shown < changed) fprintf(out, ", top %zu shown", shown);
+    fputs(changed ? "\n" : "\n  (none)\n", out);
+    for (size_t i = 0; i < shown; i++) {
+        const entry_t *e = &tb->e[i];
+        int k = e->site[1] != UINT32_MAX ? 1 : 0;
+        signed_bytes(delta(e->live[0], e->live[1]), d, sizeof d);
+        fprintf(out, "  live at end %s (%s -> %s)", d, tl_render_bytes(e->live[0], b1, sizeof b1),
+                tl_render_bytes(e->live[1], b2, sizeof b2));
+        signed_bytes(delta(e->peak[0], e->peak[1]), d, sizeof d);
+        fprintf(out, ", at peak %s (%s -> %s)", d, tl_render_bytes(e->peak[0], b1, sizeof b1),
+                tl_render_bytes(e->peak[1], b2, sizeof b2));
+        const char *where = tl_lineage_where(&s[k].a.trace, s[k].a.sym, e->site[k], w, sizeof w);
+        if (where[0]) {
+            fputc(' ', out);
+            tl_esc_puts(out, where);
+        }
+        if (e->site[0] == UINT32_MAX) fputs(" [new site]", out);
+        if (e->site[1] == UINT32_MAX) fputs(" [gone]", out);
+        fputc('\n', out);
+        tl_render_text_frames(&s[k].a.ctx, e->site[k], out);
+    }
+}
+
+static void pair(tl_json_t *j, const char *name, uint64_t a, uint64_t b)
+{
+    char key[64];
+    snprintf(key, sizeof key, "base_%s", name);
+    tl_json_key(j, key);
+    tl_json_u64(j, a);
+    snprintf(key, sizeof key, "new_%s", name);
+    tl_json_key(j, key);
+    tl_json_u64(j, b);
+    snprintf(key, sizeof key, "%s_change", name);
+    tl_json_key(j, key);
+    tl_json_i64(j, delta(a, b));
+}
+
+static void json(side_t s[2], const table_t *tb, size_t shown, size_t changed, FILE *out)
+{
+    tl_json_t jw, *j = &jw;
+    char w[256];
+    tl_json_init(j, out, true);
+    tl_json_obj_begin(j);
+    tl_json_key(j, "schema");
+    tl_json_str(j, "tensorleak-diff/1");
+    tl_json_key(j, "base");
+    tl_json_str(j, s[0].path);
+    tl_json_key(j, "new");
+    tl_json_str(j, s[1].path);
+    tl_json_key(j, "summary");
+    tl_json_obj_begin(j);
+    pair(j, "peak_bytes", s[0].a.model.peak_bytes, s[1].a.model.peak_bytes);
+    pair(j, "leaked_bytes", s[0].a.model.live_bytes, s[1].a.model.live_bytes);
+    tl_json_key(j, "changed_sites");
+    tl_json_u64(j, changed);
+    tl_json_obj_end(j);
+    tl_json_key(j, "sites");
+    tl_json_arr_begin(j);
+    for (size_t i = 0; i < shown; i++) {
+        const entry_t *e = &tb->e[i];
+        int k = e->site[1] != UINT32_MAX ? 1 : 0;
+        tl_json_obj_begin(j);
+        tl_json_key(j, "where");
+        const char *where = tl_lineage_where(&s[k].a.trace, s[k].a.sym, e->site[k], w, sizeof w);
+        tl_json_str(j, where[0] ? where : NULL);
+        pair(j, "peak_bytes", e->peak[0], e->peak[1]);
+        pair(j, "leaked_bytes", e->live[0], e->live[1]);
+        tl_json_key(j, "in_base");
+        tl_json_bool(j, e->site[0] != UINT32_MAX);
+        tl_json_key(j, "in_new");
+        tl_json_bool(j, e->site[1] != UINT32_MAX);
+        tl_json_key(j, "stack");
+        tl_render_json_frames(&s[k].a.ctx, j, e->site[k], TL_JFRAMES_MODULE_BASE);
+        tl_json_obj_end(j);
+    }
+    tl_json_arr_end(j);
+    tl_json_obj_end(j);
+    tl_json_finish(j);
+}
+
+int tl_diff_files(const char *base, const char *next, const tl_report_opts_t *opts, FILE *out)
+{
+    side_t *s = calloc(2, sizeof *s);
+    table_t tb = {0};
+    if (!s) return TL_EXIT_FAILURE;
+    int rc = load(&s[0], base, opts);
+    if (!rc) rc = load(&s[1], next, opts);
+    if (rc) goto done;
+    for (int k = 0; k < 2; k++)
+        if (fold(&tb, &s[k], k, s[k].a.model.peak_sites, s[k].a.model.npeak_sites, true) ||
+            fold(&tb, &s[k], k, s[k].a.model.leaks, s[k].a.model.nleaks, false)) {
+            tl_say("out of memory");
+            rc = TL_EXIT_FAILURE;
+            goto done;
+        }
+    if (tb.n > 1) qsort(tb.e, tb.n, sizeof *tb.e, cmp_entry);
+    size_t changed = 0;
+    while (changed < tb.n && change(&tb.e[changed]))
+        changed++;
+    size_t shown = opts->top && opts->top < changed ? opts->top : changed;
+    if (opts->format == TL_FORMAT_JSON) {
+        json(s, &tb, shown, changed, out);
+    } else {
+        text_args_t ta = {s, &tb, shown, changed};
+        if (tl_render_text_escaped(text, &ta, out)) {
+            tl_say("out of memory");
+            rc = TL_EXIT_FAILURE;
+            goto done;
+        }
+    }
+    if (fflush(out) != 0 || ferror(out)) {
+        tl_say("cannot write the comparison");
+        rc = TL_EXIT_OUTPUT;
+    }
+    /* Both sides said, then 5: a comparison with part of a trace is no pass. */
+    bool cut0 = tl_report_incomplete(base, &s[0].a.trace, "the readable part was compared");
+    bool cut1 = tl_report_incomplete(next, &s[1].a.trace, "the readable part was compared");
+    if (!rc && (cut0 || cut1)) rc = TL_EXIT_TRUNCATED;
+done:
+    for (size_t i = 0; i < tb.n; i++)
+        free(tb.e[i].key);
+    free(tb.e);
+    tl_map_free(&tb.by_hash);
+    if (s) {
+        side_free(&s[0]);
+        side_free(&s[1]);
+    }
+    free(s);
+    return rc;
+}

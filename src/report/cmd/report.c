@@ -1,0 +1,84 @@
+/* report.c - tl_report_file: the pipeline, then a renderer (see report.h).
+ *
+ * The only place that talks to the user about a trace: one error line or one
+ * truncation warning on stderr, in the CLI's "tensorleak: PATH: why" form.
+ */
+#include "report/cmd/report.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report/render/escape.h"
+#include "report/pipeline.h"
+#include "report/render/render.h"
+
+bool tl_report_incomplete(const char *path, const tl_trace_t *t, const char *consequence)
+{
+    if (!t->truncated && !t->bad_chunks && !t->bad_records) return false;
+    char skipped[160] = "";
+    if (t->bad_chunks || t->bad_records)
+        snprintf(skipped, sizeof skipped,
+                 ", skipped %" PRIu64 " corrupt chunk%s and %" PRIu64 " undecodable record%s",
+                 t->bad_chunks, t->bad_chunks == 1 ? "" : "s", t->bad_records,
+                 t->bad_records == 1 ? "" : "s");
+    tl_say("%s: warning: trace %s: read %" PRIu64 " chunk%s with %zu event%s%s%s; %s", path,
+           t->truncated ? "truncated" : "damaged", t->chunks_read, t->chunks_read == 1 ? "" : "s",
+           t->nevents, t->nevents == 1 ? "" : "s", skipped,
+           t->truncated ? " before the file ended" : "", consequence);
+    return true;
+}
+
+bool tl_render_text_escaped(void (*render)(const void *, FILE *), const void *arg, FILE *out)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&text, &len);
+    if (!mem) return true;
+    render(arg, mem);
+    bool oom = fclose(mem) != 0;
+    if (!oom) tl_esc_write(out, text, len, true);
+    free(text);
+    return oom;
+}
+
+static void text_report(const void *c, FILE *out)
+{
+    tl_render_text(c, out);
+}
+
+int tl_report_file(const char *path, const tl_report_opts_t *opts, FILE *out)
+{
+    static const tl_report_opts_t defaults = {TL_FORMAT_TEXT, 10};
+    if (!opts) opts = &defaults;
+    char why[256];
+    tl_analysis_t *a = malloc(sizeof *a);
+    if (!a) {
+        tl_say("%s: out of memory", path);
+        return TL_EXIT_FAILURE;
+    }
+    tl_analysis_opts_t ao = {.render = opts};
+    int rc = tl_analysis_run(a, path, &ao, why, sizeof why);
+    if (rc) {
+        tl_say("%s: %s", path, why);
+        free(a);
+        return rc;
+    }
+    if (opts->format == TL_FORMAT_JSON) {
+        tl_render_json(&a->ctx, out);
+    } else if (tl_render_text_escaped(text_report, &a->ctx, out)) {
+        tl_say("%s: out of memory", path);
+        rc = TL_EXIT_FAILURE;
+    }
+    if (!rc && (fflush(out) != 0 || ferror(out))) {
+        tl_say("%s: cannot write the report: %s", path, strerror(errno ? errno : EIO));
+        rc = TL_EXIT_OUTPUT;
+    } else if (!rc && tl_report_incomplete(path, &a->trace, "the readable part was reported")) {
+        rc = TL_EXIT_TRUNCATED;
+    }
+    tl_analysis_free(a);
+    free(a);
+    return rc;
+}

@@ -1,0 +1,89 @@
+/* aggregate.h - what the report reads of the agent's recording modes
+ * (docs/trace-format.md, "Modes"): the mode and sampling rate from OPTIONS,
+ * the exact per-size-class counters (COUNT), and aggregate mode's
+ * checkpoints (CKPT_BEGIN ... CKPT_END in their own chunks), which become
+ * ordinary events and site totals for the model.
+ *
+ * In the default mode, plain blocks below big_min_bytes were byte-sampled:
+ * the event stream gives each such ALLOC / RALLOC event the size it stands for,
+ * size / (1 - exp(-size / sample_bytes)), and flags it TL_EV_F_SAMPLED in
+ * tl_event_t.pad. Untrusted input: every count is bounded.
+ */
+#ifndef TL_REPORT_AGGREGATE_H
+#define TL_REPORT_AGGREGATE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/trace_format.h"
+
+struct tl_trace;
+struct tl_model;
+struct tl_json;
+
+#define TL_EV_F_SAMPLED 1u /* tl_event_t.pad: the size is an estimate */
+#define TL_EV_F_EXACT   2u /* tl_event_t.pad: recorded in full though small (TL_KIND_NEW_FULL) */
+
+typedef enum tl_trace_mode {
+    TL_TMODE_ALL = 0,
+    TL_TMODE_DEFAULT = 1,
+    TL_TMODE_AGGREGATE = 2
+} tl_trace_mode_t;
+
+typedef struct tl_agg_live {
+    uint64_t kind, ptr, size, weight, stack_id, ts;
+} tl_agg_live_t;
+
+typedef struct tl_agg_site {
+    uint64_t stack_id, flags, allocs, frees, bytes, freed;
+} tl_agg_site_t;
+
+/* One decoded checkpoint. */
+typedef struct tl_agg_ckpt {
+    bool complete;
+    uint64_t seq, set, live_bytes, live_blocks, peak_bytes, ts;
+    tl_agg_live_t *live;
+    size_t nlive, live_cap;
+    tl_agg_site_t *sites;
+    size_t nsites, site_cap;
+    uint64_t count[TL_REC_COUNT_CLASSES], bytes[TL_REC_COUNT_CLASSES], frees;
+    bool has_counts;
+} tl_agg_ckpt_t;
+
+typedef struct tl_agg {
+    tl_trace_mode_t mode; /* from OPTIONS "mode"; a trace without it is `all` */
+    uint64_t sample_bytes, big_min;
+    bool has_counts; /* COUNT records (or a checkpoint's) were read */
+    uint64_t count[TL_REC_COUNT_CLASSES], bytes[TL_REC_COUNT_CLASSES], frees;
+    tl_agg_ckpt_t region[4]; /* checkpoint regions being read; then the chosen ones */
+    int cur, peak;           /* chosen regions, -1 if none */
+} tl_agg_t;
+
+/* reader.c hooks. Each returns true when out of memory. */
+bool tl_agg_options(struct tl_trace *t, const tl_record_t *rec);
+bool tl_agg_record(struct tl_trace *t, const tl_record_t *rec);
+/* A chunk whose tid marks an aggregate checkpoint region: decoded here.
+ * *taken = it was one (the reader skips it). */
+bool tl_agg_chunk(struct tl_trace *t, uint32_t tid, const uint8_t *p, size_t n, bool *taken);
+/* After all chunks: aggregate checkpoints as events (intern gives a site
+ * index for a stack id, UINT32_MAX on failure; push appends an event,
+ * true = OOM). Sampled events get their weight in the stream (stream.c). */
+typedef uint32_t (*tl_agg_intern_fn)(void *ctx, uint64_t stack_id);
+typedef bool (*tl_agg_push_fn)(void *ctx, uint8_t type, uint64_t ts, uint64_t ptr, uint64_t size,
+                               uint32_t site, bool storage, uint16_t flags);
+bool tl_agg_finish(struct tl_trace *t, void *ctx, tl_agg_intern_fn intern, tl_agg_push_fn push);
+void tl_agg_free(struct tl_trace *t);
+/* Estimated bytes a sampled block of size stands for (sample_bytes = mean). */
+uint64_t tl_agg_weight(uint64_t size, uint64_t mean);
+
+/* model.c hook, after the model is built: aggregate mode's exact site
+ * totals replace the counts and storage sites replay would give. */
+bool tl_agg_model(const struct tl_trace *t, struct tl_model *m);
+
+/* renderers: "mode", "sampled" (and the note) in the summary. */
+void tl_agg_json_summary(const struct tl_trace *t, struct tl_json *j);
+/* One text line (with newline) when the trace is not `all` mode, else "". */
+const char *tl_agg_text_note(const struct tl_trace *t, char *buf, size_t len);
+
+#endif /* TL_REPORT_AGGREGATE_H */

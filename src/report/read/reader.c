@@ -1,0 +1,565 @@
+/* reader.c - load a v1 or v2 trace (header, chunks, records) into a
+ * tl_trace_t: one pass over the chunks (common/trace_chunk.h) that keeps the
+ * tables and counts the events; the runs of records that hold events become
+ * the sources that stream.c merges on every pass.
+ *
+ * Everything in the file is untrusted. A record that fails to decode ends
+ * its chunk: the stream reads only the prefix decoded here.
+ */
+#include "report/read/reader.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/trace_chunk.h"
+#include "report/read/aggregate.h"
+#include "report/read/stream.h"
+#include "tools/exit_codes.h"
+
+#define HDR_MIN_BYTES   ((uint32_t)TL_HDR_RESERVED)
+#define HDR_MAX_BYTES   (1u << 20)
+#define CHUNK_MAX_BYTES (1u << 30)
+
+int tl_reader_parse_header(const uint8_t *buf, size_t n, tl_trace_hdr_t *h, const char **why)
+{
+    if (n < TL_TRACE_MAGIC_BYTES || memcmp(buf, TL_TRACE_MAGIC, TL_TRACE_MAGIC_BYTES) != 0) {
+        *why = "not a tensorleak trace";
+        return TL_EXIT_BAD_TRACE;
+    }
+    if (n < HDR_MIN_BYTES) {
+        *why = "corrupt header: file shorter than the trace header";
+        return TL_EXIT_BAD_TRACE;
+    }
+    memset(h, 0, sizeof *h);
+    h->version = tl_load_le32(buf + TL_HDR_VERSION);
+    if (h->version != TL_TRACE_VERSION && h->version != 1) {
+        *why = "unsupported trace version (this tensorleak reads versions 1 and 2)";
+        return TL_EXIT_BAD_TRACE;
+    }
+    h->header_bytes = tl_load_le32(buf + TL_HDR_HEADER_BYTES);
+    h->chunk_bytes = tl_load_le32(buf + TL_HDR_CHUNK_BYTES);
+    h->flags = tl_load_le32(buf + TL_HDR_FLAGS);
+    h->pid = tl_load_le64(buf + TL_HDR_PID);
+    h->ppid = tl_load_le64(buf + TL_HDR_PPID);
+    h->start_realtime = tl_load_le64(buf + TL_HDR_START_REALTIME);
+    h->start_mono = tl_load_le64(buf + TL_HDR_START_MONO);
+    h->session = tl_load_le64(buf + TL_HDR_SESSION);
+    h->chunk_count = tl_load_le64(buf + TL_HDR_CHUNK_COUNT);
+    h->exec_seq = tl_load_le32(buf + TL_HDR_EXEC_SEQ);
+    if (h->header_bytes < HDR_MIN_BYTES || h->header_bytes > HDR_MAX_BYTES) {
+        *why = "corrupt header: impossible header size";
+        return TL_EXIT_BAD_TRACE;
+    }
+    if (h->chunk_bytes <= TL_CHUNK_HEADER_BYTES || h->chunk_bytes > CHUNK_MAX_BYTES) {
+        *why = "corrupt header: impossible chunk size";
+        return TL_EXIT_BAD_TRACE;
+    }
+    return 0;
+}
+
+/* A NUL-terminated copy of a byte run (cut at an embedded NUL). */
+static char *dup_run(tl_bytes_t b)
+{
+    char *s = malloc(b.n + 1);
+    if (!s) return NULL;
+    if (b.n) memcpy(s, b.p, b.n);
+    s[b.n] = '\0';
+    return s;
+}
+
+/* Growable arrays: double capacity; true on overflow or out of memory. */
+static bool reserve(void **p, size_t *cap, size_t need, size_t elem)
+{
+    if (need <= *cap) return false;
+    size_t ncap = *cap ? *cap : 64;
+    while (ncap < need) {
+        if (ncap > SIZE_MAX / 2) return true;
+        ncap *= 2;
+    }
+    if (ncap > SIZE_MAX / elem) return true;
+    void *np = realloc(*p, ncap * elem);
+    if (!np) return true;
+    *p = np;
+    *cap = ncap;
+    return false;
+}
+
+typedef struct rd {
+    tl_trace_t *t;
+    size_t src_cap, extra_cap, site_cap, frame_cap, mod_cap, py_cap, lin_cap;
+    size_t str_len, str_cap; /* the string pool, as offsets until the end of reading */
+    uint32_t tid;            /* of the chunk being read */
+} rd_t;
+
+/* Site index for a stack id, interned on first sight; UINT32_MAX on failure. */
+static uint32_t intern_site(rd_t *r, uint64_t stack_id)
+{
+    tl_trace_t *t = r->t;
+    bool created;
+    tl_map_entry_t *e = tl_map_put(&t->site_by_id, stack_id, &created);
+    if (!e) return UINT32_MAX;
+    if (!created) return (uint32_t)e->a;
+    if (t->nsites >= UINT32_MAX - 1 ||
+        reserve((void **)&t->sites, &r->site_cap, t->nsites + 1, sizeof *t->sites)) {
+        tl_map_remove(&t->site_by_id, stack_id);
+        return UINT32_MAX;
+    }
+    e->a = t->nsites;
+    t->sites[t->nsites] = (tl_site_t){.stack_id = stack_id};
+    return (uint32_t)t->nsites++;
+}
+
+/* An aggregate checkpoint's event: kept (they are few) for the stream. */
+static bool push_extra(rd_t *r, const tl_event_t *ev)
+{
+    tl_trace_t *t = r->t;
+    if (reserve((void **)&t->extra, &r->extra_cap, t->nextra + 1, sizeof *t->extra)) return true;
+    t->extra[t->nextra++] = *ev;
+    t->nevents++;
+    return false;
+}
+
+static bool take_process(tl_trace_t *t, const tl_record_t *rec)
+{
+    if (t->has_process) return false; /* the first one describes the image */
+    t->has_process = true;
+    t->pid = rec->u.process.pid;
+    t->ppid = rec->u.process.ppid;
+    t->exec_seq = rec->u.process.exec_seq;
+    free(t->exe);
+    t->exe = dup_run(rec->u.process.exe);
+    t->argv = calloc(rec->u.process.argc ? rec->u.process.argc : 1, sizeof *t->argv);
+    if (!t->exe || !t->argv) return true;
+    for (size_t i = 0; i < rec->u.process.argc; i++) {
+        t->argv[i] = dup_run(rec->u.process.argv[i]);
+        if (!t->argv[i]) return true;
+        t->argc = i + 1;
+    }
+    return false;
+}
+
+static bool take_module(rd_t *r, const tl_record_t *rec)
+{
+    tl_trace_t *t = r->t;
+    if (reserve((void **)&t->modules, &r->mod_cap, t->nmodules + 1, sizeof *t->modules))
+        return true;
+    tl_module_t *m = &t->modules[t->nmodules];
+    *m = (tl_module_t){
+        .base = rec->u.module.base, .start = rec->u.module.start, .size = rec->u.module.size};
+    m->path = dup_run(rec->u.module.path);
+    m->build_id = malloc(rec->u.module.build_id.n + 1);
+    if (!m->path || !m->build_id) {
+        free(m->path);
+        free(m->build_id);
+        return true;
+    }
+    if (rec->u.module.build_id.n)
+        memcpy(m->build_id, rec->u.module.build_id.p, rec->u.module.build_id.n);
+    m->build_id_len = rec->u.module.build_id.n;
+    t->nmodules++;
+    return false;
+}
+
+static bool take_stack(rd_t *r, const tl_record_t *rec)
+{
+    tl_trace_t *t = r->t;
+    if (rec->u.stack.id == 0) return false; /* id 0 means "no stack" and cannot be defined */
+    uint32_t si = intern_site(r, rec->u.stack.id);
+    if (si == UINT32_MAX) return true;
+    tl_site_t *s = &t->sites[si];
+    if (s->defined) return false; /* keep the first definition */
+    size_t nf = (size_t)rec->u.stack.nframes;
+    if (reserve((void **)&t->frames, &r->frame_cap, t->nframes + nf, sizeof *t->frames))
+        return true;
+    if (nf) /* an empty first stack leaves frames NULL: NULL + 0 is undefined */
+        memcpy(t->frames + t->nframes, rec->u.stack.frames, nf * sizeof *t->frames);
+    s->defined = true;
+    s->frame_off = t->nframes;
+    s->nframes = (uint32_t)nf;
+    t->nframes += nf;
+    return false;
+}
+
+static bool take_pyframe(rd_t *r, const tl_record_t *rec)
+{
+    tl_trace_t *t = r->t;
+    bool created;
+    tl_map_entry_t *e = tl_map_put(&t->pyframe_by_id, rec->u.pyframe.id, &created);
+    if (!e) return true;
+    if (!created) return false; /* keep the first definition */
+    if (reserve((void **)&t->pyframes, &r->py_cap, t->npyframes + 1, sizeof *t->pyframes)) {
+        tl_map_remove(&t->pyframe_by_id, rec->u.pyframe.id);
+        return true;
+    }
+    tl_pyframe_t *f = &t->pyframes[t->npyframes];
+    *f = (tl_pyframe_t){.id = rec->u.pyframe.id, .line = rec->u.pyframe.line};
+    f->file = dup_run(rec->u.pyframe.file);
+    f->function = dup_run(rec->u.pyframe.function);
+    if (!f->file || !f->function) {
+        free(f->file);
+        free(f->function);
+        tl_map_remove(&t->pyframe_by_id, rec->u.pyframe.id);
+        return true;
+    }
+    e = tl_map_get(&t->pyframe_by_id, rec->u.pyframe.id);
+    e->a = t->npyframes++;
+    return false;
+}
+
+/* Copies an untrusted string into buf[cap]: cut, anything but printable
+ * ASCII as '?'. */
+static void copy_printable(char *buf, size_t cap, tl_bytes_t b)
+{
+    size_t n = b.n < cap - 1 ? b.n : cap - 1;
+    for (size_t i = 0; i < n; i++)
+        buf[i] = b.p[i] >= 0x20 && b.p[i] < 0x7f ? (char)b.p[i] : '?';
+    buf[n] = '\0';
+}
+
+/* OPTIONS keys about the process's CPython (docs/trace-format.md); the last
+ * value of each key wins (a later record for a libpython loaded late). */
+static void take_python_options(tl_trace_t *t, const tl_record_t *rec)
+{
+    uint64_t n = rec->u.options.count < TL_REC_MAX_OPTS ? rec->u.options.count : TL_REC_MAX_OPTS;
+    for (uint64_t i = 0; i < n; i++) {
+        tl_bytes_t k = rec->u.options.key[i], v = rec->u.options.value[i];
+        if (k.n == 13 && memcmp(k.p, "python_frames", 13) == 0)
+            t->python_unsupported = v.n == 11 && memcmp(v.p, "unsupported", 11) == 0;
+        else if (k.n == 6 && memcmp(k.p, "python", 6) == 0)
+            copy_printable(t->python, sizeof t->python, v);
+        else if (k.n == 12 && memcmp(k.p, "python_build", 12) == 0)
+            copy_printable(t->python_build, sizeof t->python_build, v);
+    }
+}
+
+/* Keep a MARK or lineage-family record (its event is streamed). Strings go to the pool
+ * as offsets (the pool moves while it grows; tl_trace_read_mem turns them
+ * into pointers at the end). */
+static bool take_lineage(rd_t *r, const tl_record_t *rec, uint64_t ts)
+{
+    tl_trace_t *t = r->t;
+    if (t->nlineage >= UINT32_MAX) return false; /* cannot be indexed: ignored */
+    tl_bytes_t str = rec->type == TL_REC_MARK ? rec->u.mark.name : rec->u.lineage.str;
+    size_t n = str.n;
+    if (n && memchr(str.p, '\0', n)) n = (size_t)((const uint8_t *)memchr(str.p, '\0', n) - str.p);
+    if (reserve((void **)&t->lineage, &r->lin_cap, t->nlineage + 1, sizeof *t->lineage) ||
+        n >= SIZE_MAX - r->str_len - 1 ||
+        reserve((void **)&t->strings, &r->str_cap, r->str_len + n + 1, 1))
+        return true;
+    tl_lineage_t *l = &t->lineage[t->nlineage];
+    *l = (tl_lineage_t){.ts = ts, .tid = r->tid, .type = (uint8_t)rec->type};
+    if (rec->type == TL_REC_MARK)
+        l->a[0] = rec->u.mark.id;
+    else
+        memcpy(l->a, rec->u.lineage.a, sizeof l->a);
+    if (n) memcpy(t->strings + r->str_len, str.p, n);
+    t->strings[r->str_len + n] = '\0';
+    l->str = (const char *)(uintptr_t)r->str_len; /* an offset for now */
+    r->str_len += n + 1;
+    uint64_t stack_id = rec->type == TL_REC_STORAGE_REG  ? l->a[2]
+                        : rec->type == TL_REC_VIEW_BEGIN ? l->a[5]
+                                                         : 0;
+    if (stack_id) {
+        l->site = intern_site(r, stack_id);
+        if (l->site == UINT32_MAX) return true;
+    } else if (rec->type == TL_REC_STORAGE_REG || rec->type == TL_REC_VIEW_BEGIN) {
+        l->site = intern_site(r, 0);
+        if (l->site == UINT32_MAX) return true;
+    }
+    t->nlineage++;
+    t->nevents++;
+    return false;
+}
+
+/* Apply one decoded record at absolute time ts. true = out of memory. */
+static bool take_record(rd_t *r, const tl_record_t *rec, uint64_t ts)
+{
+    tl_trace_t *t = r->t;
+    if (tl_rec_is_lineage(rec->type)) return take_lineage(r, rec, ts);
+    switch (rec->type) {
+    case TL_REC_PROCESS:
+        return take_process(t, rec);
+    case TL_REC_MODULE:
+        return take_module(r, rec);
+    case TL_REC_STACK:
+        return take_stack(r, rec);
+    case TL_REC_ALLOC:
+    case TL_REC_FREE:
+    case TL_REC_REALLOC: { /* counted here, streamed later: only the sites are interned */
+        tl_event_t ev[2];
+        uint64_t stack[2];
+        int n = tl_rec_events(rec, ts, ev, stack);
+        for (int i = 0; i < n; i++)
+            if ((ev[i].type == TL_EV_ALLOC || ev[i].type == TL_EV_RALLOC) &&
+                intern_site(r, stack[i]) == UINT32_MAX)
+                return true;
+        t->nevents += (size_t)n;
+        return false;
+    }
+    case TL_REC_PYFRAME:
+        return take_pyframe(r, rec);
+    case TL_REC_OPTIONS:
+        take_python_options(t, rec);
+        return tl_agg_options(t, rec);
+    case TL_REC_COUNT:
+        return tl_agg_record(t, rec);
+    case TL_REC_END:
+        t->has_end = true;
+        t->end_ts = ts;
+        t->end_reason = rec->u.end.reason;
+        t->end_exit_status = rec->u.end.exit_status;
+        t->end_allocs = rec->u.end.allocs;
+        t->end_frees = rec->u.end.frees;
+        t->end_storages = rec->u.end.storages;
+        t->end_dropped = rec->u.end.dropped;
+        return false;
+    default: /* THREAD, OPTIONS: not used by the report yet */
+        return false;
+    }
+}
+
+/* A run of one thread's records, [p, p + n) from base_ts, that made events
+ * since the load's counters stood at nev and lin: a source for the stream. */
+static bool add_source(rd_t *r, const uint8_t *chunk, const uint8_t *p, size_t n, uint64_t base_ts,
+                       size_t nev, size_t lin)
+{
+    tl_trace_t *t = r->t;
+    if (t->nevents == nev) return false;
+    if (reserve((void **)&t->srcs, &r->src_cap, t->nsrcs + 1, sizeof *t->srcs)) return true;
+    t->srcs[t->nsrcs++] = (tl_evsrc_t){
+        .chunk = chunk, .data = p, .len = n, .base_ts = base_ts, .lineage_base = (uint32_t)lin};
+    return false;
+}
+
+/* Decode the records of one chunk's [p, p+n). An OWNER record (v2) starts a
+ * run of another thread's records with its own time base: each run is a
+ * source of its own, in time order. cut: the chunk's data was cut short by
+ * the end of the file, so a failing last record is truncation, not damage.
+ * true = out of memory. */
+static bool read_chunk(rd_t *r, const uint8_t *p, size_t n, uint64_t base_ts, bool cut,
+                       uint64_t *frames)
+{
+    tl_record_t rec; /* about 5 KiB (the argv table) */
+    uint64_t ts = base_ts, run_ts = base_ts;
+    size_t off = 0, run = 0, nev = r->t->nevents, lin = r->t->nlineage;
+    bool any = false;
+    while (off < n) {
+        long used = tl_rec_decode(p + off, n - off, &rec, frames);
+        if (used <= 0) {
+            if (!cut) r->t->bad_records++;
+            break;
+        }
+        any = true;
+        if (rec.type == TL_REC_OWNER) { /* another thread's records follow */
+            if (add_source(r, p, p + run, off - run, run_ts, nev, lin)) return true;
+            off += (size_t)used;
+            r->tid = (uint32_t)rec.u.lineage.a[0];
+            ts = run_ts = rec.u.lineage.a[2];
+            run = off;
+            nev = r->t->nevents;
+            lin = r->t->nlineage;
+            continue;
+        }
+        off += (size_t)used;
+        ts += rec.ts_delta;
+        if (take_record(r, &rec, ts)) return true;
+    }
+    if (any) r->t->chunks_read++;
+    return add_source(r, p, p + run, off - run, run_ts, nev, lin);
+}
+
+static bool read_chunks(rd_t *r, const uint8_t *buf, size_t size)
+{
+    tl_trace_t *t = r->t;
+    uint64_t *frames = malloc(TL_REC_MAX_FRAMES * sizeof *frames);
+    if (!frames) return true;
+    bool oom = false;
+    tl_chunk_iter_t it;
+    tl_chunk_iter_init(&it, buf, size, t->hdr.header_bytes, t->hdr.chunk_bytes, t->hdr.chunk_count);
+    for (tl_chunk_t c; !oom && tl_chunk_iter_next(&it, &c);) {
+        bool ckpt; /* an aggregate checkpoint chunk: aggregate.c reads it */
+        if (tl_agg_chunk(t, c.tid, c.data, c.len, &ckpt)) {
+            oom = true;
+            break;
+        }
+        if (ckpt) {
+            tl_trace_release(t, c.data);
+            continue;
+        }
+        r->tid = c.tid;
+        oom = read_chunk(r, c.data, c.len, c.base_ts, c.cut, frames);
+        tl_trace_release(t, c.data);
+    }
+    t->truncated |= it.truncated;
+    t->bad_chunks += it.bad_chunks;
+    free(frames);
+    return oom;
+}
+
+/* Stable bottom-up merge sort of n events by ts: ties keep their order. */
+static bool sort_events(tl_event_t *events, size_t n)
+{
+    size_t i;
+    for (i = 1; i < n && events[i - 1].ts <= events[i].ts; i++)
+        ;
+    if (i >= n) return false; /* already in order */
+    tl_event_t *tmp = malloc(n * sizeof *tmp);
+    if (!tmp) return true;
+    tl_event_t *src = events, *dst = tmp;
+    for (size_t width = 1; width < n; width *= 2) {
+        for (size_t lo = 0; lo < n; lo += 2 * width) {
+            size_t mid = lo + width < n ? lo + width : n;
+            size_t hi = lo + 2 * width < n ? lo + 2 * width : n;
+            size_t a = lo, b = mid, k = lo;
+            while (a < mid && b < hi)
+                dst[k++] = src[b].ts < src[a].ts ? src[b++] : src[a++];
+            while (a < mid)
+                dst[k++] = src[a++];
+            while (b < hi)
+                dst[k++] = src[b++];
+        }
+        tl_event_t *sw = src;
+        src = dst;
+        dst = sw;
+        if (width > SIZE_MAX / 2) break;
+    }
+    if (src != events) {
+        memcpy(events, src, n * sizeof *src);
+        free(src);
+    } else {
+        free(dst);
+    }
+    return false;
+}
+
+typedef struct lin_key {
+    uint64_t ts;
+    uint32_t i;
+} lin_key_t;
+
+static int cmp_lin(const void *pa, const void *pb)
+{
+    const lin_key_t *a = pa, *b = pb;
+    if (a->ts != b->ts) return a->ts < b->ts ? -1 : 1;
+    return a->i < b->i ? -1 : a->i > b->i;
+}
+
+/* lineage_by_time: the lineage records in the order the stream yields them. */
+static bool order_lineage(tl_trace_t *t)
+{
+    size_t n = t->nlineage;
+    lin_key_t *k = malloc((n ? n : 1) * sizeof *k);
+    t->lineage_by_time = malloc((n ? n : 1) * sizeof *t->lineage_by_time);
+    if (!k || !t->lineage_by_time) {
+        free(k);
+        return true;
+    }
+    for (size_t i = 0; i < n; i++)
+        k[i] = (lin_key_t){t->lineage[i].ts, (uint32_t)i};
+    qsort(k, n, sizeof *k, cmp_lin);
+    for (size_t i = 0; i < n; i++)
+        t->lineage_by_time[i] = k[i].i;
+    free(k);
+    return false;
+}
+
+static uint32_t agg_intern(void *ctx, uint64_t stack_id)
+{
+    return intern_site(ctx, stack_id);
+}
+
+static bool agg_push(void *ctx, uint8_t type, uint64_t ts, uint64_t ptr, uint64_t size,
+                     uint32_t site, bool storage, uint16_t flags)
+{
+    tl_event_t ev = {.ts = ts,
+                     .ptr = ptr,
+                     .size = size,
+                     .site = site,
+                     .type = type,
+                     .storage = storage,
+                     .pad = flags};
+    return push_extra(ctx, &ev);
+}
+
+int tl_reader_load(const uint8_t *buf, size_t n, bool mapped, tl_trace_t *t, char *why,
+                   size_t whylen)
+{
+    memset(t, 0, sizeof *t);
+    t->buf = buf;
+    t->buf_len = n;
+    t->buf_mapped = mapped;
+    const char *reason = NULL;
+    int rc = tl_reader_parse_header(buf, n, &t->hdr, &reason);
+    if (rc) {
+        snprintf(why, whylen, "%s", reason);
+        tl_trace_free(t);
+        return rc;
+    }
+    t->clean_end = (t->hdr.flags & TL_HDR_F_CLEAN_END) != 0;
+    t->pid = t->hdr.pid;
+    t->ppid = t->hdr.ppid;
+    t->exec_seq = t->hdr.exec_seq;
+    rd_t r = {.t = t};
+    if (read_chunks(&r, buf, n) || tl_agg_finish(t, &r, agg_intern, agg_push) ||
+        sort_events(t->extra, t->nextra) || order_lineage(t))
+        goto oom;
+    if (!t->exe && !(t->exe = strdup(""))) goto oom;
+    for (size_t i = 0; i < t->nlineage; i++) /* the pool stopped moving */
+        t->lineage[i].str = t->strings + (uintptr_t)t->lineage[i].str;
+    return 0;
+oom:
+    tl_trace_free(t);
+    snprintf(why, whylen, "out of memory");
+    return TL_EXIT_FAILURE;
+}
+
+int tl_trace_read_mem(const uint8_t *buf, size_t n, tl_trace_t *t, char *why, size_t whylen)
+{
+    uint8_t *copy = malloc(n ? n : 1);
+    if (!copy) {
+        memset(t, 0, sizeof *t);
+        snprintf(why, whylen, "out of memory");
+        return TL_EXIT_FAILURE;
+    }
+    if (n) memcpy(copy, buf, n);
+    return tl_reader_load(copy, n, false, t, why, whylen);
+}
+
+void tl_trace_free(tl_trace_t *t)
+{
+    tl_agg_free(t);
+    free(t->exe);
+    for (size_t i = 0; i < t->argc; i++)
+        free(t->argv[i]);
+    free(t->argv);
+    for (size_t i = 0; i < t->nmodules; i++) {
+        free(t->modules[i].path);
+        free(t->modules[i].build_id);
+    }
+    free(t->modules);
+    for (size_t i = 0; i < t->npyframes; i++) {
+        free(t->pyframes[i].file);
+        free(t->pyframes[i].function);
+    }
+    free(t->pyframes);
+    tl_map_free(&t->pyframe_by_id);
+    free(t->sites);
+    tl_map_free(&t->site_by_id);
+    free(t->frames);
+    free(t->srcs);
+    free(t->extra);
+    free(t->lineage_by_time);
+    if (t->buf_mapped)
+        munmap((void *)t->buf, t->buf_len);
+    else
+        free((void *)t->buf);
+    free(t->lineage);
+    free(t->strings);
+    memset(t, 0, sizeof *t);
+}

@@ -1,0 +1,217 @@
+/* reader.h - open a trace file (format v1) for analysis: the tables
+ * (modules, sites and frames, Python frames, lineage records, counters) are
+ * loaded in one pass; allocation events stay in the memory-mapped file and
+ * are streamed in time order, as often as an analysis needs, by a k-way
+ * merge over the chunks (tl_events_*), so memory does not grow with the
+ * number of events.
+ *
+ * The trace is untrusted: every offset, length, count and id is checked, and a
+ * damaged or truncated file yields the readable prefix plus flags saying what
+ * was lost. The recording modes are decoded here: a sampled block's event
+ * carries the bytes it stands for, aggregate checkpoints come out as ordinary
+ * events. Not thread-safe per tl_trace_t; distinct traces are independent.
+ */
+#ifndef TL_REPORT_READER_H
+#define TL_REPORT_READER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/trace_format.h"
+#include "report/read/map.h"
+
+/* Event types after decoding. A REALLOC record becomes an RFREE of the old
+ * pointer (if non-zero) immediately followed by an RALLOC of the new one (if
+ * non-zero), both at the record's time. A MARK or lineage-family record
+ * becomes a LINEAGE event whose `site` indexes tl_trace_t.lineage. */
+enum { TL_EV_ALLOC = 1, TL_EV_FREE = 2, TL_EV_RFREE = 3, TL_EV_RALLOC = 4, TL_EV_LINEAGE = 5 };
+
+/* One event: 32 bytes, so millions fit. */
+typedef struct tl_event {
+    uint64_t ts;     /* absolute CLOCK_MONOTONIC ns (chunk base_ts + deltas) */
+    uint64_t ptr;    /* never 0, except for LINEAGE events (0 there) */
+    uint64_t size;   /* bytes, for ALLOC / RALLOC */
+    uint32_t site;   /* index into tl_trace_t.sites, for ALLOC / RALLOC;
+                      * into tl_trace_t.lineage for LINEAGE */
+    uint8_t type;    /* TL_EV_* */
+    uint8_t storage; /* ALLOC / FREE: the record's kind is a storage kind;
+                      * RALLOC: 1 when the RFREE of its old pointer precedes it */
+    uint16_t pad;
+} tl_event_t;
+
+/* An allocation site: one stack id of the trace. */
+typedef struct tl_site {
+    uint64_t stack_id; /* as recorded; 0 = no stack */
+    size_t frame_off;  /* first frame in tl_trace_t.frames */
+    uint32_t nframes;  /* 0 when no STACK record defined this id */
+    bool defined;      /* a STACK record was seen */
+} tl_site_t;
+
+typedef struct tl_module {
+    uint64_t base, start, size; /* load bias, first mapped address, bytes mapped */
+    char *path;                 /* NUL-terminated copy */
+    uint8_t *build_id;
+    size_t build_id_len;
+} tl_module_t;
+
+/* A Python frame (TL_REC_PYFRAME), referred to by stack frames that carry
+ * TL_FRAME_PY_TAG. */
+typedef struct tl_pyframe {
+    uint64_t id;
+    uint64_t line;
+    char *file, *function; /* NUL-terminated copies */
+} tl_pyframe_t;
+
+/* A MARK or lineage-family record (STORAGE_REG ... ORIGIN, REGION_*), kept for the
+ * replay. a[] holds the integer fields in the order tl_rec_type_t lists them
+ * (MARK: a[0] = mark_id); str is a NUL-terminated copy of the string field
+ * ("" when the type has none), cut at an embedded NUL. */
+typedef struct tl_lineage {
+    uint64_t ts;
+    uint64_t a[8];
+    const char *str; /* in tl_trace_t's string pool */
+    uint32_t site;   /* STORAGE_REG, VIEW_BEGIN: the stack id's site index; else 0 */
+    uint32_t tid;    /* kernel tid of the chunk that held the record */
+    uint8_t type;    /* TL_REC_* */
+} tl_lineage_t;
+
+/* Fixed file header fields, validated. */
+typedef struct tl_trace_hdr {
+    uint32_t version, header_bytes, chunk_bytes, flags, exec_seq;
+    uint64_t pid, ppid, start_realtime, start_mono, session, chunk_count;
+} tl_trace_hdr_t;
+
+struct tl_agg;
+struct tl_evsrc;
+
+typedef struct tl_trace {
+    tl_trace_hdr_t hdr;
+    struct tl_agg *agg; /* report/aggregate.h: mode, exact counters, checkpoints; NULL = `all` */
+    bool clean_end;     /* TL_HDR_F_CLEAN_END */
+
+    bool has_process; /* a PROCESS record was read (else the fields below come from the header) */
+    uint64_t pid, ppid, exec_seq;
+    char *exe;   /* "" when unknown */
+    char **argv; /* argc NUL-terminated copies */
+    size_t argc;
+
+    tl_module_t *modules;
+    size_t nmodules;
+
+    tl_site_t *sites; /* sites[i]; ids interned in site_by_id (key stack id, a = index) */
+    size_t nsites;
+    tl_map_t site_by_id;
+    uint64_t *frames; /* return addresses of all defined stacks */
+    size_t nframes;
+
+    tl_pyframe_t *pyframes; /* by first definition; ids interned in pyframe_by_id (a = index) */
+    size_t npyframes;
+    tl_map_t pyframe_by_id;
+
+    size_t nevents; /* events the stream yields (tl_events_next) */
+
+    /* The stream's sources (reader.c, stream.c): the event chunks of the file,
+     * which stays mapped (or copied, for tl_trace_read_mem) until
+     * tl_trace_free, and the aggregate checkpoints' events, sorted by ts. */
+    const uint8_t *buf;
+    size_t buf_len;
+    bool buf_mapped; /* buf is an mmap of the file (else a malloc'd copy) */
+    struct tl_evsrc *srcs;
+    size_t nsrcs;
+    tl_event_t *extra;
+    size_t nextra;
+    uint32_t *lineage_by_time; /* nlineage indexes into lineage[], by ts (ties: file order) */
+
+    tl_lineage_t *lineage; /* in file order; LINEAGE events refer to them */
+    size_t nlineage;
+    char *strings; /* pool of the lineage strings */
+
+    /* The process's CPython, from OPTIONS python*: python_frames=unsupported
+     * (its frames were not read), python (version), python_build (why a
+     * 3.10-3.13 was not read); printable ASCII, "" when not recorded. */
+    bool python_unsupported;
+    char python[32], python_build[32];
+
+    bool has_end;
+    uint64_t end_ts; /* time of the END record */
+    uint64_t end_reason, end_allocs, end_frees, end_storages, end_dropped;
+    int64_t end_exit_status;
+
+    /* What could not be read. */
+    bool truncated;       /* the file ends before the data its headers announce */
+    uint64_t bad_chunks;  /* chunks with a bad magic or an impossible `used` */
+    uint64_t bad_records; /* records that failed to decode (rest of that chunk dropped) */
+    uint64_t chunks_read; /* chunks with records */
+} tl_trace_t;
+
+/* Validate the fixed header in buf[0, n). Returns 0, or TL_EXIT_BAD_TRACE with
+ * *why set to a static reason. */
+int tl_reader_parse_header(const uint8_t *buf, size_t n, tl_trace_hdr_t *h, const char **why);
+
+/* Open path for reading without ever blocking: O_NONBLOCK, so that opening a
+ * FIFO returns at once instead of waiting for a writer, and O_NOCTTY, so that
+ * a terminal device never becomes our controlling terminal; then fstat the
+ * descriptor (not the path, which could be swapped between a stat and the
+ * open) and refuse anything but a regular file. Returns the descriptor
+ * (O_CLOEXEC; O_NONBLOCK has no effect on a regular file's reads) and its
+ * size in *size (when not NULL), or -1 with *why a static reason ("not a
+ * regular file (a FIFO)", strerror). */
+int tl_open_regular(const char *path, uint64_t *size, const char **why);
+
+/* Read the trace at path into t (zeroed by the call). Returns 0 (check
+ * t->truncated, bad_chunks, bad_records) or a TL_EXIT_* code: NO_TRACE (cannot
+ * open/read, or not a regular file: tl_open_regular), BAD_TRACE (not a trace,
+ * wrong version, corrupt header), FAILURE (out of memory); then why[] holds a
+ * one-line reason and t is empty. Silent. */
+int tl_trace_read(const char *path, tl_trace_t *t, char *why, size_t whylen);
+
+/* Same, from a buffer of n bytes (copied: not retained after the call). */
+int tl_trace_read_mem(const uint8_t *buf, size_t n, tl_trace_t *t, char *why, size_t whylen);
+
+void tl_trace_free(tl_trace_t *t);
+
+/* A pass over a trace's events in time order: ties in chunk order, then
+ * record order; a REALLOC's RFREE immediately before its RALLOC; the
+ * aggregate checkpoints' events after the file's at equal times. */
+typedef struct tl_events {
+    const tl_trace_t *t;
+    struct tl_evcur *cur; /* one per source */
+    uint32_t *heap;       /* sources with an event, min-heap on (ts, source) */
+    size_t nheap;
+    struct tl_record *rec; /* decoding scratch */
+    uint64_t *frames;
+} tl_events_t;
+
+/* Start a pass. true when out of memory (it is then closed). */
+bool tl_events_open(const tl_trace_t *t, tl_events_t *it);
+/* The next event to *ev; false at the end of the pass. */
+bool tl_events_next(tl_events_t *it, tl_event_t *ev);
+void tl_events_close(tl_events_t *it);
+
+/* A site's frames (NULL, 0 when its stack is unknown). */
+static inline const uint64_t *tl_trace_site_frames(const tl_trace_t *t, uint32_t site, size_t *n)
+{
+    const tl_site_t *s = &t->sites[site];
+    *n = s->nframes;
+    return s->nframes ? t->frames + s->frame_off : NULL;
+}
+
+/* The module whose mapping contains addr (a later MODULE record wins over an
+ * earlier one that overlaps it), or NULL. Linear in the module count. */
+const tl_module_t *tl_trace_module_at(const tl_trace_t *t, uint64_t addr);
+
+/* The Python frame for a stack frame value tagged TL_FRAME_PY_TAG, or NULL
+ * when the tag is absent or its PYFRAME record was never seen. */
+const tl_pyframe_t *tl_trace_pyframe(const tl_trace_t *t, uint64_t frame);
+
+/* FNV-1a of a NUL-terminated string (region names, "where" keys). */
+uint64_t tl_str_hash(const char *s);
+
+/* A hash of a site's frames by content: native frames by address, Python
+ * frames by file, function and line. The agent may record one stack under
+ * several ids (a Python frame met again can get a new pyframe id); analyses
+ * that must see them as one site (growth, check's grouping) key on this. */
+uint64_t tl_trace_site_content_hash(const tl_trace_t *t, uint32_t site);
+
+#endif

@@ -1,0 +1,235 @@
+/* stream.c - a pass over a trace's events: a k-way merge, on (time, chunk
+ * index), of the event chunks the reader found in the mapped file plus the
+ * aggregate checkpoints' events (see reader.h, stream.h).
+ *
+ * Each source keeps one decoded event at hand; a chunk's events are in time
+ * order (deltas are unsigned), so the merge yields what a stable sort of all
+ * events by time would, without holding them. A chunk is first decoded when
+ * its base time reaches the top of the heap, so only the chunks that overlap
+ * in time (about one per thread) are resident at once. Sampled blocks get their
+ * weight here, so the model and renderers see plain weighted events.
+ */
+#include "report/read/stream.h"
+
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "report/read/aggregate.h"
+
+typedef struct tl_evcur {
+    size_t off;   /* next record's offset in the chunk; next index in extra */
+    uint64_t ts;  /* time of the last record decoded */
+    uint32_t lin; /* lineage records seen in the chunk */
+    bool primed;  /* ev holds the source's next event; else ev.ts is its base_ts, a bound */
+    bool has_pend;
+    tl_event_t ev, pend; /* the event at hand; a RALLOC waiting behind its RFREE */
+} tl_evcur_t;
+
+bool tl_rec_is_lineage(unsigned type)
+{
+    switch (type) {
+    case TL_REC_MARK:
+    case TL_REC_STORAGE_REG:
+    case TL_REC_STORAGE_UNREG:
+    case TL_REC_VIEW_BEGIN:
+    case TL_REC_VIEW_END:
+    case TL_REC_COPY:
+    case TL_REC_TAG:
+    case TL_REC_SNAP_HOLD:
+    case TL_REC_SNAP_VIEW:
+    case TL_REC_FINGERPRINT:
+    case TL_REC_ORIGIN:
+    case TL_REC_REGION_BEGIN:
+    case TL_REC_REGION_END:
+    case TL_REC_NOTE:
+        return true;
+    default:
+        return false;
+    }
+}
+
+int tl_rec_events(const tl_record_t *rec, uint64_t ts, tl_event_t ev[2], uint64_t stack[2])
+{
+    int n = 0;
+    stack[0] = stack[1] = 0;
+    switch (rec->type) {
+    case TL_REC_ALLOC:
+        if (rec->u.alloc.ptr == 0) return 0; /* a failed allocation made no block */
+        ev[0] = (tl_event_t){.ts = ts,
+                             .type = TL_EV_ALLOC,
+                             .ptr = rec->u.alloc.ptr,
+                             .size = rec->u.alloc.size,
+                             .storage = tl_kind_is_storage(rec->u.alloc.kind),
+                             .pad = rec->u.alloc.kind == TL_KIND_NEW_FULL ? TL_EV_F_EXACT : 0};
+        stack[0] = rec->u.alloc.stack_id;
+        return 1;
+    case TL_REC_FREE:
+        if (rec->u.free.ptr == 0) return 0;
+        ev[0] = (tl_event_t){.ts = ts,
+                             .type = TL_EV_FREE,
+                             .ptr = rec->u.free.ptr,
+                             .storage = tl_kind_is_storage(rec->u.free.kind)};
+        return 1;
+    case TL_REC_REALLOC:
+        if (rec->u.realloc.old_ptr != 0)
+            ev[n++] = (tl_event_t){.ts = ts, .type = TL_EV_RFREE, .ptr = rec->u.realloc.old_ptr};
+        if (rec->u.realloc.new_ptr != 0) {
+            ev[n] = (tl_event_t){.ts = ts,
+                                 .type = TL_EV_RALLOC,
+                                 .ptr = rec->u.realloc.new_ptr,
+                                 .size = rec->u.realloc.size,
+                                 .storage = rec->u.realloc.old_ptr != 0}; /* an RFREE precedes */
+            stack[n++] = rec->u.realloc.stack_id;
+        }
+        return n;
+    default:
+        if (!tl_rec_is_lineage(rec->type)) return 0;
+        ev[0] = (tl_event_t){.ts = ts, .type = TL_EV_LINEAGE};
+        return 1;
+    }
+}
+
+void tl_trace_release(const tl_trace_t *t, const uint8_t *data)
+{
+    if (!t->buf_mapped) return;
+    /* The whole slot, header included: slots are page-aligned when the
+     * header and chunk sizes are (the agent's are), so nothing stays. */
+    const uint8_t *p = data - TL_CHUNK_HEADER_BYTES, *end = t->buf + t->buf_len;
+    size_t n = (size_t)(end - p) < t->hdr.chunk_bytes ? (size_t)(end - p) : t->hdr.chunk_bytes;
+    uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+    uintptr_t lo = ((uintptr_t)p + page - 1) & ~(page - 1), hi = ((uintptr_t)p + n) & ~(page - 1);
+    if (hi > lo) madvise((void *)lo, hi - lo, MADV_DONTNEED);
+}
+
+/* Site and weight of an ALLOC / RALLOC, lineage index of a LINEAGE event;
+ * false when the event is to be skipped. */
+static bool resolve(tl_events_t *it, const tl_evsrc_t *src, tl_evcur_t *c, tl_event_t *ev,
+                    uint64_t stack_id)
+{
+    const tl_trace_t *t = it->t;
+    if (ev->type == TL_EV_LINEAGE) {
+        uint64_t l = (uint64_t)src->lineage_base + c->lin++;
+        if (l >= t->nlineage) return false; /* the load could not keep it */
+        ev->site = (uint32_t)l;
+        return true;
+    }
+    if (ev->type != TL_EV_ALLOC && ev->type != TL_EV_RALLOC) return true;
+    tl_map_entry_t *e = tl_map_get(&t->site_by_id, stack_id);
+    if (!e) return false; /* the load interned every stack id */
+    ev->site = (uint32_t)e->a;
+    const tl_agg_t *a = t->agg;
+    bool plain = ev->type == TL_EV_RALLOC || !ev->storage;
+    if (a && a->mode == TL_TMODE_DEFAULT && a->sample_bytes > 1 && plain && ev->size < a->big_min &&
+        !(ev->pad & TL_EV_F_EXACT)) {
+        ev->size = tl_agg_weight(ev->size, a->sample_bytes);
+        ev->pad |= TL_EV_F_SAMPLED;
+    }
+    return true;
+}
+
+/* Put source s's next event at hand; false when it has none left. */
+static bool advance(tl_events_t *it, size_t s)
+{
+    const tl_trace_t *t = it->t;
+    tl_evcur_t *c = &it->cur[s];
+    if (s == t->nsrcs) {
+        if (c->off >= t->nextra) return false;
+        c->ev = t->extra[c->off++];
+        return true;
+    }
+    if (c->has_pend) {
+        c->ev = c->pend;
+        c->has_pend = false;
+        return true;
+    }
+    const tl_evsrc_t *src = &t->srcs[s];
+    while (c->off < src->len) {
+        long used = tl_rec_decode(src->data + c->off, src->len - c->off, it->rec, it->frames);
+        if (used <= 0) break; /* cannot happen: len is the prefix the load decoded */
+        c->off += (size_t)used;
+        c->ts += it->rec->ts_delta;
+        tl_event_t ev[2];
+        uint64_t stack[2];
+        int n = tl_rec_events(it->rec, c->ts, ev, stack), k = 0;
+        for (int i = 0; i < n; i++)
+            if (resolve(it, src, c, &ev[i], stack[i])) ev[k++] = ev[i];
+        if (k == 0) continue;
+        c->ev = ev[0];
+        if (k == 2) {
+            c->pend = ev[1];
+            c->has_pend = true;
+        }
+        return true;
+    }
+    tl_trace_release(t, src->chunk);
+    return false;
+}
+
+static bool before(const tl_events_t *it, uint32_t a, uint32_t b)
+{
+    uint64_t ta = it->cur[a].ev.ts, tb = it->cur[b].ev.ts;
+    return ta < tb || (ta == tb && a < b);
+}
+
+static void sift_down(tl_events_t *it, size_t i)
+{
+    uint32_t *h = it->heap;
+    for (;;) {
+        size_t l = 2 * i + 1, m = i;
+        if (l < it->nheap && before(it, h[l], h[m])) m = l;
+        if (l + 1 < it->nheap && before(it, h[l + 1], h[m])) m = l + 1;
+        if (m == i) return;
+        uint32_t x = h[i];
+        h[i] = h[m];
+        h[m] = x;
+        i = m;
+    }
+}
+
+bool tl_events_open(const tl_trace_t *t, tl_events_t *it)
+{
+    *it = (tl_events_t){.t = t};
+    size_t n = t->nsrcs + 1;
+    it->cur = calloc(n, sizeof *it->cur);
+    it->heap = malloc(n * sizeof *it->heap);
+    it->rec = malloc(sizeof *it->rec);
+    it->frames = malloc(TL_REC_MAX_FRAMES * sizeof *it->frames);
+    if (!it->cur || !it->heap || !it->rec || !it->frames || n > UINT32_MAX) {
+        tl_events_close(it);
+        return true;
+    }
+    for (size_t s = 0; s < t->nsrcs; s++) {
+        it->cur[s].ts = it->cur[s].ev.ts = t->srcs[s].base_ts;
+        it->heap[it->nheap++] = (uint32_t)s;
+    }
+    it->cur[t->nsrcs].primed = true;
+    if (advance(it, t->nsrcs)) it->heap[it->nheap++] = (uint32_t)t->nsrcs;
+    for (size_t i = it->nheap / 2; i-- > 0;)
+        sift_down(it, i);
+    return false;
+}
+
+bool tl_events_next(tl_events_t *it, tl_event_t *ev)
+{
+    uint32_t s;
+    while (it->nheap && !it->cur[s = it->heap[0]].primed) { /* its bound is the least */
+        it->cur[s].primed = true;
+        if (!advance(it, s)) it->heap[0] = it->heap[--it->nheap];
+        sift_down(it, 0);
+    }
+    if (it->nheap == 0) return false;
+    *ev = it->cur[s].ev;
+    if (!advance(it, s)) it->heap[0] = it->heap[--it->nheap];
+    sift_down(it, 0);
+    return true;
+}
+
+void tl_events_close(tl_events_t *it)
+{
+    free(it->cur);
+    free(it->heap);
+    free(it->rec);
+    free(it->frames);
+    *it = (tl_events_t){0};
+}

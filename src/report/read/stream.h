@@ -1,0 +1,49 @@
+/* stream.h - the reader's internal view of the event stream (reader.c loads
+ * the sources, stream.c merges them): one decoding of records into events,
+ * shared by both so that the load's counts and site interning match what a
+ * pass yields. Not for analyses or renderers: they use tl_events_* of
+ * reader.h.
+ */
+#ifndef TL_REPORT_STREAM_H
+#define TL_REPORT_STREAM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/trace_format.h"
+#include "report/read/reader.h"
+
+/* One run of a thread's records that holds events: records [data, data +
+ * len) of the chunk whose records start at `chunk`, len ending where the load
+ * stopped decoding (an error) or where an OWNER record hands the chunk on. */
+typedef struct tl_evsrc {
+    const uint8_t *chunk;
+    const uint8_t *data;
+    size_t len;
+    uint64_t base_ts;
+    uint32_t lineage_base; /* index in tl_trace_t.lineage of the chunk's first lineage record */
+} tl_evsrc_t;
+
+/* Load the trace held in buf (mapped: an mmap of n bytes, open.c; else
+ * malloc'd), which t owns from here on, even on failure (tl_trace_free
+ * releases it). Returns as tl_trace_read. */
+int tl_reader_load(const uint8_t *buf, size_t n, bool mapped, tl_trace_t *t, char *why,
+                   size_t whylen);
+
+/* Whether a record type is a MARK or lineage-family record (a LINEAGE event). */
+bool tl_rec_is_lineage(unsigned type);
+
+/* The events one decoded record makes at time ts: 0, 1 or 2 (a REALLOC's
+ * RFREE, then its RALLOC). ALLOC and RALLOC events leave `site` 0 and put
+ * the record's stack id in stack[i]; LINEAGE events leave `site` for the
+ * caller (the lineage index). Sizes are as recorded (no sampling weight). */
+int tl_rec_events(const tl_record_t *rec, uint64_t ts, tl_event_t ev[2], uint64_t stack[2]);
+
+/* Give the chunk slot whose records start at data back to the kernel (its
+ * pages stay in the page cache; a later pass faults them in again), so
+ * resident memory stays that of the chunks being merged. No-op for a
+ * copied buffer. */
+void tl_trace_release(const tl_trace_t *t, const uint8_t *data);
+
+#endif

@@ -1,0 +1,522 @@
+/* check_render.c - the verdict of `tensorleak check` as text, JSON
+ * ("tensorleak-check/1", docs/report-schema.md) and JUnit XML.
+ *
+ * The text names each limit with its measured value, then for each failed
+ * one the top sites (the program's Python line first), what holds their
+ * memory where a report point said, and how often a site repeated (bytes
+ * per step); then growth and what the suppressions hid. The JUnit form is
+ * one testsuite "tensorleak" with one testcase per limit checked, whose
+ * failure carries the text verdict.
+ */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report/read/aggregate.h"
+#include "report/cmd/check_impl.h"
+#include "report/render/escape.h"
+#include "report/render/json.h"
+#include "report/analyze/lineage.h"
+
+#define STACK_PY_FRAMES 4
+
+static size_t shown(const tl_chk_t *c, size_t n)
+{
+    unsigned top = c->o->top;
+    return top == 0 || top >= n ? n : top;
+}
+
+static const char *scope_word(const tl_chk_t *c)
+{
+    return c->region ? "the end of the region's last iteration" : "the end point";
+}
+
+static void measured_text(tl_chk_t *c, unsigned k, FILE *out)
+{
+    char b[32], b2[32];
+    const tl_chk_limit_t *l = &c->lim[k];
+    const char *v = tl_render_bytes(l->measured, b, sizeof b);
+    switch (k) {
+    case TL_LIMIT_LEAK:
+        fprintf(out, "%s live at %s", v, scope_word(c));
+        break;
+    case TL_LIMIT_LEAK_STORAGE:
+        fprintf(out, "%s of storages live at %s", v, scope_word(c));
+        break;
+    case TL_LIMIT_PINNED:
+        fprintf(out, "%s pinned by views at %s", v, scope_word(c));
+        break;
+    case TL_LIMIT_PEAK:
+        fprintf(out, c->region ? "peak %s allocated in the region live at once" : "peak %s", v);
+        break;
+    case TL_LIMIT_GROWTH:
+        fprintf(out, "%s per iteration", v);
+        if (c->ngrowth) {
+            fputs(" (region '", out);
+            tl_esc_puts(out, c->a.model.regions.regions[c->growth[0].region].name);
+            fputs("')", out);
+        }
+        break;
+    case TL_LIMIT_BASELINE:
+        fprintf(out, "leak %s%s, peak %s%s vs the baseline", c->base_leak_delta < 0 ? "-" : "+",
+                tl_render_bytes(
+                    (uint64_t)(c->base_leak_delta < 0 ? -c->base_leak_delta : c->base_leak_delta),
+                    b, sizeof b),
+                c->base_peak_delta < 0 ? "-" : "+",
+                tl_render_bytes(
+                    (uint64_t)(c->base_peak_delta < 0 ? -c->base_peak_delta : c->base_peak_delta),
+                    b2, sizeof b2));
+        break;
+    }
+}
+
+static void limit_text(tl_chk_t *c, unsigned k, FILE *out)
+{
+    char b[32];
+    const tl_chk_limit_t *l = &c->lim[k];
+    fprintf(out, "%s: ", tl_check_limit_name(k));
+    measured_text(c, k, out);
+    if (k == TL_LIMIT_BASELINE && c->o->baseline_is_percent)
+        fprintf(out, ", limit +%g%%", c->o->baseline_percent);
+    else
+        fprintf(out, ", limit %s", tl_render_bytes(l->limit, b, sizeof b));
+}
+
+/* The program's own Python frames (up to a few), else the native frames. */
+static void print_stack(tl_chk_t *c, uint32_t site, FILE *out)
+{
+    size_t n, k = 0;
+    const uint64_t *frames = tl_trace_site_frames(&c->a.trace, site, &n);
+    for (size_t i = 0; i < n && k < STACK_PY_FRAMES; i++) {
+        const tl_pyframe_t *pf = tl_trace_pyframe(&c->a.trace, frames[i]);
+        if (!pf || tl_lineage_library_file(pf->file)) continue;
+        fputs("      at ", out);
+        tl_esc_puts(out, pf->function);
+        fputs(" (", out);
+        tl_esc_puts(out, pf->file);
+        fprintf(out, ":%" PRIu64 ")\n", pf->line);
+        k++;
+    }
+    if (!k) tl_render_text_frames(&c->a.ctx, site, out);
+}
+
+static void group_text(tl_chk_t *c, const tl_chk_group_t *g, bool storage_only, FILE *out)
+{
+    char b[32], h[512];
+    uint64_t bytes = storage_only ? g->storage_bytes : g->bytes;
+    fprintf(out, "  %s in %" PRIu64 " block%s ", tl_render_bytes(bytes, b, sizeof b), g->blocks,
+            g->blocks == 1 ? "" : "s");
+    tl_esc_puts(out, g->where[0] ? g->where : "(no stack)");
+    if (g->nsites > 1) fprintf(out, " (%zu sites)", g->nsites);
+    if (g->repeats)
+        fprintf(out, ": %" PRIu64 " repetitions still live, %s per repetition (per step of a loop)",
+                g->repeats, tl_render_bytes(g->per_repeat, b, sizeof b));
+    if (tl_chk_holders(g, h, sizeof h)[0]) fprintf(out, "; %s", h);
+    fputc('\n', out);
+    print_stack(c, g->site, out);
+}
+
+static void site_holders(tl_chk_t *c, uint32_t site, char *buf, size_t n)
+{
+    tl_chk_group_t g = {.site = site};
+    for (size_t i = 0; c->end && i < c->end->nstorages; i++) {
+        const tl_end_storage_t *s = &c->end->storages[i];
+        if (s->s.site == site && s->held_by <= TL_HELD_AUTOGRAD) g.held[s->held_by] += s->s.bytes;
+    }
+    tl_chk_holders(&g, buf, n);
+}
+
+static void growth_text(tl_chk_t *c, FILE *out)
+{
+    char b[32], w[TL_CHK_WHERE_MAX], h[512];
+    size_t k = shown(c, c->ngrowth);
+    fprintf(out, "growth: %zu site%s growing in every iteration of a repeated region\n", c->ngrowth,
+            c->ngrowth == 1 ? "" : "s");
+    for (size_t i = 0; i < k; i++) {
+        const tl_growth_t *g = &c->growth[i];
+        fprintf(out, "  +%s per iteration over %" PRIu64 " iterations of region '",
+                tl_render_bytes(g->bytes_per_iteration, b, sizeof b), g->iterations);
+        tl_esc_puts(out, c->a.model.regions.regions[g->region].name);
+        fputs("' ", out);
+        tl_esc_puts(out, tl_chk_where(c, g->site, w));
+        site_holders(c, g->site, h, sizeof h);
+        if (h[0]) fprintf(out, "; %s", h);
+        fputc('\n', out);
+        print_stack(c, g->site, out);
+    }
+}
+
+static void pinned_text(tl_chk_t *c, FILE *out)
+{
+    for (size_t i = 0; c->end && i < c->end->nproblems; i++) {
+        const tl_problem_t *p = &c->end->problems[i];
+        if (p->kind != TL_PROBLEM_PINNED) continue;
+        fputs("  ", out);
+        tl_esc_puts(out, p->message);
+        fputc('\n', out);
+    }
+}
+
+static void supp_text(tl_chk_t *c, FILE *out)
+{
+    const tl_supp_t *sp = c->o->supp;
+    char b[32];
+    if (!sp || !c->supp_blocks) return;
+    size_t used = 0;
+    for (size_t i = 0; i < sp->nrules; i++)
+        used += sp->rules[i].blocks != 0;
+    fprintf(out, "suppressed: %s in %" PRIu64 " block%s by %zu rule%s\n",
+            tl_render_bytes(c->supp_bytes, b, sizeof b), c->supp_blocks,
+            c->supp_blocks == 1 ? "" : "s", used, used == 1 ? "" : "s");
+    for (size_t i = 0; i < sp->nrules; i++) {
+        const tl_supp_rule_t *r = &sp->rules[i];
+        if (!r->blocks) continue;
+        fprintf(out, "  %s in %" PRIu64 " block%s: leak:%s", tl_render_bytes(r->bytes, b, sizeof b),
+                r->blocks, r->blocks == 1 ? "" : "s", r->pattern);
+        if (r->line)
+            fprintf(out, " (%s:%u)\n", r->source, r->line);
+        else
+            fprintf(out, " (default: %s)\n", r->why ? r->why : "built in");
+    }
+}
+
+void tl_chk_render_text_arg(const void *c, FILE *out)
+{
+    tl_chk_render_text((tl_chk_t *)c, out);
+}
+
+/* "truncated: read 3 chunks with 120 events" */
+static void incomplete_text(const tl_chk_t *c, FILE *out)
+{
+    const tl_trace_t *t = &c->a.trace;
+    fprintf(out, "trace %s: read %" PRIu64 " chunk%s with %zu event%s",
+            t->truncated ? "truncated" : "damaged", t->chunks_read, t->chunks_read == 1 ? "" : "s",
+            t->nevents, t->nevents == 1 ? "" : "s");
+    if (t->bad_chunks || t->bad_records)
+        fprintf(out, ", skipped %" PRIu64 " corrupt chunk%s and %" PRIu64 " undecodable record%s",
+                t->bad_chunks, t->bad_chunks == 1 ? "" : "s", t->bad_records,
+                t->bad_records == 1 ? "" : "s");
+}
+
+void tl_chk_render_text(tl_chk_t *c, FILE *out)
+{
+    if (c->incomplete) {
+        fputs("tensorleak check: INCOMPLETE: ", out);
+        incomplete_text(c, out);
+        fprintf(out, "; %u of %u limit%s exceeded in the readable part, which cannot pass\n",
+                c->nfailed, c->nchecked, c->nchecked == 1 ? "" : "s");
+    } else if (c->nfailed)
+        fprintf(out, "tensorleak check: FAILED: %u of %u limit%s exceeded\n", c->nfailed,
+                c->nchecked, c->nchecked == 1 ? "" : "s");
+    else
+        fprintf(out, "tensorleak check: passed: %u limit%s checked\n", c->nchecked,
+                c->nchecked == 1 ? "" : "s");
+    if (c->region) {
+        fputs("  scope: region '", out);
+        tl_esc_puts(out, c->region->name);
+        fprintf(out, "', iteration %" PRIu64 " of ", c->region->iterations);
+    } else {
+        fprintf(out, "  scope: end point %s of ", c->a.model.end.point);
+    }
+    tl_esc_puts(out, c->path);
+    fputc('\n', out);
+    if (!c->a.trace.has_end)
+        fputs("  note: no END record: the program was killed or is still running; it is checked "
+              "at its last recorded event\n",
+              out);
+    if (c->a.trace.agg && c->a.trace.agg->mode != TL_TMODE_ALL)
+        fprintf(out,
+                "  note: the trace was recorded in %s mode: small blocks were sampled or only "
+                "counted, so leaks may be missed (tensorleak check -- CMD records every "
+                "allocation)\n",
+                c->a.trace.agg->mode == TL_TMODE_AGGREGATE ? "aggregate" : "default");
+    for (unsigned k = 0; k < TL_LIMIT_COUNT; k++) {
+        if (!c->lim[k].checked) continue;
+        fputs(c->lim[k].failed ? "  FAIL " : "  ok   ", out);
+        limit_text(c, k, out);
+        fputc('\n', out);
+    }
+    for (unsigned k = 0; k < TL_LIMIT_COUNT; k++) {
+        const tl_chk_limit_t *l = &c->lim[k];
+        if (!l->failed) continue;
+        if (k == TL_LIMIT_LEAK || k == TL_LIMIT_LEAK_STORAGE || k == TL_LIMIT_PEAK) {
+            size_t n = shown(c, l->ngroups);
+            fprintf(out, "%s: top %zu of %zu site%s\n", tl_check_limit_name(k), n, l->ngroups,
+                    l->ngroups == 1 ? "" : "s");
+            for (size_t i = 0; i < n; i++)
+                group_text(c, &l->groups[i], k == TL_LIMIT_LEAK_STORAGE, out);
+        } else if (k == TL_LIMIT_PINNED) {
+            fprintf(out, "%s: storages pinned by views\n", tl_check_limit_name(k));
+            pinned_text(c, out);
+        }
+    }
+    if (c->ngrowth) growth_text(c, out);
+    supp_text(c, out);
+}
+
+static void frames_json(tl_chk_t *c, tl_json_t *j, uint32_t site)
+{
+    tl_json_key(j, "stack_id");
+    tl_json_u64(j, site < c->a.trace.nsites ? c->a.trace.sites[site].stack_id : 0);
+    tl_json_key(j, "stack");
+    tl_render_json_frames(&c->a.ctx, j, site, TL_JFRAMES_EMPTY_UNKNOWN);
+}
+
+static void held_json(tl_json_t *j, const uint64_t held[4])
+{
+    static const char *const names[] = {"unknown", "tensor", "view", "autograd"};
+    tl_json_key(j, "held_by");
+    tl_json_obj_begin(j);
+    for (int h = 1; h < 4; h++) {
+        tl_json_key(j, names[h]);
+        tl_json_u64(j, held[h]);
+    }
+    tl_json_obj_end(j);
+}
+
+static void group_json(tl_chk_t *c, tl_json_t *j, const tl_chk_group_t *g)
+{
+    tl_json_obj_begin(j);
+    tl_json_key(j, "where");
+    tl_json_str(j, g->where[0] ? g->where : NULL);
+    tl_json_key(j, "bytes");
+    tl_json_u64(j, g->bytes);
+    tl_json_key(j, "storage_bytes");
+    tl_json_u64(j, g->storage_bytes);
+    tl_json_key(j, "blocks");
+    tl_json_u64(j, g->blocks);
+    tl_json_key(j, "sites");
+    tl_json_u64(j, g->nsites);
+    tl_json_key(j, "repeats");
+    if (g->repeats)
+        tl_json_u64(j, g->repeats);
+    else
+        tl_json_null(j);
+    tl_json_key(j, "bytes_per_repeat");
+    if (g->repeats)
+        tl_json_u64(j, g->per_repeat);
+    else
+        tl_json_null(j);
+    held_json(j, g->held);
+    frames_json(c, j, g->site);
+    tl_json_obj_end(j);
+}
+
+void tl_chk_render_json(tl_chk_t *c, FILE *out)
+{
+    tl_json_t jw, *j = &jw;
+    char w[TL_CHK_WHERE_MAX];
+    tl_json_init(j, out, true);
+    tl_json_obj_begin(j);
+    tl_json_key(j, "schema");
+    tl_json_str(j, "tensorleak-check/1");
+    tl_json_key(j, "trace");
+    tl_json_str(j, c->path);
+    tl_json_key(j, "passed");
+    tl_json_bool(j, c->nfailed == 0 && !c->incomplete);
+    tl_json_key(j, "complete");
+    tl_json_bool(j, !c->incomplete);
+    tl_json_key(j, "finished");
+    tl_json_bool(j, c->a.trace.has_end);
+    tl_json_key(j, "exact");
+    tl_json_bool(j, !c->a.trace.agg || c->a.trace.agg->mode == TL_TMODE_ALL);
+    tl_json_key(j, "point");
+    tl_json_str(j, c->region ? "region" : c->a.model.end.point);
+    tl_json_key(j, "region");
+    if (c->region) {
+        tl_json_obj_begin(j);
+        tl_json_key(j, "name");
+        tl_json_str(j, c->region->name);
+        tl_json_key(j, "iteration");
+        tl_json_u64(j, c->region->iterations);
+        tl_json_obj_end(j);
+    } else {
+        tl_json_null(j);
+    }
+    tl_json_key(j, "limits");
+    tl_json_arr_begin(j);
+    for (unsigned k = 0; k < TL_LIMIT_COUNT; k++) {
+        const tl_chk_limit_t *l = &c->lim[k];
+        if (!l->checked) continue;
+        tl_json_obj_begin(j);
+        tl_json_key(j, "name");
+        tl_json_str(j, tl_check_limit_name(k));
+        tl_json_key(j, "limit_bytes");
+        if (k == TL_LIMIT_BASELINE && c->o->baseline_is_percent)
+            tl_json_null(j);
+        else
+            tl_json_u64(j, l->limit);
+        tl_json_key(j, "limit_percent");
+        if (k == TL_LIMIT_BASELINE && c->o->baseline_is_percent)
+            tl_json_double(j, c->o->baseline_percent);
+        else
+            tl_json_null(j);
+        tl_json_key(j, "measured_bytes");
+        tl_json_u64(j, l->measured);
+        tl_json_key(j, "passed");
+        tl_json_bool(j, !l->failed);
+        tl_json_key(j, "sites");
+        tl_json_arr_begin(j);
+        for (size_t i = 0; i < shown(c, l->ngroups); i++)
+            group_json(c, j, &l->groups[i]);
+        tl_json_arr_end(j);
+        tl_json_obj_end(j);
+    }
+    tl_json_arr_end(j);
+    tl_json_key(j, "growth");
+    tl_json_arr_begin(j);
+    for (size_t i = 0; i < shown(c, c->ngrowth); i++) {
+        const tl_growth_t *g = &c->growth[i];
+        tl_json_obj_begin(j);
+        tl_json_key(j, "region");
+        tl_json_str(j, c->a.model.regions.regions[g->region].name);
+        tl_json_key(j, "where");
+        tl_json_str(j, tl_chk_where(c, g->site, w));
+        tl_json_key(j, "bytes_per_iteration");
+        tl_json_u64(j, g->bytes_per_iteration);
+        tl_json_key(j, "iterations");
+        tl_json_u64(j, g->iterations);
+        frames_json(c, j, g->site);
+        tl_json_obj_end(j);
+    }
+    tl_json_arr_end(j);
+    tl_json_key(j, "suppressed_bytes");
+    tl_json_u64(j, c->supp_bytes);
+    tl_json_key(j, "suppressed_blocks");
+    tl_json_u64(j, c->supp_blocks);
+    tl_json_key(j, "suppressions");
+    tl_json_arr_begin(j);
+    for (size_t i = 0; c->o->supp && i < c->o->supp->nrules; i++) {
+        const tl_supp_rule_t *r = &c->o->supp->rules[i];
+        tl_json_obj_begin(j);
+        tl_json_key(j, "pattern");
+        tl_json_str(j, r->pattern);
+        tl_json_key(j, "source");
+        tl_json_str(j, r->source);
+        tl_json_key(j, "line");
+        if (r->line)
+            tl_json_u64(j, r->line);
+        else
+            tl_json_null(j);
+        tl_json_key(j, "bytes");
+        tl_json_u64(j, r->bytes);
+        tl_json_key(j, "blocks");
+        tl_json_u64(j, r->blocks);
+        tl_json_obj_end(j);
+    }
+    tl_json_arr_end(j);
+    tl_json_key(j, "baseline");
+    if (c->o->base) {
+        tl_json_obj_begin(j);
+        tl_json_key(j, "path");
+        tl_json_str(j, c->o->base->path);
+        tl_json_key(j, "leaked_bytes");
+        tl_json_u64(j, c->o->base->leaked_bytes);
+        tl_json_key(j, "peak_bytes");
+        tl_json_u64(j, c->o->base->peak_bytes);
+        tl_json_key(j, "leaked_bytes_change");
+        tl_json_i64(j, c->base_leak_delta);
+        tl_json_key(j, "peak_bytes_change");
+        tl_json_i64(j, c->base_peak_delta);
+        tl_json_obj_end(j);
+    } else {
+        tl_json_null(j);
+    }
+    tl_json_obj_end(j);
+    tl_json_finish(j);
+}
+
+/* XML text: control characters (not allowed in XML 1.0, even as character
+ * references) and bytes that are not UTF-8 as \xNN text (escape.h), then the
+ * markup characters as entities. */
+static void xml_escape(const char *s, size_t n, FILE *out)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&text, &len);
+    if (!mem) return;
+    tl_esc_write(mem, s, n, true);
+    if (fclose(mem) != 0) return;
+    for (size_t i = 0; i < len; i++) {
+        switch (text[i]) {
+        case '<':
+            fputs("&lt;", out);
+            break;
+        case '>':
+            fputs("&gt;", out);
+            break;
+        case '&':
+            fputs("&amp;", out);
+            break;
+        case '"':
+            fputs("&quot;", out);
+            break;
+        default:
+            fputc(text[i], out);
+        }
+    }
+    free(text);
+}
+
+/* What a callback renders, XML-escaped into out. */
+typedef struct xml_arg {
+    tl_chk_t *c;
+    unsigned k;
+} xml_arg_t;
+
+static void xml_render(void (*render)(const xml_arg_t *, FILE *), const xml_arg_t *a, FILE *out)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&text, &len);
+    if (!mem) return;
+    render(a, mem);
+    if (fclose(mem) == 0) xml_escape(text, len, out);
+    free(text);
+}
+
+static void xml_verdict(const xml_arg_t *a, FILE *out)
+{
+    tl_chk_render_text(a->c, out);
+}
+
+static void xml_limit(const xml_arg_t *a, FILE *out)
+{
+    limit_text(a->c, a->k, out);
+}
+
+static void xml_incomplete(const xml_arg_t *a, FILE *out)
+{
+    incomplete_text(a->c, out);
+}
+
+void tl_chk_render_junit(tl_chk_t *c, FILE *out)
+{
+    fputs("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n", out);
+    fprintf(out, "<testsuite name=\"tensorleak\" tests=\"%u\" failures=\"%u\" errors=\"%u\">\n",
+            c->nchecked + c->incomplete, c->nfailed, (unsigned)c->incomplete);
+    xml_arg_t a = {c, 0};
+    if (c->incomplete) { /* a testcase that errs, so that no CI reads the suite as passed */
+        fputs("  <testcase classname=\"tensorleak\" name=\"trace\">\n"
+              "    <error type=\"tensorleak.trace\" message=\"",
+              out);
+        xml_render(xml_incomplete, &a, out);
+        fputs("\"/>\n  </testcase>\n", out);
+    }
+    for (unsigned k = 0; k < TL_LIMIT_COUNT; k++) {
+        const tl_chk_limit_t *l = &c->lim[k];
+        if (!l->checked) continue;
+        fprintf(out, "  <testcase classname=\"tensorleak\" name=\"%s\"", tl_check_limit_name(k));
+        if (!l->failed) {
+            fputs("/>\n", out);
+            continue;
+        }
+        a.k = k;
+        fputs(">\n    <failure type=\"tensorleak.limit\" message=\"", out);
+        xml_render(xml_limit, &a, out);
+        fputs("\">", out);
+        xml_render(xml_verdict, &a, out);
+        fputs("</failure>\n  </testcase>\n", out);
+    }
+    fputs("</testsuite>\n", out);
+}

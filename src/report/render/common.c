@@ -1,0 +1,58 @@
+/* common.c - the helpers every renderer shares (render.h): sizes, times,
+ * list lengths, a stack frame resolved (native through the symbolizer,
+ * Python from the trace's PYFRAME records), storage kind names.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+
+#include "report/render/render.h"
+
+const char *tl_render_bytes(uint64_t bytes, char *buf, size_t n)
+{
+    static const char *const units[] = {"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+    if (bytes < 1024) {
+        snprintf(buf, n, "%" PRIu64 " B", bytes);
+        return buf;
+    }
+    double v = (double)bytes / 1024.0;
+    size_t u = 0;
+    while (v >= 1024.0 && u + 1 < sizeof units / sizeof units[0]) {
+        v /= 1024.0;
+        u++;
+    }
+    snprintf(buf, n, v < 10.0 ? "%.2f %s" : "%.1f %s", v, units[u]);
+    return buf;
+}
+
+uint64_t tl_render_rel_ns(const tl_trace_t *t, uint64_t ts)
+{
+    return ts > t->hdr.start_mono ? ts - t->hdr.start_mono : 0;
+}
+
+size_t tl_render_shown(const tl_report_ctx_t *c, size_t n)
+{
+    unsigned top = c->opts->top;
+    return top == 0 || top >= n ? n : top;
+}
+
+bool tl_render_frame(const tl_report_ctx_t *c, uint64_t raw, tl_frame_t *f)
+{
+    if (!(raw & TL_FRAME_PY_TAG)) {
+        tl_sym_lookup(c->sym, raw, true, f);
+        return false;
+    }
+    *f = (tl_frame_t){0};
+    const tl_pyframe_t *pf = tl_trace_pyframe(c->trace, raw);
+    if (pf) {
+        f->function = pf->function;
+        f->file = pf->file;
+        f->line = pf->line <= UINT32_MAX ? (unsigned)pf->line : 0;
+    }
+    return true;
+}
+
+const char *tl_render_storage_kind(unsigned kind)
+{
+    static const char *const names[] = {"c10", "numpy", "registered"};
+    return kind < sizeof names / sizeof names[0] ? names[kind] : "unknown";
+}

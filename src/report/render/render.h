@@ -1,0 +1,83 @@
+/* render.h - internal interface between report.c and the renderers.
+ *
+ * A renderer writes one complete report for an analysed trace to out and
+ * reports nothing itself: report.c checks the stream for write errors.
+ */
+#ifndef TL_REPORT_RENDER_H
+#define TL_REPORT_RENDER_H
+
+#include <stdio.h>
+
+#include "report/analyze/model.h"
+#include "report/read/reader.h"
+#include "report/cmd/report.h"
+#include "report/analyze/symbolize.h"
+
+#define TL_REPORT_MAX_NOTES 16
+
+typedef struct tl_report_ctx {
+    const char *path;
+    const tl_trace_t *trace;
+    const tl_model_t *model;
+    tl_symbolizer_t *sym;
+    const tl_report_opts_t *opts;
+    const char *notes[TL_REPORT_MAX_NOTES]; /* sentences without a final period */
+    size_t nnotes;
+} tl_report_ctx_t;
+
+void tl_render_text(const tl_report_ctx_t *c, FILE *out);
+void tl_render_json(const tl_report_ctx_t *c, FILE *out);
+
+/* Shared helpers (cmd/report.c). */
+
+/* When t could not be read whole (truncated, corrupt chunks, undecodable
+ * records), say so in one warning line on stderr: what was read, what was
+ * skipped, then consequence ("the readable part was reported"); returns
+ * true. Else false, silently. Every command that reads a trace uses it, so
+ * none passes a damaged trace without saying what it read. */
+bool tl_report_incomplete(const char *path, const tl_trace_t *t, const char *consequence);
+
+/* Run render(arg, stream) into memory, then write the text to out with its
+ * control characters escaped (escape.h; line ends kept): the net under the
+ * field-by-field escaping of the text renderers. true when out of memory
+ * (nothing written). */
+bool tl_render_text_escaped(void (*render)(const void *, FILE *), const void *arg, FILE *out);
+
+/* Shared helpers (render/common.c). */
+
+/* "402.0 MiB": B below 1 KiB, else 1024-based units with two decimals below
+ * 10 and one above. buf of at least 32 bytes. */
+const char *tl_render_bytes(uint64_t bytes, char *buf, size_t n);
+
+/* Nanoseconds since the trace's start (0 when ts is before it). */
+uint64_t tl_render_rel_ns(const tl_trace_t *t, uint64_t ts);
+
+/* Resolve one stack frame value: a Python frame (TL_FRAME_PY_TAG) from the
+ * trace's PYFRAME records (module NULL, address 0), else a native return
+ * address through the symbolizer. Returns true for a Python frame. */
+bool tl_render_frame(const tl_report_ctx_t *c, uint64_t raw, tl_frame_t *f);
+
+/* A site's frames, one "      at ..." line each: the innermost ones after
+ * the allocator's, then a few Python frames further out. */
+void tl_render_text_frames(const tl_report_ctx_t *c, uint32_t site, FILE *out);
+
+/* Options of tl_render_json_frames. */
+#define TL_JFRAMES_ADDRESS       1u /* each frame's "address" (null for a Python frame) */
+#define TL_JFRAMES_MODULE_BASE   2u /* "module": the file's base name, not its path */
+#define TL_JFRAMES_EMPTY_UNKNOWN 4u /* [] for TL_NO_SITE or an unknown site, not null */
+
+struct tl_json;
+
+/* The one JSON writer of a site's frames (render_json.c): an array of
+ * {kind, function, file, line, module[, address]} objects, innermost first
+ * (docs/report-schema.md); null or [] for an unknown site (opts). */
+void tl_render_json_frames(const tl_report_ctx_t *c, struct tl_json *j, uint32_t site,
+                           unsigned opts);
+
+/* "c10", "numpy", "registered" for a TL_STORAGE_* kind. */
+const char *tl_render_storage_kind(unsigned kind);
+
+/* How many entries of a list of n to show under opts->top. */
+size_t tl_render_shown(const tl_report_ctx_t *c, size_t n);
+
+#endif

@@ -1,0 +1,429 @@
+/* render_json.c - the JSON report, schema "tensorleak-report/1".
+ *
+ * docs/report-schema.md is the contract; change both together. Unknown values
+ * are null, never omitted, so consumers can index without guards.
+ */
+#include "report/read/aggregate.h"
+#include "report/render/json.h"
+#include "report/analyze/frames.h"
+#include "report/analyze/lineage.h"
+#include "report/render/render.h"
+
+static void frame(tl_json_t *j, const tl_frame_t *f, bool python, unsigned opts)
+{
+    tl_json_obj_begin(j);
+    tl_json_key(j, "kind");
+    tl_json_str(j, python ? "python" : "native");
+    tl_json_key(j, "function");
+    tl_json_str(j, f->function);
+    tl_json_key(j, "file");
+    tl_json_str(j, f->file);
+    tl_json_key(j, "line");
+    if (f->line)
+        tl_json_u64(j, f->line);
+    else
+        tl_json_null(j);
+    tl_json_key(j, "module");
+    tl_json_str(j,
+                f->module && (opts & TL_JFRAMES_MODULE_BASE) ? tl_path_base(f->module) : f->module);
+    if (opts & TL_JFRAMES_ADDRESS) {
+        tl_json_key(j, "address");
+        if (python)
+            tl_json_null(j);
+        else
+            tl_json_u64(j, f->address);
+    }
+    tl_json_obj_end(j);
+}
+
+void tl_render_json_frames(const tl_report_ctx_t *c, tl_json_t *j, uint32_t site, unsigned opts)
+{
+    if (site == TL_NO_SITE || site >= c->trace->nsites) {
+        if (opts & TL_JFRAMES_EMPTY_UNKNOWN) {
+            tl_json_arr_begin(j);
+            tl_json_arr_end(j);
+        } else {
+            tl_json_null(j);
+        }
+        return;
+    }
+    tl_json_arr_begin(j);
+    size_t n;
+    const uint64_t *frames = tl_trace_site_frames(c->trace, site, &n);
+    for (size_t i = 0; i < n; i++) {
+        tl_frame_t f;
+        bool python = tl_render_frame(c, frames[i], &f);
+        frame(j, &f, python, opts);
+    }
+    tl_json_arr_end(j);
+}
+
+static void stack(const tl_report_ctx_t *c, tl_json_t *j, uint32_t site)
+{
+    tl_json_key(j, "stack_id");
+    tl_json_u64(j, c->trace->sites[site].stack_id);
+    tl_json_key(j, "stack");
+    tl_render_json_frames(c, j, site, TL_JFRAMES_ADDRESS);
+}
+
+static const char *held_name(unsigned held)
+{
+    static const char *const names[] = {"unknown", "tensor", "view", "autograd"};
+    return held < sizeof names / sizeof names[0] ? names[held] : "unknown";
+}
+
+static void view(const tl_report_ctx_t *c, tl_json_t *j, const tl_end_view_t *v)
+{
+    tl_json_obj_begin(j);
+    tl_json_key(j, "offset");
+    tl_json_u64(j, v->offset);
+    tl_json_key(j, "extent");
+    tl_json_u64(j, v->extent);
+    tl_json_key(j, "bytes");
+    tl_json_u64(j, v->bytes);
+    tl_json_key(j, "op");
+    tl_json_str(j, v->op);
+    tl_json_key(j, "api");
+    tl_json_bool(j, v->api);
+    tl_json_key(j, "stack");
+    tl_render_json_frames(c, j, v->site, TL_JFRAMES_ADDRESS);
+    tl_json_obj_end(j);
+}
+
+static void end_storage(const tl_report_ctx_t *c, tl_json_t *j, const tl_end_storage_t *s)
+{
+    const tl_trace_t *t = c->trace;
+    tl_json_obj_begin(j);
+    tl_json_key(j, "id");
+    tl_json_u64(j, s->s.id);
+    tl_json_key(j, "bytes");
+    tl_json_u64(j, s->s.bytes);
+    tl_json_key(j, "kind");
+    tl_json_str(j, tl_render_storage_kind(s->s.kind));
+    tl_json_key(j, "time_ns");
+    tl_json_u64(j, tl_render_rel_ns(t, s->s.ts));
+    stack(c, j, s->s.site);
+    tl_json_key(j, "origin");
+    tl_json_str(j, s->origin);
+    tl_json_key(j, "source");
+    if (s->s.source)
+        tl_json_u64(j, s->s.source);
+    else
+        tl_json_null(j);
+    tl_json_key(j, "source_stack");
+    tl_render_json_frames(c, j, s->s.source ? s->s.source_site : TL_NO_SITE, TL_JFRAMES_ADDRESS);
+    tl_json_key(j, "views");
+    tl_json_arr_begin(j);
+    for (size_t i = 0; i < s->nviews; i++)
+        view(c, j, &s->views[i]);
+    tl_json_arr_end(j);
+    tl_json_key(j, "pinned_bytes");
+    tl_json_u64(j, s->pinned_bytes);
+    tl_json_key(j, "duplicates");
+    tl_json_arr_begin(j);
+    for (size_t i = 0; i < s->ndups; i++)
+        tl_json_u64(j, s->dups[i]);
+    tl_json_arr_end(j);
+    tl_json_key(j, "held_by");
+    tl_json_str(j, held_name(s->held_by));
+    tl_json_key(j, "held_by_recorded");
+    tl_json_bool(j, s->held_recorded);
+    tl_json_key(j, "tags");
+    tl_json_arr_begin(j);
+    for (size_t i = 0; i < s->ntags; i++)
+        tl_json_str(j, s->tags[i]);
+    tl_json_arr_end(j);
+    tl_json_obj_end(j);
+}
+
+/* "end": {point, time_ns, mark_id, storage_count, storage_bytes, storages[]}
+ * and "problems": [{kind, bytes, storage, message}] (full lists: ids in one
+ * refer to the other, so --top does not cut them). */
+static void endpoint(const tl_report_ctx_t *c, tl_json_t *j)
+{
+    const tl_endpoint_t *e = &c->model->end;
+    uint64_t total = 0;
+    for (size_t i = 0; i < e->nstorages; i++)
+        total += e->storages[i].s.bytes;
+    tl_json_key(j, "end");
+    tl_json_obj_begin(j);
+    tl_json_key(j, "point");
+    tl_json_str(j, e->point);
+    tl_json_key(j, "time_ns");
+    tl_json_u64(j, tl_render_rel_ns(c->trace, e->ts));
+    tl_json_key(j, "mark_id");
+    if (e->script_end)
+        tl_json_u64(j, e->mark_id);
+    else
+        tl_json_null(j);
+    tl_json_key(j, "storage_count");
+    tl_json_u64(j, e->nstorages);
+    tl_json_key(j, "storage_bytes");
+    tl_json_u64(j, total);
+    tl_json_key(j, "storages");
+    tl_json_arr_begin(j);
+    for (size_t i = 0; i < e->nstorages; i++)
+        end_storage(c, j, &e->storages[i]);
+    tl_json_arr_end(j);
+    tl_json_obj_end(j);
+
+    tl_json_key(j, "problems");
+    tl_json_arr_begin(j);
+    for (size_t i = 0; i < e->nproblems; i++) {
+        const tl_problem_t *p = &e->problems[i];
+        tl_json_obj_begin(j);
+        tl_json_key(j, "kind");
+        tl_json_str(j, tl_problem_kind_name(p->kind));
+        tl_json_key(j, "bytes");
+        tl_json_u64(j, p->bytes);
+        tl_json_key(j, "storage");
+        tl_json_u64(j, p->storage);
+        tl_json_key(j, "message");
+        tl_json_str(j, p->message);
+        tl_json_obj_end(j);
+    }
+    tl_json_arr_end(j);
+}
+
+/* leaks[] and peak.sites[]: {bytes, blocks, storage, stack_id, stack} */
+static void live_sites(const tl_report_ctx_t *c, tl_json_t *j, const tl_site_stat_t *s, size_t n)
+{
+    tl_json_arr_begin(j);
+    size_t shown = tl_render_shown(c, n);
+    for (size_t i = 0; i < shown; i++) {
+        tl_json_obj_begin(j);
+        tl_json_key(j, "bytes");
+        tl_json_u64(j, s[i].bytes);
+        tl_json_key(j, "blocks");
+        tl_json_u64(j, s[i].blocks);
+        tl_json_key(j, "storage");
+        tl_json_bool(j, s[i].storage);
+        stack(c, j, s[i].site);
+        tl_json_obj_end(j);
+    }
+    tl_json_arr_end(j);
+}
+
+static void leak_fields(tl_json_t *j, const char *prefix, const tl_region_leak_t *l)
+{
+    char key[64];
+    const struct {
+        const char *name;
+        uint64_t v;
+    } f[] = {{"leaked_bytes", l->bytes},
+             {"leaked_blocks", l->blocks},
+             {"leaked_storage_bytes", l->storage_bytes},
+             {"leaked_storage_blocks", l->storage_blocks}};
+    for (size_t i = 0; i < sizeof f / sizeof f[0]; i++) {
+        snprintf(key, sizeof key, "%s%s", prefix, f[i].name);
+        tl_json_key(j, key);
+        tl_json_u64(j, f[i].v);
+    }
+}
+
+/* "regions": per name, the last iteration's leak (and its sites) and the
+ * sum over iterations; "growth": sites growing in every iteration. */
+static void regions(const tl_report_ctx_t *c, tl_json_t *j)
+{
+    const tl_regions_t *rg = &c->model->regions;
+    tl_json_key(j, "regions");
+    tl_json_arr_begin(j);
+    for (size_t i = 0; i < rg->nregions; i++) {
+        const tl_region_t *r = &rg->regions[i];
+        tl_json_obj_begin(j);
+        tl_json_key(j, "name");
+        tl_json_str(j, r->name);
+        tl_json_key(j, "iterations");
+        tl_json_u64(j, r->iterations);
+        leak_fields(j, "", &r->last);
+        tl_json_key(j, "peak_bytes");
+        tl_json_u64(j, r->last_peak_bytes);
+        leak_fields(j, "total_", &r->total);
+        tl_json_key(j, "sites");
+        live_sites(c, j, r->sites, r->nsites);
+        tl_json_obj_end(j);
+    }
+    tl_json_arr_end(j);
+    tl_json_key(j, "growth");
+    tl_json_arr_begin(j);
+    for (size_t i = 0; i < tl_render_shown(c, rg->ngrowth); i++) {
+        const tl_growth_t *g = &rg->growth[i];
+        tl_json_obj_begin(j);
+        tl_json_key(j, "region");
+        tl_json_str(j, rg->regions[g->region].name);
+        tl_json_key(j, "bytes_per_iteration");
+        tl_json_u64(j, g->bytes_per_iteration);
+        tl_json_key(j, "iterations");
+        tl_json_u64(j, g->iterations);
+        tl_json_key(j, "first_bytes");
+        tl_json_u64(j, g->first_bytes);
+        tl_json_key(j, "last_bytes");
+        tl_json_u64(j, g->last_bytes);
+        stack(c, j, g->site);
+        tl_json_obj_end(j);
+    }
+    tl_json_arr_end(j);
+}
+
+static void process(const tl_report_ctx_t *c, tl_json_t *j)
+{
+    const tl_trace_t *t = c->trace;
+    tl_json_key(j, "process");
+    tl_json_obj_begin(j);
+    tl_json_key(j, "pid");
+    tl_json_u64(j, t->pid);
+    tl_json_key(j, "ppid");
+    tl_json_u64(j, t->ppid);
+    tl_json_key(j, "exe");
+    tl_json_str(j, t->exe[0] ? t->exe : NULL);
+    tl_json_key(j, "argv");
+    tl_json_arr_begin(j);
+    for (size_t i = 0; i < t->argc; i++)
+        tl_json_str(j, t->argv[i]);
+    tl_json_arr_end(j);
+    tl_json_key(j, "exit_status");
+    if (t->has_end && t->end_reason == TL_END_SIGNAL && t->end_exit_status >= 0)
+        tl_json_i64(j, 128 + t->end_exit_status); /* the shell's convention, as `run` exits */
+    else if (t->has_end && t->end_exit_status >= 0)
+        tl_json_i64(j, t->end_exit_status);
+    else
+        tl_json_null(j);
+    tl_json_key(j, "end_reason");
+    if (!t->has_end)
+        tl_json_null(j);
+    else
+        tl_json_str(j, t->end_reason == TL_END_EXEC     ? "exec"
+                       : t->end_reason == TL_END_EXIT   ? "exit"
+                       : t->end_reason == TL_END_SIGNAL ? "signal"
+                                                        : "unknown");
+    tl_json_obj_end(j);
+}
+
+static void trace(const tl_report_ctx_t *c, tl_json_t *j)
+{
+    const tl_trace_t *t = c->trace;
+    tl_json_key(j, "trace");
+    tl_json_obj_begin(j);
+    tl_json_key(j, "path");
+    tl_json_str(j, c->path);
+    tl_json_key(j, "version");
+    tl_json_u64(j, t->hdr.version);
+    tl_json_key(j, "truncated");
+    tl_json_bool(j, t->truncated);
+    tl_json_key(j, "damaged");
+    tl_json_bool(j, t->bad_chunks || t->bad_records);
+    tl_json_key(j, "bad_chunks");
+    tl_json_u64(j, t->bad_chunks);
+    tl_json_key(j, "bad_records");
+    tl_json_u64(j, t->bad_records);
+    tl_json_key(j, "clean_end");
+    tl_json_bool(j, t->clean_end);
+    tl_json_key(j, "has_end");
+    tl_json_bool(j, t->has_end);
+    tl_json_key(j, "exec_seq");
+    tl_json_u64(j, t->exec_seq);
+    tl_json_key(j, "session");
+    tl_json_u64(j, t->hdr.session);
+    tl_json_key(j, "start_realtime_ns");
+    tl_json_u64(j, t->hdr.start_realtime);
+    tl_json_key(j, "events");
+    tl_json_u64(j, t->nevents);
+    tl_json_key(j, "modules");
+    tl_json_u64(j, t->nmodules);
+    tl_json_obj_end(j);
+}
+
+static void summary(const tl_report_ctx_t *c, tl_json_t *j)
+{
+    const tl_trace_t *t = c->trace;
+    const tl_model_t *m = c->model;
+    tl_json_key(j, "summary");
+    tl_json_obj_begin(j);
+    const struct {
+        const char *key;
+        uint64_t v;
+    } f[] = {
+        {"allocations", m->allocations},
+        {"frees", m->frees},
+        {"storages", m->storages},
+        {"peak_bytes", m->peak_bytes},
+        {"peak_time_ns", m->peak_bytes ? tl_render_rel_ns(t, m->peak_ts) : 0},
+        {"peak_storage_bytes", m->peak_storage_bytes},
+        {"peak_storage_time_ns",
+         m->peak_storage_bytes ? tl_render_rel_ns(t, m->peak_storage_ts) : 0},
+        {"leaked_bytes", m->live_bytes},
+        {"leaked_blocks", m->live_blocks},
+        {"leaked_storage_bytes", m->live_storage_bytes},
+        {"leaked_storage_blocks", m->live_storage_blocks},
+        {"leak_sites", m->nleaks},
+        {"storage_sites", m->nstorage_sites},
+        {"unknown_frees", m->unknown_frees},
+        {"replaced_blocks", m->replaced_blocks},
+        {"dropped_events", t->has_end ? t->end_dropped : 0},
+    };
+    for (size_t i = 0; i < sizeof f / sizeof f[0]; i++) {
+        tl_json_key(j, f[i].key);
+        tl_json_u64(j, f[i].v);
+    }
+    tl_agg_json_summary(t, j); /* mode, sampled, exact counters */
+    tl_json_key(j, "dropped_events_known");
+    tl_json_bool(j, t->has_end);
+    tl_json_obj_end(j);
+}
+
+void tl_render_json(const tl_report_ctx_t *c, FILE *out)
+{
+    const tl_trace_t *t = c->trace;
+    const tl_model_t *m = c->model;
+    tl_json_t jw, *j = &jw;
+    tl_json_init(j, out, true);
+    tl_json_obj_begin(j);
+    tl_json_key(j, "schema");
+    tl_json_str(j, "tensorleak-report/1");
+    process(c, j);
+    trace(c, j);
+    summary(c, j);
+
+    tl_json_key(j, "leaks");
+    live_sites(c, j, m->leaks, m->nleaks);
+    regions(c, j);
+
+    endpoint(c, j);
+
+    tl_json_key(j, "peak");
+    tl_json_obj_begin(j);
+    tl_json_key(j, "time_ns");
+    tl_json_u64(j, m->peak_bytes ? tl_render_rel_ns(t, m->peak_ts) : 0);
+    tl_json_key(j, "bytes");
+    tl_json_u64(j, m->peak_bytes);
+    tl_json_key(j, "blocks");
+    tl_json_u64(j, m->peak_blocks);
+    tl_json_key(j, "site_count");
+    tl_json_u64(j, m->npeak_sites);
+    tl_json_key(j, "sites");
+    live_sites(c, j, m->peak_sites, m->npeak_sites);
+    tl_json_obj_end(j);
+
+    tl_json_key(j, "storage_sites");
+    tl_json_arr_begin(j);
+    size_t shown = tl_render_shown(c, m->nstorage_sites);
+    for (size_t i = 0; i < shown; i++) {
+        const tl_site_stat_t *s = &m->storage_sites[i];
+        tl_json_obj_begin(j);
+        tl_json_key(j, "bytes");
+        tl_json_u64(j, s->bytes);
+        tl_json_key(j, "count");
+        tl_json_u64(j, s->blocks);
+        stack(c, j, s->site);
+        tl_json_obj_end(j);
+    }
+    tl_json_arr_end(j);
+
+    tl_json_key(j, "notes");
+    tl_json_arr_begin(j);
+    for (size_t i = 0; i < c->nnotes; i++)
+        tl_json_str(j, c->notes[i]);
+    tl_json_arr_end(j);
+    tl_json_obj_end(j);
+    tl_json_finish(j);
+}

@@ -26,11 +26,11 @@ install -m 4755 "$WL/agent_bad_free" "$T/prog" || exit 99
 # The program double-frees: the agent's message shows that it was loaded.
 (cd "$T/cwd" && setpriv --reuid=nobody --regid="$(id -g nobody)" --clear-groups \
     env LD_PRELOAD="$name" TENSORLEAK_OUTPUT="$T/rootonly/x.%p.tlt" TENSORLEAK_MODE=all \
-    "$T/prog" double) > out.txt 2> err.txt
+    "$T/prog" double) > "$T/out.txt" 2> "$T/err.txt"
 rc=$?
-cat err.txt
+cat "$T/err.txt"
 [ -z "$(ls -A "$T/rootonly")" ] || fail "a trace appeared in the root-only directory: $(ls -l "$T/rootonly")"
 [ -z "$(ls -A "$T/cwd")" ] || fail "a trace appeared in the cwd: $(ls -l "$T/cwd")"
 [ $rc -eq 134 ] || fail "setuid run: exit $rc, want 134"
-grep -q '^tensorleak: double free of ' err.txt || fail "the agent was not loaded"
+grep -q '^tensorleak: double free of ' "$T/err.txt" || fail "the agent was not loaded"
 echo ok

@@ -77,3 +77,7 @@ EXTRA_DIST += tests/integration/run_shim.sh
 TESTS += tests/integration/py_tensor_kinds.sh tests/integration/py_guard.sh
 EXTRA_DIST += tests/integration/py_tensor_kinds.sh tests/workloads/py_tensor_kinds.py \
 	tests/integration/py_guard.sh tests/workloads/py_guard.py
+
+# Hostile run: run and check started with SIGCHLD ignored keep the status.
+TESTS += tests/integration/hostile_sigchld.sh
+EXTRA_DIST += tests/integration/hostile_sigchld.sh

@@ -127,10 +127,9 @@ static void forward_signal(int sig)
     if (child_pid > 0) kill((pid_t)child_pid, sig);
 }
 
-/* Runs argv and waits. Returns its status the way a shell reports it; sets
- * *pid_out only if the command really started (exec succeeded): a pipe that
- * closes on exec tells the two cases apart. */
-static int spawn_and_wait(char **argv, pid_t *pid_out)
+/* spawn_and_wait with SIGCHLD at its default action in this process;
+ * chld is the disposition the command gets back before exec. */
+static int spawn_and_wait_dfl(char **argv, pid_t *pid_out, const struct sigaction *chld)
 {
     int fds[2];
     if (pipe2(fds, O_CLOEXEC) != 0) {
@@ -147,6 +146,7 @@ static int spawn_and_wait(char **argv, pid_t *pid_out)
     }
     if (pid == 0) {
         close(fds[0]);
+        sigaction(SIGCHLD, chld, NULL);
         execvp(argv[0], argv);
         int err = errno;
         if (write(fds[1], &err, sizeof err) < 0) _exit(TL_EXIT_CANNOT_EXEC);
@@ -191,6 +191,25 @@ static int spawn_and_wait(char **argv, pid_t *pid_out)
     }
     if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
     return WEXITSTATUS(status);
+}
+
+/* Runs argv and waits. Returns its status the way a shell reports it; sets
+ * *pid_out only if the command really started (exec succeeded): a pipe that
+ * closes on exec tells the two cases apart. A SIGCHLD that was ignored (or
+ * SA_NOCLDWAIT) when we were started would let the kernel reap the command
+ * and lose its status: we wait with the default action, the command starts
+ * with the disposition it would have had without us. */
+static int spawn_and_wait(char **argv, pid_t *pid_out)
+{
+    struct sigaction dfl = {.sa_handler = SIG_DFL}, old;
+    sigemptyset(&dfl.sa_mask);
+    if (sigaction(SIGCHLD, &dfl, &old) != 0) {
+        fprintf(stderr, "tensorleak: cannot reset SIGCHLD: %s\n", strerror(errno));
+        return TL_EXIT_FAILURE;
+    }
+    int status = spawn_and_wait_dfl(argv, pid_out, &old);
+    sigaction(SIGCHLD, &old, NULL);
+    return status;
 }
 
 /* Blocks of this many bytes or more are recorded in every mode (the agent's

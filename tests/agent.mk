@@ -162,3 +162,10 @@ tests_workloads_api_fork_CFLAGS = $(AGENT_WL_CFLAGS)
 tests_workloads_api_fork_LDADD = -ldl
 TESTS += tests/integration/agent_api_fork.sh
 EXTRA_DIST += tests/integration/agent_api_fork.sh
+
+# Hostile run: errno after successful allocations under an address space limit.
+check_PROGRAMS += tests/workloads/hostile_errno
+tests_workloads_hostile_errno_SOURCES = tests/workloads/hostile_errno.c
+tests_workloads_hostile_errno_CFLAGS = $(AGENT_WL_CFLAGS)
+TESTS += tests/integration/hostile_errno.sh
+EXTRA_DIST += tests/integration/hostile_errno.sh

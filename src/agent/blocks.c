@@ -8,6 +8,7 @@
 #include "agent/blocks.h"
 
 #include <dlfcn.h>
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -24,8 +25,12 @@ bool tl_blocks_leaf_make(uintptr_t p)
 {
     uint8_t *_Atomic *slot = &tl_blocks_leaf[p >> TL_BLOCKS_REGION_LG];
     if (atomic_load_explicit(slot, memory_order_acquire)) return true;
+    /* Called after a successful allocation: a refused mapping (RLIMIT_AS)
+     * must not leave its ENOMEM in the program's errno. */
+    int saved = errno;
     void *m = mmap(NULL, LEAF_BYTES, PROT_READ | PROT_WRITE,
                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    errno = saved;
     if (m == MAP_FAILED) {
         atomic_store(&tl_blocks_degraded, true);
         return false;

@@ -94,11 +94,16 @@ static inline void *raw_alloc(size_t size, int flags)
         errno = ENOMEM;
         return NULL;
     }
+    /* jemalloc leaves errno at ENOMEM after a success when one of its own
+     * mappings was refused (RLIMIT_AS) and it fell back: glibc does not. */
+    int saved = errno;
     void *p = mallocx(size < MIN_ALIGN ? MIN_ALIGN : size, flags);
-    if (UNLIKELY(!p))
+    if (UNLIKELY(!p)) {
         errno = ENOMEM;
-    else
-        tl_blocks_mark(p);
+        return NULL;
+    }
+    errno = saved;
+    tl_blocks_mark(p);
     return p;
 }
 
@@ -202,12 +207,14 @@ static void *realloc_untracked(void *p, size_t size)
         raw_free(p);
         return NULL;
     }
+    int saved = errno; /* as in raw_alloc */
     void *q = too_big(size) ? NULL : rallocx(p, size < MIN_ALIGN ? MIN_ALIGN : size, 0);
     if (UNLIKELY(!q)) {
         errno = ENOMEM;
         tl_blocks_mark(p); /* still p's */
         return NULL;
     }
+    errno = saved;
     tl_blocks_mark(q);
     return q;
 }
@@ -232,12 +239,14 @@ static void *realloc_tracked(void *p, size_t size)
         errno = ENOMEM;
         return NULL;
     }
+    int saved = errno; /* as in raw_alloc */
     if (xallocx(p, want, 0, 0) != nallocx(want, 0)) {
         q = mallocx(want, 0);
         if (UNLIKELY(!q)) {
             errno = ENOMEM;
             return NULL;
         }
+        errno = saved;
         tl_blocks_mark(q);
         size_t old = sallocx(p, 0);
         memcpy(q, p, old < want ? old : want);

@@ -97,3 +97,7 @@ endif
 # The streaming reader: the report's memory does not grow with trace length.
 TESTS += tests/integration/report_memory.sh
 EXTRA_DIST += tests/integration/report_memory.sh
+
+# Hostile run: the CLI's own stderr lines escape the names they echo.
+TESTS += tests/integration/hostile_cli_lines.sh
+EXTRA_DIST += tests/integration/hostile_cli_lines.sh

@@ -264,7 +264,7 @@ int tl_cmd_check(int argc, char **argv)
         }
     }
     if (!a.no_defaults && tl_supp_add_defaults(&supp)) {
-        fprintf(stderr, "tensorleak: out of memory\n");
+        tl_say("out of memory");
         tl_supp_free(&supp);
         return TL_EXIT_FAILURE;
     }
@@ -327,8 +327,7 @@ int tl_cmd_check(int argc, char **argv)
             goto done;
         }
         trace = l.main_trace;
-        fprintf(stderr, "tensorleak: trace of %s (pid %d) written to %s\n", a.cmd[0], (int)l.pid,
-                trace);
+        tl_say("trace of %s (pid %d) written to %s", a.cmd[0], (int)l.pid, trace);
     }
     bool failed = false;
     fflush(stdout);

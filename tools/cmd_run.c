@@ -72,7 +72,7 @@ int tl_cmd_run(int argc, char **argv)
         switch (c) {
         case 'o':
             if (!*optarg) {
-                fprintf(stderr, "tensorleak: run: --output needs a path\n");
+                tl_say("run: --output needs a path");
                 return TL_EXIT_USAGE;
             }
             pattern = optarg;
@@ -83,13 +83,13 @@ int tl_cmd_run(int argc, char **argv)
             } else if (!strcmp(optarg, "json")) {
                 opts.format = TL_FORMAT_JSON;
             } else {
-                fprintf(stderr, "tensorleak: run: unknown format '%s' (text or json)\n", optarg);
+                tl_say("run: unknown format '%s' (text or json)", optarg);
                 return TL_EXIT_USAGE;
             }
             break;
         case 'n':
             if (!parse_top(optarg, &opts.top)) {
-                fprintf(stderr, "tensorleak: run: bad --top '%s' (a number 0-1000000)\n", optarg);
+                tl_say("run: bad --top '%s' (a number 0-1000000)", optarg);
                 return TL_EXIT_USAGE;
             }
             break;
@@ -103,13 +103,12 @@ int tl_cmd_run(int argc, char **argv)
             fputs(run_usage, stdout);
             return TL_EXIT_OK;
         default:
-            fprintf(stderr, "tensorleak: run: unknown option '%s' (try tensorleak run --help)\n",
-                    argv[optind - 1]);
+            tl_say("run: unknown option '%s' (try tensorleak run --help)", argv[optind - 1]);
             return TL_EXIT_USAGE;
         }
     }
     if (optind >= argc) {
-        fprintf(stderr, "tensorleak: run: no command given (tensorleak run -- CMD ...)\n");
+        tl_say("run: no command given (tensorleak run -- CMD ...)");
         return TL_EXIT_USAGE;
     }
     FILE *out = stdout;
@@ -133,8 +132,7 @@ int tl_cmd_run(int argc, char **argv)
     int rc = tl_report_file(l.main_trace, &opts, out);
     bool keep = rc == TL_EXIT_OK || rc == TL_EXIT_TRUNCATED;
     if (report_path ? tl_outfile_close(&of, keep) && keep : fflush(stdout) != 0) {
-        if (!report_path)
-            fprintf(stderr, "tensorleak: cannot write the report to stdout: %s\n", strerror(errno));
+        if (!report_path) tl_say("cannot write the report to stdout: %s", strerror(errno));
         if (l.status == 0) return TL_EXIT_OUTPUT;
     }
     if (rc != TL_EXIT_OK && rc != TL_EXIT_TRUNCATED && l.status == 0) return rc;

@@ -81,7 +81,7 @@ static void pattern_dir(const char *pattern, char *buf, size_t len)
 static bool set_env(const char *name, const char *value)
 {
     if (setenv(name, value, 1) != 0) {
-        fprintf(stderr, "tensorleak: cannot set %s: %s\n", name, strerror(errno));
+        tl_say("cannot set %s: %s", name, strerror(errno));
         return false;
     }
     return true;
@@ -94,7 +94,7 @@ static bool prepare_env(const char *agent, const char *pattern, uint64_t session
     size_t need = strlen(agent) + (old ? strlen(old) + 2 : 1);
     char *preload = malloc(need);
     if (!preload) {
-        fprintf(stderr, "tensorleak: out of memory\n");
+        tl_say("out of memory");
         return false;
     }
     if (old && *old)
@@ -133,13 +133,13 @@ static int spawn_and_wait_dfl(char **argv, pid_t *pid_out, const struct sigactio
 {
     int fds[2];
     if (pipe2(fds, O_CLOEXEC) != 0) {
-        fprintf(stderr, "tensorleak: cannot create a pipe: %s\n", strerror(errno));
+        tl_say("cannot create a pipe: %s", strerror(errno));
         return TL_EXIT_FAILURE;
     }
     fflush(NULL);
     pid_t pid = fork();
     if (pid < 0) {
-        fprintf(stderr, "tensorleak: cannot fork: %s\n", strerror(errno));
+        tl_say("cannot fork: %s", strerror(errno));
         close(fds[0]);
         close(fds[1]);
         return TL_EXIT_FAILURE;
@@ -161,7 +161,7 @@ static int spawn_and_wait_dfl(char **argv, pid_t *pid_out, const struct sigactio
     close(fds[0]);
     if (got == (ssize_t)sizeof exec_err) {
         waitpid(pid, NULL, 0);
-        fprintf(stderr, "tensorleak: cannot run %s: %s\n", argv[0], strerror(exec_err));
+        tl_say("cannot run %s: %s", argv[0], strerror(exec_err));
         return exec_err == ENOENT ? TL_EXIT_NOT_FOUND : TL_EXIT_CANNOT_EXEC;
     }
     *pid_out = pid;
@@ -186,7 +186,7 @@ static int spawn_and_wait_dfl(char **argv, pid_t *pid_out, const struct sigactio
     sigaction(SIGTERM, &old_term, NULL);
     sigaction(SIGHUP, &old_hup, NULL);
     if (r < 0) {
-        fprintf(stderr, "tensorleak: cannot wait for %s: %s\n", argv[0], strerror(errno));
+        tl_say("cannot wait for %s: %s", argv[0], strerror(errno));
         return TL_EXIT_FAILURE;
     }
     if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
@@ -204,7 +204,7 @@ static int spawn_and_wait(char **argv, pid_t *pid_out)
     struct sigaction dfl = {.sa_handler = SIG_DFL}, old;
     sigemptyset(&dfl.sa_mask);
     if (sigaction(SIGCHLD, &dfl, &old) != 0) {
-        fprintf(stderr, "tensorleak: cannot reset SIGCHLD: %s\n", strerror(errno));
+        tl_say("cannot reset SIGCHLD: %s", strerror(errno));
         return TL_EXIT_FAILURE;
     }
     int status = spawn_and_wait_dfl(argv, pid_out, &old);
@@ -257,19 +257,15 @@ static void say_others(const tl_launch_t *l, const char *dir)
     unsigned n = l->others, kept = n - l->helpers_removed;
     const char *es = n == 1 ? "" : "es", *s = n == 1 ? "" : "s";
     if (!kept)
-        fprintf(stderr,
-                "tensorleak: %u other process%s and image%s traced: helpers with nothing of "
-                "interest, traces removed\n",
-                n, es, s);
+        tl_say("%u other process%s and image%s traced: helpers with nothing of "
+               "interest, traces removed",
+               n, es, s);
     else if (!l->helpers_removed)
-        fprintf(stderr,
-                "tensorleak: %u other process%s and image%s traced: their traces are in %s\n", n,
-                es, s, dir);
+        tl_say("%u other process%s and image%s traced: their traces are in %s", n, es, s, dir);
     else
-        fprintf(stderr,
-                "tensorleak: %u other process%s and image%s traced: %u trace%s kept in %s, %u of "
-                "helpers with nothing of interest removed\n",
-                n, es, s, kept, kept == 1 ? "" : "s", dir, l->helpers_removed);
+        tl_say("%u other process%s and image%s traced: %u trace%s kept in %s, %u of "
+               "helpers with nothing of interest removed",
+               n, es, s, kept, kept == 1 ? "" : "s", dir, l->helpers_removed);
 }
 
 /* Finds this session's traces in dir: the main one (pid == main_pid, highest
@@ -282,7 +278,7 @@ static bool find_traces(const char *dir, tl_launch_t *l)
     size_t len = sizeof l->main_trace;
     DIR *d = opendir(dir);
     if (!d) {
-        fprintf(stderr, "tensorleak: cannot list %s: %s\n", dir, strerror(errno));
+        tl_say("cannot list %s: %s", dir, strerror(errno));
         return false;
     }
     bool found = false;
@@ -338,8 +334,7 @@ static bool make_run_dir(tl_launch_t *l, char *pattern, size_t len)
         }
         if (errno != EEXIST) break;
     }
-    fprintf(stderr, "tensorleak: cannot make a directory for the traces (%s): %s\n", l->run_dir,
-            strerror(errno));
+    tl_say("cannot make a directory for the traces (%s): %s", l->run_dir, strerror(errno));
     l->run_dir[0] = '\0';
     return false;
 }
@@ -362,7 +357,7 @@ bool tl_launch_run(tl_launch_t *l, char **argv, const char *const *extra_env, in
     l->others = l->helpers_removed = 0;
     char agent[PATH_MAX];
     if (!find_agent(agent, sizeof agent)) {
-        fprintf(stderr, "tensorleak: cannot find the agent %s (set TENSORLEAK_AGENT)\n", agent);
+        tl_say("cannot find the agent %s (set TENSORLEAK_AGENT)", agent);
         *exit_code = TL_EXIT_FAILURE;
         return false;
     }
@@ -397,7 +392,7 @@ bool tl_launch_run(tl_launch_t *l, char **argv, const char *const *extra_env, in
     char dir[PATH_MAX];
     pattern_dir(l->pattern, dir, sizeof dir);
     if (access(dir, W_OK | X_OK) != 0) {
-        fprintf(stderr, "tensorleak: cannot write traces to %s: %s\n", dir, strerror(errno));
+        tl_say("cannot write traces to %s: %s", dir, strerror(errno));
         return not_started(l, TL_EXIT_OUTPUT, exit_code);
     }
     l->status = spawn_and_wait(argv, &l->pid);
@@ -405,7 +400,7 @@ bool tl_launch_run(tl_launch_t *l, char **argv, const char *const *extra_env, in
     fflush(stdout);
     if (!find_traces(dir, l)) {
         l->main_trace[0] = '\0';
-        fprintf(stderr, "tensorleak: %s (pid %d) left no trace in %s\n", argv[0], (int)l->pid, dir);
+        tl_say("%s (pid %d) left no trace in %s", argv[0], (int)l->pid, dir);
     }
     return true;
 }

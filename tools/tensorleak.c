@@ -3,6 +3,7 @@
  * Usage errors print one line to stderr and exit TL_EXIT_USAGE (2).
  */
 #include "config.h"
+#include "report/render/escape.h"
 #include "tools/cli.h"
 
 #include <stdio.h>
@@ -43,6 +44,6 @@ int main(int argc, char **argv)
     if (!strcmp(cmd, "report")) return tl_cmd_report(argc - 1, argv + 1);
     if (!strcmp(cmd, "check")) return tl_cmd_check(argc - 1, argv + 1);
     if (!strcmp(cmd, "diff")) return tl_cmd_diff(argc - 1, argv + 1);
-    fprintf(stderr, "tensorleak: unknown command '%s' (try tensorleak --help)\n", cmd);
+    tl_say("unknown command '%s' (try tensorleak --help)", cmd);
     return TL_EXIT_USAGE;
 }

@@ -169,3 +169,7 @@ tests_workloads_hostile_errno_SOURCES = tests/workloads/hostile_errno.c
 tests_workloads_hostile_errno_CFLAGS = $(AGENT_WL_CFLAGS)
 TESTS += tests/integration/hostile_errno.sh
 EXTRA_DIST += tests/integration/hostile_errno.sh
+
+# Hostile run: the agent's own stderr lines escape the names they echo.
+TESTS += tests/integration/hostile_agent_lines.sh
+EXTRA_DIST += tests/integration/hostile_agent_lines.sh

@@ -75,11 +75,37 @@ static void fmt_dec(char *buf, uint64_t v)
     buf[nd] = '\0';
 }
 
+/* s with each control byte (< 0x20, 0x7f) as \xNN, into buf[0, n): a
+ * path in a note (TENSORLEAK_OUTPUT, the cwd) may carry terminal escapes,
+ * which must not reach the program's terminal raw. Cut when it is full. */
+static const char *say_escaped(const char *s, char *buf, size_t n)
+{
+    static const char hex[] = "0123456789abcdef";
+    size_t o = 0;
+    for (; s && *s && o + 5 <= n; s++) {
+        unsigned char ch = (unsigned char)*s;
+        if (ch >= 0x20 && ch != 0x7f) {
+            buf[o++] = (char)ch;
+            continue;
+        }
+        buf[o++] = '\\';
+        buf[o++] = 'x';
+        buf[o++] = hex[ch >> 4];
+        buf[o++] = hex[ch & 15];
+    }
+    buf[o] = '\0';
+    return buf;
+}
+
 /* Write to stderr without stdio or allocation, in one writev: a few words
- * of stack (this may run on a small thread stack, after fork). */
+ * of stack (this may run on a small thread stack, after fork), the escaped
+ * copies of b and c in static buffers (only init and a fork child, one
+ * thread each, say anything but constants). */
 static void say(const char *a, const char *b, const char *c)
 {
-    const char *parts[] = {"tensorleak: ", a, b, c, "\n"};
+    static char eb[4 * TL_CONFIG_PATH_MAX + 1], ec[1024];
+    const char *parts[] = {"tensorleak: ", a, say_escaped(b, eb, sizeof eb),
+                           say_escaped(c, ec, sizeof ec), "\n"};
     struct iovec iov[5];
     for (size_t i = 0; i < 5; i++) {
         iov[i].iov_base = (void *)(parts[i] ? parts[i] : "");

@@ -59,6 +59,22 @@ static void puts_(const char *s)
     put(s, strlen(s));
 }
 
+/* s with each control byte (< 0x20, 0x7f) as \xNN: a module's file name
+ * (the program's own) may carry terminal escapes. */
+static void puts_escaped(const char *s)
+{
+    static const char hex[] = "0123456789abcdef";
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c >= 0x20 && c != 0x7f) {
+            put(s, 1);
+            continue;
+        }
+        char e[4] = {'\\', 'x', hex[c >> 4], hex[c & 15]};
+        put(e, sizeof e);
+    }
+}
+
 static void put_hex(uintptr_t v)
 {
     char tmp[2 + 16];
@@ -83,14 +99,14 @@ static void put_frame(uintptr_t ip)
     const char *mod = strrchr(info.dli_fname, '/');
     mod = mod ? mod + 1 : info.dli_fname;
     if (info.dli_sname && info.dli_saddr) {
-        puts_(info.dli_sname);
+        puts_escaped(info.dli_sname);
         puts_("+");
         put_hex(ip - (uintptr_t)info.dli_saddr);
         puts_(" (");
-        puts_(*mod ? mod : "?");
+        puts_escaped(*mod ? mod : "?");
         puts_(")");
     } else {
-        puts_(*mod ? mod : "?");
+        puts_escaped(*mod ? mod : "?");
         puts_("+");
         put_hex(ip - (uintptr_t)info.dli_fbase);
     }

@@ -101,3 +101,7 @@ EXTRA_DIST += tests/integration/report_memory.sh
 # Hostile run: the CLI's own stderr lines escape the names they echo.
 TESTS += tests/integration/hostile_cli_lines.sh
 EXTRA_DIST += tests/integration/hostile_cli_lines.sh
+
+# Hostile run: help and version on a full stdout exit 6.
+TESTS += tests/integration/hostile_help_full.sh
+EXTRA_DIST += tests/integration/hostile_help_full.sh

@@ -135,8 +135,7 @@ static int parse(int argc, char **argv, args_t *a)
         }
         if (arg[0] != '-') break; /* CMD */
         if (!strcmp(arg, "--help") || !strcmp(arg, "-h")) {
-            fputs(help, stdout);
-            return -1;
+            return tl_outfile_stdout_text(help) ? TL_EXIT_OUTPUT : -1;
         }
         size_t k;
         for (k = 0; k < sizeof limit_flags / sizeof limit_flags[0]; k++)

@@ -11,6 +11,7 @@
 #include "report/cmd/diff.h"
 #include "report/render/escape.h"
 #include "tools/cli.h"
+#include "tools/outfile.h"
 
 static const char help[] =
     "usage: tensorleak diff [--format=text|json] [--top=N] BASE.tlt NEW.tlt\n"
@@ -58,8 +59,7 @@ int tl_cmd_diff(int argc, char **argv)
         } else if (!strcmp(a, "--")) {
             operands = true;
         } else if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-            fputs(help, stdout);
-            return TL_EXIT_OK;
+            return tl_outfile_stdout_text(help);
         } else if (!strncmp(a, "--format=", 9) || !strcmp(a, "--format")) {
             const char *v = a[8] == '=' ? a + 9 : i + 1 < argc ? argv[++i] : "";
             if (!strcmp(v, "text"))

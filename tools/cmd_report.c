@@ -92,8 +92,7 @@ int tl_cmd_report(int argc, char **argv)
         if (!strcmp(a, "--")) {
             only_operands = true;
         } else if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-            fputs(help, stdout);
-            return TL_EXIT_OK;
+            return tl_outfile_stdout_text(help);
         } else if ((v = opt_value(argc, argv, &i, "--format", &m)), m) {
             if (v && !strcmp(v, "text"))
                 opts.format = TL_FORMAT_TEXT;

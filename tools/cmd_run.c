@@ -100,8 +100,7 @@ int tl_cmd_run(int argc, char **argv)
             keep_helpers = true;
             break;
         case 'h':
-            fputs(run_usage, stdout);
-            return TL_EXIT_OK;
+            return tl_outfile_stdout_text(run_usage);
         default:
             tl_say("run: unknown option '%s' (try tensorleak run --help)", argv[optind - 1]);
             return TL_EXIT_USAGE;

@@ -102,3 +102,11 @@ int tl_outfile_close(tl_outfile_t *o, bool keep)
     }
     return err && keep ? cannot(o->path, strerror(err)) : 0;
 }
+
+int tl_outfile_stdout_text(const char *text)
+{
+    errno = 0;
+    if (fputs(text, stdout) < 0 || fflush(stdout) != 0 || ferror(stdout))
+        return cannot("stdout", strerror(errno ? errno : EIO));
+    return 0;
+}

@@ -36,4 +36,9 @@ int tl_outfile_open(tl_outfile_t *o, const char *path);
  * when the output could not be written whole (the name then untouched). */
 int tl_outfile_close(tl_outfile_t *o, bool keep);
 
+/* text (help, version) on stdout, flushed: 0, or TL_EXIT_OUTPUT after one
+ * line "tensorleak: stdout: cannot write: why" (a full disk, a closed
+ * descriptor), so that a help piped into a full file does not pass. */
+int tl_outfile_stdout_text(const char *text);
+
 #endif

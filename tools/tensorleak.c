@@ -5,6 +5,7 @@
 #include "config.h"
 #include "report/render/escape.h"
 #include "tools/cli.h"
+#include "tools/outfile.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -33,12 +34,10 @@ int main(int argc, char **argv)
     }
     const char *cmd = argv[1];
     if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help")) {
-        fputs(usage, stdout);
-        return TL_EXIT_OK;
+        return tl_outfile_stdout_text(usage);
     }
     if (!strcmp(cmd, "--version")) {
-        printf("tensorleak %s\n", PACKAGE_VERSION);
-        return TL_EXIT_OK;
+        return tl_outfile_stdout_text("tensorleak " PACKAGE_VERSION "\n");
     }
     if (!strcmp(cmd, "run")) return tl_cmd_run(argc - 1, argv + 1);
     if (!strcmp(cmd, "report")) return tl_cmd_report(argc - 1, argv + 1);

@@ -216,6 +216,12 @@ def main():
                         ".timeline.series[0].max.filter((v) => v !== null))")
         check(series_max == s["peak_bytes"] and ev("!!document.getElementById('tl-peak')"),
               "timeline peak %r marked" % series_max)
+        stor_max = ev("Math.max(0, ...JSON.parse(document.getElementById('tl-page').textContent)"
+                      ".timeline.series[1].max.filter((v) => v !== null))")
+        check(stor_max == s["peak_storage_bytes"], "timeline storages peak %r" % stor_max)
+        bands = ev("document.querySelectorAll('#tl-svg .band rect[data-band]').length")
+        want_bands = sum(r["iterations"] for r in report["regions"])
+        check(bands == want_bands, "%d region iterations as bands: %r" % (want_bands, bands))
         ev("(() => { const s = document.getElementById('tl-svg'), r = s.getBoundingClientRect();"
            " s.dispatchEvent(new MouseEvent('click', {clientX: r.left + r.width * 0.5, clientY: r.top + 50, bubbles: true})); })()")
         rows = ev("document.querySelectorAll('#tl-detail tr').length")

@@ -85,12 +85,13 @@ if TL_FUZZ
 check_DATA = tests/fuzz/fuzz_trace
 CLEANFILES += tests/fuzz/fuzz_trace
 tests/fuzz/fuzz_trace: $(srcdir)/tests/fuzz/fuzz_trace.c $(libtlreport_la_SOURCES) \
-		$(libtlcommon_la_SOURCES)
+		$(libtlcommon_la_SOURCES) $(nodist_libtlreport_la_SOURCES)
 	@$(MKDIR_P) tests/fuzz
 	$(AM_V_CCLD)srcs=; for f in $(libtlreport_la_SOURCES) $(libtlcommon_la_SOURCES); do \
 	  case $$f in *.c) srcs="$$srcs $(srcdir)/$$f";; esac; done; \
 	$(FUZZ_CC) $(FUZZ_CFLAGS) $(DEFS) -I$(top_srcdir) $(AM_CPPFLAGS) $(CPPFLAGS) $(LIBDW_CFLAGS) \
 	  $(XXHASH_CFLAGS) -o $@ $(srcdir)/tests/fuzz/fuzz_trace.c $$srcs \
+	  $(nodist_libtlreport_la_SOURCES) \
 	  $(LIBDW_LIBS) $(XXHASH_LIBS) -lstdc++ -lm
 endif
 
@@ -105,3 +106,14 @@ EXTRA_DIST += tests/integration/hostile_cli_lines.sh
 # Hostile run: help and version on a full stdout exit 6.
 TESTS += tests/integration/hostile_help_full.sh
 EXTRA_DIST += tests/integration/hostile_help_full.sh
+
+# HTML and folded reports (docs/report-html.md): escaping and the timeline
+# in a unit runner, the pages themselves in headless Chromium.
+check_PROGRAMS += tests/unit/test_report_html
+tests_unit_test_report_html_SOURCES = tests/unit/test_report_html.c
+tests_unit_test_report_html_CFLAGS = $(UNIT_CFLAGS) $(LIBDW_CFLAGS)
+tests_unit_test_report_html_LDADD = libtlreport.la libtlcommon.la $(LIBDW_LIBS) $(CHECK_LIBS) -lstdc++
+TESTS += tests/unit/test_report_html
+TESTS += tests/integration/html_report.sh tests/integration/html_hostile.sh
+EXTRA_DIST += tests/integration/html_report.sh tests/integration/html_hostile.sh \
+	tests/integration/html_lib.sh tests/integration/html_browser.py

@@ -47,6 +47,8 @@ static const char help[] =
     "  --no-default-suppressions do not hide the built-in one-time allocations\n"
     "  --format=text|json|junit  the verdict's format (default text)\n"
     "  --output=FILE             write the verdict to FILE (default standard output)\n"
+    "  --html=FILE               when a limit is exceeded, also write the HTML report of\n"
+    "                            the trace to FILE (a CI artifact; docs/report-html.md)\n"
     "  --error-exitcode=N        exit status when a limit is exceeded (default 23)\n"
     "  --top=N                   sites shown per failed limit (default 5; 0 = all)\n"
     "  --trace-output=PATTERN    where CMD's traces go (default tensorleak.%p.tlt)\n"
@@ -115,6 +117,7 @@ typedef struct args {
     size_t nsupp;
     bool no_defaults;
     const char *output, *trace, *baseline, *pattern;
+    const char *html; /* --html=FILE, or NULL */
     int error_code;
     char **cmd;
 } args_t;
@@ -181,6 +184,9 @@ static int parse(int argc, char **argv, args_t *a)
             if (!parse_uint(v, 1000000, &n))
                 return usage_error("--top", "expected a number of sites (0 = all)");
             a->o.top = (unsigned)n;
+        } else if ((v = opt_value(argc, argv, &i, "--html", &m)), m) {
+            if (!v || !*v) return usage_error("--html", "expected a file name");
+            a->html = v;
         } else if ((v = opt_value(argc, argv, &i, "--trace-output", &m)), m) {
             if (!v || !*v) return usage_error("--trace-output", "expected a path pattern");
             a->pattern = v;
@@ -243,6 +249,18 @@ static void plugin_args(const args_t *a, char *buf, size_t n)
         if (w < 0 || (size_t)w >= n - len) break;
         len += (size_t)w;
     }
+}
+
+/* The HTML report of a failed gate's trace to path; true when it could not
+ * be written (the line said). */
+static bool write_html(const char *trace, const char *path)
+{
+    tl_report_opts_t o = {.format = TL_FORMAT_HTML, .top = 10};
+    tl_outfile_t of; /* 0600, renamed into place when complete (outfile.h) */
+    if (tl_outfile_open(&of, path)) return true;
+    int rc = tl_report_file(trace, &o, of.f);
+    bool done = rc == TL_EXIT_OK || rc == TL_EXIT_TRUNCATED;
+    return tl_outfile_close(&of, done) || !done;
 }
 
 int tl_cmd_check(int argc, char **argv)
@@ -339,6 +357,7 @@ int tl_cmd_check(int argc, char **argv)
         tl_say("stdout: cannot write the verdict");
         if (!rc) rc = TL_EXIT_OUTPUT;
     }
+    if (!rc && failed && a.html && write_html(trace, a.html)) rc = TL_EXIT_OUTPUT;
     if (status)
         rc = status; /* the command's own failure first */
     else if (!rc && failed)

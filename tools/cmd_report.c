@@ -19,7 +19,7 @@
 #include "tools/outfile.h"
 
 static const char help[] =
-    "usage: tensorleak report [--format=text|json] [--top=N] [--output=FILE] TRACE\n"
+    "usage: tensorleak report [--format=FORMAT] [--top=N] [--output=FILE] TRACE\n"
     "\n"
     "Render the report of a trace written by `tensorleak run`: peak, leaks (blocks live\n"
     "at the end point: the end of a Python main script, else process exit), the storages\n"
@@ -27,7 +27,11 @@ static const char help[] =
     "(storages pinned by views, duplicate copies, storages held only by autograd), and\n"
     "storages by allocation site.\n"
     "\n"
-    "  --format=text|json  text for people (default); json per docs/report-schema.md\n"
+    "  --format=FORMAT     text for people (default); json per docs/report-schema.md;\n"
+    "                      html: one self-contained page (problems, timeline, flame\n"
+    "                      graphs, lineage graph; docs/report-html.md); folded:\n"
+    "                      flamegraph.pl/speedscope stacks of the peak and the end\n"
+    "                      (folded-peak, folded-end: one of them)\n"
     "  --top=N             entries per list (default 10; 0 = all)\n"
     "  --output=FILE       write the report to FILE instead of standard output (mode\n"
     "                      0600; FILE is replaced only once a report is written; a\n"
@@ -94,12 +98,9 @@ int tl_cmd_report(int argc, char **argv)
         } else if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
             return tl_outfile_stdout_text(help);
         } else if ((v = opt_value(argc, argv, &i, "--format", &m)), m) {
-            if (v && !strcmp(v, "text"))
-                opts.format = TL_FORMAT_TEXT;
-            else if (v && !strcmp(v, "json"))
-                opts.format = TL_FORMAT_JSON;
-            else
-                return usage_error("--format", "expected text or json");
+            if (!tl_format_parse(v, &opts.format))
+                return usage_error("--format",
+                                   "expected text, json, html, folded, folded-peak or folded-end");
         } else if ((v = opt_value(argc, argv, &i, "--top", &m)), m) {
             if (!v || !parse_top(v, &opts.top))
                 return usage_error("--top", "expected a number of sites (0 = all)");

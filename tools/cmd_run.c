@@ -18,7 +18,7 @@
 #include <string.h>
 
 static const char run_usage[] =
-    "usage: tensorleak run [--output=PATTERN] [--report=FILE] [--format=text|json] [--top=N]\n"
+    "usage: tensorleak run [--output=PATTERN] [--report=FILE] [--format=FORMAT] [--top=N]\n"
     "                      [--keep-helpers] [--] CMD [ARGS...]\n"
     "\n"
     "Runs CMD with the tensorleak agent preloaded and prints the report of its main\n"
@@ -31,7 +31,9 @@ static const char run_usage[] =
     "                        nothing (removed by default: a shim's env, bash, ...)\n"
     "  -r, --report=FILE     write the report to FILE instead of stdout (where the\n"
     "                        command's own output goes)\n"
-    "  -f, --format=FORMAT   report format: text (default) or json\n"
+    "  -f, --format=FORMAT   report format: text (default), json, html, folded,\n"
+    "                        folded-peak, folded-end (tensorleak report --help); a\n"
+    "                        --report FILE ending in .html gets html by default\n"
     "  -n, --top=N           sites per list in the report (default 10, 0 = all)\n"
     "  -h, --help            this text\n"
     "\n"
@@ -65,6 +67,7 @@ int tl_cmd_run(int argc, char **argv)
     bool keep_helpers = false;
     tl_report_opts_t opts = {.format = TL_FORMAT_TEXT, .top = 10};
     const char *report_path = NULL;
+    bool format_given = false;
     int c;
     optind = 1;
     opterr = 0;
@@ -78,14 +81,13 @@ int tl_cmd_run(int argc, char **argv)
             pattern = optarg;
             break;
         case 'f':
-            if (!strcmp(optarg, "text")) {
-                opts.format = TL_FORMAT_TEXT;
-            } else if (!strcmp(optarg, "json")) {
-                opts.format = TL_FORMAT_JSON;
-            } else {
-                tl_say("run: unknown format '%s' (text or json)", optarg);
+            if (!tl_format_parse(optarg, &opts.format)) {
+                tl_say("run: unknown format '%s' (text, json, html, folded, folded-peak or "
+                       "folded-end)",
+                       optarg);
                 return TL_EXIT_USAGE;
             }
+            format_given = true;
             break;
         case 'n':
             if (!parse_top(optarg, &opts.top)) {
@@ -110,6 +112,9 @@ int tl_cmd_run(int argc, char **argv)
         tl_say("run: no command given (tensorleak run -- CMD ...)");
         return TL_EXIT_USAGE;
     }
+    size_t rl = report_path ? strlen(report_path) : 0;
+    if (!format_given && rl > 5 && !strcmp(report_path + rl - 5, ".html"))
+        opts.format = TL_FORMAT_HTML; /* --report=FILE.html */
     FILE *out = stdout;
     tl_outfile_t of;
     if (report_path) {

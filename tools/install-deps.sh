@@ -5,7 +5,7 @@
 set -eu
 PKGS="build-essential autoconf automake libtool pkg-config libjemalloc-dev libunwind-dev
 libdw-dev libelf-dev check libxxhash-dev python3-dev python3-venv python3-torch python3-numpy python3-pytest
-clang libclang-rt-14-dev"
+clang libclang-rt-14-dev chromium"
 missing=""
 for p in $PKGS; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing="$missing $p"

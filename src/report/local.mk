@@ -25,6 +25,10 @@ libtlreport_la_SOURCES = \
 	src/report/render/common.c \
 	src/report/render/render_text.c \
 	src/report/render/render_json.c \
+	src/report/analyze/timeline.c src/report/analyze/timeline.h \
+	src/report/render/flame.c src/report/render/flame.h \
+	src/report/render/render_folded.c \
+	src/report/render/render_html.c \
 	src/report/render/check_render.c \
 	src/report/pipeline.c src/report/pipeline.h \
 	src/report/cmd/check.c src/report/cmd/check.h src/report/cmd/check_impl.h \
@@ -32,3 +36,13 @@ libtlreport_la_SOURCES = \
 	src/report/cmd/report.c src/report/cmd/report.h
 libtlreport_la_CFLAGS = $(AM_CFLAGS) $(LIBDW_CFLAGS)
 libtlreport_la_LIBADD = libtlcommon.la $(LIBDW_LIBS)
+
+# The HTML report's page (markup, style, script), compiled in as bytes.
+nodist_libtlreport_la_SOURCES = src/report/render/html_page.c
+src/report/render/html_page.c: $(srcdir)/src/report/render/html/report.html \
+		$(srcdir)/src/report/render/html/embed.sh
+	$(AM_V_GEN)$(MKDIR_P) src/report/render && \
+	$(SHELL) $(srcdir)/src/report/render/html/embed.sh tl_html_page \
+		$(srcdir)/src/report/render/html/report.html > $@.tmp && mv $@.tmp $@
+CLEANFILES += src/report/render/html_page.c
+EXTRA_DIST += src/report/render/html/report.html src/report/render/html/embed.sh

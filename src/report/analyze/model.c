@@ -400,6 +400,7 @@ bool tl_model_build_filtered(const tl_trace_t *t, tl_model_t *m, tl_site_filter_
     uint8_t *numpy = calloc(nsites ? nsites : 1, 1);
     if (!numpy) return true;
     r.numpy_site = numpy;
+    if (!(m->timeline = tl_timeline_new(t))) goto oom;
 
     uint64_t mark_id = 0;
     size_t end_lin = end_mark(t, &mark_id);
@@ -419,13 +420,16 @@ bool tl_model_build_filtered(const tl_trace_t *t, tl_model_t *m, tl_site_filter_
     for (; tl_events_next(&it, &ev); n++) {
         if (n == 0) first_ts = ev.ts;
         last_ts = ev.ts;
-        if (step(&r, &ev, n)) goto oom;
+        if (tl_timeline_before(m->timeline, t, ev.ts, &r.live) || step(&r, &ev, n) ||
+            tl_timeline_step(m->timeline, t, &ev, r.c.live_bytes, r.c.live_storage_bytes))
+            goto oom;
         if (script_end && !ended && ev.type == TL_EV_LINEAGE && ev.site == end_lin) {
             if (capture_end(&r, &at_end, true, mark_id, ev.ts, m)) goto oom;
             ended = true;
         }
     }
     tl_events_close(&it);
+    if (tl_timeline_finish(m->timeline, t, &r.live)) goto oom;
     if (r.c.peak_bytes > 0 && collect(r.pk, nsites, &m->peak_sites, &m->npeak_sites)) goto oom;
     /* No script_end (or its event was not streamed): the end of the trace. */
     if (!ended && capture_end(&r, &at_end, false, mark_id, n ? last_ts : 0, m)) goto oom;
@@ -472,6 +476,7 @@ void tl_model_free(tl_model_t *m)
 {
     tl_endpoint_free(&m->end);
     tl_regions_free(&m->regions);
+    tl_timeline_free(m->timeline);
     free(m->leaks);
     free(m->peak_sites);
     free(m->storage_sites);

@@ -21,6 +21,7 @@
 #include "report/read/reader.h"
 #include "report/analyze/regions.h"
 #include "report/analyze/storages.h"
+#include "report/analyze/timeline.h"
 
 typedef struct tl_site_stat {
     uint32_t site; /* index into tl_trace_t.sites */
@@ -53,8 +54,9 @@ typedef struct tl_model {
     tl_site_stat_t *storage_sites; /* every storage created, by site (bytes = total); sorted */
     size_t nstorage_sites;
 
-    tl_endpoint_t end;    /* the storages live at the end point */
-    tl_regions_t regions; /* region iterations, their leaks, growth */
+    tl_endpoint_t end;       /* the storages live at the end point */
+    tl_regions_t regions;    /* region iterations, their leaks, growth */
+    tl_timeline_t *timeline; /* live bytes over time, bands, marks, checkpoints (owned) */
 } tl_model_t;
 
 /* The order of every sorted list of tl_site_stat_t (qsort's comparator):

@@ -49,6 +49,25 @@ static void text_report(const void *c, FILE *out)
     tl_render_text(c, out);
 }
 
+bool tl_format_parse(const char *name, tl_format_t *out)
+{
+    static const struct {
+        const char *name;
+        tl_format_t f;
+    } formats[] = {{"text", TL_FORMAT_TEXT},
+                   {"json", TL_FORMAT_JSON},
+                   {"html", TL_FORMAT_HTML},
+                   {"folded", TL_FORMAT_FOLDED},
+                   {"folded-peak", TL_FORMAT_FOLDED_PEAK},
+                   {"folded-end", TL_FORMAT_FOLDED_END}};
+    for (size_t i = 0; name && i < sizeof formats / sizeof formats[0]; i++)
+        if (!strcmp(name, formats[i].name)) {
+            *out = formats[i].f;
+            return true;
+        }
+    return false;
+}
+
 int tl_report_file(const char *path, const tl_report_opts_t *opts, FILE *out)
 {
     static const tl_report_opts_t defaults = {TL_FORMAT_TEXT, 10};
@@ -66,9 +85,16 @@ int tl_report_file(const char *path, const tl_report_opts_t *opts, FILE *out)
         free(a);
         return rc;
     }
-    if (opts->format == TL_FORMAT_JSON) {
+    bool oom = false;
+    if (opts->format == TL_FORMAT_JSON)
         tl_render_json(&a->ctx, out);
-    } else if (tl_render_text_escaped(text_report, &a->ctx, out)) {
+    else if (opts->format == TL_FORMAT_HTML)
+        oom = tl_render_html(&a->ctx, out); /* strings escaped as JSON in the page */
+    else if (opts->format >= TL_FORMAT_FOLDED)
+        oom = tl_render_folded(&a->ctx, out); /* control characters replaced in labels */
+    else
+        oom = tl_render_text_escaped(text_report, &a->ctx, out);
+    if (oom) {
         tl_say("%s: out of memory", path);
         rc = TL_EXIT_FAILURE;
     }

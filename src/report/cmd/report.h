@@ -1,7 +1,8 @@
 /* report.h - the report library's entry points for the tensorleak CLI.
  *
  * tl_report_file reads a trace, replays it, symbolizes the sites it shows and
- * renders text or JSON (docs/report-schema.md). tl_trace_peek reads just
+ * renders text, JSON (docs/report-schema.md), HTML or folded stacks
+ * (docs/report-html.md). tl_trace_peek reads just
  * enough of a trace for `tensorleak run` to choose the main process's trace.
  * Both are safe on any input file. Not thread-safe (libdw sessions, stdio).
  */
@@ -14,7 +15,20 @@
 
 #include "tools/exit_codes.h"
 
-typedef enum tl_format { TL_FORMAT_TEXT, TL_FORMAT_JSON } tl_format_t;
+/* FOLDED: peak and end stacks, "peak;" / "end;" leading each line; the
+ * _PEAK / _END forms one of them without the root frame (render_folded.c). */
+typedef enum tl_format {
+    TL_FORMAT_TEXT,
+    TL_FORMAT_JSON,
+    TL_FORMAT_HTML,
+    TL_FORMAT_FOLDED,
+    TL_FORMAT_FOLDED_PEAK,
+    TL_FORMAT_FOLDED_END
+} tl_format_t;
+
+/* The format a --format value names (text, json, html, folded, folded-peak,
+ * folded-end); false when it names none. */
+bool tl_format_parse(const char *name, tl_format_t *out);
 
 typedef struct tl_report_opts {
     tl_format_t format;

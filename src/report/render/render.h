@@ -27,6 +27,14 @@ typedef struct tl_report_ctx {
 
 void tl_render_text(const tl_report_ctx_t *c, FILE *out);
 void tl_render_json(const tl_report_ctx_t *c, FILE *out);
+/* These two return true when out of memory (then nothing, or an unfinished
+ * page, was written). */
+bool tl_render_html(const tl_report_ctx_t *c, FILE *out);   /* render_html.c */
+bool tl_render_folded(const tl_report_ctx_t *c, FILE *out); /* render_folded.c */
+
+/* Copy the JSON text s[0, n) to out with every '<' written \u003c, so it
+ * can sit in an HTML <script type="application/json"> block (render_html.c). */
+void tl_html_write_json(FILE *out, const char *s, size_t n);
 
 /* Shared helpers (cmd/report.c). */
 

@@ -1,0 +1,279 @@
+#!/usr/bin/env python3
+"""html_browser.py - open a tensorleak HTML report in headless Chromium and
+check it against the JSON report of the same trace.
+
+usage: html_browser.py CHROMIUM PAGE.html REPORT.json FOLDED_PEAK SCREENSHOT.png [--hostile]
+
+Drives Chromium through the DevTools protocol on --remote-debugging-pipe
+(file descriptors 3 and 4, NUL-separated JSON messages; stdlib only).
+Checks: no request leaves the page, no console error, no exception, no CSP
+violation; the peak value, the number of problems, each problem's storage
+node, a storage's view edges (offset, extent), the flame graph's outermost
+frames (bytes, against the folded stacks), the timeline's peak; clicking the
+timeline lists what was live then; a screenshot for the log. --hostile: the
+trace's strings hold markup, which must show as text and never run.
+Exit 0 pass, 1 fail, 99 hard error.
+"""
+import base64
+import fcntl
+import json
+import os
+import select
+import subprocess
+import sys
+import tempfile
+import time
+
+TIMEOUT = 60.0
+
+
+def fmt_bytes(b):
+    """render_text.c's tl_render_bytes."""
+    if b < 1024:
+        return "%d B" % b
+    units = ["KiB", "MiB", "GiB", "TiB", "PiB", "EiB"]
+    v, u = b / 1024.0, 0
+    while v >= 1024.0 and u + 1 < len(units):
+        v /= 1024.0
+        u += 1
+    return ("%.2f %s" if v < 10.0 else "%.1f %s") % (v, units[u])
+
+
+class Browser:
+    def __init__(self, chromium, profile):
+        cmd_r, self.w = os.pipe()  # we write commands, Chromium reads fd 3
+        self.r, res_w = os.pipe()  # Chromium writes fd 4, we read
+        # Above 3 and 4 first, so that placing one cannot close the other.
+        hi_r, hi_w = fcntl.fcntl(cmd_r, fcntl.F_DUPFD, 10), fcntl.fcntl(res_w, fcntl.F_DUPFD, 10)
+        os.close(cmd_r)
+        os.close(res_w)
+
+        def fds():
+            os.dup2(hi_r, 3)
+            os.dup2(hi_w, 4)
+        self.proc = subprocess.Popen(
+            [chromium, "--headless=new", "--no-sandbox", "--disable-gpu",
+             "--remote-debugging-pipe", "--user-data-dir=" + profile,
+             "--no-first-run", "--no-default-browser-check",
+             "--disable-background-networking", "--disable-component-update",
+             "--disable-sync", "--disable-extensions", "--mute-audio",
+             "--hide-scrollbars", "--window-size=1400,1000", "about:blank"],
+            pass_fds=(3, 4), preexec_fn=fds,
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        os.close(hi_r)
+        os.close(hi_w)
+        self.buf = b""
+        self.next_id = 0
+        self.events = []
+
+    def _read(self, deadline):
+        while b"\0" not in self.buf:
+            left = deadline - time.time()
+            if left <= 0:
+                raise TimeoutError("no answer from Chromium")
+            ready, _, _ = select.select([self.r], [], [], left)
+            if ready:
+                chunk = os.read(self.r, 1 << 20)
+                if not chunk:
+                    raise EOFError("Chromium closed its pipe")
+                self.buf += chunk
+        msg, self.buf = self.buf.split(b"\0", 1)
+        return json.loads(msg)
+
+    def call(self, method, params=None, session=None):
+        self.next_id += 1
+        msg = {"id": self.next_id, "method": method, "params": params or {}}
+        if session:
+            msg["sessionId"] = session
+        os.write(self.w, json.dumps(msg).encode() + b"\0")
+        deadline = time.time() + TIMEOUT
+        while True:
+            m = self._read(deadline)
+            if m.get("id") == self.next_id:
+                if "error" in m:
+                    raise RuntimeError("%s: %s" % (method, m["error"]))
+                return m.get("result", {})
+            self.events.append(m)
+
+    def wait_event(self, method):
+        deadline = time.time() + TIMEOUT
+        for i, m in enumerate(self.events):
+            if m.get("method") == method:
+                return self.events.pop(i)
+        while True:
+            m = self._read(deadline)
+            if m.get("method") == method:
+                return m
+            self.events.append(m)
+
+    def close(self):
+        try:
+            self.call("Browser.close")
+        except Exception:
+            pass
+        try:
+            self.proc.wait(10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+
+
+def main():
+    args = [a for a in sys.argv[1:] if not a.startswith("--")]
+    hostile = "--hostile" in sys.argv
+    if len(args) != 5:
+        print(__doc__, file=sys.stderr)
+        return 99
+    chromium, page, report_path, folded_path, shot = args
+    report = json.load(open(report_path))
+    url = "file://" + os.path.abspath(page)
+    failures = []
+
+    def check(ok, what):
+        print(("ok   " if ok else "FAIL ") + what)
+        if not ok:
+            failures.append(what)
+
+    profile = tempfile.mkdtemp(prefix="tl-chromium.")
+    b = Browser(chromium, profile)
+    try:
+        targets = b.call("Target.getTargets")["targetInfos"]
+        page_t = [t for t in targets if t["type"] == "page"][0]
+        sid = b.call("Target.attachToTarget",
+                     {"targetId": page_t["targetId"], "flatten": True})["sessionId"]
+        for m in ("Runtime.enable", "Log.enable", "Network.enable", "Page.enable"):
+            b.call(m, session=sid)
+        b.call("Emulation.setDeviceMetricsOverride",
+               {"width": 1400, "height": 1000, "deviceScaleFactor": 1, "mobile": False},
+               session=sid)
+        t0 = time.time()
+        b.call("Page.navigate", {"url": url}, session=sid)
+        b.wait_event("Page.loadEventFired")
+
+        def ev(expr):
+            r = b.call("Runtime.evaluate", {"expression": expr, "returnByValue": True,
+                                             "awaitPromise": True}, session=sid)
+            if "exceptionDetails" in r:
+                raise RuntimeError("evaluate %s: %s" % (expr, r["exceptionDetails"]))
+            return r["result"].get("value")
+
+        ready = ev("document.body.getAttribute('data-ready')")
+        print("page ready in %.2f s" % (time.time() - t0))
+        check(ready == "1", "the page's script ran to its end")
+
+        s = report["summary"]
+        peak = ev("(() => { const e = document.getElementById('peak-value');"
+                  " return [e.textContent, Number(e.getAttribute('data-bytes'))]; })()")
+        check(peak == [fmt_bytes(s["peak_bytes"]), s["peak_bytes"]],
+              "peak value %s (%d bytes) shown: %r" % (fmt_bytes(s["peak_bytes"]), s["peak_bytes"], peak))
+        probs = report["problems"]
+        n = ev("[Number(document.getElementById('problem-count').getAttribute('data-count')),"
+               " document.querySelectorAll('#problem-list .chips a').length]")
+        check(n == [len(probs), len(probs)], "%d problems, one link each: %r" % (len(probs), n))
+        missing = ev("%s.filter((id) => !document.getElementById('storage-' + id))"
+                     % json.dumps([p["storage"] for p in probs]))
+        check(missing == [], "every problem's storage has a node in the lineage graph: missing %r" % missing)
+
+        with_views = [x for x in report["end"]["storages"] if x["views"]]
+        if with_views:
+            st = max(with_views, key=lambda x: (x["bytes"], -x["id"])) if not probs else \
+                next((x for x in with_views if x["id"] in {p["storage"] for p in probs}), with_views[0])
+            edges = ev("[...document.querySelectorAll('.view-edge[data-storage=\"%d\"]')]"
+                       ".map((e) => [Number(e.getAttribute('data-offset')), Number(e.getAttribute('data-extent'))])"
+                       % st["id"])
+            want = [[v["offset"], v["extent"]] for v in st["views"][:6]]
+            check(ev("!!document.getElementById('storage-%d')" % st["id"]) and edges == want,
+                  "storage #%d's node and its view edges %r: %r" % (st["id"], want, edges))
+            # clicking a problem's link selects its node and shows its frames
+            if probs:
+                ev("document.querySelector('#problem-list .chips a[data-storage=\"%d\"]')?.click() ?? "
+                   "document.getElementById('storage-%d').dispatchEvent(new MouseEvent('click'))"
+                   % (st["id"], st["id"]))
+                sel = ev("[document.querySelector('.snode.sel')?.getAttribute('data-id'),"
+                         " document.querySelectorAll('#detail ol.stack li').length]")
+                check(sel[0] == str(st["id"]) and sel[1] == len(st["stack"]),
+                      "the storage's node selected with its %d frames: %r" % (len(st["stack"]), sel))
+
+        # flame graph: the outermost frames carry the folded stacks' bytes
+        want = {}
+        total = 0
+        for line in open(folded_path):
+            stack, v = line.rstrip("\n").rsplit(" ", 1)
+            want[stack.split(";")[0]] = want.get(stack.split(";")[0], 0) + int(v)
+            total += int(v)
+        check(total == s["peak_bytes"], "folded peak stacks sum to the peak: %d" % total)
+        got = ev("[...document.querySelectorAll('#fl-graph .frame')].filter((d) => d.style.top === '18px')"
+                 ".map((d) => [d.getAttribute('data-label'), Number(d.getAttribute('data-bytes'))])")
+        got = dict(got)
+        root = ev("Number(document.querySelector('#fl-graph .frame.root').getAttribute('data-bytes'))")
+        check(root == s["peak_bytes"], "flame graph root = peak bytes: %r" % root)
+        top = sorted(want.items(), key=lambda kv: -kv[1])[:3]
+        check(all(got.get(k) == v for k, v in top if v * 200 >= total),
+              "flame graph outermost frames %r: %r" % (top, [(k, got.get(k)) for k, _ in top]))
+        # zoom into the largest outermost frame, then search
+        ev("[...document.querySelectorAll('#fl-graph .frame')].filter((d) => d.style.top === '18px')[0]?.click()")
+        check(ev("document.querySelectorAll('#fl-graph .frame.dim').length") >= 1, "clicking a frame zooms into it")
+        series_max = ev("Math.max(...JSON.parse(document.getElementById('tl-page').textContent)"
+                        ".timeline.series[0].max.filter((v) => v !== null))")
+        check(series_max == s["peak_bytes"] and ev("!!document.getElementById('tl-peak')"),
+              "timeline peak %r marked" % series_max)
+        stor_max = ev("Math.max(0, ...JSON.parse(document.getElementById('tl-page').textContent)"
+                      ".timeline.series[1].max.filter((v) => v !== null))")
+        check(stor_max == s["peak_storage_bytes"], "timeline storages peak %r" % stor_max)
+        bands = ev("document.querySelectorAll('#tl-svg .band rect[data-band]').length")
+        want_bands = sum(r["iterations"] for r in report["regions"])
+        check(bands == want_bands, "%d region iterations as bands: %r" % (want_bands, bands))
+        ev("(() => { const s = document.getElementById('tl-svg'), r = s.getBoundingClientRect();"
+           " s.dispatchEvent(new MouseEvent('click', {clientX: r.left + r.width * 0.5, clientY: r.top + 50, bubbles: true})); })()")
+        rows = ev("document.querySelectorAll('#tl-detail tr').length")
+        check(rows >= 2, "clicking the timeline lists what was live then: %r rows" % rows)
+
+        if hostile:
+            check(ev("window.__tl_pwned === undefined"), "no injected script ran")
+            check(ev("document.querySelectorAll('script').length") == 3, "no script element injected")
+            check(ev("document.querySelectorAll('img, iframe, object').length") == 0, "no element injected")
+            shown = ev("document.body.innerText.includes('<script>') || "
+                       "[...document.querySelectorAll('svg title, svg text')].some((e) => e.textContent.includes('<script>'))")
+            check(shown, "the markup in names shows as text")
+
+        ev("window.scrollTo(0, 0)")
+        shot_data = b.call("Page.captureScreenshot", {"format": "png"}, session=sid)["data"]
+        with open(shot, "wb") as f:
+            f.write(base64.b64decode(shot_data))
+        print("screenshot: %s" % shot)
+        for sec in ("timeline", "flame", "lineage"):  # each section too, for the log
+            box = ev("(() => { const r = document.getElementById('%s').getBoundingClientRect();"
+                     " return [r.left + scrollX, r.top + scrollY, r.width, Math.min(r.height, 1600)]; })()" % sec)
+            data = b.call("Page.captureScreenshot", {
+                "format": "png", "captureBeyondViewport": True,
+                "clip": {"x": box[0], "y": box[1], "width": box[2], "height": box[3], "scale": 1}},
+                session=sid)["data"]
+            name = shot[:-4] + "-" + sec + ".png" if shot.endswith(".png") else shot + "-" + sec
+            with open(name, "wb") as f:
+                f.write(base64.b64decode(data))
+            print("screenshot: %s" % name)
+
+        # what happened meanwhile: requests, console errors, exceptions
+        b.call("Runtime.evaluate", {"expression": "1"}, session=sid)
+        requests = [m["params"]["request"]["url"] for m in b.events
+                    if m.get("method") == "Network.requestWillBeSent"]
+        other = [u for u in requests if u != url]
+        check(other == [], "no request leaves the page: %r" % other)
+        errors = [m["params"]["entry"]["text"] for m in b.events
+                  if m.get("method") == "Log.entryAdded" and m["params"]["entry"]["level"] in ("error", "warning")]
+        errors += [str(m["params"]["args"]) for m in b.events
+                   if m.get("method") == "Runtime.consoleAPICalled" and m["params"]["type"] in ("error", "warning", "assert")]
+        errors += [m["params"]["exceptionDetails"].get("text", "") + " " +
+                   str(m["params"]["exceptionDetails"].get("exception", {}).get("description", ""))
+                   for m in b.events if m.get("method") == "Runtime.exceptionThrown"]
+        check(errors == [], "no console errors: %r" % errors)
+    except Exception as e:  # noqa: BLE001 - any failure to drive the browser
+        print("ERROR: %s" % e, file=sys.stderr)
+        return 99
+    finally:
+        b.close()
+        subprocess.run(["rm", "-rf", profile])
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -77,3 +77,7 @@ EXTRA_DIST += tests/integration/run_shim.sh
 TESTS += tests/integration/py_tensor_kinds.sh tests/integration/py_guard.sh
 EXTRA_DIST += tests/integration/py_tensor_kinds.sh tests/workloads/py_tensor_kinds.py \
 	tests/integration/py_guard.sh tests/workloads/py_guard.py
+
+# Fresh-user checks: TorchScript compiles functions that call the wrapped copy entry points.
+TESTS += tests/integration/fresh_jit.sh
+EXTRA_DIST += tests/integration/fresh_jit.sh tests/workloads/fresh_jit.py

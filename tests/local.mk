@@ -81,3 +81,11 @@ EXTRA_DIST += tests/integration/py_tensor_kinds.sh tests/workloads/py_tensor_kin
 # Hostile run: run and check started with SIGCHLD ignored keep the status.
 TESTS += tests/integration/hostile_sigchld.sh
 EXTRA_DIST += tests/integration/hostile_sigchld.sh
+
+# Fresh-user checks: TorchScript compiles functions that call the wrapped copy entry points.
+TESTS += tests/integration/fresh_jit.sh
+EXTRA_DIST += tests/integration/fresh_jit.sh tests/workloads/fresh_jit.py
+
+# Fresh-user checks: check through a bash shim removes the shim's trace, as run does.
+TESTS += tests/integration/fresh_check_shim.sh
+EXTRA_DIST += tests/integration/fresh_check_shim.sh

@@ -243,8 +243,12 @@ static bool nothing_of_interest(const char *path)
     tl_events_t it = {0};
     if (nothing && tl_events_open(&t, &it)) nothing = false;
     for (tl_event_t ev; nothing && tl_events_next(&it, &ev);)
-        if ((ev.type == TL_EV_ALLOC || ev.type == TL_EV_RALLOC) &&
-            (ev.storage || (ev.size >= BIG_BLOCK && !(ev.pad & TL_EV_F_SAMPLED))))
+        /* storage is a record kind on an ALLOC only; on a RALLOC it says
+         * the old pointer's RFREE came first (reader.h), and every realloc
+         * of a shell is recorded under check (TENSORLEAK_MODE=all) */
+        if ((ev.type == TL_EV_ALLOC && ev.storage) ||
+            ((ev.type == TL_EV_ALLOC || ev.type == TL_EV_RALLOC) && ev.size >= BIG_BLOCK &&
+             !(ev.pad & TL_EV_F_SAMPLED)))
             nothing = false;
     tl_events_close(&it);
     tl_trace_free(&t);

@@ -251,6 +251,25 @@ def _wrap(owner, name, label):
 
     wrapper._tensorleak_wrapped = True
     setattr(owner, name, wrapper)
+    _script_builtin(real, wrapper)
+
+
+def _script_builtin(real, wrapper):
+    """Give wrapper the TorchScript op of the function it wraps.
+
+    TorchScript compiles a call such as torch.flatten(x) by looking the
+    function object up in its table of builtins (torch/jit/_builtins.py:
+    id(function) -> "aten::flatten"), built once, at its first use, often
+    during import torch: a table built before we wrapped knows only the real
+    function, and torch.jit.script of a function calling the wrapper fails
+    (it tries to read the source of the builtin behind functools.wraps). A
+    table not built yet registers the wrapper by its name itself."""
+    try:
+        table = getattr(sys.modules.get("torch.jit._builtins"), "_builtin_table", None)
+        if type(table) is dict and id(real) in table:
+            table[id(wrapper)] = table[id(real)]
+    except Exception:  # another torch's layout: scripting is torch's business
+        pass
 
 
 def wrap_copies(torch):

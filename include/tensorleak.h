@@ -33,6 +33,7 @@ enum {
     TL_HELD_BY_TENSOR = 1,   /* a reachable tensor covers the whole storage */
     TL_HELD_BY_VIEW = 2,     /* only views of part of it are reachable */
     TL_HELD_BY_AUTOGRAD = 3, /* only an autograd graph (saved tensors) refers to it */
+    TL_HELD_BY_CYCLE = 4,    /* only an unreachable reference cycle refers to it (gc garbage) */
 };
 
 /* The agent's entry table. Fields are appended, never reordered. */
@@ -72,6 +73,16 @@ typedef struct tl_agent_api {
      * 3 tensors skipped: 2 meta, 1 sparse"). Cut at 256 bytes. Present when
      * `size` covers it. */
     void (*note)(uint64_t snapshot, const char *text);
+    /* How report point `snapshot` found `storage` (after its snapshot_hold):
+     * `covered`, the bytes of it the elements of its live views occupy (their
+     * union; SIZE_MAX: not computed), so pinned bytes are exact for strided
+     * and overlapping views; `cause`, the kind of holder on the path
+     * (TL_CAUSE_* of trace_format.h: 0 plain, 1 cycle, 2 cache, 3 traceback,
+     * 4 closure, 5 optimizer, 6 thread, 7 class); `path`, the references from
+     * a root the user knows down to it, cut at 1024 bytes. Present when
+     * `size` covers it. */
+    void (*snapshot_why)(uint64_t snapshot, const void *storage, size_t covered, int cause,
+                         const char *path);
 } tl_agent_api_t;
 
 /* Exported by libtensorleak.so: returns the table, or NULL if the agent does

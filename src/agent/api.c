@@ -172,7 +172,7 @@ static void snapshot_hold(uint64_t snapshot, const void *storage, size_t bytes, 
 {
     TL_GUARD_SCOPE;
     if (!snapshot || !enter()) return;
-    uint64_t held = held_by >= TL_HELD_UNKNOWN && held_by <= TL_HELD_AUTOGRAD
+    uint64_t held = held_by >= TL_HELD_UNKNOWN && held_by <= TL_HELD_CYCLE
                         ? (uint64_t)held_by
                         : (uint64_t)TL_HELD_UNKNOWN;
     uint64_t ints[4] = {snapshot, u(storage), held, u(object)};
@@ -210,6 +210,17 @@ static void note(uint64_t snapshot, const char *text)
     record(TL_REC_NOTE, ints, text);
 }
 
+static void snapshot_why(uint64_t snapshot, const void *storage, size_t covered, int cause,
+                         const char *path)
+{
+    TL_GUARD_SCOPE;
+    if (!snapshot || !enter()) return;
+    uint64_t c = cause >= TL_CAUSE_NONE && cause <= TL_CAUSE_MAX ? (uint64_t)cause : TL_CAUSE_NONE;
+    uint64_t ints[4] = {snapshot, u(storage), covered == SIZE_MAX ? UINT64_MAX : covered, c};
+    if (!path) path = "";
+    tl_record_lineage(TL_REC_SNAP_WHY, ints, path, strnlen(path, TL_API_PATH_MAX));
+}
+
 static const char *trace_path(void)
 {
     return tl_agent_trace_path();
@@ -233,6 +244,7 @@ static const tl_agent_api_t api_table = {
     .snapshot_end = snapshot_end,
     .trace_path = trace_path,
     .note = note,
+    .snapshot_why = snapshot_why,
 };
 
 /* A fork child's trace starts its mark ids at 1 again (a fork handler:

@@ -13,7 +13,8 @@
 #define TENSORLEAK_DISABLE_API 1 /* the table only, not the client helpers */
 #include "tensorleak.h"
 
-#define TL_API_STR_MAX 256 /* bytes kept of an op, tag, region or mark name */
+#define TL_API_STR_MAX  256  /* bytes kept of an op, tag, region or mark name */
+#define TL_API_PATH_MAX 1024 /* bytes kept of a holder's path (snapshot_why) */
 
 /* The table for `version` (1 ... TL_AGENT_API_VERSION), or NULL when the
  * version is not served or the agent is disabled or has no trace. Runs the

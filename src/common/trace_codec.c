@@ -136,7 +136,7 @@ static const struct {
     [TL_REC_COUNT] = {3, false},       [TL_REC_CKPT_BEGIN] = {6, false},
     [TL_REC_SITE] = {6, false},        [TL_REC_LIVE] = {6, false},
     [TL_REC_CKPT_END] = {2, false},    [TL_REC_OWNER] = {3, false},
-    [TL_REC_NOTE] = {1, true},
+    [TL_REC_NOTE] = {1, true},         [TL_REC_SNAP_WHY] = {4, true},
 };
 
 bool tl_rec_lineage_shape(unsigned type, unsigned *nints, bool *has_str)
@@ -323,6 +323,7 @@ const char *tl_rec_type_name(unsigned type)
         [TL_REC_CKPT_END] = "checkpoint_end",
         [TL_REC_OWNER] = "owner",
         [TL_REC_NOTE] = "note",
+        [TL_REC_SNAP_WHY] = "snapshot_why",
     };
     if (type < sizeof names / sizeof names[0] && names[type]) return names[type];
     return "unknown";

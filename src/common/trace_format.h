@@ -98,7 +98,11 @@ typedef enum tl_rec_type {
      * ts_delta is 0): a chunk an ended thread left is used by the next one. */
     TL_REC_OWNER = 29, /* tid, seq, base_ts */
     TL_REC_NOTE = 30,  /* mark_id (0: none), text:str: a provider's note ("lineage ... skipped") */
-    TL_REC_MAX_TYPE = 30
+    /* mark_id, storage ptr, covered bytes (UINT64_MAX: not computed), cause
+     * (TL_CAUSE_*), path:str: how the provider reached the storage from a
+     * root the user knows ("global failures -> [0] -> ...") */
+    TL_REC_SNAP_WHY = 31,
+    TL_REC_MAX_TYPE = 31
 } tl_rec_type_t;
 
 #define TL_REC_COUNT_CLASSES 65 /* classes 0..64: the bit length of the size */
@@ -122,7 +126,22 @@ typedef enum tl_held_by {
     TL_HELD_TENSOR = 1,   /* a reachable tensor/array covers the whole storage */
     TL_HELD_VIEW = 2,     /* only views of part of it are reachable */
     TL_HELD_AUTOGRAD = 3, /* only an autograd graph (saved tensors) refers to it */
+    TL_HELD_CYCLE = 4,    /* only an unreachable reference cycle (gc garbage) refers to it */
 } tl_held_by_t;
+
+/* What kind of holder the path of a SNAP_WHY record runs through: the
+ * causes a problem names with its fix (docs/report-schema.md). */
+typedef enum tl_cause {
+    TL_CAUSE_NONE = 0,      /* a plain reference from a root */
+    TL_CAUSE_CYCLE = 1,     /* an uncollected reference cycle, no root */
+    TL_CAUSE_CACHE = 2,     /* a functools.lru_cache / cache dict */
+    TL_CAUSE_TRACEBACK = 3, /* the frames of a kept exception's traceback */
+    TL_CAUSE_CLOSURE = 4,   /* a closure cell */
+    TL_CAUSE_OPTIMIZER = 5, /* an optimizer's state */
+    TL_CAUSE_THREAD = 6,    /* a live frame of a thread */
+    TL_CAUSE_CLASS = 7,     /* a class attribute */
+    TL_CAUSE_MAX = 7
+} tl_cause_t;
 
 /* How a block came to be (ALLOC) or went away (FREE). Values below
  * TL_KIND_STORAGE are plain heap blocks; at or above it, storages. */

@@ -101,6 +101,7 @@ static const char *const lineage_fields[TL_REC_MAX_TYPE + 1][8] = {
     [TL_REC_ORIGIN] = {"*storage", "op"},
     [TL_REC_OWNER] = {"owner", "seq", "base_ts"},
     [TL_REC_NOTE] = {"mark", "text"},
+    [TL_REC_SNAP_WHY] = {"mark", "*storage", "covered", "cause", "path"},
 };
 
 static void print_lineage(const tl_record_t *r)

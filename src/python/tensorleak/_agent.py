@@ -7,7 +7,11 @@ import ctypes
 
 API_VERSION = 1
 
-HELD_UNKNOWN, HELD_TENSOR, HELD_VIEW, HELD_AUTOGRAD = 0, 1, 2, 3
+HELD_UNKNOWN, HELD_TENSOR, HELD_VIEW, HELD_AUTOGRAD, HELD_CYCLE = 0, 1, 2, 3, 4
+# TL_CAUSE_* (src/common/trace_format.h): the kind of holder on a path
+(CAUSE_NONE, CAUSE_CYCLE, CAUSE_CACHE, CAUSE_TRACEBACK, CAUSE_CLOSURE, CAUSE_OPTIMIZER,
+ CAUSE_THREAD, CAUSE_CLASS) = range(8)
+COVERED_UNKNOWN = ctypes.c_size_t(-1).value
 
 _p, _s, _u64, _int = ctypes.c_void_p, ctypes.c_size_t, ctypes.c_uint64, ctypes.c_int
 _str = ctypes.c_char_p
@@ -33,6 +37,7 @@ class _Api(ctypes.Structure):
         ("snapshot_end", _F(None, _u64)),
         ("trace_path", _F(ctypes.c_char_p)),
         ("note", _F(None, _u64, _str)),
+        ("snapshot_why", _F(None, _u64, _p, _s, _int, _str)),
     ]
 
 

@@ -20,7 +20,7 @@ import sys
 import sysconfig
 import types
 
-from tensorleak import _agent
+from tensorleak import _agent, _cover, _paths
 
 NUMPY_MIN_STORAGE = 65536  # numpy buffers below this are not storages (docs/report-schema.md)
 
@@ -49,6 +49,8 @@ def _module_dict(mod):
 
 
 def _roots():
+    """[(module name, namespace)] of the program's own modules: __main__ and
+    modules outside the Python installation and tensorleak."""
     prefixes = _library_prefixes()
     roots = []
     for name, mod in list(sys.modules.items()):
@@ -56,55 +58,38 @@ def _roots():
         if d is None:
             continue
         if name == "__main__":
-            roots.append(d)
+            roots.insert(0, (name, d))
             continue
         f = d.get("__file__")
         if type(f) is not str or not f or type(name) is not str or name.startswith("tensorleak"):
             continue
         real = os.path.realpath(f)
         if not real.startswith(prefixes):
-            roots.append(d)
+            roots.append((name, d))
     return roots
 
 
 def reachable(tensor_type, array_type, extra_roots=()):
-    """Tensors and arrays reachable from the program's own module globals
-    (and from extra_roots: the live frames at an os_exit end point).
-    By type only (issubclass of type(obj)): isinstance would ask an object
-    for its __class__, which a proxy may answer with code of its own."""
+    """The walk (_paths.Walk) of the tensors and arrays reachable from the
+    roots a user knows: the program's module globals (entering its own
+    classes), every thread's live frames, and extra_roots (dicts: the copies
+    of the live frames' locals an os_exit end point passes). By type only (issubclass of
+    type(obj)): isinstance would ask an object for its __class__, which a
+    proxy may answer with code of its own."""
     module_dicts = {id(_module_dict(m)) for m in list(sys.modules.values())}
-    roots = _roots() + list(extra_roots)
-    seen = {id(r) for r in roots}
-    seen.add(id(sys._getframe().f_locals))
-    stack = list(roots)
-    tensors, arrays = [], []
-    leaf = (str, bytes, bytearray, int, float, complex, bool, type(None), types.ModuleType, type,
-            types.BuiltinFunctionType, types.CodeType)
-    while stack:
-        obj = stack.pop()
-        for ref in gc.get_referents(obj):
-            i = id(ref)
-            if i in seen:
-                continue
-            seen.add(i)
-            cls = type(ref)
-            if tensor_type is not None and issubclass(cls, tensor_type):
-                tensors.append(ref)
-                continue
-            if array_type is not None and issubclass(cls, array_type):
-                arrays.append(ref)
-                continue
-            if issubclass(cls, leaf) or (cls is dict and i in module_dicts):
-                continue
-            stack.append(ref)
-    return tensors, arrays
+    roots = _roots()
+    return _paths.walk(roots, {name for name, _ in roots}, tensor_type, array_type, module_dicts,
+                       extra_roots)
 
 
 class _Storage:
-    __slots__ = ("nbytes", "full", "views", "autograd", "fingerprint")
+    __slots__ = ("nbytes", "full", "views", "autograd", "fingerprint", "geoms", "why", "cycle")
 
     def __init__(self, nbytes):
         self.nbytes = nbytes
+        self.geoms = []  # (first element's byte offset, shape, byte strides, itemsize) of live tensors
+        self.why = None  # (path text, TL_CAUSE_*) of the first holder found
+        self.cycle = False  # held only by a reference cycle (gc garbage)
         self.fingerprint = False  # host memory of a CPU allocator its provider knows
         self.full = False
         self.views = []
@@ -163,6 +148,76 @@ def _each(items, skipped, fn):
                 skipped.add(why)
 
 
+def _base_of(obj, tensor_type):
+    """The storage base address of a tensor or array, or 0."""
+    if tensor_type is not None and issubclass(type(obj), tensor_type):
+        from tensorleak import _torch
+
+        return _torch.storage_of(obj)[0]
+    from tensorleak import _numpy
+
+    try:
+        return _numpy.buffer_of(obj)[0]
+    except Exception:
+        return 0
+
+
+def _name_holders(w, storages, tensor_type):
+    """Each storage's path: the first (shortest) path to one of its tensors."""
+    for obj in w.tensors + w.arrays:
+        base = _base_of(obj, tensor_type)
+        s = storages.get(base)
+        if s is not None and s.why is None:
+            s.why = w.path(obj)
+
+
+def _cycles(w, storages, tensor_type, skipped):
+    """Storages of tensors no root reaches that only a reference cycle
+    keeps: added to storages as cycle storages. Returns a note or None."""
+    from tensorleak import _torch
+
+    # one reference each, from this list only (garbage() counts on it)
+    cands = [o for o in gc.get_objects() if issubclass(type(o), tensor_type) and not w.seen(o)]
+    note = None
+    if len(cands) > _paths.MAX_CANDIDATES:
+        note = f"holders: {len(cands)} unreached tensors, {_paths.MAX_CANDIDATES} examined for cycles"
+        del cands[_paths.MAX_CANDIDATES:]
+    for k in range(len(cands)):
+        base = _base_of(cands[k], tensor_type)
+        if not base or (base in storages and not storages[base].cycle):
+            continue
+        try:
+            s, index = _paths.garbage(cands, k)
+        except Exception as exc:
+            skipped.failed(exc)
+            continue
+        if s is None:
+            continue
+        text = _paths.cycle_text(s, index)
+        s = index = None
+        why = _torch.add_tensor(storages, cands[k], _Storage, _extent)
+        if why is not None:
+            skipped.add(why)
+            continue
+        st = storages.get(base)
+        if st is not None:
+            st.cycle = True
+            if st.why is None:
+                st.why = (text, _agent.CAUSE_CYCLE)
+    return note
+
+
+def _covered(s, snap, notes):
+    """Bytes of s its live views' elements occupy, or COVERED_UNKNOWN."""
+    try:
+        n, exact = _cover.covered(s.geoms, s.nbytes)
+    except Exception:
+        return _agent.COVERED_UNKNOWN
+    if not exact:
+        notes.add("pinned bytes of views with more than %d runs counted by extent" % _cover.MAX_RUNS)
+    return n
+
+
 def describe(api, snap, extra_roots=()):
     """Reports what holds each live storage at report point snap. Whatever
     cannot be described is left out and named in notes; never raises."""
@@ -177,7 +232,8 @@ def describe(api, snap, extra_roots=()):
             array_type = None
         if tensor_type is None and array_type is None:
             return
-        tensors, arrays = reachable(tensor_type, array_type, extra_roots)
+        w = reachable(tensor_type, array_type, extra_roots)
+        tensors, arrays = w.tensors, w.arrays
     except Exception as exc:
         _agent.note(f"lineage skipped: cannot walk the program's objects ({type(exc).__name__}: {exc})"[:250], snap)
         return
@@ -200,8 +256,23 @@ def describe(api, snap, extra_roots=()):
 
         _each(arrays, arrays_skipped,
               lambda a: _numpy.add_array(storages, a, _Storage, _extent, NUMPY_MIN_STORAGE))
+    notes = set()
+    try:
+        _name_holders(w, storages, tensor_type)
+        if w.capped:
+            notes.add(f"holders: walk capped at {_paths.MAX_OBJECTS} objects")
+        if tensor_type is not None:
+            n = _cycles(w, storages, tensor_type, tensors_skipped)
+            if n:
+                notes.add(n)
+    except Exception as exc:
+        tensors_skipped.failed(exc)
+    w = tensors = arrays = None
+    why_ok = _agent.has(api, "snapshot_why")
     for base, s in storages.items():
-        if s.full:
+        if s.cycle:
+            held = _agent.HELD_CYCLE
+        elif s.full:
             held = _agent.HELD_TENSOR
         elif s.views and not all(v[4] for v in s.views):
             held = _agent.HELD_VIEW
@@ -217,6 +288,13 @@ def describe(api, snap, extra_roots=()):
                 continue
             api.snapshot_view(snap, base, offset, extent, nbytes, obj,
                               op.encode() if op else None)
+        if why_ok:
+            covered = _covered(s, snap, notes) if held == _agent.HELD_VIEW else _agent.COVERED_UNKNOWN
+            text, cause = s.why or ("", _agent.CAUSE_NONE)
+            api.snapshot_why(snap, base, covered, cause,
+                             text.encode("utf-8", "replace")[:1024] or None)
+    for n in sorted(notes):
+        _agent.note(n, snap)
     for sk, what in ((tensors_skipped, "tensor"), (arrays_skipped, "array")):
         if sk.count:
             _agent.note(sk.text(what), snap)

@@ -61,7 +61,9 @@ def add_array(storages, a, make, extent_fn, min_bytes):
         s = storages[base] = make(nbytes)
     s.fingerprint = s.fingerprint or owned
     lo, extent = extent_fn(k.shape(a), k.strides(a), k.itemsize(a))
-    offset = k.interface(a)["data"][0] - base + lo
+    first = k.interface(a)["data"][0] - base
+    s.geoms.append((first, k.shape(a), k.strides(a), k.itemsize(a)))
+    offset = first + lo
     covers = offset <= 0 and offset + extent >= s.nbytes
     if covers:
         s.full = True

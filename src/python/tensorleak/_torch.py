@@ -145,8 +145,11 @@ def add_tensor(storages, t, make, extent_fn, autograd=False):
         s = storages[base] = make(nbytes)
     s.fingerprint = s.fingerprint or owned
     itemsize = k.element_size(t)
-    lo, extent = extent_fn(k.shape(t), [st * itemsize for st in k.stride(t)], itemsize)
+    shape, strides = tuple(k.shape(t)), [st * itemsize for st in k.stride(t)]
+    lo, extent = extent_fn(shape, strides, itemsize)
     offset = k.storage_offset(t) * itemsize + lo
+    if not autograd:
+        s.geoms.append((k.storage_offset(t) * itemsize, shape, strides, itemsize))
     covers = offset <= 0 and offset + extent >= nbytes
     if autograd:
         s.autograd = True

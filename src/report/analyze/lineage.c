@@ -143,6 +143,12 @@ const char *tl_problem_kind_name(unsigned kind)
         return "duplicate_copy";
     case TL_PROBLEM_AUTOGRAD:
         return "held_by_autograd";
+    case TL_PROBLEM_CYCLE:
+        return "held_by_cycle";
+    case TL_PROBLEM_CACHE:
+        return "held_by_cache";
+    case TL_PROBLEM_TRACEBACK:
+        return "held_by_traceback";
     default:
         return "unknown";
     }
@@ -252,6 +258,39 @@ static bool autograd(ana_t *a, const tl_end_storage_t *s)
     return add_problem(a, TL_PROBLEM_AUTOGRAD, s->s.bytes, s, &m);
 }
 
+/* A storage whose holder's cause is new to the program's own view of its
+ * names (a cycle, a cache, a traceback): the path and the usual fix. */
+static bool held_by_cause(ana_t *a, const tl_end_storage_t *s)
+{
+    msg_t m = {.len = 0};
+    put_storage(a, &m, s);
+    unsigned kind;
+    const char *path = s->held_path ? s->held_path : "?";
+    if (s->cause == TL_CAUSE_CYCLE) {
+        kind = TL_PROBLEM_CYCLE;
+        put(&m, " is %s.", path);
+        if (strstr(path, "ctx."))
+            put(&m, " Fix: ctx.save_for_backward() instead of an attribute of ctx.");
+        else if (strstr(path, "hook") || strstr(path, "closure"))
+            put(&m, " Fix: refer to the module through a weakref in the hook.");
+        else
+            put(&m, " Fix: break the cycle (a weakref, or del the reference).");
+    } else if (s->cause == TL_CAUSE_CACHE) {
+        kind = TL_PROBLEM_CACHE;
+        put(&m, " is held by a cache: %s.", path);
+        put(&m, " Fix: lru_cache(maxsize=...) or no cache on a method returning tensors.");
+    } else {
+        kind = TL_PROBLEM_TRACEBACK;
+        put(&m, " is held by the frames of a kept exception's traceback: %s.", path);
+        put(&m, " Fix: keep str(err), or del err.__traceback__ (traceback.clear_frames).");
+    }
+    return add_problem(a, kind, s->s.bytes, s, &m);
+}
+
+/* Is one of s's duplicates its source or a copy of the same source? Equal
+ * bytes of unrelated storages (zeros of different inputs) are no copy. */
+static bool copied_twice(const tl_endpoint_t *e, const tl_end_storage_t *s);
+
 static const tl_end_storage_t *by_id(const tl_endpoint_t *e, uint64_t id)
 {
     for (size_t i = 0; i < e->nstorages; i++)
@@ -276,6 +315,16 @@ static bool original(const tl_endpoint_t *e, const tl_end_storage_t *s)
         if (o->s.ts < keep->s.ts || (o->s.ts == keep->s.ts && o->s.id < keep->s.id)) keep = o;
     }
     return keep == s;
+}
+
+static bool copied_twice(const tl_endpoint_t *e, const tl_end_storage_t *s)
+{
+    for (size_t i = 0; i < s->ndups; i++) {
+        const tl_end_storage_t *o = by_id(e, s->dups[i]);
+        if (o && s->s.source && (o->s.id == s->s.source || o->s.source == s->s.source)) return true;
+        if (o && o->s.source == s->s.id) return true;
+    }
+    return false;
 }
 
 static bool duplicate(ana_t *a, const tl_end_storage_t *s)
@@ -324,10 +373,16 @@ bool tl_lineage_analyse(tl_endpoint_t *e, const tl_trace_t *t, tl_symbolizer_t *
         const tl_end_storage_t *s = &e->storages[i];
         if (s->held_by == TL_HELD_VIEW && s->pinned_bytes && pinned(&a, s)) return true;
         if (s->held_by == TL_HELD_AUTOGRAD && autograd(&a, s)) return true;
-        /* Only a copy duplicates by mistake (a forgotten clone); storages
-         * that merely compute equal bytes (zeros, a ReLU of equal inputs)
-         * keep their duplicates[] but are no problem. */
-        if (s->ndups && s->s.source && !original(e, s) && duplicate(&a, s)) return true;
+        if ((s->cause == TL_CAUSE_CYCLE || s->cause == TL_CAUSE_CACHE ||
+             s->cause == TL_CAUSE_TRACEBACK) &&
+            held_by_cause(&a, s))
+            return true;
+        /* Only a copy duplicates by mistake (a forgotten clone): a copy and
+         * its live source, or two copies of one source; storages that merely
+         * hold equal bytes (zeros, a ReLU of equal inputs, conversions of
+         * different zero arrays) keep their duplicates[] but are no problem. */
+        if (s->ndups && s->s.source && !original(e, s) && copied_twice(e, s) && duplicate(&a, s))
+            return true;
     }
     if (e->nproblems > 1) qsort(e->problems, e->nproblems, sizeof *e->problems, cmp_problem);
     return false;

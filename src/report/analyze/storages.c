@@ -215,7 +215,7 @@ static bool snapshot_records(tl_stor_t *st, const tl_trace_t *t, const tl_map_t 
     for (size_t i = 0; i < t->nlineage; i++) {
         const tl_lineage_t *l = &t->lineage[i];
         if ((l->type != TL_REC_SNAP_HOLD && l->type != TL_REC_SNAP_VIEW &&
-             l->type != TL_REC_FINGERPRINT) ||
+             l->type != TL_REC_FINGERPRINT && l->type != TL_REC_SNAP_WHY) ||
             l->a[0] != mark_id)
             continue;
         uint64_t delta;
@@ -223,8 +223,12 @@ static bool snapshot_records(tl_stor_t *st, const tl_trace_t *t, const tl_map_t 
         if (k == SIZE_MAX) continue; /* not a storage live at the mark */
         tl_end_storage_t *s = &e->storages[k];
         if (l->type == TL_REC_SNAP_HOLD) { /* mark, storage, held_by, object */
-            s->held_by = l->a[2] <= TL_HELD_AUTOGRAD ? (uint8_t)l->a[2] : TL_HELD_UNKNOWN;
+            s->held_by = l->a[2] <= TL_HELD_CYCLE ? (uint8_t)l->a[2] : TL_HELD_UNKNOWN;
             s->held_recorded = true;
+        } else if (l->type == TL_REC_SNAP_WHY) { /* mark, storage, covered, cause, path */
+            s->covered = l->a[2];
+            s->cause = l->a[3] <= TL_CAUSE_MAX ? (uint8_t)l->a[3] : TL_CAUSE_NONE;
+            s->held_path = nonempty(l->str);
         } else if (l->type == TL_REC_FINGERPRINT) { /* mark, storage, size, hash */
             s->has_fp = true;
             s->fp_size = l->a[2];
@@ -357,8 +361,10 @@ bool tl_stor_capture(tl_stor_t *st, const tl_trace_t *t, const tl_map_t *blocks,
     e->storages = calloc(st->nslots ? st->nslots : 1, sizeof *e->storages);
     if (!e->storages) return true;
     e->nstorages = st->nslots;
-    for (size_t i = 0; i < st->nslots; i++)
+    for (size_t i = 0; i < st->nslots; i++) {
         e->storages[i].s = st->slots[i];
+        e->storages[i].covered = UINT64_MAX;
+    }
     qsort(e->storages, e->nstorages, sizeof *e->storages, cmp_end);
     for (size_t i = 0; i < e->nstorages; i++) {
         bool created;
@@ -372,8 +378,12 @@ bool tl_stor_capture(tl_stor_t *st, const tl_trace_t *t, const tl_map_t *blocks,
     for (size_t i = 0; i < e->nstorages; i++) {
         tl_end_storage_t *s = &e->storages[i];
         if (!s->held_recorded) s->held_by = s->nviews ? TL_HELD_VIEW : TL_HELD_UNKNOWN;
+        /* The provider's union of the views' elements is exact for strided
+         * views; the union of their extents only bounds it. */
         if (s->held_by == TL_HELD_VIEW)
-            s->pinned_bytes = tl_stor_uncovered(s->views, s->nviews, s->s.bytes);
+            s->pinned_bytes = s->covered != UINT64_MAX
+                                  ? s->s.bytes - (s->covered < s->s.bytes ? s->covered : s->s.bytes)
+                                  : tl_stor_uncovered(s->views, s->nviews, s->s.bytes);
         s->origin = s->s.op;
     }
     tl_map_free(&ids);

@@ -61,13 +61,26 @@ typedef struct tl_end_storage {
     uint8_t held_by;    /* TL_HELD_*: recorded, else VIEW when it has views, else UNKNOWN */
     bool held_recorded; /* a SNAP_HOLD of the end mark named it */
     uint64_t pinned_bytes;
+    /* SNAP_WHY of the end mark: the bytes its live views' elements occupy
+     * (UINT64_MAX: not recorded), the holder's cause (TL_CAUSE_*) and path
+     * (trace string pool, NULL: none). */
+    uint64_t covered;
+    uint8_t cause;
+    const char *held_path;
     bool has_fp;
     uint64_t fp_size, fp_hash;
     const char *origin; /* s.op, else derived from the stack (tl_lineage_analyse), else NULL */
     char *origin_owned;
 } tl_end_storage_t;
 
-enum { TL_PROBLEM_PINNED = 0, TL_PROBLEM_DUPLICATE = 1, TL_PROBLEM_AUTOGRAD = 2 };
+enum {
+    TL_PROBLEM_PINNED = 0,
+    TL_PROBLEM_DUPLICATE = 1,
+    TL_PROBLEM_AUTOGRAD = 2,
+    TL_PROBLEM_CYCLE = 3,     /* held only by an uncollected reference cycle */
+    TL_PROBLEM_CACHE = 4,     /* held by a functools cache */
+    TL_PROBLEM_TRACEBACK = 5, /* held by the frames of a kept exception's traceback */
+};
 
 typedef struct tl_problem {
     uint8_t kind; /* TL_PROBLEM_* */

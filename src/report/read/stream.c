@@ -43,6 +43,7 @@ bool tl_rec_is_lineage(unsigned type)
     case TL_REC_REGION_BEGIN:
     case TL_REC_REGION_END:
     case TL_REC_NOTE:
+    case TL_REC_SNAP_WHY:
         return true;
     default:
         return false;

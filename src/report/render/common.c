@@ -51,6 +51,13 @@ bool tl_render_frame(const tl_report_ctx_t *c, uint64_t raw, tl_frame_t *f)
     return true;
 }
 
+const char *tl_render_cause_name(unsigned cause)
+{
+    static const char *const names[] = {"none",    "cycle",     "cache",  "traceback",
+                                        "closure", "optimizer", "thread", "class"};
+    return cause < sizeof names / sizeof names[0] ? names[cause] : "none";
+}
+
 const char *tl_render_storage_kind(unsigned kind)
 {
     static const char *const names[] = {"c10", "numpy", "registered"};

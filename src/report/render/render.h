@@ -85,6 +85,10 @@ void tl_render_json_frames(const tl_report_ctx_t *c, struct tl_json *j, uint32_t
 /* "c10", "numpy", "registered" for a TL_STORAGE_* kind. */
 const char *tl_render_storage_kind(unsigned kind);
 
+/* "none", "cycle", "cache", "traceback", "closure", "optimizer", "thread",
+ * "class": a TL_CAUSE_* (trace_format.h) as the JSON report names it. */
+const char *tl_render_cause_name(unsigned cause);
+
 /* How many entries of a list of n to show under opts->top. */
 size_t tl_render_shown(const tl_report_ctx_t *c, size_t n);
 

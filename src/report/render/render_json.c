@@ -68,7 +68,7 @@ static void stack(const tl_report_ctx_t *c, tl_json_t *j, uint32_t site)
 
 static const char *held_name(unsigned held)
 {
-    static const char *const names[] = {"unknown", "tensor", "view", "autograd"};
+    static const char *const names[] = {"unknown", "tensor", "view", "autograd", "cycle"};
     return held < sizeof names / sizeof names[0] ? names[held] : "unknown";
 }
 
@@ -128,6 +128,10 @@ static void end_storage(const tl_report_ctx_t *c, tl_json_t *j, const tl_end_sto
     tl_json_str(j, held_name(s->held_by));
     tl_json_key(j, "held_by_recorded");
     tl_json_bool(j, s->held_recorded);
+    tl_json_key(j, "held_cause");
+    tl_json_str(j, tl_render_cause_name(s->cause));
+    tl_json_key(j, "held_path");
+    tl_json_str(j, s->held_path);
     tl_json_key(j, "tags");
     tl_json_arr_begin(j);
     for (size_t i = 0; i < s->ntags; i++)

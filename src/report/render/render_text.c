@@ -137,6 +137,8 @@ static const char *held_phrase(unsigned held)
         return "held only by views";
     case TL_HELD_AUTOGRAD:
         return "held only by autograd";
+    case TL_HELD_CYCLE:
+        return "held only by a reference cycle";
     default:
         return "holder unknown";
     }
@@ -180,6 +182,7 @@ static void print_end_storages(const tl_report_ctx_t *c, FILE *out)
         if (s->pinned_bytes)
             fprintf(out, ", %s pinned", tl_render_bytes(s->pinned_bytes, b1, sizeof b1));
         fputc('\n', out);
+        if (s->held_path) fprintf(out, "      held: %s\n", s->held_path);
         if (s->s.source) {
             fprintf(out, "      source: storage #%" PRIu64, s->s.source);
             where =

@@ -89,3 +89,11 @@ EXTRA_DIST += tests/integration/fresh_jit.sh tests/workloads/fresh_jit.py
 # Fresh-user checks: check through a bash shim removes the shim's trace, as run does.
 TESTS += tests/integration/fresh_check_shim.sh
 EXTRA_DIST += tests/integration/fresh_check_shim.sh
+
+# Diagnosis: what holds each storage (paths, cycles, caches, tracebacks),
+# shared cases 14-24 checked by their facts, exact pinned bytes of strided views.
+TESTS += tests/integration/case_14.sh tests/integration/case_16.sh tests/integration/case_17.sh \
+	tests/integration/case_22.sh tests/integration/case_24.sh
+EXTRA_DIST += tests/integration/case_14.sh tests/integration/case_16.sh \
+	tests/integration/case_17.sh tests/integration/case_22.sh tests/integration/case_24.sh \
+	tests/integration/cases_facts.py

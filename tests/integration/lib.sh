@@ -56,6 +56,6 @@ run_case() {
     set -- "$1" "$TMP"/t.*.tlt
     [ $# -eq 2 ] || fail "expected one trace, got $(($# - 1))"
     "$TL" report --format=json "$2" >report.json || fail "report exited $?"
-    "$PYTHON3" "$TL_SRCDIR/tests/integration/cases_check.py" "$1.py" \
-        "$TL_SRCDIR/tests/cases/$1.expected.json" report.json || { cat run.out >&2; exit 1; }
+    TL="$TL" "$PYTHON3" "$TL_SRCDIR/tests/integration/cases_check.py" "$1.py" \
+        "$TL_SRCDIR/tests/cases/$1.expected.json" report.json "$2" || { cat run.out >&2; exit 1; }
 }

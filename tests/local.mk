@@ -97,3 +97,6 @@ TESTS += tests/integration/case_14.sh tests/integration/case_16.sh tests/integra
 EXTRA_DIST += tests/integration/case_14.sh tests/integration/case_16.sh \
 	tests/integration/case_17.sh tests/integration/case_22.sh tests/integration/case_24.sh \
 	tests/integration/cases_facts.py
+TESTS += tests/integration/pinned_strided.sh
+EXTRA_DIST += tests/integration/pinned_strided.sh tests/workloads/pinned_strided.py \
+	tests/python/test_cover.py

@@ -100,3 +100,5 @@ EXTRA_DIST += tests/integration/case_14.sh tests/integration/case_16.sh \
 TESTS += tests/integration/pinned_strided.sh
 EXTRA_DIST += tests/integration/pinned_strided.sh tests/workloads/pinned_strided.py \
 	tests/python/test_cover.py
+TESTS += tests/integration/holders_kinds.sh
+EXTRA_DIST += tests/integration/holders_kinds.sh tests/workloads/holders_kinds.py

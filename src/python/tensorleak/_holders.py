@@ -18,6 +18,7 @@ import gc
 import os
 import sys
 import sysconfig
+import time
 import types
 
 from tensorleak import _agent, _cover, _paths
@@ -171,7 +172,7 @@ def _name_holders(w, storages, tensor_type):
             s.why = w.path(obj)
 
 
-def _cycles(w, storages, tensor_type, skipped):
+def _cycles(w, storages, tensor_type, skipped, module_dicts):
     """Storages of tensors no root reaches that only a reference cycle
     keeps: added to storages as cycle storages. Returns a note or None."""
     from tensorleak import _torch
@@ -182,12 +183,17 @@ def _cycles(w, storages, tensor_type, skipped):
     if len(cands) > _paths.MAX_CANDIDATES:
         note = f"holders: {len(cands)} unreached tensors, {_paths.MAX_CANDIDATES} examined for cycles"
         del cands[_paths.MAX_CANDIDATES:]
+    own = {id(storages), id(w.objs), id(w.parent), id(w.tensors), id(w.arrays), id(w.roots)}
+    t0 = time.monotonic()
     for k in range(len(cands)):
+        if time.monotonic() - t0 > _paths.MAX_CYCLE_SECONDS:
+            note = f"holders: cycle search stopped after {_paths.MAX_CYCLE_SECONDS} s ({k} of {len(cands)} tensors)"
+            break
         base = _base_of(cands[k], tensor_type)
         if not base or (base in storages and not storages[base].cycle):
             continue
         try:
-            s, index = _paths.garbage(cands, k)
+            s, index = _paths.garbage(cands, k, own, module_dicts)
         except Exception as exc:
             skipped.failed(exc)
             continue
@@ -262,7 +268,7 @@ def describe(api, snap, extra_roots=()):
         if w.capped:
             notes.add(f"holders: walk capped at {_paths.MAX_OBJECTS} objects")
         if tensor_type is not None:
-            n = _cycles(w, storages, tensor_type, tensors_skipped)
+            n = _cycles(w, storages, tensor_type, tensors_skipped, w.module_dicts)
             if n:
                 notes.add(n)
     except Exception as exc:

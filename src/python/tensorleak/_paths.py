@@ -35,11 +35,15 @@ from tensorleak import _agent
 
 MAX_OBJECTS = 2_000_000  # objects one walk visits at most
 MAX_CYCLE_SET = 20_000  # objects reachable from one unreached tensor, at most
-MAX_CANDIDATES = 256  # unreached tensors examined for cycles, at most
+MAX_CANDIDATES = 64  # unreached tensors examined for cycles, at most
+MAX_CYCLE_SECONDS = 2.0  # time the cycle search may take at one report point
 
 _LEAF = (str, bytes, bytearray, int, float, complex, bool, type(None), types.ModuleType,
          types.BuiltinFunctionType, types.CodeType)
 _OURS = os.path.dirname(os.path.abspath(__file__))
+# objects a path runs through that the user does not name
+_PLUMBING = (dict, list, tuple, set, types.CellType, types.FrameType, types.TracebackType,
+             types.FunctionType, types.MethodType)
 # the cause a path is named by when it runs through several kinds of holder
 _PRIORITY = (_agent.CAUSE_TRACEBACK, _agent.CAUSE_CACHE, _agent.CAUSE_CLOSURE,
              _agent.CAUSE_OPTIMIZER, _agent.CAUSE_CLASS)
@@ -72,6 +76,8 @@ class Walk:
         self.roots = {}  # id -> (label, cause)
         self.tensors, self.arrays = [], []
         self.capped = False
+        self.module_dicts = set()  # ids of every module's namespace
+        self.grads = set()  # ids of tensors reached as another's .grad
 
     def seen(self, obj):
         return id(obj) in self.parent
@@ -112,6 +118,34 @@ def _is_exception(obj):
     return issubclass(type(obj), BaseException)
 
 
+def _instance_dict(obj):
+    """obj's attribute dict through the standard __dict__ descriptor of its
+    type (a class's own __dict__ property is user code: None then)."""
+    for klass in type.__dict__["__mro__"].__get__(type(obj)):
+        desc = type.__dict__["__dict__"].__get__(klass).get("__dict__")
+        if desc is not None:
+            if type(desc) is types.GetSetDescriptorType:
+                try:
+                    d = desc.__get__(obj)
+                except Exception:
+                    return None
+                return d if type(d) is dict else None
+            return None
+    return None
+
+
+def referents(obj):
+    """What obj refers to, for the walk: gc's referents, and a running
+    frame's locals (its traverse visits them only once the frame is done)."""
+    refs = gc.get_referents(obj)
+    if type(obj) is types.FrameType:
+        try:
+            refs = refs + list(obj.f_locals.values())
+        except Exception:
+            pass
+    return refs
+
+
 def _attr_dict(parent, child):
     """Is dict child the attribute dict of parent (an instance, a class)?"""
     t = type(parent)
@@ -127,6 +161,9 @@ def _step(parent, child, attr):
     t = type(parent)
     if _is_ctx(child):
         return ".grad_fn"
+    tensor = getattr(sys.modules.get("torch"), "Tensor", None)
+    if issubclass(type(tensor), type) and issubclass(t, tensor) and issubclass(type(child), tensor):
+        return ".grad"  # the only tensor a walk reaches from a tensor"
     if issubclass(t, dict):
         for k, v in dict.items(parent):
             if v is child:
@@ -175,6 +212,13 @@ def _step(parent, child, attr):
         except Exception:
             pass
         return " -> lru_cache"
+    if type(child) is not dict or not _attr_dict(parent, child):
+        # 3.11+: an instance's attribute values are its referents directly
+        d = _instance_dict(parent)
+        if d is not None:
+            for k, v in dict.items(d):
+                if v is child and type(k) is str:
+                    return "." + k
     return ""
 
 
@@ -204,7 +248,7 @@ def render(chain, root_label):
             causes.add(_agent.CAUSE_CLOSURE)
         elif issubclass(t, type):
             causes.add(_agent.CAUSE_CLASS)
-        elif _is_optimizer(parent) and type(child) is dict:
+        elif _is_optimizer(parent) and issubclass(type(child), dict):
             causes.add(_agent.CAUSE_OPTIMIZER)
         s = _step(parent, child, attr)
         if type(child) is types.FrameType:
@@ -235,6 +279,32 @@ def _is_ctx(obj):
     return issubclass(type(fn), type) and issubclass(type(obj), fn)
 
 
+def _grad_getter(tensor_type):
+    """torch's own .grad getter of a plain tensor (no subclass property), or None."""
+    torch = sys.modules.get("torch")
+    if tensor_type is None or torch is None:
+        return None
+    try:
+        from tensorleak import _torch
+
+        k = _torch.kit()
+        tb = getattr(torch._C, "TensorBase", None) or torch._C._TensorBase
+        get = tb.grad.__get__
+    except Exception:
+        return None
+
+    def grad(t):
+        try:
+            if not k.plain(type(t)):
+                return None
+            g = get(t)
+        except Exception:
+            return None
+        return g if issubclass(type(g), tensor_type) else None
+
+    return grad
+
+
 def _program_class(cls, program):
     try:
         mod = type.__dict__["__module__"].__get__(cls)
@@ -248,6 +318,8 @@ def walk(module_roots, program_modules, tensor_type, array_type, module_dicts, e
     frames of all threads, then extra_roots (dicts of locals). program_modules:
     the names of the program's own modules (their classes are entered)."""
     w = Walk()
+    w.module_dicts = module_dicts
+    grad_of = _grad_getter(tensor_type)
     q = deque()
 
     def root(obj, label, cause):
@@ -283,7 +355,7 @@ def walk(module_roots, program_modules, tensor_type, array_type, module_dicts, e
     while q:
         obj = q.popleft()
         i_obj = id(obj)
-        for ref in gc.get_referents(obj):
+        for ref in referents(obj):
             i = id(ref)
             if i in w.parent:
                 continue
@@ -295,6 +367,11 @@ def walk(module_roots, program_modules, tensor_type, array_type, module_dicts, e
             if tensor_type is not None and issubclass(cls, tensor_type):
                 w.parent[i], w.objs[i] = i_obj, ref
                 w.tensors.append(ref)
+                g = grad_of(ref) if grad_of else None  # a C++ field, no gc referent
+                if g is not None and id(g) not in w.parent:
+                    w.parent[id(g)], w.objs[id(g)] = i, g
+                    w.grads.add(id(g))
+                    w.tensors.append(g)
                 continue
             if array_type is not None and issubclass(cls, array_type):
                 w.parent[i], w.objs[i] = i_obj, ref
@@ -309,31 +386,43 @@ def walk(module_roots, program_modules, tensor_type, array_type, module_dicts, e
     return w
 
 
-def _leafish(obj):
-    return issubclass(type(obj), _LEAF) or issubclass(type(obj), type)
-
-
-def _closure(cands, k):
-    """The objects reachable from cands[k] (it first), or None past the cap."""
+def _ancestors(cands, k, own, roots):
+    """The objects that reach cands[k] (it first), found level by level with
+    gc.get_referrers, leaving out our own containers and frames (ids in
+    own); (None, None) past MAX_CYCLE_SET objects or when a root (a module,
+    a class, a namespace whose id is in roots) reaches it: not garbage."""
     s = [cands[k]]
     index = {id(s[0]): 0}
-    n = 0
-    while n < len(s):
-        for r in gc.get_referents(s[n]):
-            if id(r) not in index and not _leafish(r):
-                if len(s) >= MAX_CYCLE_SET:
-                    return None, None
-                index[id(r)] = len(s)
-                s.append(r)
-        n += 1
+    frontier = [0]
+    own = set(own) | {id(s), id(frontier), id(cands), id(index)}
+    while frontier:
+        objs = [s[n] for n in frontier]
+        own.add(id(objs))
+        nxt = []
+        for r in gc.get_referrers(*objs):
+            i = id(r)
+            if i in index or i in own:
+                continue
+            if type(r) is types.FrameType and r.f_code.co_filename.startswith(_OURS):
+                continue
+            if i in roots or type(r) is types.ModuleType or issubclass(type(r), type):
+                return None, None
+            if len(s) >= MAX_CYCLE_SET:
+                return None, None
+            index[i] = len(s)
+            nxt.append(len(s))
+            s.append(r)
+        objs = None
+        frontier[:] = nxt
     return s, index
 
 
-def garbage(cands, k):
-    """Is cands[k] held only by objects no outside reference keeps (what
-    gc would free)? Returns the object set and index when it is, else
-    (None, None). The caller holds cands[k] only through the list cands."""
-    s, index = _closure(cands, k)
+def garbage(cands, k, own=(), roots=()):
+    """Is cands[k] reachable only from objects no outside reference keeps
+    (what gc would free)? Returns (objects that reach it, their index) when
+    it is, else (None, None). The caller holds cands[k] only through the list
+    cands, and lists the ids of its other containers in own."""
+    s, index = _ancestors(cands, k, own, roots)
     if s is None:
         return None, None
     internal = [0] * len(s)
@@ -366,33 +455,62 @@ def garbage(cands, k):
     return s, index
 
 
-def cycle_text(s, index):
-    """The shortest reference cycle through s[0] within s, rendered."""
-    start = s[0]
-    prev = {0: None}
-    q = deque([0])
-    end = None
-    while q and end is None:
+def _edges(s, index):
+    out = []
+    for n in range(len(s)):
+        out.append([j for j in (index.get(id(r)) for r in gc.get_referents(s[n])) if j is not None])
+    return out
+
+
+def _shortest(edges, a, b):
+    """Shortest path a -> b over edges (a != b, or a cycle when a == b)."""
+    prev = {}
+    q = deque([a])
+    while q:
         n = q.popleft()
-        for r in gc.get_referents(s[n]):
-            j = index.get(id(r))
-            if j is None:
-                continue
-            if j == 0:
-                end = n
-                break
-            if j not in prev:
+        for j in edges[n]:
+            if j == b:
+                path = [b, n]
+                while path[-1] != a:
+                    path.append(prev[path[-1]])
+                path.reverse()
+                return path
+            if j not in prev and j != a:
                 prev[j] = n
                 q.append(j)
-    if end is None:
-        kinds = sorted({_type_name(o) for o in s[1:6]})
-        return "held only by unreachable objects (gc garbage: " + ", ".join(kinds) + ")"
-    chain = []
-    n = end
-    while n is not None:
-        chain.append(s[n])
-        n = prev[n]
-    chain.reverse()
-    chain.append(start)
-    text, _ = render(chain, _type_name(start))
-    return f"held only by a reference cycle (gc would free it; the cycle runs through {text})"
+    return None
+
+
+def cycle_text(s, index):
+    """How garbage s[0] is held: the reference cycle nearest to it (among
+    the objects that reach it) and the path from that cycle down to it."""
+    edges = _edges(s, index)
+    rev = [[] for _ in s]
+    for n, js in enumerate(edges):
+        for j in js:
+            rev[j].append(n)
+    seen, q = {0}, deque([0])
+    while q:  # nearest ancestor on a cycle, breadth first upward
+        n = q.popleft()
+        cyc = _shortest(edges, n, n)
+        if cyc:
+            # start the ring at an object the user made (not a dict, a cell)
+            ring = cyc[:-1]
+            for r, i in enumerate(ring):
+                if not issubclass(type(s[i]), _PLUMBING):
+                    ring = ring[r:] + ring[:r]
+                    break
+            n = ring[0]
+            ring = render([s[i] for i in ring + ring[:1]], _type_name(s[n]))[0]
+            text = "held only by a reference cycle (gc would free it; the cycle runs through " + ring
+            if n != 0:
+                down = _shortest(edges, n, 0)
+                if down:
+                    text += "; from it: " + render([s[i] for i in down], _type_name(s[n]))[0]
+            return text + ")"
+        for m in rev[n]:
+            if m not in seen:
+                seen.add(m)
+                q.append(m)
+    kinds = sorted({_type_name(o) for o in s[1:6]})
+    return "held only by unreachable objects (gc garbage: " + ", ".join(kinds) + ")"

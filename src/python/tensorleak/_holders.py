@@ -1,12 +1,15 @@
 """What holds each live storage at a report point.
 
-Walks the objects reachable from the program's own modules (the __main__
-script and modules outside the Python installation) without entering other
-modules, classes or tensors, collects the tensors and ndarrays found, and
-reports to the agent, per storage: whether a reachable tensor covers all of
-it ("tensor"), only views of part of it ("view"), or only autograd graphs
-hanging off reachable tensors ("autograd"); and every view with its byte
-offset, extent and numel x itemsize bytes.
+Walks the objects reachable from the roots a user knows (_paths.walk: the
+program's own module globals and classes, every thread's live frames)
+without entering library modules, library classes or tensors, collects the
+tensors and ndarrays found, and reports to the agent, per storage: whether a
+reachable tensor covers all of it ("tensor"), only views of part of it
+("view"), only autograd graphs hanging off reachable tensors ("autograd"),
+or only an uncollected reference cycle ("cycle", _paths.garbage); every view
+with its byte offset, extent and numel x itemsize bytes; and (SNAP_WHY) the
+path that reached it, the kind of holder on it and the bytes its views'
+elements occupy (_cover.covered: pinned bytes are exact for strided views).
 
 Nothing here may disturb the program: no user code runs (objects are told
 apart by their type, tensors and arrays are read through torch's and numpy's

@@ -289,13 +289,14 @@ def _grad_getter(tensor_type):
 
         k = _torch.kit()
         tb = getattr(torch._C, "TensorBase", None) or torch._C._TensorBase
-        get = tb.grad.__get__
+        get, is_leaf = tb.grad.__get__, tb.is_leaf.__get__
     except Exception:
         return None
 
     def grad(t):
         try:
-            if not k.plain(type(t)):
+            # only a leaf has a .grad: reading a non-leaf's warns (UserWarning)
+            if not k.plain(type(t)) or not is_leaf(t):
                 return None
             g = get(t)
         except Exception:

@@ -321,6 +321,8 @@ int tl_cmd_check(int argc, char **argv)
                  plugins && *plugins ? "," : "");
         const char *env[] = {"TENSORLEAK_MODE",
                              "all",
+                             "TENSORLEAK_LEAK_SCAN", /* leak kinds at exit (--max-leak) */
+                             "1",
                              "PYTEST_PLUGINS",
                              plug,
                              "TENSORLEAK_CHECK_LIMITS",
@@ -332,7 +334,7 @@ int tl_cmd_check(int argc, char **argv)
                              "TENSORLEAK_CLI",
                              self,
                              NULL};
-        if (!self[0]) env[10] = NULL; /* no CLI path: the plugin searches PATH */
+        if (!self[0]) env[12] = NULL; /* no CLI path: the plugin searches PATH */
         int code_out;
         if (!tl_launch_run(&l, a.cmd, env, &code_out)) {
             rc = code_out;

@@ -70,7 +70,7 @@ typedef struct blk {
     uint8_t state;     /* st_* */
 } blk_t;
 
-enum { ST_NONE = 0, ST_POSSIBLE = 1, ST_REACHABLE = 2, ST_INDIRECT = 3 };
+enum { ST_NONE = 0, ST_POSSIBLE = 1, ST_REACHABLE = 2, ST_INDIRECT = 3, ST_DEFINITE = 4 };
 
 typedef struct scan {
     blk_t *b;
@@ -79,6 +79,7 @@ typedef struct scan {
     size_t nwork;
     uint64_t excl[2][2]; /* the agent's and jemalloc's module ranges */
     uint64_t root_bytes;
+    size_t leader; /* the definitely lost block whose contents are being scanned */
 } scan_t;
 
 static void *map_anon(size_t bytes)
@@ -149,8 +150,8 @@ static void saw(scan_t *s, uint64_t w, bool from_lost)
     if (i < 0) return;
     blk_t *b = &s->b[i];
     uint8_t old = b->state, st;
-    if (from_lost)
-        st = old == ST_NONE ? ST_INDIRECT : old;
+    if (from_lost) /* an earlier leader found from another lost block is indirect too */
+        st = old == ST_NONE || (old == ST_DEFINITE && (size_t)i != s->leader) ? ST_INDIRECT : old;
     else
         st = w == b->ptr ? ST_REACHABLE : (old == ST_REACHABLE ? ST_REACHABLE : ST_POSSIBLE);
     if (st == old) return;
@@ -203,8 +204,8 @@ static void scan_root(scan_t *s, uint64_t lo, uint64_t hi)
         uint64_t ms = atomic_load_explicit(&maps[i].start, memory_order_relaxed), me = maps[i].end;
         if (!ms || me <= lo || ms >= hi) continue;
         uint64_t c = maps[i].caller;
-        bool ours = (c >= s->excl[0][0] && c < s->excl[0][1]) ||
-                    (c >= s->excl[1][0] && c < s->excl[1][1]);
+        bool ours =
+            (c >= s->excl[0][0] && c < s->excl[0][1]) || (c >= s->excl[1][0] && c < s->excl[1][1]);
         if (!ours) continue;
         if (ms > lo) scan_root(s, lo, ms);
         if (me < hi) scan_root(s, me, hi);
@@ -219,7 +220,7 @@ static uint64_t hex(const char **p)
     uint64_t v = 0;
     for (;; (*p)++) {
         char c = **p;
-        unsigned d = c >= '0' && c <= '9' ? (unsigned)(c - '0')
+        unsigned d = c >= '0' && c <= '9'   ? (unsigned)(c - '0')
                      : c >= 'a' && c <= 'f' ? (unsigned)(c - 'a' + 10)
                                             : 16;
         if (d == 16) return v;
@@ -277,19 +278,33 @@ __attribute__((noinline)) static bool run(const uintptr_t excl[2][2], tl_leaksca
     }
     tl_live_foreach(collect, &s);
     sort_blocks(s.b, s.n);
+    /* One block per address: the table may hold an address twice when a
+     * block was freed where the agent does not look (with its guard held)
+     * and the address came back; the reader knows which one is live. */
+    size_t m = 0;
+    for (size_t i = 0; i < s.n; i++) {
+        if (m && s.b[m - 1].ptr == s.b[i].ptr) {
+            if (s.b[i].end > s.b[m - 1].end) s.b[m - 1].end = s.b[i].end;
+            continue;
+        }
+        s.b[m++] = s.b[i];
+    }
+    s.n = m;
     scan_roots(&s, sp, text, TEXT_CAP);
     drain(&s, false);
     st->root_bytes = s.root_bytes;
-    /* Unreached blocks: each one not yet found from another lost one is
-     * definitely lost; what it holds, unreached, is indirectly lost. */
+    /* Unreached blocks, in address order: each one is definitely lost until
+     * another lost block is found to hold it (memcheck's cliques); what it
+     * holds, unreached, is indirectly lost. */
     for (size_t i = 0; i < s.n; i++) {
         if (s.b[i].state != ST_NONE) continue;
-        s.b[i].state = 4; /* definite, being scanned */
+        s.b[i].state = ST_DEFINITE; /* until another lost block is found to hold it */
+        s.leader = i;
         scan_range(&s, s.b[i].ptr, s.b[i].end, true);
         drain(&s, true);
     }
     for (size_t i = 0; i < s.n; i++) {
-        uint8_t k = s.b[i].state == 4             ? TL_LEAK_DEFINITE
+        uint8_t k = s.b[i].state == ST_DEFINITE   ? TL_LEAK_DEFINITE
                     : s.b[i].state == ST_INDIRECT ? TL_LEAK_INDIRECT
                     : s.b[i].state == ST_POSSIBLE ? TL_LEAK_POSSIBLE
                                                   : TL_LEAK_REACHABLE;

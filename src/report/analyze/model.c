@@ -407,8 +407,7 @@ static bool capture_end(replay_t *r, tl_model_t *at_end, bool script_end, uint64
     bool oom = leak_kinds(t, &kinds) ||
                live_by_site(r, t->nsites, t->has_leak_scan ? &kinds : NULL, &m->leaks, &m->nleaks);
     tl_map_free(&kinds);
-    return oom ||
-           tl_stor_capture(r->st, t, &r->live, script_end, mark_id, ts, &m->end);
+    return oom || tl_stor_capture(r->st, t, &r->live, script_end, mark_id, ts, &m->end);
 }
 
 static void free_acc(replay_t *r)

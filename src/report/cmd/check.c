@@ -257,6 +257,11 @@ static bool measure(tl_chk_t *c)
     tl_chk_limit_t *l = &c->lim[TL_LIMIT_LEAK];
     tl_site_stat_t *counted = NULL;
     if (!c->region && c->a.trace.has_leak_scan) {
+        c->leak_scan = true;
+        c->leak_kinds_counted = o->leak_kinds ? o->leak_kinds : TL_CHECK_LEAK_KINDS_DEFAULT;
+        for (size_t i = 0; i < n; i++)
+            for (unsigned k = 0; k < 4 && !suppressed(c, s[i].site); k++)
+                c->leak_kind_bytes[k] += s[i].kind_bytes[k];
         size_t nc;
         if (!(counted = leak_kinds_counted(s, n, o->leak_kinds, &nc))) return true;
         bool oom = group_sites(c, counted, nc, false, true, l);

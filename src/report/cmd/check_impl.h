@@ -44,6 +44,11 @@ typedef struct tl_chk {
     int64_t base_leak_delta, base_peak_delta; /* this run minus the baseline */
     unsigned nchecked, nfailed;
     bool incomplete; /* the trace could not be read whole: the verdict cannot pass */
+    /* --max-leak with the agent's leak scan: bytes at the end point (not
+     * suppressed) by tl_leak_kind_t, and the kinds counted (a mask) */
+    bool leak_scan;
+    uint64_t leak_kind_bytes[4];
+    unsigned leak_kinds_counted;
 } tl_chk_t;
 
 /* Where a site is, for grouping: the program's own innermost Python line,

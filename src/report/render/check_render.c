@@ -36,10 +36,11 @@ static const char *const kind_names[4] = {"still reachable", "definitely lost", 
                                           "possibly lost"};
 static const char *const kind_keys[4] = {"reachable", "definite", "indirect", "possible"};
 
-/* "definitely or indirectly lost": the kinds of mask */
+/* "definitely lost or indirectly lost": the kinds of mask; "live" for all */
 static const char *kinds_words(unsigned mask)
 {
     static char buf[96];
+    if ((mask & 15u) == 15u) return "live"; /* every kind: every live block */
     buf[0] = 0;
     for (unsigned kind = 1; kind < 5; kind++) {
         unsigned k = kind & 3; /* the lost ones first, reachable last */

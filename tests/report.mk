@@ -117,3 +117,10 @@ TESTS += tests/unit/test_report_html
 TESTS += tests/integration/html_report.sh tests/integration/html_hostile.sh
 EXTRA_DIST += tests/integration/html_report.sh tests/integration/html_hostile.sh \
 	tests/integration/html_lib.sh tests/integration/html_browser.py
+
+# Leak kinds (issue 11 item 4): the agent's leak scan, check's --max-leak.
+check_PROGRAMS += tests/workloads/leak_kinds
+tests_workloads_leak_kinds_SOURCES = tests/workloads/leak_kinds.c
+tests_workloads_leak_kinds_CFLAGS = $(AM_CFLAGS) -g -O0 -fno-omit-frame-pointer -fno-inline
+TESTS += tests/integration/check_leak_kinds.sh
+EXTRA_DIST += tests/integration/check_leak_kinds.sh tests/workloads/train_noleak.py

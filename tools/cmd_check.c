@@ -35,7 +35,8 @@ static const char help[] =
     "process exit; with --region=NAME, the last iteration of that region.\n"
     "\n"
     "limits (SIZE: 0, 512KiB, 1.5GB; without any limit, --max-leak=0):\n"
-    "  --max-leak=SIZE           bytes live at the end point, after suppressions\n"
+    "  --max-leak=SIZE           bytes lost at the end point, after suppressions (the\n"
+    "                            agent's leak scan: definitely and indirectly lost)\n"
     "  --max-leak-storage=SIZE   the same, tensor storages only\n"
     "  --max-pinned=SIZE         storage bytes only views keep alive, at the end point\n"
     "  --max-peak=SIZE           peak live bytes\n"
@@ -51,6 +52,8 @@ static const char help[] =
     "                            the trace to FILE (a CI artifact; docs/report-html.md)\n"
     "  --error-exitcode=N        exit status when a limit is exceeded (default 23)\n"
     "  --top=N                   sites shown per failed limit (default 5; 0 = all)\n"
+    "  --leak-kinds=LIST         what --max-leak counts: definite,indirect,possible,\n"
+    "                            reachable or all (default definite,indirect)\n"
     "  --trace-output=PATTERN    where CMD's traces go (default tensorleak.%p.tlt)\n"
     "  --trace=TRACE             check this trace instead of running a command\n"
     "  --region=NAME             check the last iteration of region NAME\n"
@@ -59,6 +62,31 @@ static const char help[] =
     "exit status: CMD's own when it fails (128+N for signal N); 23 (or N) when a limit\n"
     "is exceeded; 0 when all are kept; 2 usage error (before CMD runs); 3-5 a trace\n"
     "cannot be read; 6 the output cannot be written; 126/127 CMD cannot run.\n";
+
+/* "definite,possible" -> a mask of 1u << TL_LEAK_*; true = not a list of kinds. */
+static bool parse_leak_kinds(const char *v, unsigned *mask)
+{
+    static const char *const names[] = {"reachable", "definite", "indirect", "possible"};
+    *mask = 0;
+    if (!v || !*v) return true;
+    for (const char *p = v; *p;) {
+        size_t n = strcspn(p, ",");
+        bool known = false;
+        if (n == 3 && !strncmp(p, "all", 3)) {
+            *mask |= 15u;
+            known = true;
+        }
+        for (unsigned k = 0; k < 4 && !known; k++)
+            if (strlen(names[k]) == n && !strncmp(p, names[k], n)) {
+                *mask |= 1u << k;
+                known = true;
+            }
+        if (!known) return true;
+        p += n;
+        if (*p == ',' && !*++p) return true;
+    }
+    return false;
+}
 
 static int usage_error(const char *what, const char *why)
 {
@@ -187,6 +215,11 @@ static int parse(int argc, char **argv, args_t *a)
         } else if ((v = opt_value(argc, argv, &i, "--html", &m)), m) {
             if (!v || !*v) return usage_error("--html", "expected a file name");
             a->html = v;
+        } else if ((v = opt_value(argc, argv, &i, "--leak-kinds", &m)), m) {
+            if (parse_leak_kinds(v, &a->o.leak_kinds))
+                return usage_error("--leak-kinds",
+                                   "expected definite, indirect, possible, reachable or all, "
+                                   "separated by commas");
         } else if ((v = opt_value(argc, argv, &i, "--trace-output", &m)), m) {
             if (!v || !*v) return usage_error("--trace-output", "expected a path pattern");
             a->pattern = v;
@@ -321,6 +354,8 @@ int tl_cmd_check(int argc, char **argv)
                  plugins && *plugins ? "," : "");
         const char *env[] = {"TENSORLEAK_MODE",
                              "all",
+                             "TENSORLEAK_LEAK_SCAN", /* leak kinds at exit (--max-leak) */
+                             "1",
                              "PYTEST_PLUGINS",
                              plug,
                              "TENSORLEAK_CHECK_LIMITS",
@@ -332,7 +367,7 @@ int tl_cmd_check(int argc, char **argv)
                              "TENSORLEAK_CLI",
                              self,
                              NULL};
-        if (!self[0]) env[10] = NULL; /* no CLI path: the plugin searches PATH */
+        if (!self[0]) env[12] = NULL; /* no CLI path: the plugin searches PATH */
         int code_out;
         if (!tl_launch_run(&l, a.cmd, env, &code_out)) {
             rc = code_out;

@@ -360,6 +360,8 @@ void tl_agent_init(void)
         say("cannot map the stack table", "", "");
         return;
     }
+    if (cfg.mode == TL_MODE_ALL && cfg.leak_scan && tl_record_leak_scan_init())
+        say("cannot map the live block table; no leak scan", "", "");
     uintptr_t lo, hi;
     if (!tl_modules_range_of((uintptr_t)&tl_agent_init, &lo, &hi)) tl_stack_skip_add(lo, hi);
     if (!tl_modules_range_of((uintptr_t)&tl_stack_capture, &lo, &hi)) tl_stack_skip_add(lo, hi);
@@ -390,6 +392,7 @@ static void finish(int status)
     }
     tl_record_thread_begin();
     tl_modules_scan(false, false, tl_record_module, NULL);
+    tl_record_leak_scan();
     tl_record_end(TL_END_EXIT, status);
     tl_writer_mark_end(&writer, TL_WRITER_FINISHED, true);
     atomic_store(&tl_agent_state, TL_AGENT_DONE);

@@ -26,6 +26,7 @@
 #include "agent/agent.h"
 #include "agent/blocks.h"
 #include "agent/c10.h"
+#include "agent/leakscan.h"
 #include "agent/config.h"
 #include "agent/endsig.h"
 #include "agent/heapinfo.h"
@@ -868,4 +869,27 @@ __attribute__((constructor)) static void hooks_init(void)
 __attribute__((destructor)) static void hooks_fini(void)
 {
     tl_agent_fini();
+}
+
+/* mmap and munmap: the mappings jemalloc and the agent make are known to the
+ * leak scan, which leaves them out of its roots (leakscan.h). The system
+ * call itself, never glibc's wrapper through dlsym (which may allocate, and
+ * these run before init). */
+TL_EXPORT void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
+{
+    long r = syscall(SYS_mmap, addr, len, prot, flags, fd, off);
+    if (r == -1) return MAP_FAILED;
+    if (flags & MAP_ANONYMOUS)
+        tl_leakscan_on_mmap((void *)r, len, (uintptr_t)__builtin_return_address(0));
+    return (void *)r;
+}
+
+TL_EXPORT void *mmap64(void *addr, size_t len, int prot, int flags, int fd, off_t off)
+    __attribute__((alias("mmap")));
+
+TL_EXPORT int munmap(void *addr, size_t len)
+{
+    long r = syscall(SYS_munmap, addr, len);
+    if (r == 0) tl_leakscan_on_munmap(addr, len);
+    return (int)r;
 }

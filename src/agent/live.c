@@ -22,21 +22,29 @@ typedef struct slot {
 _Atomic uint8_t tl_live_filter[1u << TL_LIVE_FILTER_LG];
 static slot_t *table;
 static _Atomic uint64_t count;
-#define MASK ((1u << TL_LIVE_LG_SLOTS) - 1)
+static unsigned lg = TL_LIVE_LG_SLOTS;
+#define MASK ((UINT64_C(1) << lg) - 1)
 
 static size_t home(uint64_t p)
 {
-    return (size_t)(((p >> 4) * UINT64_C(0xff51afd7ed558ccd)) >> (64 - TL_LIVE_LG_SLOTS));
+    return (size_t)(((p >> 4) * UINT64_C(0xff51afd7ed558ccd)) >> (64 - lg));
+}
+
+bool tl_live_init_lg(unsigned lg_slots)
+{
+    if (table) return false;
+    if (lg_slots < 4 || lg_slots > 24) return true;
+    void *m = mmap(NULL, sizeof(slot_t) << lg_slots, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (m == MAP_FAILED) return true;
+    lg = lg_slots;
+    table = m;
+    return false;
 }
 
 bool tl_live_init(void)
 {
-    if (table) return false;
-    void *m = mmap(NULL, sizeof(slot_t) << TL_LIVE_LG_SLOTS, PROT_READ | PROT_WRITE,
-                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (m == MAP_FAILED) return true;
-    table = m;
-    return false;
+    return tl_live_init_lg(TL_LIVE_LG_SLOTS);
 }
 
 void tl_live_reset(void)
@@ -44,7 +52,7 @@ void tl_live_reset(void)
     memset(tl_live_filter, 0, sizeof tl_live_filter);
     atomic_store(&count, 0);
     if (!table) return;
-    size_t bytes = sizeof(slot_t) << TL_LIVE_LG_SLOTS;
+    size_t bytes = sizeof(slot_t) << lg;
     void *m = mmap(table, bytes, PROT_READ | PROT_WRITE,
                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0);
     if (m == MAP_FAILED) memset(table, 0, bytes);

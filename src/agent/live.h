@@ -47,6 +47,9 @@ static inline bool tl_live_maybe(const void *p)
 
 /* Map the table. true = failure. */
 bool tl_live_init(void);
+/* Map a table of 1 << lg_slots slots (lg_slots <= 24) instead: every live
+ * block of an `all`-mode run with the leak scan. true = failure. */
+bool tl_live_init_lg(unsigned lg_slots);
 /* Empty the table (fork child). Single-threaded only. */
 void tl_live_reset(void);
 /* Enter e. true = the table is full around e->ptr (not entered). */

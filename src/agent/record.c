@@ -9,6 +9,7 @@
 
 #include "agent/record.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <limits.h>
 #include <pthread.h>
@@ -18,6 +19,8 @@
 
 #include "agent/checkpoint.h"
 #include "agent/clock.h"
+#include "agent/leakscan.h"
+#include "agent/modules.h"
 #include "agent/pyframes.h"
 #include "agent/stack.h"
 
@@ -295,6 +298,65 @@ static void record_selected(uint64_t kind, const void *ptr, size_t size, uint64_
           kind);
 }
 
+/* The leak scan's view of `all` mode: every live block in the live table.
+ * A block the full table could not take is counted, not classified. */
+static atomic_bool leak_scan_on;
+static _Atomic uint64_t scan_missed;
+static uintptr_t scan_excl[2][2];
+
+bool tl_record_leak_scan_init(void)
+{
+    /* 1M slots (58 MB of address space, touched as blocks come): room for
+     * the ~330,000 blocks `import torch` leaves live, at 1/3 load. */
+    if (tl_live_init_lg(20)) return true;
+    uintptr_t lo, hi;
+    if (!tl_modules_range_of((uintptr_t)&tl_leakscan_run, &lo, &hi)) {
+        scan_excl[0][0] = lo;
+        scan_excl[0][1] = hi;
+    }
+    void *je = dlsym(RTLD_DEFAULT, "mallocx"); /* jemalloc's own module */
+    if (je && !tl_modules_range_of((uintptr_t)je, &lo, &hi)) {
+        scan_excl[1][0] = lo;
+        scan_excl[1][1] = hi;
+    }
+    atomic_store(&leak_scan_on, true);
+    return false;
+}
+
+static void scan_track(const void *ptr, size_t size)
+{
+    if (!ptr || !atomic_load_explicit(&leak_scan_on, memory_order_relaxed)) return;
+    tl_live_entry_t e = {.ptr = (uintptr_t)ptr, .size = size, .weight = size};
+    if (tl_live_insert(&e)) atomic_fetch_add_explicit(&scan_missed, 1, memory_order_relaxed);
+}
+
+static void scan_untrack(const void *ptr)
+{
+    tl_live_entry_t e;
+    if (atomic_load_explicit(&leak_scan_on, memory_order_relaxed) && tl_live_maybe(ptr))
+        tl_live_remove((uintptr_t)ptr, &e);
+}
+
+static void emit_leak_kind(void *ctx, uint64_t ptr, unsigned kind)
+{
+    (void)ctx;
+    uint64_t v[2] = {ptr, kind};
+    tl_record_lineage(TL_REC_LEAKKIND, v, NULL, 0);
+}
+
+void tl_record_leak_scan(void)
+{
+    bool on = true;
+    /* once; frees from now on are not the scan's */
+    if (!atomic_compare_exchange_strong(&leak_scan_on, &on, false)) return;
+    uint64_t t0 = mono();
+    tl_leakscan_stats_t st;
+    if (tl_leakscan_run((const uintptr_t(*)[2])scan_excl, emit_leak_kind, NULL, &st)) return;
+    uint64_t v[6] = {TL_LEAKSCAN_VERSION, st.blocks,     atomic_load(&scan_missed),
+                     st.root_bytes,       mono() - t0,   st.lost_blocks};
+    tl_record_lineage(TL_REC_LEAKSCAN, v, NULL, 0);
+}
+
 void tl_record_alloc(uint64_t kind, const void *ptr, size_t size)
 {
     int saved = errno;
@@ -311,6 +373,7 @@ void tl_record_alloc(uint64_t kind, const void *ptr, size_t size)
         /* The time is taken after the block exists (see writer.h). */
         tally(tl_writer_alloc(&writer, &tl_tsd.cur, mono(), kind, (uintptr_t)ptr, size, id),
               AS_ALLOC, kind);
+        scan_track(ptr, size);
     }
     errno = saved;
 }
@@ -322,6 +385,7 @@ void tl_record_alloc_stack(uint64_t kind, const void *ptr, size_t size, const ui
     uint64_t id = record_frames(frames, n);
     tally(tl_writer_alloc(&writer, &tl_tsd.cur, mono(), kind, (uintptr_t)ptr, size, id), AS_ALLOC,
           kind);
+    if (tl_record_mode == TL_MODE_ALL) scan_track(ptr, size);
 }
 
 static void write_free(uint64_t kind, const void *ptr)
@@ -346,6 +410,7 @@ void tl_record_free(uint64_t kind, const void *ptr)
     int saved = errno;
     tl_record_thread_begin();
     if (tl_record_mode == TL_MODE_ALL) {
+        scan_untrack(ptr);
         write_free(kind, ptr);
         errno = saved;
         return;
@@ -400,6 +465,8 @@ void tl_record_realloc(const void *old_ptr, const void *new_ptr, size_t size)
         tally(tl_writer_realloc(&writer, &tl_tsd.cur, mono(), (uintptr_t)old_ptr,
                                 (uintptr_t)new_ptr, size, id),
               AS_ALLOC | AS_FREE, TL_KIND_MALLOC);
+        scan_untrack(old_ptr);
+        scan_track(new_ptr, size);
     }
     errno = saved;
 }
@@ -449,6 +516,10 @@ void tl_record_lineage(tl_rec_type_t type, const uint64_t *ints, const char *str
 
 bool tl_record_mark(uint64_t id, const char *name, size_t len)
 {
+    /* The end point of a Python script: its leak kinds are taken there,
+     * before the interpreter's finalization drops the holders of blocks it
+     * then leaves live (so they would look lost at exit). */
+    if (len == 10 && !memcmp(name, "script_end", 10)) tl_record_leak_scan();
     bool failed = tl_writer_mark(&writer, &tl_tsd.cur, mono(), id, name, len);
     dropped_if(failed);
     return failed;

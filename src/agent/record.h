@@ -81,6 +81,13 @@ void tl_record_options(size_t n, const char **keys, const char **values);
  * (aggregate mode) and the exact per-class COUNT records. */
 void tl_record_end(uint64_t reason, int status);
 
+/* The leak scan (leakscan.h) of an `all`-mode run with TENSORLEAK_LEAK_SCAN=1:
+ * _init maps the live table that then follows every live block (true =
+ * failure: no scan); tl_record_leak_scan classifies them and writes LEAKKIND
+ * and LEAKSCAN, once (at the script_end mark, else at exit). Guard held. */
+bool tl_record_leak_scan_init(void);
+void tl_record_leak_scan(void);
+
 /* Events. kind is a tl_kind_t; ptr non-NULL; size as requested. They keep
  * the caller's errno. */
 void tl_record_alloc(uint64_t kind, const void *ptr, size_t size);

@@ -102,7 +102,12 @@ typedef enum tl_rec_type {
      * (TL_CAUSE_*), path:str: how the provider reached the storage from a
      * root the user knows ("global failures -> [0] -> ...") */
     TL_REC_SNAP_WHY = 31,
-    TL_REC_MAX_TYPE = 31
+    /* At the end of an `all`-mode run with the
+     * leak scan on, LEAKSCAN once, then a LEAKKIND per live block the scan
+     * found not reachable (docs/trace-format.md, "Leak kinds"). */
+    TL_REC_LEAKSCAN = 32, /* scan_version, blocks, unclassified, root_bytes, scan_ns, lost_blocks */
+    TL_REC_LEAKKIND = 33, /* ptr, leak kind (TL_LEAK_*) */
+    TL_REC_MAX_TYPE = 33
 } tl_rec_type_t;
 
 #define TL_REC_COUNT_CLASSES 65 /* classes 0..64: the bit length of the size */
@@ -111,6 +116,18 @@ typedef enum tl_rec_type {
 /* Aggregate-mode checkpoint sets: the live set now (the newest one wins),
  * and the live set at the highest peak a checkpoint saw. */
 enum { TL_CKPT_CURRENT = 0, TL_CKPT_PEAK = 1 };
+
+/* Leak kinds of a live block at the end (TL_REC_LEAKKIND), valgrind
+ * memcheck's: REACHABLE a start pointer from a root chain (never written: a
+ * scanned block without LEAKKIND), DEFINITE no pointer to it, INDIRECT
+ * pointed to only from lost blocks, POSSIBLE only interior pointers. */
+typedef enum tl_leak_kind {
+    TL_LEAK_REACHABLE = 0,
+    TL_LEAK_DEFINITE = 1,
+    TL_LEAK_INDIRECT = 2,
+    TL_LEAK_POSSIBLE = 3,
+} tl_leak_kind_t;
+#define TL_LEAKSCAN_VERSION 1u
 /* Checkpoint chunks carry this in their tid field, plus the region (0-3:
  * current A/B, peak A/B); seq is the chunk's index within the region. */
 #define TL_CKPT_TID_BASE 0xfffffff0u

@@ -3,6 +3,8 @@
 # keeps 2000 B, then 5000 B), and `check --baseline` gating on it.
 . "$TL_SRCDIR/tests/integration/lib.sh"
 make_tmp
+# --leak-kinds=all: these verdicts count every live block (still reachable ones
+# too), as --max-leak did before the leak scan (check_leak_kinds.sh tests that)
 export TENSORLEAK_MODE=all
 LEAKS="$WL/check_leaks"
 "$TL" run -o "$TMP/base.%p.tlt" -- "$LEAKS" leak >/dev/null 2>&1 || fail "run base"
@@ -30,20 +32,20 @@ grep -q '^  live at end +2.93 KiB (1.95 KiB -> 4.88 KiB)' d.txt || fail "diff si
 "$TL" diff base.tlt missing.tlt >/dev/null 2>&1
 [ $? -eq 3 ] || fail "missing trace: want 3"
 # the gate: leak grew by 3000 B (+100%)
-"$TL" check --baseline=base.tlt --max-growth-vs-baseline=2999 --format=json --output=b.json \
+"$TL" check --leak-kinds=all --baseline=base.tlt --max-growth-vs-baseline=2999 --format=json --output=b.json \
     -- "$LEAKS" leak2 >out 2>&1
 [ $? -eq 23 ] || fail "3000 > 2999: want 23"
 "$PYTHON3" "$TL_SRCDIR/tests/integration/check_json.py" b.json \
     'limit("max-growth-vs-baseline")["measured_bytes"] == 3000' \
     'v["baseline"]["leaked_bytes"] == 3000' 'v["baseline"]["leaked_bytes_change"] == 3000' ||
     fail "baseline verdict"
-"$TL" check --baseline=base.tlt --max-growth-vs-baseline=3000 -- "$LEAKS" leak2 >out 2>&1 ||
+"$TL" check --leak-kinds=all --baseline=base.tlt --max-growth-vs-baseline=3000 -- "$LEAKS" leak2 >out 2>&1 ||
     fail "3000 <= 3000: exit $?"
-"$TL" check --baseline=base.tlt --max-growth-vs-baseline=99% -- "$LEAKS" leak2 >out 2>&1
+"$TL" check --leak-kinds=all --baseline=base.tlt --max-growth-vs-baseline=99% -- "$LEAKS" leak2 >out 2>&1
 [ $? -eq 23 ] || fail "+100% > 99%: want 23"
-"$TL" check --baseline=base.tlt --max-growth-vs-baseline=100% -- "$LEAKS" leak2 >out 2>&1 ||
+"$TL" check --leak-kinds=all --baseline=base.tlt --max-growth-vs-baseline=100% -- "$LEAKS" leak2 >out 2>&1 ||
     fail "+100% <= 100%: exit $?"
-"$TL" check --baseline=missing.tlt --max-growth-vs-baseline=1% -- sh -c "touch $TMP/ran" >out 2>&1
+"$TL" check --leak-kinds=all --baseline=missing.tlt --max-growth-vs-baseline=1% -- sh -c "touch $TMP/ran" >out 2>&1
 [ $? -eq 3 ] || fail "missing baseline: want 3"
 [ ! -e "$TMP/ran" ] || fail "the command ran without its baseline"
 exit 0

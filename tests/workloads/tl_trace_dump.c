@@ -102,6 +102,8 @@ static const char *const lineage_fields[TL_REC_MAX_TYPE + 1][8] = {
     [TL_REC_OWNER] = {"owner", "seq", "base_ts"},
     [TL_REC_NOTE] = {"mark", "text"},
     [TL_REC_SNAP_WHY] = {"mark", "*storage", "covered", "cause", "path"},
+    [TL_REC_LEAKSCAN] = {"version", "blocks", "unclassified", "root_bytes", "ns", "lost"},
+    [TL_REC_LEAKKIND] = {"*ptr", "kind"},
 };
 
 static void print_lineage(const tl_record_t *r)

@@ -325,21 +325,59 @@ static bool collect(acc_t *acc, size_t nsites, tl_site_stat_t **out, size_t *nou
     return false;
 }
 
-/* Aggregate the live table by site into a sorted list. */
-static bool live_by_site(replay_t *r, size_t nsites, tl_site_stat_t **out, size_t *nout)
+/* Per-(site, storage) bytes and blocks by tl_leak_kind_t (the end point's
+ * leaks, with a leak scan). */
+typedef struct kind_acc {
+    uint64_t bytes[4], blocks[4];
+} kind_acc_t;
+
+/* Aggregate the live table by site into a sorted list; with kinds (the
+ * leak scan's LEAKKIND blocks by pointer, NULL without a scan) also by leak
+ * kind, a block the scan did not name being reachable. */
+static bool live_by_site(replay_t *r, size_t nsites, const tl_map_t *kinds, tl_site_stat_t **out,
+                         size_t *nout)
 {
     acc_t *acc = calloc(nsites * 2 + 2, sizeof *acc);
-    if (!acc) return true;
+    kind_acc_t *kacc = kinds ? calloc(nsites * 2 + 2, sizeof *kacc) : NULL;
+    if (!acc || (kinds && !kacc)) {
+        free(acc);
+        free(kacc);
+        return true;
+    }
     size_t pos = 0;
     for (tl_map_entry_t *e; (e = tl_map_next(&r->live, &pos));) {
         size_t site = (size_t)(e->b & 0xffffffffu), storage = (e->b >> 32) & 1;
         if (site >= nsites) continue; /* cannot happen: sites come from the reader */
         acc[site * 2 + storage].bytes += e->a;
         acc[site * 2 + storage].blocks++;
+        if (kacc) {
+            const tl_map_entry_t *k = tl_map_get(kinds, e->key);
+            unsigned kind = k ? (unsigned)k->a : TL_LEAK_REACHABLE;
+            kacc[site * 2 + storage].bytes[kind] += e->a;
+            kacc[site * 2 + storage].blocks[kind]++;
+        }
     }
     bool oom = collect(acc, nsites, out, nout);
+    for (size_t i = 0; !oom && kacc && i < *nout; i++) {
+        const kind_acc_t *k = &kacc[(*out)[i].site * 2 + (*out)[i].storage];
+        memcpy((*out)[i].kind_bytes, k->bytes, sizeof k->bytes);
+        memcpy((*out)[i].kind_blocks, k->blocks, sizeof k->blocks);
+    }
     free(acc);
+    free(kacc);
     return oom;
+}
+
+/* The leak scan's kinds by pointer. true = out of memory. */
+static bool leak_kinds(const tl_trace_t *t, tl_map_t *kinds)
+{
+    for (size_t i = 0; i < t->nleak_kinds; i++) {
+        bool created;
+        tl_map_entry_t *e = tl_map_put(kinds, t->leak_kinds[i].ptr, &created);
+        if (!e) return true;
+        e->a = t->leak_kinds[i].kind;
+    }
+    return false;
 }
 
 /* The lineage record after whose event the end point is taken: the last
@@ -365,8 +403,11 @@ static bool capture_end(replay_t *r, tl_model_t *at_end, bool script_end, uint64
     const tl_trace_t *t = r->t;
     if (!script_end && t->has_end && t->end_ts > ts) ts = t->end_ts;
     *at_end = r->c;
-    return live_by_site(r, t->nsites, &m->leaks, &m->nleaks) ||
-           tl_stor_capture(r->st, t, &r->live, script_end, mark_id, ts, &m->end);
+    tl_map_t kinds = {0};
+    bool oom = leak_kinds(t, &kinds) ||
+               live_by_site(r, t->nsites, t->has_leak_scan ? &kinds : NULL, &m->leaks, &m->nleaks);
+    tl_map_free(&kinds);
+    return oom || tl_stor_capture(r->st, t, &r->live, script_end, mark_id, ts, &m->end);
 }
 
 static void free_acc(replay_t *r)

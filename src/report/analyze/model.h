@@ -28,6 +28,9 @@ typedef struct tl_site_stat {
     bool storage;  /* these blocks are storages */
     uint64_t bytes;
     uint64_t blocks; /* live blocks (leaks, peak); allocations (storage_sites) */
+    /* leaks with a leak scan (tl_trace_t.has_leak_scan): bytes and blocks by
+     * tl_leak_kind_t; zero elsewhere. */
+    uint64_t kind_bytes[4], kind_blocks[4];
 } tl_site_stat_t;
 
 typedef struct tl_model {

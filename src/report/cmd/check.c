@@ -132,6 +132,8 @@ static bool group_sites(tl_chk_t *c, const tl_site_stat_t *s, size_t n, bool sto
             if (!e->a) e->a = g;
         }
         tl_chk_group_t *gr = &l->groups[g - 1];
+        for (unsigned k = 0; k < 4; k++)
+            gr->kind_bytes[k] += s[i].kind_bytes[k];
         gr->bytes += s[i].bytes;
         gr->blocks += s[i].blocks;
         if (s[i].storage) gr->storage_bytes += s[i].bytes;
@@ -215,6 +217,33 @@ static void credit(tl_chk_t *c, const tl_site_stat_t *s, size_t n)
     }
 }
 
+/* The end point's sites as --max-leak counts them with a leak scan: bytes
+ * and blocks of the kinds in mask (0: the default) only, sites without any
+ * left out. NULL when out of memory; free() the result. */
+static tl_site_stat_t *leak_kinds_counted(const tl_site_stat_t *s, size_t n, unsigned mask,
+                                          size_t *nout)
+{
+    if (!mask) mask = TL_CHECK_LEAK_KINDS_DEFAULT;
+    tl_site_stat_t *out = malloc((n ? n : 1) * sizeof *out);
+    if (!out) return NULL;
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        tl_site_stat_t t = s[i];
+        t.bytes = t.blocks = 0;
+        for (unsigned kind = 0; kind < 4; kind++) {
+            if (!(mask & (1u << kind))) {
+                t.kind_bytes[kind] = t.kind_blocks[kind] = 0;
+                continue;
+            }
+            t.bytes += s[i].kind_bytes[kind];
+            t.blocks += s[i].kind_blocks[kind];
+        }
+        if (t.blocks) out[k++] = t;
+    }
+    *nout = k;
+    return out;
+}
+
 static bool measure(tl_chk_t *c)
 {
     const tl_check_opts_t *o = c->o;
@@ -226,7 +255,21 @@ static bool measure(tl_chk_t *c)
         c->lim[k].limit = o->limit[k];
     }
     tl_chk_limit_t *l = &c->lim[TL_LIMIT_LEAK];
-    if (group_sites(c, s, n, false, true, l)) return true;
+    tl_site_stat_t *counted = NULL;
+    if (!c->region && c->a.trace.has_leak_scan) {
+        c->leak_scan = true;
+        c->leak_kinds_counted = o->leak_kinds ? o->leak_kinds : TL_CHECK_LEAK_KINDS_DEFAULT;
+        for (size_t i = 0; i < n; i++)
+            for (unsigned k = 0; k < 4 && !suppressed(c, s[i].site); k++)
+                c->leak_kind_bytes[k] += s[i].kind_bytes[k];
+        size_t nc;
+        if (!(counted = leak_kinds_counted(s, n, o->leak_kinds, &nc))) return true;
+        bool oom = group_sites(c, counted, nc, false, true, l);
+        free(counted);
+        if (oom) return true;
+    } else if (group_sites(c, s, n, false, true, l)) {
+        return true;
+    }
     for (size_t i = 0; i < l->ngroups; i++)
         l->measured += l->groups[i].bytes;
     l = &c->lim[TL_LIMIT_LEAK_STORAGE];
@@ -305,9 +348,14 @@ int tl_check_baseline(const char *path, tl_supp_t *supp, tl_check_base_t *b)
         rc = TL_EXIT_TRUNCATED;
     if (!rc) {
         *b = (tl_check_base_t){.path = path, .peak_bytes = c->a.model.peak_bytes};
-        for (size_t i = 0; i < c->a.model.nleaks; i++)
-            if (!supp || tl_supp_site(supp, c->a.model.leaks[i].site) < 0)
-                b->leaked_bytes += c->a.model.leaks[i].bytes;
+        for (size_t i = 0; i < c->a.model.nleaks; i++) {
+            const tl_site_stat_t *l = &c->a.model.leaks[i];
+            if (supp && tl_supp_site(supp, l->site) >= 0) continue;
+            /* counted as --max-leak counts it by default */
+            b->leaked_bytes += c->a.trace.has_leak_scan ? l->kind_bytes[TL_LEAK_DEFINITE] +
+                                                              l->kind_bytes[TL_LEAK_INDIRECT]
+                                                        : l->bytes;
+        }
     }
     chk_free(c);
     free(c);

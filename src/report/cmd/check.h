@@ -14,6 +14,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "common/trace_format.h"
 #include "report/analyze/suppress.h"
 
 enum {
@@ -45,7 +46,13 @@ typedef struct tl_check_opts {
     tl_supp_t *supp;             /* rules to apply (may have none) */
     int format;                  /* TL_CHECK_* */
     unsigned top;                /* sites per failed limit (0 = all) */
+    /* The leak kinds --max-leak counts in a trace with a leak scan: a mask of
+     * 1u << TL_LEAK_*; 0 means the default, definitely and indirectly lost.
+     * Without a scan (not `all` mode) every live block counts. */
+    unsigned leak_kinds;
 } tl_check_opts_t;
+
+#define TL_CHECK_LEAK_KINDS_DEFAULT ((1u << TL_LEAK_DEFINITE) | (1u << TL_LEAK_INDIRECT))
 
 /* "max-leak", "max-leak-storage", ... */
 const char *tl_check_limit_name(unsigned limit);

@@ -20,6 +20,7 @@ typedef struct tl_chk_group {
     uint64_t repeats;    /* >= 2: the biggest site's live blocks (e.g. once per step) */
     uint64_t per_repeat; /* bytes per repetition */
     uint64_t held[4];    /* bytes of its live storages by holder (TL_HELD_*) */
+    uint64_t kind_bytes[4]; /* --max-leak with a leak scan: bytes by tl_leak_kind_t */
 } tl_chk_group_t;
 
 typedef struct tl_chk_limit {
@@ -43,6 +44,11 @@ typedef struct tl_chk {
     int64_t base_leak_delta, base_peak_delta; /* this run minus the baseline */
     unsigned nchecked, nfailed;
     bool incomplete; /* the trace could not be read whole: the verdict cannot pass */
+    /* --max-leak with the agent's leak scan: bytes at the end point (not
+     * suppressed) by tl_leak_kind_t, and the kinds counted (a mask) */
+    bool leak_scan;
+    uint64_t leak_kind_bytes[4];
+    unsigned leak_kinds_counted;
 } tl_chk_t;
 
 /* Where a site is, for grouping: the program's own innermost Python line,

@@ -92,7 +92,7 @@ static bool reserve(void **p, size_t *cap, size_t need, size_t elem)
 
 typedef struct rd {
     tl_trace_t *t;
-    size_t src_cap, extra_cap, site_cap, frame_cap, mod_cap, py_cap, lin_cap;
+    size_t src_cap, extra_cap, site_cap, frame_cap, mod_cap, py_cap, lin_cap, leak_cap;
     size_t str_len, str_cap; /* the string pool, as offsets until the end of reading */
     uint32_t tid;            /* of the chunk being read */
 } rd_t;
@@ -309,6 +309,23 @@ static bool take_record(rd_t *r, const tl_record_t *rec, uint64_t ts)
         return tl_agg_options(t, rec);
     case TL_REC_COUNT:
         return tl_agg_record(t, rec);
+    case TL_REC_LEAKSCAN:
+        if (rec->u.lineage.a[0] != TL_LEAKSCAN_VERSION) return false; /* a scan we do not know */
+        t->has_leak_scan = true;
+        t->leak_scan_blocks = rec->u.lineage.a[1];
+        t->leak_scan_unclassified = rec->u.lineage.a[2];
+        t->leak_scan_root_bytes = rec->u.lineage.a[3];
+        t->leak_scan_ns = rec->u.lineage.a[4];
+        return false;
+    case TL_REC_LEAKKIND:
+        if (rec->u.lineage.a[1] < TL_LEAK_DEFINITE || rec->u.lineage.a[1] > TL_LEAK_POSSIBLE)
+            return false; /* untrusted: an unknown kind is ignored */
+        if (reserve((void **)&t->leak_kinds, &r->leak_cap, t->nleak_kinds + 1,
+                    sizeof *t->leak_kinds))
+            return true;
+        t->leak_kinds[t->nleak_kinds++] =
+            (tl_leak_block_t){rec->u.lineage.a[0], (uint8_t)rec->u.lineage.a[1]};
+        return false;
     case TL_REC_END:
         t->has_end = true;
         t->end_ts = ts;
@@ -560,6 +577,7 @@ void tl_trace_free(tl_trace_t *t)
     else
         free((void *)t->buf);
     free(t->lineage);
+    free(t->leak_kinds);
     free(t->strings);
     memset(t, 0, sizeof *t);
 }

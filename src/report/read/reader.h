@@ -85,6 +85,12 @@ typedef struct tl_trace_hdr {
 struct tl_agg;
 struct tl_evsrc;
 
+/* A live block the leak scan found not reachable. */
+typedef struct tl_leak_block {
+    uint64_t ptr;
+    uint8_t kind; /* TL_LEAK_DEFINITE, _INDIRECT or _POSSIBLE */
+} tl_leak_block_t;
+
 typedef struct tl_trace {
     tl_trace_hdr_t hdr;
     struct tl_agg *agg; /* report/aggregate.h: mode, exact counters, checkpoints; NULL = `all` */
@@ -132,6 +138,15 @@ typedef struct tl_trace {
      * 3.10-3.13 was not read); printable ASCII, "" when not recorded. */
     bool python_unsupported;
     char python[32], python_build[32];
+
+    /* The agent's leak scan at exit (LEAKSCAN, LEAKKIND; docs/trace-format.md
+     * "Leak kinds"): has_leak_scan when a LEAKSCAN record was read; then a
+     * block still live at the trace's end is TL_LEAK_REACHABLE unless a
+     * LEAKKIND names it. leak_kinds: (ptr, kind) pairs in file order. */
+    bool has_leak_scan;
+    uint64_t leak_scan_blocks, leak_scan_unclassified, leak_scan_root_bytes, leak_scan_ns;
+    tl_leak_block_t *leak_kinds;
+    size_t nleak_kinds;
 
     bool has_end;
     uint64_t end_ts; /* time of the END record */

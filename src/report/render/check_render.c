@@ -31,6 +31,26 @@ static const char *scope_word(const tl_chk_t *c)
     return c->region ? "the end of the region's last iteration" : "the end point";
 }
 
+/* valgrind's words for tl_leak_kind_t */
+static const char *const kind_names[4] = {"still reachable", "definitely lost", "indirectly lost",
+                                          "possibly lost"};
+static const char *const kind_keys[4] = {"reachable", "definite", "indirect", "possible"};
+
+/* "definitely lost or indirectly lost": the kinds of mask; "live" for all */
+static const char *kinds_words(unsigned mask)
+{
+    static char buf[96];
+    if ((mask & 15u) == 15u) return "live"; /* every kind: every live block */
+    buf[0] = 0;
+    for (unsigned kind = 1; kind < 5; kind++) {
+        unsigned k = kind & 3; /* the lost ones first, reachable last */
+        if (!(mask & (1u << k))) continue;
+        if (buf[0]) strcat(buf, " or ");
+        strcat(buf, kind_names[k]);
+    }
+    return buf;
+}
+
 static void measured_text(tl_chk_t *c, unsigned k, FILE *out)
 {
     char b[32], b2[32];
@@ -38,7 +58,19 @@ static void measured_text(tl_chk_t *c, unsigned k, FILE *out)
     const char *v = tl_render_bytes(l->measured, b, sizeof b);
     switch (k) {
     case TL_LIMIT_LEAK:
-        fprintf(out, "%s live at %s", v, scope_word(c));
+        if (c->leak_scan) {
+            fprintf(out, "%s %s at %s", v, kinds_words(c->leak_kinds_counted), scope_word(c));
+            bool first = true;
+            for (unsigned kind = 0; kind < 4; kind++) {
+                if ((c->leak_kinds_counted & (1u << kind)) || !c->leak_kind_bytes[kind]) continue;
+                fprintf(out, "%s%s %s", first ? " (not counted: " : ", ",
+                        tl_render_bytes(c->leak_kind_bytes[kind], b2, sizeof b2), kind_names[kind]);
+                first = false;
+            }
+            if (!first) fputc(')', out);
+        } else {
+            fprintf(out, "%s live at %s", v, scope_word(c));
+        }
         break;
     case TL_LIMIT_LEAK_STORAGE:
         fprintf(out, "%s of storages live at %s", v, scope_word(c));
@@ -112,6 +144,12 @@ static void group_text(tl_chk_t *c, const tl_chk_group_t *g, bool storage_only, 
         fprintf(out, ": %" PRIu64 " repetitions still live, %s per repetition (per step of a loop)",
                 g->repeats, tl_render_bytes(g->per_repeat, b, sizeof b));
     if (tl_chk_holders(g, h, sizeof h)[0]) fprintf(out, "; %s", h);
+    for (unsigned kind = 1, first = 1; c->leak_scan && !storage_only && kind < 5; kind++)
+        if (g->kind_bytes[kind & 3]) {
+            fprintf(out, "%s%s %s", first ? "; " : ", ", kind_names[kind & 3],
+                    tl_render_bytes(g->kind_bytes[kind & 3], b, sizeof b));
+            first = 0;
+        }
     fputc('\n', out);
     print_stack(c, g->site, out);
 }
@@ -274,6 +312,22 @@ static void held_json(tl_json_t *j, const uint64_t held[4])
     tl_json_obj_end(j);
 }
 
+/* {"definite": {"bytes": N, "counted": true}, ...} */
+static void kinds_json(tl_json_t *j, const uint64_t bytes[4], unsigned counted)
+{
+    tl_json_obj_begin(j);
+    for (unsigned kind = 1; kind < 5; kind++) {
+        tl_json_key(j, kind_keys[kind & 3]);
+        tl_json_obj_begin(j);
+        tl_json_key(j, "bytes");
+        tl_json_u64(j, bytes[kind & 3]);
+        tl_json_key(j, "counted");
+        tl_json_bool(j, (counted & (1u << (kind & 3))) != 0);
+        tl_json_obj_end(j);
+    }
+    tl_json_obj_end(j);
+}
+
 static void group_json(tl_chk_t *c, tl_json_t *j, const tl_chk_group_t *g)
 {
     tl_json_obj_begin(j);
@@ -353,6 +407,13 @@ void tl_chk_render_json(tl_chk_t *c, FILE *out)
             tl_json_null(j);
         tl_json_key(j, "measured_bytes");
         tl_json_u64(j, l->measured);
+        if (k == TL_LIMIT_LEAK) {
+            tl_json_key(j, "leak_kinds"); /* null: no leak scan (not all mode) */
+            if (c->leak_scan)
+                kinds_json(j, c->leak_kind_bytes, c->leak_kinds_counted);
+            else
+                tl_json_null(j);
+        }
         tl_json_key(j, "passed");
         tl_json_bool(j, !l->failed);
         tl_json_key(j, "sites");

@@ -1,0 +1,333 @@
+/* leakscan.c - classify the live blocks at exit as valgrind's memcheck
+ * does (see leakscan.h), by a conservative scan of the process's roots.
+ *
+ * Runs once, in finish(), with the reentrancy guard held: its own memory
+ * comes from mmap, memory is read through process_vm_readv (a page unmapped
+ * meanwhile is skipped, never a fault). No stdio.
+ */
+#include <config.h> /* autoconf first: _GNU_SOURCE */
+
+#include "agent/leakscan.h"
+
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdatomic.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "agent/live.h"
+
+/* --- mappings made through the interposed mmap --- */
+
+#define MAPS_MAX 16384
+typedef struct mapping {
+    _Atomic uint64_t start; /* 0 = free slot */
+    uint64_t end, caller;
+} mapping_t;
+static mapping_t maps[MAPS_MAX];
+static _Atomic bool maps_full;
+
+void tl_leakscan_on_mmap(const void *addr, size_t len, uintptr_t caller)
+{
+    uint64_t s = (uintptr_t)addr;
+    for (size_t i = 0; i < MAPS_MAX; i++) {
+        uint64_t z = 0;
+        if (atomic_load_explicit(&maps[i].start, memory_order_relaxed) != 0) continue;
+        maps[i].end = s + len;
+        maps[i].caller = caller;
+        if (atomic_compare_exchange_strong(&maps[i].start, &z, s)) return;
+    }
+    atomic_store(&maps_full, true);
+}
+
+void tl_leakscan_on_munmap(const void *addr, size_t len)
+{
+    uint64_t s = (uintptr_t)addr, e = s + len;
+    for (size_t i = 0; i < MAPS_MAX; i++) {
+        uint64_t ms = atomic_load_explicit(&maps[i].start, memory_order_relaxed);
+        if (!ms || maps[i].end <= s || ms >= e) continue;
+        uint64_t me = maps[i].end;
+        if (ms >= s && me <= e) {
+            atomic_store(&maps[i].start, 0);
+        } else if (ms < s) {
+            maps[i].end = s;
+            /* a hole in the middle: the part above it is an entry of its own,
+             * so that what is mapped into the hole later is no longer ours */
+            if (me > e) tl_leakscan_on_mmap((const void *)(uintptr_t)e, me - e, maps[i].caller);
+        } else {
+            atomic_store(&maps[i].start, e);
+        }
+    }
+}
+
+/* --- the live blocks, sorted by address --- */
+
+typedef struct blk {
+    uint64_t ptr, end; /* [ptr, end); end = ptr + 1 for an empty block */
+    uint8_t state;     /* st_* */
+} blk_t;
+
+enum { ST_NONE = 0, ST_POSSIBLE = 1, ST_REACHABLE = 2, ST_INDIRECT = 3, ST_DEFINITE = 4 };
+
+typedef struct scan {
+    blk_t *b;
+    size_t n, cap;
+    uint32_t *work; /* blocks to scan */
+    size_t nwork;
+    uint64_t excl[2][2]; /* the agent's and jemalloc's module ranges */
+    uint64_t root_bytes;
+    size_t leader; /* the definitely lost block whose contents are being scanned */
+} scan_t;
+
+static void *map_anon(size_t bytes)
+{
+    void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    return p == MAP_FAILED ? NULL : p;
+}
+
+static void collect(void *ctx, const tl_live_entry_t *e)
+{
+    scan_t *s = ctx;
+    if (s->n == s->cap) return;
+    s->b[s->n++] = (blk_t){e->ptr, e->ptr + (e->size ? e->size : 1), ST_NONE};
+}
+
+static void sort_blocks(blk_t *a, size_t n)
+{
+    /* heap sort: no malloc, no recursion */
+    for (size_t k = n / 2; k-- > 0;)
+        for (size_t i = k;;) {
+            size_t c = 2 * i + 1;
+            if (c >= n) break;
+            if (c + 1 < n && a[c + 1].ptr > a[c].ptr) c++;
+            if (a[i].ptr >= a[c].ptr) break;
+            blk_t t = a[i];
+            a[i] = a[c];
+            a[c] = t;
+            i = c;
+        }
+    for (size_t m = n; m-- > 1;) {
+        blk_t t = a[0];
+        a[0] = a[m];
+        a[m] = t;
+        for (size_t i = 0;;) {
+            size_t c = 2 * i + 1;
+            if (c >= m) break;
+            if (c + 1 < m && a[c + 1].ptr > a[c].ptr) c++;
+            if (a[i].ptr >= a[c].ptr) break;
+            t = a[i];
+            a[i] = a[c];
+            a[c] = t;
+            i = c;
+        }
+    }
+}
+
+/* The block holding address w, or -1. */
+static long find(const scan_t *s, uint64_t w)
+{
+    size_t lo = 0, hi = s->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (s->b[mid].ptr <= w)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo == 0) return -1;
+    const blk_t *b = &s->b[lo - 1];
+    return w < b->end ? (long)(lo - 1) : -1;
+}
+
+/* A word w seen in memory: mark its block (from_lost: while finding what a
+ * lost block holds) and queue it for its own contents. */
+static void saw(scan_t *s, uint64_t w, bool from_lost)
+{
+    long i = find(s, w);
+    if (i < 0) return;
+    blk_t *b = &s->b[i];
+    uint8_t old = b->state, st;
+    if (from_lost) /* an earlier leader found from another lost block is indirect too */
+        st = old == ST_NONE || (old == ST_DEFINITE && (size_t)i != s->leader) ? ST_INDIRECT : old;
+    else
+        st = w == b->ptr ? ST_REACHABLE : (old == ST_REACHABLE ? ST_REACHABLE : ST_POSSIBLE);
+    if (st == old) return;
+    b->state = st;
+    if (old == ST_NONE) s->work[s->nwork++] = (uint32_t)i; /* each block queued once */
+}
+
+static uint8_t buf[1 << 16];
+
+/* Scan [lo, hi) word by word, read through process_vm_readv. */
+static void scan_range(scan_t *s, uint64_t lo, uint64_t hi, bool from_lost)
+{
+    lo = (lo + 7) & ~UINT64_C(7);
+    while (lo + 8 <= hi) {
+        size_t n = hi - lo > sizeof buf ? sizeof buf : (size_t)(hi - lo);
+        struct iovec l = {buf, n}, r = {(void *)(uintptr_t)lo, n};
+        ssize_t got = process_vm_readv(getpid(), &l, 1, &r, 1, 0);
+        if (got <= 0) { /* unreadable: skip to the next page */
+            lo = (lo + 4096) & ~UINT64_C(4095);
+            continue;
+        }
+        for (size_t k = 0; k + 8 <= (size_t)got; k += 8) {
+            uint64_t w;
+            memcpy(&w, buf + k, 8);
+            saw(s, w, from_lost);
+        }
+        lo += (uint64_t)got & ~UINT64_C(7);
+    }
+}
+
+static void drain(scan_t *s, bool from_lost)
+{
+    while (s->nwork) {
+        const blk_t *b = &s->b[s->work[--s->nwork]];
+        scan_range(s, b->ptr, b->end, from_lost);
+    }
+}
+
+/* A root range less the excluded ones (the agent's and jemalloc's modules
+ * and mappings). */
+static void scan_root(scan_t *s, uint64_t lo, uint64_t hi)
+{
+    for (int k = 0; k < 2; k++)
+        if (s->excl[k][0] < hi && s->excl[k][1] > lo) {
+            if (s->excl[k][0] > lo) scan_root(s, lo, s->excl[k][0]);
+            if (s->excl[k][1] < hi) scan_root(s, s->excl[k][1], hi);
+            return;
+        }
+    for (size_t i = 0; i < MAPS_MAX; i++) {
+        uint64_t ms = atomic_load_explicit(&maps[i].start, memory_order_relaxed), me = maps[i].end;
+        if (!ms || me <= lo || ms >= hi) continue;
+        uint64_t c = maps[i].caller;
+        bool ours =
+            (c >= s->excl[0][0] && c < s->excl[0][1]) || (c >= s->excl[1][0] && c < s->excl[1][1]);
+        if (!ours) continue;
+        if (ms > lo) scan_root(s, lo, ms);
+        if (me < hi) scan_root(s, me, hi);
+        return;
+    }
+    s->root_bytes += hi - lo;
+    scan_range(s, lo, hi, false);
+}
+
+static uint64_t hex(const char **p)
+{
+    uint64_t v = 0;
+    for (;; (*p)++) {
+        char c = **p;
+        unsigned d = c >= '0' && c <= '9'   ? (unsigned)(c - '0')
+                     : c >= 'a' && c <= 'f' ? (unsigned)(c - 'a' + 10)
+                                            : 16;
+        if (d == 16) return v;
+        v = v * 16 + d;
+    }
+}
+
+/* Roots from /proc/self/maps: every private writable mapping (modules' data
+ * and bss, thread stacks with their TLS, the interpreter's own arenas), the
+ * current thread's stack from sp only. */
+static void scan_roots(scan_t *s, uint64_t sp, char *text, size_t cap)
+{
+    int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return;
+    size_t len = 0;
+    for (ssize_t r; len < cap - 1 && (r = read(fd, text + len, cap - 1 - len)) > 0;)
+        len += (size_t)r;
+    close(fd);
+    text[len] = 0;
+    for (const char *p = text; *p;) {
+        const char *line = p;
+        const char *nl = strchr(p, '\n');
+        p = nl ? nl + 1 : p + strlen(p);
+        uint64_t lo = hex(&line);
+        if (*line++ != '-') continue;
+        uint64_t hi = hex(&line);
+        if (line[0] != ' ' || line[1] != 'r' || line[2] != 'w' || line[4] != 'p') continue;
+        const char *path = memchr(line, '/', (size_t)(p - line));
+        const char *br = memchr(line, '[', (size_t)(p - line));
+        if (br && (!strncmp(br, "[vvar]", 6) || !strncmp(br, "[vdso]", 6) ||
+                   !strncmp(br, "[vsyscall]", 10)))
+            continue;
+        (void)path; /* file-backed data segments are modules' data: roots too */
+        if (sp >= lo && sp < hi) lo = sp & ~UINT64_C(7);
+        scan_root(s, lo, hi);
+    }
+}
+
+/* The scan proper, below the caller's frame that holds the registers. */
+__attribute__((noinline)) static bool run(const uintptr_t excl[2][2], tl_leakscan_emit_fn emit,
+                                          void *ctx, tl_leakscan_stats_t *st, uint64_t sp)
+{
+    memset(st, 0, sizeof *st);
+    scan_t s = {0};
+    uint64_t count = tl_live_count() + 1024;
+    s.cap = count;
+    s.b = map_anon(count * sizeof *s.b);
+    s.work = map_anon(count * sizeof *s.work);
+    enum { TEXT_CAP = 8 << 20 };
+    char *text = map_anon(TEXT_CAP);
+    if (!s.b || !s.work || !text) return true;
+    for (int k = 0; k < 2; k++) {
+        s.excl[k][0] = excl[k][0];
+        s.excl[k][1] = excl[k][1];
+    }
+    tl_live_foreach(collect, &s);
+    sort_blocks(s.b, s.n);
+    /* One block per address: the table may hold an address twice when a
+     * block was freed where the agent does not look (with its guard held)
+     * and the address came back; the reader knows which one is live. */
+    size_t m = 0;
+    for (size_t i = 0; i < s.n; i++) {
+        if (m && s.b[m - 1].ptr == s.b[i].ptr) {
+            if (s.b[i].end > s.b[m - 1].end) s.b[m - 1].end = s.b[i].end;
+            continue;
+        }
+        s.b[m++] = s.b[i];
+    }
+    s.n = m;
+    scan_roots(&s, sp, text, TEXT_CAP);
+    drain(&s, false);
+    st->root_bytes = s.root_bytes;
+    /* Unreached blocks, in address order: each one is definitely lost until
+     * another lost block is found to hold it (memcheck's cliques); what it
+     * holds, unreached, is indirectly lost. */
+    for (size_t i = 0; i < s.n; i++) {
+        if (s.b[i].state != ST_NONE) continue;
+        s.b[i].state = ST_DEFINITE; /* until another lost block is found to hold it */
+        s.leader = i;
+        scan_range(&s, s.b[i].ptr, s.b[i].end, true);
+        drain(&s, true);
+    }
+    for (size_t i = 0; i < s.n; i++) {
+        uint8_t k = s.b[i].state == ST_DEFINITE   ? TL_LEAK_DEFINITE
+                    : s.b[i].state == ST_INDIRECT ? TL_LEAK_INDIRECT
+                    : s.b[i].state == ST_POSSIBLE ? TL_LEAK_POSSIBLE
+                                                  : TL_LEAK_REACHABLE;
+        if (k != TL_LEAK_REACHABLE) {
+            st->lost_blocks++;
+            emit(ctx, s.b[i].ptr, k);
+        }
+    }
+    st->blocks = s.n;
+    munmap(s.b, count * sizeof *s.b);
+    munmap(s.work, count * sizeof *s.work);
+    munmap(text, TEXT_CAP);
+    return false;
+}
+
+bool tl_leakscan_run(const uintptr_t excl[2][2], tl_leakscan_emit_fn emit, void *ctx,
+                     tl_leakscan_stats_t *st)
+{
+    /* The registers, as the caller left them, spilled into a jmp_buf on
+     * this stack before the scan's own work (sorting block addresses) can
+     * leave any in them; the stack is scanned from here up. */
+    jmp_buf regs;
+    setjmp(regs);
+    __asm__ volatile("" ::"r"(&regs) : "memory");
+    return run(excl, emit, ctx, st, (uintptr_t)&regs);
+}

@@ -1,0 +1,46 @@
+/* leakscan.h - the leak kinds of the live blocks at exit (`all` mode with
+ * TENSORLEAK_LEAK_SCAN=1, which `tensorleak check` sets).
+ *
+ * valgrind memcheck's definitions: a block is still reachable when a start
+ * pointer to it is found from a root chain, possibly lost when only
+ * interior pointers are, indirectly lost when only lost blocks point to it,
+ * definitely lost when nothing does. Roots: the private writable mappings
+ * of the process (modules' data and bss, every thread's stack mapping whole
+ * and its TLS, memory other allocators mapped, such as CPython's object
+ * arenas), the calling thread's stack from its sp and its registers;
+ * excluded: the agent's and jemalloc's modules and the mappings they made
+ * (jemalloc's metadata, the heap itself). Other threads are not stopped:
+ * their whole stack mapping is scanned, stale words included (conservative:
+ * errs toward reachable). Blocks come from the live table.
+ */
+#ifndef TL_AGENT_LEAKSCAN_H
+#define TL_AGENT_LEAKSCAN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/trace_format.h"
+
+/* Remember a mapping made by the code at return address caller (the
+ * interposed mmap); lock-free, safe before the agent's init. */
+void tl_leakscan_on_mmap(const void *addr, size_t len, uintptr_t caller);
+/* Forget [addr, addr + len). */
+void tl_leakscan_on_munmap(const void *addr, size_t len);
+
+typedef struct tl_leakscan_stats {
+    uint64_t blocks;      /* live blocks classified */
+    uint64_t lost_blocks; /* of them not reachable (emitted) */
+    uint64_t root_bytes;  /* bytes of roots scanned */
+} tl_leakscan_stats_t;
+
+typedef void (*tl_leakscan_emit_fn)(void *ctx, uint64_t ptr, unsigned kind);
+
+/* Classify the live table's blocks; emit(ctx, ptr, TL_LEAK_*) for each one
+ * not reachable. excl: the [lo, hi) ranges of the agent's and jemalloc's
+ * modules. true = failure (no memory for the scan; nothing emitted).
+ * Called once, single pass, with the reentrancy guard held. */
+bool tl_leakscan_run(const uintptr_t excl[2][2], tl_leakscan_emit_fn emit, void *ctx,
+                     tl_leakscan_stats_t *st);
+
+#endif /* TL_AGENT_LEAKSCAN_H */

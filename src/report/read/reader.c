@@ -38,8 +38,8 @@ int tl_reader_parse_header(const uint8_t *buf, size_t n, tl_trace_hdr_t *h, cons
     }
     memset(h, 0, sizeof *h);
     h->version = tl_load_le32(buf + TL_HDR_VERSION);
-    if (h->version != TL_TRACE_VERSION && h->version != 1) {
-        *why = "unsupported trace version (this tensorleak reads versions 1 and 2)";
+    if (h->version < 1 || h->version > TL_TRACE_VERSION) {
+        *why = "unsupported trace version (this tensorleak reads versions 1 to 3)";
         return TL_EXIT_BAD_TRACE;
     }
     h->header_bytes = tl_load_le32(buf + TL_HDR_HEADER_BYTES);

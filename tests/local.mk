@@ -77,3 +77,13 @@ EXTRA_DIST += tests/integration/run_shim.sh
 TESTS += tests/integration/py_tensor_kinds.sh tests/integration/py_guard.sh
 EXTRA_DIST += tests/integration/py_tensor_kinds.sh tests/workloads/py_tensor_kinds.py \
 	tests/integration/py_guard.sh tests/workloads/py_guard.py
+
+# CUDA storages: libcudart interposition (stand-in), PyTorch's allocator history (fixtures)
+TESTS += tests/integration/cuda_standin.sh tests/integration/cuda_snapshot.sh \
+	tests/integration/py_cuda_lazy.sh
+EXTRA_DIST += tests/integration/cuda_standin.sh tests/integration/cuda_snapshot.sh \
+	tests/integration/py_cuda_lazy.sh tests/workloads/cudart_standin.c \
+	tests/workloads/cuda_prog.c tests/workloads/py_cuda_snapshot.py \
+	tests/workloads/py_cuda_lazy.py tests/fixtures/cuda/README.md \
+	tests/fixtures/cuda/gpu_leak.py tests/fixtures/cuda/gpu_w3.py \
+	tests/fixtures/cuda/gpu_leak.snapshot.python.pickle tests/device/run.sh

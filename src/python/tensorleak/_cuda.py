@@ -98,7 +98,10 @@ def events(snapshot, clock_offset_ns, segments=False, after_us=None):
                 recovered += 1
                 ts = base_ns if base_ns is not None else 0
                 size = int(b.get("size") or 0)
-                frames = _frames(b.get("frames"))
+                frames = b.get("frames")
+                if frames is None and b.get("history"):  # torch 1.13
+                    frames = b["history"][-1].get("frames")
+                frames = _frames(frames)
                 out.append((ts, False, KIND_CUDA, device, int(seg.get("stream") or 0), addr, size, frames))
     out.sort(key=lambda ev: ev[0])  # stable: same-time events keep their order
     return out, recovered
@@ -195,8 +198,10 @@ class Recorder:
             params = inspect.signature(record).parameters
             if "max_entries" in params:  # torch >= 2.1
                 record(enabled="all", stacks="python", max_entries=n)
-            else:  # torch 1.13 / 2.0
+            elif "trace_alloc_max_entries" in params:  # torch 2.0
                 record(True, record_context=True, trace_alloc_max_entries=n, trace_alloc_record_context=True)
+            else:  # torch 1.13: the live blocks' frames only, no history
+                record(True)
             self.started = True
         except Exception as exc:
             self.note(f"CUDA storages not recorded: {type(exc).__name__}: {exc}"[:250])

@@ -45,6 +45,10 @@ typedef struct tl_check_opts {
     tl_supp_t *supp;             /* rules to apply (may have none) */
     int format;                  /* TL_CHECK_* */
     unsigned top;                /* sites per failed limit (0 = all) */
+    /* --device: 1 + the trace's TL_DEVICE_* the limits look at (1 = cpu,
+     * 2 = cuda:0, ...); 0 = every device. A site counts on the device of
+     * its storages; a plain heap block on the cpu. */
+    unsigned device;
 } tl_check_opts_t;
 
 /* "max-leak", "max-leak-storage", ... */

@@ -295,6 +295,8 @@ static bool take_record(rd_t *r, const tl_record_t *rec, uint64_t ts)
         tl_event_t ev[2];
         uint64_t stack[2];
         int n = tl_rec_events(rec, ts, ev, stack);
+        if (rec->type == TL_REC_ALLOC && rec->u.alloc.kind == TL_KIND_STORAGE_CUDA)
+            t->ncuda_blocks++;
         for (int i = 0; i < n; i++)
             if ((ev[i].type == TL_EV_ALLOC || ev[i].type == TL_EV_RALLOC) &&
                 intern_site(r, stack[i]) == UINT32_MAX)

@@ -400,7 +400,8 @@ bool tl_writer_dfree(tl_writer_t *w, tl_wcursor_t *c, uint64_t ts, uint64_t kind
 
 bool tl_writer_rewind(tl_writer_t *w, tl_wcursor_t *c, uint64_t ts)
 {
-    if (c->chunk && ts >= c->last_ts) return false;
+    /* Without a chunk, the next record's new chunk is timed from ts itself. */
+    if (!c->chunk || ts >= c->last_ts) return false;
     bool failed;
     uint64_t v[3] = {c->tid, c->seq ? c->seq - 1 : 0, ts};
     EMIT(w, c, ts, failed, tl_rec_put_lineage(&tl_b_, TL_REC_OWNER, 0, v, NULL, 0));

@@ -120,7 +120,7 @@ bool tl_writer_dfree(tl_writer_t *w, tl_wcursor_t *c, uint64_t ts, uint64_t kind
  * OWNER record (same tid) starts a run of its own time base, which readers
  * merge by time like any chunk. For events learnt after the fact (PyTorch's
  * allocator history, read at a report point), written in time order after
- * this. Does nothing when ts is not earlier. */
+ * this. Does nothing when ts is not earlier (or c has no chunk yet). */
 bool tl_writer_rewind(tl_writer_t *w, tl_wcursor_t *c, uint64_t ts);
 bool tl_writer_realloc(tl_writer_t *w, tl_wcursor_t *c, uint64_t ts, uint64_t old_ptr,
                        uint64_t new_ptr, uint64_t size, uint64_t stack_id);

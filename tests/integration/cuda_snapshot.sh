@@ -46,6 +46,10 @@ check(dev["reserved_segments"] == 7, f"segments {dev['reserved_segments']}")
 check(dev["reserved_bytes"] == sum(s["total_size"] for s in snap["segments"]), f"reserve {dev}")
 check(all(s["kind"] == "cuda" for s in st), "every live storage is a CUDA block")
 check(report["summary"]["replaced_blocks"] == 0, "segments and blocks collided")
+# placed at their own (past) times, not all at the drain: the agent rewound
+times = [s["time_ns"] for s in st]
+end_ns = report["end"]["time_ns"]
+check(len(set(times)) > 20 and max(times) < end_ns - 1000000, f"times {sorted(set(times))[-3:]} end {end_ns}")
 PY
 sed -i "1i FX = '$FX'" checks.py
 "$PYTHON3" "$TLCHECK" report.json "$FX/gpu_leak.py" checks.py || exit 1

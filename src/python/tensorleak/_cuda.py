@@ -174,6 +174,7 @@ class Recorder:
         self.started = False
         self.after_us = None
         self.feeder = None
+        self.pid = None  # the process that started the history
 
     def install(self, torch):
         """Queue the start behind torch's lazy CUDA init; never initializes
@@ -203,12 +204,15 @@ class Recorder:
             else:  # torch 1.13: the live blocks' frames only, no history
                 record(True)
             self.started = True
+            self.pid = os.getpid()
         except Exception as exc:
             self.note(f"CUDA storages not recorded: {type(exc).__name__}: {exc}"[:250])
 
     def drain(self, snap_id=0):
         """Converts the history since the last drain into trace records."""
-        if not self.started:
+        # A fork child (a DataLoader worker) must not touch CUDA: its
+        # parent's history is the parent's to report.
+        if not self.started or self.pid != os.getpid():
             return 0
         snapshot = self.torch.cuda.memory._snapshot()
         offset = time.time_ns() - time.monotonic_ns()

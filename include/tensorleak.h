@@ -25,7 +25,7 @@
 
 /* Version of the agent entry table below; the agent serves this version and
  * every older one whose table is a prefix of it. */
-#define TL_AGENT_API_VERSION 1
+#define TL_AGENT_API_VERSION 2 /* 2: frame, stack, device_alloc, device_free */
 
 /* Why a storage is alive, as a report point's provider saw it. */
 enum {
@@ -34,6 +34,13 @@ enum {
     TL_HELD_BY_VIEW = 2,     /* only views of part of it are reachable */
     TL_HELD_BY_AUTOGRAD = 3, /* only an autograd graph (saved tensors) refers to it */
     TL_HELD_BY_CYCLE = 4,    /* only an unreachable reference cycle refers to it (gc garbage) */
+};
+
+/* Kinds of device_alloc / device_free (the trace's TL_KIND_STORAGE_*). */
+enum {
+    TL_STORAGE_CUDA = 17,         /* a block of a CUDA caching allocator (PyTorch's) */
+    TL_STORAGE_CUDA_SEGMENT = 18, /* device memory from cudaMalloc and friends */
+    TL_STORAGE_PINNED = 19,       /* page-locked host memory (cudaHostAlloc) */
 };
 
 /* The agent's entry table. Fields are appended, never reordered. */
@@ -83,6 +90,20 @@ typedef struct tl_agent_api {
      * `size` covers it. */
     void (*snapshot_why)(uint64_t snapshot, const void *storage, size_t covered, int cause,
                          const char *path);
+    /* Version 2: storages the agent cannot see itself, learnt from an
+     * allocator's own history (PyTorch's CUDA caching allocator, read by the
+     * Python package at report points). frame defines a source frame and
+     * returns its value for stack (0: not recorded); stack interns
+     * frames[0..n), innermost first, and returns its id. device_alloc and
+     * device_free record a storage of `kind` (TL_STORAGE_*) on `device` (-1:
+     * host memory, d >= 0: CUDA device d) at ts_ns, CLOCK_MONOTONIC ns (0:
+     * now); give a batch of past events in time order. Present when `size`
+     * covers them. */
+    uint64_t (*frame)(const char *file, const char *function, uint32_t line);
+    uint64_t (*stack)(const uint64_t *frames, size_t n);
+    void (*device_alloc)(int kind, int device, uint64_t stream, const void *ptr, size_t bytes,
+                         uint64_t stack, uint64_t ts_ns);
+    void (*device_free)(int kind, int device, const void *ptr, uint64_t ts_ns);
 } tl_agent_api_t;
 
 /* Exported by libtensorleak.so: returns the table, or NULL if the agent does

@@ -102,3 +102,13 @@ EXTRA_DIST += tests/integration/pinned_strided.sh tests/workloads/pinned_strided
 	tests/python/test_cover.py
 TESTS += tests/integration/holders_kinds.sh
 EXTRA_DIST += tests/integration/holders_kinds.sh tests/workloads/holders_kinds.py
+
+# CUDA storages: libcudart interposition (stand-in), PyTorch's allocator history (fixtures)
+TESTS += tests/integration/cuda_standin.sh tests/integration/cuda_snapshot.sh \
+	tests/integration/py_cuda_lazy.sh
+EXTRA_DIST += tests/integration/cuda_standin.sh tests/integration/cuda_snapshot.sh \
+	tests/integration/py_cuda_lazy.sh tests/workloads/cudart_standin.c \
+	tests/workloads/cuda_prog.c tests/workloads/py_cuda_snapshot.py \
+	tests/workloads/py_cuda_lazy.py tests/fixtures/cuda/README.md \
+	tests/fixtures/cuda/gpu_leak.py tests/fixtures/cuda/gpu_w3.py \
+	tests/fixtures/cuda/gpu_leak.snapshot.python.pickle tests/device/run.sh

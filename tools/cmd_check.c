@@ -44,6 +44,8 @@ static const char help[] =
     "  --baseline=BASE.tlt --max-growth-vs-baseline=SIZE|PCT\n"
     "                            leak (after suppressions) or peak grew more than that\n"
     "options:\n"
+    "  --device=DEVICE           limits count only DEVICE's storages (cpu, cuda:0, ...;\n"
+    "                            a plain heap block is on cpu); default every device\n"
     "  --suppressions=FILE       LeakSanitizer-format rules (leak:PATTERN); repeatable\n"
     "  --no-default-suppressions do not hide the built-in one-time allocations\n"
     "  --format=text|json|junit  the verdict's format (default text)\n"
@@ -183,6 +185,17 @@ static int parse(int argc, char **argv, args_t *a)
                                    lim == TL_LIMIT_BASELINE
                                        ? "expected a size (0, 512KiB, 1.5GB) or a percentage (10%)"
                                        : "expected a size (0, 512KiB, 1.5GB)");
+        } else if ((v = opt_value(argc, argv, &i, "--device", &m)), m) {
+            unsigned d = 0;
+            char *end = NULL;
+            if (v && !strcmp(v, "cpu"))
+                d = 1;
+            else if (v && !strncmp(v, "cuda:", 5) && v[5] >= '0' && v[5] <= '9') {
+                unsigned long n = strtoul(v + 5, &end, 10);
+                if (!*end && n < 255) d = (unsigned)n + 2;
+            }
+            if (!d) return usage_error("--device", "expected cpu or cuda:N");
+            a->o.device = d;
         } else if ((v = opt_value(argc, argv, &i, "--suppressions", &m)), m) {
             if (!v || !*v) return usage_error("--suppressions", "expected a file name");
             if (a->nsupp == sizeof a->supp_files / sizeof a->supp_files[0])

@@ -226,6 +226,47 @@ static const char *trace_path(void)
     return tl_agent_trace_path();
 }
 
+static uint64_t frame(const char *file, const char *function, uint32_t line)
+{
+    TL_GUARD_SCOPE;
+    if (!enter()) return 0;
+    size_t nf = cap(&file), nfn = cap(&function);
+    return tl_record_api_frame(file, nf, function, nfn, line);
+}
+
+static uint64_t stack(const uint64_t *frames, size_t n)
+{
+    TL_GUARD_SCOPE;
+    if (!enter() || (!frames && n)) return 0;
+    return tl_record_stack_of(frames, n);
+}
+
+/* A kind of device_alloc: one of the device kinds, else no record. */
+static bool device_args(int kind, int device, uint64_t *dev)
+{
+    if (kind < (int)TL_KIND_STORAGE_CUDA || kind > (int)TL_KIND_STORAGE_PINNED || device < -1)
+        return false;
+    *dev = device < 0 ? TL_DEVICE_CPU : TL_DEVICE_CUDA(device);
+    return true;
+}
+
+static void device_alloc(int kind, int device, uint64_t stream, const void *ptr, size_t bytes,
+                         uint64_t stack_id, uint64_t ts_ns)
+{
+    TL_GUARD_SCOPE;
+    uint64_t dev;
+    if (!ptr || !device_args(kind, device, &dev) || !enter()) return;
+    tl_record_api_device(false, (uint64_t)kind, dev, stream, u(ptr), bytes, stack_id, ts_ns);
+}
+
+static void device_free(int kind, int device, const void *ptr, uint64_t ts_ns)
+{
+    TL_GUARD_SCOPE;
+    uint64_t dev;
+    if (!ptr || !device_args(kind, device, &dev) || !enter()) return;
+    tl_record_api_device(true, (uint64_t)kind, dev, 0, u(ptr), 0, 0, ts_ns);
+}
+
 static const tl_agent_api_t api_table = {
     .version = TL_AGENT_API_VERSION,
     .size = sizeof(tl_agent_api_t),
@@ -245,6 +286,10 @@ static const tl_agent_api_t api_table = {
     .trace_path = trace_path,
     .note = note,
     .snapshot_why = snapshot_why,
+    .frame = frame,
+    .stack = stack,
+    .device_alloc = device_alloc,
+    .device_free = device_free,
 };
 
 /* A fork child's trace starts its mark ids at 1 again (a fork handler:

@@ -28,6 +28,7 @@
 #include "agent/c10.h"
 #include "agent/leakscan.h"
 #include "agent/config.h"
+#include "agent/cudart.h"
 #include "agent/endsig.h"
 #include "agent/heapinfo.h"
 #include "agent/record.h"
@@ -512,8 +513,10 @@ static inline void *cxx_new(const char *name, bool aligned, bool nothrow, size_t
         p = raw_alloc(size, flags);
     } else {
         /* Under PyTorch, new'd blocks (a tensor's TensorImpl among them) keep
-         * their stacks outside `all` mode too (record.h). */
-        if (!aligned && atomic_load_explicit(&tl_record_cxx_full, memory_order_relaxed))
+         * their stacks outside `all` mode too (record.h); not those the CUDA
+         * libraries allocate for themselves (a kernel launch's). */
+        if (!aligned && atomic_load_explicit(&tl_record_cxx_full, memory_order_relaxed) &&
+            !tl_cudart_is_inside((uintptr_t)__builtin_return_address(0)))
             tl_tsd.force_full = true;
         p = tracked_alloc(kind, size, size, flags);
         tl_tsd.force_full = false;

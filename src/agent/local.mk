@@ -7,6 +7,7 @@ noinst_LTLIBRARIES += libtlagent.la
 libtlagent_la_SOURCES = \
 	src/agent/agent.c src/agent/agent.h \
 	src/agent/c10.c src/agent/c10.h \
+	src/agent/cudart.c src/agent/cudart.h \
 	src/agent/checkpoint.c src/agent/checkpoint.h \
 	src/agent/clock.c src/agent/clock.h \
 	src/agent/live.c src/agent/live.h \
@@ -25,7 +26,7 @@ libtlagent_la_SOURCES = \
 libtlagent_la_CFLAGS = $(AGENT_CFLAGS)
 
 pkglib_LTLIBRARIES += libtensorleak.la
-libtensorleak_la_SOURCES = src/agent/hooks.c src/agent/heapinfo.c src/agent/heapinfo.h
+libtensorleak_la_SOURCES = src/agent/hooks.c src/agent/hooks_cuda.c src/agent/heapinfo.c src/agent/heapinfo.h
 libtensorleak_la_CFLAGS = $(AGENT_CFLAGS)
 libtensorleak_la_LDFLAGS = -module -avoid-version -shared -Wl,-z,now \
 	-Wl,--version-script=$(top_srcdir)/src/agent/libtensorleak.sym

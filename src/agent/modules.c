@@ -245,3 +245,29 @@ void tl_modules_postfork(void)
 {
     pthread_mutex_unlock(&lock);
 }
+
+/* The path is the loader's own string (its link map's l_name), valid while
+ * the object stays loaded: no copy on the caller's stack. */
+struct open_ctx {
+    const char *prefix, *path;
+};
+
+static int open_one(struct dl_phdr_info *info, size_t size, void *data)
+{
+    (void)size;
+    struct open_ctx *ctx = data;
+    const char *name = info->dlpi_name;
+    if (!name || !*name) return 0;
+    const char *base = strrchr(name, '/');
+    base = base ? base + 1 : name;
+    if (strncmp(base, ctx->prefix, strlen(ctx->prefix)) != 0) return 0;
+    ctx->path = name;
+    return 1;
+}
+
+void *tl_modules_open_loaded(const char *base_prefix)
+{
+    struct open_ctx ctx = {base_prefix, NULL};
+    dl_iterate_phdr(open_one, &ctx);
+    return ctx.path ? dlopen(ctx.path, RTLD_NOLOAD | RTLD_LAZY) : NULL;
+}

@@ -61,4 +61,11 @@ void tl_modules_postfork(void);
  * Not found (another layout): nothing is done. */
 void tl_modules_fork_child(void);
 
+/* A RTLD_NOLOAD handle of a loaded object whose file name starts with
+ * base_prefix ("libc10.so"), or NULL. For libraries Python loads
+ * RTLD_LOCAL, which dlsym(RTLD_NEXT) cannot see. The handle's reference is
+ * kept: the library stays while we may call it. Call with the guard raised
+ * (dlopen may allocate). */
+void *tl_modules_open_loaded(const char *base_prefix);
+
 #endif /* TL_AGENT_MODULES_H */

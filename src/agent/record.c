@@ -388,6 +388,35 @@ void tl_record_alloc_stack(uint64_t kind, const void *ptr, size_t size, const ui
     if (tl_record_mode == TL_MODE_ALL) scan_track(ptr, size);
 }
 
+static void device_record(bool is_free, uint64_t kind, uint64_t device, uint64_t stream,
+                          uint64_t ptr, uint64_t size, uint64_t stack_id, uint64_t ts)
+{
+    if (is_free)
+        tally(tl_writer_dfree(&writer, &tl_tsd.cur, ts, kind, ptr, device), AS_FREE, kind);
+    else
+        tally(tl_writer_dalloc(&writer, &tl_tsd.cur, ts, kind, ptr, size, stack_id, device, stream),
+              AS_ALLOC, kind);
+}
+
+void tl_record_dalloc(uint64_t kind, const void *ptr, size_t size, uint64_t device, uint64_t stream)
+{
+    if (tl_record_mode == TL_MODE_AGGREGATE) return;
+    int saved = errno;
+    tl_record_thread_begin();
+    uint64_t id = tl_record_stack();
+    device_record(false, kind, device, stream, (uintptr_t)ptr, size, id, mono());
+    errno = saved;
+}
+
+void tl_record_dfree(uint64_t kind, const void *ptr, uint64_t device)
+{
+    if (tl_record_mode == TL_MODE_AGGREGATE) return;
+    int saved = errno;
+    tl_record_thread_begin();
+    device_record(true, kind, device, 0, (uintptr_t)ptr, 0, 0, mono());
+    errno = saved;
+}
+
 static void write_free(uint64_t kind, const void *ptr)
 {
     /* Called before the block is released, so no reuse precedes it in time. */
@@ -523,4 +552,39 @@ bool tl_record_mark(uint64_t id, const char *name, size_t len)
     bool failed = tl_writer_mark(&writer, &tl_tsd.cur, mono(), id, name, len);
     dropped_if(failed);
     return failed;
+}
+
+uint64_t tl_record_api_frame(const char *file, size_t file_len, const char *function,
+                             size_t function_len, uint64_t line)
+{
+    static _Atomic uint64_t next_frame = UINT64_C(1) << 32;
+    uint64_t id = atomic_fetch_add_explicit(&next_frame, 1, memory_order_relaxed);
+    if (file_len > TL_PYFRAME_STR_MAX) file_len = TL_PYFRAME_STR_MAX;
+    if (function_len > TL_PYFRAME_STR_MAX) function_len = TL_PYFRAME_STR_MAX;
+    bool failed = tl_writer_pyframe(&writer, &tl_tsd.cur, mono(), id, line, file, file_len,
+                                    function, function_len);
+    dropped_if(failed);
+    return failed ? 0 : TL_FRAME_PY_TAG | id;
+}
+
+uint64_t tl_record_stack_of(const uint64_t *frames, size_t n)
+{
+    if (n > TL_REC_MAX_FRAMES) n = TL_REC_MAX_FRAMES;
+    bool is_new;
+    uint64_t id = tl_stack_intern(&stacks, frames, n, &is_new);
+    if (is_new) dropped_if(tl_writer_stack(&writer, &tl_tsd.cur, mono(), id, frames, n));
+    return id;
+}
+
+void tl_record_api_device(bool is_free, uint64_t kind, uint64_t device, uint64_t stream,
+                          uint64_t ptr, uint64_t size, uint64_t stack_id, uint64_t ts_ns)
+{
+    if (tl_record_mode == TL_MODE_AGGREGATE) return;
+    uint64_t now = mono();
+    if (!ts_ns || ts_ns > now) ts_ns = now;
+    if (tl_writer_rewind(&writer, &tl_tsd.cur, ts_ns)) {
+        dropped_if(true);
+        return;
+    }
+    device_record(is_free, kind, device, stream, ptr, size, stack_id, ts_ns);
 }

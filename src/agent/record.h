@@ -96,6 +96,13 @@ void tl_record_alloc(uint64_t kind, const void *ptr, size_t size);
 void tl_record_alloc_stack(uint64_t kind, const void *ptr, size_t size, const uint64_t *frames,
                            size_t n);
 void tl_record_free(uint64_t kind, const void *ptr);
+/* A storage of a device kind (trace_format.h, tl_kind_has_device) made or
+ * released by libcudart: recorded with the caller's stack in every mode but
+ * `aggregate` (where device storages are not recorded). device as
+ * TL_DEVICE_*; stream the CUDA stream (0: none). */
+void tl_record_dalloc(uint64_t kind, const void *ptr, size_t size, uint64_t device,
+                      uint64_t stream);
+void tl_record_dfree(uint64_t kind, const void *ptr, uint64_t device);
 void tl_record_realloc(const void *old_ptr, const void *new_ptr, size_t size);
 
 /* Lineage API support (api.c). tl_record_api_begin binds the thread and is
@@ -107,5 +114,19 @@ uint64_t tl_record_stack(void);
 void tl_record_lineage(tl_rec_type_t type, const uint64_t *ints, const char *str, size_t len);
 /* A MARK record. true = dropped. */
 bool tl_record_mark(uint64_t id, const char *name, size_t len);
+/* A Python-style frame (file, function, line) defined by the caller rather
+ * than seen in the interpreter (PyTorch's allocator history): its PYFRAME
+ * record is written and the frame value (TL_FRAME_PY_TAG | id) returned;
+ * ids are from 2^32 up, apart from the interpreter's. 0 = dropped. */
+uint64_t tl_record_api_frame(const char *file, size_t file_len, const char *function,
+                             size_t function_len, uint64_t line);
+/* Id of the stack frames[0..n) (innermost first), written if new. */
+uint64_t tl_record_stack_of(const uint64_t *frames, size_t n);
+/* A device-kind ALLOC (is_free false) or FREE at ts_ns (CLOCK_MONOTONIC; 0 =
+ * now). An event earlier than the thread's last record rewinds its time
+ * base first (tl_writer_rewind), so a history read after the fact lands at
+ * its own place in the timeline: give one batch in time order. */
+void tl_record_api_device(bool is_free, uint64_t kind, uint64_t device, uint64_t stream,
+                          uint64_t ptr, uint64_t size, uint64_t stack_id, uint64_t ts_ns);
 
 #endif /* TL_AGENT_RECORD_H */

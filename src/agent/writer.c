@@ -381,6 +381,34 @@ bool tl_writer_free(tl_writer_t *w, tl_wcursor_t *c, uint64_t ts, uint64_t kind,
     return failed;
 }
 
+bool tl_writer_dalloc(tl_writer_t *w, tl_wcursor_t *c, uint64_t ts, uint64_t kind, uint64_t ptr,
+                      uint64_t size, uint64_t stack_id, uint64_t device, uint64_t stream)
+{
+    bool failed;
+    EMIT(w, c, ts, failed,
+         tl_rec_put_dalloc(&tl_b_, tl_d_, kind, ptr, size, stack_id, device, stream));
+    return failed;
+}
+
+bool tl_writer_dfree(tl_writer_t *w, tl_wcursor_t *c, uint64_t ts, uint64_t kind, uint64_t ptr,
+                     uint64_t device)
+{
+    bool failed;
+    EMIT(w, c, ts, failed, tl_rec_put_dfree(&tl_b_, tl_d_, kind, ptr, device));
+    return failed;
+}
+
+bool tl_writer_rewind(tl_writer_t *w, tl_wcursor_t *c, uint64_t ts)
+{
+    /* Without a chunk, the next record's new chunk is timed from ts itself. */
+    if (!c->chunk || ts >= c->last_ts) return false;
+    bool failed;
+    uint64_t v[3] = {c->tid, c->seq ? c->seq - 1 : 0, ts};
+    EMIT(w, c, ts, failed, tl_rec_put_lineage(&tl_b_, TL_REC_OWNER, 0, v, NULL, 0));
+    if (!failed) c->last_ts = ts;
+    return failed;
+}
+
 bool tl_writer_realloc(tl_writer_t *w, tl_wcursor_t *c, uint64_t ts, uint64_t old_ptr,
                        uint64_t new_ptr, uint64_t size, uint64_t stack_id)
 {

@@ -111,6 +111,17 @@ void tl_wcursor_park(tl_writer_t *w, tl_wcursor_t *c);
 bool tl_writer_alloc(tl_writer_t *w, tl_wcursor_t *c, uint64_t ts, uint64_t kind, uint64_t ptr,
                      uint64_t size, uint64_t stack_id);
 bool tl_writer_free(tl_writer_t *w, tl_wcursor_t *c, uint64_t ts, uint64_t kind, uint64_t ptr);
+/* ALLOC / FREE of a device kind (trace_format.h, tl_kind_has_device). */
+bool tl_writer_dalloc(tl_writer_t *w, tl_wcursor_t *c, uint64_t ts, uint64_t kind, uint64_t ptr,
+                      uint64_t size, uint64_t stack_id, uint64_t device, uint64_t stream);
+bool tl_writer_dfree(tl_writer_t *w, tl_wcursor_t *c, uint64_t ts, uint64_t kind, uint64_t ptr,
+                     uint64_t device);
+/* Records from now on are timed from ts, earlier than c's last record: an
+ * OWNER record (same tid) starts a run of its own time base, which readers
+ * merge by time like any chunk. For events learnt after the fact (PyTorch's
+ * allocator history, read at a report point), written in time order after
+ * this. Does nothing when ts is not earlier (or c has no chunk yet). */
+bool tl_writer_rewind(tl_writer_t *w, tl_wcursor_t *c, uint64_t ts);
 bool tl_writer_realloc(tl_writer_t *w, tl_wcursor_t *c, uint64_t ts, uint64_t old_ptr,
                        uint64_t new_ptr, uint64_t size, uint64_t stack_id);
 bool tl_writer_stack(tl_writer_t *w, tl_wcursor_t *c, uint64_t ts, uint64_t id,

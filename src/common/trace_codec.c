@@ -39,6 +39,20 @@ void tl_rec_put_free(tl_wbuf_t *w, uint64_t ts_delta, uint64_t kind, uint64_t pt
     tl_put_varint(w, ptr);
 }
 
+void tl_rec_put_dalloc(tl_wbuf_t *w, uint64_t ts_delta, uint64_t kind, uint64_t ptr, uint64_t size,
+                       uint64_t stack_id, uint64_t device, uint64_t stream)
+{
+    tl_rec_put_alloc(w, ts_delta, kind, ptr, size, stack_id);
+    tl_put_varint(w, device);
+    tl_put_varint(w, stream);
+}
+
+void tl_rec_put_dfree(tl_wbuf_t *w, uint64_t ts_delta, uint64_t kind, uint64_t ptr, uint64_t device)
+{
+    tl_rec_put_free(w, ts_delta, kind, ptr);
+    tl_put_varint(w, device);
+}
+
 void tl_rec_put_realloc(tl_wbuf_t *w, uint64_t ts_delta, uint64_t old_ptr, uint64_t new_ptr,
                         uint64_t size, uint64_t stack_id)
 {
@@ -234,10 +248,17 @@ long tl_rec_decode(const uint8_t *p, size_t n, tl_record_t *out, uint64_t *frame
         out->u.alloc.ptr = tl_get_varint(&r);
         out->u.alloc.size = tl_get_varint(&r);
         out->u.alloc.stack_id = tl_get_varint(&r);
+        out->u.alloc.device = out->u.alloc.stream = 0;
+        if (tl_kind_has_device(out->u.alloc.kind)) {
+            out->u.alloc.device = tl_get_varint(&r);
+            out->u.alloc.stream = tl_get_varint(&r);
+        }
         break;
     case TL_REC_FREE:
         out->u.free.kind = tl_get_varint(&r);
         out->u.free.ptr = tl_get_varint(&r);
+        out->u.free.device = 0;
+        if (tl_kind_has_device(out->u.free.kind)) out->u.free.device = tl_get_varint(&r);
         break;
     case TL_REC_REALLOC:
         out->u.realloc.old_ptr = tl_get_varint(&r);

@@ -1,4 +1,4 @@
-/* trace_format.h - the tensorleak trace file (.tlt), version 2.
+/* trace_format.h - the tensorleak trace file (.tlt), version 3.
  *
  * The one definition of the on-disk format, shared by the agent (writer) and
  * the report library (reader). docs/trace-format.md describes the same layout
@@ -21,7 +21,7 @@
 
 #define TL_TRACE_MAGIC        "TLTRACE" /* 8 bytes with the NUL */
 #define TL_TRACE_MAGIC_BYTES  8
-#define TL_TRACE_VERSION      2u /* readers also take version 1 (no TL_REC_OWNER) */
+#define TL_TRACE_VERSION      3u /* readers also take 1 (no TL_REC_OWNER) and 2 (no device kinds) */
 #define TL_TRACE_HEADER_BYTES 4096u
 #define TL_TRACE_CHUNK_BYTES  32768u      /* default; the header says which */
 #define TL_CHUNK_MAGIC        0x4b434c54u /* "TLCK" little-endian */
@@ -64,8 +64,8 @@ typedef enum tl_rec_type {
     TL_REC_MODULE = 2,  /* base, start, size, path:str, build_id:bytes */
     TL_REC_STACK =
         3, /* stack_id, nframes, frame[i] as zigzag delta of the previous (first from 0) */
-    TL_REC_ALLOC = 4,   /* kind, ptr, size, stack_id */
-    TL_REC_FREE = 5,    /* kind, ptr */
+    TL_REC_ALLOC = 4,   /* kind, ptr, size, stack_id; v3 device kinds: then device, stream */
+    TL_REC_FREE = 5,    /* kind, ptr; v3 device kinds: then device */
     TL_REC_REALLOC = 6, /* old_ptr, new_ptr, size, stack_id */
     TL_REC_THREAD = 7,  /* tid, name:str */
     TL_REC_END = 8,     /* reason, exit_status:zigzag, allocs, frees, storages, dropped */
@@ -173,11 +173,29 @@ typedef enum tl_kind {
     TL_KIND_NEW_FULL = 4,
     TL_KIND_STORAGE = 16,
     TL_KIND_STORAGE_C10 = 16, /* c10::alloc_cpu / c10::free_cpu (PyTorch CPU storage) */
+    /* Version 3, device kinds (TL_KIND_DEVICE_FIRST..LAST): their ALLOC
+     * records carry device and stream, their FREE records device. */
+    TL_KIND_STORAGE_CUDA = 17,         /* a block of PyTorch's CUDA caching allocator */
+    TL_KIND_STORAGE_CUDA_SEGMENT = 18, /* cudaMalloc, cudaMallocAsync, cudaMallocManaged */
+    TL_KIND_STORAGE_PINNED = 19,       /* cudaHostAlloc, cudaMallocHost: page-locked host memory */
 } tl_kind_t;
+
+#define TL_KIND_DEVICE_FIRST 17u
+#define TL_KIND_DEVICE_LAST  31u /* 20..31 reserved for more device kinds */
+
+/* A device field: 0 = host memory ("cpu"), d + 1 = CUDA device d ("cuda:d"). */
+#define TL_DEVICE_CPU     0u
+#define TL_DEVICE_CUDA(d) ((uint64_t)(d) + 1u)
 
 static inline bool tl_kind_is_storage(uint64_t kind)
 {
     return kind >= TL_KIND_STORAGE;
+}
+
+/* Does an ALLOC/FREE record of this kind carry device fields (v3)? */
+static inline bool tl_kind_has_device(uint64_t kind)
+{
+    return kind >= TL_KIND_DEVICE_FIRST && kind <= TL_KIND_DEVICE_LAST;
 }
 
 /* END reasons. */
@@ -217,9 +235,11 @@ typedef struct tl_record {
         } stack;
         struct {
             uint64_t kind, ptr, size, stack_id;
+            uint64_t device, stream; /* device kinds only; else 0 */
         } alloc;
         struct {
             uint64_t kind, ptr;
+            uint64_t device; /* device kinds only; else 0 */
         } free;
         struct {
             uint64_t old_ptr, new_ptr, size, stack_id;
@@ -261,6 +281,12 @@ typedef struct tl_record {
 void tl_rec_put_alloc(tl_wbuf_t *w, uint64_t ts_delta, uint64_t kind, uint64_t ptr, uint64_t size,
                       uint64_t stack_id);
 void tl_rec_put_free(tl_wbuf_t *w, uint64_t ts_delta, uint64_t kind, uint64_t ptr);
+/* ALLOC / FREE of a device kind (tl_kind_has_device): device as TL_DEVICE_*,
+ * stream the CUDA stream handle (0 = the default stream, or none). */
+void tl_rec_put_dalloc(tl_wbuf_t *w, uint64_t ts_delta, uint64_t kind, uint64_t ptr, uint64_t size,
+                       uint64_t stack_id, uint64_t device, uint64_t stream);
+void tl_rec_put_dfree(tl_wbuf_t *w, uint64_t ts_delta, uint64_t kind, uint64_t ptr,
+                      uint64_t device);
 void tl_rec_put_realloc(tl_wbuf_t *w, uint64_t ts_delta, uint64_t old_ptr, uint64_t new_ptr,
                         uint64_t size, uint64_t stack_id);
 void tl_rec_put_stack(tl_wbuf_t *w, uint64_t ts_delta, uint64_t id, const uint64_t *frames,

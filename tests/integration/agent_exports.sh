@@ -14,6 +14,8 @@ _ZdlPvSt11align_val_tRKSt9nothrow_t _ZdaPvSt11align_val_tRKSt9nothrow_t"
 # Endings: the exec and exit entry points glibc runs without going through execve/_exit.
 allowed="$allowed quick_exit execl execle execlp fexecve sigaction signal"
 allowed="$allowed mmap mmap64 munmap" # the leak scan: which mappings are jemalloc's (leakscan.h)
+# CUDA: libcudart's device and pinned host allocations.
+allowed="$allowed cudaMalloc cudaMallocAsync cudaMallocManaged cudaFree cudaFreeAsync cudaHostAlloc cudaMallocHost cudaFreeHost"
 nm -D --defined-only "$AGENT" | awk '{print $NF}' > "$T/syms" || exit 99
 [ -s "$T/syms" ] || fail "no exported symbols"
 bad=0
@@ -23,7 +25,7 @@ while read -r s; do
     *) echo "unexpected export: $s"; bad=1 ;;
     esac
 done < "$T/syms"
-for s in malloc free calloc realloc posix_memalign mallinfo2 malloc_trim malloc_info malloc_stats _Znwm _ZdlPv _ZN3c109alloc_cpuEm _ZN3c108free_cpuEPv tensorleak_agent_api; do
+for s in malloc free calloc realloc posix_memalign mallinfo2 malloc_trim malloc_info malloc_stats _Znwm _ZdlPv _ZN3c109alloc_cpuEm _ZN3c108free_cpuEPv tensorleak_agent_api cudaMalloc cudaFreeHost; do
     grep -qx "$s" "$T/syms" || { echo "missing export: $s"; bad=1; }
 done
 [ $bad -eq 0 ] || fail "export list"

@@ -307,11 +307,51 @@ START_TEST(chunk_iter)
 }
 END_TEST
 
+/* Version 3: device kinds carry device (and, on ALLOC, stream); other kinds
+ * decode with zeros there; a device record cut before its extra fields is
+ * malformed. */
+START_TEST(codec_device_kinds)
+{
+    uint8_t buf[256];
+    tl_wbuf_t w = {buf, buf + sizeof buf, false};
+    tl_rec_put_dalloc(&w, 3, TL_KIND_STORAGE_CUDA, 0x7f5000000000, 268435456, 9, TL_DEVICE_CUDA(1),
+                      0x55aa);
+    tl_rec_put_dfree(&w, 4, TL_KIND_STORAGE_PINNED, 0x7f6000000000, TL_DEVICE_CPU);
+    tl_rec_put_alloc(&w, 5, TL_KIND_STORAGE_C10, 0x1000, 64, 1);
+    ck_assert(!w.overflow);
+    size_t n = (size_t)(w.p - buf);
+    tl_record_t rec;
+    long k = tl_rec_decode(buf, n, &rec, NULL);
+    ck_assert_int_gt(k, 0);
+    ck_assert_int_eq(rec.type, TL_REC_ALLOC);
+    ck_assert(tl_kind_has_device(rec.u.alloc.kind));
+    ck_assert_uint_eq(rec.u.alloc.ptr, 0x7f5000000000);
+    ck_assert_uint_eq(rec.u.alloc.size, 268435456);
+    ck_assert_uint_eq(rec.u.alloc.stack_id, 9);
+    ck_assert_uint_eq(rec.u.alloc.device, 2);
+    ck_assert_uint_eq(rec.u.alloc.stream, 0x55aa);
+    ck_assert_int_eq(tl_rec_decode(buf, (size_t)k - 1, &rec, NULL), -1); /* stream cut */
+    long k2 = tl_rec_decode(buf + k, n - (size_t)k, &rec, NULL);
+    ck_assert_int_gt(k2, 0);
+    ck_assert_int_eq(rec.type, TL_REC_FREE);
+    ck_assert_uint_eq(rec.u.free.kind, TL_KIND_STORAGE_PINNED);
+    ck_assert_uint_eq(rec.u.free.ptr, 0x7f6000000000);
+    ck_assert_uint_eq(rec.u.free.device, 0);
+    long k3 = tl_rec_decode(buf + k + k2, n - (size_t)(k + k2), &rec, NULL);
+    ck_assert_int_eq(k + k2 + k3, (long)n);
+    ck_assert(!tl_kind_has_device(rec.u.alloc.kind));
+    ck_assert_uint_eq(rec.u.alloc.device, 0);
+    ck_assert_uint_eq(rec.u.alloc.stream, 0);
+    ck_assert_uint_eq(rec.u.alloc.stack_id, 1);
+}
+END_TEST
+
 static Suite *make_codec_suite(void)
 {
     Suite *s = suite_create("codec");
     TCase *tc = tcase_create("core");
     tcase_add_test(tc, codec_alloc_free_realloc);
+    tcase_add_test(tc, codec_device_kinds);
     tcase_add_test(tc, codec_stack_process_end);
     tcase_add_test(tc, codec_rejects_bad_input);
     tcase_add_test(tc, codec_overflow_flagged);

@@ -191,7 +191,7 @@ START_TEST(reader_bad_headers)
         uint32_t v;
     } cases[] = {
         {TL_HDR_MAGIC, 0x41414141},
-        {TL_HDR_VERSION, 3},
+        {TL_HDR_VERSION, TL_TRACE_VERSION + 1},
         {TL_HDR_VERSION, 0},
         {TL_HDR_HEADER_BYTES, 0},
         {TL_HDR_HEADER_BYTES, 0xffffffff},

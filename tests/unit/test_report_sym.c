@@ -248,7 +248,7 @@ START_TEST(report_lineage_sample)
         "\"storage_bytes\": 69206032,",
         /* --top does not cut end.storages: all three, largest first */
         "\"id\": 1,\n        \"bytes\": 67108864,\n        \"kind\": \"c10\",\n"
-        "        \"time_ns\": 1000000,",
+        "        \"device\": \"cpu\",\n        \"time_ns\": 1000000,",
         "\"origin\": \"randn\",\n        \"source\": null,\n        \"source_stack\": null,",
         "\"views\": [\n          {\n            \"offset\": 0,\n            \"extent\": 16,\n"
         "            \"bytes\": 16,\n            \"op\": \"slice\",\n            \"api\": false,\n"

@@ -347,9 +347,9 @@ int main(int argc, char **argv)
     }
     fclose(f);
     if (memcmp(buf, TL_TRACE_MAGIC, TL_TRACE_MAGIC_BYTES) != 0 ||
-        (tl_load_le32(buf + TL_HDR_VERSION) != TL_TRACE_VERSION &&
-         tl_load_le32(buf + TL_HDR_VERSION) != 1)) {
-        fprintf(stderr, "%s: not a v1 or v2 trace\n", argv[1]);
+        tl_load_le32(buf + TL_HDR_VERSION) < 1 ||
+        tl_load_le32(buf + TL_HDR_VERSION) > TL_TRACE_VERSION) {
+        fprintf(stderr, "%s: not a v1 to v3 trace\n", argv[1]);
         return 2;
     }
     uint32_t cb = tl_load_le32(buf + TL_HDR_CHUNK_BYTES);

@@ -5,7 +5,7 @@ not loaded. Field order must match struct tl_agent_api exactly.
 """
 import ctypes
 
-API_VERSION = 1
+API_VERSION = 2
 
 HELD_UNKNOWN, HELD_TENSOR, HELD_VIEW, HELD_AUTOGRAD, HELD_CYCLE = 0, 1, 2, 3, 4
 # TL_CAUSE_* (src/common/trace_format.h): the kind of holder on a path
@@ -38,6 +38,11 @@ class _Api(ctypes.Structure):
         ("trace_path", _F(ctypes.c_char_p)),
         ("note", _F(None, _u64, _str)),
         ("snapshot_why", _F(None, _u64, _p, _s, _int, _str)),
+        # version 2: CUDA storages from an allocator history (_cuda.py)
+        ("frame", _F(_u64, _str, _str, ctypes.c_uint32)),
+        ("stack", _F(_u64, ctypes.POINTER(_u64), _s)),
+        ("device_alloc", _F(None, _int, _int, _u64, _p, _s, _u64, _u64)),
+        ("device_free", _F(None, _int, _int, _p, _u64)),
     ]
 
 

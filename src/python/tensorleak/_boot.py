@@ -97,9 +97,44 @@ class _AfterImport(importlib.abc.MetaPathFinder):
             return None  # the import system asks the finders itself
 
 
+_cuda_rec = None  # _cuda.Recorder once torch is imported
+
+
+def _note(text, snap=0):
+    _agent.note(text, snap)
+
+
+def _on_cuda(torch):
+    """CUDA storages (docs/python.md): torch's allocator history, started
+    from torch's own lazy CUDA init; off with TENSORLEAK_CUDA=0."""
+    global _cuda_rec
+    if os.environ.get("TENSORLEAK_CUDA", "1") == "0":
+        return
+    try:
+        from tensorleak import _cuda
+
+        api = _agent.api()
+        if api is None or not _agent.has(api, "device_free"):
+            return
+        _cuda_rec = _cuda.Recorder(api, _note)
+        _cuda_rec.install(torch)
+    except Exception as exc:
+        _note(f"CUDA storages not recorded: {type(exc).__name__}: {exc}"[:250])
+
+
+def _cuda_drain(snap=0):
+    if _cuda_rec is None:
+        return
+    try:
+        _cuda_rec.drain(snap)
+    except Exception as exc:
+        _note(f"CUDA storages not read: {type(exc).__name__}: {exc}"[:250], snap)
+
+
 def _on_torch(torch):
     from tensorleak import _torch
 
+    _on_cuda(torch)
     if _mode == "copies":
         _torch.wrap_copies(torch)
     elif _mode == "ops":
@@ -121,9 +156,8 @@ def start():
     if _mode not in ("off", "copies", "ops"):
         _agent.note(f"unknown TENSORLEAK_LINEAGE={_mode!r}, using 'copies'"[:250])
         _mode = "copies"
-    hooks = {}
+    hooks = {"torch": _on_torch}  # CUDA storages even without lineage
     if _mode != "off":
-        hooks["torch"] = _on_torch
         hooks["numpy"] = _on_numpy
     for name in list(hooks):
         if name in sys.modules:  # imported before us (a .pth file): now
@@ -195,6 +229,7 @@ def report_point(name, frames=()):
     api = _agent.api()
     if api is None:
         return
+    _cuda_drain()  # the history so far, timed before the point
     try:
         snap = api.snapshot_begin(name.encode("utf-8", "replace"))
     except Exception:

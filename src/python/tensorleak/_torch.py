@@ -6,11 +6,14 @@ into a new storage so each copy names its source; start_dispatch_mode (mode
 "ops") records the creating op and source of every storage via a
 TorchDispatchMode.
 
-Rules: a tensor is described only when it is a dense (strided) CPU tensor of
-torch.Tensor itself or of a subclass that keeps torch's own
-__torch_function__ and __torch_dispatch__; every other kind (device, meta,
-sparse, quantized, nested, mkldnn tensors, wrapper subclasses) is skipped
-and named in a note. Its bytes are offered for fingerprinting only when torch
+Rules: a tensor is described only when it is a dense (strided) CPU or CUDA
+tensor of torch.Tensor itself or of a subclass that keeps torch's own
+__torch_function__ and __torch_dispatch__; every other kind (other devices,
+meta, sparse, quantized, nested, mkldnn tensors, wrapper subclasses) is
+skipped and named in a note. A CUDA tensor's storage is described from its
+metadata only (data_ptr, nbytes, strides: host memory of torch's), never by
+reading device memory: it is never offered for fingerprinting, so CUDA
+storages have no duplicates. Its bytes are offered for fingerprinting only when torch
 says its CPU allocator owns them (a resizable storage, torch >= 2.0; on 1.13,
 which cannot tell, the agent's own page check guards). Everything is called
 through torch's C base class, so no code of a subclass runs, and through APIs
@@ -96,7 +99,7 @@ def skip_reason(t, k):
     if not k.plain(type(t)):
         return "subclass"
     dev = k.device(t).type
-    if dev != "cpu":
+    if dev != "cpu" and dev != "cuda":
         return dev
     layout = k.layout(t)
     if layout is not k.strided:
@@ -140,6 +143,8 @@ def add_tensor(storages, t, make, extent_fn, autograd=False):
     base, nbytes, owned = storage_info(t, k)
     if not base:
         return None  # no bytes: nothing to describe, nothing lost
+    if k.device(t).type != "cpu":
+        owned = False  # device memory: the agent must never read it
     s = storages.get(base)
     if s is None:
         s = storages[base] = make(nbytes)

@@ -21,6 +21,8 @@
 #define BF_STORAGE 1u /* the block is a storage */
 #define BF_REG     2u /* a heap block that STORAGE_REG made a storage */
 #define BF_PSEUDO  4u /* a registered buffer that is no heap block (STORAGE_REG) */
+/* Bits 8-15: the storage's device (TL_DEVICE_*, capped at TL_MODEL_DEVICES - 1). */
+#define BF_DEVICE(flags) (((flags) >> 8) & 0xffu)
 
 /* Per-(site, storage) accumulators, index site * 2 + storage. */
 typedef struct acc {
@@ -37,6 +39,7 @@ typedef struct replay {
     uint8_t prev_type;       /* of the event before this one */
     tl_storage_t rfree_info; /* that storage */
     uint8_t *numpy_site;     /* per site: 0 not yet known, 1 no, 2 yes */
+    uint8_t *site_device;    /* tl_model_t.site_device */
     tl_stor_t *st;
     acc_t *sacc;       /* storages created, by site */
     tl_regions_t *rg;  /* region iterations */
@@ -44,6 +47,9 @@ typedef struct replay {
     uint32_t *touched; /* indexes of cur changed since pk was last brought up to date */
     uint8_t *is_touched;
     size_t ntouched;
+    uint64_t now;       /* time of the event being applied */
+    uint8_t new_device; /* device of the storage new_storage makes (0 = cpu) */
+    tl_map_t segs; /* reserve segments (tl_trace_t.ncuda_blocks): key ptr; a = size, b = device */
 } replay_t;
 
 static bool has_prefix(const char *s, const char *p)
@@ -115,8 +121,14 @@ static bool new_storage(replay_t *r, uint64_t base, uint64_t bytes, uint32_t sit
         r->sacc[site * 2 + 1].blocks++;
     }
     if (!r->st) return false;
-    tl_storage_t s = {
-        .id = id, .base = base, .bytes = bytes, .ts = ts, .site = site, .kind = kind, .op = op};
+    tl_storage_t s = {.id = id,
+                      .base = base,
+                      .bytes = bytes,
+                      .ts = ts,
+                      .site = site,
+                      .kind = kind,
+                      .op = op,
+                      .device = r->new_device};
     return tl_stor_add(r->st, &s);
 }
 
@@ -127,6 +139,62 @@ static void count_block(replay_t *r, uint64_t size, unsigned flags, int sign)
     if (flags & BF_STORAGE) {
         r->c.live_storage_bytes += (uint64_t)sign * size;
         r->c.live_storage_blocks += (uint64_t)sign;
+        tl_device_stat_t *d = &r->c.devices[BF_DEVICE(flags)];
+        d->seen = true;
+        d->live_storage_bytes += (uint64_t)sign * size;
+        d->live_storages += (uint64_t)sign;
+        if (d->live_storage_bytes > d->peak_storage_bytes) {
+            d->peak_storage_bytes = d->live_storage_bytes;
+            d->peak_storage_ts = r->now;
+        }
+    }
+}
+
+static unsigned device_slot(unsigned device)
+{
+    return device < TL_MODEL_DEVICES ? device : TL_MODEL_DEVICES - 1;
+}
+
+/* A cudaMalloc'd segment beside PyTorch's blocks: the reserve, not a
+ * storage (alloc: size > 0 entering; else leaving). true = out of memory. */
+static bool reserve_segment(replay_t *r, const tl_event_t *ev, bool alloc)
+{
+    tl_device_stat_t *d;
+    if (alloc) {
+        bool created;
+        tl_map_entry_t *e = tl_map_put(&r->segs, ev->ptr, &created);
+        if (!e) return true;
+        if (!created)
+            r->c.devices[e->b].reserved_bytes -= e->a, r->c.devices[e->b].reserved_segments--;
+        e->a = ev->size;
+        e->b = device_slot(TL_EV_DEVICE(ev->pad));
+        d = &r->c.devices[e->b];
+        d->seen = true;
+        d->reserved_bytes += ev->size;
+        d->reserved_segments++;
+        if (d->reserved_bytes > d->peak_reserved_bytes) d->peak_reserved_bytes = d->reserved_bytes;
+        return false;
+    }
+    tl_map_entry_t *e = tl_map_get(&r->segs, ev->ptr);
+    if (!e) return false;
+    d = &r->c.devices[e->b];
+    d->reserved_bytes -= e->a;
+    d->reserved_segments--;
+    tl_map_remove(&r->segs, ev->ptr);
+    return false;
+}
+
+static uint8_t storage_kind(const tl_event_t *ev)
+{
+    switch (TL_EV_DKIND(ev->pad)) {
+    case TL_EV_DK_CUDA:
+        return TL_STORAGE_CUDA;
+    case TL_EV_DK_SEGMENT:
+        return TL_STORAGE_CUDA_SEGMENT;
+    case TL_EV_DK_PINNED:
+        return TL_STORAGE_PINNED;
+    default:
+        return TL_STORAGE_C10;
     }
 }
 
@@ -234,18 +302,31 @@ static bool step(replay_t *r, const tl_event_t *ev, size_t i)
     uint8_t prev = r->prev_type;
     r->prev_type = ev->type;
     unsigned flags = 0;
+    r->now = ev->ts;
+    bool reserve = TL_EV_DKIND(ev->pad) == TL_EV_DK_SEGMENT && r->t->ncuda_blocks;
     switch (ev->type) {
-    case TL_EV_ALLOC:
+    case TL_EV_ALLOC: {
+        if (reserve) {
+            oom = reserve_segment(r, ev, true);
+            break;
+        }
         r->c.allocations++;
         numpy = !ev->storage && !(ev->pad & TL_EV_F_SAMPLED) && ev->size >= TL_NUMPY_MIN_STORAGE &&
                 numpy_site(r, ev->site);
-        add_block(r, ev->ptr, ev->size, ev->site, ev->storage || numpy ? BF_STORAGE : 0, ev->ts,
-                  &oom);
-        if (!oom && (ev->storage || numpy))
+        unsigned dev = device_slot(TL_EV_DEVICE(ev->pad));
+        add_block(r, ev->ptr, ev->size, ev->site, ev->storage || numpy ? BF_STORAGE | dev << 8 : 0,
+                  ev->ts, &oom);
+        if (!oom && (ev->storage || numpy)) {
+            if (r->site_device && ev->site < r->t->nsites)
+                r->site_device[ev->site] = (uint8_t)(dev + 1);
+            r->new_device = (uint8_t)dev;
             oom = new_storage(r, ev->ptr, ev->size, ev->site, ev->ts,
-                              numpy ? TL_STORAGE_NUMPY : TL_STORAGE_C10, NULL);
+                              numpy ? TL_STORAGE_NUMPY : storage_kind(ev), NULL);
+            r->new_device = 0;
+        }
         note_peak(r, i, ev->ts);
         break;
+    }
     case TL_EV_RALLOC: {
         r->c.allocations++;
         /* A realloc'd block keeps the kind (and id) of the block it replaced. */
@@ -268,7 +349,10 @@ static bool step(replay_t *r, const tl_event_t *ev, size_t i)
         break;
     }
     case TL_EV_FREE:
-        drop_block(r, ev->ptr, &flags, NULL);
+        if (reserve)
+            oom = reserve_segment(r, ev, false);
+        else
+            drop_block(r, ev->ptr, &flags, NULL);
         break;
     case TL_EV_RFREE:
         r->rfree_known = drop_block(r, ev->ptr, &flags, &r->rfree_info);
@@ -451,7 +535,9 @@ bool tl_model_build_filtered(const tl_trace_t *t, tl_model_t *m, tl_site_filter_
     r.pk = calloc(nsites * 2 + 2, sizeof *r.pk);
     r.touched = malloc((nsites * 2 + 2) * sizeof *r.touched);
     r.is_touched = calloc(nsites * 2 + 2, 1);
-    if (!sacc || !r.cur || !r.pk || !r.touched || !r.is_touched) goto oom;
+    m->site_device = calloc(nsites ? nsites : 1, 1);
+    r.site_device = m->site_device;
+    if (!m->site_device || !sacc || !r.cur || !r.pk || !r.touched || !r.is_touched) goto oom;
     if (tl_regions_init(&m->regions, t, filter, ctx)) goto oom;
     r.st = &st;
     r.sacc = sacc;
@@ -494,12 +580,20 @@ bool tl_model_build_filtered(const tl_trace_t *t, tl_model_t *m, tl_site_filter_
     m->live_storage_blocks = at_end.live_storage_blocks;
     m->first_ts = first_ts;
     m->last_ts = last_ts;
+    for (size_t d = 0; d < TL_MODEL_DEVICES; d++) {
+        m->devices[d] = at_end.devices[d]; /* live and reserved at the end point */
+        m->devices[d].seen = r.c.devices[d].seen;
+        m->devices[d].peak_storage_bytes = r.c.devices[d].peak_storage_bytes;
+        m->devices[d].peak_storage_ts = r.c.devices[d].peak_storage_ts;
+        m->devices[d].peak_reserved_bytes = r.c.devices[d].peak_reserved_bytes;
+    }
     agg_oom = tl_agg_model(t, m);
     free_acc(&r);
     free(sacc);
     free(numpy);
     tl_stor_free(&st);
     tl_map_free(&r.live);
+    tl_map_free(&r.segs);
     if (agg_oom) tl_model_free(m);
     return agg_oom;
 oom:
@@ -509,6 +603,7 @@ oom:
     free(numpy);
     tl_stor_free(&st);
     tl_map_free(&r.live);
+    tl_map_free(&r.segs);
     tl_model_free(m);
     return true;
 }
@@ -521,5 +616,6 @@ void tl_model_free(tl_model_t *m)
     free(m->leaks);
     free(m->peak_sites);
     free(m->storage_sites);
+    free(m->site_device);
     memset(m, 0, sizeof *m);
 }

@@ -33,6 +33,17 @@ typedef struct tl_site_stat {
     uint64_t kind_bytes[4], kind_blocks[4];
 } tl_site_stat_t;
 
+/* Storages of one device (cpu, cuda:0, ...), the model's per-device view. */
+#define TL_MODEL_DEVICES 17 /* cpu and cuda:0..15; devices beyond share the last */
+typedef struct tl_device_stat {
+    bool seen;                                    /* a storage (or segment) of it was recorded */
+    uint64_t peak_storage_bytes, peak_storage_ts; /* high-water mark of its storages */
+    uint64_t live_storage_bytes, live_storages;   /* at the end point */
+    /* cudaMalloc'd segments when PyTorch's blocks are known (the reserve
+     * the blocks are carved from): now/at the end point, and the highest. */
+    uint64_t reserved_bytes, reserved_segments, peak_reserved_bytes;
+} tl_device_stat_t;
+
 typedef struct tl_model {
     /* Counting rules (docs/report-schema.md): allocations = ALLOC records with
      * a non-zero pointer + REALLOC records with a non-zero new pointer;
@@ -56,6 +67,11 @@ typedef struct tl_model {
     size_t npeak_sites;
     tl_site_stat_t *storage_sites; /* every storage created, by site (bytes = total); sorted */
     size_t nstorage_sites;
+
+    tl_device_stat_t devices[TL_MODEL_DEVICES]; /* by the trace's TL_DEVICE_* */
+    /* Per site: 1 + the device of its storages (the last one seen), 0 none;
+     * nsites entries (check --device). */
+    uint8_t *site_device;
 
     tl_endpoint_t end;       /* the storages live at the end point */
     tl_regions_t regions;    /* region iterations, their leaks, growth */

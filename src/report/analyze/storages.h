@@ -21,9 +21,12 @@
 
 /* How a block came to be a storage. */
 enum {
-    TL_STORAGE_C10 = 0,        /* ALLOC of a storage kind (c10::alloc_cpu) */
-    TL_STORAGE_NUMPY = 1,      /* numpy's default data allocator, >= TL_NUMPY_MIN_STORAGE */
-    TL_STORAGE_REGISTERED = 2, /* STORAGE_REG (tl_storage_register) */
+    TL_STORAGE_C10 = 0,          /* ALLOC of a storage kind (c10::alloc_cpu) */
+    TL_STORAGE_NUMPY = 1,        /* numpy's default data allocator, >= TL_NUMPY_MIN_STORAGE */
+    TL_STORAGE_REGISTERED = 2,   /* STORAGE_REG (tl_storage_register) */
+    TL_STORAGE_CUDA = 3,         /* a block of PyTorch's CUDA caching allocator */
+    TL_STORAGE_CUDA_SEGMENT = 4, /* cudaMalloc* (a storage when no blocks are known) */
+    TL_STORAGE_PINNED = 5,       /* cudaHostAlloc / cudaMallocHost */
 };
 
 /* numpy data buffers below this are not storages (tests/cases/README.md). */
@@ -37,6 +40,7 @@ typedef struct tl_storage {
     uint64_t ts;          /* allocation time of its block (absolute ns) */
     uint32_t site;        /* allocation stack (site index) */
     uint8_t kind;         /* TL_STORAGE_* */
+    uint8_t device;       /* the trace's TL_DEVICE_*: 0 = cpu, d + 1 = cuda:d */
     const char *op;       /* op from ORIGIN / COPY / STORAGE_REG (trace string pool), or NULL */
     uint64_t source;      /* id of the storage a COPY named as its source; 0 = none */
     uint32_t source_site; /* that source's allocation site (valid when source != 0) */

@@ -91,6 +91,17 @@ static bool suppressed(tl_chk_t *c, uint32_t site)
     return c->o->supp && tl_supp_site(c->o->supp, site) >= 0;
 }
 
+/* Is the site on the --device the limits look at (always, without one)? */
+static bool on_device(tl_chk_t *c, uint32_t site)
+{
+    if (!c->o->device) return true;
+    const tl_model_t *m = &c->a.model;
+    unsigned dev = m->site_device && site < c->a.trace.nsites && m->site_device[site]
+                       ? m->site_device[site]
+                       : 1u + TL_DEVICE_CPU;
+    return dev == c->o->device;
+}
+
 /* Group the sites of s[0, n) (storages only with storage_only; suppressed
  * ones skipped with filter) by where; holders from the scope's live
  * storages; repeats from the group's biggest stack (by content). */
@@ -102,7 +113,9 @@ static bool group_sites(tl_chk_t *c, const tl_site_stat_t *s, size_t n, bool sto
     char w[TL_CHK_WHERE_MAX];
     uint64_t *best = NULL; /* per group: its biggest stack's bytes */
     for (size_t i = 0; i < n; i++) {
-        if ((storage_only && !s[i].storage) || (filter && suppressed(c, s[i].site))) continue;
+        if ((storage_only && !s[i].storage) || (filter && suppressed(c, s[i].site)) ||
+            !on_device(c, s[i].site))
+            continue;
         tl_chk_where(c, s[i].site, w);
         bool created;
         tl_map_entry_t *e = tl_map_put(&by_where, tl_str_hash(w), &created);
@@ -278,13 +291,17 @@ static bool measure(tl_chk_t *c)
         l->measured += l->groups[i].storage_bytes;
     l = &c->lim[TL_LIMIT_PINNED];
     for (size_t i = 0; c->end && i < c->end->nstorages; i++)
-        if (!suppressed(c, c->end->storages[i].s.site))
+        if (!suppressed(c, c->end->storages[i].s.site) && on_device(c, c->end->storages[i].s.site))
             l->measured += c->end->storages[i].pinned_bytes;
     l = &c->lim[TL_LIMIT_PEAK];
     if (c->region) {
         l->measured = c->region->last_peak_bytes;
     } else {
         l->measured = c->a.model.peak_bytes;
+        if (c->o->device) { /* that device's storages at their own high-water mark */
+            unsigned d = c->o->device - 1;
+            l->measured = d < TL_MODEL_DEVICES ? c->a.model.devices[d].peak_storage_bytes : 0;
+        }
         if (group_sites(c, c->a.model.peak_sites, c->a.model.npeak_sites, false, false, l))
             return true;
     }

@@ -50,6 +50,10 @@ typedef struct tl_check_opts {
      * 1u << TL_LEAK_*; 0 means the default, definitely and indirectly lost.
      * Without a scan (not `all` mode) every live block counts. */
     unsigned leak_kinds;
+    /* --device: 1 + the trace's TL_DEVICE_* the limits look at (1 = cpu,
+     * 2 = cuda:0, ...); 0 = every device. A site counts on the device of
+     * its storages; a plain heap block on the cpu. */
+    unsigned device;
 } tl_check_opts_t;
 
 #define TL_CHECK_LEAK_KINDS_DEFAULT ((1u << TL_LEAK_DEFINITE) | (1u << TL_LEAK_INDIRECT))

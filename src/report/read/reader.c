@@ -38,8 +38,8 @@ int tl_reader_parse_header(const uint8_t *buf, size_t n, tl_trace_hdr_t *h, cons
     }
     memset(h, 0, sizeof *h);
     h->version = tl_load_le32(buf + TL_HDR_VERSION);
-    if (h->version != TL_TRACE_VERSION && h->version != 1) {
-        *why = "unsupported trace version (this tensorleak reads versions 1 and 2)";
+    if (h->version < 1 || h->version > TL_TRACE_VERSION) {
+        *why = "unsupported trace version (this tensorleak reads versions 1 to 3)";
         return TL_EXIT_BAD_TRACE;
     }
     h->header_bytes = tl_load_le32(buf + TL_HDR_HEADER_BYTES);
@@ -295,6 +295,8 @@ static bool take_record(rd_t *r, const tl_record_t *rec, uint64_t ts)
         tl_event_t ev[2];
         uint64_t stack[2];
         int n = tl_rec_events(rec, ts, ev, stack);
+        if (rec->type == TL_REC_ALLOC && rec->u.alloc.kind == TL_KIND_STORAGE_CUDA)
+            t->ncuda_blocks++;
         for (int i = 0; i < n; i++)
             if ((ev[i].type == TL_EV_ALLOC || ev[i].type == TL_EV_RALLOC) &&
                 intern_site(r, stack[i]) == UINT32_MAX)

@@ -116,6 +116,10 @@ typedef struct tl_trace {
     tl_map_t pyframe_by_id;
 
     size_t nevents; /* events the stream yields (tl_events_next) */
+    /* ALLOC records of PyTorch CUDA blocks (TL_KIND_STORAGE_CUDA): when
+     * there are any, cuda_segment storages are the reserve the blocks are
+     * carved from, accounted apart (tl_model_t.devices), not storages. */
+    uint64_t ncuda_blocks;
 
     /* The stream's sources (reader.c, stream.c): the event chunks of the file,
      * which stays mapped (or copied, for tl_trace_read_mem) until

@@ -50,6 +50,17 @@ bool tl_rec_is_lineage(unsigned type)
     }
 }
 
+/* The pad bits of a device kind's ALLOC / FREE (aggregate.h). */
+static uint16_t device_pad(uint64_t kind, uint64_t device)
+{
+    unsigned dk = kind == TL_KIND_STORAGE_CUDA           ? TL_EV_DK_CUDA
+                  : kind == TL_KIND_STORAGE_CUDA_SEGMENT ? TL_EV_DK_SEGMENT
+                  : kind == TL_KIND_STORAGE_PINNED       ? TL_EV_DK_PINNED
+                                                         : TL_EV_DK_NONE;
+    if (dk == TL_EV_DK_NONE) return 0;
+    return (uint16_t)(dk << 4 | (device > 255 ? 255u : (unsigned)device) << 8);
+}
+
 int tl_rec_events(const tl_record_t *rec, uint64_t ts, tl_event_t ev[2], uint64_t stack[2])
 {
     int n = 0;
@@ -62,7 +73,9 @@ int tl_rec_events(const tl_record_t *rec, uint64_t ts, tl_event_t ev[2], uint64_
                              .ptr = rec->u.alloc.ptr,
                              .size = rec->u.alloc.size,
                              .storage = tl_kind_is_storage(rec->u.alloc.kind),
-                             .pad = rec->u.alloc.kind == TL_KIND_NEW_FULL ? TL_EV_F_EXACT : 0};
+                             .pad = rec->u.alloc.kind == TL_KIND_NEW_FULL
+                                        ? TL_EV_F_EXACT
+                                        : device_pad(rec->u.alloc.kind, rec->u.alloc.device)};
         stack[0] = rec->u.alloc.stack_id;
         return 1;
     case TL_REC_FREE:
@@ -70,7 +83,8 @@ int tl_rec_events(const tl_record_t *rec, uint64_t ts, tl_event_t ev[2], uint64_
         ev[0] = (tl_event_t){.ts = ts,
                              .type = TL_EV_FREE,
                              .ptr = rec->u.free.ptr,
-                             .storage = tl_kind_is_storage(rec->u.free.kind)};
+                             .storage = tl_kind_is_storage(rec->u.free.kind),
+                             .pad = device_pad(rec->u.free.kind, rec->u.free.device)};
         return 1;
     case TL_REC_REALLOC:
         if (rec->u.realloc.old_ptr != 0)

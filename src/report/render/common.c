@@ -60,6 +60,23 @@ const char *tl_render_cause_name(unsigned cause)
 
 const char *tl_render_storage_kind(unsigned kind)
 {
-    static const char *const names[] = {"c10", "numpy", "registered"};
+    static const char *const names[] = {"c10",  "numpy",        "registered",
+                                        "cuda", "cuda_segment", "pinned"};
     return kind < sizeof names / sizeof names[0] ? names[kind] : "unknown";
+}
+
+const char *tl_render_device(unsigned device, char *buf, size_t n)
+{
+    if (device == TL_DEVICE_CPU)
+        snprintf(buf, n, "cpu");
+    else
+        snprintf(buf, n, "cuda:%u", device - 1);
+    return buf;
+}
+
+const char *tl_render_site_device(const tl_report_ctx_t *c, uint32_t site, char *buf, size_t n)
+{
+    const tl_model_t *m = c->model;
+    if (!m->site_device || site >= c->trace->nsites || !m->site_device[site]) return NULL;
+    return tl_render_device(m->site_device[site] - 1u, buf, n);
 }

@@ -82,12 +82,21 @@ struct tl_json;
 void tl_render_json_frames(const tl_report_ctx_t *c, struct tl_json *j, uint32_t site,
                            unsigned opts);
 
-/* "c10", "numpy", "registered" for a TL_STORAGE_* kind. */
+/* "c10", "numpy", "registered", "cuda", "cuda_segment", "pinned" for a
+ * TL_STORAGE_* kind. */
 const char *tl_render_storage_kind(unsigned kind);
 
 /* "none", "cycle", "cache", "traceback", "closure", "optimizer", "thread",
  * "class": a TL_CAUSE_* (trace_format.h) as the JSON report names it. */
 const char *tl_render_cause_name(unsigned cause);
+
+/* "cpu" or "cuda:N" for a device (the trace's TL_DEVICE_*), into buf
+ * (at least 16 bytes); returns buf. */
+const char *tl_render_device(unsigned device, char *buf, size_t n);
+
+/* The device of a site's storages ("cpu", "cuda:0"), or NULL for a site
+ * without storages; buf as tl_render_device. */
+const char *tl_render_site_device(const tl_report_ctx_t *c, uint32_t site, char *buf, size_t n);
 
 /* How many entries of a list of n to show under opts->top. */
 size_t tl_render_shown(const tl_report_ctx_t *c, size_t n);

@@ -72,6 +72,42 @@ static const char *held_name(unsigned held)
     return held < sizeof names / sizeof names[0] ? names[held] : "unknown";
 }
 
+/* "devices": the storages of each device seen (docs/report-schema.md). */
+static void devices(const tl_report_ctx_t *c, tl_json_t *j)
+{
+    const tl_model_t *m = c->model;
+    const tl_trace_t *t = c->trace;
+    char name[16];
+    tl_json_key(j, "devices");
+    tl_json_arr_begin(j);
+    for (unsigned d = 0; d < TL_MODEL_DEVICES; d++) {
+        const tl_device_stat_t *s = &m->devices[d];
+        if (!s->seen) continue;
+        tl_json_obj_begin(j);
+        tl_json_key(j, "device");
+        tl_json_str(j, tl_render_device(d, name, sizeof name));
+        const struct {
+            const char *key;
+            uint64_t v;
+        } f[] = {
+            {"peak_storage_bytes", s->peak_storage_bytes},
+            {"peak_storage_time_ns",
+             s->peak_storage_bytes ? tl_render_rel_ns(t, s->peak_storage_ts) : 0},
+            {"leaked_storage_bytes", s->live_storage_bytes},
+            {"leaked_storages", s->live_storages},
+            {"reserved_bytes", s->reserved_bytes},
+            {"reserved_segments", s->reserved_segments},
+            {"peak_reserved_bytes", s->peak_reserved_bytes},
+        };
+        for (size_t i = 0; i < sizeof f / sizeof f[0]; i++) {
+            tl_json_key(j, f[i].key);
+            tl_json_u64(j, f[i].v);
+        }
+        tl_json_obj_end(j);
+    }
+    tl_json_arr_end(j);
+}
+
 static void view(const tl_report_ctx_t *c, tl_json_t *j, const tl_end_view_t *v)
 {
     tl_json_obj_begin(j);
@@ -100,6 +136,9 @@ static void end_storage(const tl_report_ctx_t *c, tl_json_t *j, const tl_end_sto
     tl_json_u64(j, s->s.bytes);
     tl_json_key(j, "kind");
     tl_json_str(j, tl_render_storage_kind(s->s.kind));
+    char dev[16];
+    tl_json_key(j, "device");
+    tl_json_str(j, tl_render_device(s->s.device, dev, sizeof dev));
     tl_json_key(j, "time_ns");
     tl_json_u64(j, tl_render_rel_ns(t, s->s.ts));
     stack(c, j, s->s.site);
@@ -202,6 +241,12 @@ static void live_sites(const tl_report_ctx_t *c, tl_json_t *j, const tl_site_sta
         tl_json_u64(j, s[i].blocks);
         tl_json_key(j, "storage");
         tl_json_bool(j, s[i].storage);
+        char dev[16];
+        const char *d = s[i].storage ? tl_render_site_device(c, s[i].site, dev, sizeof dev) : NULL;
+        if (d) {
+            tl_json_key(j, "device");
+            tl_json_str(j, d);
+        }
         stack(c, j, s[i].site);
         tl_json_obj_end(j);
     }
@@ -387,6 +432,7 @@ void tl_render_json(const tl_report_ctx_t *c, FILE *out)
     process(c, j);
     trace(c, j);
     summary(c, j);
+    devices(c, j);
 
     tl_json_key(j, "leaks");
     live_sites(c, j, m->leaks, m->nleaks);

@@ -42,6 +42,31 @@ static void print_time(FILE *out, uint64_t ns)
         fprintf(out, "%.1f ms", (double)ns / 1e6);
 }
 
+/* One line per device when any storage was not on the CPU. */
+static void print_devices(const tl_report_ctx_t *c, FILE *out)
+{
+    const tl_model_t *m = c->model;
+    bool other = false;
+    for (unsigned d = 1; d < TL_MODEL_DEVICES; d++)
+        other |= m->devices[d].seen;
+    if (!other && !m->devices[TL_DEVICE_CPU].peak_reserved_bytes) return;
+    char name[16], b1[32], b2[32], b3[32], b4[32];
+    for (unsigned d = 0; d < TL_MODEL_DEVICES; d++) {
+        const tl_device_stat_t *s = &m->devices[d];
+        if (!s->seen) continue;
+        fprintf(out, "tensorleak: %s: storages peak %s at ", tl_render_device(d, name, sizeof name),
+                tl_render_bytes(s->peak_storage_bytes, b1, sizeof b1));
+        print_time(out, s->peak_storage_bytes ? tl_render_rel_ns(c->trace, s->peak_storage_ts) : 0);
+        fprintf(out, ", %s live at end in %" PRIu64,
+                tl_render_bytes(s->live_storage_bytes, b2, sizeof b2), s->live_storages);
+        if (s->peak_reserved_bytes)
+            fprintf(out, "; reserved (cudaMalloc segments) %s at end in %" PRIu64 ", peak %s",
+                    tl_render_bytes(s->reserved_bytes, b3, sizeof b3), s->reserved_segments,
+                    tl_render_bytes(s->peak_reserved_bytes, b4, sizeof b4));
+        fputc('\n', out);
+    }
+}
+
 static void print_frame(const tl_frame_t *f, bool python, FILE *out)
 {
     fputs("      at ", out);
@@ -171,6 +196,8 @@ static void print_end_storages(const tl_report_ctx_t *c, FILE *out)
         const tl_end_storage_t *s = &e->storages[i];
         fprintf(out, "  #%" PRIu64 " %s %s storage", s->s.id,
                 tl_render_bytes(s->s.bytes, b1, sizeof b1), tl_render_storage_kind(s->s.kind));
+        if (s->s.device != TL_DEVICE_CPU)
+            fprintf(out, " on %s", tl_render_device(s->s.device, b2, sizeof b2));
         if (s->origin) {
             fputs(" allocated by ", out);
             tl_esc_puts(out, s->origin);
@@ -298,6 +325,7 @@ void tl_render_text(const tl_report_ctx_t *c, FILE *out)
         fputs("dropped unknown\n", out);
     char agg_note[512];
     fputs(tl_agg_text_note(t, agg_note, sizeof agg_note), out);
+    print_devices(c, out);
     const tl_endpoint_t *e = &c->model->end;
     uint64_t end_bytes = 0;
     for (size_t i = 0; i < e->nstorages; i++)

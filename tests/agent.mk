@@ -173,3 +173,11 @@ EXTRA_DIST += tests/integration/hostile_errno.sh
 # Hostile run: the agent's own stderr lines escape the names they echo.
 TESTS += tests/integration/hostile_agent_lines.sh
 EXTRA_DIST += tests/integration/hostile_agent_lines.sh
+
+# SIGTERM end point on a small thread stack: the program still dies of SIGTERM.
+check_PROGRAMS += tests/workloads/agent_sigterm_stack
+tests_workloads_agent_sigterm_stack_SOURCES = tests/workloads/agent_sigterm_stack.c
+tests_workloads_agent_sigterm_stack_CFLAGS = $(AGENT_WL_CFLAGS)
+tests_workloads_agent_sigterm_stack_LDADD = -lpthread
+TESTS += tests/integration/agent_sigterm_stack.sh
+EXTRA_DIST += tests/integration/agent_sigterm_stack.sh

@@ -124,3 +124,9 @@ tests_workloads_leak_kinds_SOURCES = tests/workloads/leak_kinds.c
 tests_workloads_leak_kinds_CFLAGS = $(AM_CFLAGS) -g -O0 -fno-omit-frame-pointer -fno-inline
 TESTS += tests/integration/check_leak_kinds.sh
 EXTRA_DIST += tests/integration/check_leak_kinds.sh tests/workloads/train_noleak.py
+
+# The browser tests leave their screenshots for the log; `make clean` removes them.
+clean-local: clean-html-screenshots
+clean-html-screenshots:
+	-rm -rf tests/integration/html-screenshots
+.PHONY: clean-html-screenshots

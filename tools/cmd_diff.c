@@ -47,7 +47,7 @@ static bool parse_top(const char *s, unsigned *out)
 
 int tl_cmd_diff(int argc, char **argv)
 {
-    tl_report_opts_t opts = {TL_FORMAT_TEXT, 10};
+    tl_report_opts_t opts = {.format = TL_FORMAT_TEXT, .top = 10};
     const char *files[2] = {NULL, NULL};
     size_t nfiles = 0;
     bool operands = false;

@@ -19,13 +19,15 @@
 #include "tools/outfile.h"
 
 static const char help[] =
-    "usage: tensorleak report [--format=FORMAT] [--top=N] [--output=FILE] TRACE\n"
+    "usage: tensorleak report [--format=FORMAT] [--top=N] [--frames=user|all]\n"
+    "                         [--no-default-suppressions] [--output=FILE] TRACE\n"
     "\n"
     "Render the report of a trace written by `tensorleak run`: peak, leaks (blocks live\n"
     "at the end point: the end of a Python main script, else process exit), the storages\n"
     "live there with their origin, source, views and holders, the problems found\n"
     "(storages pinned by views, duplicate copies, storages held only by autograd), and\n"
-    "storages by allocation site.\n"
+    "storages by allocation site. The text groups alike problems and storages (one\n"
+    "line, op and holder) into one paragraph and sites by the program's line.\n"
     "\n"
     "  --format=FORMAT     text for people (default); json per docs/report-schema.md;\n"
     "                      html: one self-contained page (problems, timeline, flame\n"
@@ -33,6 +35,14 @@ static const char help[] =
     "                      flamegraph.pl/speedscope stacks of the peak and the end\n"
     "                      (folded-peak, folded-end: one of them)\n"
     "  --top=N             entries per list (default 10; 0 = all)\n"
+    "  --frames=user|all   text: the program's own frames of each site, the library\n"
+    "                      frames (CPython, torch, libc, the agent) folded into one\n"
+    "                      \"... N frames in LIB, LIB\" line (user, the default), or\n"
+    "                      every frame (all)\n"
+    "  --no-default-suppressions\n"
+    "                      text: list every leak; by default the one-time allocations\n"
+    "                      that check's built-in suppressions hide (CPython's imports,\n"
+    "                      the loader) are left out of the leaks and counted in one line\n"
     "  --output=FILE       write the report to FILE instead of standard output (mode\n"
     "                      0600; FILE is replaced only once a report is written; a\n"
     "                      symbolic link is refused)\n"
@@ -82,7 +92,7 @@ static const char *opt_value(int argc, char **argv, int *i, const char *name, bo
 
 int tl_cmd_report(int argc, char **argv)
 {
-    tl_report_opts_t opts = {TL_FORMAT_TEXT, 10};
+    tl_report_opts_t opts = {.format = TL_FORMAT_TEXT, .top = 10};
     const char *output = NULL, *trace = NULL;
     bool only_operands = false;
     for (int i = 1; i < argc; i++) {
@@ -104,6 +114,11 @@ int tl_cmd_report(int argc, char **argv)
         } else if ((v = opt_value(argc, argv, &i, "--top", &m)), m) {
             if (!v || !parse_top(v, &opts.top))
                 return usage_error("--top", "expected a number of sites (0 = all)");
+        } else if ((v = opt_value(argc, argv, &i, "--frames", &m)), m) {
+            if (!tl_frames_parse(v, &opts.all_frames))
+                return usage_error("--frames", "expected user or all");
+        } else if (!strcmp(a, "--no-default-suppressions")) {
+            opts.no_default_supp = true;
         } else if ((v = opt_value(argc, argv, &i, "--output", &m)), m) {
             if (!v || !*v) return usage_error("--output", "expected a file name");
             output = v;

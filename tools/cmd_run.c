@@ -19,6 +19,7 @@
 
 static const char run_usage[] =
     "usage: tensorleak run [--output=PATTERN] [--report=FILE] [--format=FORMAT] [--top=N]\n"
+    "                      [--frames=user|all] [--no-default-suppressions]\n"
     "                      [--keep-helpers] [--] CMD [ARGS...]\n"
     "\n"
     "Runs CMD with the tensorleak agent preloaded and prints the report of its main\n"
@@ -35,6 +36,10 @@ static const char run_usage[] =
     "                        folded-peak, folded-end (tensorleak report --help); a\n"
     "                        --report FILE ending in .html gets html by default\n"
     "  -n, --top=N           sites per list in the report (default 10, 0 = all)\n"
+    "      --frames=user|all text: the program's frames with library frames folded\n"
+    "                        (default), or every frame (tensorleak report --help)\n"
+    "      --no-default-suppressions\n"
+    "                        text: list the one-time allocations among the leaks too\n"
     "  -h, --help            this text\n"
     "\n"
     "Exit status: CMD's own (128+N if a signal N ended it), 127 if CMD was not\n"
@@ -61,6 +66,8 @@ int tl_cmd_run(int argc, char **argv)
         {"help", no_argument, NULL, 'h'},
         {"report", required_argument, NULL, 'r'},
         {"keep-helpers", no_argument, NULL, 'k'},
+        {"frames", required_argument, NULL, 'F'},
+        {"no-default-suppressions", no_argument, NULL, 'S'},
         {NULL, 0, NULL, 0},
     };
     const char *pattern = NULL; /* a directory per run (launch.h) */
@@ -100,6 +107,15 @@ int tl_cmd_run(int argc, char **argv)
             break;
         case 'k':
             keep_helpers = true;
+            break;
+        case 'F':
+            if (!tl_frames_parse(optarg, &opts.all_frames)) {
+                tl_say("run: bad --frames '%s' (user or all)", optarg);
+                return TL_EXIT_USAGE;
+            }
+            break;
+        case 'S':
+            opts.no_default_supp = true;
             break;
         case 'h':
             return tl_outfile_stdout_text(run_usage);

@@ -24,6 +24,8 @@ libtlreport_la_SOURCES = \
 	src/report/render/render.h \
 	src/report/render/common.c \
 	src/report/render/render_text.c \
+	src/report/render/text_frames.c \
+	src/report/render/text_end.c \
 	src/report/render/render_json.c \
 	src/report/analyze/timeline.c src/report/analyze/timeline.h \
 	src/report/render/flame.c src/report/render/flame.h \

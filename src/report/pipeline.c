@@ -103,7 +103,7 @@ static void make_notes(tl_analysis_t *a)
 int tl_analysis_run(tl_analysis_t *a, const char *path, const tl_analysis_opts_t *o, char *why,
                     size_t whylen)
 {
-    static const tl_report_opts_t defaults = {TL_FORMAT_TEXT, 10};
+    static const tl_report_opts_t defaults = {.format = TL_FORMAT_TEXT, .top = 10};
     memset(a, 0, sizeof *a);
     int rc = tl_trace_read(path, &a->trace, why, whylen); /* open, read */
     if (rc) return rc;
@@ -119,6 +119,7 @@ int tl_analysis_run(tl_analysis_t *a, const char *path, const tl_analysis_opts_t
                                .trace = &a->trace,
                                .model = &a->model,
                                .sym = a->sym,
+                               .supp = o ? o->supp : NULL,
                                .opts = o && o->render ? o->render : &defaults};
     make_notes(a);
     return 0;

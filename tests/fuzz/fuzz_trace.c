@@ -46,7 +46,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (w <= 0) abort();
         off += (size_t)w;
     }
-    tl_report_opts_t ro = {TL_FORMAT_TEXT, 0};
+    tl_report_opts_t ro = {.format = TL_FORMAT_TEXT, .top = 0};
     tl_report_file(path, &ro, devnull);
     ro.format = TL_FORMAT_JSON;
     tl_report_file(path, &ro, devnull);

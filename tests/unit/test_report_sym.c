@@ -171,7 +171,7 @@ START_TEST(report_text_sample)
     tl_tgen_sample(&g);
     ck_assert_int_eq(tl_tgen_write(tpath, g.buf, g.len), 0);
     int rc;
-    tl_report_opts_t o = {TL_FORMAT_TEXT, 10};
+    tl_report_opts_t o = {.format = TL_FORMAT_TEXT, .top = 10};
     char *s = render(&o, &rc);
     ck_assert_int_eq(rc, TL_EXIT_OK);
     ck_assert_ptr_nonnull(
@@ -201,7 +201,7 @@ START_TEST(report_json_sample)
     tl_tgen_sample(&g);
     ck_assert_int_eq(tl_tgen_write(tpath, g.buf, g.len), 0);
     int rc;
-    tl_report_opts_t o = {TL_FORMAT_JSON, 0};
+    tl_report_opts_t o = {.format = TL_FORMAT_JSON, .top = 0};
     char *s = render(&o, &rc);
     ck_assert_int_eq(rc, TL_EXIT_OK);
     const char *want[] = {
@@ -237,7 +237,7 @@ START_TEST(report_lineage_sample)
     tl_tgen_lineage(&g);
     ck_assert_int_eq(tl_tgen_write(tpath, g.buf, g.len), 0);
     int rc;
-    tl_report_opts_t o = {TL_FORMAT_JSON, 1};
+    tl_report_opts_t o = {.format = TL_FORMAT_JSON, .top = 1};
     char *s = render(&o, &rc);
     ck_assert_int_eq(rc, TL_EXIT_OK);
     const char *want[] = {
@@ -275,7 +275,7 @@ START_TEST(report_lineage_sample)
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
         ck_assert_msg(strstr(s, want[i]), "missing %s in\n%s", want[i], s);
     free(s);
-    o = (tl_report_opts_t){TL_FORMAT_TEXT, 2};
+    o = (tl_report_opts_t){.format = TL_FORMAT_TEXT, .top = 2};
     s = render(&o, &rc);
     ck_assert_int_eq(rc, TL_EXIT_OK);
     const char *text[] = {
@@ -283,9 +283,13 @@ START_TEST(report_lineage_sample)
         "teardown) at 4.0 ms; 3 storages, 66.0 MiB live there\n",
         "\nProblems: 2\n  [pinned_by_view] 64.0 MiB storage #1 allocated by randn at prep.py:9 is "
         "kept alive only by 1 view of 16 B (slice at train.py:41); 64.0 MiB pinned.\n"
+        "      fix: keep a .clone() of the part you need (x[:k].clone()), not a view of it, so the "
+        "whole storage can be freed.\n"
         "  [held_by_autograd] 2.00 MiB storage #3 allocated by pool at train.py:41 is held only by "
         "an autograd graph (tensors saved for backward), not by any tensor the program can "
-        "reach.\n",
+        "reach.\n"
+        "      fix: keep loss.item() or t.detach() instead of the tensor, or compute it under "
+        "torch.no_grad().\n",
         "\nStorages live at end: 3, top 2 shown\n"
         "  #1 64.0 MiB c10 storage allocated by randn at prep.py:9, held only by views, 64.0 MiB "
         "pinned\n"
@@ -309,7 +313,7 @@ START_TEST(report_truncated)
     ck_assert_int_eq(tl_tgen_write(tpath, g.buf, cut), 0);
     silence_stderr();
     int rc;
-    tl_report_opts_t o = {TL_FORMAT_JSON, 10};
+    tl_report_opts_t o = {.format = TL_FORMAT_JSON, .top = 10};
     char *s = render(&o, &rc);
     ck_assert_int_eq(rc, TL_EXIT_TRUNCATED);
     ck_assert_ptr_nonnull(strstr(s, "\"truncated\": true,"));
@@ -338,7 +342,7 @@ START_TEST(report_symbolized)
     tl_tgen_chunk(&g, 1, 0, 0, rec, (size_t)(w.p - rec));
     ck_assert_int_eq(tl_tgen_write(tpath, g.buf, g.len), 0);
     int rc;
-    tl_report_opts_t o = {TL_FORMAT_JSON, 10};
+    tl_report_opts_t o = {.format = TL_FORMAT_JSON, .top = 10};
     char *s = render(&o, &rc);
     ck_assert_int_eq(rc, TL_EXIT_OK);
     char line[64];
@@ -410,7 +414,7 @@ START_TEST(report_mutations)
         }
         size_t len = iter % 5 == 0 ? (size_t)(x >> 24) % g.len : g.len;
         ck_assert_int_eq(tl_tgen_write(tpath, m, len), 0);
-        tl_report_opts_t o = {iter & 1 ? TL_FORMAT_JSON : TL_FORMAT_TEXT, iter % 3};
+        tl_report_opts_t o = {.format = iter & 1 ? TL_FORMAT_JSON : TL_FORMAT_TEXT, .top = iter % 3};
         int rc = tl_report_file(tpath, &o, null);
         ck_assert(rc == TL_EXIT_OK || rc == TL_EXIT_BAD_TRACE || rc == TL_EXIT_TRUNCATED);
     }

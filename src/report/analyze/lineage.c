@@ -82,21 +82,9 @@ static bool allocator_module(const char *path)
     return tl_allocator_module(path, TL_ALLOC_NATIVE);
 }
 
-/* A frame of tensorleak's own Python package (its copy wrappers sit between
- * the program's line and the allocation). */
-static bool own_python_frame(const char *file)
-{
-    const char *b = strrchr(file, '/');
-    return b && b - file >= 11 && strncmp(b - 11, "/tensorleak", 11) == 0 && b[1] == '_';
-}
-
-/* A frame of an installed library or of the standard library: torch's own
- * Python code (nn.functional, Tensor.split) sits between the program's line
- * and many allocations. */
 bool tl_lineage_library_file(const char *file)
 {
-    return file[0] == '<' || strstr(file, "/site-packages/") || strstr(file, "/dist-packages/") ||
-           strstr(file, "/lib/python3.") || own_python_frame(file);
+    return tl_frame_library_python_file(file);
 }
 
 static const char *python_where(const tl_pyframe_t *pf, char *buf, size_t n)
@@ -116,7 +104,7 @@ const char *tl_lineage_where(const tl_trace_t *t, tl_symbolizer_t *sym, uint32_t
     const tl_pyframe_t *first = NULL;
     for (size_t i = 0; i < nf; i++) {
         const tl_pyframe_t *pf = tl_trace_pyframe(t, frames[i]);
-        if (!pf || own_python_frame(pf->file)) continue;
+        if (!pf || tl_frame_own_python_file(pf->file)) continue;
         if (!tl_lineage_library_file(pf->file)) return python_where(pf, buf, n);
         if (!first) first = pf;
     }

@@ -389,7 +389,7 @@ int tl_check_file(const char *path, const tl_check_opts_t *o, FILE *out, bool *f
     }
     c->path = path;
     c->o = o;
-    c->ropts = (tl_report_opts_t){TL_FORMAT_TEXT, o->top};
+    c->ropts = (tl_report_opts_t){.format = TL_FORMAT_TEXT, .top = o->top};
     int rc = load(c, path, o->supp);
     if (rc) goto done;
     c->incomplete = tl_report_incomplete(

@@ -30,9 +30,20 @@ typedef enum tl_format {
  * folded-end); false when it names none. */
 bool tl_format_parse(const char *name, tl_format_t *out);
 
+/* The text report's frames a --frames value names: "user" (the program's
+ * own, library frames folded; *all = false) or "all"; false when neither. */
+bool tl_frames_parse(const char *name, bool *all);
+
 typedef struct tl_report_opts {
     tl_format_t format;
     unsigned top; /* sites per list, default 10; 0 = all */
+    /* Text only. all_frames: every frame of a site (--frames=all), not the
+     * program's own with the library frames folded into one line.
+     * no_default_supp: the leaks section without the built-in suppressions
+     * (--no-default-suppressions; suppress.h), which hide one-time
+     * allocations (CPython's imports, the loader) as check does. */
+    bool all_frames;
+    bool no_default_supp;
 } tl_report_opts_t;
 
 /* Read the trace at path, analyse it and render to out. Returns a TL_EXIT_*

@@ -11,6 +11,7 @@
 #include "report/analyze/model.h"
 #include "report/read/reader.h"
 #include "report/cmd/report.h"
+#include "report/analyze/suppress.h"
 #include "report/analyze/symbolize.h"
 
 #define TL_REPORT_MAX_NOTES 16
@@ -21,11 +22,15 @@ typedef struct tl_report_ctx {
     const tl_model_t *model;
     tl_symbolizer_t *sym;
     const tl_report_opts_t *opts;
+    tl_supp_t *supp; /* suppressions bound to trace (the text report's leaks), or NULL */
     const char *notes[TL_REPORT_MAX_NOTES]; /* sentences without a final period */
     size_t nnotes;
 } tl_report_ctx_t;
 
 void tl_render_text(const tl_report_ctx_t *c, FILE *out);
+/* The text report's "Problems" and "Storages live at end" sections, grouped
+ * by site, op, holder and kind (text_end.c). */
+void tl_render_text_end(const tl_report_ctx_t *c, FILE *out);
 void tl_render_json(const tl_report_ctx_t *c, FILE *out);
 /* These two return true when out of memory (then nothing, or an unfinished
  * page, was written). */
@@ -65,8 +70,12 @@ uint64_t tl_render_rel_ns(const tl_trace_t *t, uint64_t ts);
  * address through the symbolizer. Returns true for a Python frame. */
 bool tl_render_frame(const tl_report_ctx_t *c, uint64_t raw, tl_frame_t *f);
 
-/* A site's frames, one "      at ..." line each: the innermost ones after
- * the allocator's, then a few Python frames further out. */
+/* A site's frames, one "      at ..." line each (text_frames.c): the
+ * program's own frames, innermost first (a few), then one "      ... N
+ * frames in LIB, LIB" line folding the others (frames.h says which are the
+ * program's); a site without any of the program's frames shows its
+ * innermost frames past the allocator's instead. opts->all_frames: every
+ * frame, none folded. */
 void tl_render_text_frames(const tl_report_ctx_t *c, uint32_t site, FILE *out);
 
 /* Options of tl_render_json_frames. */

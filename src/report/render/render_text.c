@@ -1,12 +1,15 @@
 /* render_text.c - the human-readable report.
  *
  * One header line, one summary line, the end point line, the notes, the
- * problems (one paragraph each), then "Storages live at end", "Peak
- * consumers", "Leaks (live at end)" and "Storages by site", each site
- * followed by its innermost interesting frames (allocator and agent frames
- * skipped).
+ * problems and the storages live at end (grouped: text_end.c), then "Peak
+ * consumers", "Leaks (live at end)" and "Storages by site": sites grouped by
+ * the program's line (tl_lineage_where), each group followed by the frames
+ * of its largest site (text_frames.c). The leaks leave out what the
+ * suppressions hide (ctx.supp) and say so in one line. The first screen
+ * answers what holds the memory, where, and how to fix it.
  */
 #include <inttypes.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "report/analyze/frames.h"
@@ -15,14 +18,7 @@
 #include "report/read/aggregate.h"
 #include "report/render/render.h"
 
-#define TEXT_MAX_FRAMES    8
-#define TEXT_MAX_PY_FRAMES 4
-
-/* Frames of the allocator machinery, skipped while they lead a stack. */
-static bool boring(const tl_frame_t *f)
-{
-    return tl_allocator_module(f->module, TL_ALLOC_NATIVE);
-}
+#define WHERE_MAX 512
 
 /* How the text report names an end point (tl_endpoint_t.point). */
 static const char *end_point_text(const char *point)
@@ -67,186 +63,178 @@ static void print_devices(const tl_report_ctx_t *c, FILE *out)
     }
 }
 
-static void print_frame(const tl_frame_t *f, bool python, FILE *out)
+/* The sites of a list grouped by where they are in the program: one entry
+ * per line (and plain/storage), the frames of its largest site. */
+typedef struct site_entry {
+    size_t index; /* into the list */
+    char *where;  /* malloc'd; "" when none: the site stays alone */
+} site_entry_t;
+
+typedef struct site_group {
+    size_t lead, nsites; /* lead: list index of its largest site */
+    uint64_t bytes, blocks;
+    bool storage;
+    const char *where;
+} site_group_t;
+
+typedef struct site_list {
+    const tl_site_stat_t *s;
+    site_entry_t *e;
+    site_group_t *g;
+    size_t n, ng;
+    uint64_t hidden_bytes, hidden_blocks; /* by the suppressions */
+    uint64_t hidden_rules;                /* bit i: rule i hid some (rules 0-63) */
+} site_list_t;
+
+static const tl_site_stat_t *cmp_list; /* qsort's context: the list being grouped */
+
+static int cmp_entry(const void *pa, const void *pb)
 {
-    fputs("      at ", out);
-    if (f->function)
-        tl_esc_puts(out, f->function);
-    else if (python)
-        fputs("<python frame>", out);
-    else
-        fprintf(out, "0x%" PRIx64, f->address);
-    if (f->file) {
-        fputs(" (", out);
-        tl_esc_puts(out, f->file);
-        fprintf(out, ":%u)", f->line);
-    }
-    if (f->module) {
-        fputs(" [", out);
-        tl_esc_puts(out, tl_path_base(f->module));
-        fputc(']', out);
-    }
-    fputc('\n', out);
+    const site_entry_t *a = pa, *b = pb;
+    int r = strcmp(a->where, b->where);
+    if (r) return r;
+    bool sa = cmp_list[a->index].storage, sb = cmp_list[b->index].storage;
+    if (sa != sb) return sa ? -1 : 1;
+    return a->index < b->index ? -1 : a->index > b->index;
 }
 
-/* The innermost TEXT_MAX_FRAMES frames after leading allocator frames, then
- * the first few Python frames further out (the script lines behind a native
- * allocation deep in a library). */
-void tl_render_text_frames(const tl_report_ctx_t *c, uint32_t site, FILE *out)
+static int cmp_site_group(const void *pa, const void *pb)
 {
-    size_t n;
-    const uint64_t *frames = tl_trace_site_frames(c->trace, site, &n);
-    if (n == 0) {
-        fputs("      (no stack recorded)\n", out);
-        return;
-    }
-    size_t first = 0;
-    tl_frame_t f;
-    while (first < n) {
-        if (tl_render_frame(c, frames[first], &f) || !boring(&f)) break;
-        first++;
-    }
-    if (first == n) first = 0; /* nothing but allocator frames: show them */
-    size_t i = first, shown = 0, skipped = 0, py_more = 0;
-    for (; i < n && shown < TEXT_MAX_FRAMES; i++, shown++) {
-        bool python = tl_render_frame(c, frames[i], &f);
-        print_frame(&f, python, out);
-    }
-    for (; i < n; i++) {
-        bool python = tl_render_frame(c, frames[i], &f);
-        if (!python || py_more >= TEXT_MAX_PY_FRAMES) {
-            skipped++;
+    const site_group_t *a = pa, *b = pb;
+    if (a->bytes != b->bytes) return a->bytes > b->bytes ? -1 : 1;
+    return a->lead < b->lead ? -1 : a->lead > b->lead;
+}
+
+static void site_list_free(site_list_t *l)
+{
+    for (size_t i = 0; l->e && i < l->n; i++)
+        free(l->e[i].where);
+    free(l->e);
+    free(l->g);
+}
+
+/* Group s[0, n) into l; suppressed sites (supp) left out and counted.
+ * true when out of memory (l then groups each site alone, unsuppressed). */
+static bool site_list_build(const tl_report_ctx_t *c, const tl_site_stat_t *s, size_t n,
+                            tl_supp_t *supp, site_list_t *l)
+{
+    *l = (site_list_t){.s = s};
+    l->e = malloc((n ? n : 1) * sizeof *l->e);
+    l->g = malloc((n ? n : 1) * sizeof *l->g);
+    if (!l->e || !l->g) goto oom;
+    for (size_t i = 0; i < n; i++) {
+        int rule = supp ? tl_supp_site(supp, s[i].site) : -1;
+        if (rule >= 0) {
+            l->hidden_bytes += s[i].bytes;
+            l->hidden_blocks += s[i].blocks;
+            if (rule < 64) l->hidden_rules |= 1ull << rule;
             continue;
         }
-        if (skipped) fprintf(out, "      ... %zu frame%s\n", skipped, skipped == 1 ? "" : "s");
-        skipped = 0;
-        print_frame(&f, true, out);
-        py_more++;
+        char w[WHERE_MAX];
+        char *where = strdup(tl_lineage_where(c->trace, c->sym, s[i].site, w, sizeof w));
+        if (!where) goto oom;
+        l->e[l->n++] = (site_entry_t){.index = i, .where = where};
     }
-    if (skipped) fprintf(out, "      ... %zu more frame%s\n", skipped, skipped == 1 ? "" : "s");
+    cmp_list = s;
+    qsort(l->e, l->n, sizeof *l->e, cmp_entry);
+    for (size_t i = 0; i < l->n; i++) {
+        const site_entry_t *e = &l->e[i];
+        const tl_site_stat_t *st = &s[e->index];
+        site_group_t *g = l->ng ? &l->g[l->ng - 1] : NULL;
+        if (!g || !e->where[0] || strcmp(g->where, e->where) || g->storage != st->storage) {
+            g = &l->g[l->ng++];
+            *g = (site_group_t){.lead = e->index, .storage = st->storage, .where = e->where};
+        }
+        if (e->index < g->lead) g->lead = e->index;
+        g->nsites++;
+        g->bytes += st->bytes;
+        g->blocks += st->blocks;
+    }
+    qsort(l->g, l->ng, sizeof *l->g, cmp_site_group);
+    return false;
+oom:
+    site_list_free(l);
+    *l = (site_list_t){.s = s};
+    return true;
+}
+
+/* "  hidden: 62.5 MiB in 326855 blocks of one-time allocations (CPython
+ * import machinery, dlopen); --no-default-suppressions shows them" */
+static void print_hidden(const tl_report_ctx_t *c, const site_list_t *l, FILE *out)
+{
+    char b[32];
+    if (!l->hidden_blocks && !l->hidden_bytes) return;
+    fprintf(out, "  hidden: %s in %" PRIu64 " block%s of one-time allocations (",
+            tl_render_bytes(l->hidden_bytes, b, sizeof b), l->hidden_blocks,
+            l->hidden_blocks == 1 ? "" : "s");
+    struct {
+        const char *why;
+        size_t len;
+    } said[64];
+    size_t nsaid = 0;
+    for (size_t r = 0; r < c->supp->nrules && r < 64; r++) {
+        if (!(l->hidden_rules & (1ull << r))) continue;
+        const tl_supp_rule_t *rule = &c->supp->rules[r];
+        const char *why = rule->why ? rule->why : rule->pattern;
+        size_t len = strcspn(why, "("); /* the short form, before a parenthesis */
+        while (len > 1 && why[len - 1] == ' ')
+            len--;
+        bool dup = false;
+        for (size_t k = 0; k < nsaid && !dup; k++)
+            dup = said[k].len == len && !strncmp(said[k].why, why, len);
+        if (dup) continue;
+        said[nsaid].why = why;
+        said[nsaid++].len = len;
+        fputs(nsaid > 1 ? ", " : "", out);
+        tl_esc_write(out, why, len, false);
+    }
+    fputs("); --no-default-suppressions shows them\n", out);
 }
 
 static void print_sites(const tl_report_ctx_t *c, const char *title, const tl_site_stat_t *s,
-                        size_t n, bool storage_list, FILE *out)
+                        size_t n, bool storage_list, tl_supp_t *supp, FILE *out)
 {
     char b[32];
-    size_t shown = tl_render_shown(c, n);
-    fprintf(out, "\n%s: %zu site%s", title, n, n == 1 ? "" : "s");
-    if (shown < n) fprintf(out, ", top %zu shown", shown);
-    fputs(n ? "\n" : "\n  (none)\n", out);
+    site_list_t l;
+    bool ungrouped = site_list_build(c, s, n, supp, &l);
+    size_t ng = ungrouped ? n : l.ng, nsites = ungrouped ? n : l.n;
+    size_t shown = tl_render_shown(c, ng);
+    fprintf(out, "\n%s: %zu site%s", title, nsites, nsites == 1 ? "" : "s");
+    if (ng < nsites) fprintf(out, " at %zu line%s", ng, ng == 1 ? "" : "s");
+    if (shown < ng) fprintf(out, ", top %zu shown", shown);
+    fputs(ng ? "\n" : "\n  (none)\n", out);
+    if (!ungrouped) print_hidden(c, &l, out);
     for (size_t i = 0; i < shown; i++) {
+        site_group_t one;
+        const site_group_t *g = &one;
+        char w[WHERE_MAX];
+        if (ungrouped)
+            one =
+                (site_group_t){.lead = i,
+                               .nsites = 1,
+                               .bytes = s[i].bytes,
+                               .blocks = s[i].blocks,
+                               .storage = s[i].storage,
+                               .where = tl_lineage_where(c->trace, c->sym, s[i].site, w, sizeof w)};
+        else
+            g = &l.g[i];
         /* The program's own line first: below it, the frames start deep in
          * the libraries, where the user's line may be cut off. */
-        char w[512], ew[TL_ESC_SIZE(512)];
-        const char *where =
-            tl_esc(tl_lineage_where(c->trace, c->sym, s[i].site, w, sizeof w), ew, sizeof ew);
         if (storage_list)
-            fprintf(out, "  %s in %" PRIu64 " storage allocation%s%s%s\n",
-                    tl_render_bytes(s[i].bytes, b, sizeof b), s[i].blocks,
-                    s[i].blocks == 1 ? "" : "s", where[0] ? " " : "", where);
+            fprintf(out, "  %s in %" PRIu64 " storage allocation%s",
+                    tl_render_bytes(g->bytes, b, sizeof b), g->blocks, g->blocks == 1 ? "" : "s");
         else
-            fprintf(out, "  %s in %" PRIu64 " block%s%s%s%s\n",
-                    tl_render_bytes(s[i].bytes, b, sizeof b), s[i].blocks,
-                    s[i].blocks == 1 ? "" : "s", s[i].storage ? " [storage]" : "",
-                    where[0] ? " " : "", where);
-        tl_render_text_frames(c, s[i].site, out);
-    }
-}
-
-static const char *held_phrase(unsigned held)
-{
-    switch (held) {
-    case TL_HELD_TENSOR:
-        return "held by a tensor";
-    case TL_HELD_VIEW:
-        return "held only by views";
-    case TL_HELD_AUTOGRAD:
-        return "held only by autograd";
-    case TL_HELD_CYCLE:
-        return "held only by a reference cycle";
-    default:
-        return "holder unknown";
-    }
-}
-
-static void print_problems(const tl_report_ctx_t *c, FILE *out)
-{
-    const tl_endpoint_t *e = &c->model->end;
-    fprintf(out, "\nProblems: %zu\n", e->nproblems);
-    if (!e->nproblems) fputs("  (none)\n", out);
-    for (size_t i = 0; i < e->nproblems; i++) {
-        fprintf(out, "  [%s] ", tl_problem_kind_name(e->problems[i].kind));
-        tl_esc_puts(out, e->problems[i].message);
+            fprintf(out, "  %s in %" PRIu64 " block%s%s", tl_render_bytes(g->bytes, b, sizeof b),
+                    g->blocks, g->blocks == 1 ? "" : "s", g->storage ? " [storage]" : "");
+        if (g->where[0]) {
+            fputc(' ', out);
+            tl_esc_puts(out, g->where);
+        }
+        if (g->nsites > 1) fprintf(out, " (%zu sites)", g->nsites);
         fputc('\n', out);
+        tl_render_text_frames(c, s[g->lead].site, out);
     }
-}
-
-/* One entry per live storage: id, size, kind, op, holder, where; then its
- * source, views, duplicates and tags. */
-static void print_end_storages(const tl_report_ctx_t *c, FILE *out)
-{
-    const tl_endpoint_t *e = &c->model->end;
-    const tl_trace_t *t = c->trace;
-    char b1[32], b2[32], w[256], ew[TL_ESC_SIZE(256)];
-    size_t shown = tl_render_shown(c, e->nstorages);
-    fprintf(out, "\nStorages live at end: %zu", e->nstorages);
-    if (shown < e->nstorages) fprintf(out, ", top %zu shown", shown);
-    fputs(e->nstorages ? "\n" : "\n  (none)\n", out);
-    for (size_t i = 0; i < shown; i++) {
-        const tl_end_storage_t *s = &e->storages[i];
-        fprintf(out, "  #%" PRIu64 " %s %s storage", s->s.id,
-                tl_render_bytes(s->s.bytes, b1, sizeof b1), tl_render_storage_kind(s->s.kind));
-        if (s->s.device != TL_DEVICE_CPU)
-            fprintf(out, " on %s", tl_render_device(s->s.device, b2, sizeof b2));
-        if (s->origin) {
-            fputs(" allocated by ", out);
-            tl_esc_puts(out, s->origin);
-        }
-        const char *where =
-            tl_esc(tl_lineage_where(t, c->sym, s->s.site, w, sizeof w), ew, sizeof ew);
-        if (where[0]) fprintf(out, " %s", where);
-        fprintf(out, ", %s", held_phrase(s->held_by));
-        if (s->pinned_bytes)
-            fprintf(out, ", %s pinned", tl_render_bytes(s->pinned_bytes, b1, sizeof b1));
-        fputc('\n', out);
-        if (s->held_path) fprintf(out, "      held: %s\n", s->held_path);
-        if (s->s.source) {
-            fprintf(out, "      source: storage #%" PRIu64, s->s.source);
-            where =
-                tl_esc(tl_lineage_where(t, c->sym, s->s.source_site, w, sizeof w), ew, sizeof ew);
-            if (where[0]) fprintf(out, " allocated %s", where);
-            fputc('\n', out);
-        }
-        for (size_t k = 0; k < s->nviews; k++) {
-            const tl_end_view_t *v = &s->views[k];
-            fprintf(out, "      view: %s at offset %" PRIu64 ", extent %s",
-                    tl_render_bytes(v->bytes, b1, sizeof b1), v->offset,
-                    tl_render_bytes(v->extent, b2, sizeof b2));
-            if (v->op) {
-                fputs(", ", out);
-                tl_esc_puts(out, v->op);
-            }
-            where = v->site == TL_NO_SITE
-                        ? ""
-                        : tl_esc(tl_lineage_where(t, c->sym, v->site, w, sizeof w), ew, sizeof ew);
-            if (where[0]) fprintf(out, " %s", where);
-            fputs(v->api ? " (API)\n" : "\n", out);
-        }
-        if (s->ndups) {
-            fputs("      identical contents:", out);
-            for (size_t k = 0; k < s->ndups; k++)
-                fprintf(out, "%s #%" PRIu64, k ? "," : "", s->dups[k]);
-            fputc('\n', out);
-        }
-        if (s->ntags) {
-            fputs("      tags:", out);
-            for (size_t k = 0; k < s->ntags; k++) {
-                fputs(k ? ", " : " ", out);
-                tl_esc_puts(out, s->tags[k]);
-            }
-            fputc('\n', out);
-        }
-    }
+    site_list_free(&l);
 }
 
 /* Per region: iterations, the last one's leak and its top sites; then the
@@ -337,10 +325,13 @@ void tl_render_text(const tl_report_ctx_t *c, FILE *out)
     for (size_t i = 0; i < c->nnotes; i++)
         fprintf(out, "note: %s\n", c->notes[i]);
 
-    print_problems(c, out);
-    print_end_storages(c, out);
-    print_sites(c, "Peak consumers", m->peak_sites, m->npeak_sites, false, out);
-    print_sites(c, "Leaks (live at end)", m->leaks, m->nleaks, false, out);
-    print_sites(c, "Storages by site", m->storage_sites, m->nstorage_sites, true, out);
+    tl_render_text_end(c, out);
+    print_sites(c, "Peak consumers", m->peak_sites, m->npeak_sites, false, NULL, out);
+    print_sites(c, "Leaks (live at end)", m->leaks, m->nleaks, false, c->supp, out);
+    print_sites(c, "Storages by site", m->storage_sites, m->nstorage_sites, true, NULL, out);
     print_regions(c, out);
+    if (!c->opts->all_frames)
+        fputs("\nLibrary frames are folded into \"... N frames in\" lines; --frames=all shows "
+              "every frame.\n",
+              out);
 }

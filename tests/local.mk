@@ -112,3 +112,9 @@ EXTRA_DIST += tests/integration/cuda_standin.sh tests/integration/cuda_snapshot.
 	tests/workloads/py_cuda_lazy.py tests/fixtures/cuda/README.md \
 	tests/fixtures/cuda/gpu_leak.py tests/fixtures/cuda/gpu_w3.py \
 	tests/fixtures/cuda/gpu_leak.snapshot.python.pickle tests/device/run.sh
+
+# The text report a person reads: grouped problems and storages, the program's
+# frames first with library frames folded, leaks after the default suppressions.
+TESTS += tests/integration/text_report.sh tests/integration/text_frames.sh
+EXTRA_DIST += tests/integration/text_report.sh tests/integration/text_frames.sh \
+	tests/workloads/four_graphs.py

@@ -2,6 +2,7 @@
  * tests/workloads/report_symtarget, built -g -O0) and for tl_report_file end
  * to end: exact text and JSON values, truncation, and a mutation loop.
  */
+#include "report/analyze/frames.h"
 #include "report/cmd/report.h"
 #include "report/analyze/symbolize.h"
 #include "tests/unit/test_report.h"
@@ -362,6 +363,48 @@ START_TEST(report_symbolized)
 }
 END_TEST
 
+/* The frame filter (frames.h): the program's own frames against library
+ * internals, and the names folded lines give the libraries. */
+START_TEST(frame_filter)
+{
+    const char *exe = "/home/u/proj/build/trainer";
+    ck_assert(!tl_frame_library_module("/home/u/proj/build/trainer", exe));
+    ck_assert(!tl_frame_library_module("/home/u/proj/build/libmodel.so", exe));
+    ck_assert(tl_frame_library_module("/usr/bin/python3.11", "/usr/bin/python3.11"));
+    ck_assert(tl_frame_library_module("/opt/py/lib/libpython3.12.so.1.0", exe));
+    ck_assert(tl_frame_library_module("/usr/lib/x86_64-linux-gnu/libc.so.6", exe));
+    ck_assert(tl_frame_library_module("/lib/x86_64-linux-gnu/libgomp.so.1", exe));
+    ck_assert(tl_frame_library_module("/v/lib/python3.11/site-packages/torch/lib/libc10.so", exe));
+    ck_assert(tl_frame_library_module("/home/u/build/.libs/libtensorleak.so", exe));
+    ck_assert(tl_frame_library_module("[vdso]", exe));
+    ck_assert(tl_frame_library_module(NULL, exe));
+    ck_assert(!tl_frame_library_python_file("/home/u/proj/train.py"));
+    ck_assert(tl_frame_library_python_file("<frozen importlib._bootstrap>"));
+    ck_assert(tl_frame_library_python_file("/usr/lib/python3.11/threading.py"));
+    ck_assert(
+        tl_frame_library_python_file("/usr/lib/python3/dist-packages/torch/nn/functional.py"));
+    ck_assert(tl_frame_library_python_file("/w/src/python/tensorleak/_torch.py"));
+    ck_assert(tl_frame_start_function("_start"));
+    ck_assert(tl_frame_start_function("__libc_start_main@@GLIBC_2.34"));
+    ck_assert(!tl_frame_start_function("main"));
+    char b[48];
+    ck_assert_str_eq(tl_frame_library_name("/x/torch/lib/libtorch_cpu.so.1.13", NULL, b, sizeof b),
+                     "libtorch_cpu");
+    ck_assert_str_eq(tl_frame_library_name("/usr/bin/python3.11", NULL, b, sizeof b), "python3.11");
+    ck_assert_str_eq(tl_frame_library_name(NULL, NULL, b, sizeof b), "unknown");
+    ck_assert_str_eq(
+        tl_frame_library_name(NULL, "/usr/lib/python3/dist-packages/torch/nn/f.py", b, sizeof b),
+        "torch");
+    ck_assert_str_eq(tl_frame_library_name(NULL, "/v/site-packages/six.py", b, sizeof b), "six");
+    ck_assert_str_eq(tl_frame_library_name(NULL, "/usr/lib/python3.11/typing.py", b, sizeof b),
+                     "stdlib");
+    ck_assert_str_eq(tl_frame_library_name(NULL, "<frozen importlib._bootstrap>", b, sizeof b),
+                     "importlib");
+    ck_assert_str_eq(tl_frame_library_name(NULL, "/w/tensorleak/_torch.py", b, sizeof b),
+                     "tensorleak");
+}
+END_TEST
+
 /* Random byte mutations and cuts of a valid multi-chunk trace: any status,
  * never a crash (run under ASan/UBSan too). Fixed seed. */
 START_TEST(report_mutations)
@@ -414,7 +457,8 @@ START_TEST(report_mutations)
         }
         size_t len = iter % 5 == 0 ? (size_t)(x >> 24) % g.len : g.len;
         ck_assert_int_eq(tl_tgen_write(tpath, m, len), 0);
-        tl_report_opts_t o = {.format = iter & 1 ? TL_FORMAT_JSON : TL_FORMAT_TEXT, .top = iter % 3};
+        tl_report_opts_t o = {.format = iter & 1 ? TL_FORMAT_JSON : TL_FORMAT_TEXT,
+                              .top = iter % 3};
         int rc = tl_report_file(tpath, &o, null);
         ck_assert(rc == TL_EXIT_OK || rc == TL_EXIT_BAD_TRACE || rc == TL_EXIT_TRUNCATED);
     }
@@ -436,6 +480,7 @@ Suite *make_report_suite(void)
     tcase_add_test(tc, report_truncated);
     tcase_add_test(tc, report_symbolized);
     tcase_add_test(tc, report_mutations);
+    tcase_add_test(tc, frame_filter);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -40,17 +40,25 @@ bool tl_frame_library_python_file(const char *file)
            strstr(file, "/lib/python3.") || tl_frame_own_python_file(file);
 }
 
-/* The interpreter binary or library: python3.11, python3, libpython3.11.so.1.0. */
-static bool interpreter(const char *base)
+bool tl_frame_interpreter_module(const char *path)
 {
-    return has_prefix(base, "python") || has_prefix(base, "libpython");
+    if (!path) return false;
+    const char *b = tl_path_base(path);
+    return has_prefix(b, "python") || has_prefix(b, "libpython");
+}
+
+bool tl_frame_start_function(const char *function)
+{
+    return function && (!strcmp(function, "_start") || has_prefix(function, "__libc_start"));
 }
 
 bool tl_frame_library_module(const char *path, const char *exe)
 {
     if (!path || !path[0] || path[0] == '[') return true;
     const char *b = tl_path_base(path);
-    if (tl_allocator_module(path, TL_ALLOC_NATIVE | TL_ALLOC_CXX) || interpreter(b)) return true;
+    if (tl_allocator_module(path, TL_ALLOC_NATIVE | TL_ALLOC_CXX) ||
+        tl_frame_interpreter_module(path))
+        return true;
     if (exe && exe[0] && (!strcmp(path, exe) || !strcmp(b, tl_path_base(exe)))) return false;
     static const char *const dirs[] = {"/lib/", "/lib64/", "/usr/lib/", "/usr/lib64/",
                                        "/usr/local/lib/"};

@@ -34,6 +34,14 @@ bool tl_frame_own_python_file(const char *file);
  * dist-packages, tensorleak's own package. */
 bool tl_frame_library_python_file(const char *file);
 
+/* Whether a module (a recorded path; NULL: none) is CPython's own code: the
+ * python* executable or libpython*. */
+bool tl_frame_interpreter_module(const char *path);
+
+/* Whether a native function (demangled; NULL: unknown) is the C runtime's
+ * start of the process: _start, __libc_start_main and its helpers. */
+bool tl_frame_start_function(const char *function);
+
 /* Whether a native module (a recorded path; NULL: unknown) is a library
  * rather than the program's own binary: allocator machinery (any class), a
  * Python interpreter (python*, libpython*), a module under /lib, /lib64,

@@ -5,23 +5,15 @@
 
 #include "report/analyze/frames.h"
 
-static bool has_prefix(const char *s, const char *p)
-{
-    return strncmp(s, p, strlen(p)) == 0;
-}
-
 /* CPython's own code: the python3.X executable or libpython3.X. */
 static bool interpreter_frame(const tl_frame_t *f)
 {
-    if (!f->module) return false;
-    const char *b = tl_path_base(f->module);
-    return has_prefix(b, "python3") || has_prefix(b, "libpython3");
+    return tl_frame_interpreter_module(f->module);
 }
 
 static bool start_frame(const tl_frame_t *f)
 {
-    return f->function &&
-           (!strcmp(f->function, "_start") || has_prefix(f->function, "__libc_start"));
+    return tl_frame_start_function(f->function);
 }
 
 static bool same_label(const tl_flame_frame_t *a, const tl_flame_frame_t *b)

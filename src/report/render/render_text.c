@@ -64,7 +64,8 @@ static void print_devices(const tl_report_ctx_t *c, FILE *out)
 }
 
 /* The sites of a list grouped by where they are in the program: one entry
- * per line (and plain/storage), the frames of its largest site. */
+ * per Python line ("at FILE:LINE"; and plain/storage), the frames of its
+ * largest site. A native "in FUNCTION" names no line: such sites stay alone. */
 typedef struct site_entry {
     size_t index; /* into the list */
     char *where;  /* malloc'd; "" when none: the site stays alone */
@@ -141,7 +142,8 @@ static bool site_list_build(const tl_report_ctx_t *c, const tl_site_stat_t *s, s
         const site_entry_t *e = &l->e[i];
         const tl_site_stat_t *st = &s[e->index];
         site_group_t *g = l->ng ? &l->g[l->ng - 1] : NULL;
-        if (!g || !e->where[0] || strcmp(g->where, e->where) || g->storage != st->storage) {
+        if (!g || strncmp(e->where, "at ", 3) || strcmp(g->where, e->where) ||
+            g->storage != st->storage) {
             g = &l->g[l->ng++];
             *g = (site_group_t){.lead = e->index, .storage = st->storage, .where = e->where};
         }

@@ -99,7 +99,8 @@ static void fold_print(fold_t *fd, FILE *out)
 static bool own_frame(const tl_report_ctx_t *c, const tl_frame_t *f, bool python)
 {
     if (python) return f->file && !tl_frame_library_python_file(f->file);
-    return !tl_frame_library_module(f->module, c->trace->exe);
+    return !tl_frame_library_module(f->module, c->trace->exe) &&
+           !tl_frame_start_function(f->function);
 }
 
 static void fold_frame(fold_t *fd, const tl_frame_t *f, bool python)

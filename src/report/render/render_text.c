@@ -87,7 +87,8 @@ typedef struct site_list {
     uint64_t hidden_rules;                /* bit i: rule i hid some (rules 0-63) */
 } site_list_t;
 
-static const tl_site_stat_t *cmp_list; /* qsort's context: the list being grouped */
+/* qsort's context: the list being grouped (renderers run one at a time). */
+static const tl_site_stat_t *cmp_list;
 
 static int cmp_entry(const void *pa, const void *pb)
 {

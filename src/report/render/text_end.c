@@ -62,12 +62,16 @@ static int cmp_str(const char *a, const char *b)
     return a == b ? 0 : !a ? -1 : !b ? 1 : strcmp(a, b);
 }
 
-/* The grouping key: problem kind, where, op, holder, storage kind, device. */
+static const char *fix_hint(const tl_problem_t *p);
+
+/* The grouping key: problem kind and fix, where, op, holder, storage kind,
+ * device. */
 static int cmp_key(const item_t *x, const item_t *y)
 {
     const tl_end_storage_t *a = x->s, *b = y->s;
     int r;
     if (x->p && x->p->kind != y->p->kind) return x->p->kind < y->p->kind ? -1 : 1;
+    if (x->p && (r = cmp_str(fix_hint(x->p), fix_hint(y->p)))) return r;
     if ((r = strcmp(x->where, y->where)) || (r = cmp_str(a->origin, b->origin))) return r;
     if (a->held_by != b->held_by) return a->held_by < b->held_by ? -1 : 1;
     if (a->cause != b->cause) return a->cause < b->cause ? -1 : 1;
@@ -217,8 +221,10 @@ static const char *problem_phrase(unsigned kind)
         return "held only by a reference cycle";
     case TL_PROBLEM_CACHE:
         return "held by a cache";
-    default:
+    case TL_PROBLEM_TRACEBACK:
         return "held by a kept exception's traceback";
+    default:
+        return "in all";
     }
 }
 

@@ -11,9 +11,9 @@
 #include <config.h> /* autoconf first: _GNU_SOURCE */
 
 #include "agent/c10.h"
+#include "agent/modules.h"
 
 #include <dlfcn.h>
-#include <link.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <string.h>
@@ -21,26 +21,12 @@
 static _Atomic(tl_c10_alloc_fn) real_alloc;
 static _Atomic(tl_c10_free_fn) real_free;
 
-/* The path is the loader's own string (its link map's l_name), valid while
- * libc10 stays loaded: no copy on the caller's stack. */
-struct find_ctx {
-    const char *path;
-    int found;
-};
-
-static int find_one(struct dl_phdr_info *info, size_t size, void *data)
+/* "libc10" then ".so" or "-", and ".so" somewhere (file name only). */
+static bool is_libc10(const char *base, const void *arg)
 {
-    struct find_ctx *ctx = data;
-    const char *name = info->dlpi_name;
-    if (!name || !*name) return 0;
-    const char *base = strrchr(name, '/');
-    base = base ? base + 1 : name;
-    if (strncmp(base, "libc10", 6) != 0 || (strncmp(base + 6, ".so", 3) != 0 && base[6] != '-') ||
-        !strstr(base, ".so"))
-        return 0;
-    ctx->path = name;
-    ctx->found = 1;
-    return 1;
+    (void)arg;
+    return strncmp(base, "libc10", 6) == 0 &&
+           (strncmp(base + 6, ".so", 3) == 0 || base[6] == '-') && strstr(base, ".so");
 }
 
 /* Is code address p inside the agent's own object? */
@@ -53,11 +39,7 @@ static bool in_agent(void *p)
 
 static void resolve(void)
 {
-    struct find_ctx ctx;
-    ctx.found = 0;
-    dl_iterate_phdr(find_one, &ctx);
-    if (!ctx.found) return;
-    void *h = dlopen(ctx.path, RTLD_NOLOAD | RTLD_LAZY);
+    void *h = tl_modules_open_if(is_libc10, NULL); /* the loaded libc10 (modules.h) */
     if (!h) return;
     /* The handle's reference is kept: libc10 stays while we may call it. */
     tl_c10_alloc_fn a = (tl_c10_alloc_fn)dlsym(h, "_ZN3c109alloc_cpuEm");

@@ -1,5 +1,5 @@
 /* cudart.h - find libcudart's real allocation functions behind our
- * interposers (hooks.c), and the code ranges of the CUDA runtime and driver.
+ * interposers (hooks_cuda.c), and the code ranges of the CUDA runtime and driver.
  *
  * pip's torch links libcudart.so.<major> dynamically (libc10_cuda.so imports
  * cudaMalloc and cudaMallocAsync from it); a CUDA C program links it the same

@@ -11,16 +11,10 @@
 #include <stdint.h>
 
 #include "agent/cudart.h"
+#include "agent/hooks.h"
 #include "agent/record.h"
 #include "agent/tsd.h"
 #include "common/trace_format.h"
-
-#define TL_EXPORT __attribute__((visibility("default")))
-
-static inline bool tracking(void)
-{
-    return !tl_tsd.guard && tl_agent_recording();
-}
 
 /* --- libcudart: device and pinned host memory (cudart.h) ---
  *

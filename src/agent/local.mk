@@ -26,7 +26,8 @@ libtlagent_la_SOURCES = \
 libtlagent_la_CFLAGS = $(AGENT_CFLAGS)
 
 pkglib_LTLIBRARIES += libtensorleak.la
-libtensorleak_la_SOURCES = src/agent/hooks.c src/agent/hooks_cuda.c src/agent/heapinfo.c src/agent/heapinfo.h
+libtensorleak_la_SOURCES = src/agent/hooks.c src/agent/hooks.h src/agent/hooks_cxx.c \
+	src/agent/hooks_proc.c src/agent/hooks_cuda.c src/agent/heapinfo.c src/agent/heapinfo.h
 libtensorleak_la_CFLAGS = $(AGENT_CFLAGS)
 libtensorleak_la_LDFLAGS = -module -avoid-version -shared -Wl,-z,now \
 	-Wl,--version-script=$(top_srcdir)/src/agent/libtensorleak.sym

@@ -249,7 +249,9 @@ void tl_modules_postfork(void)
 /* The path is the loader's own string (its link map's l_name), valid while
  * the object stays loaded: no copy on the caller's stack. */
 struct open_ctx {
-    const char *prefix, *path;
+    tl_modules_match_fn match;
+    const void *arg;
+    const char *path;
 };
 
 static int open_one(struct dl_phdr_info *info, size_t size, void *data)
@@ -260,14 +262,24 @@ static int open_one(struct dl_phdr_info *info, size_t size, void *data)
     if (!name || !*name) return 0;
     const char *base = strrchr(name, '/');
     base = base ? base + 1 : name;
-    if (strncmp(base, ctx->prefix, strlen(ctx->prefix)) != 0) return 0;
+    if (!ctx->match(base, ctx->arg)) return 0;
     ctx->path = name;
     return 1;
 }
 
-void *tl_modules_open_loaded(const char *base_prefix)
+void *tl_modules_open_if(tl_modules_match_fn match, const void *arg)
 {
-    struct open_ctx ctx = {base_prefix, NULL};
+    struct open_ctx ctx = {match, arg, NULL};
     dl_iterate_phdr(open_one, &ctx);
     return ctx.path ? dlopen(ctx.path, RTLD_NOLOAD | RTLD_LAZY) : NULL;
+}
+
+static bool has_prefix(const char *base, const void *prefix)
+{
+    return strncmp(base, prefix, strlen(prefix)) == 0;
+}
+
+void *tl_modules_open_loaded(const char *base_prefix)
+{
+    return tl_modules_open_if(has_prefix, base_prefix);
 }

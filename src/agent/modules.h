@@ -68,4 +68,10 @@ void tl_modules_fork_child(void);
  * (dlopen may allocate). */
 void *tl_modules_open_loaded(const char *base_prefix);
 
+/* The same for the first loaded object whose file name (base, after the
+ * last '/') match(base, arg) accepts; match runs inside dl_iterate_phdr
+ * (the loader's lock held: it must not call the loader). */
+typedef bool (*tl_modules_match_fn)(const char *base, const void *arg);
+void *tl_modules_open_if(tl_modules_match_fn match, const void *arg);
+
 #endif /* TL_AGENT_MODULES_H */

@@ -1,0 +1,134 @@
+/* hooks.h - what the interposed entry points share (hooks.c: the malloc
+ * family; hooks_cxx.c: operator new/delete and the c10 storage hooks;
+ * hooks_proc.c: exit, exec, signals, mmap; hooks_cuda.c: libcudart).
+ *
+ * Only those files include it. The helpers are static inline, and
+ * tracked_alloc always inlined, so each hook keeps its own frame as the
+ * first one libunwind sees (stack.h) and no call is added to a hot path.
+ * Every hook checks the thread-local reentrancy guard first; nested calls
+ * (libunwind, libc, our own code) and calls before init or after finishing
+ * go straight to jemalloc's extended API, untracked.
+ */
+#ifndef TL_AGENT_HOOKS_H
+#define TL_AGENT_HOOKS_H
+
+#include <errno.h>
+#include <jemalloc/jemalloc.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "agent/agent.h"
+#include "agent/blocks.h"
+#include "agent/record.h"
+#include "agent/stack.h"
+#include "agent/tsd.h"
+#include "common/trace_format.h"
+
+#define TL_EXPORT   __attribute__((visibility("default")))
+#define MIN_ALIGN   16u /* glibc's MALLOC_ALIGNMENT on x86-64: malloc results are 16-aligned */
+#define UNLIKELY(x) __builtin_expect(!!(x), 0)
+
+/* Requests above this many bytes fail with ENOMEM. glibc serves big blocks
+ * with mmap, which the kernel's default overcommit heuristic
+ * (vm.overcommit_memory = 0, mm/util.c __vm_enough_memory) refuses when one
+ * request exceeds RAM + swap; jemalloc maps with MAP_NORESERVE there and
+ * would succeed, so a program that fails cleanly without the agent (PyTorch:
+ * "DefaultCPUAllocator: can't allocate memory") would run on under it until
+ * the OOM killer came. Set once by the constructor; no limit before. */
+extern uint64_t tl_hooks_refuse_above;
+
+static inline bool too_big(size_t size)
+{
+    return UNLIKELY((uint64_t)size > tl_hooks_refuse_above);
+}
+
+static inline void *raw_alloc(size_t size, int flags)
+{
+    if (too_big(size)) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    /* jemalloc leaves errno at ENOMEM after a success when one of its own
+     * mappings was refused (RLIMIT_AS) and it fell back: glibc does not. */
+    int saved = errno;
+    void *p = mallocx(size < MIN_ALIGN ? MIN_ALIGN : size, flags);
+    if (UNLIKELY(!p)) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    errno = saved;
+    tl_blocks_mark(p);
+    return p;
+}
+
+/* p (non-NULL) is about to be freed or reallocated: unless it is a live
+ * block, report it and abort (blocks.h); release: mark it freed. */
+static inline void check_live(const char *op, void *p, bool release)
+{
+    int state = tl_blocks_check(p, release);
+    if (UNLIKELY(state != TL_BLOCK_LIVE)) {
+        TL_GUARD_SCOPE; /* the report's unwind may allocate */
+        tl_blocks_bad_free(op, p, state);
+    }
+}
+
+/* Always inlined into the hook, and so is the stack capture of `all` mode:
+ * libunwind then starts in the hook's own frame (stack.h). */
+static inline __attribute__((always_inline)) void *tracked_alloc(uint64_t kind, size_t size,
+                                                                 size_t recorded, int flags)
+{
+    void *p = raw_alloc(size, flags);
+    if (p && tl_record_mode == TL_MODE_ALL) {
+        TL_GUARD_SCOPE; /* libunwind may allocate on a thread's first unwind */
+        int saved = errno;
+        const uint64_t *frames;
+        size_t n = tl_stack_capture_inline(&frames, tl_record_stack_depth);
+        tl_record_alloc_stack(kind, p, recorded, frames, n);
+        errno = saved;
+        return p;
+    }
+    /* Outside `all` mode most blocks are only counted (record.h). */
+    if (p && !tl_record_alloc_unrecorded(recorded)) {
+        TL_GUARD_SCOPE;
+        tl_record_alloc(kind, p, recorded);
+    }
+    return p;
+}
+
+/* Free a block already checked and marked freed (check_live). */
+static inline void raw_free(void *p)
+{
+    int saved = errno;
+    dallocx(p, 0);
+    errno = saved;
+}
+
+static inline void free_impl(void *p)
+{
+    if (tl_tsd.guard || !tl_agent_recording()) {
+        if (p) {
+            check_live("free", p, true);
+            raw_free(p);
+        }
+        return;
+    }
+    if (!p) return;
+    check_live("free", p, true);
+    if (tl_record_free_unrecorded(p)) {
+        raw_free(p);
+        return;
+    }
+    TL_GUARD_SCOPE;
+    tl_record_free(TL_KIND_FREE, p); /* timed before the block can be reused */
+    raw_free(p);
+}
+
+/* Is this call to be recorded? The guard is read first, before anything
+ * else a hook does: nested calls must not even look at the agent state. */
+static inline bool tracking(void)
+{
+    return !tl_tsd.guard && tl_agent_recording();
+}
+
+#endif /* TL_AGENT_HOOKS_H */

@@ -1,0 +1,155 @@
+/* hooks_cxx.c - the interposed C++ operators new and delete, and PyTorch's
+ * CPU storage entry points (c10::alloc_cpu, c10::free_cpu), beside hooks.c's
+ * malloc family and nothing else. Same rules as hooks.c (hooks.h).
+ */
+#include <config.h> /* autoconf first: _GNU_SOURCE */
+
+#include <dlfcn.h>
+#include <jemalloc/jemalloc.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "agent/c10.h"
+#include "agent/cudart.h"
+#include "agent/hooks.h"
+#include "agent/record.h"
+#include "common/trace_format.h"
+
+/* --- C++ operator new / delete ---
+ *
+ * libjemalloc.so.2, our own dependency and so in the global scope ahead of
+ * libstdc++, exports operator new/delete that call jemalloc directly. Without
+ * these definitions every `new` in the program went to jemalloc unrecorded,
+ * while libstdc++'s own deletes (bound to its operator delete, which calls
+ * free) reached our free(): ~28,000 FREE records of unknown blocks in
+ * `import torch`. So we define all of them here, on the malloc paths: new is
+ * recorded as kind malloc, aligned new as kind memalign, delete as free.
+ * Failure (rare) is handed to the next definition in the search order
+ * (jemalloc's or libstdc++'s), which runs the new_handler loop and throws
+ * std::bad_alloc (or returns NULL for nothrow) with the exact standard
+ * semantics; the guard is up meanwhile, so a block that it still manages to
+ * get is recorded here, once. */
+
+typedef void *(*cxx_new_fn)(size_t, size_t);
+
+static void *cxx_new_retry(const char *name, bool aligned, bool nothrow, uint64_t kind, size_t size,
+                           size_t align)
+{
+    bool track = tracking();
+    TL_GUARD_SCOPE;
+    void *f = dlsym(RTLD_NEXT, name);
+    void *p = NULL;
+    if (f && aligned)
+        p = ((void *(*)(size_t, size_t))f)(size, align); /* nothrow_t& arg: unused, any value */
+    else if (f)
+        p = ((void *(*)(size_t, const void *))f)(size, NULL);
+    if (!p && !nothrow) abort(); /* no next operator new to throw std::bad_alloc */
+    if (p) tl_blocks_mark(p);    /* jemalloc's operator new bypasses raw_alloc */
+    if (p && track) tl_record_alloc(kind, p, size);
+    return p;
+}
+
+static inline void *cxx_new(const char *name, bool aligned, bool nothrow, size_t size, size_t align)
+{
+    uint64_t kind = aligned ? TL_KIND_MEMALIGN : TL_KIND_MALLOC;
+    int flags = 0;
+    if (aligned) flags = MALLOCX_ALIGN(align < MIN_ALIGN ? MIN_ALIGN : align);
+    void *p;
+    if (tl_tsd.guard || !tl_agent_recording()) {
+        p = raw_alloc(size, flags);
+    } else {
+        /* Under PyTorch, new'd blocks (a tensor's TensorImpl among them) keep
+         * their stacks outside `all` mode too (record.h); not those the CUDA
+         * libraries allocate for themselves (a kernel launch's). */
+        if (!aligned && atomic_load_explicit(&tl_record_cxx_full, memory_order_relaxed) &&
+            !tl_cudart_is_inside((uintptr_t)__builtin_return_address(0)))
+            tl_tsd.force_full = true;
+        p = tracked_alloc(kind, size, size, flags);
+        tl_tsd.force_full = false;
+    }
+    if (UNLIKELY(!p)) p = cxx_new_retry(name, aligned, nothrow, kind, size, align);
+    return p;
+}
+
+#define TL_CXX_NEW(sym, aligned, nothrow)                                                          \
+    TL_EXPORT void *sym(size_t size, size_t arg2);                                                 \
+    TL_EXPORT void *sym(size_t size, size_t arg2)                                                  \
+    {                                                                                              \
+        return cxx_new(#sym, aligned, nothrow, size, arg2);                                        \
+    }
+#define TL_CXX_NEW1(sym)                                                                           \
+    TL_EXPORT void *sym(size_t size);                                                              \
+    TL_EXPORT void *sym(size_t size)                                                               \
+    {                                                                                              \
+        return cxx_new(#sym, false, false, size, 0);                                               \
+    }
+#define TL_CXX_DELETE(sym)                                                                         \
+    TL_EXPORT void sym(void *p, size_t a2, size_t a3);                                             \
+    TL_EXPORT void sym(void *p, size_t a2, size_t a3)                                              \
+    {                                                                                              \
+        (void)a2;                                                                                  \
+        (void)a3;                                                                                  \
+        free_impl(p);                                                                              \
+    }
+
+/* The extra arguments (size, align_val_t, const nothrow_t &) are passed in
+ * registers on x86-64 and ignored here, so one C signature fits every form. */
+TL_CXX_NEW1(_Znwm)                            /* new(size_t) */
+TL_CXX_NEW1(_Znam)                            /* new[](size_t) */
+TL_CXX_NEW(_ZnwmRKSt9nothrow_t, false, true)  /* new(size_t, nothrow_t const&) */
+TL_CXX_NEW(_ZnamRKSt9nothrow_t, false, true)  /* new[](size_t, nothrow_t const&) */
+TL_CXX_NEW(_ZnwmSt11align_val_t, true, false) /* new(size_t, align_val_t) */
+TL_CXX_NEW(_ZnamSt11align_val_t, true, false) /* new[](size_t, align_val_t) */
+TL_CXX_NEW(_ZnwmSt11align_val_tRKSt9nothrow_t, true, true)
+TL_CXX_NEW(_ZnamSt11align_val_tRKSt9nothrow_t, true, true)
+TL_CXX_DELETE(_ZdlPv)
+TL_CXX_DELETE(_ZdaPv)
+TL_CXX_DELETE(_ZdlPvm)
+TL_CXX_DELETE(_ZdaPvm)
+TL_CXX_DELETE(_ZdlPvRKSt9nothrow_t)
+TL_CXX_DELETE(_ZdaPvRKSt9nothrow_t)
+TL_CXX_DELETE(_ZdlPvSt11align_val_t)
+TL_CXX_DELETE(_ZdaPvSt11align_val_t)
+TL_CXX_DELETE(_ZdlPvmSt11align_val_t)
+TL_CXX_DELETE(_ZdaPvmSt11align_val_t)
+TL_CXX_DELETE(_ZdlPvSt11align_val_tRKSt9nothrow_t)
+TL_CXX_DELETE(_ZdaPvSt11align_val_tRKSt9nothrow_t)
+
+/* --- PyTorch CPU storages: c10::alloc_cpu(size_t), c10::free_cpu(void *) --- */
+
+TL_EXPORT void *_ZN3c109alloc_cpuEm(size_t nbytes);
+TL_EXPORT void _ZN3c108free_cpuEPv(void *data);
+
+TL_EXPORT void *_ZN3c109alloc_cpuEm(size_t nbytes)
+{
+    bool track = tracking();
+    TL_GUARD_SCOPE; /* the real one's posix_memalign is not a second record */
+    tl_c10_alloc_fn real = tl_c10_real_alloc();
+    void *p;
+    if (real) {
+        p = real(nbytes); /* may throw c10::Error: the guard scope unwinds */
+    } else {
+        /* No libc10 found (cannot happen when libc10 called us): behave like
+         * it, 64-byte aligned, NULL for 0 bytes. */
+        p = nbytes ? mallocx(nbytes, MALLOCX_ALIGN(64)) : NULL;
+        if (p) tl_blocks_mark(p);
+    }
+    if (track && p && nbytes) tl_record_alloc(TL_KIND_STORAGE_C10, p, nbytes);
+    return p;
+}
+
+TL_EXPORT void _ZN3c108free_cpuEPv(void *data)
+{
+    bool track = tracking();
+    TL_GUARD_SCOPE;
+    if (track && data) tl_record_free(TL_KIND_STORAGE_C10, data);
+    tl_c10_free_fn real = tl_c10_real_free();
+    if (real)
+        real(data);
+    else if (data) {
+        check_live("free", data, true);
+        dallocx(data, 0);
+    }
+}

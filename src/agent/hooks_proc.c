@@ -1,0 +1,315 @@
+/* hooks_proc.c - the interposed process entry points: exit and its
+ * variants, the exec family, sigaction/signal and mmap/munmap, beside
+ * hooks.c's malloc family and nothing else. Same rules as hooks.c (hooks.h);
+ * none of these allocates (the exec hooks may run in a vfork child).
+ */
+#include <config.h> /* autoconf first: _GNU_SOURCE */
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "agent/agent.h"
+#include "agent/config.h"
+#include "agent/endsig.h"
+#include "agent/hooks.h"
+#include "agent/leakscan.h"
+
+/* --- process end and exec --- */
+
+TL_EXPORT void exit(int status)
+{
+    if (!tl_tsd.guard) tl_agent_set_exit_status(status);
+    tl_exit_fn real = tl_agent_real_exit();
+    if (real) real(status);
+    syscall(SYS_exit_group, status);
+    for (;;)
+        ;
+}
+
+static void __attribute__((noreturn)) exit_now(int status)
+{
+    if (!tl_tsd.guard) tl_agent_finish_now(status); /* destructors will not run */
+    for (;;)
+        syscall(SYS_exit_group, status);
+}
+
+TL_EXPORT void _exit(int status)
+{
+    exit_now(status);
+}
+
+TL_EXPORT void _Exit(int status)
+{
+    exit_now(status);
+}
+
+/* glibc's quick_exit runs the at_quick_exit handlers, then its internal
+ * _exit, which no hook sees: the status is kept here and the trace ends in
+ * the agent's own at_quick_exit handler, registered first so it runs last. */
+TL_EXPORT void quick_exit(int status)
+{
+    if (!tl_tsd.guard) tl_agent_set_exit_status(status);
+    void (*real)(int);
+    {
+        TL_GUARD_SCOPE; /* dlsym may allocate */
+        real = (void (*)(int))dlsym(RTLD_NEXT, "quick_exit");
+    }
+    if (real) real(status);
+    exit_now(status); /* no quick_exit in libc: end as _exit would */
+}
+
+/* envp with TENSORLEAK_EXEC_SEQ set to ours, in an anonymous mapping (no
+ * malloc: this may run in a vfork child). NULL when not needed or on error. */
+static char **exec_envp(char *const envp[], const char *seq, size_t *map_bytes)
+{
+    size_t n = 0;
+    while (envp && envp[n])
+        n++;
+    *map_bytes = (n + 2) * sizeof(char *);
+    char **v = mmap(NULL, *map_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (v == MAP_FAILED) return NULL;
+    size_t k = 0;
+    static const char name[] = TL_CONFIG_EXEC_SEQ_ENV "=";
+    for (size_t i = 0; i < n; i++)
+        if (strncmp(envp[i], name, sizeof name - 1) != 0) v[k++] = envp[i];
+    v[k++] = (char *)seq;
+    v[k] = NULL;
+    return v;
+}
+
+/* What to exec: a path (execve's system call) or a descriptor (glibc's
+ * fexecve, through real). */
+typedef struct exec_target {
+    const char *path;
+    int fd;
+    int (*real)(int, char *const[], char *const[]);
+} exec_target_t;
+
+static int exec_call(const exec_target_t *to, char *const argv[], char *const envp[])
+{
+    return to->real ? to->real(to->fd, argv, envp) : (int)syscall(SYS_execve, to->path, argv, envp);
+}
+
+/* Exec with TENSORLEAK_EXEC_SEQ set to ours, the trace marked as ending by
+ * exec; if the exec fails the program goes on, and so does its trace. */
+static int exec_seq(const exec_target_t *to, char *const argv[], char *const envp[])
+{
+    if (tl_tsd.guard) return exec_call(to, argv, envp);
+    const char *seq = tl_agent_exec_env(); /* NULL in a vfork child */
+    size_t map_bytes = 0;
+    char **env = seq ? exec_envp(envp, seq, &map_bytes) : NULL;
+    bool marked = tl_agent_exec_begin();
+    int r = exec_call(to, argv, env ? env : envp);
+    int saved = errno;
+    if (marked) tl_agent_exec_failed(); /* still running: the trace goes on */
+    if (env) munmap(env, map_bytes);
+    errno = saved;
+    return r;
+}
+
+TL_EXPORT int execve(const char *path, char *const argv[], char *const envp[])
+{
+    const exec_target_t to = {.path = path};
+    return exec_seq(&to, argv, envp);
+}
+
+/* glibc's execv, execvp and execvpe call its internal __execve, not the
+ * execve above: without these the image they replace would end without an
+ * END record, and its report would say it was killed. The environment is
+ * already right for them (the agent keeps TENSORLEAK_EXEC_SEQ current in
+ * its own environment). */
+typedef int (*exec_fn)(const char *, char *const[], char *const[]);
+
+static int exec_marked(const char *name, const char *file, char *const argv[], char *const envp[],
+                       bool with_env)
+{
+    void *real;
+    {
+        TL_GUARD_SCOPE; /* dlsym may allocate */
+        real = dlsym(RTLD_NEXT, name);
+    }
+    if (!real) {
+        errno = ENOSYS;
+        return -1;
+    }
+    bool marked = !tl_tsd.guard && tl_agent_exec_begin();
+    int r = with_env ? ((exec_fn)real)(file, argv, envp)
+                     : ((int (*)(const char *, char *const[]))real)(file, argv);
+    int saved = errno;
+    if (marked) tl_agent_exec_failed(); /* still running: the trace goes on */
+    errno = saved;
+    return r;
+}
+
+TL_EXPORT int execv(const char *path, char *const argv[])
+{
+    return exec_marked("execv", path, argv, NULL, false);
+}
+
+TL_EXPORT int execvp(const char *file, char *const argv[])
+{
+    return exec_marked("execvp", file, argv, NULL, false);
+}
+
+TL_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
+{
+    return exec_marked("execvpe", file, argv, envp, true);
+}
+
+/* sigaction and signal: SIGTERM goes through the agent's end-point handler
+ * while the program leaves it at SIG_DFL, and the program sees SIG_DFL
+ * (endsig.h). glibc's signal() calls its internal __sigaction, so it needs
+ * its own hook; sigset, sysv_signal and raw rt_sigaction calls simply
+ * replace the agent's handler. */
+TL_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
+{
+    tl_sigaction_fn real = tl_agent_real_sigaction();
+    if (!real) {
+        errno = ENOSYS;
+        return -1;
+    }
+    return tl_endsig_sigaction(real, sig, act, old);
+}
+
+TL_EXPORT sighandler_t signal(int sig, sighandler_t handler)
+{
+    if (sig != SIGTERM) {
+        sighandler_t (*real)(int, sighandler_t);
+        {
+            TL_GUARD_SCOPE; /* dlsym may allocate */
+            real = (sighandler_t(*)(int, sighandler_t))dlsym(RTLD_NEXT, "signal");
+        }
+        if (!real) {
+            errno = ENOSYS;
+            return SIG_ERR;
+        }
+        return real(sig, handler);
+    }
+    if (handler == SIG_ERR) {
+        errno = EINVAL;
+        return SIG_ERR;
+    }
+    /* glibc's signal() is BSD's: restart, and block the signal in its handler. */
+    struct sigaction act, old;
+    memset(&act, 0, sizeof act);
+    act.sa_handler = handler;
+    act.sa_flags = SA_RESTART;
+    sigemptyset(&act.sa_mask);
+    sigaddset(&act.sa_mask, sig);
+    if (sigaction(sig, &act, &old) < 0) return SIG_ERR;
+    return old.sa_handler;
+}
+
+/* fexecve: glibc runs execveat (or __execve on /proc/self/fd/N) itself. */
+TL_EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
+{
+    int (*real)(int, char *const[], char *const[]);
+    {
+        TL_GUARD_SCOPE; /* dlsym may allocate */
+        real = (int (*)(int, char *const[], char *const[]))dlsym(RTLD_NEXT, "fexecve");
+    }
+    if (!real) {
+        errno = ENOSYS;
+        return -1;
+    }
+    const exec_target_t to = {.fd = fd, .real = real};
+    return exec_seq(&to, argv, envp);
+}
+
+/* The execl family: glibc builds the vector and calls __execve or
+ * __execvpe directly; here the vector goes to the hooks above. It lives in
+ * an anonymous mapping (no malloc: this may run in a vfork child). After
+ * the last argument execle has its envp. */
+static char **list_argv(const char *arg0, va_list ap, size_t *map_bytes, char ***envp)
+{
+    va_list count;
+    va_copy(count, ap);
+    size_t n = 1;
+    while (arg0 && va_arg(count, char *))
+        n++;
+    va_end(count);
+    *map_bytes = (n + 1) * sizeof(char *);
+    char **v = mmap(NULL, *map_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (v == MAP_FAILED) return NULL;
+    v[0] = (char *)arg0;
+    for (size_t i = 1; arg0 && i < n; i++)
+        v[i] = va_arg(ap, char *);
+    v[n] = NULL;
+    if (arg0) (void)va_arg(ap, char *); /* the terminating NULL */
+    if (envp) *envp = va_arg(ap, char **);
+    return v;
+}
+
+static int list_done(int r, char **argv, size_t map_bytes)
+{
+    int saved = errno;
+    munmap(argv, map_bytes);
+    errno = saved;
+    return r;
+}
+
+TL_EXPORT int execl(const char *path, const char *arg, ...)
+{
+    va_list ap;
+    va_start(ap, arg);
+    size_t map_bytes;
+    char **argv = list_argv(arg, ap, &map_bytes, NULL);
+    va_end(ap);
+    if (!argv) return -1; /* errno from mmap (ENOMEM) */
+    extern char **environ;
+    return list_done(execve(path, argv, environ), argv, map_bytes);
+}
+
+TL_EXPORT int execle(const char *path, const char *arg, ...)
+{
+    va_list ap;
+    va_start(ap, arg);
+    size_t map_bytes;
+    char **envp = NULL;
+    char **argv = list_argv(arg, ap, &map_bytes, &envp);
+    va_end(ap);
+    if (!argv) return -1;
+    return list_done(execve(path, argv, envp), argv, map_bytes);
+}
+
+TL_EXPORT int execlp(const char *file, const char *arg, ...)
+{
+    va_list ap;
+    va_start(ap, arg);
+    size_t map_bytes;
+    char **argv = list_argv(arg, ap, &map_bytes, NULL);
+    va_end(ap);
+    if (!argv) return -1;
+    return list_done(execvp(file, argv), argv, map_bytes);
+}
+
+/* mmap and munmap: the mappings jemalloc and the agent make are known to the
+ * leak scan, which leaves them out of its roots (leakscan.h). The system
+ * call itself, never glibc's wrapper through dlsym (which may allocate, and
+ * these run before init). */
+TL_EXPORT void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
+{
+    long r = syscall(SYS_mmap, addr, len, prot, flags, fd, off);
+    if (r == -1) return MAP_FAILED;
+    if (flags & MAP_ANONYMOUS)
+        tl_leakscan_on_mmap((void *)r, len, (uintptr_t)__builtin_return_address(0));
+    return (void *)r;
+}
+
+TL_EXPORT void *mmap64(void *addr, size_t len, int prot, int flags, int fd, off_t off)
+    __attribute__((alias("mmap")));
+
+TL_EXPORT int munmap(void *addr, size_t len)
+{
+    long r = syscall(SYS_munmap, addr, len);
+    if (r == 0) tl_leakscan_on_munmap(addr, len);
+    return (int)r;
+}

@@ -118,3 +118,11 @@ EXTRA_DIST += tests/integration/cuda_standin.sh tests/integration/cuda_snapshot.
 TESTS += tests/integration/text_report.sh tests/integration/text_frames.sh
 EXTRA_DIST += tests/integration/text_report.sh tests/integration/text_frames.sh \
 	tests/workloads/four_graphs.py
+
+# File sizes: every C file of src/ under ~600 lines (STYLE.md)
+TESTS += tests/integration/src_file_lines.sh
+EXTRA_DIST += tests/integration/src_file_lines.sh
+
+# Report library layering: no tools/ header, no printing (tl_status_t, tl_msgs_t)
+TESTS += tests/integration/report_layers.sh
+EXTRA_DIST += tests/integration/report_layers.sh

@@ -22,7 +22,7 @@
 #include "tools/cli.h"
 #include "tools/launch.h"
 #include "tools/outfile.h"
-#include "report/render/escape.h"
+#include "tools/say.h"
 #include "tools/size.h"
 
 static const char help[] =
@@ -304,7 +304,9 @@ static bool write_html(const char *trace, const char *path)
     tl_report_opts_t o = {.format = TL_FORMAT_HTML, .top = 10};
     tl_outfile_t of; /* 0600, renamed into place when complete (outfile.h) */
     if (tl_outfile_open(&of, path)) return true;
-    int rc = tl_report_file(trace, &o, of.f);
+    tl_msgs_t msgs = {0};
+    int rc = tl_cli_exit(tl_report_file(trace, &o, of.f, &msgs));
+    tl_say_msgs(&msgs);
     bool done = rc == TL_EXIT_OK || rc == TL_EXIT_TRUNCATED;
     return tl_outfile_close(&of, done) || !done;
 }
@@ -319,7 +321,7 @@ int tl_cmd_check(int argc, char **argv)
     tl_supp_t supp = {0};
     char why[512];
     for (size_t i = 0; i < a.nsupp; i++) {
-        rc = tl_supp_load_file(&supp, a.supp_files[i], why, sizeof why);
+        rc = tl_cli_exit(tl_supp_load_file(&supp, a.supp_files[i], why, sizeof why));
         if (rc) {
             tl_say("%s", why); /* it quotes the file's line */
             tl_supp_free(&supp);
@@ -334,7 +336,9 @@ int tl_cmd_check(int argc, char **argv)
     a.o.supp = &supp;
     tl_check_base_t base;
     if (a.baseline) {
-        rc = tl_check_baseline(a.baseline, &supp, &base);
+        tl_msgs_t msgs = {0};
+        rc = tl_cli_exit(tl_check_baseline(a.baseline, &supp, &base, &msgs));
+        tl_say_msgs(&msgs);
         if (rc) {
             tl_supp_free(&supp);
             return rc;
@@ -396,7 +400,9 @@ int tl_cmd_check(int argc, char **argv)
     }
     bool failed = false;
     fflush(stdout);
-    rc = tl_check_file(trace, &a.o, out, &failed);
+    tl_msgs_t msgs = {0};
+    rc = tl_cli_exit(tl_check_file(trace, &a.o, out, &failed, &msgs));
+    tl_say_msgs(&msgs);
     bool verdict = rc == TL_EXIT_OK || rc == TL_EXIT_TRUNCATED;
     if (a.output) {
         if (tl_outfile_close(&of, verdict) && !rc) rc = TL_EXIT_OUTPUT;

@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "report/cmd/diff.h"
-#include "report/render/escape.h"
+#include "tools/say.h"
 #include "tools/cli.h"
 #include "tools/outfile.h"
 
@@ -77,5 +77,8 @@ int tl_cmd_diff(int argc, char **argv)
         }
     }
     if (nfiles != 2) return usage_error("diff", "expected BASE.tlt and NEW.tlt");
-    return tl_diff_files(files[0], files[1], &opts, stdout);
+    tl_msgs_t msgs = {0};
+    int rc = tl_cli_exit(tl_diff_files(files[0], files[1], &opts, stdout, &msgs));
+    tl_say_msgs(&msgs);
+    return rc;
 }

@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "report/cmd/report.h"
-#include "report/render/escape.h"
+#include "tools/say.h"
 #include "tools/cli.h"
 #include "tools/outfile.h"
 
@@ -134,7 +134,9 @@ int tl_cmd_report(int argc, char **argv)
         if (tl_outfile_open(&of, output)) return TL_EXIT_OUTPUT;
         out = of.f;
     }
-    int rc = tl_report_file(trace, &opts, out);
+    tl_msgs_t msgs = {0};
+    int rc = tl_cli_exit(tl_report_file(trace, &opts, out, &msgs));
+    tl_say_msgs(&msgs);
     if (output) {
         /* No report (the trace unreadable): an existing file stays as it was. */
         bool keep = rc == TL_EXIT_OK || rc == TL_EXIT_TRUNCATED;

@@ -8,7 +8,7 @@
 #include "report/cmd/report.h"
 #include "tools/launch.h"
 #include "tools/outfile.h"
-#include "report/render/escape.h"
+#include "tools/say.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -149,7 +149,9 @@ int tl_cmd_run(int argc, char **argv)
     }
     tl_say("trace of %s (pid %d) written to %s", /* main_exe is read from the trace */
            l.main_exe[0] ? l.main_exe : argv[optind], (int)l.pid, l.main_trace);
-    int rc = tl_report_file(l.main_trace, &opts, out);
+    tl_msgs_t msgs = {0};
+    int rc = tl_cli_exit(tl_report_file(l.main_trace, &opts, out, &msgs));
+    tl_say_msgs(&msgs);
     bool keep = rc == TL_EXIT_OK || rc == TL_EXIT_TRUNCATED;
     if (report_path ? tl_outfile_close(&of, keep) && keep : fflush(stdout) != 0) {
         if (!report_path) tl_say("cannot write the report to stdout: %s", strerror(errno));

@@ -12,9 +12,8 @@
 #include "tools/launch.h"
 #include "tools/exit_codes.h"
 #include "report/cmd/report.h"
-#include "report/read/aggregate.h"
-#include "report/read/reader.h"
-#include "report/render/escape.h"
+#include "report/pipeline.h"
+#include "tools/say.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -219,39 +218,33 @@ static int spawn_and_wait(char **argv, pid_t *pid_out)
 /* A helper's trace that holds nothing of interest: ended cleanly (exit or
  * exec), no storage, no lineage or report-point record, no block of
  * BIG_BLOCK bytes or more (at most a few sampled small ones, whose sizes
- * the reader has turned into estimates: TL_EV_F_SAMPLED). Such
- * traces use a few chunks (the header says how many): bigger ones are not
- * even read. */
+ * the reader has turned into estimates: the model's largest_exact leaves
+ * them out). Such traces use a few chunks (the header says how many):
+ * bigger ones are not even read. Read through the pipeline, like every
+ * trace (pipeline.h). */
 static bool nothing_of_interest(const char *path)
 {
-    uint8_t buf[TL_TRACE_HEADER_BYTES];
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return false;
-    ssize_t got = pread(fd, buf, sizeof buf, 0);
-    close(fd);
-    tl_trace_hdr_t h;
-    const char *bad;
-    if (got != (ssize_t)sizeof buf || tl_reader_parse_header(buf, sizeof buf, &h, &bad) != 0 ||
-        !(h.flags & TL_HDR_F_CLEAN_END) || h.chunk_count > 4)
+    tl_trace_info_t info;
+    if (tl_trace_peek(path, &info) != TL_STATUS_OK || !info.clean_end || info.chunk_count > 4)
         return false;
-    tl_trace_t t;
+    tl_analysis_t *a = malloc(sizeof *a);
     char why[256];
-    if (tl_trace_read(path, &t, why, sizeof why) != 0) return false;
-    bool nothing = t.has_end && (t.end_reason == TL_END_EXIT || t.end_reason == TL_END_EXEC) &&
-                   !t.truncated && !t.bad_chunks && !t.bad_records && t.end_storages == 0 &&
-                   t.end_dropped == 0 && t.nlineage == 0;
-    tl_events_t it = {0};
-    if (nothing && tl_events_open(&t, &it)) nothing = false;
-    for (tl_event_t ev; nothing && tl_events_next(&it, &ev);)
-        /* storage is a record kind on an ALLOC only; on a RALLOC it says
-         * the old pointer's RFREE came first (reader.h), and every realloc
-         * of a shell is recorded under check (TENSORLEAK_MODE=all) */
-        if ((ev.type == TL_EV_ALLOC && ev.storage) ||
-            ((ev.type == TL_EV_ALLOC || ev.type == TL_EV_RALLOC) && ev.size >= BIG_BLOCK &&
-             !(ev.pad & TL_EV_F_SAMPLED)))
-            nothing = false;
-    tl_events_close(&it);
-    tl_trace_free(&t);
+    if (!a) return false;
+    if (tl_analysis_run(a, path, NULL, why, sizeof why) != TL_STATUS_OK) {
+        free(a);
+        return false;
+    }
+    const tl_trace_t *t = &a->trace;
+    const tl_model_t *m = &a->model;
+    /* storage is a record kind on an ALLOC only; on a RALLOC it says the old
+     * pointer's RFREE came first (reader.h), and every realloc of a shell is
+     * recorded under check (TENSORLEAK_MODE=all) */
+    bool nothing = t->has_end && (t->end_reason == TL_END_EXIT || t->end_reason == TL_END_EXEC) &&
+                   !t->truncated && !t->bad_chunks && !t->bad_records && t->end_storages == 0 &&
+                   t->end_dropped == 0 && t->nlineage == 0 && m->storages == 0 &&
+                   m->largest_exact < BIG_BLOCK;
+    tl_analysis_free(a);
+    free(a);
     return nothing;
 }
 

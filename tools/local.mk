@@ -11,6 +11,8 @@ tensorleak_SOURCES = \
 	tools/size.h \
 	tools/outfile.c \
 	tools/outfile.h \
+	tools/say.c \
+	tools/say.h \
 	tools/cmd_report.c \
 	tools/cmd_check.c \
 	tools/cmd_diff.c

@@ -9,7 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "report/render/escape.h"
+#include "tools/say.h"
 #include "tools/exit_codes.h"
 
 static int cannot(const char *path, const char *why)

@@ -3,7 +3,7 @@
  * Usage errors print one line to stderr and exit TL_EXIT_USAGE (2).
  */
 #include "config.h"
-#include "report/render/escape.h"
+#include "tools/say.h"
 #include "tools/cli.h"
 #include "tools/outfile.h"
 

@@ -5,7 +5,7 @@
 # tensorleak CLI and the report unit tests.
 noinst_LTLIBRARIES += libtlreport.la
 libtlreport_la_SOURCES = \
-	src/report/read/map.c src/report/read/map.h \
+	src/report/read/map.c src/report/read/map.h src/report/read/grow.h \
 	src/report/read/open.c \
 	src/report/read/reader.c src/report/read/reader.h \
 	src/report/read/sites.c \
@@ -13,16 +13,19 @@ libtlreport_la_SOURCES = \
 	src/report/read/aggregate.c src/report/read/aggregate.h \
 	src/report/read/peek.c \
 	src/report/analyze/model.c src/report/analyze/model.h \
+	src/report/analyze/site_stats.c src/report/analyze/site_stats.h \
 	src/report/analyze/storages.c src/report/analyze/storages.h \
 	src/report/analyze/regions.c src/report/analyze/regions.h \
 	src/report/analyze/suppress.c src/report/analyze/suppress.h \
 	src/report/analyze/lineage.c src/report/analyze/lineage.h \
 	src/report/analyze/symbolize.c src/report/analyze/symbolize.h \
 	src/report/analyze/frames.c src/report/analyze/frames.h \
+	src/report/analyze/size_text.c src/report/analyze/size_text.h \
 	src/report/render/json.c src/report/render/json.h \
 	src/report/render/escape.c src/report/render/escape.h \
-	src/report/render/render.h \
+	src/report/render/render.h src/report/render/options.h \
 	src/report/render/common.c \
+	src/report/render/mode.c \
 	src/report/render/render_text.c \
 	src/report/render/text_frames.c \
 	src/report/render/text_end.c \
@@ -32,6 +35,7 @@ libtlreport_la_SOURCES = \
 	src/report/render/render_folded.c \
 	src/report/render/render_html.c \
 	src/report/render/check_render.c \
+	src/report/status.c src/report/status.h \
 	src/report/pipeline.c src/report/pipeline.h \
 	src/report/cmd/check.c src/report/cmd/check.h src/report/cmd/check_impl.h \
 	src/report/cmd/diff.c src/report/cmd/diff.h \

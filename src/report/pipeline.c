@@ -100,20 +100,21 @@ static void make_notes(tl_analysis_t *a)
              m->replaced_blocks, m->replaced_blocks == 1 ? "" : "s");
 }
 
-int tl_analysis_run(tl_analysis_t *a, const char *path, const tl_analysis_opts_t *o, char *why,
-                    size_t whylen)
+tl_status_t tl_analysis_run(tl_analysis_t *a, const char *path, const tl_analysis_opts_t *o,
+                            char *why, size_t whylen)
 {
     static const tl_report_opts_t defaults = {.format = TL_FORMAT_TEXT, .top = 10};
     memset(a, 0, sizeof *a);
-    int rc = tl_trace_read(path, &a->trace, why, whylen); /* open, read */
+    tl_status_t rc = tl_trace_read(path, &a->trace, why, whylen); /* open, read */
     if (rc) return rc;
+    tl_model_opts_t mo = {.timeline = o && o->timeline};
     a->sym = tl_sym_new(a->trace.modules, a->trace.nmodules);
-    if (!a->sym || tl_model_build(&a->trace, &a->model) ||
+    if (!a->sym || tl_model_build_with(&a->trace, &a->model, &mo) ||
         (o && o->supp && tl_supp_bind(o->supp, &a->trace, a->sym)) ||
         tl_lineage_analyse(&a->model.end, &a->trace, a->sym)) {
         tl_analysis_free(a);
         snprintf(why, whylen, "out of memory");
-        return TL_EXIT_FAILURE;
+        return TL_STATUS_NOMEM;
     }
     a->ctx = (tl_report_ctx_t){.path = path,
                                .trace = &a->trace,

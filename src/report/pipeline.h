@@ -3,7 +3,7 @@
  *
  * report, check and diff (cmd/) each run it once per trace and hand the
  * result to a renderer (render/): renderers take a tl_analysis_t's ctx, never
- * a file. Silent: failures come back as a TL_EXIT_* code and a one-line
+ * a file. Silent: failures come back as a TL_STATUS_* code and a one-line
  * reason for the caller to print. Not thread-safe (libdw, the symbolizer).
  */
 #ifndef TL_REPORT_PIPELINE_H
@@ -21,6 +21,7 @@
 typedef struct tl_analysis_opts {
     const tl_report_opts_t *render; /* the renderer's options (ctx.opts); NULL: defaults */
     tl_supp_t *supp; /* suppressions to bind to the trace's sites before the analyses; or NULL */
+    bool timeline;   /* the model's timeline (the HTML report needs it; tl_model_opts_t) */
 } tl_analysis_opts_t;
 
 /* A trace analysed: its tables (the events stay in the file, streamed by
@@ -36,11 +37,11 @@ typedef struct tl_analysis {
 
 /* Run the pipeline on the trace at path into *a (zeroed first). Returns 0
  * (the trace may still be incomplete: tl_report_incomplete), or the reader's
- * TL_EXIT_NO_TRACE / TL_EXIT_BAD_TRACE, or TL_EXIT_FAILURE (out of memory);
+ * TL_STATUS_NO_TRACE / TL_STATUS_BAD_TRACE, or TL_STATUS_NOMEM (out of memory);
  * then why[] holds the reason, and *a is empty (tl_analysis_free is safe).
  * a is large (the notes): allocate it. path must outlive a. */
-int tl_analysis_run(tl_analysis_t *a, const char *path, const tl_analysis_opts_t *o, char *why,
-                    size_t whylen);
+tl_status_t tl_analysis_run(tl_analysis_t *a, const char *path, const tl_analysis_opts_t *o,
+                            char *why, size_t whylen);
 
 void tl_analysis_free(tl_analysis_t *a);
 

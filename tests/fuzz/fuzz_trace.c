@@ -47,9 +47,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         off += (size_t)w;
     }
     tl_report_opts_t ro = {.format = TL_FORMAT_TEXT, .top = 0};
-    tl_report_file(path, &ro, devnull);
+    tl_msgs_t msgs = {0}; /* the library's lines: dropped when full */
+    tl_report_file(path, &ro, devnull, &msgs);
     ro.format = TL_FORMAT_JSON;
-    tl_report_file(path, &ro, devnull);
+    tl_report_file(path, &ro, devnull, &msgs);
 
     tl_supp_t supp = {0};
     if (tl_supp_add_defaults(&supp)) abort();
@@ -64,7 +65,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     static const int formats[] = {TL_CHECK_TEXT, TL_CHECK_JSON, TL_CHECK_JUNIT};
     bool failed;
     co.format = formats[size % 3];
-    tl_check_file(path, &co, devnull, &failed);
+    tl_check_file(path, &co, devnull, &failed, &msgs);
     /* The verdict of a region's last iteration, for the trace's first region. */
     tl_trace_t t;
     tl_model_t m;
@@ -80,15 +81,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (region[0]) {
         co.region = region;
         co.format = TL_CHECK_TEXT;
-        tl_check_file(path, &co, devnull, &failed);
+        tl_check_file(path, &co, devnull, &failed, &msgs);
     }
     tl_supp_free(&supp);
 
     if (size % 2 == 0) {
         ro.format = size % 4 ? TL_FORMAT_TEXT : TL_FORMAT_JSON;
         ro.top = 10;
-        tl_diff_files(path, path, &ro, devnull);
+        tl_diff_files(path, path, &ro, devnull, &msgs);
     }
+    tl_msgs_free(&msgs);
     fflush(devnull);
     return 0;
 }

@@ -28,7 +28,7 @@ TIMEOUT = 60.0
 
 
 def fmt_bytes(b):
-    """render_text.c's tl_render_bytes."""
+    """tl_size_text (src/report/analyze/size_text.c)."""
     if b < 1024:
         return "%d B" % b
     units = ["KiB", "MiB", "GiB", "TiB", "PiB", "EiB"]

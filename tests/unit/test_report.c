@@ -163,7 +163,7 @@ START_TEST(reader_truncate_everywhere)
     for (size_t n = 0; n <= g.len; n++) {
         int rc = read_buf(g.buf, n);
         if (n < TL_HDR_RESERVED) {
-            ck_assert_int_eq(rc, TL_EXIT_BAD_TRACE);
+            ck_assert_int_eq(rc, TL_STATUS_BAD_TRACE);
             continue;
         }
         ck_assert_int_eq(rc, 0);
@@ -202,7 +202,7 @@ START_TEST(reader_bad_headers)
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         memcpy(copy, g.buf, g.len);
         tl_store_le32(copy + cases[i].off, cases[i].v);
-        ck_assert_int_eq(read_buf(copy, g.len), TL_EXIT_BAD_TRACE);
+        ck_assert_int_eq(read_buf(copy, g.len), TL_STATUS_BAD_TRACE);
         ck_assert(why[0] != '\0');
         ck_assert_ptr_null(tr.buf);
     }
@@ -253,7 +253,7 @@ START_TEST(reader_garbage)
         x = x * 1103515245u + 12345u;
         junk[i] = (uint8_t)(x >> 16);
     }
-    ck_assert_int_eq(read_buf(junk, sizeof junk), TL_EXIT_BAD_TRACE);
+    ck_assert_int_eq(read_buf(junk, sizeof junk), TL_STATUS_BAD_TRACE);
     /* A valid header followed by garbage chunks: damaged, never a crash. */
     tl_tgen_t g;
     tl_tgen_header(&g, 512, 0, 0, 1, 0);
@@ -316,12 +316,12 @@ START_TEST(reader_files)
     ck_assert_ptr_nonnull(mkdtemp(tmpdir));
     char path[512];
     snprintf(path, sizeof path, "%s/missing.tlt", tmpdir);
-    ck_assert_int_eq(tl_trace_read(path, &tr, why, sizeof why), TL_EXIT_NO_TRACE);
+    ck_assert_int_eq(tl_trace_read(path, &tr, why, sizeof why), TL_STATUS_NO_TRACE);
     ck_assert_str_eq(why, "No such file or directory");
-    ck_assert_int_eq(tl_trace_read(tmpdir, &tr, why, sizeof why), TL_EXIT_NO_TRACE);
+    ck_assert_int_eq(tl_trace_read(tmpdir, &tr, why, sizeof why), TL_STATUS_NO_TRACE);
     snprintf(path, sizeof path, "%s/empty.tlt", tmpdir);
     ck_assert_int_eq(tl_tgen_write(path, (const uint8_t *)"", 0), 0);
-    ck_assert_int_eq(tl_trace_read(path, &tr, why, sizeof why), TL_EXIT_BAD_TRACE);
+    ck_assert_int_eq(tl_trace_read(path, &tr, why, sizeof why), TL_STATUS_BAD_TRACE);
     tl_tgen_t g;
     tl_tgen_sample(&g);
     snprintf(path, sizeof path, "%s/sample.tlt", tmpdir);
@@ -341,11 +341,11 @@ START_TEST(reader_files)
     ck_assert_str_eq(info.exe, "/usr/bin/prog");
     ck_assert_str_eq(info.argv0, "./prog");
     /* peek on bad input: codes, no output */
-    ck_assert_int_eq(tl_trace_peek(tmpdir, &info), TL_EXIT_NO_TRACE);
+    ck_assert_int_eq(tl_trace_peek(tmpdir, &info), TL_STATUS_NO_TRACE);
     snprintf(path, sizeof path, "%s/empty.tlt", tmpdir);
-    ck_assert_int_eq(tl_trace_peek(path, &info), TL_EXIT_BAD_TRACE);
+    ck_assert_int_eq(tl_trace_peek(path, &info), TL_STATUS_BAD_TRACE);
     snprintf(path, sizeof path, "%s/nope.tlt", tmpdir);
-    ck_assert_int_eq(tl_trace_peek(path, &info), TL_EXIT_NO_TRACE);
+    ck_assert_int_eq(tl_trace_peek(path, &info), TL_STATUS_NO_TRACE);
     /* header only: header facts, no process */
     snprintf(path, sizeof path, "%s/hdr.tlt", tmpdir);
     ck_assert_int_eq(tl_tgen_write(path, g.buf, g.header_bytes), 0);

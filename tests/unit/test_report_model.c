@@ -2,6 +2,7 @@
  * sets, realloc chains, unknown frees, storage vs plain accounting.
  */
 #include "report/analyze/model.h"
+#include "report/read/grow.h"
 #include "tests/unit/test_report.h"
 #include "tests/workloads/report_tracegen.h"
 
@@ -190,6 +191,51 @@ START_TEST(model_empty)
 }
 END_TEST
 
+/* The model's largest exactly recorded block (tools/launch.c's helper
+ * test), and the timeline only when asked for. */
+START_TEST(model_largest_exact_and_timeline)
+{
+    begin();
+    tl_rec_put_alloc(&w, 10, 0, 0xa, 100, 1);
+    tl_rec_put_alloc(&w, 10, 0, 0xb, 70000, 2);
+    tl_rec_put_free(&w, 10, 3, 0xb);
+    tl_rec_put_alloc(&w, 10, 0, 0xc, 300, 3);
+    build();
+    ck_assert_uint_eq(m.largest_exact, 70000);
+    ck_assert_ptr_nonnull(m.timeline); /* tl_model_build: everything */
+    tl_model_t m2;
+    tl_model_opts_t o = {.timeline = false};
+    ck_assert(!tl_model_build_with(&tr, &m2, &o));
+    ck_assert_ptr_null(m2.timeline);
+    ck_assert_uint_eq(m2.peak_bytes, m.peak_bytes);
+    ck_assert_uint_eq(m2.live_bytes, 400);
+    ck_assert_uint_eq(m2.largest_exact, 70000);
+    tl_model_free(&m2);
+    done();
+}
+END_TEST
+
+/* tl_grow: capacity first, doubled to fit; untouched when it fits or fails. */
+START_TEST(grow_doubles)
+{
+    size_t cap = 0;
+    int *a = tl_grow(NULL, &cap, 5, sizeof *a, 4);
+    ck_assert_ptr_nonnull(a);
+    ck_assert_uint_eq(cap, 8);
+    a[7] = 7;
+    ck_assert_ptr_eq(tl_grow(a, &cap, 8, sizeof *a, 4), a);
+    ck_assert_uint_eq(cap, 8);
+    int *b = tl_grow(a, &cap, 9, sizeof *b, 4);
+    ck_assert_ptr_nonnull(b);
+    ck_assert_uint_eq(cap, 16);
+    ck_assert_int_eq(b[7], 7);
+    ck_assert_ptr_null(tl_grow(b, &cap, SIZE_MAX / 2, sizeof *b, 4)); /* bytes overflow */
+    ck_assert_uint_eq(cap, 16);
+    ck_assert_int_eq(b[7], 7);
+    free(b);
+}
+END_TEST
+
 Suite *make_model_suite(void)
 {
     Suite *s = suite_create("model");
@@ -200,6 +246,8 @@ Suite *make_model_suite(void)
     tcase_add_test(tc, model_unknown_and_replaced);
     tcase_add_test(tc, model_tie_order);
     tcase_add_test(tc, model_empty);
+    tcase_add_test(tc, model_largest_exact_and_timeline);
+    tcase_add_test(tc, grow_doubles);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -2,7 +2,8 @@
  * lineage.h).
  *
  * Messages are built in a fixed buffer (at most a few views are named) and
- * copied once. Sizes in messages use tl_render_bytes (render_text.c).
+ * copied once. Sizes in messages use tl_size_text (size_text.h), as the
+ * renderers do.
  */
 #include "report/analyze/lineage.h"
 
@@ -13,7 +14,8 @@
 #include <string.h>
 
 #include "report/analyze/frames.h"
-#include "report/render/render.h"
+#include "report/analyze/size_text.h"
+#include "report/read/grow.h"
 
 #define MSG_MAX       1024
 #define MSG_MAX_VIEWS 3
@@ -171,7 +173,7 @@ typedef struct ana {
 static void put_storage(ana_t *a, msg_t *m, const tl_end_storage_t *s)
 {
     char b[32], w[WHERE_MAX];
-    put(m, "%s storage #%" PRIu64, tl_render_bytes(s->s.bytes, b, sizeof b), s->s.id);
+    put(m, "%s storage #%" PRIu64, tl_size_text(s->s.bytes, b, sizeof b), s->s.id);
     const char *where = tl_lineage_where(a->t, a->sym, s->s.site, w, sizeof w);
     if (s->origin || where[0]) put(m, " allocated");
     if (s->origin) put(m, " by %s", s->origin);
@@ -184,7 +186,7 @@ static void put_view(ana_t *a, msg_t *m, const tl_end_view_t *v, bool with_bytes
     const char *where =
         v->site == TL_NO_SITE ? "" : tl_lineage_where(a->t, a->sym, v->site, w, sizeof w);
     if (with_bytes)
-        put(m, "%s%s", tl_render_bytes(v->bytes, b, sizeof b), v->op || where[0] ? " " : "");
+        put(m, "%s%s", tl_size_text(v->bytes, b, sizeof b), v->op || where[0] ? " " : "");
     if (v->op) put(m, "%s", v->op);
     if (where[0]) put(m, "%s%s", v->op ? " " : "made ", where);
 }
@@ -193,13 +195,9 @@ static bool add_problem(ana_t *a, unsigned kind, uint64_t bytes, const tl_end_st
                         const msg_t *m)
 {
     tl_endpoint_t *e = a->e;
-    if (e->nproblems == a->cap) {
-        size_t ncap = a->cap ? a->cap * 2 : 8;
-        tl_problem_t *np = realloc(e->problems, ncap * sizeof *np);
-        if (!np) return true;
-        e->problems = np;
-        a->cap = ncap;
-    }
+    tl_problem_t *np = tl_grow(e->problems, &a->cap, e->nproblems + 1, sizeof *np, 8);
+    if (!np) return true;
+    e->problems = np;
     char *text = strdup(m->buf);
     if (!text) return true;
     e->problems[e->nproblems++] =
@@ -219,7 +217,7 @@ static bool pinned(ana_t *a, const tl_end_storage_t *s)
         described |= s->views[i].op || s->views[i].site != TL_NO_SITE;
     }
     put(&m, " is kept alive only by %zu view%s of %s", s->nviews, s->nviews == 1 ? "" : "s",
-        tl_render_bytes(vbytes, b, sizeof b));
+        tl_size_text(vbytes, b, sizeof b));
     if (s->nviews == 1 && described) {
         put(&m, " (");
         put_view(a, &m, &s->views[0], false);
@@ -233,7 +231,7 @@ static bool pinned(ana_t *a, const tl_end_storage_t *s)
         if (s->nviews > MSG_MAX_VIEWS) put(&m, ", and %zu more", s->nviews - MSG_MAX_VIEWS);
         put(&m, ")");
     }
-    put(&m, "; %s pinned.", tl_render_bytes(s->pinned_bytes, b, sizeof b));
+    put(&m, "; %s pinned.", tl_size_text(s->pinned_bytes, b, sizeof b));
     return add_problem(a, TL_PROBLEM_PINNED, s->pinned_bytes, s, &m);
 }
 
@@ -328,7 +326,7 @@ static bool duplicate(ana_t *a, const tl_end_storage_t *s)
         put(&m, "; it is a copy of storage #%" PRIu64, s->s.source);
         if (where[0]) put(&m, " (allocated %s)", where);
     }
-    put(&m, "; %s duplicated.", tl_render_bytes(s->s.bytes, b, sizeof b));
+    put(&m, "; %s duplicated.", tl_size_text(s->s.bytes, b, sizeof b));
     return add_problem(a, TL_PROBLEM_DUPLICATE, s->s.bytes, s, &m);
 }
 

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "report/analyze/frames.h"
+#include "report/analyze/site_stats.h"
 #include "report/read/aggregate.h"
 #include "report/read/map.h"
 
@@ -24,10 +25,7 @@
 /* Bits 8-15: the storage's device (TL_DEVICE_*, capped at TL_MODEL_DEVICES - 1). */
 #define BF_DEVICE(flags) (((flags) >> 8) & 0xffu)
 
-/* Per-(site, storage) accumulators, index site * 2 + storage. */
-typedef struct acc {
-    uint64_t bytes, blocks;
-} acc_t;
+typedef tl_site_acc_t acc_t; /* site_stats.h */
 
 typedef struct replay {
     const tl_trace_t *t;
@@ -311,6 +309,8 @@ static bool step(replay_t *r, const tl_event_t *ev, size_t i)
             break;
         }
         r->c.allocations++;
+        if (!(ev->pad & TL_EV_F_SAMPLED) && ev->size > r->c.largest_exact)
+            r->c.largest_exact = ev->size;
         numpy = !ev->storage && !(ev->pad & TL_EV_F_SAMPLED) && ev->size >= TL_NUMPY_MIN_STORAGE &&
                 numpy_site(r, ev->site);
         unsigned dev = device_slot(TL_EV_DEVICE(ev->pad));
@@ -329,6 +329,8 @@ static bool step(replay_t *r, const tl_event_t *ev, size_t i)
     }
     case TL_EV_RALLOC: {
         r->c.allocations++;
+        if (!(ev->pad & TL_EV_F_SAMPLED) && ev->size > r->c.largest_exact)
+            r->c.largest_exact = ev->size;
         /* A realloc'd block keeps the kind (and id) of the block it replaced. */
         bool carry =
             ev->storage && i > 0 && prev == TL_EV_RFREE && r->rfree_known && r->rfree_storage;
@@ -380,90 +382,6 @@ static bool step(replay_t *r, const tl_event_t *ev, size_t i)
     return oom;
 }
 
-int tl_site_stat_cmp(const void *pa, const void *pb)
-{
-    const tl_site_stat_t *a = pa, *b = pb;
-    if (a->bytes != b->bytes) return a->bytes > b->bytes ? -1 : 1;
-    if (a->blocks != b->blocks) return a->blocks > b->blocks ? -1 : 1;
-    if (a->site != b->site) return a->site < b->site ? -1 : 1;
-    return (int)a->storage - (int)b->storage;
-}
-
-/* Sorted list of the non-empty accumulators; true when out of memory. */
-static bool collect(acc_t *acc, size_t nsites, tl_site_stat_t **out, size_t *nout)
-{
-    size_t n = 0;
-    for (size_t i = 0; i < nsites * 2; i++)
-        n += acc[i].blocks != 0;
-    *out = malloc((n ? n : 1) * sizeof **out);
-    if (!*out) return true;
-    size_t k = 0;
-    for (size_t i = 0; i < nsites * 2; i++)
-        if (acc[i].blocks)
-            (*out)[k++] = (tl_site_stat_t){.site = (uint32_t)(i / 2),
-                                           .storage = i & 1,
-                                           .bytes = acc[i].bytes,
-                                           .blocks = acc[i].blocks};
-    qsort(*out, n, sizeof **out, tl_site_stat_cmp);
-    *nout = n;
-    return false;
-}
-
-/* Per-(site, storage) bytes and blocks by tl_leak_kind_t (the end point's
- * leaks, with a leak scan). */
-typedef struct kind_acc {
-    uint64_t bytes[4], blocks[4];
-} kind_acc_t;
-
-/* Aggregate the live table by site into a sorted list; with kinds (the
- * leak scan's LEAKKIND blocks by pointer, NULL without a scan) also by leak
- * kind, a block the scan did not name being reachable. */
-static bool live_by_site(replay_t *r, size_t nsites, const tl_map_t *kinds, tl_site_stat_t **out,
-                         size_t *nout)
-{
-    acc_t *acc = calloc(nsites * 2 + 2, sizeof *acc);
-    kind_acc_t *kacc = kinds ? calloc(nsites * 2 + 2, sizeof *kacc) : NULL;
-    if (!acc || (kinds && !kacc)) {
-        free(acc);
-        free(kacc);
-        return true;
-    }
-    size_t pos = 0;
-    for (tl_map_entry_t *e; (e = tl_map_next(&r->live, &pos));) {
-        size_t site = (size_t)(e->b & 0xffffffffu), storage = (e->b >> 32) & 1;
-        if (site >= nsites) continue; /* cannot happen: sites come from the reader */
-        acc[site * 2 + storage].bytes += e->a;
-        acc[site * 2 + storage].blocks++;
-        if (kacc) {
-            const tl_map_entry_t *k = tl_map_get(kinds, e->key);
-            unsigned kind = k ? (unsigned)k->a : TL_LEAK_REACHABLE;
-            kacc[site * 2 + storage].bytes[kind] += e->a;
-            kacc[site * 2 + storage].blocks[kind]++;
-        }
-    }
-    bool oom = collect(acc, nsites, out, nout);
-    for (size_t i = 0; !oom && kacc && i < *nout; i++) {
-        const kind_acc_t *k = &kacc[(*out)[i].site * 2 + (*out)[i].storage];
-        memcpy((*out)[i].kind_bytes, k->bytes, sizeof k->bytes);
-        memcpy((*out)[i].kind_blocks, k->blocks, sizeof k->blocks);
-    }
-    free(acc);
-    free(kacc);
-    return oom;
-}
-
-/* The leak scan's kinds by pointer. true = out of memory. */
-static bool leak_kinds(const tl_trace_t *t, tl_map_t *kinds)
-{
-    for (size_t i = 0; i < t->nleak_kinds; i++) {
-        bool created;
-        tl_map_entry_t *e = tl_map_put(kinds, t->leak_kinds[i].ptr, &created);
-        if (!e) return true;
-        e->a = t->leak_kinds[i].kind;
-    }
-    return false;
-}
-
 /* The lineage record after whose event the end point is taken: the last
  * end-point MARK ("script_end", "os_exit": tl_endpoint_name) in time order
  * (*mark_id set; returns its index), else SIZE_MAX: the end of the trace. */
@@ -488,8 +406,9 @@ static bool capture_end(replay_t *r, tl_model_t *at_end, bool script_end, uint64
     if (!script_end && t->has_end && t->end_ts > ts) ts = t->end_ts;
     *at_end = r->c;
     tl_map_t kinds = {0};
-    bool oom = leak_kinds(t, &kinds) ||
-               live_by_site(r, t->nsites, t->has_leak_scan ? &kinds : NULL, &m->leaks, &m->nleaks);
+    bool oom = tl_site_stats_leak_kinds(t, &kinds) ||
+               tl_site_stats_live(&r->live, t->nsites, t->has_leak_scan ? &kinds : NULL, &m->leaks,
+                                  &m->nleaks);
     tl_map_free(&kinds);
     return oom || tl_stor_capture(r->st, t, &r->live, script_end, mark_id, ts, &m->end);
 }
@@ -507,13 +426,14 @@ static void free_acc(replay_t *r)
 
 bool tl_model_build(const tl_trace_t *t, tl_model_t *m)
 {
-    return tl_model_build_filtered(t, m, NULL, NULL);
+    static const tl_model_opts_t all = {.timeline = true};
+    return tl_model_build_with(t, m, &all);
 }
 
-bool tl_model_build_filtered(const tl_trace_t *t, tl_model_t *m, tl_site_filter_fn filter,
-                             void *ctx)
+bool tl_model_build_with(const tl_trace_t *t, tl_model_t *m, const tl_model_opts_t *o)
 {
     memset(m, 0, sizeof *m);
+    bool failed = true; /* until the end is reached */
     const size_t nsites = t->nsites;
     replay_t r = {.t = t};
     tl_events_t it = {0};
@@ -525,7 +445,10 @@ bool tl_model_build_filtered(const tl_trace_t *t, tl_model_t *m, tl_site_filter_
     uint8_t *numpy = calloc(nsites ? nsites : 1, 1);
     if (!numpy) return true;
     r.numpy_site = numpy;
-    if (!(m->timeline = tl_timeline_new(t))) goto oom;
+    static const tl_model_opts_t none = {0};
+    if (!o) o = &none;
+    tl_timeline_t *tl = NULL;
+    if (o->timeline && !(tl = m->timeline = tl_timeline_new(t))) goto oom;
 
     uint64_t mark_id = 0;
     size_t end_lin = end_mark(t, &mark_id);
@@ -538,7 +461,7 @@ bool tl_model_build_filtered(const tl_trace_t *t, tl_model_t *m, tl_site_filter_
     m->site_device = calloc(nsites ? nsites : 1, 1);
     r.site_device = m->site_device;
     if (!m->site_device || !sacc || !r.cur || !r.pk || !r.touched || !r.is_touched) goto oom;
-    if (tl_regions_init(&m->regions, t, filter, ctx)) goto oom;
+    if (tl_regions_init(&m->regions, t, o->filter, o->filter_ctx)) goto oom;
     r.st = &st;
     r.sacc = sacc;
     r.rg = &m->regions;
@@ -547,8 +470,8 @@ bool tl_model_build_filtered(const tl_trace_t *t, tl_model_t *m, tl_site_filter_
     for (; tl_events_next(&it, &ev); n++) {
         if (n == 0) first_ts = ev.ts;
         last_ts = ev.ts;
-        if (tl_timeline_before(m->timeline, t, ev.ts, &r.live) || step(&r, &ev, n) ||
-            tl_timeline_step(m->timeline, t, &ev, r.c.live_bytes, r.c.live_storage_bytes))
+        if ((tl && tl_timeline_before(tl, t, ev.ts, &r.live)) || step(&r, &ev, n) ||
+            (tl && tl_timeline_step(tl, t, &ev, r.c.live_bytes, r.c.live_storage_bytes)))
             goto oom;
         if (script_end && !ended && ev.type == TL_EV_LINEAGE && ev.site == end_lin) {
             if (capture_end(&r, &at_end, true, mark_id, ev.ts, m)) goto oom;
@@ -556,12 +479,12 @@ bool tl_model_build_filtered(const tl_trace_t *t, tl_model_t *m, tl_site_filter_
         }
     }
     tl_events_close(&it);
-    if (tl_timeline_finish(m->timeline, t, &r.live)) goto oom;
-    if (r.c.peak_bytes > 0 && collect(r.pk, nsites, &m->peak_sites, &m->npeak_sites)) goto oom;
+    if (tl && tl_timeline_finish(tl, t, &r.live)) goto oom;
+    if (r.c.peak_bytes > 0 && tl_site_stats_collect(r.pk, nsites, &m->peak_sites, &m->npeak_sites))
+        goto oom;
     /* No script_end (or its event was not streamed): the end of the trace. */
     if (!ended && capture_end(&r, &at_end, false, mark_id, n ? last_ts : 0, m)) goto oom;
-    if (collect(sacc, nsites, &m->storage_sites, &m->nstorage_sites)) goto oom;
-    bool agg_oom = false; /* aggregate mode: exact site totals (set below, after replay's) */
+    if (tl_site_stats_collect(sacc, nsites, &m->storage_sites, &m->nstorage_sites)) goto oom;
     if (tl_regions_finish(&m->regions)) goto oom;
 
     m->allocations = r.c.allocations;
@@ -569,6 +492,7 @@ bool tl_model_build_filtered(const tl_trace_t *t, tl_model_t *m, tl_site_filter_
     m->storages = r.c.storages;
     m->unknown_frees = r.c.unknown_frees;
     m->replaced_blocks = r.c.replaced_blocks;
+    m->largest_exact = r.c.largest_exact;
     m->peak_bytes = r.c.peak_bytes;
     m->peak_ts = r.c.peak_ts;
     m->peak_blocks = r.c.peak_blocks;
@@ -587,25 +511,17 @@ bool tl_model_build_filtered(const tl_trace_t *t, tl_model_t *m, tl_site_filter_
         m->devices[d].peak_storage_ts = r.c.devices[d].peak_storage_ts;
         m->devices[d].peak_reserved_bytes = r.c.devices[d].peak_reserved_bytes;
     }
-    agg_oom = tl_agg_model(t, m);
-    free_acc(&r);
-    free(sacc);
-    free(numpy);
-    tl_stor_free(&st);
-    tl_map_free(&r.live);
-    tl_map_free(&r.segs);
-    if (agg_oom) tl_model_free(m);
-    return agg_oom;
+    failed = tl_site_stats_aggregate(t, m); /* aggregate mode: exact site totals, after replay's */
 oom:
-    tl_events_close(&it);
+    tl_events_close(&it); /* closed already on success: closing twice is harmless */
     free_acc(&r);
     free(sacc);
     free(numpy);
     tl_stor_free(&st);
     tl_map_free(&r.live);
     tl_map_free(&r.segs);
-    tl_model_free(m);
-    return true;
+    if (failed) tl_model_free(m);
+    return failed;
 }
 
 void tl_model_free(tl_model_t *m)

@@ -52,6 +52,7 @@ typedef struct tl_model {
     uint64_t allocations, frees, storages;
     uint64_t unknown_frees;   /* FREE / REALLOC of a pointer not live: ignored */
     uint64_t replaced_blocks; /* ALLOC of an address already live: old block dropped */
+    uint64_t largest_exact;   /* the largest ALLOC / REALLOC size recorded exactly (not sampled) */
 
     uint64_t peak_bytes,
         peak_ts; /* high-water mark of all live bytes; peak_ts valid if peak_bytes */
@@ -83,15 +84,24 @@ typedef struct tl_model {
  * before storage. */
 int tl_site_stat_cmp(const void *a, const void *b);
 
-/* Build the model of t. Sorted lists: bytes descending, then blocks
- * descending, then site index, then plain before storage. Returns true when
- * out of memory (m is then empty). */
-bool tl_model_build(const tl_trace_t *t, tl_model_t *m);
+/* What a model is built with (tl_model_build_with). */
+typedef struct tl_model_opts {
+    /* Sites filter rejects (suppressions) are left out of region leaks and
+     * growth; the end point and peak still count every block. NULL: none. */
+    tl_site_filter_fn filter;
+    void *filter_ctx;
+    /* Build m->timeline (the HTML report's); else it stays NULL and the
+     * replay pays nothing for it (check, diff, the text and JSON reports). */
+    bool timeline;
+} tl_model_opts_t;
 
-/* The same, with the sites filter rejects (suppressions) left out of region
- * leaks and growth; the end point and peak still count every block. */
-bool tl_model_build_filtered(const tl_trace_t *t, tl_model_t *m, tl_site_filter_fn filter,
-                             void *ctx);
+/* Build the model of t, with o (NULL: no filter, no timeline). Sorted
+ * lists: bytes descending, then blocks descending, then site index, then
+ * plain before storage. Returns true when out of memory (m is then empty). */
+bool tl_model_build_with(const tl_trace_t *t, tl_model_t *m, const tl_model_opts_t *o);
+
+/* tl_model_build_with everything: no filter, with the timeline. */
+bool tl_model_build(const tl_trace_t *t, tl_model_t *m);
 
 void tl_model_free(tl_model_t *m);
 

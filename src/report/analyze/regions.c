@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "report/analyze/model.h"
+#include "report/read/grow.h"
 
 #define BLOCK_STORAGE 1u /* flag bit in the live table's b >> 32 (model.c BF_STORAGE) */
 
@@ -58,13 +59,9 @@ const tl_region_t *tl_regions_find(const tl_regions_t *rg, const char *name)
 
 static bool add_region(tl_regions_t *rg, const char *name, size_t *cap, size_t *out)
 {
-    if (rg->nregions == *cap) {
-        size_t ncap = *cap ? *cap * 2 : 8;
-        tl_region_t *nr = realloc(rg->regions, ncap * sizeof *nr);
-        if (!nr) return true;
-        rg->regions = nr;
-        *cap = ncap;
-    }
+    tl_region_t *nr = tl_grow(rg->regions, cap, rg->nregions + 1, sizeof *nr, 8);
+    if (!nr) return true;
+    rg->regions = nr;
     bool created;
     tl_map_entry_t *e = tl_map_put(&rg->by_name, tl_str_hash(name), &created);
     if (!e) return true;
@@ -93,13 +90,9 @@ bool tl_regions_init(tl_regions_t *rg, const tl_trace_t *t, tl_site_filter_fn fi
         size_t r = find(rg, l->str);
         if (l->type == TL_REC_REGION_BEGIN) {
             if (r == SIZE_MAX && add_region(rg, l->str, &cap, &r)) goto oom;
-            if (nopen == open_cap) {
-                size_t ncap = open_cap ? open_cap * 2 : 8;
-                struct pend *no = realloc(open, ncap * sizeof *no);
-                if (!no) goto oom;
-                open = no;
-                open_cap = ncap;
-            }
+            struct pend *no = tl_grow(open, &open_cap, nopen + 1, sizeof *no, 8);
+            if (!no) goto oom;
+            open = no;
             open[nopen++] = (struct pend){r, l->tid};
             continue;
         }
@@ -302,13 +295,9 @@ bool tl_regions_on_lineage(tl_regions_t *rg, const tl_lineage_t *l, const tl_map
         return false;
     }
     if (l->type == TL_REC_REGION_BEGIN) {
-        if (rg->nopen == rg->open_cap) {
-            size_t ncap = rg->open_cap ? rg->open_cap * 2 : 8;
-            struct tl_open_iter *no = realloc(rg->open, ncap * sizeof *no);
-            if (!no) return true;
-            rg->open = no;
-            rg->open_cap = ncap;
-        }
+        struct tl_open_iter *no = tl_grow(rg->open, &rg->open_cap, rg->nopen + 1, sizeof *no, 8);
+        if (!no) return true;
+        rg->open = no;
         rg->open[rg->nopen++] =
             (struct tl_open_iter){.region = r, .tid = l->tid, .begin_ts = l->ts};
         return false;

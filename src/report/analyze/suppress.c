@@ -15,7 +15,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "tools/exit_codes.h"
+#include "report/status.h"
+#include "report/read/grow.h"
 
 static const struct {
     const char *pattern;
@@ -41,12 +42,9 @@ static const struct {
 
 static bool grow_rules(tl_supp_t *s)
 {
-    if (s->nrules < s->cap) return false;
-    size_t ncap = s->cap ? s->cap * 2 : 16;
-    tl_supp_rule_t *nr = realloc(s->rules, ncap * sizeof *nr);
+    tl_supp_rule_t *nr = tl_grow(s->rules, &s->cap, s->nrules + 1, sizeof *nr, 16);
     if (!nr) return true;
     s->rules = nr;
-    s->cap = ncap;
     return false;
 }
 
@@ -88,13 +86,13 @@ static bool is_space(char c)
     return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f';
 }
 
-int tl_supp_parse(tl_supp_t *s, const char *source, const char *text, size_t len, char *why,
-                  size_t whylen)
+tl_status_t tl_supp_parse(tl_supp_t *s, const char *source, const char *text, size_t len, char *why,
+                          size_t whylen)
 {
     const char *src = keep_source(s, source);
     if (!src) {
         snprintf(why, whylen, "%s: out of memory", source);
-        return TL_EXIT_FAILURE;
+        return TL_STATUS_NOMEM;
     }
     unsigned line = 0;
     for (size_t pos = 0; pos < len;) {
@@ -111,20 +109,20 @@ int tl_supp_parse(tl_supp_t *s, const char *source, const char *text, size_t len
         if (n == 0 || l[0] == '#') continue;
         if (memchr(l, '\0', n)) {
             snprintf(why, whylen, "%s:%u: a NUL byte in the line", source, line);
-            return TL_EXIT_USAGE;
+            return TL_STATUS_BAD_INPUT;
         }
         const char *colon = memchr(l, ':', n);
         if (!colon) {
             snprintf(why, whylen, "%s:%u: expected leak:PATTERN, got '%.*s'", source, line,
                      (int)(n > 60 ? 60 : n), l);
-            return TL_EXIT_USAGE;
+            return TL_STATUS_BAD_INPUT;
         }
         size_t tlen = (size_t)(colon - l);
         if (tlen != 4 || memcmp(l, "leak", 4) != 0) {
             snprintf(why, whylen,
                      "%s:%u: unknown suppression type '%.*s' (tensorleak knows only leak:)", source,
                      line, (int)(tlen > 40 ? 40 : tlen), l);
-            return TL_EXIT_USAGE;
+            return TL_STATUS_BAD_INPUT;
         }
         const char *p = colon + 1;
         size_t plen = n - tlen - 1;
@@ -134,17 +132,17 @@ int tl_supp_parse(tl_supp_t *s, const char *source, const char *text, size_t len
         }
         if (plen == 0) {
             snprintf(why, whylen, "%s:%u: empty pattern after leak:", source, line);
-            return TL_EXIT_USAGE;
+            return TL_STATUS_BAD_INPUT;
         }
         if (add_rule(s, p, plen, src, line, false, NULL)) {
             snprintf(why, whylen, "%s: out of memory", source);
-            return TL_EXIT_FAILURE;
+            return TL_STATUS_NOMEM;
         }
     }
     return 0;
 }
 
-int tl_supp_load_file(tl_supp_t *s, const char *path, char *why, size_t whylen)
+tl_status_t tl_supp_load_file(tl_supp_t *s, const char *path, char *why, size_t whylen)
 {
     const char *reason;
     int fd = tl_open_regular(path, NULL, &reason); /* a FIFO must not hang check */
@@ -155,7 +153,7 @@ int tl_supp_load_file(tl_supp_t *s, const char *path, char *why, size_t whylen)
             close(fd);
         }
         snprintf(why, whylen, "%s: cannot read the suppression file: %s", path, reason);
-        return TL_EXIT_USAGE;
+        return TL_STATUS_BAD_INPUT;
     }
     size_t cap = 4096, len = 0;
     char *buf = malloc(cap);
@@ -177,7 +175,7 @@ int tl_supp_load_file(tl_supp_t *s, const char *path, char *why, size_t whylen)
     if (err) {
         free(buf);
         snprintf(why, whylen, "%s: cannot read the suppression file", path);
-        return TL_EXIT_USAGE;
+        return TL_STATUS_BAD_INPUT;
     }
     int rc = tl_supp_parse(s, path, buf, len, why, whylen);
     free(buf);

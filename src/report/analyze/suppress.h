@@ -8,7 +8,7 @@
  * is suppressed when any of its frames matches a rule. The rule credited
  * with the bytes it hid is the first (files in the order given, then the
  * built-in defaults) that matches one of its Python frames, else the first
- * that matches one of its native frames. Not thread-safe; errors are int (0 or a TL_EXIT_*).
+ * that matches one of its native frames. Not thread-safe; errors are int (0 or a TL_STATUS_*).
  */
 #ifndef TL_REPORT_SUPPRESS_H
 #define TL_REPORT_SUPPRESS_H
@@ -43,13 +43,13 @@ typedef struct tl_supp {
 } tl_supp_t;
 
 /* Parse text[0, len) from source (a file name for messages) and append its
- * rules. Returns 0, or TL_EXIT_USAGE with why = "SOURCE:LINE: reason". */
-int tl_supp_parse(tl_supp_t *s, const char *source, const char *text, size_t len, char *why,
-                  size_t whylen);
+ * rules. Returns 0, or TL_STATUS_BAD_INPUT with why = "SOURCE:LINE: reason". */
+tl_status_t tl_supp_parse(tl_supp_t *s, const char *source, const char *text, size_t len, char *why,
+                          size_t whylen);
 
-/* Read and parse a file. TL_EXIT_USAGE when it cannot be read or is
+/* Read and parse a file. TL_STATUS_BAD_INPUT when it cannot be read or is
  * malformed (why says which, with "FILE:LINE: " for a bad line). */
-int tl_supp_load_file(tl_supp_t *s, const char *path, char *why, size_t whylen);
+tl_status_t tl_supp_load_file(tl_supp_t *s, const char *path, char *why, size_t whylen);
 
 /* Append the built-in rules (docs/ci.md lists them). true = out of memory. */
 bool tl_supp_add_defaults(tl_supp_t *s);

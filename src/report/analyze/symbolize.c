@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "report/read/map.h"
+#include "report/read/grow.h"
 
 /* From the C++ ABI (libstdc++ / libc++abi); the CLI links -lstdc++. */
 extern char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
@@ -171,13 +172,9 @@ void tl_sym_lookup(tl_symbolizer_t *s, uint64_t address, bool return_address, tl
     uint64_t pc = return_address && address > 0 ? address - 1 : address;
     resolve(s, pc, out);
     /* Cache; when out of memory, just answer uncached. */
-    if (s->nframes == s->cap) {
-        size_t ncap = s->cap ? s->cap * 2 : 256;
-        tl_frame_t *nf = realloc(s->frames, ncap * sizeof *nf);
-        if (!nf) goto uncached;
-        s->frames = nf;
-        s->cap = ncap;
-    }
+    tl_frame_t *nf = tl_grow(s->frames, &s->cap, s->nframes + 1, sizeof *nf, 256);
+    if (!nf) goto uncached;
+    s->frames = nf;
     bool created;
     e = tl_map_put(&s->cache, key, &created);
     if (!e) goto uncached;

@@ -71,7 +71,7 @@ const char *tl_chk_holders(const tl_chk_group_t *g, char *buf, size_t n)
         unsigned h = order[i];
         if (!g->held[h]) continue;
         int w = snprintf(buf + len, n - len, "%s%s (%s)", k ? ", " : "held ", phrase[h],
-                         tl_render_bytes(g->held[h], b, sizeof b));
+                         tl_size_text(g->held[h], b, sizeof b));
         if (w < 0 || (size_t)w >= n - len) break;
         len += (size_t)w;
         k++;
@@ -343,26 +343,28 @@ static void chk_free(tl_chk_t *c)
     tl_analysis_free(&c->a);
 }
 
-/* The pipeline, the suppressions bound. 0 or a TL_EXIT_* code (one line said). */
-static int load(tl_chk_t *c, const char *path, tl_supp_t *supp)
+/* The pipeline, the suppressions bound. 0 or a TL_STATUS_* code (one line
+ * added to msgs). */
+static tl_status_t load(tl_chk_t *c, const char *path, tl_supp_t *supp, tl_msgs_t *msgs)
 {
     char why[256];
     tl_analysis_opts_t ao = {.render = &c->ropts, .supp = supp};
-    int rc = tl_analysis_run(&c->a, path, &ao, why, sizeof why);
-    if (rc) tl_say("%s: %s", path, why);
+    tl_status_t rc = tl_analysis_run(&c->a, path, &ao, why, sizeof why);
+    if (rc) tl_msgs_add(msgs, "%s: %s", path, why);
     return rc;
 }
 
-int tl_check_baseline(const char *path, tl_supp_t *supp, tl_check_base_t *b)
+tl_status_t tl_check_baseline(const char *path, tl_supp_t *supp, tl_check_base_t *b,
+                              tl_msgs_t *msgs)
 {
     tl_chk_t *c = calloc(1, sizeof *c);
     if (!c) {
-        tl_say("%s: out of memory", path);
-        return TL_EXIT_FAILURE;
+        tl_msgs_add(msgs, "%s: out of memory", path);
+        return TL_STATUS_NOMEM;
     }
-    int rc = load(c, path, supp);
-    if (!rc && tl_report_incomplete(path, &c->a.trace, "a baseline must be read whole"))
-        rc = TL_EXIT_TRUNCATED;
+    tl_status_t rc = load(c, path, supp, msgs);
+    if (!rc && tl_report_incomplete(msgs, path, &c->a.trace, "a baseline must be read whole"))
+        rc = TL_STATUS_INCOMPLETE;
     if (!rc) {
         *b = (tl_check_base_t){.path = path, .peak_bytes = c->a.model.peak_bytes};
         for (size_t i = 0; i < c->a.model.nleaks; i++) {
@@ -379,42 +381,44 @@ int tl_check_baseline(const char *path, tl_supp_t *supp, tl_check_base_t *b)
     return rc;
 }
 
-int tl_check_file(const char *path, const tl_check_opts_t *o, FILE *out, bool *failed)
+tl_status_t tl_check_file(const char *path, const tl_check_opts_t *o, FILE *out, bool *failed,
+                          tl_msgs_t *msgs)
 {
     *failed = false;
     tl_chk_t *c = calloc(1, sizeof *c);
     if (!c) {
-        tl_say("%s: out of memory", path);
-        return TL_EXIT_FAILURE;
+        tl_msgs_add(msgs, "%s: out of memory", path);
+        return TL_STATUS_NOMEM;
     }
     c->path = path;
     c->o = o;
     c->ropts = (tl_report_opts_t){.format = TL_FORMAT_TEXT, .top = o->top};
-    int rc = load(c, path, o->supp);
+    tl_status_t rc = load(c, path, o->supp, msgs);
     if (rc) goto done;
-    c->incomplete = tl_report_incomplete(
-        path, &c->a.trace, "the limits were measured on the readable part only and cannot pass");
+    c->incomplete =
+        tl_report_incomplete(msgs, path, &c->a.trace,
+                             "the limits were measured on the readable part only and cannot pass");
     c->end = &c->a.model.end;
     if (o->region) {
         size_t i;
         for (i = 0; i < c->a.model.regions.nregions; i++)
             if (!strcmp(c->a.model.regions.regions[i].name, o->region)) break;
         if (i == c->a.model.regions.nregions || !c->a.model.regions.regions[i].iterations) {
-            tl_say("%s: no closed iteration of region '%s'", path, o->region);
-            rc = TL_EXIT_USAGE;
+            tl_msgs_add(msgs, "%s: no closed iteration of region '%s'", path, o->region);
+            rc = TL_STATUS_BAD_INPUT;
             goto done;
         }
         c->region = &c->a.model.regions.regions[i];
         c->end = &c->a.model.regions.regions[i].end;
         if (tl_lineage_analyse(c->end, &c->a.trace, c->a.sym)) {
-            tl_say("%s: out of memory", path);
-            rc = TL_EXIT_FAILURE;
+            tl_msgs_add(msgs, "%s: out of memory", path);
+            rc = TL_STATUS_NOMEM;
             goto done;
         }
     }
     if (measure(c)) {
-        tl_say("%s: out of memory", path);
-        rc = TL_EXIT_FAILURE;
+        tl_msgs_add(msgs, "%s: out of memory", path);
+        rc = TL_STATUS_NOMEM;
         goto done;
     }
     if (o->format == TL_CHECK_JSON)
@@ -422,12 +426,12 @@ int tl_check_file(const char *path, const tl_check_opts_t *o, FILE *out, bool *f
     else if (o->format == TL_CHECK_JUNIT)
         tl_chk_render_junit(c, out);
     else if (tl_render_text_escaped(tl_chk_render_text_arg, c, out)) {
-        tl_say("%s: out of memory", path);
-        rc = TL_EXIT_FAILURE;
+        tl_msgs_add(msgs, "%s: out of memory", path);
+        rc = TL_STATUS_NOMEM;
         goto done;
     }
     *failed = c->nfailed > 0;
-    if (c->incomplete) rc = TL_EXIT_TRUNCATED;
+    if (c->incomplete) rc = TL_STATUS_INCOMPLETE;
 done:
     chk_free(c);
     free(c);

@@ -16,6 +16,7 @@
 
 #include "common/trace_format.h"
 #include "report/analyze/suppress.h"
+#include "report/status.h"
 
 enum {
     TL_LIMIT_LEAK = 0,     /* --max-leak: live bytes at the end, after suppressions */
@@ -62,18 +63,20 @@ typedef struct tl_check_opts {
 const char *tl_check_limit_name(unsigned limit);
 
 /* Evaluate the trace at path and write the verdict to out. Returns 0 with
- * *failed set, or a TL_EXIT_* code after one line "tensorleak: ..." on
- * stderr (trace unreadable, no such region, out of memory). A truncated or
+ * *failed set, or a TL_STATUS_* code after one line "PATH: why" added to
+ * msgs (trace unreadable, no such region: BAD_INPUT, out of memory). A truncated or
  * damaged trace is evaluated as far as it can be read, its verdict says it
- * is incomplete (never "passed"), one warning line says what was read, and
- * the return is TL_EXIT_TRUNCATED. A trace without an END record (the
+ * is incomplete (never "passed"), one warning line (msgs) says what was read, and
+ * the return is TL_STATUS_INCOMPLETE. A trace without an END record (the
  * program was killed, or is still running) is complete: it is checked at
  * its last recorded event, with a note. */
-int tl_check_file(const char *path, const tl_check_opts_t *o, FILE *out, bool *failed);
+tl_status_t tl_check_file(const char *path, const tl_check_opts_t *o, FILE *out, bool *failed,
+                          tl_msgs_t *msgs);
 
 /* Read a baseline trace: its leak after supp, and its peak. Returns 0 or a
- * TL_EXIT_* code after one line on stderr; TL_EXIT_TRUNCATED for a baseline
+ * TL_STATUS_* code after one line added to msgs; TL_STATUS_INCOMPLETE for a baseline
  * that could not be read whole (a comparison with part of it means nothing). */
-int tl_check_baseline(const char *path, tl_supp_t *supp, tl_check_base_t *b);
+tl_status_t tl_check_baseline(const char *path, tl_supp_t *supp, tl_check_base_t *b,
+                              tl_msgs_t *msgs);
 
 #endif

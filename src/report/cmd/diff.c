@@ -16,6 +16,7 @@
 #include "report/analyze/frames.h"
 #include "report/pipeline.h"
 #include "report/render/render.h"
+#include "report/read/grow.h"
 
 typedef struct side {
     const char *path;
@@ -89,13 +90,9 @@ static entry_t *lookup(table_t *tb, char *key)
                 free(key);
                 return &tb->e[i];
             }
-    if (tb->n == tb->cap) {
-        size_t ncap = tb->cap ? tb->cap * 2 : 64;
-        entry_t *ne = realloc(tb->e, ncap * sizeof *ne);
-        if (!ne) return NULL;
-        tb->e = ne;
-        tb->cap = ncap;
-    }
+    entry_t *ne = tl_grow(tb->e, &tb->cap, tb->n + 1, sizeof *ne, 64);
+    if (!ne) return NULL;
+    tb->e = ne;
     if (created) me->a = tb->n + 1;
     entry_t *e = &tb->e[tb->n++];
     *e = (entry_t){.key = key, .site = {UINT32_MAX, UINT32_MAX}};
@@ -145,13 +142,13 @@ static int cmp_entry(const void *pa, const void *pb)
     return strcmp(a->key, b->key);
 }
 
-static int load(side_t *s, const char *path, const tl_report_opts_t *opts)
+static tl_status_t load(side_t *s, const char *path, const tl_report_opts_t *opts, tl_msgs_t *msgs)
 {
     char why[256];
     s->path = path;
     tl_analysis_opts_t ao = {.render = opts};
-    int rc = tl_analysis_run(&s->a, path, &ao, why, sizeof why);
-    if (rc) tl_say("%s: %s", path, why);
+    tl_status_t rc = tl_analysis_run(&s->a, path, &ao, why, sizeof why);
+    if (rc) tl_msgs_add(msgs, "%s: %s", path, why);
     return rc;
 }
 
@@ -163,7 +160,7 @@ static void side_free(side_t *s)
 static void signed_bytes(int64_t d, char *buf, size_t n)
 {
     char b[32];
-    snprintf(buf, n, "%s%s", d < 0 ? "-" : "+", tl_render_bytes(mag(d), b, sizeof b));
+    snprintf(buf, n, "%s%s", d < 0 ? "-" : "+", tl_size_text(mag(d), b, sizeof b));
 }
 
 typedef struct text_args {
@@ -185,12 +182,12 @@ static void text(const void *arg, FILE *out)
     tl_esc_puts(out, s[1].path);
     fputc('\n', out);
     signed_bytes(delta(s[0].a.model.peak_bytes, s[1].a.model.peak_bytes), d, sizeof d);
-    fprintf(out, "  peak: %s -> %s (%s)\n", tl_render_bytes(s[0].a.model.peak_bytes, b1, sizeof b1),
-            tl_render_bytes(s[1].a.model.peak_bytes, b2, sizeof b2), d);
+    fprintf(out, "  peak: %s -> %s (%s)\n", tl_size_text(s[0].a.model.peak_bytes, b1, sizeof b1),
+            tl_size_text(s[1].a.model.peak_bytes, b2, sizeof b2), d);
     signed_bytes(delta(s[0].a.model.live_bytes, s[1].a.model.live_bytes), d, sizeof d);
     fprintf(out, "  live at end: %s -> %s (%s)\n",
-            tl_render_bytes(s[0].a.model.live_bytes, b1, sizeof b1),
-            tl_render_bytes(s[1].a.model.live_bytes, b2, sizeof b2), d);
+            tl_size_text(s[0].a.model.live_bytes, b1, sizeof b1),
+            tl_size_text(s[1].a.model.live_bytes, b2, sizeof b2), d);
     fprintf(out, "\nSites by change: %zu changed", changed);
     if (shown < changed) fprintf(out, ", top %zu shown", shown);
     fputs(changed ? "\n" : "\n  (none)\n", out);
@@ -198,11 +195,11 @@ static void text(const void *arg, FILE *out)
         const entry_t *e = &tb->e[i];
         int k = e->site[1] != UINT32_MAX ? 1 : 0;
         signed_bytes(delta(e->live[0], e->live[1]), d, sizeof d);
-        fprintf(out, "  live at end %s (%s -> %s)", d, tl_render_bytes(e->live[0], b1, sizeof b1),
-                tl_render_bytes(e->live[1], b2, sizeof b2));
+        fprintf(out, "  live at end %s (%s -> %s)", d, tl_size_text(e->live[0], b1, sizeof b1),
+                tl_size_text(e->live[1], b2, sizeof b2));
         signed_bytes(delta(e->peak[0], e->peak[1]), d, sizeof d);
-        fprintf(out, ", at peak %s (%s -> %s)", d, tl_render_bytes(e->peak[0], b1, sizeof b1),
-                tl_render_bytes(e->peak[1], b2, sizeof b2));
+        fprintf(out, ", at peak %s (%s -> %s)", d, tl_size_text(e->peak[0], b1, sizeof b1),
+                tl_size_text(e->peak[1], b2, sizeof b2));
         const char *where = tl_lineage_where(&s[k].a.trace, s[k].a.sym, e->site[k], w, sizeof w);
         if (where[0]) {
             fputc(' ', out);
@@ -272,19 +269,20 @@ static void json(side_t s[2], const table_t *tb, size_t shown, size_t changed, F
     tl_json_finish(j);
 }
 
-int tl_diff_files(const char *base, const char *next, const tl_report_opts_t *opts, FILE *out)
+tl_status_t tl_diff_files(const char *base, const char *next, const tl_report_opts_t *opts,
+                          FILE *out, tl_msgs_t *msgs)
 {
     side_t *s = calloc(2, sizeof *s);
     table_t tb = {0};
-    if (!s) return TL_EXIT_FAILURE;
-    int rc = load(&s[0], base, opts);
-    if (!rc) rc = load(&s[1], next, opts);
+    if (!s) return TL_STATUS_NOMEM;
+    tl_status_t rc = load(&s[0], base, opts, msgs);
+    if (!rc) rc = load(&s[1], next, opts, msgs);
     if (rc) goto done;
     for (int k = 0; k < 2; k++)
         if (fold(&tb, &s[k], k, s[k].a.model.peak_sites, s[k].a.model.npeak_sites, true) ||
             fold(&tb, &s[k], k, s[k].a.model.leaks, s[k].a.model.nleaks, false)) {
-            tl_say("out of memory");
-            rc = TL_EXIT_FAILURE;
+            tl_msgs_add(msgs, "out of memory");
+            rc = TL_STATUS_NOMEM;
             goto done;
         }
     if (tb.n > 1) qsort(tb.e, tb.n, sizeof *tb.e, cmp_entry);
@@ -297,19 +295,19 @@ int tl_diff_files(const char *base, const char *next, const tl_report_opts_t *op
     } else {
         text_args_t ta = {s, &tb, shown, changed};
         if (tl_render_text_escaped(text, &ta, out)) {
-            tl_say("out of memory");
-            rc = TL_EXIT_FAILURE;
+            tl_msgs_add(msgs, "out of memory");
+            rc = TL_STATUS_NOMEM;
             goto done;
         }
     }
     if (fflush(out) != 0 || ferror(out)) {
-        tl_say("cannot write the comparison");
-        rc = TL_EXIT_OUTPUT;
+        tl_msgs_add(msgs, "cannot write the comparison");
+        rc = TL_STATUS_OUTPUT;
     }
     /* Both sides said, then 5: a comparison with part of a trace is no pass. */
-    bool cut0 = tl_report_incomplete(base, &s[0].a.trace, "the readable part was compared");
-    bool cut1 = tl_report_incomplete(next, &s[1].a.trace, "the readable part was compared");
-    if (!rc && (cut0 || cut1)) rc = TL_EXIT_TRUNCATED;
+    bool cut0 = tl_report_incomplete(msgs, base, &s[0].a.trace, "the readable part was compared");
+    bool cut1 = tl_report_incomplete(msgs, next, &s[1].a.trace, "the readable part was compared");
+    if (!rc && (cut0 || cut1)) rc = TL_STATUS_INCOMPLETE;
 done:
     for (size_t i = 0; i < tb.n; i++)
         free(tb.e[i].key);

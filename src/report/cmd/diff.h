@@ -16,7 +16,9 @@
 
 /* Read both traces and write the comparison (text, or JSON
  * "tensorleak-diff/1") to out; opts->top sites at most (0 = all). Returns a
- * TL_EXIT_* code; errors print one line "tensorleak: PATH: why". */
-int tl_diff_files(const char *base, const char *next, const tl_report_opts_t *opts, FILE *out);
+ * TL_STATUS_* code; an error adds one line "PATH: why" to msgs, and each
+ * truncated or damaged trace a warning (then TL_STATUS_INCOMPLETE). */
+tl_status_t tl_diff_files(const char *base, const char *next, const tl_report_opts_t *opts,
+                          FILE *out, tl_msgs_t *msgs);
 
 #endif

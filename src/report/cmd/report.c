@@ -1,7 +1,7 @@
 /* report.c - tl_report_file: the pipeline, then a renderer (see report.h).
  *
- * The only place that talks to the user about a trace: one error line or one
- * truncation warning on stderr, in the CLI's "tensorleak: PATH: why" form.
+ * Says nothing itself: one error line or one truncation warning ("PATH:
+ * why") goes to the caller's tl_msgs_t, for the CLI to print.
  */
 #include "report/cmd/report.h"
 
@@ -15,7 +15,8 @@
 #include "report/pipeline.h"
 #include "report/render/render.h"
 
-bool tl_report_incomplete(const char *path, const tl_trace_t *t, const char *consequence)
+bool tl_report_incomplete(tl_msgs_t *msgs, const char *path, const tl_trace_t *t,
+                          const char *consequence)
 {
     if (!t->truncated && !t->bad_chunks && !t->bad_records) return false;
     char skipped[160] = "";
@@ -24,10 +25,10 @@ bool tl_report_incomplete(const char *path, const tl_trace_t *t, const char *con
                  ", skipped %" PRIu64 " corrupt chunk%s and %" PRIu64 " undecodable record%s",
                  t->bad_chunks, t->bad_chunks == 1 ? "" : "s", t->bad_records,
                  t->bad_records == 1 ? "" : "s");
-    tl_say("%s: warning: trace %s: read %" PRIu64 " chunk%s with %zu event%s%s%s; %s", path,
-           t->truncated ? "truncated" : "damaged", t->chunks_read, t->chunks_read == 1 ? "" : "s",
-           t->nevents, t->nevents == 1 ? "" : "s", skipped,
-           t->truncated ? " before the file ended" : "", consequence);
+    tl_msgs_add(msgs, "%s: warning: trace %s: read %" PRIu64 " chunk%s with %zu event%s%s%s; %s",
+                path, t->truncated ? "truncated" : "damaged", t->chunks_read,
+                t->chunks_read == 1 ? "" : "s", t->nevents, t->nevents == 1 ? "" : "s", skipped,
+                t->truncated ? " before the file ended" : "", consequence);
     return true;
 }
 
@@ -75,15 +76,16 @@ bool tl_frames_parse(const char *name, bool *all)
     return true;
 }
 
-int tl_report_file(const char *path, const tl_report_opts_t *opts, FILE *out)
+tl_status_t tl_report_file(const char *path, const tl_report_opts_t *opts, FILE *out,
+                           tl_msgs_t *msgs)
 {
     static const tl_report_opts_t defaults = {.format = TL_FORMAT_TEXT, .top = 10};
     if (!opts) opts = &defaults;
     char why[256];
     tl_analysis_t *a = malloc(sizeof *a);
     if (!a) {
-        tl_say("%s: out of memory", path);
-        return TL_EXIT_FAILURE;
+        tl_msgs_add(msgs, "%s: out of memory", path);
+        return TL_STATUS_NOMEM;
     }
     /* The text report's leaks leave out what check's default suppressions
      * hide (one-time allocations); the other formats keep every site. */
@@ -92,13 +94,15 @@ int tl_report_file(const char *path, const tl_report_opts_t *opts, FILE *out)
     if (use_supp && tl_supp_add_defaults(&supp)) {
         tl_supp_free(&supp);
         free(a);
-        tl_say("%s: out of memory", path);
-        return TL_EXIT_FAILURE;
+        tl_msgs_add(msgs, "%s: out of memory", path);
+        return TL_STATUS_NOMEM;
     }
-    tl_analysis_opts_t ao = {.render = opts, .supp = use_supp ? &supp : NULL};
-    int rc = tl_analysis_run(a, path, &ao, why, sizeof why);
+    tl_analysis_opts_t ao = {.render = opts,
+                             .supp = use_supp ? &supp : NULL,
+                             .timeline = opts->format == TL_FORMAT_HTML};
+    tl_status_t rc = tl_analysis_run(a, path, &ao, why, sizeof why);
     if (rc) {
-        tl_say("%s: %s", path, why);
+        tl_msgs_add(msgs, "%s: %s", path, why);
         tl_supp_free(&supp);
         free(a);
         return rc;
@@ -113,14 +117,15 @@ int tl_report_file(const char *path, const tl_report_opts_t *opts, FILE *out)
     else
         oom = tl_render_text_escaped(text_report, &a->ctx, out);
     if (oom) {
-        tl_say("%s: out of memory", path);
-        rc = TL_EXIT_FAILURE;
+        tl_msgs_add(msgs, "%s: out of memory", path);
+        rc = TL_STATUS_NOMEM;
     }
     if (!rc && (fflush(out) != 0 || ferror(out))) {
-        tl_say("%s: cannot write the report: %s", path, strerror(errno ? errno : EIO));
-        rc = TL_EXIT_OUTPUT;
-    } else if (!rc && tl_report_incomplete(path, &a->trace, "the readable part was reported")) {
-        rc = TL_EXIT_TRUNCATED;
+        tl_msgs_add(msgs, "%s: cannot write the report: %s", path, strerror(errno ? errno : EIO));
+        rc = TL_STATUS_OUTPUT;
+    } else if (!rc &&
+               tl_report_incomplete(msgs, path, &a->trace, "the readable part was reported")) {
+        rc = TL_STATUS_INCOMPLETE;
     }
     tl_analysis_free(a);
     tl_supp_free(&supp);

@@ -14,9 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "report/render/json.h"
+#include "report/read/grow.h"
 #include "report/read/map.h"
-#include "report/analyze/model.h"
 #include "report/read/reader.h"
 
 static tl_agg_t *agg_of(tl_trace_t *t)
@@ -83,20 +82,6 @@ bool tl_agg_record(tl_trace_t *t, const tl_record_t *rec)
     return false;
 }
 
-static bool grow(void **p, size_t *cap, size_t need, size_t elem)
-{
-    if (need <= *cap) return false;
-    size_t nc = *cap ? *cap * 2 : 256;
-    while (nc < need)
-        nc *= 2;
-    if (nc > SIZE_MAX / elem) return true;
-    void *q = realloc(*p, nc * elem);
-    if (!q) return true;
-    *p = q;
-    *cap = nc;
-    return false;
-}
-
 bool tl_agg_chunk(tl_trace_t *t, uint32_t tid, const uint8_t *p, size_t n, bool *taken)
 {
     *taken = false;
@@ -124,17 +109,24 @@ bool tl_agg_chunk(tl_trace_t *t, uint32_t tid, const uint8_t *p, size_t n, bool 
             c->seq = v[0], c->set = v[1], c->live_bytes = v[2], c->live_blocks = v[3];
             c->peak_bytes = v[4], c->ts = v[5];
             break;
-        case TL_REC_LIVE:
-            if (c->complete || grow((void **)&c->live, &c->live_cap, c->nlive + 1, sizeof *c->live))
-                break;
+        case TL_REC_LIVE: {
+            tl_agg_live_t *live =
+                c->complete ? NULL
+                            : tl_grow(c->live, &c->live_cap, c->nlive + 1, sizeof *live, 256);
+            if (!live) break; /* out of memory: the checkpoint stays incomplete */
+            c->live = live;
             c->live[c->nlive++] = (tl_agg_live_t){v[0], v[1], v[2], v[3], v[4], v[5]};
             break;
-        case TL_REC_SITE:
-            if (c->complete ||
-                grow((void **)&c->sites, &c->site_cap, c->nsites + 1, sizeof *c->sites))
-                break;
+        }
+        case TL_REC_SITE: {
+            tl_agg_site_t *sites =
+                c->complete ? NULL
+                            : tl_grow(c->sites, &c->site_cap, c->nsites + 1, sizeof *sites, 256);
+            if (!sites) break;
+            c->sites = sites;
             c->sites[c->nsites++] = (tl_agg_site_t){v[0], v[1], v[2], v[3], v[4], v[5]};
             break;
+        }
         case TL_REC_COUNT:
             c->has_counts = true;
             take_count(c->count, c->bytes, &c->frees, v);
@@ -231,96 +223,23 @@ void tl_agg_free(tl_trace_t *t)
     t->agg = NULL;
 }
 
-bool tl_agg_model(const tl_trace_t *t, tl_model_t *m)
-{
-    const tl_agg_t *a = t->agg;
-    if (!a || a->mode != TL_TMODE_AGGREGATE || a->cur < 0) return false;
-    const tl_agg_ckpt_t *cur = &a->region[a->cur];
-    tl_site_stat_t *ss = malloc((cur->nsites ? cur->nsites : 1) * sizeof *ss);
-    if (!ss) return true;
-    size_t n = 0;
-    uint64_t allocs = 0, frees = 0, storages = 0;
-    for (size_t i = 0; i < cur->nsites; i++) {
-        const tl_agg_site_t *s = &cur->sites[i];
-        allocs += s->allocs;
-        frees += s->frees;
-        if (!(s->flags & 1)) continue;
-        storages += s->allocs;
-        tl_map_entry_t *e = tl_map_get(&t->site_by_id, s->stack_id);
-        if (!e) continue;
-        ss[n++] = (tl_site_stat_t){
-            .site = (uint32_t)e->a, .storage = true, .bytes = s->bytes, .blocks = s->allocs};
-    }
-    qsort(ss, n, sizeof *ss, tl_site_stat_cmp);
-    free(m->storage_sites);
-    m->storage_sites = ss;
-    m->nstorage_sites = n;
-    m->allocations = allocs;
-    m->frees = frees;
-    m->storages = storages;
-    return false;
-}
-
-static const char *mode_name(const tl_agg_t *a)
+const char *tl_agg_mode_name(const tl_agg_t *a)
 {
     return !a || a->mode == TL_TMODE_ALL ? "all"
            : a->mode == TL_TMODE_DEFAULT ? "default"
                                          : "aggregate";
 }
 
-static bool sampled(const tl_agg_t *a)
+bool tl_agg_sampled(const tl_agg_t *a)
 {
     return a && a->mode != TL_TMODE_ALL && a->sample_bytes > 1;
 }
 
-void tl_agg_json_summary(const tl_trace_t *t, tl_json_t *j)
+void tl_agg_exact(const tl_agg_t *a, uint64_t *allocations, uint64_t *bytes)
 {
-    const tl_agg_t *a = t->agg;
-    tl_json_key(j, "mode");
-    tl_json_str(j, mode_name(a));
-    tl_json_key(j, "sampled");
-    tl_json_bool(j, sampled(a));
-    if (sampled(a)) {
-        tl_json_key(j, "sample_bytes");
-        tl_json_u64(j, a->sample_bytes);
-        tl_json_key(j, "note");
-        tl_json_str(j, "numbers for non-storage allocations are estimates");
+    *allocations = *bytes = 0;
+    for (unsigned c = 0; a && c < TL_REC_COUNT_CLASSES; c++) {
+        *allocations += a->count[c];
+        *bytes += a->bytes[c];
     }
-    if (a && a->has_counts) {
-        uint64_t n = 0, b = 0;
-        for (unsigned c = 0; c < TL_REC_COUNT_CLASSES; c++) {
-            n += a->count[c];
-            b += a->bytes[c];
-        }
-        tl_json_key(j, "allocations_exact");
-        tl_json_u64(j, n);
-        tl_json_key(j, "allocated_bytes_exact");
-        tl_json_u64(j, b);
-        tl_json_key(j, "frees_exact");
-        tl_json_u64(j, a->frees);
-    }
-}
-
-const char *tl_agg_text_note(const tl_trace_t *t, char *buf, size_t len)
-{
-    const tl_agg_t *a = t->agg;
-    if (!sampled(a)) return "";
-    uint64_t n = 0, b = 0;
-    for (unsigned c = 0; c < TL_REC_COUNT_CLASSES; c++) {
-        n += a->count[c];
-        b += a->bytes[c];
-    }
-    if (!a->has_counts) /* the END's COUNT records never came: killed or crashed */
-        snprintf(buf, len,
-                 "tensorleak: mode %s: blocks under %" PRIu64 " B sampled every ~%" PRIu64
-                 " B; numbers for non-storage allocations are estimates (exact counts "
-                 "unknown: the trace has no END)\n",
-                 mode_name(a), a->big_min, a->sample_bytes);
-    else
-        snprintf(buf, len,
-                 "tensorleak: mode %s: blocks under %" PRIu64 " B sampled every ~%" PRIu64
-                 " B; numbers for non-storage allocations are estimates (exact: %" PRIu64
-                 " plain allocations, %" PRIu64 " B, %" PRIu64 " frees)\n",
-                 mode_name(a), a->big_min, a->sample_bytes, n, b, a->frees);
-    return buf;
 }

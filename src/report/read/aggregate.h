@@ -19,8 +19,6 @@
 #include "common/trace_format.h"
 
 struct tl_trace;
-struct tl_model;
-struct tl_json;
 
 #define TL_EV_F_SAMPLED 1u /* tl_event_t.pad: the size is an estimate */
 #define TL_EV_F_EXACT   2u /* tl_event_t.pad: recorded in full though small (TL_KIND_NEW_FULL) */
@@ -83,13 +81,12 @@ void tl_agg_free(struct tl_trace *t);
 /* Estimated bytes a sampled block of size stands for (sample_bytes = mean). */
 uint64_t tl_agg_weight(uint64_t size, uint64_t mean);
 
-/* model.c hook, after the model is built: aggregate mode's exact site
- * totals replace the counts and storage sites replay would give. */
-bool tl_agg_model(const struct tl_trace *t, struct tl_model *m);
-
-/* renderers: "mode", "sampled" (and the note) in the summary. */
-void tl_agg_json_summary(const struct tl_trace *t, struct tl_json *j);
-/* One text line (with newline) when the trace is not `all` mode, else "". */
-const char *tl_agg_text_note(const struct tl_trace *t, char *buf, size_t len);
+/* What the renderers show of a mode (render/mode.c); a NULL a (no OPTIONS
+ * record) is `all` mode. "all", "default" or "aggregate". */
+const char *tl_agg_mode_name(const tl_agg_t *a);
+/* Plain blocks were byte-sampled (default or aggregate mode, a rate > 1). */
+bool tl_agg_sampled(const tl_agg_t *a);
+/* The exact counters summed over the size classes: allocations, bytes. */
+void tl_agg_exact(const tl_agg_t *a, uint64_t *allocations, uint64_t *bytes);
 
 #endif /* TL_REPORT_AGGREGATE_H */

@@ -5,6 +5,8 @@
  */
 #include "report/read/map.h"
 
+#include "report/read/grow.h"
+
 #include <stdlib.h>
 
 static size_t slot_of(uint64_t key, size_t mask)
@@ -118,4 +120,19 @@ tl_map_entry_t *tl_map_next(tl_map_t *m, size_t *pos)
         if (e->key != 0) return e;
     }
     return NULL;
+}
+
+void *tl_grow(void *p, size_t *cap, size_t need, size_t elem, size_t first)
+{
+    if (need <= *cap) return p;
+    size_t nc = *cap ? *cap : first;
+    while (nc < need) {
+        if (nc > SIZE_MAX / 2) return NULL;
+        nc *= 2;
+    }
+    if (nc > SIZE_MAX / elem) return NULL;
+    void *q = realloc(p, nc * elem);
+    if (!q) return NULL;
+    *cap = nc;
+    return q;
 }

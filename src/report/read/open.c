@@ -13,7 +13,7 @@
 
 #include "report/read/reader.h"
 #include "report/read/stream.h"
-#include "tools/exit_codes.h"
+#include "report/status.h"
 
 int tl_open_regular(const char *path, uint64_t *size, const char **why)
 {
@@ -42,7 +42,7 @@ int tl_open_regular(const char *path, uint64_t *size, const char **why)
     return fd;
 }
 
-int tl_trace_read(const char *path, tl_trace_t *t, char *why, size_t whylen)
+tl_status_t tl_trace_read(const char *path, tl_trace_t *t, char *why, size_t whylen)
 {
     memset(t, 0, sizeof *t);
     const char *reason;
@@ -50,25 +50,25 @@ int tl_trace_read(const char *path, tl_trace_t *t, char *why, size_t whylen)
     int fd = tl_open_regular(path, &fsize, &reason);
     if (fd < 0) {
         snprintf(why, whylen, "%s", reason);
-        return TL_EXIT_NO_TRACE;
+        return TL_STATUS_NO_TRACE;
     }
     if (fsize > SIZE_MAX) {
         snprintf(why, whylen, "%s", strerror(EFBIG));
         close(fd);
-        return TL_EXIT_NO_TRACE;
+        return TL_STATUS_NO_TRACE;
     }
     size_t size = (size_t)fsize;
     if (size == 0) {
         close(fd);
         snprintf(why, whylen, "not a tensorleak trace (empty file)");
-        return TL_EXIT_BAD_TRACE;
+        return TL_STATUS_BAD_TRACE;
     }
     void *map = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
     int err = errno;
     close(fd);
     if (map == MAP_FAILED) {
         snprintf(why, whylen, "%s", strerror(err));
-        return TL_EXIT_NO_TRACE;
+        return TL_STATUS_NO_TRACE;
     }
     return tl_reader_load(map, size, true, t, why, whylen);
 }

@@ -11,7 +11,6 @@
 
 #include "common/trace_chunk.h"
 #include "report/read/reader.h"
-#include "report/cmd/report.h"
 
 #define PEEK_MAX_CHUNKS 64
 
@@ -59,14 +58,14 @@ static bool scan_chunk(const uint8_t *c, size_t n, uint32_t chunk_bytes, tl_trac
     return false;
 }
 
-int tl_trace_peek(const char *path, tl_trace_info_t *info)
+tl_status_t tl_trace_peek(const char *path, tl_trace_info_t *info)
 {
     memset(info, 0, sizeof *info);
     const char *why;
     int fd =
         tl_open_regular(path, NULL, &why); /* a FIFO in the trace directory must not hang run */
-    if (fd < 0) return TL_EXIT_NO_TRACE;
-    int rc = TL_EXIT_NO_TRACE;
+    if (fd < 0) return TL_STATUS_NO_TRACE;
+    tl_status_t rc = TL_STATUS_NO_TRACE;
     uint8_t hbuf[TL_HDR_RESERVED];
     uint8_t *chunk = NULL;
     uint64_t *frames = NULL;
@@ -83,6 +82,7 @@ int tl_trace_peek(const char *path, tl_trace_info_t *info)
     info->start_mono = h.start_mono;
     info->start_realtime = h.start_realtime;
     info->clean_end = (h.flags & TL_HDR_F_CLEAN_END) != 0;
+    info->chunk_count = h.chunk_count;
 
     chunk = malloc(h.chunk_bytes);
     frames = malloc(TL_REC_MAX_FRAMES * sizeof *frames);

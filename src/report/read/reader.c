@@ -20,27 +20,28 @@
 #include "common/trace_chunk.h"
 #include "report/read/aggregate.h"
 #include "report/read/stream.h"
-#include "tools/exit_codes.h"
+#include "report/status.h"
 
 #define HDR_MIN_BYTES   ((uint32_t)TL_HDR_RESERVED)
 #define HDR_MAX_BYTES   (1u << 20)
 #define CHUNK_MAX_BYTES (1u << 30)
 
-int tl_reader_parse_header(const uint8_t *buf, size_t n, tl_trace_hdr_t *h, const char **why)
+tl_status_t tl_reader_parse_header(const uint8_t *buf, size_t n, tl_trace_hdr_t *h,
+                                   const char **why)
 {
     if (n < TL_TRACE_MAGIC_BYTES || memcmp(buf, TL_TRACE_MAGIC, TL_TRACE_MAGIC_BYTES) != 0) {
         *why = "not a tensorleak trace";
-        return TL_EXIT_BAD_TRACE;
+        return TL_STATUS_BAD_TRACE;
     }
     if (n < HDR_MIN_BYTES) {
         *why = "corrupt header: file shorter than the trace header";
-        return TL_EXIT_BAD_TRACE;
+        return TL_STATUS_BAD_TRACE;
     }
     memset(h, 0, sizeof *h);
     h->version = tl_load_le32(buf + TL_HDR_VERSION);
     if (h->version < 1 || h->version > TL_TRACE_VERSION) {
         *why = "unsupported trace version (this tensorleak reads versions 1 to 3)";
-        return TL_EXIT_BAD_TRACE;
+        return TL_STATUS_BAD_TRACE;
     }
     h->header_bytes = tl_load_le32(buf + TL_HDR_HEADER_BYTES);
     h->chunk_bytes = tl_load_le32(buf + TL_HDR_CHUNK_BYTES);
@@ -54,11 +55,11 @@ int tl_reader_parse_header(const uint8_t *buf, size_t n, tl_trace_hdr_t *h, cons
     h->exec_seq = tl_load_le32(buf + TL_HDR_EXEC_SEQ);
     if (h->header_bytes < HDR_MIN_BYTES || h->header_bytes > HDR_MAX_BYTES) {
         *why = "corrupt header: impossible header size";
-        return TL_EXIT_BAD_TRACE;
+        return TL_STATUS_BAD_TRACE;
     }
     if (h->chunk_bytes <= TL_CHUNK_HEADER_BYTES || h->chunk_bytes > CHUNK_MAX_BYTES) {
         *why = "corrupt header: impossible chunk size";
-        return TL_EXIT_BAD_TRACE;
+        return TL_STATUS_BAD_TRACE;
     }
     return 0;
 }
@@ -506,8 +507,8 @@ static bool agg_push(void *ctx, uint8_t type, uint64_t ts, uint64_t ptr, uint64_
     return push_extra(ctx, &ev);
 }
 
-int tl_reader_load(const uint8_t *buf, size_t n, bool mapped, tl_trace_t *t, char *why,
-                   size_t whylen)
+tl_status_t tl_reader_load(const uint8_t *buf, size_t n, bool mapped, tl_trace_t *t, char *why,
+                           size_t whylen)
 {
     memset(t, 0, sizeof *t);
     t->buf = buf;
@@ -535,16 +536,16 @@ int tl_reader_load(const uint8_t *buf, size_t n, bool mapped, tl_trace_t *t, cha
 oom:
     tl_trace_free(t);
     snprintf(why, whylen, "out of memory");
-    return TL_EXIT_FAILURE;
+    return TL_STATUS_NOMEM;
 }
 
-int tl_trace_read_mem(const uint8_t *buf, size_t n, tl_trace_t *t, char *why, size_t whylen)
+tl_status_t tl_trace_read_mem(const uint8_t *buf, size_t n, tl_trace_t *t, char *why, size_t whylen)
 {
     uint8_t *copy = malloc(n ? n : 1);
     if (!copy) {
         memset(t, 0, sizeof *t);
         snprintf(why, whylen, "out of memory");
-        return TL_EXIT_FAILURE;
+        return TL_STATUS_NOMEM;
     }
     if (n) memcpy(copy, buf, n);
     return tl_reader_load(copy, n, false, t, why, whylen);

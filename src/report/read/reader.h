@@ -20,6 +20,7 @@
 
 #include "common/trace_format.h"
 #include "report/read/map.h"
+#include "report/status.h"
 
 /* Event types after decoding. A REALLOC record becomes an RFREE of the old
  * pointer (if non-zero) immediately followed by an RALLOC of the new one (if
@@ -164,9 +165,10 @@ typedef struct tl_trace {
     uint64_t chunks_read; /* chunks with records */
 } tl_trace_t;
 
-/* Validate the fixed header in buf[0, n). Returns 0, or TL_EXIT_BAD_TRACE with
+/* Validate the fixed header in buf[0, n). Returns 0, or TL_STATUS_BAD_TRACE with
  * *why set to a static reason. */
-int tl_reader_parse_header(const uint8_t *buf, size_t n, tl_trace_hdr_t *h, const char **why);
+tl_status_t tl_reader_parse_header(const uint8_t *buf, size_t n, tl_trace_hdr_t *h,
+                                   const char **why);
 
 /* Open path for reading without ever blocking: O_NONBLOCK, so that opening a
  * FIFO returns at once instead of waiting for a writer, and O_NOCTTY, so that
@@ -179,14 +181,15 @@ int tl_reader_parse_header(const uint8_t *buf, size_t n, tl_trace_hdr_t *h, cons
 int tl_open_regular(const char *path, uint64_t *size, const char **why);
 
 /* Read the trace at path into t (zeroed by the call). Returns 0 (check
- * t->truncated, bad_chunks, bad_records) or a TL_EXIT_* code: NO_TRACE (cannot
+ * t->truncated, bad_chunks, bad_records) or a TL_STATUS_* code: NO_TRACE (cannot
  * open/read, or not a regular file: tl_open_regular), BAD_TRACE (not a trace,
  * wrong version, corrupt header), FAILURE (out of memory); then why[] holds a
  * one-line reason and t is empty. Silent. */
-int tl_trace_read(const char *path, tl_trace_t *t, char *why, size_t whylen);
+tl_status_t tl_trace_read(const char *path, tl_trace_t *t, char *why, size_t whylen);
 
 /* Same, from a buffer of n bytes (copied: not retained after the call). */
-int tl_trace_read_mem(const uint8_t *buf, size_t n, tl_trace_t *t, char *why, size_t whylen);
+tl_status_t tl_trace_read_mem(const uint8_t *buf, size_t n, tl_trace_t *t, char *why,
+                              size_t whylen);
 
 void tl_trace_free(tl_trace_t *t);
 
@@ -232,5 +235,29 @@ uint64_t tl_str_hash(const char *s);
  * several ids (a Python frame met again can get a new pyframe id); analyses
  * that must see them as one site (growth, check's grouping) key on this. */
 uint64_t tl_trace_site_content_hash(const tl_trace_t *t, uint32_t site);
+
+#define TL_TRACE_INFO_STR 4096
+
+/* What a trace says about its process, from the header and the first PROCESS
+ * record. Strings are NUL-terminated, cut to TL_TRACE_INFO_STR - 1 bytes, ""
+ * when unknown. */
+typedef struct tl_trace_info {
+    uint64_t pid, ppid;      /* PROCESS record, else the header */
+    uint64_t session;        /* TENSORLEAK_SESSION of the run, 0 if none */
+    uint64_t exec_seq;       /* exec()s this pid made before this image */
+    uint64_t start_mono;     /* CLOCK_MONOTONIC ns at the agent's start */
+    uint64_t start_realtime; /* ns since the Unix epoch */
+    bool clean_end;          /* the agent finished the file (exit or exec) */
+    uint64_t chunk_count;    /* chunks the header says the file holds (0: unknown) */
+    bool has_process;        /* a PROCESS record was found (exe, argv0 valid) */
+    char exe[TL_TRACE_INFO_STR];
+    char argv0[TL_TRACE_INFO_STR];
+} tl_trace_info_t;
+
+/* Fill *info from the trace at path, reading only the header and the chunks
+ * up to the first PROCESS record (at most 64 chunks). Returns 0,
+ * TL_STATUS_NO_TRACE (cannot open/read) or TL_STATUS_BAD_TRACE (not a trace,
+ * wrong version, corrupt header). Prints nothing. */
+tl_status_t tl_trace_peek(const char *path, tl_trace_info_t *info);
 
 #endif

@@ -28,8 +28,8 @@ typedef struct tl_evsrc {
 /* Load the trace held in buf (mapped: an mmap of n bytes, open.c; else
  * malloc'd), which t owns from here on, even on failure (tl_trace_free
  * releases it). Returns as tl_trace_read. */
-int tl_reader_load(const uint8_t *buf, size_t n, bool mapped, tl_trace_t *t, char *why,
-                   size_t whylen);
+tl_status_t tl_reader_load(const uint8_t *buf, size_t n, bool mapped, tl_trace_t *t, char *why,
+                           size_t whylen);
 
 /* Whether a record type is a MARK or lineage-family record (a LINEAGE event). */
 bool tl_rec_is_lineage(unsigned type);

@@ -55,7 +55,7 @@ static void measured_text(tl_chk_t *c, unsigned k, FILE *out)
 {
     char b[32], b2[32];
     const tl_chk_limit_t *l = &c->lim[k];
-    const char *v = tl_render_bytes(l->measured, b, sizeof b);
+    const char *v = tl_size_text(l->measured, b, sizeof b);
     switch (k) {
     case TL_LIMIT_LEAK:
         if (c->leak_scan) {
@@ -64,7 +64,7 @@ static void measured_text(tl_chk_t *c, unsigned k, FILE *out)
             for (unsigned kind = 0; kind < 4; kind++) {
                 if ((c->leak_kinds_counted & (1u << kind)) || !c->leak_kind_bytes[kind]) continue;
                 fprintf(out, "%s%s %s", first ? " (not counted: " : ", ",
-                        tl_render_bytes(c->leak_kind_bytes[kind], b2, sizeof b2), kind_names[kind]);
+                        tl_size_text(c->leak_kind_bytes[kind], b2, sizeof b2), kind_names[kind]);
                 first = false;
             }
             if (!first) fputc(')', out);
@@ -91,11 +91,11 @@ static void measured_text(tl_chk_t *c, unsigned k, FILE *out)
         break;
     case TL_LIMIT_BASELINE:
         fprintf(out, "leak %s%s, peak %s%s vs the baseline", c->base_leak_delta < 0 ? "-" : "+",
-                tl_render_bytes(
+                tl_size_text(
                     (uint64_t)(c->base_leak_delta < 0 ? -c->base_leak_delta : c->base_leak_delta),
                     b, sizeof b),
                 c->base_peak_delta < 0 ? "-" : "+",
-                tl_render_bytes(
+                tl_size_text(
                     (uint64_t)(c->base_peak_delta < 0 ? -c->base_peak_delta : c->base_peak_delta),
                     b2, sizeof b2));
         break;
@@ -111,7 +111,7 @@ static void limit_text(tl_chk_t *c, unsigned k, FILE *out)
     if (k == TL_LIMIT_BASELINE && c->o->baseline_is_percent)
         fprintf(out, ", limit +%g%%", c->o->baseline_percent);
     else
-        fprintf(out, ", limit %s", tl_render_bytes(l->limit, b, sizeof b));
+        fprintf(out, ", limit %s", tl_size_text(l->limit, b, sizeof b));
 }
 
 /* The program's own Python frames (up to a few), else the native frames. */
@@ -136,18 +136,18 @@ static void group_text(tl_chk_t *c, const tl_chk_group_t *g, bool storage_only, 
 {
     char b[32], h[512];
     uint64_t bytes = storage_only ? g->storage_bytes : g->bytes;
-    fprintf(out, "  %s in %" PRIu64 " block%s ", tl_render_bytes(bytes, b, sizeof b), g->blocks,
+    fprintf(out, "  %s in %" PRIu64 " block%s ", tl_size_text(bytes, b, sizeof b), g->blocks,
             g->blocks == 1 ? "" : "s");
     tl_esc_puts(out, g->where[0] ? g->where : "(no stack)");
     if (g->nsites > 1) fprintf(out, " (%zu sites)", g->nsites);
     if (g->repeats)
         fprintf(out, ": %" PRIu64 " repetitions still live, %s per repetition (per step of a loop)",
-                g->repeats, tl_render_bytes(g->per_repeat, b, sizeof b));
+                g->repeats, tl_size_text(g->per_repeat, b, sizeof b));
     if (tl_chk_holders(g, h, sizeof h)[0]) fprintf(out, "; %s", h);
     for (unsigned kind = 1, first = 1; c->leak_scan && !storage_only && kind < 5; kind++)
         if (g->kind_bytes[kind & 3]) {
             fprintf(out, "%s%s %s", first ? "; " : ", ", kind_names[kind & 3],
-                    tl_render_bytes(g->kind_bytes[kind & 3], b, sizeof b));
+                    tl_size_text(g->kind_bytes[kind & 3], b, sizeof b));
             first = 0;
         }
     fputc('\n', out);
@@ -173,7 +173,7 @@ static void growth_text(tl_chk_t *c, FILE *out)
     for (size_t i = 0; i < k; i++) {
         const tl_growth_t *g = &c->growth[i];
         fprintf(out, "  +%s per iteration over %" PRIu64 " iterations of region '",
-                tl_render_bytes(g->bytes_per_iteration, b, sizeof b), g->iterations);
+                tl_size_text(g->bytes_per_iteration, b, sizeof b), g->iterations);
         tl_esc_puts(out, c->a.model.regions.regions[g->region].name);
         fputs("' ", out);
         tl_esc_puts(out, tl_chk_where(c, g->site, w));
@@ -204,12 +204,12 @@ static void supp_text(tl_chk_t *c, FILE *out)
     for (size_t i = 0; i < sp->nrules; i++)
         used += sp->rules[i].blocks != 0;
     fprintf(out, "suppressed: %s in %" PRIu64 " block%s by %zu rule%s\n",
-            tl_render_bytes(c->supp_bytes, b, sizeof b), c->supp_blocks,
+            tl_size_text(c->supp_bytes, b, sizeof b), c->supp_blocks,
             c->supp_blocks == 1 ? "" : "s", used, used == 1 ? "" : "s");
     for (size_t i = 0; i < sp->nrules; i++) {
         const tl_supp_rule_t *r = &sp->rules[i];
         if (!r->blocks) continue;
-        fprintf(out, "  %s in %" PRIu64 " block%s: leak:%s", tl_render_bytes(r->bytes, b, sizeof b),
+        fprintf(out, "  %s in %" PRIu64 " block%s: leak:%s", tl_size_text(r->bytes, b, sizeof b),
                 r->blocks, r->blocks == 1 ? "" : "s", r->pattern);
         if (r->line)
             fprintf(out, " (%s:%u)\n", r->source, r->line);

@@ -1,4 +1,4 @@
-/* common.c - the helpers every renderer shares (render.h): sizes, times,
+/* common.c - the helpers every renderer shares (render.h): times,
  * list lengths, a stack frame resolved (native through the symbolizer,
  * Python from the trace's PYFRAME records), storage kind names.
  */
@@ -6,23 +6,6 @@
 #include <stdio.h>
 
 #include "report/render/render.h"
-
-const char *tl_render_bytes(uint64_t bytes, char *buf, size_t n)
-{
-    static const char *const units[] = {"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
-    if (bytes < 1024) {
-        snprintf(buf, n, "%" PRIu64 " B", bytes);
-        return buf;
-    }
-    double v = (double)bytes / 1024.0;
-    size_t u = 0;
-    while (v >= 1024.0 && u + 1 < sizeof units / sizeof units[0]) {
-        v /= 1024.0;
-        u++;
-    }
-    snprintf(buf, n, v < 10.0 ? "%.2f %s" : "%.1f %s", v, units[u]);
-    return buf;
-}
 
 uint64_t tl_render_rel_ns(const tl_trace_t *t, uint64_t ts)
 {

@@ -6,7 +6,6 @@
  */
 #include "report/render/escape.h"
 
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -101,24 +100,4 @@ const char *tl_esc(const char *str, char *buf, size_t n)
     }
     buf[o] = '\0';
     return buf;
-}
-
-void tl_say(const char *fmt, ...)
-{
-    char small[1024], *line = small;
-    va_list ap;
-    va_start(ap, fmt);
-    int k = vsnprintf(small, sizeof small, fmt, ap);
-    va_end(ap);
-    if (k < 0) return;
-    if ((size_t)k >= sizeof small && (line = malloc((size_t)k + 1))) {
-        va_start(ap, fmt);
-        vsnprintf(line, (size_t)k + 1, fmt, ap);
-        va_end(ap);
-    }
-    size_t len = line ? (size_t)k : sizeof small - 1; /* out of memory: the line cut */
-    fputs("tensorleak: ", stderr);
-    tl_esc_write(stderr, line ? line : small, len, false);
-    fputc('\n', stderr);
-    if (line != small) free(line);
 }

@@ -32,9 +32,4 @@ void tl_esc_puts(FILE *out, const char *s);
  * whole character or escape when it does not fit; returns buf. n >= 1. */
 const char *tl_esc(const char *s, char *buf, size_t n);
 
-/* One line "tensorleak: <formatted>\n" on stderr, the formatted part
- * escaped (newlines included): the CLI's error and warning lines, which
- * echo paths and names. */
-void tl_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
 #endif

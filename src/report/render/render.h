@@ -10,7 +10,9 @@
 
 #include "report/analyze/model.h"
 #include "report/read/reader.h"
-#include "report/cmd/report.h"
+#include "report/render/options.h"
+#include "report/status.h"
+#include "report/analyze/size_text.h"
 #include "report/analyze/suppress.h"
 #include "report/analyze/symbolize.h"
 
@@ -44,11 +46,12 @@ void tl_html_write_json(FILE *out, const char *s, size_t n);
 /* Shared helpers (cmd/report.c). */
 
 /* When t could not be read whole (truncated, corrupt chunks, undecodable
- * records), say so in one warning line on stderr: what was read, what was
+ * records), say so in one warning line added to msgs: what was read, what was
  * skipped, then consequence ("the readable part was reported"); returns
  * true. Else false, silently. Every command that reads a trace uses it, so
  * none passes a damaged trace without saying what it read. */
-bool tl_report_incomplete(const char *path, const tl_trace_t *t, const char *consequence);
+bool tl_report_incomplete(tl_msgs_t *msgs, const char *path, const tl_trace_t *t,
+                          const char *consequence);
 
 /* Run render(arg, stream) into memory, then write the text to out with its
  * control characters escaped (escape.h; line ends kept): the net under the
@@ -58,9 +61,15 @@ bool tl_render_text_escaped(void (*render)(const void *, FILE *), const void *ar
 
 /* Shared helpers (render/common.c). */
 
-/* "402.0 MiB": B below 1 KiB, else 1024-based units with two decimals below
- * 10 and one above. buf of at least 32 bytes. */
-const char *tl_render_bytes(uint64_t bytes, char *buf, size_t n);
+/* Sizes as text: tl_size_text (analyze/size_text.h, included above). */
+
+struct tl_json;
+
+/* The recording mode (render/mode.c): "mode", "sampled" (with the sampling
+ * rate, a note and the exact counters) as fields of the JSON summary. */
+void tl_render_mode_json(const tl_trace_t *t, struct tl_json *j);
+/* One text line (with newline) when the trace is not `all` mode, else "". */
+const char *tl_render_mode_note(const tl_trace_t *t, char *buf, size_t len);
 
 /* Nanoseconds since the trace's start (0 when ts is before it). */
 uint64_t tl_render_rel_ns(const tl_trace_t *t, uint64_t ts);
@@ -82,8 +91,6 @@ void tl_render_text_frames(const tl_report_ctx_t *c, uint32_t site, FILE *out);
 #define TL_JFRAMES_ADDRESS       1u /* each frame's "address" (null for a Python frame) */
 #define TL_JFRAMES_MODULE_BASE   2u /* "module": the file's base name, not its path */
 #define TL_JFRAMES_EMPTY_UNKNOWN 4u /* [] for TL_NO_SITE or an unknown site, not null */
-
-struct tl_json;
 
 /* The one JSON writer of a site's frames (render_json.c): an array of
  * {kind, function, file, line, module[, address]} objects, innermost first

@@ -414,7 +414,7 @@ static void summary(const tl_report_ctx_t *c, tl_json_t *j)
         tl_json_key(j, f[i].key);
         tl_json_u64(j, f[i].v);
     }
-    tl_agg_json_summary(t, j); /* mode, sampled, exact counters */
+    tl_render_mode_json(t, j); /* mode, sampled, exact counters */
     tl_json_key(j, "dropped_events_known");
     tl_json_bool(j, t->has_end);
     tl_json_obj_end(j);

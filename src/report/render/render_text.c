@@ -51,14 +51,14 @@ static void print_devices(const tl_report_ctx_t *c, FILE *out)
         const tl_device_stat_t *s = &m->devices[d];
         if (!s->seen) continue;
         fprintf(out, "tensorleak: %s: storages peak %s at ", tl_render_device(d, name, sizeof name),
-                tl_render_bytes(s->peak_storage_bytes, b1, sizeof b1));
+                tl_size_text(s->peak_storage_bytes, b1, sizeof b1));
         print_time(out, s->peak_storage_bytes ? tl_render_rel_ns(c->trace, s->peak_storage_ts) : 0);
         fprintf(out, ", %s live at end in %" PRIu64,
-                tl_render_bytes(s->live_storage_bytes, b2, sizeof b2), s->live_storages);
+                tl_size_text(s->live_storage_bytes, b2, sizeof b2), s->live_storages);
         if (s->peak_reserved_bytes)
             fprintf(out, "; reserved (cudaMalloc segments) %s at end in %" PRIu64 ", peak %s",
-                    tl_render_bytes(s->reserved_bytes, b3, sizeof b3), s->reserved_segments,
-                    tl_render_bytes(s->peak_reserved_bytes, b4, sizeof b4));
+                    tl_size_text(s->reserved_bytes, b3, sizeof b3), s->reserved_segments,
+                    tl_size_text(s->peak_reserved_bytes, b4, sizeof b4));
         fputc('\n', out);
     }
 }
@@ -168,7 +168,7 @@ static void print_hidden(const tl_report_ctx_t *c, const site_list_t *l, FILE *o
     char b[32];
     if (!l->hidden_blocks && !l->hidden_bytes) return;
     fprintf(out, "  hidden: %s in %" PRIu64 " block%s of one-time allocations (",
-            tl_render_bytes(l->hidden_bytes, b, sizeof b), l->hidden_blocks,
+            tl_size_text(l->hidden_bytes, b, sizeof b), l->hidden_blocks,
             l->hidden_blocks == 1 ? "" : "s");
     struct {
         const char *why;
@@ -225,9 +225,9 @@ static void print_sites(const tl_report_ctx_t *c, const char *title, const tl_si
          * the libraries, where the user's line may be cut off. */
         if (storage_list)
             fprintf(out, "  %s in %" PRIu64 " storage allocation%s",
-                    tl_render_bytes(g->bytes, b, sizeof b), g->blocks, g->blocks == 1 ? "" : "s");
+                    tl_size_text(g->bytes, b, sizeof b), g->blocks, g->blocks == 1 ? "" : "s");
         else
-            fprintf(out, "  %s in %" PRIu64 " block%s%s", tl_render_bytes(g->bytes, b, sizeof b),
+            fprintf(out, "  %s in %" PRIu64 " block%s%s", tl_size_text(g->bytes, b, sizeof b),
                     g->blocks, g->blocks == 1 ? "" : "s", g->storage ? " [storage]" : "");
         if (g->where[0]) {
             fputc(' ', out);
@@ -256,14 +256,14 @@ static void print_regions(const tl_report_ctx_t *c, FILE *out)
                 ": %" PRIu64 " iteration%s; the last leaked %s in %" PRIu64
                 " block%s (storages %s); all iterations %s\n",
                 r->iterations, r->iterations == 1 ? "" : "s",
-                tl_render_bytes(r->last.bytes, b1, sizeof b1), r->last.blocks,
+                tl_size_text(r->last.bytes, b1, sizeof b1), r->last.blocks,
                 r->last.blocks == 1 ? "" : "s",
-                tl_render_bytes(r->last.storage_bytes, b2, sizeof b2),
-                tl_render_bytes(r->total.bytes, b3, sizeof b3));
+                tl_size_text(r->last.storage_bytes, b2, sizeof b2),
+                tl_size_text(r->total.bytes, b3, sizeof b3));
         size_t shown = tl_render_shown(c, r->nsites);
         for (size_t k = 0; k < shown && k < 3; k++) {
             fprintf(out, "    %s in %" PRIu64 " block%s%s\n",
-                    tl_render_bytes(r->sites[k].bytes, b1, sizeof b1), r->sites[k].blocks,
+                    tl_size_text(r->sites[k].bytes, b1, sizeof b1), r->sites[k].blocks,
                     r->sites[k].blocks == 1 ? "" : "s", r->sites[k].storage ? " [storage]" : "");
             tl_render_text_frames(c, r->sites[k].site, out);
         }
@@ -275,10 +275,10 @@ static void print_regions(const tl_report_ctx_t *c, FILE *out)
     for (size_t i = 0; i < shown; i++) {
         const tl_growth_t *g = &rg->growth[i];
         fprintf(out, "  +%s per iteration over %" PRIu64 " iterations of ",
-                tl_render_bytes(g->bytes_per_iteration, b1, sizeof b1), g->iterations);
+                tl_size_text(g->bytes_per_iteration, b1, sizeof b1), g->iterations);
         tl_esc_puts(out, rg->regions[g->region].name);
-        fprintf(out, " (%s -> %s)\n", tl_render_bytes(g->first_bytes, b2, sizeof b2),
-                tl_render_bytes(g->last_bytes, b3, sizeof b3));
+        fprintf(out, " (%s -> %s)\n", tl_size_text(g->first_bytes, b2, sizeof b2),
+                tl_size_text(g->last_bytes, b3, sizeof b3));
         tl_render_text_frames(c, g->site, out);
     }
 }
@@ -301,21 +301,21 @@ void tl_render_text(const tl_report_ctx_t *c, FILE *out)
     fputc('\n', out);
 
     fprintf(out, "tensorleak: peak %s (storages %s) at ",
-            tl_render_bytes(m->peak_bytes, b1, sizeof b1),
-            tl_render_bytes(m->peak_storage_bytes, b2, sizeof b2));
+            tl_size_text(m->peak_bytes, b1, sizeof b1),
+            tl_size_text(m->peak_storage_bytes, b2, sizeof b2));
     print_time(out, m->peak_bytes ? tl_render_rel_ns(t, m->peak_ts) : 0);
     fprintf(out,
             "; %s live at end in %" PRIu64 " block%s (storages %s in %" PRIu64 "); %" PRIu64
             " allocations, %" PRIu64 " frees, %" PRIu64 " storages; ",
-            tl_render_bytes(m->live_bytes, b3, sizeof b3), m->live_blocks,
-            m->live_blocks == 1 ? "" : "s", tl_render_bytes(m->live_storage_bytes, b4, sizeof b4),
+            tl_size_text(m->live_bytes, b3, sizeof b3), m->live_blocks,
+            m->live_blocks == 1 ? "" : "s", tl_size_text(m->live_storage_bytes, b4, sizeof b4),
             m->live_storage_blocks, m->allocations, m->frees, m->storages);
     if (t->has_end)
         fprintf(out, "%" PRIu64 " dropped\n", t->end_dropped);
     else
         fputs("dropped unknown\n", out);
     char agg_note[512];
-    fputs(tl_agg_text_note(t, agg_note, sizeof agg_note), out);
+    fputs(tl_render_mode_note(t, agg_note, sizeof agg_note), out);
     print_devices(c, out);
     const tl_endpoint_t *e = &c->model->end;
     uint64_t end_bytes = 0;
@@ -324,7 +324,7 @@ void tl_render_text(const tl_report_ctx_t *c, FILE *out)
     fprintf(out, "tensorleak: end point: %s at ", end_point_text(e->point));
     print_time(out, tl_render_rel_ns(t, e->ts));
     fprintf(out, "; %zu storage%s, %s live there\n", e->nstorages, e->nstorages == 1 ? "" : "s",
-            tl_render_bytes(end_bytes, b1, sizeof b1));
+            tl_size_text(end_bytes, b1, sizeof b1));
     for (size_t i = 0; i < c->nnotes; i++)
         fprintf(out, "note: %s\n", c->notes[i]);
 

@@ -171,10 +171,10 @@ static void print_members(const item_t *lead, const group_t *g, FILE *out)
     if (s->s.device != TL_DEVICE_CPU)
         fprintf(out, " on %s", tl_render_device(s->s.device, b1, sizeof b1));
     if (g->min == g->max)
-        fprintf(out, " of %s", tl_render_bytes(g->min, b1, sizeof b1));
+        fprintf(out, " of %s", tl_size_text(g->min, b1, sizeof b1));
     else
-        fprintf(out, " of %s to %s", tl_render_bytes(g->min, b1, sizeof b1),
-                tl_render_bytes(g->max, b2, sizeof b2));
+        fprintf(out, " of %s to %s", tl_size_text(g->min, b1, sizeof b1),
+                tl_size_text(g->max, b2, sizeof b2));
     if (s->origin) {
         fputs(" allocated by ", out);
         tl_esc_puts(out, s->origin);
@@ -273,7 +273,7 @@ static void print_views(const tl_report_ctx_t *c, const item_t *items, const gro
             bytes += v->bytes;
         }
     if (!n) return;
-    fprintf(out, "      views: %zu (%s in all)", n, tl_render_bytes(bytes, b, sizeof b));
+    fprintf(out, "      views: %zu (%s in all)", n, tl_size_text(bytes, b, sizeof b));
     if (first->op || w0[0]) fputs(same ? ", " : ", the first ", out);
     if (first->op) tl_esc_puts(out, first->op);
     if (w0[0]) {
@@ -302,7 +302,7 @@ static void print_problem_group(const tl_report_ctx_t *c, const item_t *items, c
         return;
     }
     print_members(lead, g, out);
-    fprintf(out, ", %s: %s (", problem_phrase(p->kind), tl_render_bytes(g->total, b, sizeof b));
+    fprintf(out, ", %s: %s (", problem_phrase(p->kind), tl_size_text(g->total, b, sizeof b));
     print_ids(g, out);
     fputs(")\n", out);
     if (p->kind == TL_PROBLEM_PINNED) print_views(c, items, g, out);
@@ -387,7 +387,7 @@ static void print_storage(const tl_report_ctx_t *c, const tl_end_storage_t *s, F
     const tl_trace_t *t = c->trace;
     char b1[32], b2[32], w[WHERE_MAX], ew[TL_ESC_SIZE(WHERE_MAX)];
     fprintf(out, "  #%" PRIu64 " %s %s storage", s->s.id,
-            tl_render_bytes(s->s.bytes, b1, sizeof b1), tl_render_storage_kind(s->s.kind));
+            tl_size_text(s->s.bytes, b1, sizeof b1), tl_render_storage_kind(s->s.kind));
     if (s->s.device != TL_DEVICE_CPU)
         fprintf(out, " on %s", tl_render_device(s->s.device, b2, sizeof b2));
     if (s->origin) {
@@ -398,7 +398,7 @@ static void print_storage(const tl_report_ctx_t *c, const tl_end_storage_t *s, F
     if (where[0]) fprintf(out, " %s", where);
     fprintf(out, ", %s", held_phrase(s->held_by));
     if (s->pinned_bytes)
-        fprintf(out, ", %s pinned", tl_render_bytes(s->pinned_bytes, b1, sizeof b1));
+        fprintf(out, ", %s pinned", tl_size_text(s->pinned_bytes, b1, sizeof b1));
     fputc('\n', out);
     if (s->held_path) {
         fputs("      held: ", out);
@@ -414,8 +414,8 @@ static void print_storage(const tl_report_ctx_t *c, const tl_end_storage_t *s, F
     for (size_t k = 0; k < s->nviews; k++) {
         const tl_end_view_t *v = &s->views[k];
         fprintf(out, "      view: %s at offset %" PRIu64 ", extent %s",
-                tl_render_bytes(v->bytes, b1, sizeof b1), v->offset,
-                tl_render_bytes(v->extent, b2, sizeof b2));
+                tl_size_text(v->bytes, b1, sizeof b1), v->offset,
+                tl_size_text(v->extent, b2, sizeof b2));
         if (v->op) {
             fputs(", ", out);
             tl_esc_puts(out, v->op);
@@ -451,8 +451,8 @@ static void print_storage_group(const tl_report_ctx_t *c, const item_t *items, c
     const item_t *lead = &items[g->first];
     fputs("  ", out);
     print_members(lead, g, out);
-    fprintf(out, ", %s: %s", held_phrase(lead->s->held_by), tl_render_bytes(g->total, b, sizeof b));
-    if (g->pinned) fprintf(out, ", %s pinned", tl_render_bytes(g->pinned, b, sizeof b));
+    fprintf(out, ", %s: %s", held_phrase(lead->s->held_by), tl_size_text(g->total, b, sizeof b));
+    if (g->pinned) fprintf(out, ", %s pinned", tl_size_text(g->pinned, b, sizeof b));
     fputs(" (", out);
     print_ids(g, out);
     fputs(")\n", out);

@@ -1,0 +1,122 @@
+/* site_stats.c - live blocks by site, sorted (see site_stats.h). */
+#include "report/analyze/site_stats.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "report/read/aggregate.h"
+
+int tl_site_stat_cmp(const void *pa, const void *pb)
+{
+    const tl_site_stat_t *a = pa, *b = pb;
+    if (a->bytes != b->bytes) return a->bytes > b->bytes ? -1 : 1;
+    if (a->blocks != b->blocks) return a->blocks > b->blocks ? -1 : 1;
+    if (a->site != b->site) return a->site < b->site ? -1 : 1;
+    return (int)a->storage - (int)b->storage;
+}
+
+/* Sorted list of the non-empty accumulators; true when out of memory. */
+bool tl_site_stats_collect(const tl_site_acc_t *acc, size_t nsites, tl_site_stat_t **out,
+                           size_t *nout)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < nsites * 2; i++)
+        n += acc[i].blocks != 0;
+    *out = malloc((n ? n : 1) * sizeof **out);
+    if (!*out) return true;
+    size_t k = 0;
+    for (size_t i = 0; i < nsites * 2; i++)
+        if (acc[i].blocks)
+            (*out)[k++] = (tl_site_stat_t){.site = (uint32_t)(i / 2),
+                                           .storage = i & 1,
+                                           .bytes = acc[i].bytes,
+                                           .blocks = acc[i].blocks};
+    qsort(*out, n, sizeof **out, tl_site_stat_cmp);
+    *nout = n;
+    return false;
+}
+
+/* Per-(site, storage) bytes and blocks by tl_leak_kind_t (the end point's
+ * leaks, with a leak scan). */
+typedef struct kind_acc {
+    uint64_t bytes[4], blocks[4];
+} kind_acc_t;
+
+/* Aggregate the live table by site into a sorted list; with kinds (the
+ * leak scan's LEAKKIND blocks by pointer, NULL without a scan) also by leak
+ * kind, a block the scan did not name being reachable. */
+bool tl_site_stats_live(tl_map_t *live, size_t nsites, const tl_map_t *kinds, tl_site_stat_t **out,
+                        size_t *nout)
+{
+    tl_site_acc_t *acc = calloc(nsites * 2 + 2, sizeof *acc);
+    kind_acc_t *kacc = kinds ? calloc(nsites * 2 + 2, sizeof *kacc) : NULL;
+    if (!acc || (kinds && !kacc)) {
+        free(acc);
+        free(kacc);
+        return true;
+    }
+    size_t pos = 0;
+    for (tl_map_entry_t *e; (e = tl_map_next(live, &pos));) {
+        size_t site = (size_t)(e->b & 0xffffffffu), storage = (e->b >> 32) & 1;
+        if (site >= nsites) continue; /* cannot happen: sites come from the reader */
+        acc[site * 2 + storage].bytes += e->a;
+        acc[site * 2 + storage].blocks++;
+        if (kacc) {
+            const tl_map_entry_t *k = tl_map_get(kinds, e->key);
+            unsigned kind = k ? (unsigned)k->a : TL_LEAK_REACHABLE;
+            kacc[site * 2 + storage].bytes[kind] += e->a;
+            kacc[site * 2 + storage].blocks[kind]++;
+        }
+    }
+    bool oom = tl_site_stats_collect(acc, nsites, out, nout);
+    for (size_t i = 0; !oom && kacc && i < *nout; i++) {
+        const kind_acc_t *k = &kacc[(*out)[i].site * 2 + (*out)[i].storage];
+        memcpy((*out)[i].kind_bytes, k->bytes, sizeof k->bytes);
+        memcpy((*out)[i].kind_blocks, k->blocks, sizeof k->blocks);
+    }
+    free(acc);
+    free(kacc);
+    return oom;
+}
+
+/* The leak scan's kinds by pointer. true = out of memory. */
+bool tl_site_stats_leak_kinds(const tl_trace_t *t, tl_map_t *kinds)
+{
+    for (size_t i = 0; i < t->nleak_kinds; i++) {
+        bool created;
+        tl_map_entry_t *e = tl_map_put(kinds, t->leak_kinds[i].ptr, &created);
+        if (!e) return true;
+        e->a = t->leak_kinds[i].kind;
+    }
+    return false;
+}
+
+bool tl_site_stats_aggregate(const tl_trace_t *t, tl_model_t *m)
+{
+    const tl_agg_t *a = t->agg;
+    if (!a || a->mode != TL_TMODE_AGGREGATE || a->cur < 0) return false;
+    const tl_agg_ckpt_t *cur = &a->region[a->cur];
+    tl_site_stat_t *ss = malloc((cur->nsites ? cur->nsites : 1) * sizeof *ss);
+    if (!ss) return true;
+    size_t n = 0;
+    uint64_t allocs = 0, frees = 0, storages = 0;
+    for (size_t i = 0; i < cur->nsites; i++) {
+        const tl_agg_site_t *s = &cur->sites[i];
+        allocs += s->allocs;
+        frees += s->frees;
+        if (!(s->flags & 1)) continue;
+        storages += s->allocs;
+        tl_map_entry_t *e = tl_map_get(&t->site_by_id, s->stack_id);
+        if (!e) continue;
+        ss[n++] = (tl_site_stat_t){
+            .site = (uint32_t)e->a, .storage = true, .bytes = s->bytes, .blocks = s->allocs};
+    }
+    qsort(ss, n, sizeof *ss, tl_site_stat_cmp);
+    free(m->storage_sites);
+    m->storage_sites = ss;
+    m->nstorage_sites = n;
+    m->allocations = allocs;
+    m->frees = frees;
+    m->storages = storages;
+    return false;
+}

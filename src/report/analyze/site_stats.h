@@ -1,0 +1,45 @@
+/* site_stats.h - the model's lists of live (or created) blocks by site:
+ * per-(site, storage) accumulators turned into sorted tl_site_stat_t lists.
+ *
+ * Accumulator arrays are indexed site * 2 + storage (nsites * 2 + 2 entries
+ * allocated by the caller, the last two a spare). Every function here
+ * returns true when out of memory, with nothing allocated in *out then;
+ * on success *out is malloc'd (the caller frees it) and sorted by
+ * tl_site_stat_cmp. Single-threaded, like the model.
+ */
+#ifndef TL_REPORT_SITE_STATS_H
+#define TL_REPORT_SITE_STATS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "report/analyze/model.h"
+#include "report/read/map.h"
+
+/* Bytes and blocks of one (site, storage) pair. */
+typedef struct tl_site_acc {
+    uint64_t bytes, blocks;
+} tl_site_acc_t;
+
+/* The non-empty accumulators of acc[0 .. nsites * 2) as a sorted list. */
+bool tl_site_stats_collect(const tl_site_acc_t *acc, size_t nsites, tl_site_stat_t **out,
+                           size_t *nout);
+
+/* The live-block table (key ptr; a = size; b = site | flags << 32, flag bit
+ * 0: storage; not changed, the iterator is not const) aggregated by site; with kinds (the leak
+ * scan's kind by pointer, NULL without a scan) also by tl_leak_kind_t, a block the scan did not
+ * name counting as reachable. */
+bool tl_site_stats_live(tl_map_t *live, size_t nsites, const tl_map_t *kinds, tl_site_stat_t **out,
+                        size_t *nout);
+
+/* The trace's leak-scan kinds (tl_trace_t.leak_kinds) as a map: key ptr,
+ * a = tl_leak_kind_t. The caller frees the map, also after a failure. */
+bool tl_site_stats_leak_kinds(const tl_trace_t *t, tl_map_t *kinds);
+
+/* Aggregate mode (aggregate.h): the last complete checkpoint's exact site
+ * totals replace the storage sites and counts of *m that replay gave;
+ * nothing changes for a trace of another mode. */
+bool tl_site_stats_aggregate(const tl_trace_t *t, tl_model_t *m);
+
+#endif /* TL_REPORT_SITE_STATS_H */

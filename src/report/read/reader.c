@@ -19,6 +19,7 @@
 
 #include "common/trace_chunk.h"
 #include "report/read/aggregate.h"
+#include "report/read/grow.h"
 #include "report/read/stream.h"
 #include "report/status.h"
 
@@ -77,17 +78,10 @@ static char *dup_run(tl_bytes_t b)
 /* Growable arrays: double capacity; true on overflow or out of memory. */
 static bool reserve(void **p, size_t *cap, size_t need, size_t elem)
 {
-    if (need <= *cap) return false;
-    size_t ncap = *cap ? *cap : 64;
-    while (ncap < need) {
-        if (ncap > SIZE_MAX / 2) return true;
-        ncap *= 2;
-    }
-    if (ncap > SIZE_MAX / elem) return true;
-    void *np = realloc(*p, ncap * elem);
+    if (need <= *cap) return false; /* also need 0 with no array yet */
+    void *np = tl_grow(*p, cap, need, elem, 64);
     if (!np) return true;
     *p = np;
-    *cap = ncap;
     return false;
 }
 

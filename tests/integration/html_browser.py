@@ -206,9 +206,13 @@ def main():
         got = dict(got)
         root = ev("Number(document.querySelector('#fl-graph .frame.root').getAttribute('data-bytes'))")
         check(root == s["peak_bytes"], "flame graph root = peak bytes: %r" % root)
-        top = sorted(want.items(), key=lambda kv: -kv[1])[:3]
-        check(all(got.get(k) == v for k, v in top if v * 200 >= total),
-              "flame graph outermost frames %r: %r" % (top, [(k, got.get(k)) for k, _ in top]))
+        # every outermost frame drawn carries exactly its folded bytes, and
+        # every folded one wide enough to draw (1.5 px of 1200) is drawn
+        wrong = [(k, v, want.get(k)) for k, v in got.items() if want.get(k) != v]
+        unseen = [k for k, v in want.items() if v * 1200 >= 2 * total and k not in got]
+        check(got and not wrong and not unseen,
+              "flame graph's %d outermost frames = the folded stacks': wrong %r, not drawn %r"
+              % (len(got), wrong[:3], unseen[:3]))
         # zoom into the largest outermost frame, then search
         ev("[...document.querySelectorAll('#fl-graph .frame')].filter((d) => d.style.top === '18px')[0]?.click()")
         check(ev("document.querySelectorAll('#fl-graph .frame.dim').length") >= 1, "clicking a frame zooms into it")

@@ -9,7 +9,8 @@ Drives Chromium through the DevTools protocol on --remote-debugging-pipe
 Checks: no request leaves the page, no console error, no exception, no CSP
 violation; the peak value, the number of problems, each problem's storage
 node, a storage's view edges (offset, extent), the flame graph's outermost
-frames (bytes, against the folded stacks), the timeline's peak; clicking the
+frames (bytes, against the folded stacks), the timeline's peak and each CUDA
+device's (against devices[]), the pinned series; clicking the
 timeline lists what was live then; a screenshot for the log. --hostile: the
 trace's strings hold markup, which must show as text and never run.
 Exit 0 pass, 1 fail, 99 hard error.
@@ -223,13 +224,38 @@ def main():
         stor_max = ev("Math.max(0, ...JSON.parse(document.getElementById('tl-page').textContent)"
                       ".timeline.series[1].max.filter((v) => v !== null))")
         check(stor_max == s["peak_storage_bytes"], "timeline storages peak %r" % stor_max)
+        # one series per CUDA device, its peak that of the JSON's devices[]
+        for d in report.get("devices", []):
+            if d["device"] == "cpu":
+                continue
+            got = ev("(() => { const n = %s, s = JSON.parse(document.getElementById('tl-page').textContent)"
+                     ".timeline.series.find((x) => x.name === n);"
+                     " const dot = document.querySelector('#tl-svg circle.devpeak[data-series=\"' + n + '\"]');"
+                     " return [s ? Math.max(0, ...s.max.filter((v) => v !== null)) : null,"
+                     " !!document.querySelector('#tl-svg path[data-series=\"' + n + '\"]'),"
+                     " dot ? Number(dot.getAttribute('data-peak')) : 0,"
+                     " !!document.querySelector('#timeline .legend span[data-series=\"' + n + '\"]')]; })()"
+                     % json.dumps(d["device"]))
+            want_dev = [d["peak_storage_bytes"], True, d["peak_storage_bytes"], True]
+            check(got == want_dev, "timeline series %s: peak %d drawn, marked, in the legend: %r"
+                  % (d["device"], d["peak_storage_bytes"], got))
+        if any(x["kind"] == "pinned" for x in report["end"]["storages"]):
+            check(ev("!!document.querySelector('#tl-svg path[data-series=\"pinned\"]')"),
+                  "timeline series of pinned host storages drawn")
         bands = ev("document.querySelectorAll('#tl-svg .band rect[data-band]').length")
         want_bands = sum(r["iterations"] for r in report["regions"])
         check(bands == want_bands, "%d region iterations as bands: %r" % (want_bands, bands))
         ev("(() => { const s = document.getElementById('tl-svg'), r = s.getBoundingClientRect();"
            " s.dispatchEvent(new MouseEvent('click', {clientX: r.left + r.width * 0.5, clientY: r.top + 50, bubbles: true})); })()")
+        rows = ev("[document.querySelectorAll('#tl-detail tr').length, !!document.getElementById('tl-nothing')]")
+        check(rows[0] >= 2 or rows == [0, True], "clicking the timeline lists what was live then: %r rows" % rows)
+        ev("(() => { const c = document.getElementById('tl-peak').getBoundingClientRect();"
+           " document.getElementById('tl-svg').dispatchEvent(new MouseEvent('click', {clientX: c.left + c.width / 2,"
+           " clientY: c.top + c.height / 2, bubbles: true})); })()")
         rows = ev("document.querySelectorAll('#tl-detail tr').length")
-        check(rows >= 2, "clicking the timeline lists what was live then: %r rows" % rows)
+        want_rows = 1 + min(15, report["peak"]["site_count"])
+        check(rows == want_rows or (s["peak_bytes"] == 0 and rows <= 1),
+              "clicking the peak lists its sites: %r rows, want %d" % (rows, want_rows))
 
         if hostile:
             check(ev("window.__tl_pwned === undefined"), "no injected script ran")

@@ -143,20 +143,25 @@ START_TEST(timeline_keeps_peak)
     for (uint64_t i = 0; i < 5000; i++) {
         tl_event_t ev = {.ts = 1000 + i * 10, .type = TL_EV_ALLOC};
         uint64_t v = i == 1234 ? 1000000000ull : i;
-        ck_assert(!tl_timeline_step(tl, &t, &ev, v, v / 2));
+        uint64_t sv[TL_SERIES_COUNT] = {v, v / 2, [TL_SERIES_CUDA + 1] = v / 4};
+        ck_assert(!tl_timeline_step(tl, &t, &ev, sv));
     }
     ck_assert_uint_eq(tl->t0, 0);
     ck_assert_uint_eq(tl->width_ns, 64); /* 50990 ns / 1024 buckets -> 49.8 -> 64 */
     size_t n = tl_timeline_nbuckets(tl);
     ck_assert_uint_eq(n, 50990 / 64 + 1);
-    uint64_t max = 0, smax = 0;
+    uint64_t max = 0, smax = 0, dmax = 0;
     for (size_t i = 0; i < n; i++) {
         if (tl->buckets[i].max[TL_SERIES_ALL] > max) max = tl->buckets[i].max[TL_SERIES_ALL];
         if (tl->buckets[i].max[TL_SERIES_STORAGES] > smax)
             smax = tl->buckets[i].max[TL_SERIES_STORAGES];
+        if (tl->buckets[i].max[TL_SERIES_CUDA + 1] > dmax) /* cuda:1 */
+            dmax = tl->buckets[i].max[TL_SERIES_CUDA + 1];
     }
     ck_assert_uint_eq(max, 1000000000ull);
     ck_assert_uint_eq(smax, 500000000ull);
+    ck_assert_uint_eq(dmax, 250000000ull);
+    ck_assert_uint_eq(tl->buckets[n - 1].last[TL_SERIES_CUDA + 1], 4999 / 4);
     ck_assert_uint_eq(tl->buckets[13340 / 64].max[TL_SERIES_ALL], 1000000000ull);
     ck_assert_uint_eq(tl->buckets[n - 1].last[TL_SERIES_ALL], 4999);
     tl_timeline_free(tl);
@@ -202,7 +207,7 @@ START_TEST(timeline_checkpoints)
     ck_assert(tl->cps[1].sites[0].storage);
     ck_assert_uint_eq(tl->cps[1].sites[1].bytes, 100);
     tl_event_t ev = {.ts = 5000, .type = TL_EV_ALLOC};
-    ck_assert(!tl_timeline_step(tl, &t, &ev, 400, 300));
+    ck_assert(!tl_timeline_step(tl, &t, &ev, (uint64_t[TL_SERIES_COUNT]){400, 300}));
     tl_map_remove(&live, 0x1000);
     ck_assert(!tl_timeline_finish(tl, &t, &live));
     ck_assert_uint_eq(tl->ncps, 3);
@@ -236,7 +241,7 @@ START_TEST(timeline_bands_nest)
     tl_timeline_t *tl = tl_timeline_new(&t);
     for (uint32_t i = 0; i < t.nlineage; i++) {
         tl_event_t ev = {.ts = l[i].ts, .type = TL_EV_LINEAGE, .site = i};
-        ck_assert(!tl_timeline_step(tl, &t, &ev, 0, 0));
+        ck_assert(!tl_timeline_step(tl, &t, &ev, (uint64_t[TL_SERIES_COUNT]){0}));
     }
     ck_assert_uint_eq(tl->nbands, 2);
     ck_assert_str_eq(tl->bands[0].name, "inner");

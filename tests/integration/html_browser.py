@@ -174,6 +174,35 @@ def main():
                      % json.dumps([p["storage"] for p in probs]))
         check(missing == [], "every problem's storage has a node in the lineage graph: missing %r" % missing)
 
+        # how each live storage is held: its node shows the JSON's held_path whole
+        held = {x["id"]: x["held_path"] for x in report["end"]["storages"] if x.get("held_path")}
+        shown_paths = ev("Object.fromEntries([...document.querySelectorAll('.snode')].map((g) =>"
+                         " [g.getAttribute('data-id'), [...g.querySelectorAll('tspan.held')].map((t) => t.textContent).join(' ')]))")
+        bad = [(i, p, shown_paths.get(str(i))) for i, p in held.items()
+               if str(i) in shown_paths and shown_paths[str(i)] != p]
+        check(not bad, "%d storage nodes show their held_path: wrong %r" % (
+            sum(1 for i in held if str(i) in shown_paths), bad[:2]))
+        # each problem: its kind, message and fix as the JSON words them, the
+        # holder path beside its storage's link (or for its whole group)
+        groups = ev("[...document.querySelectorAll('#problem-list .pgroup')].map((g) => ({kind: g.getAttribute('data-kind'),"
+                    " label: g.querySelector('.kind')?.textContent, msg: g.querySelector('.msg')?.textContent ?? null,"
+                    " fix: g.querySelector('.fix') ? g.querySelector('.fix').textContent : null,"
+                    " ids: [...g.querySelectorAll('.chips a')].map((a) => Number(a.getAttribute('data-storage'))),"
+                    " paths: Object.fromEntries([...g.querySelectorAll('.path')].map((e) => [e.getAttribute('data-storage'), e.textContent]))}))")
+        by_storage = {}
+        for g in groups:
+            for i in g["ids"]:
+                by_storage[i] = g
+        for p in probs:
+            g = by_storage.get(p["storage"])
+            msg, _, fix = p["message"].rpartition(" Fix: ") if " Fix: " in p["message"] else (p["message"], "", None)
+            path = held.get(p["storage"])
+            ok = g is not None and g["kind"] == p["kind"] and g["label"] and \
+                (fix is None or g["fix"] == "Fix: " + fix.rstrip(".")) and \
+                (path is None or g["paths"].get(str(p["storage"]), g["paths"].get("all")) == path)
+            first = g and [q for q in probs if q["storage"] == g["ids"][0]][0]
+            ok = ok and g["msg"] == first["message"].rpartition(" Fix: ")[0 if " Fix: " in first["message"] else 2]
+            check(ok, "problem %s of storage #%d shown with its fix and path %r: %r" % (p["kind"], p["storage"], path, g))
         with_views = [x for x in report["end"]["storages"] if x["views"]]
         if with_views:
             st = max(with_views, key=lambda x: (x["bytes"], -x["id"])) if not probs else \

@@ -166,7 +166,7 @@ static char *render_wide(tl_format_t format)
     char *out = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&out, &len);
-    tl_report_opts_t o = {format, 10};
+    tl_report_opts_t o = {.format = format, .top = 10};
     ck_assert_int_eq(tl_report_file(tpath, &o, f), TL_EXIT_OK);
     fclose(f);
     unlink(tpath);

@@ -130,3 +130,11 @@ clean-local: clean-html-screenshots
 clean-html-screenshots:
 	-rm -rf tests/integration/html-screenshots
 .PHONY: clean-html-screenshots
+
+# HTML report: a timeline series per CUDA device and pinned host storages (issue 13).
+TESTS += tests/integration/html_cuda.sh
+EXTRA_DIST += tests/integration/html_cuda.sh
+
+# check --html=FILE: the name checked before the command runs (issue 13).
+TESTS += tests/integration/check_html_path.sh
+EXTRA_DIST += tests/integration/check_html_path.sh

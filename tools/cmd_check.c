@@ -297,18 +297,17 @@ static void plugin_args(const args_t *a, char *buf, size_t n)
     }
 }
 
-/* The HTML report of a failed gate's trace to path; true when it could not
- * be written (the line said). */
-static bool write_html(const char *trace, const char *path)
+/* The HTML report of a failed gate's trace to of, opened before the
+ * command ran and closed here; true when it could not be written (the line
+ * said). */
+static bool write_html(const char *trace, tl_outfile_t *of)
 {
     tl_report_opts_t o = {.format = TL_FORMAT_HTML, .top = 10};
-    tl_outfile_t of; /* 0600, renamed into place when complete (outfile.h) */
-    if (tl_outfile_open(&of, path)) return true;
     tl_msgs_t msgs = {0};
-    int rc = tl_cli_exit(tl_report_file(trace, &o, of.f, &msgs));
+    int rc = tl_cli_exit(tl_report_file(trace, &o, of->f, &msgs));
     tl_say_msgs(&msgs);
     bool done = rc == TL_EXIT_OK || rc == TL_EXIT_TRUNCATED;
-    return tl_outfile_close(&of, done) || !done;
+    return tl_outfile_close(of, done) || !done;
 }
 
 int tl_cmd_check(int argc, char **argv)
@@ -353,6 +352,14 @@ int tl_cmd_check(int argc, char **argv)
             return TL_EXIT_OUTPUT;
         }
         out = of.f;
+    }
+    /* --html: a bad name is said before the command runs, like --output's;
+     * the page is renamed into place only when a limit failed. */
+    tl_outfile_t hf;
+    if (a.html && tl_outfile_open(&hf, a.html)) {
+        if (a.output) tl_outfile_close(&of, false);
+        tl_supp_free(&supp);
+        return TL_EXIT_OUTPUT;
     }
 
     int status = 0;
@@ -411,13 +418,17 @@ int tl_cmd_check(int argc, char **argv)
         tl_say("stdout: cannot write the verdict");
         if (!rc) rc = TL_EXIT_OUTPUT;
     }
-    if (!rc && failed && a.html && write_html(trace, a.html)) rc = TL_EXIT_OUTPUT;
+    if (!rc && failed && a.html) {
+        if (write_html(trace, &hf)) rc = TL_EXIT_OUTPUT;
+        a.html = NULL; /* closed */
+    }
     if (status)
         rc = status; /* the command's own failure first */
     else if (!rc && failed)
         rc = a.error_code;
 done:
     if (a.output) tl_outfile_close(&of, false); /* no verdict: the file is left alone */
+    if (a.html) tl_outfile_close(&hf, false);   /* no failed gate: nothing written */
     tl_supp_free(&supp);
     return rc;
 }

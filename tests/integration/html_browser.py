@@ -9,7 +9,8 @@ Drives Chromium through the DevTools protocol on --remote-debugging-pipe
 Checks: no request leaves the page, no console error, no exception, no CSP
 violation; the peak value, the number of problems, each problem's storage
 node, a storage's view edges (offset, extent), the flame graph's outermost
-frames (bytes, against the folded stacks), the timeline's peak; clicking the
+frames (bytes, against the folded stacks), the timeline's peak and each CUDA
+device's (against devices[]), the pinned series; clicking the
 timeline lists what was live then; a screenshot for the log. --hostile: the
 trace's strings hold markup, which must show as text and never run.
 Exit 0 pass, 1 fail, 99 hard error.
@@ -173,6 +174,35 @@ def main():
                      % json.dumps([p["storage"] for p in probs]))
         check(missing == [], "every problem's storage has a node in the lineage graph: missing %r" % missing)
 
+        # how each live storage is held: its node shows the JSON's held_path whole
+        held = {x["id"]: x["held_path"] for x in report["end"]["storages"] if x.get("held_path")}
+        shown_paths = ev("Object.fromEntries([...document.querySelectorAll('.snode')].map((g) =>"
+                         " [g.getAttribute('data-id'), [...g.querySelectorAll('tspan.held')].map((t) => t.textContent).join(' ')]))")
+        bad = [(i, p, shown_paths.get(str(i))) for i, p in held.items()
+               if str(i) in shown_paths and shown_paths[str(i)] != p]
+        check(not bad, "%d storage nodes show their held_path: wrong %r" % (
+            sum(1 for i in held if str(i) in shown_paths), bad[:2]))
+        # each problem: its kind, message and fix as the JSON words them, the
+        # holder path beside its storage's link (or for its whole group)
+        groups = ev("[...document.querySelectorAll('#problem-list .pgroup')].map((g) => ({kind: g.getAttribute('data-kind'),"
+                    " label: g.querySelector('.kind')?.textContent, msg: g.querySelector('.msg')?.textContent ?? null,"
+                    " fix: g.querySelector('.fix') ? g.querySelector('.fix').textContent : null,"
+                    " ids: [...g.querySelectorAll('.chips a')].map((a) => Number(a.getAttribute('data-storage'))),"
+                    " paths: Object.fromEntries([...g.querySelectorAll('.path')].map((e) => [e.getAttribute('data-storage'), e.textContent]))}))")
+        by_storage = {}
+        for g in groups:
+            for i in g["ids"]:
+                by_storage[i] = g
+        for p in probs:
+            g = by_storage.get(p["storage"])
+            msg, _, fix = p["message"].rpartition(" Fix: ") if " Fix: " in p["message"] else (p["message"], "", None)
+            path = held.get(p["storage"])
+            ok = g is not None and g["kind"] == p["kind"] and g["label"] and \
+                (fix is None or g["fix"] == "Fix: " + fix.rstrip(".")) and \
+                (path is None or g["paths"].get(str(p["storage"]), g["paths"].get("all")) == path)
+            first = g and [q for q in probs if q["storage"] == g["ids"][0]][0]
+            ok = ok and g["msg"] == first["message"].rpartition(" Fix: ")[0 if " Fix: " in first["message"] else 2]
+            check(ok, "problem %s of storage #%d shown with its fix and path %r: %r" % (p["kind"], p["storage"], path, g))
         with_views = [x for x in report["end"]["storages"] if x["views"]]
         if with_views:
             st = max(with_views, key=lambda x: (x["bytes"], -x["id"])) if not probs else \
@@ -206,9 +236,13 @@ def main():
         got = dict(got)
         root = ev("Number(document.querySelector('#fl-graph .frame.root').getAttribute('data-bytes'))")
         check(root == s["peak_bytes"], "flame graph root = peak bytes: %r" % root)
-        top = sorted(want.items(), key=lambda kv: -kv[1])[:3]
-        check(all(got.get(k) == v for k, v in top if v * 200 >= total),
-              "flame graph outermost frames %r: %r" % (top, [(k, got.get(k)) for k, _ in top]))
+        # every outermost frame drawn carries exactly its folded bytes, and
+        # every folded one wide enough to draw (1.5 px of 1200) is drawn
+        wrong = [(k, v, want.get(k)) for k, v in got.items() if want.get(k) != v]
+        unseen = [k for k, v in want.items() if v * 1200 >= 2 * total and k not in got]
+        check(got and not wrong and not unseen,
+              "flame graph's %d outermost frames = the folded stacks': wrong %r, not drawn %r"
+              % (len(got), wrong[:3], unseen[:3]))
         # zoom into the largest outermost frame, then search
         ev("[...document.querySelectorAll('#fl-graph .frame')].filter((d) => d.style.top === '18px')[0]?.click()")
         check(ev("document.querySelectorAll('#fl-graph .frame.dim').length") >= 1, "clicking a frame zooms into it")
@@ -219,13 +253,38 @@ def main():
         stor_max = ev("Math.max(0, ...JSON.parse(document.getElementById('tl-page').textContent)"
                       ".timeline.series[1].max.filter((v) => v !== null))")
         check(stor_max == s["peak_storage_bytes"], "timeline storages peak %r" % stor_max)
+        # one series per CUDA device, its peak that of the JSON's devices[]
+        for d in report.get("devices", []):
+            if d["device"] == "cpu":
+                continue
+            got = ev("(() => { const n = %s, s = JSON.parse(document.getElementById('tl-page').textContent)"
+                     ".timeline.series.find((x) => x.name === n);"
+                     " const dot = document.querySelector('#tl-svg circle.devpeak[data-series=\"' + n + '\"]');"
+                     " return [s ? Math.max(0, ...s.max.filter((v) => v !== null)) : null,"
+                     " !!document.querySelector('#tl-svg path[data-series=\"' + n + '\"]'),"
+                     " dot ? Number(dot.getAttribute('data-peak')) : 0,"
+                     " !!document.querySelector('#timeline .legend span[data-series=\"' + n + '\"]')]; })()"
+                     % json.dumps(d["device"]))
+            want_dev = [d["peak_storage_bytes"], True, d["peak_storage_bytes"], True]
+            check(got == want_dev, "timeline series %s: peak %d drawn, marked, in the legend: %r"
+                  % (d["device"], d["peak_storage_bytes"], got))
+        if any(x["kind"] == "pinned" for x in report["end"]["storages"]):
+            check(ev("!!document.querySelector('#tl-svg path[data-series=\"pinned\"]')"),
+                  "timeline series of pinned host storages drawn")
         bands = ev("document.querySelectorAll('#tl-svg .band rect[data-band]').length")
         want_bands = sum(r["iterations"] for r in report["regions"])
         check(bands == want_bands, "%d region iterations as bands: %r" % (want_bands, bands))
         ev("(() => { const s = document.getElementById('tl-svg'), r = s.getBoundingClientRect();"
            " s.dispatchEvent(new MouseEvent('click', {clientX: r.left + r.width * 0.5, clientY: r.top + 50, bubbles: true})); })()")
+        rows = ev("[document.querySelectorAll('#tl-detail tr').length, !!document.getElementById('tl-nothing')]")
+        check(rows[0] >= 2 or rows == [0, True], "clicking the timeline lists what was live then: %r rows" % rows)
+        ev("(() => { const c = document.getElementById('tl-peak').getBoundingClientRect();"
+           " document.getElementById('tl-svg').dispatchEvent(new MouseEvent('click', {clientX: c.left + c.width / 2,"
+           " clientY: c.top + c.height / 2, bubbles: true})); })()")
         rows = ev("document.querySelectorAll('#tl-detail tr').length")
-        check(rows >= 2, "clicking the timeline lists what was live then: %r rows" % rows)
+        want_rows = 1 + min(15, report["peak"]["site_count"])
+        check(rows == want_rows or (s["peak_bytes"] == 0 and rows <= 1),
+              "clicking the peak lists its sites: %r rows, want %d" % (rows, want_rows))
 
         if hostile:
             check(ev("window.__tl_pwned === undefined"), "no injected script ran")

@@ -59,3 +59,14 @@ run_case() {
     TL="$TL" "$PYTHON3" "$TL_SRCDIR/tests/integration/cases_check.py" "$1.py" \
         "$TL_SRCDIR/tests/cases/$1.expected.json" report.json "$2" || { cat run.out >&2; exit 1; }
 }
+
+# build_cuda_prog: in the current directory, a stand-in libcudart.so.13
+# (tests/workloads/cudart_standin.c; soname and symbol version as NVIDIA's)
+# and ./cuda_prog linked against it (tests/workloads/cuda_prog.c).
+build_cuda_prog() {
+    printf 'libcudart.so.13 { global: cuda*; local: *; };\n' >cudart.map
+    "${CC:-cc}" -shared -fPIC -g -o libcudart.so.13 -Wl,-soname,libcudart.so.13 \
+        -Wl,--version-script=cudart.map "$SRC_WL/cudart_standin.c" || hard_error "build the stand-in"
+    "${CC:-cc}" -g -O0 -fno-inline -o cuda_prog "$SRC_WL/cuda_prog.c" ./libcudart.so.13 \
+        -Wl,-rpath,"$PWD" || hard_error "build cuda_prog"
+}

@@ -132,6 +132,79 @@ START_TEST(folded_hostile_names)
 }
 END_TEST
 
+/* A trace of FLAME_N storages (100 + i bytes), each allocated at main.py:1
+ * -> f at a line of its own (i + 2), all live to the end; and two more of
+ * 1 and 2 bytes at two Python frame ids that carry one label (same file,
+ * function and line), so their stacks fold into one. */
+#define FLAME_N 4100
+static char *render_wide(tl_format_t format)
+{
+    char dir[] = "/tmp/tl-test-html-XXXXXX", tpath[64];
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(tpath, sizeof tpath, "%s/t.tlt", dir);
+    size_t cap = 1u << 20;
+    uint8_t *rec = malloc(cap);
+    ck_assert_ptr_nonnull(rec);
+    tl_wbuf_t w = {rec, rec + cap, false};
+    tl_tgen_t g;
+    tl_tgen_header(&g, (uint32_t)cap + 64, TL_HDR_F_CLEAN_END, 1, 4245, 1000000000ull);
+    tl_rec_put_pyframe(&w, 0, 1, 1, "/w/main.py", 10, "<module>", 8);
+    for (uint64_t i = 0; i < FLAME_N + 2; i++) {
+        uint64_t line = i < FLAME_N ? i + 2 : 9999; /* the last two: one label */
+        tl_rec_put_pyframe(&w, 0, i + 2, line, "/w/f.py", 7, "f", 1);
+        const uint64_t st[] = {TL_FRAME_PY_TAG | (i + 2), TL_FRAME_PY_TAG | 1};
+        tl_rec_put_stack(&w, 0, i + 1, st, 2);
+        tl_rec_put_alloc(&w, 1000, TL_KIND_STORAGE_C10, 0x7000000 + i * 0x10000,
+                         i < FLAME_N ? 100 + i : i - FLAME_N + 1, i + 1);
+    }
+    tl_rec_put_end(&w, 1000, TL_END_EXIT, 0, FLAME_N + 2, 0, 1, 0);
+    ck_assert(!w.overflow);
+    tl_tgen_chunk(&g, 4245, 0, 1000000000ull, rec, (size_t)(w.p - rec));
+    free(rec);
+    ck_assert_int_eq(tl_tgen_write(tpath, g.buf, g.len), 0);
+    free(g.buf);
+    char *out = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&out, &len);
+    tl_report_opts_t o = {.format = format, .top = 10};
+    ck_assert_int_eq(tl_report_file(tpath, &o, f), TL_EXIT_OK);
+    fclose(f);
+    unlink(tpath);
+    rmdir(dir);
+    return out;
+}
+
+START_TEST(flame_tree_folded_and_page)
+{
+    /* folded: a line per stack, the two of one label summed (1 + 2 B) */
+    char *f = render_wide(TL_FORMAT_FOLDED_PEAK);
+    ck_assert_uint_eq(count(f, "\n"), FLAME_N + 1);
+    ck_assert_ptr_nonnull(strstr(f, "\n<module> (/w/main.py:1);f (/w/f.py:9999) 3\n"));
+    ck_assert_ptr_nonnull(strstr(f, "<module> (/w/main.py:1);f (/w/f.py:2) 100\n"));
+    free(f);
+    /* the page: the same tree, its root and <module> carrying every byte,
+     * the smallest frames beyond the 4000 drawn summed under <module>:
+     * 4103 nodes (root, <module>, 4101 f), 3998 f kept, so the 103 smallest
+     * (3 B, and 100 + 0 .. 100 + 101) are one node of 10200 + 5151 + 3 B. */
+    char *page = render_wide(TL_FORMAT_HTML);
+    uint64_t all = 0;
+    for (uint64_t i = 0; i < FLAME_N; i++)
+        all += 100 + i;
+    all += 3;
+    char want[160];
+    snprintf(want, sizeof want, "[0,\"peak\",null,%llu,%u,%llu,%u,0]", (unsigned long long)all,
+             FLAME_N + 2, (unsigned long long)all, FLAME_N + 2);
+    ck_assert_ptr_nonnull(strstr(page, want));
+    snprintf(want, sizeof want, "[0,\"\\u003cmodule> (/w/main.py:1)\",0,%llu,%u,%llu,%u,0]",
+             (unsigned long long)all, FLAME_N + 2, (unsigned long long)all, FLAME_N + 2);
+    ck_assert_ptr_nonnull(strstr(page, want));
+    ck_assert_ptr_nonnull(strstr(page, "[1,\"103 smaller frames\",null,15354,104,15354,104,103]"));
+    ck_assert_ptr_nonnull(strstr(page, "\"f (/w/f.py:4101)\","));
+    ck_assert_ptr_null(strstr(page, "\"f (/w/f.py:103)\","));
+    free(page);
+}
+END_TEST
+
 START_TEST(timeline_keeps_peak)
 {
     tl_trace_t t;
@@ -143,20 +216,25 @@ START_TEST(timeline_keeps_peak)
     for (uint64_t i = 0; i < 5000; i++) {
         tl_event_t ev = {.ts = 1000 + i * 10, .type = TL_EV_ALLOC};
         uint64_t v = i == 1234 ? 1000000000ull : i;
-        ck_assert(!tl_timeline_step(tl, &t, &ev, v, v / 2));
+        uint64_t sv[TL_SERIES_COUNT] = {v, v / 2, [TL_SERIES_CUDA + 1] = v / 4};
+        ck_assert(!tl_timeline_step(tl, &t, &ev, sv));
     }
     ck_assert_uint_eq(tl->t0, 0);
     ck_assert_uint_eq(tl->width_ns, 64); /* 50990 ns / 1024 buckets -> 49.8 -> 64 */
     size_t n = tl_timeline_nbuckets(tl);
     ck_assert_uint_eq(n, 50990 / 64 + 1);
-    uint64_t max = 0, smax = 0;
+    uint64_t max = 0, smax = 0, dmax = 0;
     for (size_t i = 0; i < n; i++) {
         if (tl->buckets[i].max[TL_SERIES_ALL] > max) max = tl->buckets[i].max[TL_SERIES_ALL];
         if (tl->buckets[i].max[TL_SERIES_STORAGES] > smax)
             smax = tl->buckets[i].max[TL_SERIES_STORAGES];
+        if (tl->buckets[i].max[TL_SERIES_CUDA + 1] > dmax) /* cuda:1 */
+            dmax = tl->buckets[i].max[TL_SERIES_CUDA + 1];
     }
     ck_assert_uint_eq(max, 1000000000ull);
     ck_assert_uint_eq(smax, 500000000ull);
+    ck_assert_uint_eq(dmax, 250000000ull);
+    ck_assert_uint_eq(tl->buckets[n - 1].last[TL_SERIES_CUDA + 1], 4999 / 4);
     ck_assert_uint_eq(tl->buckets[13340 / 64].max[TL_SERIES_ALL], 1000000000ull);
     ck_assert_uint_eq(tl->buckets[n - 1].last[TL_SERIES_ALL], 4999);
     tl_timeline_free(tl);
@@ -202,7 +280,7 @@ START_TEST(timeline_checkpoints)
     ck_assert(tl->cps[1].sites[0].storage);
     ck_assert_uint_eq(tl->cps[1].sites[1].bytes, 100);
     tl_event_t ev = {.ts = 5000, .type = TL_EV_ALLOC};
-    ck_assert(!tl_timeline_step(tl, &t, &ev, 400, 300));
+    ck_assert(!tl_timeline_step(tl, &t, &ev, (uint64_t[TL_SERIES_COUNT]){400, 300}));
     tl_map_remove(&live, 0x1000);
     ck_assert(!tl_timeline_finish(tl, &t, &live));
     ck_assert_uint_eq(tl->ncps, 3);
@@ -236,7 +314,7 @@ START_TEST(timeline_bands_nest)
     tl_timeline_t *tl = tl_timeline_new(&t);
     for (uint32_t i = 0; i < t.nlineage; i++) {
         tl_event_t ev = {.ts = l[i].ts, .type = TL_EV_LINEAGE, .site = i};
-        ck_assert(!tl_timeline_step(tl, &t, &ev, 0, 0));
+        ck_assert(!tl_timeline_step(tl, &t, &ev, (uint64_t[TL_SERIES_COUNT]){0}));
     }
     ck_assert_uint_eq(tl->nbands, 2);
     ck_assert_str_eq(tl->bands[0].name, "inner");
@@ -260,6 +338,7 @@ static Suite *make_html_suite(void)
     tcase_add_test(tc, html_json_escape);
     tcase_add_test(tc, html_hostile_names);
     tcase_add_test(tc, folded_hostile_names);
+    tcase_add_test(tc, flame_tree_folded_and_page);
     tcase_add_test(tc, timeline_keeps_peak);
     tcase_add_test(tc, timeline_checkpoints);
     tcase_add_test(tc, timeline_bands_nest);

@@ -22,6 +22,7 @@
 #define BF_STORAGE 1u /* the block is a storage */
 #define BF_REG     2u /* a heap block that STORAGE_REG made a storage */
 #define BF_PSEUDO  4u /* a registered buffer that is no heap block (STORAGE_REG) */
+#define BF_PINNED  8u /* a pinned host storage (kind pinned) */
 /* Bits 8-15: the storage's device (TL_DEVICE_*, capped at TL_MODEL_DEVICES - 1). */
 #define BF_DEVICE(flags) (((flags) >> 8) & 0xffu)
 
@@ -45,8 +46,9 @@ typedef struct replay {
     uint32_t *touched; /* indexes of cur changed since pk was last brought up to date */
     uint8_t *is_touched;
     size_t ntouched;
-    uint64_t now;       /* time of the event being applied */
-    uint8_t new_device; /* device of the storage new_storage makes (0 = cpu) */
+    uint64_t now;               /* time of the event being applied */
+    uint8_t new_device;         /* device of the storage new_storage makes (0 = cpu) */
+    uint64_t live_pinned_bytes; /* of BF_PINNED blocks (the timeline's pinned series) */
     tl_map_t segs; /* reserve segments (tl_trace_t.ncuda_blocks): key ptr; a = size, b = device */
 } replay_t;
 
@@ -137,6 +139,7 @@ static void count_block(replay_t *r, uint64_t size, unsigned flags, int sign)
     if (flags & BF_STORAGE) {
         r->c.live_storage_bytes += (uint64_t)sign * size;
         r->c.live_storage_blocks += (uint64_t)sign;
+        if (flags & BF_PINNED) r->live_pinned_bytes += (uint64_t)sign * size;
         tl_device_stat_t *d = &r->c.devices[BF_DEVICE(flags)];
         d->seen = true;
         d->live_storage_bytes += (uint64_t)sign * size;
@@ -314,8 +317,9 @@ static bool step(replay_t *r, const tl_event_t *ev, size_t i)
         numpy = !ev->storage && !(ev->pad & TL_EV_F_SAMPLED) && ev->size >= TL_NUMPY_MIN_STORAGE &&
                 numpy_site(r, ev->site);
         unsigned dev = device_slot(TL_EV_DEVICE(ev->pad));
-        add_block(r, ev->ptr, ev->size, ev->site, ev->storage || numpy ? BF_STORAGE | dev << 8 : 0,
-                  ev->ts, &oom);
+        unsigned pinned = ev->storage && storage_kind(ev) == TL_STORAGE_PINNED ? BF_PINNED : 0;
+        add_block(r, ev->ptr, ev->size, ev->site,
+                  ev->storage || numpy ? BF_STORAGE | pinned | dev << 8 : 0, ev->ts, &oom);
         if (!oom && (ev->storage || numpy)) {
             if (r->site_device && ev->site < r->t->nsites)
                 r->site_device[ev->site] = (uint8_t)(dev + 1);
@@ -380,6 +384,16 @@ static bool step(replay_t *r, const tl_event_t *ev, size_t i)
         break;
     }
     return oom;
+}
+
+/* The timeline's sample after ev: every series' bytes live now. */
+static bool timeline_step(const replay_t *r, tl_timeline_t *tl, const tl_event_t *ev)
+{
+    _Static_assert(TL_MODEL_DEVICES - 1 == TL_TIMELINE_CUDA_DEVICES, "a series per CUDA device");
+    uint64_t v[TL_SERIES_COUNT] = {r->c.live_bytes, r->c.live_storage_bytes, r->live_pinned_bytes};
+    for (unsigned d = 1; d < TL_MODEL_DEVICES; d++)
+        v[TL_SERIES_CUDA + d - 1] = r->c.devices[d].live_storage_bytes;
+    return tl_timeline_step(tl, r->t, ev, v);
 }
 
 /* The lineage record after whose event the end point is taken: the last
@@ -471,7 +485,7 @@ bool tl_model_build_with(const tl_trace_t *t, tl_model_t *m, const tl_model_opts
         if (n == 0) first_ts = ev.ts;
         last_ts = ev.ts;
         if ((tl && tl_timeline_before(tl, t, ev.ts, &r.live)) || step(&r, &ev, n) ||
-            (tl && tl_timeline_step(tl, t, &ev, r.c.live_bytes, r.c.live_storage_bytes)))
+            (tl && timeline_step(&r, tl, &ev)))
             goto oom;
         if (script_end && !ended && ev.type == TL_EV_LINEAGE && ev.site == end_lin) {
             if (capture_end(&r, &at_end, true, mark_id, ev.ts, m)) goto oom;

@@ -143,10 +143,9 @@ static bool mark(tl_timeline_t *tl, const tl_lineage_t *l)
     return false;
 }
 
-bool tl_timeline_step(tl_timeline_t *tl, const tl_trace_t *t, const tl_event_t *ev, uint64_t bytes,
-                      uint64_t storage_bytes)
+bool tl_timeline_step(tl_timeline_t *tl, const tl_trace_t *t, const tl_event_t *ev,
+                      const uint64_t v[TL_SERIES_COUNT])
 {
-    const uint64_t v[TL_SERIES_COUNT] = {bytes, storage_bytes};
     sample(tl, ev->ts, v);
     if (ev->type != TL_EV_LINEAGE || ev->site >= t->nlineage) return false;
     const tl_lineage_t *l = &t->lineage[ev->site];

@@ -31,8 +31,19 @@
 #define TL_TIMELINE_MAX_BANDS   4096u
 #define TL_TIMELINE_MAX_MARKS   1024u
 
-/* Series, index into tl_timeline_bucket_t's arrays. */
-enum { TL_SERIES_ALL = 0, TL_SERIES_STORAGES = 1, TL_SERIES_COUNT = 2 };
+/* Series, index into tl_timeline_bucket_t's arrays: all blocks, storages
+ * (every kind and device), pinned host storages (kind pinned), and the
+ * storages of each CUDA device (cuda:0 at TL_SERIES_CUDA, the trace's
+ * TL_DEVICE_CUDA(d) - 1 + TL_SERIES_CUDA; the model's devices beyond share
+ * the last). */
+#define TL_TIMELINE_CUDA_DEVICES 16u
+enum {
+    TL_SERIES_ALL = 0,
+    TL_SERIES_STORAGES = 1,
+    TL_SERIES_PINNED = 2,
+    TL_SERIES_CUDA = 3,
+    TL_SERIES_COUNT = TL_SERIES_CUDA + TL_TIMELINE_CUDA_DEVICES
+};
 
 typedef struct tl_timeline_bucket {
     bool used;                      /* an event fell in it */
@@ -91,16 +102,16 @@ typedef struct tl_timeline {
     uint64_t *acc; /* per site * 2 + storage: bytes, blocks (checkpoints) */
 } tl_timeline_t;
 
-/* A new, empty timeline for t (heap: it is ~50 KiB), or NULL. Bucket 0
+/* A new, empty timeline for t (heap: it is ~320 KiB), or NULL. Bucket 0
  * starts at the trace's start (the header's start_mono); the width fits
  * the span to t's END record, if any. */
 tl_timeline_t *tl_timeline_new(const tl_trace_t *t);
 void tl_timeline_free(tl_timeline_t *tl);
 
-/* After the model applied event ev: bytes / storage_bytes live now. Region
- * and MARK lineage events become bands and marks. */
-bool tl_timeline_step(tl_timeline_t *tl, const tl_trace_t *t, const tl_event_t *ev, uint64_t bytes,
-                      uint64_t storage_bytes);
+/* After the model applied event ev: the bytes live now in each series
+ * (v[TL_SERIES_*]). Region and MARK lineage events become bands and marks. */
+bool tl_timeline_step(tl_timeline_t *tl, const tl_trace_t *t, const tl_event_t *ev,
+                      const uint64_t v[TL_SERIES_COUNT]);
 
 /* Before the model applies an event at ts: takes the checkpoints due by ts
  * from live, the model's live block table (key ptr; a size; b site | flags

@@ -1,5 +1,6 @@
-/* flame.h - a site's stack as flame-graph frames, shared by the folded and
- * HTML renderers.
+/* flame.h - a site's stack as flame-graph frames, and the flame graph of a
+ * set of sites as one tree: the folded writer prints its stacks and the
+ * HTML page draws it, so both show the same numbers.
  *
  * Outermost first. Folded away: the allocator's own innermost frames
  * (tl_allocator_module, TL_ALLOC_NATIVE), the C runtime's start frames, and, in a site
@@ -15,6 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "report/read/map.h"
 #include "report/render/render.h"
 
 typedef struct tl_flame_frame {
@@ -31,5 +33,42 @@ size_t tl_flame_site_frames(const tl_report_ctx_t *c, uint32_t site, tl_flame_fr
  * ';' and control characters replaced (folded input is line- and
  * ';'-separated). buf of n bytes; returns buf. */
 const char *tl_flame_label(const tl_flame_frame_t *f, char *buf, size_t n);
+
+/* One frame of the flame graph: a label under its parent. */
+typedef struct tl_flame_node {
+    uint32_t parent; /* node index; the root (node 0) is its own parent */
+    uint32_t depth;  /* 0 for the root */
+    size_t label;    /* offset of its NUL-terminated label in the tree's labels */
+    bool has_frame;  /* frame is the first frame that made it (not the root, not
+                      * "[no stack recorded]") */
+    tl_flame_frame_t frame;
+    uint64_t bytes, blocks;                 /* of the sites through it */
+    uint64_t storage_bytes, storage_blocks; /* their storage blocks */
+    uint64_t self_bytes;                    /* of the sites whose stack ends here */
+} tl_flame_node_t;
+
+typedef struct tl_flame_tree {
+    tl_flame_node_t *nodes; /* parents before their children */
+    size_t nnodes, cap;
+    char *labels;
+    size_t labels_len, labels_cap;
+    tl_map_t kids; /* hash of (parent, label) -> a = node index + 1 */
+} tl_flame_tree_t;
+
+/* Build into *t (zeroed by the call; free with tl_flame_tree_free) the tree
+ * of sites[0, n) under a root labelled root: each site's frames
+ * (tl_flame_site_frames, "[no stack recorded]" when it has none) as a path,
+ * its bytes and blocks added to every node on it. Frames with the same
+ * label under the same parent are one node (so two sites that fold to the
+ * same stack share all their nodes). true when out of memory. */
+bool tl_flame_tree_build(const tl_report_ctx_t *c, const char *root, const tl_site_stat_t *sites,
+                         size_t n, tl_flame_tree_t *t);
+void tl_flame_tree_free(tl_flame_tree_t *t);
+
+/* The label of node i. */
+static inline const char *tl_flame_node_label(const tl_flame_tree_t *t, size_t i)
+{
+    return t->labels + t->nodes[i].label;
+}
 
 #endif

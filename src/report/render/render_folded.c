@@ -3,8 +3,9 @@
  *
  * TL_FORMAT_FOLDED writes the blocks live at the peak under a root frame
  * "peak" and those live at the end point under "end"; _PEAK and _END write
- * one of them without the root. Identical stacks (sites that fold to the
- * same frames) are summed into one line; lines sorted.
+ * one of them without the root. The stacks are those of flame.c's tree,
+ * which the HTML page draws: sites that fold to the same frames are one
+ * line (their bytes summed); lines sorted.
  */
 #include <inttypes.h>
 #include <stdlib.h>
@@ -22,38 +23,52 @@ static int cmp_line(const void *pa, const void *pb)
     return strcmp(((const line_t *)pa)->stack, ((const line_t *)pb)->stack);
 }
 
-/* The folded stack of site under root (NULL: none), malloc'd; NULL when out
- * of memory. */
-static char *fold(const tl_report_ctx_t *c, const char *root, uint32_t site, tl_flame_frame_t *fr)
+/* The folded stack of node i of t (with its root's label when rooted),
+ * malloc'd; NULL when out of memory. */
+static char *fold(const tl_flame_tree_t *t, size_t i, bool rooted)
 {
     char *s = NULL;
     size_t len = 0;
     FILE *m = open_memstream(&s, &len);
     if (!m) return NULL;
-    size_t n = tl_flame_site_frames(c, site, fr);
-    if (root) fprintf(m, "%s;", root);
-    if (n == 0) fputs("[no stack recorded]", m);
-    for (size_t i = 0; i < n; i++) {
-        char buf[512];
-        fprintf(m, "%s%s", i ? ";" : "", tl_flame_label(&fr[i], buf, sizeof buf));
+    size_t depth = t->nodes[i].depth, *path = malloc((depth + 1) * sizeof *path);
+    if (path) {
+        for (size_t d = depth + 1, at = i; d-- > 0; at = t->nodes[at].parent)
+            path[d] = at;
+        for (size_t d = rooted ? 0 : 1; d <= depth; d++)
+            fprintf(m, "%s%s", d > (rooted ? 0u : 1u) ? ";" : "", tl_flame_node_label(t, path[d]));
     }
-    if (fclose(m) != 0) {
+    free(path);
+    if (fclose(m) != 0 || !path) {
         free(s);
         return NULL;
     }
     return s;
 }
 
-/* Append the lines of sites[0, n) to *lines; true when out of memory. */
+/* Append the lines of the flame tree of sites[0, n) to *lines (grown as
+ * needed); true when out of memory. */
 static bool add_sites(const tl_report_ctx_t *c, const char *root, const tl_site_stat_t *sites,
-                      size_t n, line_t *lines, size_t *nlines, tl_flame_frame_t *fr)
+                      size_t n, line_t **lines, size_t *nlines)
 {
-    for (size_t i = 0; i < n; i++) {
-        char *s = fold(c, root, sites[i].site, fr);
-        if (!s) return true;
-        lines[(*nlines)++] = (line_t){s, sites[i].bytes};
+    tl_flame_tree_t t;
+    if (tl_flame_tree_build(c, root ? root : "", sites, n, &t)) return true;
+    bool oom = false;
+    line_t *p = realloc(*lines, (*nlines + t.nnodes) * sizeof *p);
+    if (!p)
+        oom = true;
+    else
+        *lines = p;
+    for (size_t i = 1; !oom && i < t.nnodes; i++) {
+        if (!t.nodes[i].self_bytes) continue;
+        char *s = fold(&t, i, root != NULL);
+        if (!s)
+            oom = true;
+        else
+            (*lines)[(*nlines)++] = (line_t){s, t.nodes[i].self_bytes};
     }
-    return false;
+    tl_flame_tree_free(&t);
+    return oom;
 }
 
 bool tl_render_folded(const tl_report_ctx_t *c, FILE *out)
@@ -62,29 +77,18 @@ bool tl_render_folded(const tl_report_ctx_t *c, FILE *out)
     tl_format_t fmt = c->opts->format;
     bool peak = fmt != TL_FORMAT_FOLDED_END, end = fmt != TL_FORMAT_FOLDED_PEAK;
     bool rooted = fmt == TL_FORMAT_FOLDED;
-    size_t maxf = 1, nl = 0;
-    for (size_t i = 0; i < c->trace->nsites; i++)
-        if (c->trace->sites[i].nframes > maxf) maxf = c->trace->sites[i].nframes;
-    line_t *lines = malloc((m->npeak_sites + m->nleaks + 1) * sizeof *lines);
-    tl_flame_frame_t *fr = malloc(maxf * sizeof *fr);
-    bool oom = !lines || !fr ||
-               (peak && add_sites(c, rooted ? "peak" : NULL, m->peak_sites, m->npeak_sites, lines,
-                                  &nl, fr)) ||
-               (end && add_sites(c, rooted ? "end" : NULL, m->leaks, m->nleaks, lines, &nl, fr));
+    size_t nl = 0;
+    line_t *lines = NULL;
+    bool oom = (peak &&
+                add_sites(c, rooted ? "peak" : NULL, m->peak_sites, m->npeak_sites, &lines, &nl)) ||
+               (end && add_sites(c, rooted ? "end" : NULL, m->leaks, m->nleaks, &lines, &nl));
     if (!oom) { /* a partial profile would be silently wrong: then nothing */
         qsort(lines, nl, sizeof *lines, cmp_line);
-        for (size_t i = 0; i < nl;) {
-            uint64_t bytes = 0;
-            size_t j = i;
-            for (; j < nl && !strcmp(lines[j].stack, lines[i].stack); j++)
-                bytes += lines[j].bytes;
-            if (bytes) fprintf(out, "%s %" PRIu64 "\n", lines[i].stack, bytes);
-            i = j;
-        }
+        for (size_t i = 0; i < nl; i++)
+            fprintf(out, "%s %" PRIu64 "\n", lines[i].stack, lines[i].bytes);
     }
     for (size_t i = 0; lines && i < nl; i++)
         free(lines[i].stack);
     free(lines);
-    free(fr);
     return oom;
 }

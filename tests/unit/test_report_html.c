@@ -167,7 +167,7 @@ static char *render_wide(tl_format_t format)
     size_t len = 0;
     FILE *f = open_memstream(&out, &len);
     tl_report_opts_t o = {.format = format, .top = 10};
-    ck_assert_int_eq(tl_report_file(tpath, &o, f), TL_EXIT_OK);
+    ck_assert_int_eq(tl_report_file(tpath, &o, f, NULL), TL_STATUS_OK);
     fclose(f);
     unlink(tpath);
     rmdir(dir);

@@ -126,3 +126,7 @@ EXTRA_DIST += tests/integration/src_file_lines.sh
 # Report library layering: no tools/ header, no printing (tl_status_t, tl_msgs_t)
 TESTS += tests/integration/report_layers.sh
 EXTRA_DIST += tests/integration/report_layers.sh
+
+# numpy's buffers of every size as storages, through numpy's data-memory handler
+TESTS += tests/integration/numpy_handler.sh
+EXTRA_DIST += tests/integration/numpy_handler.sh tests/workloads/numpy_handler.py

@@ -178,6 +178,11 @@ typedef enum tl_kind {
     TL_KIND_STORAGE_CUDA = 17,         /* a block of PyTorch's CUDA caching allocator */
     TL_KIND_STORAGE_CUDA_SEGMENT = 18, /* cudaMalloc, cudaMallocAsync, cudaMallocManaged */
     TL_KIND_STORAGE_PINNED = 19,       /* cudaHostAlloc, cudaMallocHost: page-locked host memory */
+    /* Added within version 3 (a reader that predates it takes it for a c10
+     * storage): a data buffer of numpy's default data-memory handler, as
+     * the agent's wrappers of it saw it (src/agent/numpy.h). Host memory,
+     * no device fields. */
+    TL_KIND_STORAGE_NUMPY = 32,
 } tl_kind_t;
 
 #define TL_KIND_DEVICE_FIRST 17u

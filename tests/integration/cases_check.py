@@ -57,6 +57,14 @@ def main():
     check(end.get("point") == "script_end", f"end point {end.get('point')!r}, want script_end")
     storages = end["storages"]
     by_id = {s["id"]: s for s in storages}
+    small_at_peak = 0  # bytes of numpy buffers the case does not count, live at the peak
+    if "numpy data buffers of >= 65536 B" in exp.get("counted_as_storages", ""):
+        # The case counts numpy's buffers by the old size rule; the report
+        # knows all of them through numpy's handler (a Generator's 16 B seed).
+        small = [s for s in storages if s.get("kind") == "numpy" and s["bytes"] < 65536]
+        peak_ns = rep["summary"]["peak_storage_time_ns"]
+        small_at_peak = sum(s["bytes"] for s in small if s["time_ns"] <= peak_ns)
+        storages = [s for s in storages if s not in small]
     live = exp["live_at_end"]
     check(len(storages) == live["count"],
           f"{len(storages)} live storages, want {live['count']}: "
@@ -165,8 +173,8 @@ def main():
         check(not probs, f"duplicate_copy problems for storages that are not copies: {probs}")
 
     # the peak of live storage bytes
-    check(rep["summary"]["peak_storage_bytes"] == exp["peak"]["bytes"],
-          f"peak storage bytes {rep['summary']['peak_storage_bytes']}, want {exp['peak']['bytes']}")
+    peak = rep["summary"]["peak_storage_bytes"] - small_at_peak
+    check(peak == exp["peak"]["bytes"], f"peak storage bytes {peak}, want {exp['peak']['bytes']}")
     print(f"case {case}: ok ({len(storages)} storages, {total} B)")
 
 

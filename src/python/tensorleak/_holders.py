@@ -26,7 +26,6 @@ import types
 
 from tensorleak import _agent, _cover, _paths
 
-NUMPY_MIN_STORAGE = 65536  # numpy buffers below this are not storages (docs/report-schema.md)
 
 
 def _library_prefixes():
@@ -264,7 +263,7 @@ def describe(api, snap, extra_roots=()):
         from tensorleak import _numpy
 
         _each(arrays, arrays_skipped,
-              lambda a: _numpy.add_array(storages, a, _Storage, _extent, NUMPY_MIN_STORAGE))
+              lambda a: _numpy.add_array(storages, a, _Storage, _extent, _numpy.min_storage()))
     notes = set()
     try:
         _name_holders(w, storages, tensor_type)

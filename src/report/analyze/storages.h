@@ -22,14 +22,15 @@
 /* How a block came to be a storage. */
 enum {
     TL_STORAGE_C10 = 0,          /* ALLOC of a storage kind (c10::alloc_cpu) */
-    TL_STORAGE_NUMPY = 1,        /* numpy's default data allocator, >= TL_NUMPY_MIN_STORAGE */
+    TL_STORAGE_NUMPY = 1,        /* numpy's data handler; else its allocator, >= TL_NUMPY_MIN_STORAGE */
     TL_STORAGE_REGISTERED = 2,   /* STORAGE_REG (tl_storage_register) */
     TL_STORAGE_CUDA = 3,         /* a block of PyTorch's CUDA caching allocator */
     TL_STORAGE_CUDA_SEGMENT = 4, /* cudaMalloc* (a storage when no blocks are known) */
     TL_STORAGE_PINNED = 5,       /* cudaHostAlloc / cudaMallocHost */
 };
 
-/* numpy data buffers below this are not storages (tests/cases/README.md). */
+/* Without numpy's handler in the trace, numpy data buffers below this are
+ * not storages (tests/cases/README.md). */
 #define TL_NUMPY_MIN_STORAGE 65536u
 
 #define TL_NO_SITE UINT32_MAX

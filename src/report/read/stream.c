@@ -56,6 +56,7 @@ static uint16_t device_pad(uint64_t kind, uint64_t device)
     unsigned dk = kind == TL_KIND_STORAGE_CUDA           ? TL_EV_DK_CUDA
                   : kind == TL_KIND_STORAGE_CUDA_SEGMENT ? TL_EV_DK_SEGMENT
                   : kind == TL_KIND_STORAGE_PINNED       ? TL_EV_DK_PINNED
+                  : kind == TL_KIND_STORAGE_NUMPY        ? TL_EV_DK_NUMPY
                                                          : TL_EV_DK_NONE;
     if (dk == TL_EV_DK_NONE) return 0;
     return (uint16_t)(dk << 4 | (device > 255 ? 255u : (unsigned)device) << 8);

@@ -1,0 +1,67 @@
+#!/bin/sh
+# numpy_handler.sh - numpy's data buffers of every size are storages, from
+# numpy's own data-memory handler (wrapped by the agent, docs/python.md): a
+# 16-element np.ones is a 128 B storage at its line, a slice keeps a 64 MiB
+# buffer pinned, arrays of another thread and of a fresh context are
+# storages, a resize (realloc) makes a storage of the new size, freed arrays
+# are not live; with TENSORLEAK_NUMPY_HANDLER=0 the report falls back to the
+# size rule and says so.
+. "$TL_SRCDIR/tests/integration/lib.sh"
+"$PYTHON3" -c 'import numpy' 2>/dev/null || skip "$PYTHON3 cannot import numpy"
+echo "numpy $("$PYTHON3" -c 'import numpy; print(numpy.__version__)')"
+make_tmp
+S="$SRC_WL/numpy_handler.py"
+for mode in hook off; do
+    [ $mode = off ] && export TENSORLEAK_NUMPY_HANDLER=0
+    "$TL" run --output="$TMP/$mode.%p.tlt" -- "$PYTHON3" "$S" >run.out 2>run.err ||
+        { cat run.err >&2; fail "$mode: run exited $?"; }
+    grep -qx "numpy_handler: done" run.out || fail "$mode: program output: $(cat run.out)"
+    "$TL" report --format=json "$TMP"/$mode.*.tlt >$mode.json || fail "$mode: report exited $?"
+done
+"$PYTHON3" - "$S" hook.json off.json <<'PY' || exit 1
+import json, os, re, sys
+script, hook, off = sys.argv[1], json.load(open(sys.argv[2])), json.load(open(sys.argv[3]))
+site = {m.group(1): i + 1 for i, l in enumerate(open(script))
+        for m in [re.search(r"SITE:(\w+)", l)] if m}
+base = os.path.basename(script)
+
+def fail(msg):
+    print("FAIL:", msg)
+    sys.exit(1)
+
+def lines(stack):
+    return [f["line"] for f in stack or [] if os.path.basename(f.get("file") or "") == base]
+
+def live(rep):
+    return {lines(s["stack"])[0]: s for s in rep["end"]["storages"] if lines(s["stack"])}
+
+got = live(hook)
+want = {"small": (128, "tensor"), "big": (67108864, "view"), "thread": (256, "tensor"),
+        "resize": (32768, "tensor"), "context": (24, "tensor")}
+for name, (nbytes, held) in want.items():
+    s = got.get(site[name])
+    if s is None or (s["kind"], s["bytes"], s["held_by"]) != ("numpy", nbytes, held):
+        fail(f"{name} (line {site[name]}): {s and (s['kind'], s['bytes'], s['held_by'])}, "
+             f"want ('numpy', {nbytes}, {held!r})")
+big = got[site["big"]]
+if big["pinned_bytes"] != 67108864 - 128 or [v["bytes"] for v in big["views"]] != [128]:
+    fail(f"big: pinned {big['pinned_bytes']}, views {[v['bytes'] for v in big['views']]}")
+if not any(f.get("function") == "worker" for f in got[site["thread"]]["stack"]):
+    fail("the thread's storage has no frame of worker()")
+if site["gone"] in got:
+    fail("a freed array of line gone is live")
+made = sum(s["count"] for s in hook["storage_sites"]
+           if lines(s["stack"])[:1] == [site["gone"]] and s["bytes"] == 64 * s["count"])
+if made != 50:
+    fail(f"{made} storages of 64 B made at line gone, want 50")
+if hook["notes"]:
+    fail(f"notes with the hook: {hook['notes']}")
+# the size rule without the hook: the 64 MiB buffer only, and a note
+got = live(off)
+if site["small"] in got or got.get(site["big"], {}).get("bytes") != 67108864:
+    fail(f"off: storages at lines {sorted(got)}, want only line {site['big']}")
+if not any("TENSORLEAK_NUMPY_HANDLER=0" in n for n in off["notes"]):
+    fail(f"off: notes {off['notes']}")
+print("numpy storages of every size:", {k: got_k["bytes"] for k, got_k in
+                                         ((k, live(hook)[site[k]]) for k in want)})
+PY

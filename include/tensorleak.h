@@ -108,12 +108,14 @@ typedef struct tl_agent_api {
      * default PyDataMem_Handler (NEP 49, numpy >= 1.22: the pointer of the
      * PyDataMem_DefaultHandler capsule); its allocator functions are
      * wrapped in place, for every thread and context, so each buffer numpy
-     * allocates is recorded with its stack. Returns 0 (wrapped, now or
-     * before), -EINVAL (not numpy's default handler of version 1), -EFAULT
-     * (not writable), -EBUSY (another one is wrapped already) or -ENOSYS
-     * (not recording). Call with the GIL held. Present when `size` covers
-     * it. */
-    int (*numpy_handler)(void *handler);
+     * allocates is recorded with its stack. `array_type` (or NULL) is
+     * numpy's PyArray_Type, whose tp_alloc and tp_free are wrapped so an
+     * ndarray object (a view) names the line that made it. Returns 0
+     * (wrapped, now or before), -EINVAL (not numpy's default handler of
+     * version 1, a NULL slot), -EFAULT (not writable), -EBUSY (another one
+     * is wrapped already) or -ENOSYS (not recording). Call with the GIL
+     * held. Present when `size` covers it. */
+    int (*numpy_handler)(void *handler, void *array_type);
 } tl_agent_api_t;
 
 /* Exported by libtensorleak.so: returns the table, or NULL if the agent does

@@ -269,11 +269,13 @@ static void device_free(int kind, int device, const void *ptr, uint64_t ts_ns)
     tl_record_api_device(true, (uint64_t)kind, dev, 0, u(ptr), 0, 0, ts_ns);
 }
 
-static int numpy_handler(void *handler)
+static int numpy_handler(void *handler, void *array_type)
 {
     TL_GUARD_SCOPE;
     if (!enter()) return -ENOSYS;
-    return tl_numpy_wrap(handler);
+    int rc = tl_numpy_wrap(handler);
+    if (rc == 0 && array_type) rc = tl_numpy_wrap_type(array_type);
+    return rc;
 }
 
 static const tl_agent_api_t api_table = {

@@ -16,10 +16,12 @@
 #include <malloc.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <string.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "agent/clock.h"
 #include "agent/record.h"
 #include "agent/tsd.h"
 #include "common/trace_format.h"
@@ -145,8 +147,88 @@ int tl_numpy_wrap(void *handler)
     return 0;
 }
 
+/* --- ndarray objects: where each was made (numpy.h) --- */
+
+typedef void *(*tp_alloc_fn)(void *type, intptr_t nitems);
+typedef void (*tp_free_fn)(void *obj);
+
+static tp_alloc_fn orig_tp_alloc;
+static tp_free_fn orig_tp_free;
+static _Atomic(void *) array_type; /* the PyTypeObject whose slots are ours */
+
+/* A numpy object made (live) or gone (TL_KIND_PYOBJECT): an ALLOC of size 0
+ * with its Python stack, or a FREE; outside the END counters and the live
+ * table (its ALLOC is not a block), none in aggregate mode. */
+static void object_record(const void *obj, bool live)
+{
+    if (tl_record_mode == TL_MODE_AGGREGATE) return;
+    int saved = errno;
+    tl_record_thread_begin();
+    uint64_t p = (uintptr_t)obj, id = live ? tl_record_py_stack() : 0, ts = tl_clock_now();
+    tl_writer_t *w = tl_record_writer();
+    if (live ? tl_writer_alloc(w, &tl_tsd.cur, ts, TL_KIND_PYOBJECT, p, 0, id)
+             : tl_writer_free(w, &tl_tsd.cur, ts, TL_KIND_PYOBJECT, p))
+        tl_counters_add(&tl_tsd.slot->dropped, 1);
+    errno = saved;
+}
+
+/* Only ndarray itself: a subclass numpy made before the swap kept the
+ * slots it inherited, a gc-tracked subclass frees through its own tp_free
+ * (its records would stay open), and its allocation may run a collection,
+ * so Python code: that runs as without us, never under our guard. ndarray
+ * is not gc-tracked: its tp_alloc is Python's object allocator alone. */
+static void *np_tp_alloc(void *type, intptr_t nitems)
+{
+    if (type != atomic_load_explicit(&array_type, memory_order_relaxed))
+        return orig_tp_alloc(type, nitems);
+    bool track = tracking();
+    void *obj;
+    {
+        TL_GUARD_SCOPE; /* Python's allocator may use malloc: not a record of its own */
+        obj = orig_tp_alloc(type, nitems);
+    }
+    if (track && obj) {
+        TL_GUARD_SCOPE;
+        object_record(obj, true);
+    }
+    return obj;
+}
+
+static void np_tp_free(void *obj)
+{
+    /* ob_type is still set when a deallocator calls tp_free. */
+    if (obj && *(void **)((char *)obj + TL_NP_OB_TYPE) == atomic_load(&array_type) && tracking()) {
+        TL_GUARD_SCOPE;
+        object_record(obj, false);
+    }
+    TL_GUARD_SCOPE;
+    orig_tp_free(obj);
+}
+
+int tl_numpy_wrap_type(void *type)
+{
+    char *t = type;
+    void *now[3]; /* tp_alloc, tp_new, tp_free */
+    if (!t || !peek(now, t + TL_NP_TP_ALLOC, sizeof now) || !now[0] || !now[2]) return -EINVAL;
+    void *had = atomic_load(&array_type);
+    if (had) return had == type ? 0 : -EBUSY;
+    if (!poke(t + TL_NP_TP_ALLOC, now, sizeof now)) return -EFAULT;
+    orig_tp_alloc = (tp_alloc_fn)now[0];
+    orig_tp_free = (tp_free_fn)now[2];
+    void *none = NULL;
+    if (!atomic_compare_exchange_strong(&array_type, &none, type)) return none == type ? 0 : -EBUSY;
+    __atomic_store_n((tp_free_fn *)(void *)(t + TL_NP_TP_FREE), np_tp_free, __ATOMIC_RELEASE);
+    __atomic_store_n((tp_alloc_fn *)(void *)(t + TL_NP_TP_ALLOC), np_tp_alloc, __ATOMIC_RELEASE);
+    return 0;
+}
+
 void tl_numpy_reset(void)
 {
     tl_np_handler_t *h = atomic_exchange(&wrapped, NULL);
     if (h) h->allocator = orig;
+    char *t = atomic_exchange(&array_type, NULL);
+    if (t) {
+        *(tp_alloc_fn *)(void *)(t + TL_NP_TP_ALLOC) = orig_tp_alloc;
+        *(tp_free_fn *)(void *)(t + TL_NP_TP_FREE) = orig_tp_free;
+    }
 }

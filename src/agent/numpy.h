@@ -43,7 +43,24 @@ typedef struct tl_np_handler {
  * the agent stops recording. */
 int tl_numpy_wrap(void *handler);
 
-/* Forget the wrapped handler (unit tests: their fake handlers go away). */
+/* CPython's PyTypeObject (Include/cpython/object.h, the same in 3.8-3.13):
+ * byte offsets of tp_alloc and tp_free (tp_new between them), and of an
+ * object's type (default builds, not free-threaded ones). The Python
+ * package checks them against the running interpreter before it passes a
+ * type (tensorleak/_numpy.py). */
+#define TL_NP_TP_ALLOC 304
+#define TL_NP_TP_FREE  320
+#define TL_NP_OB_TYPE  8 /* PyObject's ob_type (after ob_refcnt) */
+
+/* Wrap tp_alloc and tp_free of type (numpy's PyArray_Type, a static type):
+ * each ndarray object made from then on gets an ALLOC of TL_KIND_PYOBJECT
+ * with its Python stack, and a FREE when it goes, so a view found at a
+ * report point names the line that made it. Return values as
+ * tl_numpy_wrap's (-EINVAL: a slot is NULL or unreadable). GIL held. */
+int tl_numpy_wrap_type(void *type);
+
+/* Forget the wrapped handler and type, putting numpy's functions back (unit
+ * tests: their fake handlers go away). */
 void tl_numpy_reset(void);
 
 #endif /* TL_AGENT_NUMPY_H */

@@ -102,7 +102,7 @@ def main():
                 check(v["offset"] == w["offset_bytes"], f"view offset {v['offset']} != {w['offset_bytes']}")
                 check(v["bytes"] == w["numel_bytes"], f"view bytes {v['bytes']} != {w['numel_bytes']}")
                 check(v["extent"] == w["extent_bytes"], f"view extent {v['extent']} != {w['extent_bytes']}")
-                if "view_line" in p and case != "02":  # numpy views carry no stack
+                if "view_line" in p:
                     vl = script_lines(v.get("stack"), script)
                     check(vl and vl[0] == p["view_line"],
                           f"view made at lines {vl}, want {p['view_line']}")

@@ -2,7 +2,7 @@
 # numpy_handler.sh - numpy's data buffers of every size are storages, from
 # numpy's own data-memory handler (wrapped by the agent, docs/python.md): a
 # 16-element np.ones is a 128 B storage at its line, a slice keeps a 64 MiB
-# buffer pinned, arrays of another thread and of a fresh context are
+# buffer pinned and names the line that made it, arrays of another thread and of a fresh context are
 # storages, a resize (realloc) makes a storage of the new size, freed arrays
 # are not live; with TENSORLEAK_NUMPY_HANDLER=0 the report falls back to the
 # size rule and says so.
@@ -44,8 +44,10 @@ for name, (nbytes, held) in want.items():
         fail(f"{name} (line {site[name]}): {s and (s['kind'], s['bytes'], s['held_by'])}, "
              f"want ('numpy', {nbytes}, {held!r})")
 big = got[site["big"]]
-if big["pinned_bytes"] != 67108864 - 128 or [v["bytes"] for v in big["views"]] != [128]:
-    fail(f"big: pinned {big['pinned_bytes']}, views {[v['bytes'] for v in big['views']]}")
+views = [(v["bytes"], lines(v["stack"])[:1]) for v in big["views"]]
+if big["pinned_bytes"] != 67108864 - 128 or views != [(128, [site["head"]])]:
+    fail(f"big: pinned {big['pinned_bytes']}, views (bytes, line) {views}, "
+         f"want one of 128 B at line {site['head']}")
 if not any(f.get("function") == "worker" for f in got[site["thread"]]["stack"]):
     fail("the thread's storage has no frame of worker()")
 if site["gone"] in got:

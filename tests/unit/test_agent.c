@@ -1018,12 +1018,63 @@ START_TEST(numpy_wrap_refuses)
 }
 END_TEST
 
+/* A stand-in for ndarray's PyTypeObject: tp_alloc and tp_free at CPython's
+ * offsets, an object whose ob_type names the type. */
+static int tp_calls[2];
+static _Alignas(16) char fake_type[400];
+
+static void *fake_tp_alloc(void *type, intptr_t n)
+{
+    ck_assert_ptr_eq(type, fake_type);
+    ck_assert_int_eq(n, 0);
+    tp_calls[0]++;
+    void **obj = calloc(4, sizeof(void *));
+    obj[1] = type; /* ob_type */
+    return obj;
+}
+
+static void fake_tp_free(void *obj)
+{
+    tp_calls[1]++;
+    free(obj);
+}
+
+/* The type's tp_alloc / tp_free reach CPython's with their arguments and
+ * result; a NULL slot is refused; reset puts them back. */
+START_TEST(numpy_wrap_type_passes_through)
+{
+    void **alloc_slot = (void **)(void *)(fake_type + TL_NP_TP_ALLOC);
+    void **free_slot = (void **)(void *)(fake_type + TL_NP_TP_FREE);
+    *alloc_slot = NULL;
+    *free_slot = (void *)fake_tp_free;
+    ck_assert_int_eq(tl_numpy_wrap_type(fake_type), -EINVAL);
+    ck_assert_int_eq(tl_numpy_wrap_type(NULL), -EINVAL);
+    *alloc_slot = (void *)fake_tp_alloc;
+    memset(tp_calls, 0, sizeof tp_calls);
+    ck_assert_int_eq(tl_numpy_wrap_type(fake_type), 0);
+    ck_assert_int_eq(tl_numpy_wrap_type(fake_type), 0);
+    ck_assert_ptr_ne(*alloc_slot, (void *)fake_tp_alloc);
+    ck_assert_ptr_ne(*free_slot, (void *)fake_tp_free);
+    void *(*tp_alloc)(void *, intptr_t) = (void *(*)(void *, intptr_t)) * alloc_slot;
+    void (*tp_free)(void *) = (void (*)(void *)) * free_slot;
+    void *obj = tp_alloc(fake_type, 0);
+    ck_assert_ptr_nonnull(obj);
+    tp_free(obj);
+    ck_assert_int_eq(tp_calls[0], 1);
+    ck_assert_int_eq(tp_calls[1], 1);
+    tl_numpy_reset();
+    ck_assert_ptr_eq(*alloc_slot, (void *)fake_tp_alloc);
+    ck_assert_ptr_eq(*free_slot, (void *)fake_tp_free);
+}
+END_TEST
+
 static Suite *make_numpy_suite(void)
 {
     Suite *s = suite_create("numpy");
     TCase *tc = tcase_create("handler");
     tcase_add_test(tc, numpy_wrap_passes_through);
     tcase_add_test(tc, numpy_wrap_refuses);
+    tcase_add_test(tc, numpy_wrap_type_passes_through);
     suite_add_tcase(s, tc);
     return s;
 }

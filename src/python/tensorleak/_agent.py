@@ -44,7 +44,7 @@ class _Api(ctypes.Structure):
         ("device_alloc", _F(None, _int, _int, _u64, _p, _s, _u64, _u64)),
         ("device_free", _F(None, _int, _int, _p, _u64)),
         # version 3: numpy's default data-memory handler wrapped (_numpy.py)
-        ("numpy_handler", _F(_int, _p)),
+        ("numpy_handler", _F(_int, _p, _p)),
     ]
 
 

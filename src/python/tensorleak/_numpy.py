@@ -3,6 +3,7 @@ data-memory handler (NEP 49), views through the .base chain, copies through
 numpy's copying functions."""
 import ctypes
 import functools
+import os
 import sys
 
 from tensorleak import _agent
@@ -57,6 +58,31 @@ def _handler_of(umath):
     return py.PyCapsule_GetPointer(default, b"mem_handler")
 
 
+# CPython's PyTypeObject: byte offsets of fields checked against the running
+# interpreter before numpy's ndarray type is handed to the agent
+# (src/agent/numpy.h): the same in CPython 3.8-3.13 (default builds).
+TP_BASICSIZE, TP_FLAGS, TP_ALLOC, TP_FREE = 32, 168, 304, 320
+
+
+def _array_type(np_ndarray):
+    """The address of ndarray's PyTypeObject when its layout is the one the
+    agent knows and its tp_alloc / tp_free are CPython's own (so ours can
+    call them); else None (views then name no line)."""
+    import sys as _sys
+
+    if getattr(_sys, "_is_gil_enabled", lambda: True)() is False:
+        return None  # a free-threaded build: another object header
+    addr = id(np_ndarray)
+    word = lambda off: ctypes.c_void_p.from_address(addr + off).value or 0
+    py = ctypes.pythonapi
+    generic = ctypes.cast(py.PyType_GenericAlloc, ctypes.c_void_p).value
+    obj_free = ctypes.cast(py.PyObject_Free, ctypes.c_void_p).value
+    if (word(TP_BASICSIZE) != np_ndarray.__basicsize__ or word(TP_FLAGS) != np_ndarray.__flags__
+            or word(TP_ALLOC) != generic or word(TP_FREE) != obj_free):
+        return None
+    return addr
+
+
 def _umath():
     """numpy's extension module (not numpy 2's numpy.core shim), or None."""
     for name in UMATH_MODULES[::-1]:
@@ -84,7 +110,8 @@ def wrap_handler():
         why = "numpy's _multiarray_umath extension not found"
     else:
         try:
-            rc = api.numpy_handler(_handler_of(umath))
+            views = os.environ.get("TENSORLEAK_NUMPY_VIEW_LINES", "1") != "0"
+            rc = api.numpy_handler(_handler_of(umath), _array_type(umath.ndarray) if views else None)
             if rc:
                 why = f"the agent refused numpy's handler (error {-rc})"
         except Exception as exc:

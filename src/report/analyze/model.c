@@ -307,6 +307,9 @@ static bool step(replay_t *r, const tl_event_t *ev, size_t i)
     unsigned flags = 0;
     r->now = ev->ts;
     bool reserve = TL_EV_DKIND(ev->pad) == TL_EV_DK_SEGMENT && r->t->ncuda_blocks;
+    if (ev->pad & TL_EV_F_OBJECT) /* not a block: where a (numpy) object was made */
+        return (ev->type == TL_EV_ALLOC || ev->type == TL_EV_FREE) && r->st &&
+               tl_stor_object(r->st, ev->ptr, ev->site, ev->type == TL_EV_ALLOC);
     switch (ev->type) {
     case TL_EV_ALLOC: {
         if (reserve) {

@@ -194,24 +194,33 @@ def _cycles(w, storages, tensor_type, skipped, module_dicts):
         base = _base_of(cands[k], tensor_type)
         if not base or (base in storages and not storages[base].cycle):
             continue
+        grad = None
         try:
             s, index = _paths.garbage(cands, k, own, module_dicts)
+            if s is not None:
+                text = _paths.cycle_text(s, index)
+            else:  # no gc cycle: backward(create_graph=True)'s, through C++?
+                text, grad = _paths.grad_cycle(cands[k], tensor_type) or (None, None)
         except Exception as exc:
             skipped.failed(exc)
             continue
-        if s is None:
-            continue
-        text = _paths.cycle_text(s, index)
         s = index = None
-        why = _torch.add_tensor(storages, cands[k], _Storage, _extent)
-        if why is not None:
-            skipped.add(why)
+        if text is None:
             continue
-        st = storages.get(base)
-        if st is not None:
-            st.cycle = True
-            if st.why is None:
-                st.why = (text, _agent.CAUSE_CYCLE)
+        held = [(cands[k], text)]
+        if grad is not None:  # the gradient is in the same ring
+            held.append((grad, text + "; this is its .grad"))
+        for t, why_text in held:
+            why = _torch.add_tensor(storages, t, _Storage, _extent)
+            if why is not None:
+                skipped.add(why)
+                continue
+            st = storages.get(_base_of(t, tensor_type))
+            if st is not None:
+                st.cycle = True
+                if st.why is None:
+                    st.why = (why_text, _agent.CAUSE_CYCLE)
+        held = grad = None
     return note
 
 

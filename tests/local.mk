@@ -134,4 +134,5 @@ EXTRA_DIST += tests/integration/numpy_handler.sh tests/workloads/numpy_handler.p
 # holders: a threading.local of a live thread, the .grad cycle of backward(create_graph=True)
 TESTS += tests/integration/thread_local.sh tests/integration/grad_cycle.sh
 EXTRA_DIST += tests/integration/thread_local.sh tests/workloads/thread_local.py \
-	tests/integration/grad_cycle.sh tests/workloads/grad_cycle.py
+	tests/integration/grad_cycle.sh tests/workloads/grad_cycle.py \
+	tests/integration/sites.py

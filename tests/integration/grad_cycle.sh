@@ -6,26 +6,14 @@
 need_torch
 make_tmp
 S="$SRC_WL/grad_cycle.py"
-"$TL" run --output="$TMP/t.%p.tlt" -- "$PYTHON3" "$S" >run.out 2>run.err ||
-    { cat run.err >&2; fail "run exited $?"; }
-grep -qx "grad_cycle: done" run.out || fail "program output: $(cat run.out)"
-"$TL" report --format=json "$TMP"/t.*.tlt >report.json || fail "report exited $?"
-"$PYTHON3" - "$S" report.json <<'PY' || exit 1
-import json, os, re, sys
+run_report "$S" "grad_cycle: done"
+PYTHONPATH="$TL_SRCDIR/tests/integration" "$PYTHON3" - "$S" report.json <<'PY' || exit 1
+import json, sys
+from sites import fail, live_by_line, site_lines
 script, rep = sys.argv[1], json.load(open(sys.argv[2]))
-site = {m.group(1): i + 1 for i, l in enumerate(open(script))
-        for m in [re.search(r"SITE:(\w+)", l)] if m}
-base = os.path.basename(script)
-
-def fail(msg):
-    print("FAIL:", msg)
-    sys.exit(1)
-
-got = {}
-for s in rep["end"]["storages"]:
-    lines = [f["line"] for f in s["stack"] if os.path.basename(f.get("file") or "") == base]
-    if s["bytes"] == 4 << 20 and lines:
-        got[lines[0]] = s
+site = site_lines(script)
+got = {line: s for line, ss in live_by_line(rep, script).items() for s in ss
+       if s["bytes"] == 4 << 20}
 for name in ("leaf", "grad"):
     s = got.get(site[name])
     if s is None:

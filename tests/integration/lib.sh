@@ -59,3 +59,15 @@ run_case() {
     TL="$TL" "$PYTHON3" "$TL_SRCDIR/tests/integration/cases_check.py" "$1.py" \
         "$TL_SRCDIR/tests/cases/$1.expected.json" report.json "$2" || { cat run.out >&2; exit 1; }
 }
+
+# run_report SCRIPT DONE [NAME]: run "$PYTHON3" SCRIPT under `tensorleak run`
+# (traces $TMP/NAME.*.tlt), check that its output has the line DONE, and
+# write the JSON report to NAME.json (NAME: report). Python checks of it can
+# import sites.py (PYTHONPATH is set to this directory).
+run_report() {
+    _n=${3:-report}
+    "$TL" run --output="$TMP/$_n.%p.tlt" -- "$PYTHON3" "$1" >run.out 2>run.err ||
+        { cat run.err >&2; fail "$_n: run exited $?"; }
+    grep -qx "$2" run.out || fail "$_n: program output: $(head -n 3 run.out)"
+    "$TL" report --format=json "$TMP"/$_n.*.tlt >"$_n.json" || fail "$_n: report exited $?"
+}

@@ -2,8 +2,8 @@
 # numpy_handler.sh - numpy's data buffers of every size are storages, from
 # numpy's own data-memory handler (wrapped by the agent, docs/python.md): a
 # 16-element np.ones is a 128 B storage at its line, a slice keeps a 64 MiB
-# buffer pinned and names the line that made it, arrays of another thread and of a fresh context are
-# storages, a resize (realloc) makes a storage of the new size, freed arrays
+# buffer pinned and names the line that made it, arrays of another thread
+# and of a fresh context are storages, a resize (realloc) makes a storage of the new size, freed arrays
 # are not live; with TENSORLEAK_NUMPY_HANDLER=0 the report falls back to the
 # size rule and says so.
 . "$TL_SRCDIR/tests/integration/lib.sh"
@@ -11,30 +11,16 @@
 echo "numpy $("$PYTHON3" -c 'import numpy; print(numpy.__version__)')"
 make_tmp
 S="$SRC_WL/numpy_handler.py"
-for mode in hook off; do
-    [ $mode = off ] && export TENSORLEAK_NUMPY_HANDLER=0
-    "$TL" run --output="$TMP/$mode.%p.tlt" -- "$PYTHON3" "$S" >run.out 2>run.err ||
-        { cat run.err >&2; fail "$mode: run exited $?"; }
-    grep -qx "numpy_handler: done" run.out || fail "$mode: program output: $(cat run.out)"
-    "$TL" report --format=json "$TMP"/$mode.*.tlt >$mode.json || fail "$mode: report exited $?"
-done
-"$PYTHON3" - "$S" hook.json off.json <<'PY' || exit 1
-import json, os, re, sys
+run_report "$S" "numpy_handler: done" hook
+export TENSORLEAK_NUMPY_HANDLER=0  # the size rule
+run_report "$S" "numpy_handler: done" off
+PYTHONPATH="$TL_SRCDIR/tests/integration" "$PYTHON3" - "$S" hook.json off.json <<'PY' || exit 1
+import json, sys
+from sites import fail, live_by_line, script_lines, site_lines
 script, hook, off = sys.argv[1], json.load(open(sys.argv[2])), json.load(open(sys.argv[3]))
-site = {m.group(1): i + 1 for i, l in enumerate(open(script))
-        for m in [re.search(r"SITE:(\w+)", l)] if m}
-base = os.path.basename(script)
-
-def fail(msg):
-    print("FAIL:", msg)
-    sys.exit(1)
-
-def lines(stack):
-    return [f["line"] for f in stack or [] if os.path.basename(f.get("file") or "") == base]
-
-def live(rep):
-    return {lines(s["stack"])[0]: s for s in rep["end"]["storages"] if lines(s["stack"])}
-
+site = site_lines(script)
+lines = lambda stack: script_lines(stack, script)
+live = lambda rep: {line: ss[0] for line, ss in live_by_line(rep, script).items()}
 got = live(hook)
 want = {"small": (128, "tensor"), "big": (67108864, "view"), "thread": (256, "tensor"),
         "resize": (32768, "tensor"), "context": (24, "tensor")}

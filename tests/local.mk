@@ -129,7 +129,8 @@ EXTRA_DIST += tests/integration/report_layers.sh
 
 # numpy's buffers of every size as storages, through numpy's data-memory handler
 TESTS += tests/integration/numpy_handler.sh
-EXTRA_DIST += tests/integration/numpy_handler.sh tests/workloads/numpy_handler.py
+EXTRA_DIST += tests/integration/numpy_handler.sh tests/workloads/numpy_handler.py \
+	tests/python/test_numpy_handler.py
 
 # holders: a threading.local of a live thread, the .grad cycle of backward(create_graph=True)
 TESTS += tests/integration/thread_local.sh tests/integration/grad_cycle.sh

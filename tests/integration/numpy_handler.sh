@@ -3,10 +3,13 @@
 # numpy's own data-memory handler (wrapped by the agent, docs/python.md): a
 # 16-element np.ones is a 128 B storage at its line, a slice keeps a 64 MiB
 # buffer pinned and names the line that made it, arrays of another thread
-# and of a fresh context are storages, a resize (realloc) makes a storage of the new size, freed arrays
-# are not live; with TENSORLEAK_NUMPY_HANDLER=0 the report falls back to the
-# size rule and says so.
+# and of a fresh context are storages, a resize (realloc) makes a storage of
+# the new size, freed arrays are not live; with TENSORLEAK_NUMPY_HANDLER=0 the
+# report falls back to the size rule and says so; and test_numpy_handler.py,
+# the unit test of finding numpy's handler in its C-API table (_numpy.py).
 . "$TL_SRCDIR/tests/integration/lib.sh"
+PYTHONPATH="$TL_SRCDIR/src/python" "$PYTHON3" "$TL_SRCDIR/tests/python/test_numpy_handler.py" ||
+    fail "test_numpy_handler.py"
 "$PYTHON3" -c 'import numpy' 2>/dev/null || skip "$PYTHON3 cannot import numpy"
 echo "numpy $("$PYTHON3" -c 'import numpy; print(numpy.__version__)')"
 make_tmp

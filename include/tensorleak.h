@@ -25,7 +25,7 @@
 
 /* Version of the agent entry table below; the agent serves this version and
  * every older one whose table is a prefix of it. */
-#define TL_AGENT_API_VERSION 2 /* 2: frame, stack, device_alloc, device_free */
+#define TL_AGENT_API_VERSION 3 /* 2: frame, stack, device_alloc, device_free; 3: numpy_handler */
 
 /* Why a storage is alive, as a report point's provider saw it. */
 enum {
@@ -104,6 +104,18 @@ typedef struct tl_agent_api {
     void (*device_alloc)(int kind, int device, uint64_t stream, const void *ptr, size_t bytes,
                          uint64_t stack, uint64_t ts_ns);
     void (*device_free)(int kind, int device, const void *ptr, uint64_t ts_ns);
+    /* Version 3: numpy's data buffers as storages. `handler` is numpy's
+     * default PyDataMem_Handler (NEP 49, numpy >= 1.22: the pointer of the
+     * PyDataMem_DefaultHandler capsule); its allocator functions are
+     * wrapped in place, for every thread and context, so each buffer numpy
+     * allocates is recorded with its stack. `array_type` (or NULL) is
+     * numpy's PyArray_Type, whose tp_alloc and tp_free are wrapped so an
+     * ndarray object (a view) names the line that made it. Returns 0
+     * (wrapped, now or before), -EINVAL (not numpy's default handler of
+     * version 1, a NULL slot), -EFAULT (not writable), -EBUSY (another one
+     * is wrapped already) or -ENOSYS (not recording). Call with the GIL
+     * held. Present when `size` covers it. */
+    int (*numpy_handler)(void *handler, void *array_type);
 } tl_agent_api_t;
 
 /* Exported by libtensorleak.so: returns the table, or NULL if the agent does

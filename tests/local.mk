@@ -126,3 +126,14 @@ EXTRA_DIST += tests/integration/src_file_lines.sh
 # Report library layering: no tools/ header, no printing (tl_status_t, tl_msgs_t)
 TESTS += tests/integration/report_layers.sh
 EXTRA_DIST += tests/integration/report_layers.sh
+
+# numpy's buffers of every size as storages, through numpy's data-memory handler
+TESTS += tests/integration/numpy_handler.sh
+EXTRA_DIST += tests/integration/numpy_handler.sh tests/workloads/numpy_handler.py \
+	tests/python/test_numpy_handler.py
+
+# holders: a threading.local of a live thread, the .grad cycle of backward(create_graph=True)
+TESTS += tests/integration/thread_local.sh tests/integration/grad_cycle.sh
+EXTRA_DIST += tests/integration/thread_local.sh tests/workloads/thread_local.py \
+	tests/integration/grad_cycle.sh tests/workloads/grad_cycle.py \
+	tests/integration/sites.py

@@ -11,6 +11,7 @@
 
 #include "agent/api.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <string.h>
@@ -19,6 +20,7 @@
 #include <xxhash.h>
 
 #include "agent/agent.h"
+#include "agent/numpy.h"
 #include "agent/record.h"
 #include "common/trace_format.h"
 
@@ -267,6 +269,15 @@ static void device_free(int kind, int device, const void *ptr, uint64_t ts_ns)
     tl_record_api_device(true, (uint64_t)kind, dev, 0, u(ptr), 0, 0, ts_ns);
 }
 
+static int numpy_handler(void *handler, void *array_type)
+{
+    TL_GUARD_SCOPE;
+    if (!enter()) return -ENOSYS;
+    int rc = tl_numpy_wrap(handler);
+    if (rc == 0 && array_type) rc = tl_numpy_wrap_type(array_type);
+    return rc;
+}
+
 static const tl_agent_api_t api_table = {
     .version = TL_AGENT_API_VERSION,
     .size = sizeof(tl_agent_api_t),
@@ -290,6 +301,7 @@ static const tl_agent_api_t api_table = {
     .stack = stack,
     .device_alloc = device_alloc,
     .device_free = device_free,
+    .numpy_handler = numpy_handler,
 };
 
 /* A fork child's trace starts its mark ids at 1 again (a fork handler:

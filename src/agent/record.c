@@ -352,8 +352,8 @@ void tl_record_leak_scan(void)
     uint64_t t0 = mono();
     tl_leakscan_stats_t st;
     if (tl_leakscan_run((const uintptr_t(*)[2])scan_excl, emit_leak_kind, NULL, &st)) return;
-    uint64_t v[6] = {TL_LEAKSCAN_VERSION, st.blocks,     atomic_load(&scan_missed),
-                     st.root_bytes,       mono() - t0,   st.lost_blocks};
+    uint64_t v[6] = {TL_LEAKSCAN_VERSION, st.blocks,   atomic_load(&scan_missed),
+                     st.root_bytes,       mono() - t0, st.lost_blocks};
     tl_record_lineage(TL_REC_LEAKSCAN, v, NULL, 0);
 }
 
@@ -396,6 +396,12 @@ static void device_record(bool is_free, uint64_t kind, uint64_t device, uint64_t
     else
         tally(tl_writer_dalloc(&writer, &tl_tsd.cur, ts, kind, ptr, size, stack_id, device, stream),
               AS_ALLOC, kind);
+}
+
+uint64_t tl_record_py_stack(void)
+{
+    /* The merge needs the thread's capture buffers, mapped by a full capture. */
+    return tl_stack_tbuf ? record_frames(NULL, 0) : tl_record_stack();
 }
 
 void tl_record_dalloc(uint64_t kind, const void *ptr, size_t size, uint64_t device, uint64_t stream)

@@ -171,6 +171,11 @@ typedef enum tl_kind {
      * sampled: its size is exact). C++ operator new in a process that uses
      * PyTorch, where a tensor's TensorImpl names the site of a view. */
     TL_KIND_NEW_FULL = 4,
+    /* Added within version 3 (a reader that predates it takes it for a
+     * plain block): not a heap block but a numpy ndarray object made
+     * (ALLOC: size 0, its Python stack) or gone (FREE), so that a view of a
+     * storage names the line that made it (src/agent/numpy.h). */
+    TL_KIND_PYOBJECT = 5,
     TL_KIND_STORAGE = 16,
     TL_KIND_STORAGE_C10 = 16, /* c10::alloc_cpu / c10::free_cpu (PyTorch CPU storage) */
     /* Version 3, device kinds (TL_KIND_DEVICE_FIRST..LAST): their ALLOC
@@ -178,6 +183,11 @@ typedef enum tl_kind {
     TL_KIND_STORAGE_CUDA = 17,         /* a block of PyTorch's CUDA caching allocator */
     TL_KIND_STORAGE_CUDA_SEGMENT = 18, /* cudaMalloc, cudaMallocAsync, cudaMallocManaged */
     TL_KIND_STORAGE_PINNED = 19,       /* cudaHostAlloc, cudaMallocHost: page-locked host memory */
+    /* Added within version 3 (a reader that predates it takes it for a c10
+     * storage): a data buffer of numpy's default data-memory handler, as
+     * the agent's wrappers of it saw it (src/agent/numpy.h). Host memory,
+     * no device fields. */
+    TL_KIND_STORAGE_NUMPY = 32,
 } tl_kind_t;
 
 #define TL_KIND_DEVICE_FIRST 17u

@@ -57,6 +57,14 @@ def main():
     check(end.get("point") == "script_end", f"end point {end.get('point')!r}, want script_end")
     storages = end["storages"]
     by_id = {s["id"]: s for s in storages}
+    small_at_peak = 0  # bytes of numpy buffers the case does not count, live at the peak
+    if "numpy data buffers of >= 65536 B" in exp.get("counted_as_storages", ""):
+        # The case counts numpy's buffers by the old size rule; the report
+        # knows all of them through numpy's handler (a Generator's 16 B seed).
+        small = [s for s in storages if s.get("kind") == "numpy" and s["bytes"] < 65536]
+        peak_ns = rep["summary"]["peak_storage_time_ns"]
+        small_at_peak = sum(s["bytes"] for s in small if s["time_ns"] <= peak_ns)
+        storages = [s for s in storages if s not in small]
     live = exp["live_at_end"]
     check(len(storages) == live["count"],
           f"{len(storages)} live storages, want {live['count']}: "
@@ -94,7 +102,7 @@ def main():
                 check(v["offset"] == w["offset_bytes"], f"view offset {v['offset']} != {w['offset_bytes']}")
                 check(v["bytes"] == w["numel_bytes"], f"view bytes {v['bytes']} != {w['numel_bytes']}")
                 check(v["extent"] == w["extent_bytes"], f"view extent {v['extent']} != {w['extent_bytes']}")
-                if "view_line" in p and case != "02":  # numpy views carry no stack
+                if "view_line" in p:
                     vl = script_lines(v.get("stack"), script)
                     check(vl and vl[0] == p["view_line"],
                           f"view made at lines {vl}, want {p['view_line']}")
@@ -165,8 +173,8 @@ def main():
         check(not probs, f"duplicate_copy problems for storages that are not copies: {probs}")
 
     # the peak of live storage bytes
-    check(rep["summary"]["peak_storage_bytes"] == exp["peak"]["bytes"],
-          f"peak storage bytes {rep['summary']['peak_storage_bytes']}, want {exp['peak']['bytes']}")
+    peak = rep["summary"]["peak_storage_bytes"] - small_at_peak
+    check(peak == exp["peak"]["bytes"], f"peak storage bytes {peak}, want {exp['peak']['bytes']}")
     print(f"case {case}: ok ({len(storages)} storages, {total} B)")
 
 

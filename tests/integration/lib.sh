@@ -70,3 +70,15 @@ build_cuda_prog() {
     "${CC:-cc}" -g -O0 -fno-inline -o cuda_prog "$SRC_WL/cuda_prog.c" ./libcudart.so.13 \
         -Wl,-rpath,"$PWD" || hard_error "build cuda_prog"
 }
+
+# run_report SCRIPT DONE [NAME]: run "$PYTHON3" SCRIPT under `tensorleak run`
+# (traces $TMP/NAME.*.tlt), check that its output has the line DONE, and
+# write the JSON report to NAME.json (NAME: report). Python checks of it can
+# import sites.py (PYTHONPATH is set to this directory).
+run_report() {
+    _n=${3:-report}
+    "$TL" run --output="$TMP/$_n.%p.tlt" -- "$PYTHON3" "$1" >run.out 2>run.err ||
+        { cat run.err >&2; fail "$_n: run exited $?"; }
+    grep -qx "$2" run.out || fail "$_n: program output: $(head -n 3 run.out)"
+    "$TL" report --format=json "$TMP"/$_n.*.tlt >"$_n.json" || fail "$_n: report exited $?"
+}

@@ -19,6 +19,8 @@ want = {11: 4194304 - 8192, 14: 4194304 - 8096, 18: 4194304 - 4096, 21: 4194304 
         24: 262144 - 2048}  # the lines that allocate the bases
 got = {}
 for s in rep["end"]["storages"]:
+    if s["bytes"] < 65536:
+        continue  # numpy 2's first np.random.rand also makes its 16 B seed at line 21
     lines = [f["line"] for f in s["stack"] if f.get("file") and
              os.path.basename(f["file"]) == "pinned_strided.py"]
     if lines and lines[0] in want:

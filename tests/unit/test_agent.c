@@ -6,6 +6,7 @@
 #include "agent/api.h"
 #include "agent/blocks.h"
 #include "agent/config.h"
+#include "agent/numpy.h"
 #include "agent/stack.h"
 #define UNW_LOCAL_ONLY
 #include <libunwind.h>
@@ -893,4 +894,190 @@ static Suite *make_writer_suite(void)
     return s;
 }
 
-TL_CHECK_MAIN(make_config_suite, make_stack_suite, make_writer_suite, make_api_suite)
+/* ---- numpy's data-memory handler (numpy.h) ---- */
+
+/* A stand-in for numpy's default handler: its functions count their calls
+ * and check that they get numpy's ctx. */
+static int np_calls[4];
+static void *np_ctx = &np_calls;
+
+static void *fake_malloc(void *ctx, size_t size)
+{
+    ck_assert_ptr_eq(ctx, np_ctx);
+    np_calls[0]++;
+    return malloc(size);
+}
+
+static void *fake_calloc(void *ctx, size_t n, size_t size)
+{
+    ck_assert_ptr_eq(ctx, np_ctx);
+    np_calls[1]++;
+    return calloc(n, size);
+}
+
+static void *fake_realloc(void *ctx, void *p, size_t size)
+{
+    ck_assert_ptr_eq(ctx, np_ctx);
+    np_calls[2]++;
+    if (size > (size_t)1 << 40) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    return realloc(p, size);
+}
+
+static void fake_free(void *ctx, void *p, size_t size)
+{
+    (void)size;
+    ck_assert_ptr_eq(ctx, np_ctx);
+    np_calls[3]++;
+    free(p);
+}
+
+static void fake_handler(tl_np_handler_t *h)
+{
+    memset(h, 0, sizeof *h);
+    strcpy(h->name, "default_allocator");
+    h->version = 1;
+    h->allocator = (tl_np_allocator_t){np_ctx, fake_malloc, fake_calloc, fake_realloc, fake_free};
+}
+
+/* numpy's layout: the allocator at offset 128 (numpy/ndarraytypes.h). */
+_Static_assert(offsetof(tl_np_handler_t, allocator) == 128, "PyDataMem_Handler layout");
+
+/* Wrapped, every call reaches numpy's function with its ctx and its result
+ * (NULL, errno, free of NULL, realloc of NULL, size 0 included); wrapping
+ * twice is a no-op, a second handler is refused, reset puts numpy's back. */
+START_TEST(numpy_wrap_passes_through)
+{
+    tl_np_handler_t h, other;
+    fake_handler(&h);
+    fake_handler(&other);
+    memset(np_calls, 0, sizeof np_calls);
+    ck_assert_int_eq(tl_numpy_wrap(&h), 0);
+    ck_assert_ptr_ne((void *)h.allocator.malloc, (void *)fake_malloc);
+    ck_assert_ptr_ne((void *)h.allocator.free, (void *)fake_free);
+    ck_assert_ptr_eq(h.allocator.ctx, np_ctx);
+    ck_assert_int_eq(tl_numpy_wrap(&h), 0);
+    ck_assert_int_eq(tl_numpy_wrap(&other), -EBUSY);
+    tl_np_allocator_t *a = &h.allocator;
+    char *p = a->malloc(a->ctx, 24);
+    ck_assert_ptr_nonnull(p);
+    memset(p, 1, 24);
+    double *z = a->calloc(a->ctx, 3, sizeof(double));
+    ck_assert(z && z[0] == 0 && z[2] == 0);
+    char *r = a->realloc(a->ctx, NULL, 16); /* realloc of NULL: numpy's */
+    ck_assert_ptr_nonnull(r);
+    r = a->realloc(a->ctx, r, 4096);
+    ck_assert_ptr_nonnull(r);
+    errno = 0;
+    ck_assert_ptr_null(a->realloc(a->ctx, r, (size_t)1 << 41)); /* fails: r stays */
+    ck_assert_int_eq(errno, ENOMEM);
+    void *empty = a->malloc(a->ctx, 0);
+    a->free(a->ctx, empty, 0);
+    a->free(a->ctx, NULL, 0); /* numpy's free of NULL: still numpy's call */
+    a->free(a->ctx, p, 24);
+    a->free(a->ctx, z, 3 * sizeof(double));
+    a->free(a->ctx, r, 4096);
+    ck_assert_int_eq(np_calls[0], 2);
+    ck_assert_int_eq(np_calls[1], 1);
+    ck_assert_int_eq(np_calls[2], 3);
+    ck_assert_int_eq(np_calls[3], 5);
+    tl_numpy_reset();
+    ck_assert_ptr_eq((void *)h.allocator.malloc, (void *)fake_malloc);
+    ck_assert_ptr_eq((void *)h.allocator.free, (void *)fake_free);
+}
+END_TEST
+
+/* Only numpy's default handler of version 1, readable and writable, is
+ * wrapped; anything else is left as it was. */
+START_TEST(numpy_wrap_refuses)
+{
+    tl_np_handler_t h;
+    ck_assert_int_eq(tl_numpy_wrap(NULL), -EINVAL);
+    fake_handler(&h);
+    strcpy(h.name, "my_allocator");
+    ck_assert_int_eq(tl_numpy_wrap(&h), -EINVAL);
+    ck_assert_ptr_eq((void *)h.allocator.malloc, (void *)fake_malloc);
+    fake_handler(&h);
+    h.version = 2;
+    ck_assert_int_eq(tl_numpy_wrap(&h), -EINVAL);
+    fake_handler(&h);
+    h.allocator.free = NULL;
+    ck_assert_int_eq(tl_numpy_wrap(&h), -EINVAL);
+    long page = sysconf(_SC_PAGESIZE);
+    char *m = mmap(NULL, (size_t)page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    ck_assert_ptr_ne(m, MAP_FAILED);
+    fake_handler((tl_np_handler_t *)m);
+    ck_assert_int_eq(mprotect(m, (size_t)page, PROT_READ), 0);
+    ck_assert_int_eq(tl_numpy_wrap(m), -EFAULT); /* read-only: no fault, no change */
+    ck_assert_ptr_eq((void *)((tl_np_handler_t *)m)->allocator.malloc, (void *)fake_malloc);
+    ck_assert_int_eq(mprotect(m, (size_t)page, PROT_NONE), 0);
+    ck_assert_int_eq(tl_numpy_wrap(m), -EINVAL); /* unreadable */
+    munmap(m, (size_t)page);
+}
+END_TEST
+
+/* A stand-in for ndarray's PyTypeObject: tp_alloc and tp_free at CPython's
+ * offsets, an object whose ob_type names the type. */
+static int tp_calls[2];
+static _Alignas(16) char fake_type[400];
+
+static void *fake_tp_alloc(void *type, intptr_t n)
+{
+    ck_assert_ptr_eq(type, fake_type);
+    ck_assert_int_eq(n, 0);
+    tp_calls[0]++;
+    void **obj = calloc(4, sizeof(void *));
+    obj[1] = type; /* ob_type */
+    return obj;
+}
+
+static void fake_tp_free(void *obj)
+{
+    tp_calls[1]++;
+    free(obj);
+}
+
+/* The type's tp_alloc / tp_free reach CPython's with their arguments and
+ * result; a NULL slot is refused; reset puts them back. */
+START_TEST(numpy_wrap_type_passes_through)
+{
+    void **alloc_slot = (void **)(void *)(fake_type + TL_NP_TP_ALLOC);
+    void **free_slot = (void **)(void *)(fake_type + TL_NP_TP_FREE);
+    *alloc_slot = NULL;
+    *free_slot = (void *)fake_tp_free;
+    ck_assert_int_eq(tl_numpy_wrap_type(fake_type), -EINVAL);
+    ck_assert_int_eq(tl_numpy_wrap_type(NULL), -EINVAL);
+    *alloc_slot = (void *)fake_tp_alloc;
+    memset(tp_calls, 0, sizeof tp_calls);
+    ck_assert_int_eq(tl_numpy_wrap_type(fake_type), 0);
+    ck_assert_int_eq(tl_numpy_wrap_type(fake_type), 0);
+    ck_assert_ptr_ne(*alloc_slot, (void *)fake_tp_alloc);
+    ck_assert_ptr_ne(*free_slot, (void *)fake_tp_free);
+    void *(*tp_alloc)(void *, intptr_t) = (void *(*)(void *, intptr_t)) * alloc_slot;
+    void (*tp_free)(void *) = (void (*)(void *)) * free_slot;
+    void *obj = tp_alloc(fake_type, 0);
+    ck_assert_ptr_nonnull(obj);
+    tp_free(obj);
+    ck_assert_int_eq(tp_calls[0], 1);
+    ck_assert_int_eq(tp_calls[1], 1);
+    tl_numpy_reset();
+    ck_assert_ptr_eq(*alloc_slot, (void *)fake_tp_alloc);
+    ck_assert_ptr_eq(*free_slot, (void *)fake_tp_free);
+}
+END_TEST
+
+static Suite *make_numpy_suite(void)
+{
+    Suite *s = suite_create("numpy");
+    TCase *tc = tcase_create("handler");
+    tcase_add_test(tc, numpy_wrap_passes_through);
+    tcase_add_test(tc, numpy_wrap_refuses);
+    tcase_add_test(tc, numpy_wrap_type_passes_through);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+TL_CHECK_MAIN(make_config_suite, make_stack_suite, make_writer_suite, make_api_suite,
+              make_numpy_suite)

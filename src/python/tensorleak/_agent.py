@@ -5,7 +5,7 @@ not loaded. Field order must match struct tl_agent_api exactly.
 """
 import ctypes
 
-API_VERSION = 2
+API_VERSION = 3
 
 HELD_UNKNOWN, HELD_TENSOR, HELD_VIEW, HELD_AUTOGRAD, HELD_CYCLE = 0, 1, 2, 3, 4
 # TL_CAUSE_* (src/common/trace_format.h): the kind of holder on a path
@@ -43,6 +43,8 @@ class _Api(ctypes.Structure):
         ("stack", _F(_u64, ctypes.POINTER(_u64), _s)),
         ("device_alloc", _F(None, _int, _int, _u64, _p, _s, _u64, _u64)),
         ("device_free", _F(None, _int, _int, _p, _u64)),
+        # version 3: numpy's default data-memory handler wrapped (_numpy.py)
+        ("numpy_handler", _F(_int, _p, _p)),
     ]
 
 

@@ -144,8 +144,22 @@ def _on_torch(torch):
 def _on_numpy(np):
     from tensorleak import _numpy
 
+    _numpy_storages()
     if _mode in ("copies", "ops"):
         _numpy.wrap_copies(np)
+
+
+def _numpy_storages():
+    """numpy's buffers as storages (docs/python.md), once numpy's import
+    finished (the constants it makes for itself stay plain blocks); off
+    with TENSORLEAK_NUMPY_HANDLER=0 (the size rule then)."""
+    from tensorleak import _numpy
+
+    if os.environ.get("TENSORLEAK_NUMPY_HANDLER", "1") == "0":
+        _agent.note("numpy's allocation hook off (TENSORLEAK_NUMPY_HANDLER=0); numpy buffers "
+                    "of 64 KiB or more are storages by their allocation site")
+        return
+    _numpy.wrap_handler()
 
 
 def start():
@@ -156,9 +170,8 @@ def start():
     if _mode not in ("off", "copies", "ops"):
         _agent.note(f"unknown TENSORLEAK_LINEAGE={_mode!r}, using 'copies'"[:250])
         _mode = "copies"
-    hooks = {"torch": _on_torch}  # CUDA storages even without lineage
-    if _mode != "off":
-        hooks["numpy"] = _on_numpy
+    # CUDA storages and numpy's storages even without lineage
+    hooks = {"torch": _on_torch, "numpy": _on_numpy}
     for name in list(hooks):
         if name in sys.modules:  # imported before us (a .pth file): now
             try:

@@ -26,7 +26,6 @@ import types
 
 from tensorleak import _agent, _cover, _paths
 
-NUMPY_MIN_STORAGE = 65536  # numpy buffers below this are not storages (docs/report-schema.md)
 
 
 def _library_prefixes():
@@ -195,24 +194,33 @@ def _cycles(w, storages, tensor_type, skipped, module_dicts):
         base = _base_of(cands[k], tensor_type)
         if not base or (base in storages and not storages[base].cycle):
             continue
+        grad = None
         try:
             s, index = _paths.garbage(cands, k, own, module_dicts)
+            if s is not None:
+                text = _paths.cycle_text(s, index)
+            else:  # no gc cycle: backward(create_graph=True)'s, through C++?
+                text, grad = _paths.grad_cycle(cands[k], tensor_type) or (None, None)
         except Exception as exc:
             skipped.failed(exc)
             continue
-        if s is None:
-            continue
-        text = _paths.cycle_text(s, index)
         s = index = None
-        why = _torch.add_tensor(storages, cands[k], _Storage, _extent)
-        if why is not None:
-            skipped.add(why)
+        if text is None:
             continue
-        st = storages.get(base)
-        if st is not None:
-            st.cycle = True
-            if st.why is None:
-                st.why = (text, _agent.CAUSE_CYCLE)
+        held = [(cands[k], text)]
+        if grad is not None:  # the gradient is in the same ring
+            held.append((grad, text + "; this is its .grad"))
+        for t, why_text in held:
+            why = _torch.add_tensor(storages, t, _Storage, _extent)
+            if why is not None:
+                skipped.add(why)
+                continue
+            st = storages.get(_base_of(t, tensor_type))
+            if st is not None:
+                st.cycle = True
+                if st.why is None:
+                    st.why = (why_text, _agent.CAUSE_CYCLE)
+        held = grad = None
     return note
 
 
@@ -264,7 +272,7 @@ def describe(api, snap, extra_roots=()):
         from tensorleak import _numpy
 
         _each(arrays, arrays_skipped,
-              lambda a: _numpy.add_array(storages, a, _Storage, _extent, NUMPY_MIN_STORAGE))
+              lambda a: _numpy.add_array(storages, a, _Storage, _extent, _numpy.min_storage()))
     notes = set()
     try:
         _name_holders(w, storages, tensor_type)

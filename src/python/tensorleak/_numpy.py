@@ -1,11 +1,126 @@
-"""numpy lineage provider: views through the .base chain, copies through
+"""numpy provider: its data buffers as storages through numpy's own
+data-memory handler (NEP 49), views through the .base chain, copies through
 numpy's copying functions."""
+import ctypes
 import functools
+import os
 import sys
 
 from tensorleak import _agent
 
 COPY_FUNCTIONS = ("array", "copy", "ascontiguousarray", "asfortranarray", "tile", "repeat")
+
+# numpy's C-API table (the _ARRAY_API capsule of _multiarray_umath): slot
+# numbers from numpy_api.py, the same in numpy 1.22 to 2.4 (checked in the
+# installed numpy/__multiarray_api.h of 1.24.2 and 2.4.6).
+SLOT_FEATURE_VERSION = 211  # unsigned PyArray_GetNDArrayCFeatureVersion(void), numpy >= 1.4
+SLOT_GET_HANDLER = 305  # PyObject *PyDataMem_GetHandler(void)
+SLOT_DEFAULT_HANDLER = 306  # PyObject **: &PyDataMem_DefaultHandler
+FEATURE_1_22 = 0x0F  # NPY_1_22_API_VERSION: the first with a handler (slots 304-306)
+HEAP_MIN_STORAGE = 65536  # without the handler: smaller buffers are not storages (report-schema.md)
+
+# Where numpy's extension lives: numpy 1.x, numpy 2.x.
+UMATH_MODULES = ("numpy.core._multiarray_umath", "numpy._core._multiarray_umath")
+
+handler_wrapped = False  # numpy's default handler records our storages
+
+
+def min_storage():
+    """Bytes below which a numpy buffer is no storage at a report point."""
+    return 0 if handler_wrapped else HEAP_MIN_STORAGE
+
+
+def _handler_of(umath):
+    """The address of numpy's default PyDataMem_Handler, from the C-API
+    table of the extension module umath; raises ValueError when numpy has
+    none (older than 1.22) or the table does not agree with itself."""
+    py = ctypes.pythonapi
+    py.PyCapsule_GetPointer.restype = ctypes.c_void_p
+    py.PyCapsule_GetPointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
+    py.PyCapsule_IsValid.restype = ctypes.c_int
+    py.PyCapsule_IsValid.argtypes = [ctypes.py_object, ctypes.c_char_p]
+    cap = umath._ARRAY_API
+    if not py.PyCapsule_IsValid(cap, None):
+        raise ValueError("_ARRAY_API is not numpy's C-API capsule")
+    table = ctypes.cast(py.PyCapsule_GetPointer(cap, None), ctypes.POINTER(ctypes.c_void_p))
+    feature = ctypes.CFUNCTYPE(ctypes.c_uint)(table[SLOT_FEATURE_VERSION])()
+    if feature < FEATURE_1_22:
+        raise ValueError(f"numpy C API {feature:#x} has no data-memory handler (numpy < 1.22)")
+    default = ctypes.cast(table[SLOT_DEFAULT_HANDLER], ctypes.POINTER(ctypes.py_object))[0]
+    # In a fresh context numpy's ContextVar holds no value: its handler is
+    # the default one, whatever the program set in its own contexts.
+    import contextvars
+
+    get = ctypes.PYFUNCTYPE(ctypes.py_object)(table[SLOT_GET_HANDLER])
+    if contextvars.Context().run(get) is not default or not py.PyCapsule_IsValid(
+            default, b"mem_handler"):
+        raise ValueError("numpy's default handler not found in its C-API table")
+    return py.PyCapsule_GetPointer(default, b"mem_handler")
+
+
+# CPython's PyTypeObject: byte offsets of fields checked against the running
+# interpreter before numpy's ndarray type is handed to the agent
+# (src/agent/numpy.h): the same in CPython 3.8-3.13 (default builds).
+TP_BASICSIZE, TP_FLAGS, TP_ALLOC, TP_FREE = 32, 168, 304, 320
+
+
+def _array_type(np_ndarray):
+    """The address of ndarray's PyTypeObject when its layout is the one the
+    agent knows and its tp_alloc / tp_free are CPython's own (so ours can
+    call them); else None (views then name no line)."""
+    import sys as _sys
+
+    if getattr(_sys, "_is_gil_enabled", lambda: True)() is False:
+        return None  # a free-threaded build: another object header
+    addr = id(np_ndarray)
+    word = lambda off: ctypes.c_void_p.from_address(addr + off).value or 0
+    py = ctypes.pythonapi
+    generic = ctypes.cast(py.PyType_GenericAlloc, ctypes.c_void_p).value
+    obj_free = ctypes.cast(py.PyObject_Free, ctypes.c_void_p).value
+    if (word(TP_BASICSIZE) != np_ndarray.__basicsize__ or word(TP_FLAGS) != np_ndarray.__flags__
+            or word(TP_ALLOC) != generic or word(TP_FREE) != obj_free):
+        return None
+    return addr
+
+
+def _umath():
+    """numpy's extension module (not numpy 2's numpy.core shim), or None."""
+    for name in UMATH_MODULES[::-1]:
+        m = sys.modules.get(name)
+        spec = getattr(m, "__spec__", None)
+        if m is not None and "_ARRAY_API" in vars(m) and getattr(spec, "origin", "").endswith(".so"):
+            return m
+    return None
+
+
+def wrap_handler():
+    """Wraps numpy's default data-memory handler in the agent, so every data
+    buffer numpy allocates from now on, in any thread or context, is a
+    storage with its stack (docs/python.md). Otherwise a note says why and
+    the report falls back to its size rule."""
+    global handler_wrapped
+    api = _agent.api()
+    if api is None or handler_wrapped:
+        return
+    why = None
+    umath = _umath()
+    if not _agent.has(api, "numpy_handler"):
+        why = "the agent has no numpy_handler entry"
+    elif umath is None:
+        why = "numpy's _multiarray_umath extension not found"
+    else:
+        try:
+            views = os.environ.get("TENSORLEAK_NUMPY_VIEW_LINES", "1") != "0"
+            rc = api.numpy_handler(_handler_of(umath), _array_type(umath.ndarray) if views else None)
+            if rc:
+                why = f"the agent refused numpy's handler (error {-rc})"
+        except Exception as exc:
+            why = f"{type(exc).__name__}: {exc}"
+    if why is None:
+        handler_wrapped = True
+        return
+    _agent.note(f"numpy's allocation hook not installed ({why}); numpy buffers of 64 KiB or "
+                f"more are storages by their allocation site"[:250])
 
 
 class _Kit:

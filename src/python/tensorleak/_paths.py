@@ -46,7 +46,7 @@ _PLUMBING = (dict, list, tuple, set, types.CellType, types.FrameType, types.Trac
              types.FunctionType, types.MethodType)
 # the cause a path is named by when it runs through several kinds of holder
 _PRIORITY = (_agent.CAUSE_TRACEBACK, _agent.CAUSE_CACHE, _agent.CAUSE_CLOSURE,
-             _agent.CAUSE_OPTIMIZER, _agent.CAUSE_CLASS)
+             _agent.CAUSE_OPTIMIZER, _agent.CAUSE_CLASS, _agent.CAUSE_THREAD)
 
 
 _lru = None
@@ -250,6 +250,16 @@ def render(chain, root_label):
             causes.add(_agent.CAUSE_CLASS)
         elif _is_optimizer(parent) and issubclass(type(child), dict):
             causes.add(_agent.CAUSE_OPTIMIZER)
+        if _is_thread_local(parent) and type(child) is dict:
+            # its per-thread dicts, by a weak key of each live thread's entry:
+            # which thread is not known from here
+            causes.add(_agent.CAUSE_THREAD)
+            parts.append(" (threading.local of a live thread)")
+            attr = False
+            continue
+        if n >= 2 and _is_thread_local(chain[n - 2]) and type(parent) is dict:
+            attr = type(child) is dict  # that thread's attribute dict: .name from it
+            continue
         s = _step(parent, child, attr)
         if type(child) is types.FrameType:
             s += f" -> {_frame_name(child)}"
@@ -264,6 +274,16 @@ def render(chain, root_label):
         if c in causes:
             return "".join(parts), c
     return "".join(parts), _agent.CAUSE_NONE
+
+
+def _is_thread_local(obj):
+    """Is obj a threading.local (the C _thread._local, or a subclass)?"""
+    try:
+        import _thread
+
+        return issubclass(type(obj), _thread._local)
+    except Exception:
+        return False
 
 
 def _is_optimizer(obj):
@@ -304,6 +324,53 @@ def _grad_getter(tensor_type):
         return g if issubclass(type(g), tensor_type) else None
 
     return grad
+
+
+MAX_GRAD_NODES = 10_000  # autograd nodes one .grad cycle search visits at most
+
+
+def grad_cycle(t, tensor_type):
+    """The cycle backward(create_graph=True) leaves, as path text, when the
+    leaf t holds its .grad and that gradient's graph holds t again (its
+    AccumulateGrad node): gc cannot see it (it runs through autograd's C++
+    graph), so no root and no gc cycle explains t. Else None. Reads torch's
+    own getters only (no subclass property runs). Returns (text, the
+    gradient tensor) or None."""
+    grad_of = _grad_getter(tensor_type)
+    g = grad_of(t) if grad_of else None
+    fn = getattr(type(g), "grad_fn", None) if g is not None else None
+    try:
+        fn = fn.__get__(g) if fn is not None else None
+    except Exception:
+        return None
+    if fn is None:
+        return None
+    # id -> (node, type names from fn down to it); the node is kept: torch
+    # makes a node's Python object on access, and a freed one's id is reused
+    names = {id(fn): (fn, [_type_name(fn)])}
+    q = deque([fn])
+    while q and len(names) < MAX_GRAD_NODES:
+        node = q.popleft()
+        if _type_name(node) == "AccumulateGrad":
+            try:
+                if node.variable is t:
+                    via = names[id(node)][1]
+                    mid = " -> ".join(via[:2] + (["..."] if len(via) > 3 else []) + via[-1:])
+                    return ("held only by a reference cycle gc cannot see (autograd's C++ "
+                            "graph, from backward(create_graph=True)) through the leaf's .grad: "
+                            f"Tensor.grad -> {mid}.variable -> Tensor"), g
+            except Exception:
+                pass
+            continue
+        try:
+            nexts = node.next_functions
+        except Exception:
+            continue
+        for nxt, _ in tuple.__iter__(nexts) if type(nexts) is tuple else ():
+            if nxt is not None and id(nxt) not in names:
+                names[id(nxt)] = (nxt, names[id(node)][1] + [_type_name(nxt)])
+                q.append(nxt)
+    return None
 
 
 def _program_class(cls, program):

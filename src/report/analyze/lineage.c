@@ -257,6 +257,9 @@ static bool held_by_cause(ana_t *a, const tl_end_storage_t *s)
         put(&m, " is %s.", path);
         if (strstr(path, "ctx."))
             put(&m, " Fix: ctx.save_for_backward() instead of an attribute of ctx.");
+        else if (strstr(path, "through the leaf's .grad"))
+            put(&m, " Fix: p.grad = None after use (zero_grad(set_to_none=True)), or "
+                    "torch.autograd.grad(..., create_graph=True) instead of backward().");
         else if (strstr(path, "hook") || strstr(path, "closure"))
             put(&m, " Fix: refer to the module through a weakref in the hook.");
         else

@@ -59,10 +59,13 @@ static bool has_prefix(const char *s, const char *p)
 
 /* Whether a site's innermost native frame (after any of the agent's and the
  * allocator's own frames) is in numpy's _multiarray_umath module, whose
- * default data allocator calls malloc/calloc/realloc. */
+ * default data allocator calls malloc/calloc/realloc. Never in a trace
+ * whose numpy buffers came through numpy's handler: there they are
+ * storages of their own kind, and a big block numpy mallocs is something
+ * else (an iterator's buffer, a sort's scratch). */
 static bool numpy_site(replay_t *r, uint32_t site)
 {
-    if (site >= r->t->nsites || !r->numpy_site) return false;
+    if (site >= r->t->nsites || !r->numpy_site || r->t->nnumpy_buffers) return false;
     if (r->numpy_site[site]) return r->numpy_site[site] == 2;
     size_t n;
     const uint64_t *frames = tl_trace_site_frames(r->t, site, &n);
@@ -194,6 +197,8 @@ static uint8_t storage_kind(const tl_event_t *ev)
         return TL_STORAGE_CUDA_SEGMENT;
     case TL_EV_DK_PINNED:
         return TL_STORAGE_PINNED;
+    case TL_EV_DK_NUMPY:
+        return TL_STORAGE_NUMPY;
     default:
         return TL_STORAGE_C10;
     }
@@ -305,6 +310,9 @@ static bool step(replay_t *r, const tl_event_t *ev, size_t i)
     unsigned flags = 0;
     r->now = ev->ts;
     bool reserve = TL_EV_DKIND(ev->pad) == TL_EV_DK_SEGMENT && r->t->ncuda_blocks;
+    if (ev->pad & TL_EV_F_OBJECT) /* not a block: where a (numpy) object was made */
+        return (ev->type == TL_EV_ALLOC || ev->type == TL_EV_FREE) && r->st &&
+               tl_stor_object(r->st, ev->ptr, ev->site, ev->type == TL_EV_ALLOC);
     switch (ev->type) {
     case TL_EV_ALLOC: {
         if (reserve) {
@@ -357,6 +365,8 @@ static bool step(replay_t *r, const tl_event_t *ev, size_t i)
     case TL_EV_FREE:
         if (reserve)
             oom = reserve_segment(r, ev, false);
+        else if (TL_EV_DKIND(ev->pad) == TL_EV_DK_NUMPY && !tl_map_get(&r->live, ev->ptr))
+            ; /* a buffer numpy made before its handler was wrapped, sampled: no unknown free */
         else
             drop_block(r, ev->ptr, &flags, NULL);
         break;

@@ -2,9 +2,11 @@
  * storages live at the end point.
  *
  * Sites are tl_trace_t site indexes (one per stack id), split by storage vs
- * plain blocks. A storage is a c10 ALLOC, a numpy data buffer (a plain block
- * of at least TL_NUMPY_MIN_STORAGE bytes whose innermost native frame is in
- * numpy's _multiarray_umath module) or a registered buffer (STORAGE_REG).
+ * plain blocks. A storage is an ALLOC of a storage kind (c10, numpy's
+ * handler, the device kinds), a numpy data buffer in a trace without numpy's
+ * handler (a plain block of at least TL_NUMPY_MIN_STORAGE bytes whose
+ * innermost native frame is in numpy's _multiarray_umath module) or a
+ * registered buffer (STORAGE_REG).
  * "End" is the last MARK named "script_end" when the trace has one, else the
  * end of the trace. All sizes in bytes, times as absolute CLOCK_MONOTONIC ns
  * (the trace's clock). The model keeps site indexes and pointers into the

@@ -33,7 +33,21 @@ void tl_stor_free(tl_stor_t *st)
     free(st->tags);
     tl_map_free(&st->by_base);
     tl_map_free(&st->views);
+    tl_map_free(&st->objects);
     memset(st, 0, sizeof *st);
+}
+
+bool tl_stor_object(tl_stor_t *st, uint64_t ptr, uint32_t site, bool live)
+{
+    if (!live) {
+        tl_map_remove(&st->objects, ptr);
+        return false;
+    }
+    bool created;
+    tl_map_entry_t *e = tl_map_put(&st->objects, ptr, &created);
+    if (!e) return true;
+    e->a = site;
+    return false;
 }
 
 bool tl_stor_add(tl_stor_t *st, const tl_storage_t *s)
@@ -241,7 +255,10 @@ static bool snapshot_records(tl_stor_t *st, const tl_trace_t *t, const tl_map_t 
                                .site = TL_NO_SITE};
             if (v.offset < l->a[2]) v.offset = UINT64_MAX; /* overflow: past any storage */
             tl_map_entry_t *b = l->a[5] ? tl_map_get(blocks, l->a[5]) : NULL;
-            if (b) v.site = (uint32_t)(b->b & 0xffffffffu);
+            if (b)
+                v.site = (uint32_t)(b->b & 0xffffffffu);
+            else if (l->a[5] && (b = tl_map_get(&st->objects, l->a[5])))
+                v.site = (uint32_t)b->a;
             if (add_view(s, &v)) return true;
         }
     }

@@ -21,15 +21,16 @@
 
 /* How a block came to be a storage. */
 enum {
-    TL_STORAGE_C10 = 0,          /* ALLOC of a storage kind (c10::alloc_cpu) */
-    TL_STORAGE_NUMPY = 1,        /* numpy's default data allocator, >= TL_NUMPY_MIN_STORAGE */
+    TL_STORAGE_C10 = 0,   /* ALLOC of a storage kind (c10::alloc_cpu) */
+    TL_STORAGE_NUMPY = 1, /* numpy's data handler; else its allocator, >= TL_NUMPY_MIN_STORAGE */
     TL_STORAGE_REGISTERED = 2,   /* STORAGE_REG (tl_storage_register) */
     TL_STORAGE_CUDA = 3,         /* a block of PyTorch's CUDA caching allocator */
     TL_STORAGE_CUDA_SEGMENT = 4, /* cudaMalloc* (a storage when no blocks are known) */
     TL_STORAGE_PINNED = 5,       /* cudaHostAlloc / cudaMallocHost */
 };
 
-/* numpy data buffers below this are not storages (tests/cases/README.md). */
+/* Without numpy's handler in the trace, numpy data buffers below this are
+ * not storages (tests/cases/README.md). */
 #define TL_NUMPY_MIN_STORAGE 65536u
 
 #define TL_NO_SITE UINT32_MAX
@@ -117,6 +118,7 @@ typedef struct tl_stor {
     size_t nslots, cap;
     tl_map_t by_base; /* base -> a = slot index */
     tl_map_t views;   /* VIEW_BEGIN view_id -> a = lineage index, b = storage id, c = base offset */
+    tl_map_t objects; /* a live Python object (TL_KIND_PYOBJECT) -> a = site that made it */
     struct tl_stor_tag {
         uint64_t id;
         const char *tag;
@@ -132,6 +134,10 @@ bool tl_stor_add(tl_stor_t *st, const tl_storage_t *s);
 /* The storage at exactly base goes away; its record to *out if out. False
  * when none is at base. */
 bool tl_stor_remove(tl_stor_t *st, uint64_t base, tl_storage_t *out);
+
+/* A Python object at ptr made at site (live) or gone: a snapshot view at
+ * that object then names the site (TL_KIND_PYOBJECT). true = out of memory. */
+bool tl_stor_object(tl_stor_t *st, uint64_t ptr, uint32_t site, bool live);
 
 /* The live storage containing ptr (exact base first, else the smallest
  * whose range holds ptr), or NULL. Valid until the next add/remove. */

@@ -165,8 +165,10 @@ static bool push_live(const tl_agg_live_t *l, void *ctx, tl_agg_intern_fn intern
     if (site == UINT32_MAX) return true;
     bool storage = tl_kind_is_storage(l->kind);
     bool sampled = !storage && l->weight != l->size;
+    uint16_t flags = sampled ? TL_EV_F_SAMPLED : 0;
+    if (l->kind == TL_KIND_STORAGE_NUMPY) flags |= TL_EV_DK_NUMPY << 4;
     return push(ctx, type, ts, l->ptr, type == 1 ? l->weight : 0, type == 1 ? site : 0, storage,
-                sampled ? TL_EV_F_SAMPLED : 0);
+                flags);
 }
 
 bool tl_agg_finish(tl_trace_t *t, void *ctx, tl_agg_intern_fn intern, tl_agg_push_fn push)

@@ -22,10 +22,18 @@ struct tl_trace;
 
 #define TL_EV_F_SAMPLED 1u /* tl_event_t.pad: the size is an estimate */
 #define TL_EV_F_EXACT   2u /* tl_event_t.pad: recorded in full though small (TL_KIND_NEW_FULL) */
-/* tl_event_t.pad of an ALLOC / FREE of a device kind (trace v3): bits 4-7
- * the kind (TL_EV_DK_*), bits 8-15 the device (TL_DEVICE_* of the trace,
- * capped at 255). */
-enum { TL_EV_DK_NONE = 0, TL_EV_DK_CUDA = 1, TL_EV_DK_SEGMENT = 2, TL_EV_DK_PINNED = 3 };
+#define TL_EV_F_OBJECT  4u /* tl_event_t.pad: a Python object's ALLOC / FREE (TL_KIND_PYOBJECT) */
+/* tl_event_t.pad of an ALLOC / FREE of a device kind (trace v3) or of
+ * numpy's handler (TL_KIND_STORAGE_NUMPY, host memory): bits 4-7 the kind
+ * (TL_EV_DK_*), bits 8-15 the device (TL_DEVICE_* of the trace, capped at
+ * 255). */
+enum {
+    TL_EV_DK_NONE = 0,
+    TL_EV_DK_CUDA = 1,
+    TL_EV_DK_SEGMENT = 2,
+    TL_EV_DK_PINNED = 3,
+    TL_EV_DK_NUMPY = 4,
+};
 #define TL_EV_DKIND(pad)  (((unsigned)(pad) >> 4) & 0xfu)
 #define TL_EV_DEVICE(pad) (((unsigned)(pad) >> 8) & 0xffu)
 

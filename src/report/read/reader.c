@@ -292,6 +292,8 @@ static bool take_record(rd_t *r, const tl_record_t *rec, uint64_t ts)
         int n = tl_rec_events(rec, ts, ev, stack);
         if (rec->type == TL_REC_ALLOC && rec->u.alloc.kind == TL_KIND_STORAGE_CUDA)
             t->ncuda_blocks++;
+        if (rec->type == TL_REC_ALLOC && rec->u.alloc.kind == TL_KIND_STORAGE_NUMPY)
+            t->nnumpy_buffers++;
         for (int i = 0; i < n; i++)
             if ((ev[i].type == TL_EV_ALLOC || ev[i].type == TL_EV_RALLOC) &&
                 intern_site(r, stack[i]) == UINT32_MAX)

@@ -121,6 +121,10 @@ typedef struct tl_trace {
      * there are any, cuda_segment storages are the reserve the blocks are
      * carved from, accounted apart (tl_model_t.devices), not storages. */
     uint64_t ncuda_blocks;
+    /* ALLOC records of numpy's wrapped data-memory handler
+     * (TL_KIND_STORAGE_NUMPY): when there are any, numpy's buffers are known
+     * as such and no plain block is taken for one by its size and site. */
+    uint64_t nnumpy_buffers;
 
     /* The stream's sources (reader.c, stream.c): the event chunks of the file,
      * which stays mapped (or copied, for tl_trace_read_mem) until

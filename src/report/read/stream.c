@@ -56,6 +56,7 @@ static uint16_t device_pad(uint64_t kind, uint64_t device)
     unsigned dk = kind == TL_KIND_STORAGE_CUDA           ? TL_EV_DK_CUDA
                   : kind == TL_KIND_STORAGE_CUDA_SEGMENT ? TL_EV_DK_SEGMENT
                   : kind == TL_KIND_STORAGE_PINNED       ? TL_EV_DK_PINNED
+                  : kind == TL_KIND_STORAGE_NUMPY        ? TL_EV_DK_NUMPY
                                                          : TL_EV_DK_NONE;
     if (dk == TL_EV_DK_NONE) return 0;
     return (uint16_t)(dk << 4 | (device > 255 ? 255u : (unsigned)device) << 8);
@@ -73,8 +74,9 @@ int tl_rec_events(const tl_record_t *rec, uint64_t ts, tl_event_t ev[2], uint64_
                              .ptr = rec->u.alloc.ptr,
                              .size = rec->u.alloc.size,
                              .storage = tl_kind_is_storage(rec->u.alloc.kind),
-                             .pad = rec->u.alloc.kind == TL_KIND_NEW_FULL
-                                        ? TL_EV_F_EXACT
+                             .pad = rec->u.alloc.kind == TL_KIND_NEW_FULL ? TL_EV_F_EXACT
+                                    : rec->u.alloc.kind == TL_KIND_PYOBJECT
+                                        ? TL_EV_F_OBJECT
                                         : device_pad(rec->u.alloc.kind, rec->u.alloc.device)};
         stack[0] = rec->u.alloc.stack_id;
         return 1;
@@ -84,7 +86,9 @@ int tl_rec_events(const tl_record_t *rec, uint64_t ts, tl_event_t ev[2], uint64_
                              .type = TL_EV_FREE,
                              .ptr = rec->u.free.ptr,
                              .storage = tl_kind_is_storage(rec->u.free.kind),
-                             .pad = device_pad(rec->u.free.kind, rec->u.free.device)};
+                             .pad = rec->u.free.kind == TL_KIND_PYOBJECT
+                                        ? TL_EV_F_OBJECT
+                                        : device_pad(rec->u.free.kind, rec->u.free.device)};
         return 1;
     case TL_REC_REALLOC:
         if (rec->u.realloc.old_ptr != 0)

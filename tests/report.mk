@@ -130,3 +130,8 @@ clean-local: clean-html-screenshots
 clean-html-screenshots:
 	-rm -rf tests/integration/html-screenshots
 .PHONY: clean-html-screenshots
+
+# Verdicts that do not guess (issue 11 items 5-7): loop steps, peak sites, C frames.
+TESTS += tests/integration/check_verdicts.sh tests/integration/check_verdicts_torch.sh
+EXTRA_DIST += tests/integration/check_verdicts.sh tests/integration/check_verdicts_torch.sh \
+	tests/workloads/check_ext.c

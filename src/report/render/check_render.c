@@ -21,7 +21,7 @@
 #include "report/analyze/lineage.h"
 
 #define STACK_PY_FRAMES     4
-#define STACK_NATIVE_FRAMES 3
+#define STACK_NATIVE_FRAMES 2
 
 /* Leading allocator frames (the agent, libc, operator new) are not shown. */
 static bool allocator_frame(const tl_frame_t *f)

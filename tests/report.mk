@@ -138,3 +138,8 @@ EXTRA_DIST += tests/integration/html_cuda.sh
 # check --html=FILE: the name checked before the command runs (issue 13).
 TESTS += tests/integration/check_html_path.sh
 EXTRA_DIST += tests/integration/check_html_path.sh
+
+# Verdicts that do not guess (issue 11 items 5-7): loop steps, peak sites, C frames.
+TESTS += tests/integration/check_verdicts.sh tests/integration/check_verdicts_torch.sh
+EXTRA_DIST += tests/integration/check_verdicts.sh tests/integration/check_verdicts_torch.sh \
+	tests/workloads/check_ext.c

@@ -16,6 +16,7 @@ libtlreport_la_SOURCES = \
 	src/report/analyze/site_stats.c src/report/analyze/site_stats.h \
 	src/report/analyze/storages.c src/report/analyze/storages.h \
 	src/report/analyze/regions.c src/report/analyze/regions.h \
+	src/report/analyze/steps.c src/report/analyze/steps.h \
 	src/report/analyze/suppress.c src/report/analyze/suppress.h \
 	src/report/analyze/lineage.c src/report/analyze/lineage.h \
 	src/report/analyze/symbolize.c src/report/analyze/symbolize.h \

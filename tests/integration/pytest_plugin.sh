@@ -25,7 +25,9 @@ grep -q 'FAILED .*::test_clean' out && fail "test_clean failed: $(cat out)"
 grep -q '^tensorleak: the test body exceeded its limits: max-leak: 293.0 KiB live' out ||
     fail "longrepr: $(cat out)"
 grep -q -- '^-* tensorleak -*$' out || fail "no tensorleak section: $(cat out)"
-grep -q "^  293.0 KiB in 3 blocks at test_plugin.py:$KEEP: 3 repetitions still live" out ||
+# a one-statement loop shows no step boundary in the trace (analyze/steps.h):
+# the blocks are counted plainly, never guessed to be per step
+grep -qx "  293.0 KiB in 3 blocks at test_plugin.py:$KEEP" out ||
     fail "verdict: $(cat out)"
 pt "broken or leaks"
 rc=$?

@@ -1,11 +1,12 @@
 /* test_report_check.c - Check suite for the CI parts of src/report:
  * suppression templates and files (suppress.c), region leaks, nesting per
- * thread and growth (regions.c through the model), on traces built in
- * memory with exact bytes.
+ * thread and growth (regions.c through the model), a region's peak sites,
+ * loop steps (steps.c), on traces built in memory with exact bytes.
  */
 #include <string.h>
 
 #include "report/analyze/model.h"
+#include "report/analyze/steps.h"
 #include "report/analyze/suppress.h"
 #include "tests/unit/test_report.h"
 #include "tests/workloads/report_tracegen.h"
@@ -218,6 +219,142 @@ START_TEST(growth_not_plateau)
 }
 END_TEST
 
+/* Sites of a region's peak, by stack id: bytes and blocks. */
+static void peak_site(const tl_region_t *r, size_t i, uint64_t stack, uint64_t bytes)
+{
+    ck_assert_uint_gt(r->npeak_sites, i);
+    ck_assert_uint_eq(tr.sites[r->peak_sites[i].site].stack_id, stack);
+    ck_assert_uint_eq(r->peak_sites[i].bytes, bytes);
+    ck_assert_uint_eq(r->peak_sites[i].blocks, 1);
+}
+
+START_TEST(region_peak_sites)
+{
+    /* outer: 100 + 200 + 50 live at its peak (350); inner: 200 + 50 (250);
+     * the last of two iterations of "r" is the one named: 64 B, not 96 */
+    begin();
+    region(0, true, "r");
+    tl_rec_put_alloc(&w[0], 10, 0, 0x70, 96, 11);
+    tl_rec_put_free(&w[0], 10, 3, 0x70);
+    region(0, false, "r");
+    region(0, true, "outer");
+    tl_rec_put_alloc(&w[0], 10, 0, 0x20, 100, 2);
+    region(0, true, "inner");
+    tl_rec_put_alloc(&w[0], 10, 0, 0x30, 200, 3);
+    tl_rec_put_alloc(&w[0], 10, 0, 0x40, 50, 4);
+    tl_rec_put_free(&w[0], 10, 3, 0x40);
+    tl_rec_put_alloc(&w[0], 10, 0, 0x50, 20, 5); /* after the peak */
+    region(0, false, "inner");
+    region(0, false, "outer");
+    region(0, true, "r");
+    tl_rec_put_alloc(&w[0], 10, 0, 0x80, 64, 12);
+    region(0, false, "r");
+    build();
+    const tl_region_t *outer = tl_regions_find(&m.regions, "outer");
+    const tl_region_t *inner = tl_regions_find(&m.regions, "inner");
+    const tl_region_t *r = tl_regions_find(&m.regions, "r");
+    ck_assert_uint_eq(outer->last_peak_bytes, 350);
+    ck_assert_uint_eq(outer->npeak_sites, 3);
+    peak_site(outer, 0, 3, 200);
+    peak_site(outer, 1, 2, 100);
+    peak_site(outer, 2, 4, 50);
+    ck_assert_uint_eq(inner->npeak_sites, 2);
+    peak_site(inner, 0, 3, 200);
+    peak_site(inner, 1, 4, 50);
+    ck_assert_uint_eq(r->iterations, 2);
+    ck_assert_uint_eq(r->npeak_sites, 1);
+    peak_site(r, 0, 12, 64);
+    done();
+}
+END_TEST
+
+/* STACK id with frames f[0, n) */
+static void stack_n(int th, uint64_t id, const uint64_t *f, size_t n)
+{
+    tl_rec_put_stack(&w[th], 0, id, f, n);
+}
+
+#define PY(id) (TL_FRAME_PY_TAG | (id))
+
+START_TEST(loop_steps_seen)
+{
+    begin();
+    tl_rec_put_pyframe(&w[0], 0, 1, 5, "/w/a.py", 7, "<module>", 8); /* the kept line */
+    tl_rec_put_pyframe(&w[0], 0, 2, 4, "/w/a.py", 7, "<module>", 8); /* another line */
+    tl_rec_put_pyframe(&w[0], 0, 3, 9, "/w/a.py", 7, "f", 1);        /* a call's line */
+    stack_n(0, 20, (uint64_t[]){0x100, PY(1)}, 2);
+    stack_n(0, 21, (uint64_t[]){0x100, PY(1)}, 2); /* the same frames again, another id */
+    stack_n(0, 22, (uint64_t[]){0x200, PY(2)}, 2);
+    stack_n(0, 30, (uint64_t[]){0x300, PY(3), PY(1)}, 3);
+    stack_n(0, 31, (uint64_t[]){0x301, PY(3), PY(1)}, 3);
+    stack_n(0, 40, (uint64_t[]){0x400}, 1);
+    /* t 1010..: stack 20 kept in 3 steps (the line left for line 4 between) */
+    tl_rec_put_alloc(&w[0], 10, 0, 0x10, 8, 20);
+    tl_rec_put_alloc(&w[0], 10, 0, 0x11, 8, 22);
+    tl_rec_put_alloc(&w[0], 10, 0, 0x12, 8, 21);
+    tl_rec_put_alloc(&w[0], 10, 0, 0x13, 8, 22);
+    tl_rec_put_alloc(&w[0], 10, 0, 0x14, 8, 20);
+    tl_rec_put_alloc(&w[0], 10, 0, 0x15, 8, 20); /* same step as 0x14 */
+    /* t 1070..: one call of f keeps 3 blocks at stack 30, with another
+     * native site under the same Python frames between: one step */
+    tl_rec_put_alloc(&w[0], 10, 0, 0x20, 8, 30);
+    tl_rec_put_alloc(&w[0], 10, 0, 0x21, 8, 31);
+    tl_rec_put_alloc(&w[0], 30, 0, 0x22, 8, 30); /* t 1110 */
+    tl_rec_put_alloc(&w[0], 10, 0, 0x23, 8, 30);
+    /* native frames only: a region boundary between is a step */
+    tl_rec_put_alloc(&w[0], 10, 0, 0x30, 8, 40);
+    tl_rec_put_alloc(&w[0], 10, 0, 0x31, 8, 40);
+    region(0, true, "r");
+    tl_rec_put_alloc(&w[0], 10, 0, 0x32, 8, 40);
+    region(0, false, "r");
+    /* thread 2 leaves the Python line of stack 30 while thread 1 is in f:
+     * not thread 1's boundary */
+    stack_n(1, 50, (uint64_t[]){0x500, PY(2)}, 2);
+    tl_rec_put_alloc(&w[1], 100, 0, 0x90, 8, 50); /* t 1100 */
+    build();
+    uint32_t sites[4];
+    const uint64_t ids[4] = {20, 30, 40, 21};
+    for (size_t k = 0; k < 4; k++)
+        for (uint32_t i = 0; i < tr.nsites; i++)
+            if (tr.sites[i].stack_id == ids[k]) sites[k] = i;
+    uint64_t steps[4];
+    ck_assert(!tl_steps_count(&tr, sites, 4, 0, UINT64_MAX, steps));
+    ck_assert_uint_eq(steps[0], 3);
+    ck_assert_uint_eq(steps[1], 0);
+    ck_assert_uint_eq(steps[2], 2);
+    ck_assert_uint_eq(steps[3], 3); /* the same frames as stack 20 */
+    /* from t 1050 on: only 0x14 and 0x15, one step; until t 1030: 0x10, 0x12 */
+    ck_assert(!tl_steps_count(&tr, sites, 1, 1050, UINT64_MAX, steps));
+    ck_assert_uint_eq(steps[0], 0);
+    ck_assert(!tl_steps_count(&tr, sites, 1, 0, 1030, steps));
+    ck_assert_uint_eq(steps[0], 2);
+    done();
+}
+END_TEST
+
+START_TEST(loop_steps_freed)
+{
+    /* of two steps' blocks one is freed: one step live, no loop to name */
+    begin();
+    tl_rec_put_pyframe(&w[0], 0, 1, 5, "/w/a.py", 7, "<module>", 8);
+    tl_rec_put_pyframe(&w[0], 0, 2, 4, "/w/a.py", 7, "<module>", 8);
+    stack_n(0, 20, (uint64_t[]){0x100, PY(1)}, 2);
+    stack_n(0, 22, (uint64_t[]){0x200, PY(2)}, 2);
+    tl_rec_put_alloc(&w[0], 10, 0, 0x10, 8, 20);
+    tl_rec_put_alloc(&w[0], 10, 0, 0x11, 8, 22);
+    tl_rec_put_alloc(&w[0], 10, 0, 0x12, 8, 20);
+    tl_rec_put_free(&w[0], 10, 3, 0x10);
+    build();
+    uint32_t site = 0;
+    for (uint32_t i = 0; i < tr.nsites; i++)
+        if (tr.sites[i].stack_id == 20) site = i;
+    uint64_t steps[1];
+    ck_assert(!tl_steps_count(&tr, &site, 1, 0, UINT64_MAX, steps));
+    ck_assert_uint_eq(steps[0], 0);
+    done();
+}
+END_TEST
+
 Suite *make_check_suite(void)
 {
     Suite *s = suite_create("check");
@@ -228,6 +365,9 @@ Suite *make_check_suite(void)
     tcase_add_test(tc, regions_per_thread);
     tcase_add_test(tc, growth_every_iteration);
     tcase_add_test(tc, growth_not_plateau);
+    tcase_add_test(tc, region_peak_sites);
+    tcase_add_test(tc, loop_steps_seen);
+    tcase_add_test(tc, loop_steps_freed);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -14,6 +14,8 @@
  *                 iteration; warm_site 8192 B in the first only; cache_site
  *                 4096 B in the second only (grows once, then plateaus)
  *   plateau N     the same without grow_site
+ *   burst N       grow_site N times in one C loop, no region: a loop the
+ *                 trace cannot show (no Python frames, no region boundary)
  *   exit N        leak, then exit with status N
  *   kill          leak, then die of SIGKILL
  */
@@ -112,6 +114,9 @@ int main(int argc, char **argv)
         tl_region_end("outer");
     } else if (!strcmp(mode, "grow") || !strcmp(mode, "plateau")) {
         steps(n, !strcmp(mode, "grow"));
+    } else if (!strcmp(mode, "burst")) {
+        for (int i = 0; i < n; i++)
+            grow_site();
     } else {
         return 64;
     }

@@ -220,7 +220,8 @@ static tl_map_entry_t *add_block(replay_t *r, uint64_t ptr, uint64_t size, uint3
         unsigned old = (unsigned)(e->b >> 32);
         count_block(r, e->a, old, -1);
         site_live(r, (uint32_t)(e->b & 0xffffffffu), old, -1, e->a);
-        if (r->rg) tl_regions_on_free(r->rg, (uint32_t)(e->b & 0xffffffffu), e->a, e->c);
+        if (r->rg)
+            tl_regions_on_free(r->rg, (uint32_t)(e->b & 0xffffffffu), e->a, e->c, old & BF_STORAGE);
         if ((old & BF_STORAGE) && r->st) tl_stor_remove(r->st, ptr, NULL);
     }
     e->a = size;
@@ -228,7 +229,7 @@ static tl_map_entry_t *add_block(replay_t *r, uint64_t ptr, uint64_t size, uint3
     e->c = ts;
     count_block(r, size, flags, 1);
     site_live(r, site, flags, 1, size);
-    if (r->rg) tl_regions_on_alloc(r->rg, site, size);
+    if (r->rg) tl_regions_on_alloc(r->rg, site, size, flags & BF_STORAGE);
     return e;
 }
 
@@ -244,7 +245,8 @@ static bool drop_block(replay_t *r, uint64_t ptr, unsigned *flags, tl_storage_t 
     *flags = (unsigned)(e->b >> 32);
     count_block(r, e->a, *flags, -1);
     site_live(r, (uint32_t)(e->b & 0xffffffffu), *flags, -1, e->a);
-    if (r->rg) tl_regions_on_free(r->rg, (uint32_t)(e->b & 0xffffffffu), e->a, e->c);
+    if (r->rg)
+        tl_regions_on_free(r->rg, (uint32_t)(e->b & 0xffffffffu), e->a, e->c, *flags & BF_STORAGE);
     if ((*flags & BF_STORAGE) && r->st) tl_stor_remove(r->st, ptr, info);
     r->c.frees++;
     tl_map_remove(&r->live, ptr);
@@ -290,7 +292,9 @@ static void unregister_storage(replay_t *r, uint64_t ptr)
     if (flags & BF_PSEUDO) {
         count_block(r, e->a, flags, -1);
         site_live(r, (uint32_t)(e->b & 0xffffffffu), flags, -1, e->a);
-        if (r->rg) tl_regions_on_free(r->rg, (uint32_t)(e->b & 0xffffffffu), e->a, e->c);
+        if (r->rg)
+            tl_regions_on_free(r->rg, (uint32_t)(e->b & 0xffffffffu), e->a, e->c,
+                               flags & BF_STORAGE);
         tl_map_remove(&r->live, ptr);
         return;
     }

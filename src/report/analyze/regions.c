@@ -16,6 +16,14 @@
 
 #define BLOCK_STORAGE 1u /* flag bit in the live table's b >> 32 (model.c BF_STORAGE) */
 
+/* One entry of a last iteration's block log: a block of a site came (bytes
+ * > 0) or went (< 0). */
+struct tl_region_delta {
+    uint32_t site;
+    bool storage;
+    int64_t bytes;
+};
+
 /* canon[site]: the first site with the same frames by content. */
 static bool canonical_sites(tl_regions_t *rg)
 {
@@ -82,6 +90,7 @@ bool tl_regions_init(tl_regions_t *rg, const tl_trace_t *t, tl_site_filter_fn fi
     struct pend {
         size_t region;
         uint32_t tid;
+        uint64_t begin_ts;
     } *open = NULL;
     size_t nopen = 0, open_cap = 0;
     for (size_t i = 0; i < t->nlineage; i++) { /* in the stream's order */
@@ -93,12 +102,14 @@ bool tl_regions_init(tl_regions_t *rg, const tl_trace_t *t, tl_site_filter_fn fi
             struct pend *no = tl_grow(open, &open_cap, nopen + 1, sizeof *no, 8);
             if (!no) goto oom;
             open = no;
-            open[nopen++] = (struct pend){r, l->tid};
+            open[nopen++] = (struct pend){r, l->tid, l->ts};
             continue;
         }
         for (size_t k = nopen; r != SIZE_MAX && k-- > 0;) {
             if (open[k].region != r || open[k].tid != l->tid) continue;
             rg->regions[r].expected++;
+            rg->regions[r].last_close_begin_ts = open[k].begin_ts;
+            rg->regions[r].last_close_tid = open[k].tid;
             memmove(&open[k], &open[k + 1], (nopen - k - 1) * sizeof *open);
             nopen--;
             break;
@@ -135,23 +146,81 @@ bool tl_regions_filtered(tl_regions_t *rg, uint32_t site)
     return rg->filtered[site] == 2;
 }
 
-void tl_regions_on_alloc(tl_regions_t *rg, uint32_t site, uint64_t size)
+/* Append to o's block log (a last iteration's only). */
+static void log_delta(tl_regions_t *rg, struct tl_open_iter *o, uint32_t site, bool storage,
+                      int64_t bytes)
+{
+    if (!o->last || rg->peak_lost) return;
+    if (o->nlog == o->log_cap) {
+        size_t ncap = o->log_cap ? o->log_cap * 2 : 256;
+        struct tl_region_delta *nl = realloc(o->log, ncap * sizeof *nl);
+        if (!nl) {
+            rg->peak_lost = true;
+            return;
+        }
+        o->log = nl;
+        o->log_cap = ncap;
+    }
+    o->log[o->nlog++] = (struct tl_region_delta){site, storage, bytes};
+}
+
+void tl_regions_on_alloc(tl_regions_t *rg, uint32_t site, uint64_t size, bool storage)
 {
     if (rg->canon && site < rg->t->nsites) rg->site_live[rg->canon[site]] += size;
     for (size_t i = 0; i < rg->nopen; i++) {
         struct tl_open_iter *o = &rg->open[i];
         o->cur_bytes += size;
-        if (o->cur_bytes > o->peak_bytes) o->peak_bytes = o->cur_bytes;
+        log_delta(rg, o, site, storage, (int64_t)size);
+        if (o->cur_bytes > o->peak_bytes) {
+            o->peak_bytes = o->cur_bytes;
+            o->peak_len = o->nlog;
+        }
     }
 }
 
-void tl_regions_on_free(tl_regions_t *rg, uint32_t site, uint64_t size, uint64_t alloc_ts)
+void tl_regions_on_free(tl_regions_t *rg, uint32_t site, uint64_t size, uint64_t alloc_ts,
+                        bool storage)
 {
     if (rg->canon && site < rg->t->nsites) rg->site_live[rg->canon[site]] -= size;
     for (size_t i = 0; i < rg->nopen; i++) {
         struct tl_open_iter *o = &rg->open[i];
-        if (alloc_ts >= o->begin_ts && o->cur_bytes >= size) o->cur_bytes -= size;
+        if (alloc_ts >= o->begin_ts && o->cur_bytes >= size) {
+            o->cur_bytes -= size;
+            log_delta(rg, o, site, storage, -(int64_t)size);
+        }
     }
+}
+
+/* The sites live at the peak of a last iteration: its log's first
+ * peak_len entries summed by site. */
+static bool peak_sites(tl_region_t *r, const struct tl_open_iter *o)
+{
+    tl_map_t by = {0}; /* key site * 2 + storage -> a bytes, b blocks */
+    for (size_t i = 0; i < o->peak_len; i++) {
+        const struct tl_region_delta *d = &o->log[i];
+        bool created;
+        tl_map_entry_t *a = tl_map_put(&by, (uint64_t)d->site * 2 + d->storage, &created);
+        if (!a) goto oom;
+        a->a += (uint64_t)d->bytes; /* wraps back for a block's -bytes */
+        a->b += d->bytes > 0 ? 1 : (uint64_t)-1;
+    }
+    free(r->peak_sites);
+    r->npeak_sites = 0;
+    r->peak_sites = malloc((by.count ? by.count : 1) * sizeof *r->peak_sites);
+    if (!r->peak_sites) goto oom;
+    size_t pos = 0;
+    for (tl_map_entry_t *a; (a = tl_map_next(&by, &pos));)
+        if (a->b)
+            r->peak_sites[r->npeak_sites++] = (tl_site_stat_t){.site = (uint32_t)(a->key / 2),
+                                                               .storage = a->key & 1,
+                                                               .bytes = a->a,
+                                                               .blocks = a->b};
+    qsort(r->peak_sites, r->npeak_sites, sizeof *r->peak_sites, tl_site_stat_cmp);
+    tl_map_free(&by);
+    return false;
+oom:
+    tl_map_free(&by);
+    return true;
 }
 
 /* The last iteration's leak by site (blocks allocated since begin_ts). */
@@ -269,6 +338,9 @@ static bool end_iteration(tl_regions_t *rg, size_t k, const tl_map_t *live, tl_s
     r->last_peak_bytes = o.peak_bytes;
     r->has_mark = o.has_mark;
     r->mark_id = o.mark_id;
+    bool oom = o.last && (rg->peak_lost || peak_sites(r, &o));
+    free(o.log);
+    if (oom) return true;
     if (r->iterations == r->expected) { /* the last one: sites and storages */
         if (last_sites(rg, r, live, o.begin_ts)) return true;
         tl_endpoint_free(&r->end);
@@ -298,8 +370,13 @@ bool tl_regions_on_lineage(tl_regions_t *rg, const tl_lineage_t *l, const tl_map
         struct tl_open_iter *no = tl_grow(rg->open, &rg->open_cap, rg->nopen + 1, sizeof *no, 8);
         if (!no) return true;
         rg->open = no;
+        const tl_region_t *reg = &rg->regions[r];
         rg->open[rg->nopen++] =
-            (struct tl_open_iter){.region = r, .tid = l->tid, .begin_ts = l->ts};
+            (struct tl_open_iter){.region = r,
+                                  .tid = l->tid,
+                                  .begin_ts = l->ts,
+                                  .last = reg->expected && l->ts == reg->last_close_begin_ts &&
+                                          l->tid == reg->last_close_tid};
         return false;
     }
     for (size_t k = rg->nopen; k-- > 0;)
@@ -350,11 +427,14 @@ void tl_regions_free(tl_regions_t *rg)
     for (size_t i = 0; i < rg->nregions; i++) {
         tl_region_t *r = &rg->regions[i];
         free(r->sites);
+        free(r->peak_sites);
         free(r->first);
         free(r->prev);
         free(r->cand);
         tl_endpoint_free(&r->end);
     }
+    for (size_t i = 0; i < rg->nopen; i++)
+        free(rg->open[i].log);
     free(rg->regions);
     free(rg->growth);
     free(rg->open);

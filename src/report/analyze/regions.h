@@ -39,7 +39,11 @@ typedef struct tl_region {
     tl_region_leak_t last;    /* leak of the last iteration, at its end */
     tl_region_leak_t total;   /* sum over iterations of each one's leak at its end */
     uint64_t last_peak_bytes; /* most bytes allocated inside the last iteration live at once */
-    tl_site_stat_t *sites;    /* the last iteration's leak by site, sorted as model.h says */
+    /* What was live at that peak (allocated inside the last iteration), by
+     * site, sorted as model.h says (check --region --max-peak names them). */
+    tl_site_stat_t *peak_sites;
+    size_t npeak_sites;
+    tl_site_stat_t *sites; /* the last iteration's leak by site, sorted as model.h says */
     size_t nsites;
     bool has_mark;     /* a MARK (snapshot) was taken inside the last iteration */
     uint64_t mark_id;  /* the last one */
@@ -49,6 +53,10 @@ typedef struct tl_region {
     uint32_t *cand;         /* sites still growing in every iteration since the second */
     size_t ncand;
     uint64_t expected; /* iterations the pre-scan found */
+    /* the BEGIN of the iteration the pre-scan saw close last: the replay logs
+     * that iteration's blocks to name its peak's sites */
+    uint64_t last_close_begin_ts;
+    uint32_t last_close_tid;
 } tl_region_t;
 
 typedef struct tl_growth {
@@ -67,6 +75,7 @@ typedef struct tl_regions {
     size_t ngrowth;
     uint64_t unmatched_ends; /* ENDs with no open region of that name in their thread */
     uint64_t unclosed;       /* BEGINs never closed (by the end of the trace) */
+    bool peak_lost;          /* out of memory while logging a last iteration */
     /* replay state */
     const tl_trace_t *t;
     tl_site_filter_fn filter;
@@ -77,6 +86,10 @@ typedef struct tl_regions {
         uint32_t tid;
         uint64_t begin_ts, cur_bytes, peak_bytes, mark_id;
         bool has_mark, last;
+        /* the last iteration's block log (NULL elsewhere): (site, storage,
+         * +-bytes) in replay order; peak_len entries make up its peak */
+        struct tl_region_delta *log;
+        size_t nlog, log_cap, peak_len;
     } * open;
     size_t nopen, open_cap;
     uint64_t *site_live; /* live bytes per canonical site (growth) */
@@ -88,9 +101,12 @@ typedef struct tl_regions {
  * NULL. *rg is zeroed first. */
 bool tl_regions_init(tl_regions_t *rg, const tl_trace_t *t, tl_site_filter_fn filter, void *ctx);
 
-/* A block of size bytes at site, allocated at ts, appears / goes away. */
-void tl_regions_on_alloc(tl_regions_t *rg, uint32_t site, uint64_t size);
-void tl_regions_on_free(tl_regions_t *rg, uint32_t site, uint64_t size, uint64_t alloc_ts);
+/* A block of size bytes at site (a storage with storage), allocated at
+ * alloc_ts, appears / goes away. Running out of memory for the last
+ * iteration's log sets rg->peak_lost: its END then reports out of memory. */
+void tl_regions_on_alloc(tl_regions_t *rg, uint32_t site, uint64_t size, bool storage);
+void tl_regions_on_free(tl_regions_t *rg, uint32_t site, uint64_t size, uint64_t alloc_ts,
+                        bool storage);
 
 /* A REGION_BEGIN, REGION_END or MARK record (others ignored). live: the
  * model's live block table (key ptr; a size; b site | flags << 32, flag 1 =

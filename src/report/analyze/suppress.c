@@ -4,8 +4,9 @@
  * The default rules cover one-time allocations that are not leaks: CPython's
  * import machinery (every allocation made while a module body runs under
  * `<frozen importlib._bootstrap>`), the dynamic loader and library
- * constructors, stdio buffers, thread-local storage, and CPython's own
- * start-up (native stacks under Py_BytesMain with no Python frame).
+ * constructors, stdio buffers, thread-local storage, CPython's own
+ * start-up (native stacks under Py_BytesMain with no Python frame), and
+ * PyTorch's per-op Python argument parsers (built once, kept in statics).
  */
 #include "report/analyze/suppress.h"
 
@@ -38,6 +39,15 @@ static const struct {
     {"^_Py_PreInitializeFromPyArgv$", false, "CPython start-up"},
     {"^Py_BytesMain$", true, "CPython start-up (native frames only: configuration, sys.path)"},
     {"^Py_Main$", true, "CPython start-up (native frames only: configuration, sys.path)"},
+    /* torch's bindings build each op's parser once, into a function-local
+     * static (`static PythonArgParser parser(...)`) on the op's first call;
+     * only allocations made inside the constructor match, never the op's */
+    {"^torch::PythonArgParser::PythonArgParser(", false,
+     "PyTorch's Python argument parsers (function-local statics built on an op's first call)"},
+    /* torch >= 2: c10's registry creates the Python interpreter hooks once,
+     * into the static of getPyInterpreterHooks() */
+    {"^c10::impl::getPyInterpreterHooks(", false,
+     "PyTorch's Python interpreter hooks (a function-local static made on first use)"},
 };
 
 static bool grow_rules(tl_supp_t *s)

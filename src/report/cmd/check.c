@@ -15,6 +15,7 @@
 #include "report/render/escape.h"
 #include "report/analyze/frames.h"
 #include "report/analyze/lineage.h"
+#include "report/analyze/steps.h"
 
 const char *tl_check_limit_name(unsigned limit)
 {
@@ -102,11 +103,32 @@ static bool on_device(tl_chk_t *c, uint32_t site)
     return dev == c->o->device;
 }
 
+/* Groups of l whose biggest stack has live blocks in at least two steps of
+ * a loop the trace shows (analyze/steps.h): blocks allocated from from_ts,
+ * live at until_ts (0: no time known, no step counted). repeats: the
+ * steps, else 0. */
+static bool loop_steps(tl_chk_t *c, tl_chk_limit_t *l, uint64_t from_ts, uint64_t until_ts)
+{
+    size_t n = 0;
+    uint32_t *sites = malloc((l->ngroups ? l->ngroups : 1) * sizeof *sites);
+    uint64_t *steps = malloc((l->ngroups ? l->ngroups : 1) * sizeof *steps);
+    bool oom = !sites || !steps;
+    for (size_t g = 0; !oom && g < l->ngroups; g++)
+        if (l->groups[g].repeats >= 2 && until_ts) sites[n++] = l->groups[g].site;
+    oom = oom || tl_steps_count(&c->a.trace, sites, n, from_ts, until_ts, steps);
+    for (size_t g = 0, k = 0; !oom && g < l->ngroups; g++)
+        l->groups[g].repeats = l->groups[g].repeats >= 2 && until_ts && k < n ? steps[k++] : 0;
+    free(sites);
+    free(steps);
+    return oom;
+}
+
 /* Group the sites of s[0, n) (storages only with storage_only; suppressed
  * ones skipped with filter) by where; holders from the scope's live
- * storages; repeats from the group's biggest stack (by content). */
+ * storages; repeats: the loop steps (loop_steps, over [from_ts, until_ts])
+ * of the group's biggest stack (by content). */
 static bool group_sites(tl_chk_t *c, const tl_site_stat_t *s, size_t n, bool storage_only,
-                        bool filter, tl_chk_limit_t *l)
+                        bool filter, uint64_t from_ts, uint64_t until_ts, tl_chk_limit_t *l)
 {
     tl_map_t by_where = {0}, by_site = {0}, by_stack = {0};
     size_t cap = 0;
@@ -168,8 +190,7 @@ static bool group_sites(tl_chk_t *c, const tl_site_stat_t *s, size_t n, bool sto
             gr->repeats = ke->b;
         }
     }
-    for (size_t g = 0; g < l->ngroups; g++)
-        if (l->groups[g].repeats < 2) l->groups[g].repeats = 0;
+    if (loop_steps(c, l, from_ts, until_ts)) goto oom;
     size_t pos = 0;
     for (tl_map_entry_t *ke; (ke = tl_map_next(&by_stack, &pos));) {
         tl_chk_group_t *gr = &l->groups[ke->c - 1];
@@ -262,6 +283,10 @@ static bool measure(tl_chk_t *c)
     const tl_check_opts_t *o = c->o;
     const tl_site_stat_t *s = c->region ? c->region->sites : c->a.model.leaks;
     size_t n = c->region ? c->region->nsites : c->a.model.nleaks;
+    /* the scope's blocks for loop steps: the region's last iteration, or all
+     * up to the end point (the trace's end when it has no events: 0) */
+    uint64_t from_ts = c->region ? c->region->last_begin_ts : 0;
+    uint64_t until_ts = c->region ? c->region->last_end_ts : c->a.model.end.ts;
     credit(c, s, n);
     for (unsigned k = 0; k < TL_LIMIT_COUNT; k++) {
         c->lim[k].checked = o->set[k];
@@ -277,16 +302,16 @@ static bool measure(tl_chk_t *c)
                 c->leak_kind_bytes[k] += s[i].kind_bytes[k];
         size_t nc;
         if (!(counted = leak_kinds_counted(s, n, o->leak_kinds, &nc))) return true;
-        bool oom = group_sites(c, counted, nc, false, true, l);
+        bool oom = group_sites(c, counted, nc, false, true, from_ts, until_ts, l);
         free(counted);
         if (oom) return true;
-    } else if (group_sites(c, s, n, false, true, l)) {
+    } else if (group_sites(c, s, n, false, true, from_ts, until_ts, l)) {
         return true;
     }
     for (size_t i = 0; i < l->ngroups; i++)
         l->measured += l->groups[i].bytes;
     l = &c->lim[TL_LIMIT_LEAK_STORAGE];
-    if (group_sites(c, s, n, true, true, l)) return true;
+    if (group_sites(c, s, n, true, true, from_ts, until_ts, l)) return true;
     for (size_t i = 0; i < l->ngroups; i++)
         l->measured += l->groups[i].storage_bytes;
     l = &c->lim[TL_LIMIT_PINNED];
@@ -296,13 +321,16 @@ static bool measure(tl_chk_t *c)
     l = &c->lim[TL_LIMIT_PEAK];
     if (c->region) {
         l->measured = c->region->last_peak_bytes;
+        if (group_sites(c, c->region->peak_sites, c->region->npeak_sites, false, false, 0, 0, l))
+            return true;
     } else {
         l->measured = c->a.model.peak_bytes;
         if (c->o->device) { /* that device's storages at their own high-water mark */
             unsigned d = c->o->device - 1;
             l->measured = d < TL_MODEL_DEVICES ? c->a.model.devices[d].peak_storage_bytes : 0;
         }
-        if (group_sites(c, c->a.model.peak_sites, c->a.model.npeak_sites, false, false, l))
+        if (group_sites(c, c->a.model.peak_sites, c->a.model.npeak_sites, false, false, 0,
+                        c->a.model.peak_ts, l))
             return true;
     }
     if (scope_growth(c)) return true;

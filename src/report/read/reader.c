@@ -348,8 +348,12 @@ static bool add_source(rd_t *r, const uint8_t *chunk, const uint8_t *p, size_t n
     tl_trace_t *t = r->t;
     if (t->nevents == nev) return false;
     if (reserve((void **)&t->srcs, &r->src_cap, t->nsrcs + 1, sizeof *t->srcs)) return true;
-    t->srcs[t->nsrcs++] = (tl_evsrc_t){
-        .chunk = chunk, .data = p, .len = n, .base_ts = base_ts, .lineage_base = (uint32_t)lin};
+    t->srcs[t->nsrcs++] = (tl_evsrc_t){.chunk = chunk,
+                                       .data = p,
+                                       .len = n,
+                                       .base_ts = base_ts,
+                                       .lineage_base = (uint32_t)lin,
+                                       .tid = r->tid};
     return false;
 }
 

@@ -239,6 +239,7 @@ bool tl_events_next(tl_events_t *it, tl_event_t *ev)
     }
     if (it->nheap == 0) return false;
     *ev = it->cur[s].ev;
+    it->tid = s < it->t->nsrcs ? it->t->srcs[s].tid : 0;
     if (!advance(it, s)) it->heap[0] = it->heap[--it->nheap];
     sift_down(it, 0);
     return true;

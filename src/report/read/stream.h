@@ -23,6 +23,7 @@ typedef struct tl_evsrc {
     size_t len;
     uint64_t base_ts;
     uint32_t lineage_base; /* index in tl_trace_t.lineage of the chunk's first lineage record */
+    uint32_t tid;          /* kernel tid of the thread whose run of records this is */
 } tl_evsrc_t;
 
 /* Load the trace held in buf (mapped: an mmap of n bytes, open.c; else

@@ -2,9 +2,10 @@
  * ("tensorleak-check/1", docs/report-schema.md) and JUnit XML.
  *
  * The text names each limit with its measured value, then for each failed
- * one the top sites (the program's Python line first), what holds their
- * memory where a report point said, and how often a site repeated (bytes
- * per step); then growth and what the suppressions hid. The JUnit form is
+ * one the top sites (the program's Python line first; a C extension's own
+ * frames before it), what holds their memory where a report point said,
+ * and, where the trace shows a loop (analyze/steps.h), how often a site
+ * repeated (bytes per step); then growth and what the suppressions hid. The JUnit form is
  * one testsuite "tensorleak" with one testcase per limit checked, whose
  * failure carries the text verdict.
  */
@@ -16,9 +17,17 @@
 #include "report/cmd/check_impl.h"
 #include "report/render/escape.h"
 #include "report/render/json.h"
+#include "report/analyze/frames.h"
 #include "report/analyze/lineage.h"
 
-#define STACK_PY_FRAMES 4
+#define STACK_PY_FRAMES     4
+#define STACK_NATIVE_FRAMES 2
+
+/* Leading allocator frames (the agent, libc, operator new) are not shown. */
+static bool allocator_frame(const tl_frame_t *f)
+{
+    return tl_allocator_module(f->module, TL_ALLOC_NATIVE | TL_ALLOC_CXX);
+}
 
 static size_t shown(const tl_chk_t *c, size_t n)
 {
@@ -114,25 +123,88 @@ static void limit_text(tl_chk_t *c, unsigned k, FILE *out)
         fprintf(out, ", limit %s", tl_size_text(l->limit, b, sizeof b));
 }
 
-/* The program's own Python frames (up to a few), else the native frames. */
-static void print_stack(tl_chk_t *c, uint32_t site, FILE *out)
+/* "      at FUNC (FILE:LINE) [module]" */
+static void frame_text(const tl_frame_t *f, bool python, FILE *out)
 {
-    size_t n, k = 0;
-    const uint64_t *frames = tl_trace_site_frames(&c->a.trace, site, &n);
-    for (size_t i = 0; i < n && k < STACK_PY_FRAMES; i++) {
-        const tl_pyframe_t *pf = tl_trace_pyframe(&c->a.trace, frames[i]);
-        if (!pf || tl_lineage_library_file(pf->file)) continue;
-        fputs("      at ", out);
-        tl_esc_puts(out, pf->function);
+    fputs("      at ", out);
+    const char *paren = python || !f->function ? NULL : strchr(f->function, '(');
+    while (paren && !strncmp(paren, "(anonymous namespace)", 21))
+        paren = strchr(paren + 21, '(');
+    if (paren &&
+        paren > f->function) /* a C++ name without its parameter list (the JSON has it whole) */
+        tl_esc_write(out, f->function, (size_t)(paren - f->function), false);
+    else if (f->function)
+        tl_esc_puts(out, f->function);
+    else
+        fprintf(out, python ? "<python frame>" : "0x%" PRIx64, f->address);
+    if (f->file) {
         fputs(" (", out);
-        tl_esc_puts(out, pf->file);
-        fprintf(out, ":%" PRIu64 ")\n", pf->line);
-        k++;
+        tl_esc_puts(out, f->file);
+        fprintf(out, ":%u)", f->line);
     }
-    if (!k) tl_render_text_frames(&c->a.ctx, site, out);
+    if (!python && f->module) {
+        fputs(" [", out);
+        tl_esc_puts(out, tl_path_base(f->module));
+        fputc(']', out);
+    }
+    fputc('\n', out);
 }
 
-static void group_text(tl_chk_t *c, const tl_chk_group_t *g, bool storage_only, FILE *out)
+/* The interpreter's own code (python3.11, libpython3.11.so): the glue
+ * between a Python line and the C function it calls. */
+static bool interpreter_module(const char *path)
+{
+    const char *b = tl_path_base(path);
+    return !strncmp(b, "python", 6) || !strncmp(b, "libpython", 9);
+}
+
+/* A stack with Python frames: the innermost native frames before the first
+ * of them (a C extension's or a library's own code), after the allocator
+ * and up to the interpreter, then the program's own Python frames (the
+ * innermost Python frames when none is the program's), a few of each.
+ * Without Python frames: the native frames as the report shows them. */
+static void print_stack(tl_chk_t *c, uint32_t site, FILE *out)
+{
+    size_t n, py = 0, k = 0, folded = 0;
+    const uint64_t *frames = tl_trace_site_frames(&c->a.trace, site, &n);
+    while (py < n && !(frames[py] & TL_FRAME_PY_TAG))
+        py++;
+    if (py == n) {
+        tl_render_text_frames(&c->a.ctx, site, out);
+        return;
+    }
+    tl_frame_t f;
+    bool lead = true, glue = false;
+    for (size_t i = 0; i < py && !glue; i++) {
+        tl_render_frame(&c->a.ctx, frames[i], &f);
+        if (lead && allocator_frame(&f)) continue;
+        lead = false;
+        if ((glue = interpreter_module(f.module))) break;
+        if (k++ < STACK_NATIVE_FRAMES)
+            frame_text(&f, false, out);
+        else
+            folded++;
+    }
+    if (folded) fprintf(out, "      ... %zu native frame%s\n", folded, folded == 1 ? "" : "s");
+    bool own = false;
+    for (size_t i = py; i < n && !own; i++) {
+        const tl_pyframe_t *pf = tl_trace_pyframe(&c->a.trace, frames[i]);
+        own = pf && !tl_lineage_library_file(pf->file);
+    }
+    k = 0;
+    for (size_t i = py; i < n && k < STACK_PY_FRAMES; i++) {
+        const tl_pyframe_t *pf = tl_trace_pyframe(&c->a.trace, frames[i]);
+        if (!pf || (own && tl_lineage_library_file(pf->file))) continue;
+        tl_render_frame(&c->a.ctx, frames[i], &f);
+        frame_text(&f, true, out);
+        k++;
+    }
+}
+
+/* A group's line; at_peak: a --max-peak group (its blocks were live at the
+ * peak, not at the end). Repetitions only where a loop was seen (repeats). */
+static void group_text(tl_chk_t *c, const tl_chk_group_t *g, bool storage_only, bool at_peak,
+                       FILE *out)
 {
     char b[32], h[512];
     uint64_t bytes = storage_only ? g->storage_bytes : g->bytes;
@@ -141,8 +213,9 @@ static void group_text(tl_chk_t *c, const tl_chk_group_t *g, bool storage_only, 
     tl_esc_puts(out, g->where[0] ? g->where : "(no stack)");
     if (g->nsites > 1) fprintf(out, " (%zu sites)", g->nsites);
     if (g->repeats)
-        fprintf(out, ": %" PRIu64 " repetitions still live, %s per repetition (per step of a loop)",
-                g->repeats, tl_size_text(g->per_repeat, b, sizeof b));
+        fprintf(out, ": %" PRIu64 " repetitions %s, %s per repetition (per step of a loop)",
+                g->repeats, at_peak ? "live at the peak" : "still live",
+                tl_size_text(g->per_repeat, b, sizeof b));
     if (tl_chk_holders(g, h, sizeof h)[0]) fprintf(out, "; %s", h);
     for (unsigned kind = 1, first = 1; c->leak_scan && !storage_only && kind < 5; kind++)
         if (g->kind_bytes[kind & 3]) {
@@ -282,7 +355,7 @@ void tl_chk_render_text(tl_chk_t *c, FILE *out)
             fprintf(out, "%s: top %zu of %zu site%s\n", tl_check_limit_name(k), n, l->ngroups,
                     l->ngroups == 1 ? "" : "s");
             for (size_t i = 0; i < n; i++)
-                group_text(c, &l->groups[i], k == TL_LIMIT_LEAK_STORAGE, out);
+                group_text(c, &l->groups[i], k == TL_LIMIT_LEAK_STORAGE, k == TL_LIMIT_PEAK, out);
         } else if (k == TL_LIMIT_PINNED) {
             fprintf(out, "%s: storages pinned by views\n", tl_check_limit_name(k));
             pinned_text(c, out);

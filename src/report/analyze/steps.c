@@ -1,0 +1,244 @@
+/* steps.c - count the loop steps a site's live blocks were allocated in
+ * (see steps.h for the criterion).
+ *
+ * One pass over the events. A candidate is a stack by its raw frames
+ * (return addresses and pyframe ids): the agent may record equal frames
+ * under many stack ids. Per (candidate, thread): the step number and
+ * whether a step boundary was seen since its last allocation; the pairs
+ * still waiting for a boundary ("armed") are a short list that every event
+ * of their thread is checked against. Memory: the candidates' live blocks.
+ */
+#include "report/analyze/steps.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct cand {
+    uint32_t site;
+    const uint64_t *py; /* its Python frames, innermost first (owned) */
+    size_t npy;
+} cand_t;
+
+typedef struct armed {
+    uint32_t cand, tid;
+} armed_t;
+
+typedef struct live {
+    uint32_t cand, tid;
+    uint64_t step;
+} live_t;
+
+typedef struct steps {
+    const tl_trace_t *t;
+    cand_t *cands;
+    size_t n;
+    tl_map_t by_key; /* frames_key -> a = candidate + 1 */
+    tl_map_t state;  /* candidate << 32 | tid -> a = step, b = boundary seen, c = armed */
+    tl_map_t blocks; /* ptr -> a = candidate + 1, b = tid, c = step */
+    armed_t *armed;
+    size_t narmed, armed_cap;
+    uint64_t *scratch; /* one site's Python frames */
+    size_t scratch_cap;
+} steps_t;
+
+/* The Python frames of site, innermost first, into out (cap entries). */
+static size_t py_frames(const tl_trace_t *t, uint32_t site, uint64_t *out, size_t cap)
+{
+    size_t n, k = 0;
+    if (site >= t->nsites) return 0;
+    const uint64_t *f = tl_trace_site_frames(t, site, &n);
+    for (size_t i = 0; i < n && k < cap; i++)
+        if (f[i] & TL_FRAME_PY_TAG) out[k++] = f[i];
+    return k;
+}
+
+/* A stack's raw frames as one key (0: no frames recorded). */
+static uint64_t frames_key(const tl_trace_t *t, uint32_t site)
+{
+    size_t n;
+    if (site >= t->nsites) return 0;
+    const uint64_t *f = tl_trace_site_frames(t, site, &n);
+    if (!n) return 0;
+    uint64_t h = 0xcbf29ce484222325ull ^ n; /* as tl_trace_site_content_hash mixes */
+    for (size_t i = 0; i < n; i++) {
+        h = (h ^ f[i]) * 0x100000001b3ull;
+        h ^= h >> 29;
+    }
+    return h ? h : 1;
+}
+
+/* Do the Python frames py[0, la) of an allocation in the thread of
+ * candidate c show that the thread's Python left c's instructions? Frames
+ * not read (none at all) prove nothing. */
+static bool boundary(const steps_t *s, const uint64_t *py, size_t la, size_t c)
+{
+    const cand_t *cd = &s->cands[c];
+    if (!cd->npy || !la) return false;
+    if (la < cd->npy) return true;
+    for (size_t k = 0; k < cd->npy; k++)
+        if (py[la - cd->npy + k] != cd->py[k]) return true;
+    return false;
+}
+
+/* A boundary for the armed pairs of thread tid that an allocation at site
+ * (or, with site UINT32_MAX, a region record) shows. */
+static void on_event(steps_t *s, uint32_t tid, uint32_t site)
+{
+    size_t la = 0;
+    bool read = false;
+    for (size_t k = 0; k < s->narmed;) {
+        armed_t a = s->armed[k];
+        if (a.tid == tid && site != UINT32_MAX && !read) {
+            la = py_frames(s->t, site, s->scratch, s->scratch_cap);
+            read = true;
+        }
+        if (a.tid != tid || (site != UINT32_MAX && !boundary(s, s->scratch, la, a.cand))) {
+            k++;
+            continue;
+        }
+        tl_map_entry_t *e = tl_map_get(&s->state, (uint64_t)a.cand << 32 | tid);
+        if (e) {
+            e->b = 1;
+            e->c = 0;
+        }
+        s->armed[k] = s->armed[--s->narmed];
+    }
+}
+
+/* A block of candidate c allocated at ptr in thread tid. */
+static bool on_cand_alloc(steps_t *s, size_t c, uint32_t tid, uint64_t ptr)
+{
+    bool created;
+    tl_map_entry_t *e = tl_map_put(&s->state, (uint64_t)c << 32 | tid, &created);
+    if (!e) return true;
+    if (e->a == 0 || e->b) e->a++;
+    e->b = 0;
+    uint64_t step = e->a;
+    if (!e->c) {
+        e->c = 1;
+        if (s->narmed == s->armed_cap) {
+            size_t ncap = s->armed_cap ? s->armed_cap * 2 : 16;
+            armed_t *na = realloc(s->armed, ncap * sizeof *na);
+            if (!na) return true;
+            s->armed = na;
+            s->armed_cap = ncap;
+        }
+        s->armed[s->narmed++] = (armed_t){(uint32_t)c, tid};
+    }
+    tl_map_entry_t *b = tl_map_put(&s->blocks, ptr, &created);
+    if (!b) return true;
+    b->a = c + 1;
+    b->b = tid;
+    b->c = step;
+    return false;
+}
+
+static int cmp_live(const void *pa, const void *pb)
+{
+    const live_t *a = pa, *b = pb;
+    if (a->cand != b->cand) return a->cand < b->cand ? -1 : 1;
+    if (a->tid != b->tid) return a->tid < b->tid ? -1 : 1;
+    return a->step < b->step ? -1 : a->step > b->step;
+}
+
+/* steps[] from the candidates' live blocks. */
+static bool tally(steps_t *s, uint64_t *steps)
+{
+    live_t *l = malloc((s->blocks.count ? s->blocks.count : 1) * sizeof *l);
+    if (!l) return true;
+    size_t nl = 0, pos = 0;
+    for (tl_map_entry_t *e; (e = tl_map_next(&s->blocks, &pos));)
+        l[nl++] = (live_t){(uint32_t)(e->a - 1), (uint32_t)e->b, e->c};
+    qsort(l, nl, sizeof *l, cmp_live);
+    for (size_t i = 0; i < nl;) {
+        size_t c = l[i].cand;
+        uint64_t distinct = 0;
+        bool loop = false;
+        for (; i < nl && l[i].cand == c;) {
+            uint32_t tid = l[i].tid;
+            uint64_t in_thread = 0;
+            for (; i < nl && l[i].cand == c && l[i].tid == tid; i++)
+                if (i == 0 || cmp_live(&l[i - 1], &l[i]) != 0) in_thread++;
+            distinct += in_thread;
+            loop |= in_thread >= 2;
+        }
+        steps[c] = loop ? distinct : 0;
+    }
+    free(l);
+    return false;
+}
+
+static bool count(steps_t *s, uint64_t from_ts, uint64_t until_ts, uint64_t *steps)
+{
+    const tl_trace_t *t = s->t;
+    size_t maxf = 1;
+    for (size_t i = 0; i < t->nsites; i++)
+        if (t->sites[i].nframes > maxf) maxf = t->sites[i].nframes;
+    s->scratch_cap = maxf;
+    if (!(s->scratch = malloc(maxf * sizeof *s->scratch))) return true;
+    for (size_t i = 0; i < s->n; i++) {
+        uint64_t *py = malloc(maxf * sizeof *py);
+        if (!py) return true;
+        s->cands[i].py = py;
+        s->cands[i].npy = py_frames(t, s->cands[i].site, py, maxf);
+        uint64_t key = frames_key(t, s->cands[i].site);
+        bool created;
+        tl_map_entry_t *e = key ? tl_map_put(&s->by_key, key, &created) : NULL;
+        if (key && !e) return true;
+        if (e && created) e->a = i + 1;
+    }
+    tl_events_t it;
+    if (tl_events_open(t, &it)) return true;
+    bool oom = false;
+    tl_event_t ev;
+    while (!oom && tl_events_next(&it, &ev) && ev.ts <= until_ts) {
+        if (ev.type == TL_EV_LINEAGE) {
+            const tl_lineage_t *l = ev.site < t->nlineage ? &t->lineage[ev.site] : NULL;
+            if (l && (l->type == TL_REC_REGION_BEGIN || l->type == TL_REC_REGION_END))
+                on_event(s, l->tid, UINT32_MAX);
+            continue;
+        }
+        if (ev.type == TL_EV_FREE || ev.type == TL_EV_RFREE) {
+            tl_map_remove(&s->blocks, ev.ptr);
+            continue;
+        }
+        /* ALLOC, RALLOC */
+        tl_map_remove(&s->blocks, ev.ptr); /* an address met again: the old block is gone */
+        if (it.tid && s->narmed) on_event(s, it.tid, ev.site);
+        if (ev.ts < from_ts) continue;
+        uint64_t key = frames_key(t, ev.site);
+        tl_map_entry_t *e = key ? tl_map_get(&s->by_key, key) : NULL;
+        if (e) oom = on_cand_alloc(s, e->a - 1, it.tid, ev.ptr);
+    }
+    tl_events_close(&it);
+    return oom || tally(s, steps);
+}
+
+bool tl_steps_count(const tl_trace_t *t, const uint32_t *sites, size_t n, uint64_t from_ts,
+                    uint64_t until_ts, uint64_t *steps)
+{
+    memset(steps, 0, n * sizeof *steps);
+    if (!n) return false;
+    steps_t s = {.t = t, .n = n};
+    s.cands = calloc(n, sizeof *s.cands);
+    bool oom = !s.cands;
+    for (size_t i = 0; !oom && i < n; i++)
+        s.cands[i].site = sites[i];
+    oom = oom || count(&s, from_ts, until_ts, steps);
+    /* frames listed twice: the first entry counted for both */
+    for (size_t i = 0; !oom && i < n; i++) {
+        uint64_t key = frames_key(t, sites[i]);
+        tl_map_entry_t *e = key ? tl_map_get(&s.by_key, key) : NULL;
+        if (e && e->a - 1 != i) steps[i] = steps[e->a - 1];
+    }
+    for (size_t i = 0; s.cands && i < n; i++)
+        free((void *)s.cands[i].py);
+    free(s.cands);
+    free(s.armed);
+    free(s.scratch);
+    tl_map_free(&s.by_key);
+    tl_map_free(&s.state);
+    tl_map_free(&s.blocks);
+    if (oom) memset(steps, 0, n * sizeof *steps);
+    return oom;
+}

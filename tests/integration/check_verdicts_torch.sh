@@ -1,0 +1,56 @@
+#!/bin/sh
+# check_verdicts_torch.sh - check's verdicts on torch scripts say "per step
+# of a loop" only where the trace shows a loop (issue 11 item 5): two layers
+# built on one line and `import torch` are counted plainly, a loop keeping a
+# tensor per step is per step; and a real leak through a torch op in a loop
+# still fails --max-leak=0 on a `run` trace (default mode, no leak scan)
+# beside the default rules for torch's one-time caches.
+. "$TL_SRCDIR/tests/integration/lib.sh"
+need_torch
+make_tmp
+J="$PYTHON3 $TL_SRCDIR/tests/integration/check_json.py"
+cat >layers.py <<'PY'
+import torch
+
+enc, dec = torch.nn.Linear(256, 256), torch.nn.Linear(256, 256)  # SITE:layers
+print("layers")
+PY
+cat >loop.py <<'PY'
+import torch
+
+history = []
+for step in range(4):
+    x = torch.randn(128, 128)
+    history.append(x * 2)  # SITE:keep
+print("loop")
+PY
+printf 'import torch\n' >imp.py
+LAYERS=$(site_line layers.py layers)
+KEEP=$(site_line loop.py keep)
+verdict() { # verdict SCRIPT: check --max-leak=0 --max-peak=1 (all mode), JSON in SCRIPT.json
+    "$TL" check --leak-kinds=all --max-leak=0 --max-peak=1 --format=json --output="$1.json" \
+        -- "$PYTHON3" "$1" >/dev/null 2>&1
+    [ $? -eq 23 ] || fail "$1: want 23"
+}
+verdict layers.py
+# two weights and two biases of 256x256 float32 / 256 float32: 2 x (262144 + 1024) B
+$J layers.py.json "[x['storage_bytes'] for x in limit('max-leak')['sites'] if x['where'] == 'at layers.py:$LAYERS'] == [526336]" \
+    "all(x['repeats'] is None for l in v['limits'] for x in l['sites'])" || fail "layers: a loop was guessed"
+verdict imp.py
+$J imp.py.json "all(x['repeats'] is None for l in v['limits'] for x in l['sites'])" ||
+    fail "import torch: a loop was guessed"
+verdict loop.py
+$J loop.py.json "[(x['repeats'], x['storage_bytes']) for x in limit('max-leak')['sites'] if x['where'] == 'at loop.py:$KEEP'] == [(4, 4 * 65536)]" ||
+    fail "loop: not per step"
+"$TL" check --leak-kinds=all --max-leak=0 -- "$PYTHON3" loop.py >out 2>&1
+grep -q "^  [0-9.]* KiB in [0-9]* blocks at loop.py:$KEEP ([0-9]* sites): 4 repetitions still live, [0-9.]* KiB per repetition (per step of a loop)" out ||
+    fail "loop text: $(cat out)"
+
+# a `run` trace (default mode): the loop's leak still fails --max-leak=0
+"$TL" run --output="$TMP/r.%p.tlt" -- "$PYTHON3" loop.py >run.out 2>&1 || fail "run loop.py: $(cat run.out)"
+set -- "$TMP"/r.*.tlt
+"$TL" check --max-leak=0 --top=0 --format=json --output=r.json --trace="$1" >/dev/null 2>&1
+[ $? -eq 23 ] || fail "run trace of loop.py: want 23"
+$J r.json "[(x['repeats'], x['storage_bytes']) for x in limit('max-leak')['sites'] if x['where'] == 'at loop.py:$KEEP'] == [(4, 4 * 65536)]" \
+    "supp('^torch::PythonArgParser::PythonArgParser(')['bytes'] > 0" || fail "run trace verdict"
+exit 0

@@ -130,3 +130,7 @@ clean-local: clean-html-screenshots
 clean-html-screenshots:
 	-rm -rf tests/integration/html-screenshots
 .PHONY: clean-html-screenshots
+
+# check gates on every process of the run (forked workers), --main-process-only
+TESTS += tests/integration/check_children.sh
+EXTRA_DIST += tests/integration/check_children.sh tests/workloads/fork_worker_leak.py

@@ -34,6 +34,7 @@ libtlreport_la_SOURCES = \
 	src/report/render/check_render.c \
 	src/report/pipeline.c src/report/pipeline.h \
 	src/report/cmd/check.c src/report/cmd/check.h src/report/cmd/check_impl.h \
+	src/report/cmd/check_run.c src/report/cmd/check_run.h \
 	src/report/cmd/diff.c src/report/cmd/diff.h \
 	src/report/cmd/report.c src/report/cmd/report.h
 libtlreport_la_CFLAGS = $(AM_CFLAGS) $(LIBDW_CFLAGS)

@@ -381,7 +381,15 @@ int tl_check_baseline(const char *path, tl_supp_t *supp, tl_check_base_t *b)
 
 int tl_check_file(const char *path, const tl_check_opts_t *o, FILE *out, bool *failed)
 {
-    *failed = false;
+    tl_check_result_t r;
+    int rc = tl_check_eval(path, o, out, &r);
+    *failed = r.nfailed > 0;
+    return rc;
+}
+
+int tl_check_eval(const char *path, const tl_check_opts_t *o, FILE *out, tl_check_result_t *r)
+{
+    memset(r, 0, sizeof *r);
     tl_chk_t *c = calloc(1, sizeof *c);
     if (!c) {
         tl_say("%s: out of memory", path);
@@ -426,7 +434,9 @@ int tl_check_file(const char *path, const tl_check_opts_t *o, FILE *out, bool *f
         rc = TL_EXIT_FAILURE;
         goto done;
     }
-    *failed = c->nfailed > 0;
+    r->nchecked = c->nchecked;
+    r->nfailed = c->nfailed;
+    r->incomplete = c->incomplete;
     if (c->incomplete) rc = TL_EXIT_TRUNCATED;
 done:
     chk_free(c);

@@ -36,6 +36,19 @@ typedef struct tl_check_base {
     uint64_t peak_bytes;
 } tl_check_base_t;
 
+/* The process a verdict is about, in a gate over a run's processes
+ * (check_run.h). */
+typedef struct tl_check_proc_ctx {
+    const char *role;  /* "main", "child" (a fork of the main program), "helper" */
+    bool name_process; /* several processes are listed: the text and JUnit name this one */
+    /* The main process's JSON only, which carries the run's verdict: */
+    bool others_failed;             /* another process exceeded a limit (or cannot pass) */
+    const char *const *others_json; /* the other listed processes' verdicts, JSON objects */
+    const size_t *others_json_len;  /* their lengths */
+    size_t nothers;
+    unsigned helpers_unchecked; /* helpers with nothing of interest, left out */
+} tl_check_proc_ctx_t;
+
 typedef struct tl_check_opts {
     bool set[TL_LIMIT_COUNT];
     uint64_t limit[TL_LIMIT_COUNT]; /* bytes */
@@ -54,7 +67,16 @@ typedef struct tl_check_opts {
      * 2 = cuda:0, ...); 0 = every device. A site counts on the device of
      * its storages; a plain heap block on the cpu. */
     unsigned device;
+    /* check -- CMD: which process of the run this trace is (check_run.h);
+     * NULL for a lone trace (check --trace). */
+    const tl_check_proc_ctx_t *proc;
 } tl_check_opts_t;
+
+/* One trace's verdict in numbers (tl_check_eval). */
+typedef struct tl_check_result {
+    unsigned nchecked, nfailed;
+    bool incomplete; /* could not be read whole: cannot pass */
+} tl_check_result_t;
 
 #define TL_CHECK_LEAK_KINDS_DEFAULT ((1u << TL_LEAK_DEFINITE) | (1u << TL_LEAK_INDIRECT))
 
@@ -70,6 +92,9 @@ const char *tl_check_limit_name(unsigned limit);
  * program was killed, or is still running) is complete: it is checked at
  * its last recorded event, with a note. */
 int tl_check_file(const char *path, const tl_check_opts_t *o, FILE *out, bool *failed);
+
+/* tl_check_file with the counts of limits checked and exceeded in *r. */
+int tl_check_eval(const char *path, const tl_check_opts_t *o, FILE *out, tl_check_result_t *r);
 
 /* Read a baseline trace: its leak after supp, and its peak. Returns 0 or a
  * TL_EXIT_* code after one line on stderr; TL_EXIT_TRUNCATED for a baseline

@@ -4,7 +4,8 @@
 # method) that leaks fails the run with exit 23, naming the worker's pid
 # and line in text, JSON and JUnit, while its parent passes;
 # --main-process-only checks the parent alone; a run whose worker leaks
-# nothing passes; check --trace still checks one trace.
+# nothing passes; a forked child that execs an untraced program is not
+# checked; check --trace still checks one trace.
 . "$TL_SRCDIR/tests/integration/lib.sh"
 make_tmp
 W="$SRC_WL/fork_worker_leak.py"
@@ -73,11 +74,21 @@ head -n1 out | grep -qx 'tensorleak check: passed: 2 processes checked' || fail 
 [ "$(grep -c '^process [0-9]* (.*: passed: 1 limit checked$' out)" -eq 2 ] || fail "clean: $(cat out)"
 set -- tensorleak.*.tlt
 [ $# -eq 2 ] || fail "clean: $# traces, want 2"
+cp "$1" one.tlt || hard_error "cp"
+
+# a forked child that exec'd an untraced program: not checked, said
+rm -f tensorleak.*.tlt
+"$TL" check -- "$PYTHON3" "$W" exec >out 2>err
+rc=$?
+[ $rc -eq 0 ] || { cat out err >&2; fail "exec: exit $rc"; }
+head -n1 out | grep -qx 'tensorleak check: passed: 1 limit checked' || fail "exec: $(cat out)"
+grep -qx "not checked: 1 forked process that exec'd an untraced program (exec gave its memory back)" out ||
+    fail "exec: $(cat out)"
 
 # --trace: one trace, as before (no process named)
-"$TL" check --trace="$1" >out 2>err
+"$TL" check --trace=one.tlt >out 2>err
 [ $? -eq 0 ] && head -n1 out | grep -qx 'tensorleak check: passed: 1 limit checked' ||
     fail "--trace: $(cat out err)"
-"$TL" check --trace="$1" --main-process-only >out 2>err
+"$TL" check --trace=one.tlt --main-process-only >out 2>err
 [ $? -eq 2 ] || fail "--trace with --main-process-only: want usage error 2"
 exit 0

@@ -1,11 +1,13 @@
 # fork_worker_leak.py - a worker process that leaks while its parent does
 # not (check_children.sh). argv[1]: "fork" (os.fork), "mp" (multiprocessing,
-# fork start method) or "clean" (an mp worker that frees what it took).
+# fork start method), "clean" (an mp worker that frees what it took) or
+# "exec" (a forked child that execs a program the agent does not trace).
 # The worker's leak: a C block from malloc through ctypes, its address
 # dropped (definitely lost).
 import ctypes
 import multiprocessing
 import os
+import subprocess
 import sys
 
 libc = ctypes.CDLL(None)
@@ -22,6 +24,10 @@ def clean_work():
 
 
 def main(how):
+    if how == "exec":  # preexec_fn: fork, not vfork; no LD_PRELOAD: /bin/true untraced
+        env = {k: v for k, v in os.environ.items() if k != "LD_PRELOAD"}
+        subprocess.run(["/bin/true"], env=env, preexec_fn=lambda: None, check=True)
+        return
     if how == "fork":
         pid = os.fork()
         if pid == 0:

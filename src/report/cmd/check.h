@@ -47,6 +47,7 @@ typedef struct tl_check_proc_ctx {
     const size_t *others_json_len;  /* their lengths */
     size_t nothers;
     unsigned helpers_unchecked; /* helpers with nothing of interest, left out */
+    unsigned execd_unchecked;   /* processes that exec'd an untraced program, left out */
 } tl_check_proc_ctx_t;
 
 typedef struct tl_check_opts {
@@ -76,6 +77,8 @@ typedef struct tl_check_opts {
 typedef struct tl_check_result {
     unsigned nchecked, nfailed;
     bool incomplete; /* could not be read whole: cannot pass */
+    bool execd;      /* a run's process other than the main one that ended by exec
+                        (its program not traced): not checked, no verdict written */
 } tl_check_result_t;
 
 #define TL_CHECK_LEAK_KINDS_DEFAULT ((1u << TL_LEAK_DEFINITE) | (1u << TL_LEAK_INDIRECT))

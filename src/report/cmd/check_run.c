@@ -53,23 +53,29 @@ int tl_check_run(tl_check_proc_t *p, size_t n, unsigned unchecked, const tl_chec
         return TL_EXIT_FAILURE;
     }
     /* The others first: the main process's JSON carries their verdicts. */
-    unsigned nfailed = 0, tests = 0, failures = 0, errors = 0, nexceeded = 0;
+    unsigned nfailed = 0, tests = 0, failures = 0, errors = 0, nexceeded = 0, execd = 0;
     tl_check_proc_ctx_t ctx[2] = {{.role = "child", .name_process = true}};
     size_t nothers = 0;
     for (size_t i = 1; i < n; i++) {
         ctx[0].role = p[i].role;
         eval_one(&p[i], o, &ctx[0], &v[i]);
+        if (v[i].r.execd) {
+            execd++;
+            continue;
+        }
         if (v[i].text && !v[i].rc) {
             json[nothers] = v[i].text;
             json_len[nothers++] = v[i].len;
         }
     }
+    size_t nchecked = n - execd;
     ctx[1] = (tl_check_proc_ctx_t){.role = "main",
-                                   .name_process = n > 1,
+                                   .name_process = nchecked > 1,
                                    .others_json = json,
                                    .others_json_len = json_len,
                                    .nothers = o->format == TL_CHECK_JSON ? nothers : 0,
-                                   .helpers_unchecked = unchecked};
+                                   .helpers_unchecked = unchecked,
+                                   .execd_unchecked = execd};
     for (size_t i = 1; i < n; i++)
         ctx[1].others_failed |= v[i].rc || v[i].r.nfailed || v[i].r.incomplete;
     if (n) eval_one(&p[0], o, &ctx[1], &v[0]);
@@ -84,19 +90,19 @@ int tl_check_run(tl_check_proc_t *p, size_t n, unsigned unchecked, const tl_chec
     if (o->format == TL_CHECK_JSON) {
         if (v[0].text) fwrite(v[0].text, 1, v[0].len, out);
     } else {
-        bool several = n > 1, junit = o->format == TL_CHECK_JUNIT;
+        bool several = nchecked > 1, junit = o->format == TL_CHECK_JUNIT;
         if (several && junit)
             fprintf(out,
                     "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
                     "<testsuites name=\"tensorleak\" tests=\"%u\" failures=\"%u\" errors=\"%u\">\n",
                     tests, failures, errors);
         else if (several && nfailed)
-            fprintf(out, "tensorleak check: FAILED: %u of %zu processes %s\n", nfailed, n,
+            fprintf(out, "tensorleak check: FAILED: %u of %zu processes %s\n", nfailed, nchecked,
                     nexceeded == nfailed
                         ? "exceeded a limit"
                         : "cannot pass (a limit exceeded or a trace not read whole)");
         else if (several)
-            fprintf(out, "tensorleak check: passed: %zu processes checked\n", n);
+            fprintf(out, "tensorleak check: passed: %zu processes checked\n", nchecked);
         for (size_t i = 0; i < n; i++)
             if (v[i].text) fwrite(v[i].text, 1, v[i].len, out);
         if (unchecked && !junit)
@@ -104,6 +110,11 @@ int tl_check_run(tl_check_proc_t *p, size_t n, unsigned unchecked, const tl_chec
                     "not checked: %u helper process%s with nothing of interest (another program, "
                     "such as a shell, that made no storage and no block of 64 KiB or more)\n",
                     unchecked, unchecked == 1 ? "" : "es");
+        if (execd && !junit)
+            fprintf(out,
+                    "not checked: %u forked process%s that exec'd an untraced program (exec gave "
+                    "its memory back)\n",
+                    execd, execd == 1 ? "" : "es");
         if (several && junit) fputs("</testsuites>\n", out);
     }
     int rc = 0;

@@ -416,6 +416,8 @@ static void run_json(const tl_chk_t *c, tl_json_t *j)
     tl_json_arr_end(j);
     tl_json_key(j, "helpers_unchecked");
     tl_json_u64(j, p->helpers_unchecked);
+    tl_json_key(j, "execd_unchecked");
+    tl_json_u64(j, p->execd_unchecked);
 }
 
 void tl_chk_render_json(tl_chk_t *c, FILE *out)

@@ -134,3 +134,7 @@ clean-html-screenshots:
 # check gates on every process of the run (forked workers), --main-process-only
 TESTS += tests/integration/check_children.sh
 EXTRA_DIST += tests/integration/check_children.sh tests/workloads/fork_worker_leak.py
+
+# --baseline counts the baseline's leak with the run's --leak-kinds and --device
+TESTS += tests/integration/check_baseline_kinds.sh
+EXTRA_DIST += tests/integration/check_baseline_kinds.sh

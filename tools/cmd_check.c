@@ -389,7 +389,7 @@ int tl_cmd_check(int argc, char **argv)
     a.o.supp = &supp;
     tl_check_base_t base;
     if (a.baseline) {
-        rc = tl_check_baseline(a.baseline, &supp, &base);
+        rc = tl_check_baseline(a.baseline, &a.o, &base);
         if (rc) {
             tl_supp_free(&supp);
             return rc;

@@ -353,27 +353,30 @@ static int load(tl_chk_t *c, const char *path, tl_supp_t *supp)
     return rc;
 }
 
-int tl_check_baseline(const char *path, tl_supp_t *supp, tl_check_base_t *b)
+int tl_check_baseline(const char *path, const tl_check_opts_t *o, tl_check_base_t *b)
 {
     tl_chk_t *c = calloc(1, sizeof *c);
     if (!c) {
         tl_say("%s: out of memory", path);
         return TL_EXIT_FAILURE;
     }
-    int rc = load(c, path, supp);
+    /* measured as this run's --max-leak and --max-peak are: the same
+     * suppressions, leak kinds and device, at the end point */
+    tl_check_opts_t bo = {.supp = o->supp, .leak_kinds = o->leak_kinds, .device = o->device};
+    bo.set[TL_LIMIT_LEAK] = bo.set[TL_LIMIT_PEAK] = true;
+    c->o = &bo;
+    int rc = load(c, path, o->supp);
     if (!rc && tl_report_incomplete(path, &c->a.trace, "a baseline must be read whole"))
         rc = TL_EXIT_TRUNCATED;
-    if (!rc) {
-        *b = (tl_check_base_t){.path = path, .peak_bytes = c->a.model.peak_bytes};
-        for (size_t i = 0; i < c->a.model.nleaks; i++) {
-            const tl_site_stat_t *l = &c->a.model.leaks[i];
-            if (supp && tl_supp_site(supp, l->site) >= 0) continue;
-            /* counted as --max-leak counts it by default */
-            b->leaked_bytes += c->a.trace.has_leak_scan ? l->kind_bytes[TL_LEAK_DEFINITE] +
-                                                              l->kind_bytes[TL_LEAK_INDIRECT]
-                                                        : l->bytes;
-        }
+    c->end = &c->a.model.end;
+    if (!rc && measure(c)) {
+        tl_say("%s: out of memory", path);
+        rc = TL_EXIT_FAILURE;
     }
+    if (!rc)
+        *b = (tl_check_base_t){.path = path,
+                               .leaked_bytes = c->lim[TL_LIMIT_LEAK].measured,
+                               .peak_bytes = c->lim[TL_LIMIT_PEAK].measured};
     chk_free(c);
     free(c);
     return rc;

@@ -32,7 +32,7 @@ enum { TL_CHECK_TEXT = 0, TL_CHECK_JSON = 1, TL_CHECK_JUNIT = 2 };
 /* A baseline's totals (tl_check_baseline). */
 typedef struct tl_check_base {
     const char *path;
-    uint64_t leaked_bytes; /* live at its end point, after suppressions */
+    uint64_t leaked_bytes; /* as --max-leak counts it (kinds, device), after suppressions */
     uint64_t peak_bytes;
 } tl_check_base_t;
 
@@ -99,9 +99,11 @@ int tl_check_file(const char *path, const tl_check_opts_t *o, FILE *out, bool *f
 /* tl_check_file with the counts of limits checked and exceeded in *r. */
 int tl_check_eval(const char *path, const tl_check_opts_t *o, FILE *out, tl_check_result_t *r);
 
-/* Read a baseline trace: its leak after supp, and its peak. Returns 0 or a
- * TL_EXIT_* code after one line on stderr; TL_EXIT_TRUNCATED for a baseline
- * that could not be read whole (a comparison with part of it means nothing). */
-int tl_check_baseline(const char *path, tl_supp_t *supp, tl_check_base_t *b);
+/* Read a baseline trace: its leak and peak at its end point, measured as
+ * --max-leak and --max-peak measure them under o (o->supp, o->leak_kinds,
+ * o->device). Returns 0 or a TL_EXIT_* code after one line on stderr;
+ * TL_EXIT_TRUNCATED for a baseline that could not be read whole (a
+ * comparison with part of it means nothing). */
+int tl_check_baseline(const char *path, const tl_check_opts_t *o, tl_check_base_t *b);
 
 #endif

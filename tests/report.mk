@@ -138,3 +138,7 @@ EXTRA_DIST += tests/integration/check_children.sh tests/workloads/fork_worker_le
 # --baseline counts the baseline's leak with the run's --leak-kinds and --device
 TESTS += tests/integration/check_baseline_kinds.sh
 EXTRA_DIST += tests/integration/check_baseline_kinds.sh
+
+# check's verdict says what --max-leak counted where the leak kinds do not apply
+TESTS += tests/integration/check_leak_counted.sh
+EXTRA_DIST += tests/integration/check_leak_counted.sh

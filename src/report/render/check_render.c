@@ -87,6 +87,15 @@ static const char *kinds_words(unsigned mask)
     return buf;
 }
 
+/* What --max-leak counts where the leak kinds do not apply, plainly. */
+static const char *leak_counted(const tl_chk_t *c)
+{
+    if (c->region)
+        return "every block the iteration allocated and did not free; leak kinds apply at the "
+               "process's end only";
+    return "every live block; the trace has no leak scan, so no leak kinds";
+}
+
 static void measured_text(tl_chk_t *c, unsigned k, FILE *out)
 {
     char b[32], b2[32];
@@ -105,7 +114,7 @@ static void measured_text(tl_chk_t *c, unsigned k, FILE *out)
             }
             if (!first) fputc(')', out);
         } else {
-            fprintf(out, "%s live at %s", v, scope_word(c));
+            fprintf(out, "%s live at %s (%s)", v, scope_word(c), leak_counted(c));
         }
         break;
     case TL_LIMIT_LEAK_STORAGE:
@@ -474,11 +483,13 @@ void tl_chk_render_json(tl_chk_t *c, FILE *out)
         tl_json_key(j, "measured_bytes");
         tl_json_u64(j, l->measured);
         if (k == TL_LIMIT_LEAK) {
-            tl_json_key(j, "leak_kinds"); /* null: no leak scan (not all mode) */
+            tl_json_key(j, "leak_kinds"); /* null: no leak scan (not all mode), or a region */
             if (c->leak_scan)
                 kinds_json(j, c->leak_kind_bytes, c->leak_kinds_counted);
             else
                 tl_json_null(j);
+            tl_json_key(j, "counted"); /* what measured_bytes is of */
+            tl_json_str(j, c->leak_scan ? "leak_kinds" : c->region ? "region_live" : "live");
         }
         tl_json_key(j, "passed");
         tl_json_bool(j, !l->failed);

@@ -118,3 +118,7 @@ EXTRA_DIST += tests/integration/cuda_standin.sh tests/integration/cuda_snapshot.
 TESTS += tests/integration/text_report.sh tests/integration/text_frames.sh
 EXTRA_DIST += tests/integration/text_report.sh tests/integration/text_frames.sh \
 	tests/workloads/four_graphs.py
+
+# CUDA: check --max-peak with --device and diff per device (stand-in libcudart)
+TESTS += tests/integration/cuda_check_diff.sh
+EXTRA_DIST += tests/integration/cuda_check_diff.sh tests/workloads/cuda_devices.c

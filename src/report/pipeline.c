@@ -108,7 +108,7 @@ int tl_analysis_run(tl_analysis_t *a, const char *path, const tl_analysis_opts_t
     int rc = tl_trace_read(path, &a->trace, why, whylen); /* open, read */
     if (rc) return rc;
     a->sym = tl_sym_new(a->trace.modules, a->trace.nmodules);
-    if (!a->sym || tl_model_build(&a->trace, &a->model) ||
+    if (!a->sym || tl_model_build_device(&a->trace, &a->model, o ? o->peak_device : 0) ||
         (o && o->supp && tl_supp_bind(o->supp, &a->trace, a->sym)) ||
         tl_lineage_analyse(&a->model.end, &a->trace, a->sym)) {
         tl_analysis_free(a);

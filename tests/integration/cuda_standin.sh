@@ -6,13 +6,7 @@
 # and `check --device=cuda:0` fails with 23 naming the leaking line.
 . "$TL_SRCDIR/tests/integration/lib.sh"
 make_tmp
-CC=${CC:-cc}
-# As NVIDIA's: soname and symbol version libcudart.so.13.
-printf 'libcudart.so.13 { global: cuda*; local: *; };\n' >cudart.map
-"$CC" -shared -fPIC -g -o libcudart.so.13 -Wl,-soname,libcudart.so.13 \
-    -Wl,--version-script=cudart.map "$SRC_WL/cudart_standin.c" || hard_error "build the stand-in"
-"$CC" -g -O0 -fno-inline -o cuda_prog "$SRC_WL/cuda_prog.c" ./libcudart.so.13 \
-    -Wl,-rpath,"$TMP" || hard_error "build cuda_prog"
+cuda_standin cuda_prog
 
 "$TL" run --output="$TMP/t.%p.tlt" -- ./cuda_prog >run.out 2>run.err
 rc=$?

@@ -59,3 +59,15 @@ run_case() {
     TL="$TL" "$PYTHON3" "$TL_SRCDIR/tests/integration/cases_check.py" "$1.py" \
         "$TL_SRCDIR/tests/cases/$1.expected.json" report.json "$2" || { cat run.out >&2; exit 1; }
 }
+
+# cuda_standin PROG: build the stand-in libcudart.so.13 (soname and symbol
+# version as NVIDIA's; tests/workloads/cudart_standin.c) in $TMP and
+# tests/workloads/PROG.c linked against it, as ./PROG.
+cuda_standin() {
+    printf 'libcudart.so.13 { global: cuda*; local: *; };\n' >cudart.map
+    "${CC:-cc}" -shared -fPIC -g -o libcudart.so.13 -Wl,-soname,libcudart.so.13 \
+        -Wl,--version-script=cudart.map "$SRC_WL/cudart_standin.c" ||
+        hard_error "build the stand-in"
+    "${CC:-cc}" -g -O0 -fno-inline -o "$1" "$SRC_WL/$1.c" ./libcudart.so.13 \
+        -Wl,-rpath,"$TMP" || hard_error "build $1"
+}

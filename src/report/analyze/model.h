@@ -57,13 +57,18 @@ typedef struct tl_model {
         peak_ts; /* high-water mark of all live bytes; peak_ts valid if peak_bytes */
     uint64_t peak_blocks;
     uint64_t peak_storage_bytes, peak_storage_ts;
+    /* tl_model_build_device: 1 + the device (0: none) whose high-water mark
+     * peak_sites are taken at, and that mark: the bytes of its storages, and
+     * for the cpu of every plain heap block too (check --device) */
+    unsigned peak_device;
+    uint64_t device_peak_bytes, device_peak_ts;
     uint64_t live_bytes, live_blocks, live_storage_bytes,
         live_storage_blocks;    /* at the end point */
     uint64_t first_ts, last_ts; /* of the events (0 when none) */
 
     tl_site_stat_t *leaks; /* live at the end point, by site; sorted */
     size_t nleaks;
-    tl_site_stat_t *peak_sites; /* live at the all-bytes peak, by site; sorted */
+    tl_site_stat_t *peak_sites; /* live at the all-bytes peak (or peak_device's), by site; sorted */
     size_t npeak_sites;
     tl_site_stat_t *storage_sites; /* every storage created, by site (bytes = total); sorted */
     size_t nstorage_sites;
@@ -87,6 +92,12 @@ int tl_site_stat_cmp(const void *a, const void *b);
  * descending, then site index, then plain before storage. Returns true when
  * out of memory (m is then empty). */
 bool tl_model_build(const tl_trace_t *t, tl_model_t *m);
+
+/* The same, with peak_sites taken at the high-water mark of one device:
+ * peak_device is 1 + its TL_DEVICE_* (cpu's plain heap blocks count with
+ * it), 0 = all bytes as tl_model_build (m->device_peak_bytes, check
+ * --device --max-peak). */
+bool tl_model_build_device(const tl_trace_t *t, tl_model_t *m, unsigned peak_device);
 
 /* The same, with the sites filter rejects (suppressions) left out of region
  * leaks and growth; the end point and peak still count every block. */

@@ -297,11 +297,9 @@ static bool measure(tl_chk_t *c)
     if (c->region) {
         l->measured = c->region->last_peak_bytes;
     } else {
-        l->measured = c->a.model.peak_bytes;
-        if (c->o->device) { /* that device's storages at their own high-water mark */
-            unsigned d = c->o->device - 1;
-            l->measured = d < TL_MODEL_DEVICES ? c->a.model.devices[d].peak_storage_bytes : 0;
-        }
+        /* with --device, that device's own high-water mark (its storages, and
+         * on the cpu the plain heap blocks), and what was live then */
+        l->measured = c->o->device ? c->a.model.device_peak_bytes : c->a.model.peak_bytes;
         if (group_sites(c, c->a.model.peak_sites, c->a.model.npeak_sites, false, false, l))
             return true;
     }
@@ -347,7 +345,7 @@ static void chk_free(tl_chk_t *c)
 static int load(tl_chk_t *c, const char *path, tl_supp_t *supp)
 {
     char why[256];
-    tl_analysis_opts_t ao = {.render = &c->ropts, .supp = supp};
+    tl_analysis_opts_t ao = {.render = &c->ropts, .supp = supp, .peak_device = c->o->device};
     int rc = tl_analysis_run(&c->a, path, &ao, why, sizeof why);
     if (rc) tl_say("%s: %s", path, why);
     return rc;

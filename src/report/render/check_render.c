@@ -125,6 +125,8 @@ static void measured_text(tl_chk_t *c, unsigned k, FILE *out)
         break;
     case TL_LIMIT_PEAK:
         fprintf(out, c->region ? "peak %s allocated in the region live at once" : "peak %s", v);
+        if (c->o->device && !c->region) /* that device's own high-water mark */
+            fprintf(out, " on %s", tl_render_device(c->o->device - 1, b2, sizeof b2));
         break;
     case TL_LIMIT_GROWTH:
         fprintf(out, "%s per iteration", v);

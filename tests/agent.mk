@@ -181,3 +181,11 @@ tests_workloads_agent_sigterm_stack_CFLAGS = $(AGENT_WL_CFLAGS)
 tests_workloads_agent_sigterm_stack_LDADD = -lpthread
 TESTS += tests/integration/agent_sigterm_stack.sh
 EXTRA_DIST += tests/integration/agent_sigterm_stack.sh
+
+# Leak kinds: memcheck's classification rules on synthetic blocks and roots
+check_PROGRAMS += tests/unit/test_leakscan
+tests_unit_test_leakscan_SOURCES = tests/unit/test_leakscan.c
+tests_unit_test_leakscan_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_leakscan_LDADD = libtlagent.la libtlcommon.la $(CHECK_LIBS) \
+	$(LIBUNWIND_LIBS) $(XXHASH_LIBS) -ldl -lpthread -lm
+TESTS += tests/unit/test_leakscan

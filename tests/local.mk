@@ -137,3 +137,7 @@ TESTS += tests/integration/thread_local.sh tests/integration/grad_cycle.sh
 EXTRA_DIST += tests/integration/thread_local.sh tests/workloads/thread_local.py \
 	tests/integration/grad_cycle.sh tests/workloads/grad_cycle.py \
 	tests/integration/sites.py
+
+# CUDA: check --max-peak with --device and diff per device (stand-in libcudart)
+TESTS += tests/integration/cuda_check_diff.sh
+EXTRA_DIST += tests/integration/cuda_check_diff.sh tests/workloads/cuda_devices.c

@@ -143,3 +143,15 @@ EXTRA_DIST += tests/integration/check_html_path.sh
 TESTS += tests/integration/check_verdicts.sh tests/integration/check_verdicts_torch.sh
 EXTRA_DIST += tests/integration/check_verdicts.sh tests/integration/check_verdicts_torch.sh \
 	tests/workloads/check_ext.c
+
+# check gates on every process of the run (forked workers), --main-process-only
+TESTS += tests/integration/check_children.sh
+EXTRA_DIST += tests/integration/check_children.sh tests/workloads/fork_worker_leak.py
+
+# --baseline counts the baseline's leak with the run's --leak-kinds and --device
+TESTS += tests/integration/check_baseline_kinds.sh
+EXTRA_DIST += tests/integration/check_baseline_kinds.sh
+
+# check's verdict says what --max-leak counted where the leak kinds do not apply
+TESTS += tests/integration/check_leak_counted.sh
+EXTRA_DIST += tests/integration/check_leak_counted.sh

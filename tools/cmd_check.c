@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "report/cmd/check.h"
+#include "report/cmd/check_run.h"
 #include "report/cmd/report.h"
 #include "tools/cli.h"
 #include "tools/launch.h"
@@ -45,7 +46,8 @@ static const char help[] =
     "                            leak (after suppressions) or peak grew more than that\n"
     "options:\n"
     "  --device=DEVICE           limits count only DEVICE's storages (cpu, cuda:0, ...;\n"
-    "                            a plain heap block is on cpu); default every device\n"
+    "                            a plain heap block is on cpu), --max-peak at that\n"
+    "                            device's own peak; default every device\n"
     "  --suppressions=FILE       LeakSanitizer-format rules (leak:PATTERN); repeatable\n"
     "  --no-default-suppressions do not hide the built-in one-time allocations\n"
     "  --format=text|json|junit  the verdict's format (default text)\n"
@@ -57,6 +59,9 @@ static const char help[] =
     "  --leak-kinds=LIST         what --max-leak counts: definite,indirect,possible,\n"
     "                            reachable or all (default definite,indirect)\n"
     "  --trace-output=PATTERN    where CMD's traces go (default tensorleak.%p.tlt)\n"
+    "  --main-process-only       check only the main process (CMD's own, the image it\n"
+    "                            exec'd last); by default every process of the run is\n"
+    "                            checked (forked workers too) and named when it fails\n"
     "  --trace=TRACE             check this trace instead of running a command\n"
     "  --region=NAME             check the last iteration of region NAME\n"
     "  --help                    print this help\n"
@@ -146,6 +151,7 @@ typedef struct args {
     const char *supp_files[64];
     size_t nsupp;
     bool no_defaults;
+    bool main_only; /* --main-process-only */
     const char *output, *trace, *baseline, *pattern;
     const char *html; /* --html=FILE, or NULL */
     int error_code;
@@ -203,6 +209,8 @@ static int parse(int argc, char **argv, args_t *a)
             a->supp_files[a->nsupp++] = v;
         } else if (!strcmp(arg, "--no-default-suppressions")) {
             a->no_defaults = true;
+        } else if (!strcmp(arg, "--main-process-only")) {
+            a->main_only = true;
         } else if ((v = opt_value(argc, argv, &i, "--format", &m)), m) {
             if (v && !strcmp(v, "text"))
                 a->o.format = TL_CHECK_TEXT;
@@ -251,6 +259,8 @@ static int parse(int argc, char **argv, args_t *a)
     }
     a->cmd = i < argc ? argv + i : NULL;
     if (a->trace && a->cmd) return usage_error(a->cmd[0], "--trace takes no command");
+    if (a->trace && a->main_only)
+        return usage_error("--main-process-only", "--trace checks one trace already");
     if (!a->trace && !a->cmd) return usage_error("check", "no command given (check -- CMD ...)");
     if (a->o.set[TL_LIMIT_BASELINE] != (a->baseline != NULL))
         return usage_error(a->baseline ? "--baseline" : "--max-growth-vs-baseline",
@@ -310,6 +320,52 @@ static bool write_html(const char *trace, tl_outfile_t *of)
     return tl_outfile_close(of, done) || !done;
 }
 
+/* The processes of a run to check (check_run.h): the main one first, then
+ * every other trace but the images that exec'd (exec gives their memory
+ * back; the image they became is checked) and the helpers with nothing of
+ * interest (launch.h), counted in *unchecked: a shell's or a coreutil's
+ * blocks are theirs, not the program's (bash leaves definitely lost blocks
+ * at every exit). With main_only, the main one alone. NULL when out of
+ * memory (said). */
+static tl_check_proc_t *run_procs(const tl_launch_t *l, bool main_only, size_t *n,
+                                  unsigned *unchecked)
+{
+    tl_check_proc_t *p = calloc(l->ntraces + 1, sizeof *p);
+    if (!p) {
+        tl_say("out of memory");
+        return NULL;
+    }
+    p[0] = (tl_check_proc_t){.path = l->main_trace, .role = "main"};
+    *n = 1;
+    *unchecked = 0;
+    unsigned skipped = 0;
+    for (size_t i = 0; i < l->ntraces; i++) {
+        const tl_launch_trace_t *t = &l->traces[i];
+        if (t->main || t->execd) continue;
+        if (main_only) {
+            skipped++;
+            continue;
+        }
+        if (t->quiet) {
+            ++*unchecked;
+            continue;
+        }
+        p[(*n)++] = (tl_check_proc_t){.path = t->path, .role = t->helper ? "helper" : "child"};
+    }
+    if (skipped)
+        tl_say("%u other process%s traced, not checked (--main-process-only)", skipped,
+               skipped == 1 ? "" : "es");
+    return p;
+}
+
+/* The traces of helpers with nothing of interest go, as `run` removes
+ * them (launch.h). */
+static void remove_quiet_helpers(const tl_launch_t *l)
+{
+    for (size_t i = 0; i < l->ntraces; i++)
+        if (l->traces[i].quiet) unlink(l->traces[i].path);
+}
+
 int tl_cmd_check(int argc, char **argv)
 {
     args_t a;
@@ -336,7 +392,7 @@ int tl_cmd_check(int argc, char **argv)
     tl_check_base_t base;
     if (a.baseline) {
         tl_msgs_t msgs = {0};
-        rc = tl_cli_exit(tl_check_baseline(a.baseline, &supp, &base, &msgs));
+        rc = tl_cli_exit(tl_check_baseline(a.baseline, &a.o, &base, &msgs));
         tl_say_msgs(&msgs);
         if (rc) {
             tl_supp_free(&supp);
@@ -364,7 +420,11 @@ int tl_cmd_check(int argc, char **argv)
 
     int status = 0;
     const char *trace = a.trace;
-    tl_launch_t l = {.pattern = a.pattern, .quiet = true};
+    /* helpers' traces stay until checked: a helper that leaks fails the run */
+    tl_launch_t l = {.pattern = a.pattern, .quiet = true, .keep_helpers = true};
+    tl_check_proc_t *procs = NULL;
+    size_t nprocs = 0;
+    unsigned unchecked = 0;
     if (a.cmd) {
         char limits[512], self[PATH_MAX], code[16], extra[8192];
         plugin_limits(&a.o, limits, sizeof limits);
@@ -404,11 +464,24 @@ int tl_cmd_check(int argc, char **argv)
         }
         trace = l.main_trace;
         tl_say("trace of %s (pid %d) written to %s", a.cmd[0], (int)l.pid, trace);
+        if (!(procs = run_procs(&l, a.main_only, &nprocs, &unchecked))) {
+            rc = TL_EXIT_FAILURE;
+            goto done;
+        }
     }
     bool failed = false;
     fflush(stdout);
     tl_msgs_t msgs = {0};
-    rc = tl_cli_exit(tl_check_file(trace, &a.o, out, &failed, &msgs));
+    if (procs) {
+        rc = tl_cli_exit(tl_check_run(procs, nprocs, unchecked, &a.o, out, &failed, &msgs));
+        for (size_t i = 0; failed && i < nprocs; i++)
+            if (!procs[i].passed) { /* --html: the first process that failed */
+                trace = procs[i].path;
+                break;
+            }
+    } else {
+        rc = tl_cli_exit(tl_check_file(trace, &a.o, out, &failed, &msgs));
+    }
     tl_say_msgs(&msgs);
     bool verdict = rc == TL_EXIT_OK || rc == TL_EXIT_TRUNCATED;
     if (a.output) {
@@ -430,5 +503,8 @@ done:
     if (a.output) tl_outfile_close(&of, false); /* no verdict: the file is left alone */
     if (a.html) tl_outfile_close(&hf, false);   /* no failed gate: nothing written */
     tl_supp_free(&supp);
+    free(procs);
+    remove_quiet_helpers(&l);
+    tl_launch_free(&l);
     return rc;
 }

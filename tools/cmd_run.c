@@ -143,6 +143,7 @@ int tl_cmd_run(int argc, char **argv)
         if (report_path) tl_outfile_close(&of, false);
         return code;
     }
+    tl_launch_free(&l); /* the report is of the main trace only */
     if (!l.main_trace[0]) {
         if (report_path) tl_outfile_close(&of, false);
         return l.status;

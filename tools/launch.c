@@ -265,8 +265,25 @@ static void say_others(const tl_launch_t *l, const char *dir)
                n, es, s, kept, kept == 1 ? "" : "s", dir, l->helpers_removed);
 }
 
+/* Appends a trace to l->traces; false when out of memory (it is then left
+ * out of the list, not of the run). */
+static bool add_trace(tl_launch_t *l, const char *path, const tl_trace_info_t *info)
+{
+    tl_launch_trace_t *nt = realloc(l->traces, (l->ntraces + 1) * sizeof *nt);
+    if (!nt) return false;
+    l->traces = nt;
+    tl_launch_trace_t *t = &nt[l->ntraces++];
+    memset(t, 0, sizeof *t);
+    snprintf(t->path, sizeof t->path, "%s", path);
+    t->pid = info->pid;
+    t->ppid = info->ppid;
+    t->exec_seq = info->exec_seq;
+    return true;
+}
+
 /* Finds this session's traces in dir: the main one (pid == main_pid, highest
- * exec_seq) into l->main_trace; counts the others and removes the helpers'. */
+ * exec_seq) into l->main_trace; lists them all in l->traces, counts the
+ * others and removes the helpers' (unless keep_helpers). */
 static bool find_traces(const char *dir, tl_launch_t *l)
 {
     pid_t main_pid = l->pid;
@@ -282,6 +299,7 @@ static bool find_traces(const char *dir, tl_launch_t *l)
     uint64_t best_seq = 0;
     struct dirent *e;
     char path[PATH_MAX];
+    tl_trace_info_t main_info;
     while ((e = readdir(d))) {
         if (e->d_name[0] == '.') continue;
         int n = snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
@@ -291,10 +309,12 @@ static bool find_traces(const char *dir, tl_launch_t *l)
         if (info.pid == (uint64_t)main_pid && (!found || info.exec_seq >= best_seq)) {
             found = true;
             best_seq = info.exec_seq;
+            main_info = info;
             snprintf(main_path, len, "%s", path);
             snprintf(l->main_exe, sizeof l->main_exe, "%s", info.exe);
         }
     }
+    if (found && add_trace(l, main_path, &main_info)) l->traces[0].main = true;
     rewinddir(d);
     while ((e = readdir(d))) {
         if (e->d_name[0] == '.') continue;
@@ -308,10 +328,20 @@ static bool find_traces(const char *dir, tl_launch_t *l)
          * or another program (env, bash, basename); a forked copy of the
          * main program keeps its trace. */
         bool helper = info.pid == (uint64_t)main_pid || !found || strcmp(info.exe, l->main_exe);
-        if (!l->keep_helpers && helper && nothing_of_interest(path) && unlink(path) == 0)
+        bool quiet = helper && nothing_of_interest(path);
+        if (!l->keep_helpers && quiet && unlink(path) == 0) {
             l->helpers_removed++;
+            continue;
+        }
+        if (!add_trace(l, path, &info)) continue;
+        l->traces[l->ntraces - 1].helper = helper;
+        l->traces[l->ntraces - 1].quiet = quiet;
     }
     closedir(d);
+    for (size_t i = 0; i < l->ntraces; i++)
+        for (size_t k = 0; k < l->ntraces && !l->traces[i].execd; k++)
+            l->traces[i].execd = l->traces[k].pid == l->traces[i].pid &&
+                                 l->traces[k].exec_seq > l->traces[i].exec_seq;
     if (l->others && !l->quiet) say_others(l, dir);
     return found;
 }
@@ -352,6 +382,8 @@ bool tl_launch_run(tl_launch_t *l, char **argv, const char *const *extra_env, in
     l->main_exe[0] = '\0';
     l->run_dir[0] = '\0';
     l->others = l->helpers_removed = 0;
+    l->traces = NULL;
+    l->ntraces = 0;
     char agent[PATH_MAX];
     if (!find_agent(agent, sizeof agent)) {
         tl_say("cannot find the agent %s (set TENSORLEAK_AGENT)", agent);
@@ -400,4 +432,11 @@ bool tl_launch_run(tl_launch_t *l, char **argv, const char *const *extra_env, in
         tl_say("%s (pid %d) left no trace in %s", argv[0], (int)l->pid, dir);
     }
     return true;
+}
+
+void tl_launch_free(tl_launch_t *l)
+{
+    free(l->traces);
+    l->traces = NULL;
+    l->ntraces = 0;
 }

@@ -7,6 +7,16 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+/* One trace of the run (tl_launch_t.traces). */
+typedef struct tl_launch_trace {
+    char path[PATH_MAX];
+    uint64_t pid, ppid, exec_seq;
+    bool main;   /* the main trace (tl_launch_t.main_trace) */
+    bool helper; /* an earlier image of the command's pid, or another program */
+    bool quiet;  /* a helper whose trace holds nothing of interest (kept with keep_helpers) */
+    bool execd;  /* a later image of its pid was traced: this one ended by exec */
+} tl_launch_trace_t;
+
 typedef struct tl_launch {
     const char *pattern;       /* in: trace path pattern (TENSORLEAK_OUTPUT); NULL: a new
                                   directory for this run (run_dir), tensorleak.%p.tlt in it */
@@ -20,6 +30,9 @@ typedef struct tl_launch {
     pid_t pid;                 /* out: the command's pid, 0 if it never started */
     int status;                /* out: its exit status as a shell reports it (128+N for signal N) */
     char main_trace[PATH_MAX]; /* out: the main process's trace, "" if none */
+    tl_launch_trace_t *traces; /* out: every trace of the run still on disk, the main one
+                                  first (when found); free with tl_launch_free */
+    size_t ntraces;
 } tl_launch_t;
 
 /* Runs argv (argv[0] looked up in PATH) with the agent preloaded and waits
@@ -36,5 +49,8 @@ typedef struct tl_launch {
  * not found, 126 not executable, 1 no agent). Not thread-safe (changes this
  * process's environment). */
 bool tl_launch_run(tl_launch_t *l, char **argv, const char *const *extra_env, int *exit_code);
+
+/* Frees l->traces (the files stay). */
+void tl_launch_free(tl_launch_t *l);
 
 #endif

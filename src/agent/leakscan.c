@@ -65,10 +65,7 @@ void tl_leakscan_on_munmap(const void *addr, size_t len)
 
 /* --- the live blocks, sorted by address --- */
 
-typedef struct blk {
-    uint64_t ptr, end; /* [ptr, end); end = ptr + 1 for an empty block */
-    uint8_t state;     /* st_* */
-} blk_t;
+typedef tl_leakscan_blk_t blk_t; /* state: st_* while classifying */
 
 enum { ST_NONE = 0, ST_POSSIBLE = 1, ST_REACHABLE = 2, ST_INDIRECT = 3, ST_DEFINITE = 4 };
 
@@ -190,6 +187,40 @@ static void drain(scan_t *s, bool from_lost)
     }
 }
 
+/* After the roots: what is reached from them, then the unreached blocks
+ * in address order: each one is definitely lost until another lost block
+ * is found to hold it (memcheck's cliques); what it holds, unreached, is
+ * indirectly lost. Leaves each block's TL_LEAK_* in its state. */
+static void classify_rest(scan_t *s)
+{
+    drain(s, false);
+    for (size_t i = 0; i < s->n; i++) {
+        if (s->b[i].state != ST_NONE) continue;
+        s->b[i].state = ST_DEFINITE; /* until another lost block is found to hold it */
+        s->leader = i;
+        scan_range(s, s->b[i].ptr, s->b[i].end, true);
+        drain(s, true);
+    }
+    for (size_t i = 0; i < s->n; i++) {
+        uint8_t st = s->b[i].state;
+        s->b[i].state = st == ST_DEFINITE   ? TL_LEAK_DEFINITE
+                        : st == ST_INDIRECT ? TL_LEAK_INDIRECT
+                        : st == ST_POSSIBLE ? TL_LEAK_POSSIBLE
+                                            : TL_LEAK_REACHABLE;
+    }
+}
+
+void tl_leakscan_classify(tl_leakscan_blk_t *b, size_t n, uint32_t *work,
+                          const uint64_t (*roots)[2], size_t nroots)
+{
+    scan_t s = {.b = b, .n = n, .cap = n, .work = work};
+    for (size_t i = 0; i < n; i++)
+        b[i].state = ST_NONE;
+    for (size_t i = 0; i < nroots; i++)
+        scan_range(&s, roots[i][0], roots[i][1], false);
+    classify_rest(&s);
+}
+
 /* A root range less the excluded ones (the agent's and jemalloc's modules
  * and mappings). */
 static void scan_root(scan_t *s, uint64_t lo, uint64_t hi)
@@ -291,23 +322,10 @@ __attribute__((noinline)) static bool run(const uintptr_t excl[2][2], tl_leaksca
     }
     s.n = m;
     scan_roots(&s, sp, text, TEXT_CAP);
-    drain(&s, false);
     st->root_bytes = s.root_bytes;
-    /* Unreached blocks, in address order: each one is definitely lost until
-     * another lost block is found to hold it (memcheck's cliques); what it
-     * holds, unreached, is indirectly lost. */
+    classify_rest(&s);
     for (size_t i = 0; i < s.n; i++) {
-        if (s.b[i].state != ST_NONE) continue;
-        s.b[i].state = ST_DEFINITE; /* until another lost block is found to hold it */
-        s.leader = i;
-        scan_range(&s, s.b[i].ptr, s.b[i].end, true);
-        drain(&s, true);
-    }
-    for (size_t i = 0; i < s.n; i++) {
-        uint8_t k = s.b[i].state == ST_DEFINITE   ? TL_LEAK_DEFINITE
-                    : s.b[i].state == ST_INDIRECT ? TL_LEAK_INDIRECT
-                    : s.b[i].state == ST_POSSIBLE ? TL_LEAK_POSSIBLE
-                                                  : TL_LEAK_REACHABLE;
+        uint8_t k = s.b[i].state;
         if (k != TL_LEAK_REACHABLE) {
             st->lost_blocks++;
             emit(ctx, s.b[i].ptr, k);

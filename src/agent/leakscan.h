@@ -36,6 +36,26 @@ typedef struct tl_leakscan_stats {
 
 typedef void (*tl_leakscan_emit_fn)(void *ctx, uint64_t ptr, unsigned kind);
 
+/* One block being classified: [ptr, end), end = ptr + 1 for an empty one;
+ * state: its TL_LEAK_* once classified. */
+typedef struct tl_leakscan_blk {
+    uint64_t ptr, end;
+    uint8_t state;
+} tl_leakscan_blk_t;
+
+/* The classification proper (the pure part of tl_leakscan_run, for
+ * tests): b[0, n) sorted by ptr, distinct and not overlapping; roots[0,
+ * nroots) the [lo, hi) ranges to start from, taken whole (no exclusions).
+ * Memory of this process is read as aligned 8-byte words through
+ * process_vm_readv (an unreadable page is skipped); work: room for n
+ * indices. Sets each b[i].state to its TL_LEAK_* by memcheck's rules (a
+ * start pointer from what roots reach: still reachable; only interior
+ * ones: possibly lost; reached only from lost blocks: indirectly lost;
+ * else definitely lost, the first in address order of a cycle of lost
+ * blocks). No allocation, no lock. */
+void tl_leakscan_classify(tl_leakscan_blk_t *b, size_t n, uint32_t *work,
+                          const uint64_t (*roots)[2], size_t nroots);
+
 /* Classify the live table's blocks; emit(ctx, ptr, TL_LEAK_*) for each one
  * not reachable. excl: the [lo, hi) ranges of the agent's and jemalloc's
  * modules. true = failure (no memory for the scan; nothing emitted).

@@ -107,7 +107,7 @@ tl_status_t tl_analysis_run(tl_analysis_t *a, const char *path, const tl_analysi
     memset(a, 0, sizeof *a);
     tl_status_t rc = tl_trace_read(path, &a->trace, why, whylen); /* open, read */
     if (rc) return rc;
-    tl_model_opts_t mo = {.timeline = o && o->timeline};
+    tl_model_opts_t mo = {.timeline = o && o->timeline, .peak_device = o ? o->peak_device : 0};
     a->sym = tl_sym_new(a->trace.modules, a->trace.nmodules);
     if (!a->sym || tl_model_build_with(&a->trace, &a->model, &mo) ||
         (o && o->supp && tl_supp_bind(o->supp, &a->trace, a->sym)) ||

@@ -22,6 +22,7 @@ typedef struct tl_analysis_opts {
     const tl_report_opts_t *render; /* the renderer's options (ctx.opts); NULL: defaults */
     tl_supp_t *supp; /* suppressions to bind to the trace's sites before the analyses; or NULL */
     bool timeline;   /* the model's timeline (the HTML report needs it; tl_model_opts_t) */
+    unsigned peak_device; /* the model's peak sites at this device's peak (model.h); 0 = all */
 } tl_analysis_opts_t;
 
 /* A trace analysed: its tables (the events stay in the file, streamed by

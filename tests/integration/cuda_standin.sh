@@ -6,7 +6,7 @@
 # and `check --device=cuda:0` fails with 23 naming the leaking line.
 . "$TL_SRCDIR/tests/integration/lib.sh"
 make_tmp
-build_cuda_prog
+cuda_standin cuda_prog
 
 "$TL" run --output="$TMP/t.%p.tlt" -- ./cuda_prog >run.out 2>run.err
 rc=$?

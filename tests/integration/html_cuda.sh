@@ -11,7 +11,7 @@
 . "$TL_SRCDIR/tests/integration/html_lib.sh"
 need_chromium
 make_tmp
-build_cuda_prog
+cuda_standin cuda_prog
 "$TL" run --output="$TMP/s.%p.tlt" -- ./cuda_prog >run.out 2>run.err || { cat run.err >&2; fail "run cuda_prog"; }
 mv "$TMP"/s.*.tlt standin.tlt || fail "no trace of cuda_prog"
 html_check standin.tlt cuda-standin

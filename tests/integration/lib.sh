@@ -60,17 +60,6 @@ run_case() {
         "$TL_SRCDIR/tests/cases/$1.expected.json" report.json "$2" || { cat run.out >&2; exit 1; }
 }
 
-# build_cuda_prog: in the current directory, a stand-in libcudart.so.13
-# (tests/workloads/cudart_standin.c; soname and symbol version as NVIDIA's)
-# and ./cuda_prog linked against it (tests/workloads/cuda_prog.c).
-build_cuda_prog() {
-    printf 'libcudart.so.13 { global: cuda*; local: *; };\n' >cudart.map
-    "${CC:-cc}" -shared -fPIC -g -o libcudart.so.13 -Wl,-soname,libcudart.so.13 \
-        -Wl,--version-script=cudart.map "$SRC_WL/cudart_standin.c" || hard_error "build the stand-in"
-    "${CC:-cc}" -g -O0 -fno-inline -o cuda_prog "$SRC_WL/cuda_prog.c" ./libcudart.so.13 \
-        -Wl,-rpath,"$PWD" || hard_error "build cuda_prog"
-}
-
 # run_report SCRIPT DONE [NAME]: run "$PYTHON3" SCRIPT under `tensorleak run`
 # (traces $TMP/NAME.*.tlt), check that its output has the line DONE, and
 # write the JSON report to NAME.json (NAME: report). Python checks of it can
@@ -81,4 +70,16 @@ run_report() {
         { cat run.err >&2; fail "$_n: run exited $?"; }
     grep -qx "$2" run.out || fail "$_n: program output: $(head -n 3 run.out)"
     "$TL" report --format=json "$TMP"/$_n.*.tlt >"$_n.json" || fail "$_n: report exited $?"
+}
+
+# cuda_standin PROG: build the stand-in libcudart.so.13 (soname and symbol
+# version as NVIDIA's; tests/workloads/cudart_standin.c) in the current directory and
+# tests/workloads/PROG.c linked against it, as ./PROG.
+cuda_standin() {
+    printf 'libcudart.so.13 { global: cuda*; local: *; };\n' >cudart.map
+    "${CC:-cc}" -shared -fPIC -g -o libcudart.so.13 -Wl,-soname,libcudart.so.13 \
+        -Wl,--version-script=cudart.map "$SRC_WL/cudart_standin.c" ||
+        hard_error "build the stand-in"
+    "${CC:-cc}" -g -O0 -fno-inline -o "$1" "$SRC_WL/$1.c" ./libcudart.so.13 \
+        -Wl,-rpath,"$PWD" || hard_error "build $1"
 }

@@ -50,6 +50,11 @@ typedef struct replay {
     uint8_t new_device;         /* device of the storage new_storage makes (0 = cpu) */
     uint64_t live_pinned_bytes; /* of BF_PINNED blocks (the timeline's pinned series) */
     tl_map_t segs; /* reserve segments (tl_trace_t.ncuda_blocks): key ptr; a = size, b = device */
+    /* tl_model_opts_t.peak_device: 1 + the device whose peak pk is taken at (its
+     * storages; the cpu's plain heap blocks too), 0 = all bytes; its live
+     * bytes now and their high-water mark */
+    unsigned pk_device;
+    uint64_t dev_live, dev_peak, dev_peak_ts;
 } replay_t;
 
 static bool has_prefix(const char *s, const char *p)
@@ -96,11 +101,18 @@ static void site_live(replay_t *r, uint32_t site, unsigned flags, int sign, uint
 
 static void note_peak(replay_t *r, size_t i, uint64_t ts)
 {
+    bool snapshot = r->pk_device ? r->dev_live > r->dev_peak : r->c.live_bytes > r->c.peak_bytes;
     if (r->c.live_bytes > r->c.peak_bytes) {
         r->c.peak_bytes = r->c.live_bytes;
         r->c.peak_blocks = r->c.live_blocks;
         r->c.peak_ts = ts;
         r->peak_event = i;
+    }
+    if (r->pk_device && r->dev_live > r->dev_peak) {
+        r->dev_peak = r->dev_live;
+        r->dev_peak_ts = ts;
+    }
+    if (snapshot) {
         for (size_t k = 0; k < r->ntouched; k++) { /* pk = cur, where they differ */
             uint32_t x = r->touched[k];
             r->pk[x] = r->cur[x];
@@ -137,6 +149,8 @@ static bool new_storage(replay_t *r, uint64_t base, uint64_t bytes, uint32_t sit
 
 static void count_block(replay_t *r, uint64_t size, unsigned flags, int sign)
 {
+    unsigned dev = (flags & BF_STORAGE) ? BF_DEVICE(flags) : TL_DEVICE_CPU;
+    if (r->pk_device && dev + 1 == r->pk_device) r->dev_live += (uint64_t)sign * size;
     r->c.live_bytes += (uint64_t)sign * size;
     r->c.live_blocks += (uint64_t)sign;
     if (flags & BF_STORAGE) {
@@ -460,10 +474,13 @@ bool tl_model_build(const tl_trace_t *t, tl_model_t *m)
 
 bool tl_model_build_with(const tl_trace_t *t, tl_model_t *m, const tl_model_opts_t *o)
 {
+    static const tl_model_opts_t none = {0};
+    if (!o) o = &none;
+    const unsigned peak_device = o->peak_device;
     memset(m, 0, sizeof *m);
     bool failed = true; /* until the end is reached */
     const size_t nsites = t->nsites;
-    replay_t r = {.t = t};
+    replay_t r = {.t = t, .pk_device = peak_device};
     tl_events_t it = {0};
     tl_event_t ev;
     size_t n = 0;
@@ -473,8 +490,6 @@ bool tl_model_build_with(const tl_trace_t *t, tl_model_t *m, const tl_model_opts
     uint8_t *numpy = calloc(nsites ? nsites : 1, 1);
     if (!numpy) return true;
     r.numpy_site = numpy;
-    static const tl_model_opts_t none = {0};
-    if (!o) o = &none;
     tl_timeline_t *tl = NULL;
     if (o->timeline && !(tl = m->timeline = tl_timeline_new(t))) goto oom;
 
@@ -508,7 +523,8 @@ bool tl_model_build_with(const tl_trace_t *t, tl_model_t *m, const tl_model_opts
     }
     tl_events_close(&it);
     if (tl && tl_timeline_finish(tl, t, &r.live)) goto oom;
-    if (r.c.peak_bytes > 0 && tl_site_stats_collect(r.pk, nsites, &m->peak_sites, &m->npeak_sites))
+    if ((peak_device ? r.dev_peak : r.c.peak_bytes) > 0 &&
+        tl_site_stats_collect(r.pk, nsites, &m->peak_sites, &m->npeak_sites))
         goto oom;
     /* No script_end (or its event was not streamed): the end of the trace. */
     if (!ended && capture_end(&r, &at_end, false, mark_id, n ? last_ts : 0, m)) goto oom;
@@ -526,6 +542,9 @@ bool tl_model_build_with(const tl_trace_t *t, tl_model_t *m, const tl_model_opts
     m->peak_blocks = r.c.peak_blocks;
     m->peak_storage_bytes = r.c.peak_storage_bytes;
     m->peak_storage_ts = r.c.peak_storage_ts;
+    m->peak_device = peak_device;
+    m->device_peak_bytes = r.dev_peak;
+    m->device_peak_ts = r.dev_peak_ts;
     m->live_bytes = at_end.live_bytes;
     m->live_blocks = at_end.live_blocks;
     m->live_storage_bytes = at_end.live_storage_bytes;

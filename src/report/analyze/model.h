@@ -60,13 +60,18 @@ typedef struct tl_model {
         peak_ts; /* high-water mark of all live bytes; peak_ts valid if peak_bytes */
     uint64_t peak_blocks;
     uint64_t peak_storage_bytes, peak_storage_ts;
+    /* tl_model_build_device: 1 + the device (0: none) whose high-water mark
+     * peak_sites are taken at, and that mark: the bytes of its storages, and
+     * for the cpu of every plain heap block too (check --device) */
+    unsigned peak_device;
+    uint64_t device_peak_bytes, device_peak_ts;
     uint64_t live_bytes, live_blocks, live_storage_bytes,
         live_storage_blocks;    /* at the end point */
     uint64_t first_ts, last_ts; /* of the events (0 when none) */
 
     tl_site_stat_t *leaks; /* live at the end point, by site; sorted */
     size_t nleaks;
-    tl_site_stat_t *peak_sites; /* live at the all-bytes peak, by site; sorted */
+    tl_site_stat_t *peak_sites; /* live at the all-bytes peak (or peak_device's), by site; sorted */
     size_t npeak_sites;
     tl_site_stat_t *storage_sites; /* every storage created, by site (bytes = total); sorted */
     size_t nstorage_sites;
@@ -95,6 +100,10 @@ typedef struct tl_model_opts {
     /* Build m->timeline (the HTML report's); else it stays NULL and the
      * replay pays nothing for it (check, diff, the text and JSON reports). */
     bool timeline;
+    /* Take peak_sites at the high-water mark of one device: 1 + its
+     * TL_DEVICE_* (the cpu's plain heap blocks count with it), 0 = all bytes
+     * (m->device_peak_bytes; check --device --max-peak). */
+    unsigned peak_device;
 } tl_model_opts_t;
 
 /* Build the model of t, with o (NULL: no filter, no timeline). Sorted

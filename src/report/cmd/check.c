@@ -324,13 +324,11 @@ static bool measure(tl_chk_t *c)
         if (group_sites(c, c->region->peak_sites, c->region->npeak_sites, false, false, 0, 0, l))
             return true;
     } else {
-        l->measured = c->a.model.peak_bytes;
-        if (c->o->device) { /* that device's storages at their own high-water mark */
-            unsigned d = c->o->device - 1;
-            l->measured = d < TL_MODEL_DEVICES ? c->a.model.devices[d].peak_storage_bytes : 0;
-        }
+        /* with --device, that device's own high-water mark (its storages, and
+         * on the cpu the plain heap blocks), and what was live then */
+        l->measured = c->o->device ? c->a.model.device_peak_bytes : c->a.model.peak_bytes;
         if (group_sites(c, c->a.model.peak_sites, c->a.model.npeak_sites, false, false, 0,
-                        c->a.model.peak_ts, l))
+                        c->o->device ? c->a.model.device_peak_ts : c->a.model.peak_ts, l))
             return true;
     }
     if (scope_growth(c)) return true;
@@ -376,13 +374,13 @@ static void chk_free(tl_chk_t *c)
 static tl_status_t load(tl_chk_t *c, const char *path, tl_supp_t *supp, tl_msgs_t *msgs)
 {
     char why[256];
-    tl_analysis_opts_t ao = {.render = &c->ropts, .supp = supp};
+    tl_analysis_opts_t ao = {.render = &c->ropts, .supp = supp, .peak_device = c->o->device};
     tl_status_t rc = tl_analysis_run(&c->a, path, &ao, why, sizeof why);
     if (rc) tl_msgs_add(msgs, "%s: %s", path, why);
     return rc;
 }
 
-tl_status_t tl_check_baseline(const char *path, tl_supp_t *supp, tl_check_base_t *b,
+tl_status_t tl_check_baseline(const char *path, const tl_check_opts_t *o, tl_check_base_t *b,
                               tl_msgs_t *msgs)
 {
     tl_chk_t *c = calloc(1, sizeof *c);
@@ -390,20 +388,23 @@ tl_status_t tl_check_baseline(const char *path, tl_supp_t *supp, tl_check_base_t
         tl_msgs_add(msgs, "%s: out of memory", path);
         return TL_STATUS_NOMEM;
     }
-    tl_status_t rc = load(c, path, supp, msgs);
+    /* measured as this run's --max-leak and --max-peak are: the same
+     * suppressions, leak kinds and device, at the end point */
+    tl_check_opts_t bo = {.supp = o->supp, .leak_kinds = o->leak_kinds, .device = o->device};
+    bo.set[TL_LIMIT_LEAK] = bo.set[TL_LIMIT_PEAK] = true;
+    c->o = &bo;
+    tl_status_t rc = load(c, path, o->supp, msgs);
     if (!rc && tl_report_incomplete(msgs, path, &c->a.trace, "a baseline must be read whole"))
         rc = TL_STATUS_INCOMPLETE;
-    if (!rc) {
-        *b = (tl_check_base_t){.path = path, .peak_bytes = c->a.model.peak_bytes};
-        for (size_t i = 0; i < c->a.model.nleaks; i++) {
-            const tl_site_stat_t *l = &c->a.model.leaks[i];
-            if (supp && tl_supp_site(supp, l->site) >= 0) continue;
-            /* counted as --max-leak counts it by default */
-            b->leaked_bytes += c->a.trace.has_leak_scan ? l->kind_bytes[TL_LEAK_DEFINITE] +
-                                                              l->kind_bytes[TL_LEAK_INDIRECT]
-                                                        : l->bytes;
-        }
+    c->end = &c->a.model.end;
+    if (!rc && measure(c)) {
+        tl_msgs_add(msgs, "%s: out of memory", path);
+        rc = TL_STATUS_NOMEM;
     }
+    if (!rc)
+        *b = (tl_check_base_t){.path = path,
+                               .leaked_bytes = c->lim[TL_LIMIT_LEAK].measured,
+                               .peak_bytes = c->lim[TL_LIMIT_PEAK].measured};
     chk_free(c);
     free(c);
     return rc;
@@ -412,7 +413,16 @@ tl_status_t tl_check_baseline(const char *path, tl_supp_t *supp, tl_check_base_t
 tl_status_t tl_check_file(const char *path, const tl_check_opts_t *o, FILE *out, bool *failed,
                           tl_msgs_t *msgs)
 {
-    *failed = false;
+    tl_check_result_t r;
+    tl_status_t rc = tl_check_eval(path, o, out, &r, msgs);
+    *failed = r.nfailed > 0;
+    return rc;
+}
+
+tl_status_t tl_check_eval(const char *path, const tl_check_opts_t *o, FILE *out,
+                          tl_check_result_t *r, tl_msgs_t *msgs)
+{
+    memset(r, 0, sizeof *r);
     tl_chk_t *c = calloc(1, sizeof *c);
     if (!c) {
         tl_msgs_add(msgs, "%s: out of memory", path);
@@ -423,6 +433,11 @@ tl_status_t tl_check_file(const char *path, const tl_check_opts_t *o, FILE *out,
     c->ropts = (tl_report_opts_t){.format = TL_FORMAT_TEXT, .top = o->top};
     tl_status_t rc = load(c, path, o->supp, msgs);
     if (rc) goto done;
+    if (o->proc && strcmp(o->proc->role, "main") && c->a.trace.has_end &&
+        c->a.trace.end_reason == TL_END_EXEC) {
+        r->execd = true; /* exec gave its memory back: nothing to check, nothing said */
+        goto done;
+    }
     c->incomplete =
         tl_report_incomplete(msgs, path, &c->a.trace,
                              "the limits were measured on the readable part only and cannot pass");
@@ -458,7 +473,9 @@ tl_status_t tl_check_file(const char *path, const tl_check_opts_t *o, FILE *out,
         rc = TL_STATUS_NOMEM;
         goto done;
     }
-    *failed = c->nfailed > 0;
+    r->nchecked = c->nchecked;
+    r->nfailed = c->nfailed;
+    r->incomplete = c->incomplete;
     if (c->incomplete) rc = TL_STATUS_INCOMPLETE;
 done:
     chk_free(c);

@@ -33,9 +33,23 @@ enum { TL_CHECK_TEXT = 0, TL_CHECK_JSON = 1, TL_CHECK_JUNIT = 2 };
 /* A baseline's totals (tl_check_baseline). */
 typedef struct tl_check_base {
     const char *path;
-    uint64_t leaked_bytes; /* live at its end point, after suppressions */
+    uint64_t leaked_bytes; /* as --max-leak counts it (kinds, device), after suppressions */
     uint64_t peak_bytes;
 } tl_check_base_t;
+
+/* The process a verdict is about, in a gate over a run's processes
+ * (check_run.h). */
+typedef struct tl_check_proc_ctx {
+    const char *role;  /* "main", "child" (a fork of the main program), "helper" */
+    bool name_process; /* several processes are listed: the text and JUnit name this one */
+    /* The main process's JSON only, which carries the run's verdict: */
+    bool others_failed;             /* another process exceeded a limit (or cannot pass) */
+    const char *const *others_json; /* the other listed processes' verdicts, JSON objects */
+    const size_t *others_json_len;  /* their lengths */
+    size_t nothers;
+    unsigned helpers_unchecked; /* helpers with nothing of interest, left out */
+    unsigned execd_unchecked;   /* processes that exec'd an untraced program, left out */
+} tl_check_proc_ctx_t;
 
 typedef struct tl_check_opts {
     bool set[TL_LIMIT_COUNT];
@@ -55,7 +69,18 @@ typedef struct tl_check_opts {
      * 2 = cuda:0, ...); 0 = every device. A site counts on the device of
      * its storages; a plain heap block on the cpu. */
     unsigned device;
+    /* check -- CMD: which process of the run this trace is (check_run.h);
+     * NULL for a lone trace (check --trace). */
+    const tl_check_proc_ctx_t *proc;
 } tl_check_opts_t;
+
+/* One trace's verdict in numbers (tl_check_eval). */
+typedef struct tl_check_result {
+    unsigned nchecked, nfailed;
+    bool incomplete; /* could not be read whole: cannot pass */
+    bool execd;      /* a run's process other than the main one that ended by exec
+                        (its program not traced): not checked, no verdict written */
+} tl_check_result_t;
 
 #define TL_CHECK_LEAK_KINDS_DEFAULT ((1u << TL_LEAK_DEFINITE) | (1u << TL_LEAK_INDIRECT))
 
@@ -73,10 +98,16 @@ const char *tl_check_limit_name(unsigned limit);
 tl_status_t tl_check_file(const char *path, const tl_check_opts_t *o, FILE *out, bool *failed,
                           tl_msgs_t *msgs);
 
-/* Read a baseline trace: its leak after supp, and its peak. Returns 0 or a
- * TL_STATUS_* code after one line added to msgs; TL_STATUS_INCOMPLETE for a baseline
- * that could not be read whole (a comparison with part of it means nothing). */
-tl_status_t tl_check_baseline(const char *path, tl_supp_t *supp, tl_check_base_t *b,
+/* tl_check_file with the counts of limits checked and exceeded in *r. */
+tl_status_t tl_check_eval(const char *path, const tl_check_opts_t *o, FILE *out,
+                          tl_check_result_t *r, tl_msgs_t *msgs);
+
+/* Read a baseline trace: its leak and peak at its end point, measured as
+ * --max-leak and --max-peak measure them under o (o->supp, o->leak_kinds,
+ * o->device). Returns 0 or a TL_STATUS_* code after one line added to msgs;
+ * TL_STATUS_INCOMPLETE for a baseline that could not be read whole (a
+ * comparison with part of it means nothing). */
+tl_status_t tl_check_baseline(const char *path, const tl_check_opts_t *o, tl_check_base_t *b,
                               tl_msgs_t *msgs);
 
 #endif

@@ -17,9 +17,9 @@ typedef struct tl_chk_group {
     uint32_t site;                /* its biggest site: the stack shown */
     uint64_t bytes, blocks, storage_bytes;
     size_t nsites;
-    uint64_t repeats;    /* >= 2: the biggest site's live blocks (e.g. once per step) */
-    uint64_t per_repeat; /* bytes per repetition */
-    uint64_t held[4];    /* bytes of its live storages by holder (TL_HELD_*) */
+    uint64_t repeats;       /* >= 2: the biggest site's live blocks (e.g. once per step) */
+    uint64_t per_repeat;    /* bytes per repetition */
+    uint64_t held[4];       /* bytes of its live storages by holder (TL_HELD_*) */
     uint64_t kind_bytes[4]; /* --max-leak with a leak scan: bytes by tl_leak_kind_t */
 } tl_chk_group_t;
 

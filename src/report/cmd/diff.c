@@ -35,13 +35,25 @@ typedef struct table {
     tl_map_t by_hash; /* hash -> a = index + 1 */
 } table_t;
 
-/* The site's key; malloc'd, NULL when out of memory. */
+/* The device a site's blocks are on: its storages' (model.h), else the
+ * cpu (plain heap blocks); as TL_DEVICE_*. */
+static unsigned site_device(const side_t *s, uint32_t site)
+{
+    const tl_model_t *m = &s->a.model;
+    return m->site_device && site < s->a.trace.nsites && m->site_device[site]
+               ? m->site_device[site] - 1u
+               : TL_DEVICE_CPU;
+}
+
+/* The site's key: its device, then its frames (one line on cuda:0 and one
+ * on cuda:1 are two entries); malloc'd, NULL when out of memory. */
 static char *site_key(side_t *s, uint32_t site)
 {
     char *buf = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);
     if (!f) return NULL;
+    fprintf(f, "dev|%u\n", site_device(s, site));
     size_t n;
     const uint64_t *frames = tl_trace_site_frames(&s->a.trace, site, &n);
     for (size_t i = 0; i < n; i++) {
@@ -163,6 +175,41 @@ static void signed_bytes(int64_t d, char *buf, size_t n)
     snprintf(buf, n, "%s%s", d < 0 ? "-" : "+", tl_size_text(mag(d), b, sizeof b));
 }
 
+/* Whether either trace has storages on a GPU: then the comparison is per
+ * device too (a CPU-only diff stays as it was). */
+static bool any_gpu(const side_t *s)
+{
+    for (int k = 0; k < 2; k++)
+        for (size_t d = TL_DEVICE_CPU + 1; d < TL_MODEL_DEVICES; d++)
+            if (s[k].a.model.devices[d].seen) return true;
+    return false;
+}
+
+/* Each device seen in either trace, in TL_DEVICE_* order. */
+static bool device_seen(const side_t *s, size_t d)
+{
+    return s[0].a.model.devices[d].seen || s[1].a.model.devices[d].seen;
+}
+
+/* "  cuda:0 storages: peak 3.00 MiB -> 4.00 MiB (+1.00 MiB), live at end ..." */
+static void devices_text(const side_t *s, FILE *out)
+{
+    char b1[32], b2[32], d[40], name[16];
+    for (size_t dev = 0; any_gpu(s) && dev < TL_MODEL_DEVICES; dev++) {
+        if (!device_seen(s, dev)) continue;
+        const tl_device_stat_t *a = &s[0].a.model.devices[dev], *b = &s[1].a.model.devices[dev];
+        signed_bytes(delta(a->peak_storage_bytes, b->peak_storage_bytes), d, sizeof d);
+        fprintf(out, "  %s storages: peak %s -> %s (%s)",
+                tl_render_device((unsigned)dev, name, sizeof name),
+                tl_size_text(a->peak_storage_bytes, b1, sizeof b1),
+                tl_size_text(b->peak_storage_bytes, b2, sizeof b2), d);
+        signed_bytes(delta(a->live_storage_bytes, b->live_storage_bytes), d, sizeof d);
+        fprintf(out, ", live at end %s -> %s (%s)\n",
+                tl_size_text(a->live_storage_bytes, b1, sizeof b1),
+                tl_size_text(b->live_storage_bytes, b2, sizeof b2), d);
+    }
+}
+
 typedef struct text_args {
     side_t *s;
     const table_t *tb;
@@ -188,6 +235,7 @@ static void text(const void *arg, FILE *out)
     fprintf(out, "  live at end: %s -> %s (%s)\n",
             tl_size_text(s[0].a.model.live_bytes, b1, sizeof b1),
             tl_size_text(s[1].a.model.live_bytes, b2, sizeof b2), d);
+    devices_text(s, out);
     fprintf(out, "\nSites by change: %zu changed", changed);
     if (shown < changed) fprintf(out, ", top %zu shown", shown);
     fputs(changed ? "\n" : "\n  (none)\n", out);
@@ -205,6 +253,8 @@ static void text(const void *arg, FILE *out)
             fputc(' ', out);
             tl_esc_puts(out, where);
         }
+        if (any_gpu(s))
+            fprintf(out, " on %s", tl_render_device(site_device(&s[k], e->site[k]), w, sizeof w));
         if (e->site[0] == UINT32_MAX) fputs(" [new site]", out);
         if (e->site[1] == UINT32_MAX) fputs(" [gone]", out);
         fputc('\n', out);
@@ -245,6 +295,19 @@ static void json(side_t s[2], const table_t *tb, size_t shown, size_t changed, F
     tl_json_key(j, "changed_sites");
     tl_json_u64(j, changed);
     tl_json_obj_end(j);
+    tl_json_key(j, "devices"); /* every device seen in either trace; [] for CPU only */
+    tl_json_arr_begin(j);
+    for (size_t dev = 0; any_gpu(s) && dev < TL_MODEL_DEVICES; dev++) {
+        if (!device_seen(s, dev)) continue;
+        const tl_device_stat_t *a = &s[0].a.model.devices[dev], *b = &s[1].a.model.devices[dev];
+        tl_json_obj_begin(j);
+        tl_json_key(j, "device");
+        tl_json_str(j, tl_render_device((unsigned)dev, w, sizeof w));
+        pair(j, "peak_storage_bytes", a->peak_storage_bytes, b->peak_storage_bytes);
+        pair(j, "leaked_storage_bytes", a->live_storage_bytes, b->live_storage_bytes);
+        tl_json_obj_end(j);
+    }
+    tl_json_arr_end(j);
     tl_json_key(j, "sites");
     tl_json_arr_begin(j);
     for (size_t i = 0; i < shown; i++) {
@@ -254,6 +317,8 @@ static void json(side_t s[2], const table_t *tb, size_t shown, size_t changed, F
         tl_json_key(j, "where");
         const char *where = tl_lineage_where(&s[k].a.trace, s[k].a.sym, e->site[k], w, sizeof w);
         tl_json_str(j, where[0] ? where : NULL);
+        tl_json_key(j, "device");
+        tl_json_str(j, tl_render_device(site_device(&s[k], e->site[k]), w, sizeof w));
         pair(j, "peak_bytes", e->peak[0], e->peak[1]);
         pair(j, "leaked_bytes", e->live[0], e->live[1]);
         tl_json_key(j, "in_base");

@@ -35,6 +35,42 @@ static size_t shown(const tl_chk_t *c, size_t n)
     return top == 0 || top >= n ? n : top;
 }
 
+/* "process 12716 (child of 12715) python3 work.py --fast": the process
+ * of a run's verdict (pid, role, argv with the base names of its paths,
+ * cut at about 80 bytes); raw trace bytes: the caller escapes. */
+static const char *process_words(const tl_chk_t *c, char *buf, size_t n)
+{
+    const tl_trace_t *t = &c->a.trace;
+    const tl_check_proc_ctx_t *p = c->o->proc;
+    int len = snprintf(buf, n, "process %" PRIu64 " (%s", t->pid, p ? p->role : "main");
+    if (p && strcmp(p->role, "main") && len > 0 && (size_t)len < n)
+        len += snprintf(buf + len, n - (size_t)len, " of %" PRIu64, t->ppid);
+    if (len > 0 && (size_t)len < n) len += snprintf(buf + len, n - (size_t)len, ")");
+    for (size_t i = 0; i < t->argc && len > 0 && (size_t)len < n; i++) {
+        const char *a = t->argv[i], *slash = a[0] == '-' ? NULL : strrchr(a, '/');
+        if (slash && slash[1]) a = slash + 1;
+        if (len > 80) {
+            len += snprintf(buf + len, n - (size_t)len, " ...");
+            break;
+        }
+        len += snprintf(buf + len, n - (size_t)len, " %.80s", a);
+    }
+    if (!t->argc && t->exe && len > 0 && (size_t)len < n)
+        snprintf(buf + len, n - (size_t)len, " %.200s", t->exe);
+    return buf;
+}
+
+/* The verdict's first words: "tensorleak check", or the process when the
+ * verdict is one of a run's several. */
+static void verdict_head(const tl_chk_t *c, FILE *out)
+{
+    char b[400];
+    if (c->o->proc && c->o->proc->name_process)
+        tl_esc_puts(out, process_words(c, b, sizeof b));
+    else
+        fputs("tensorleak check", out);
+}
+
 static const char *scope_word(const tl_chk_t *c)
 {
     return c->region ? "the end of the region's last iteration" : "the end point";
@@ -60,6 +96,15 @@ static const char *kinds_words(unsigned mask)
     return buf;
 }
 
+/* What --max-leak counts where the leak kinds do not apply, plainly. */
+static const char *leak_counted(const tl_chk_t *c)
+{
+    if (c->region)
+        return "every block the iteration allocated and did not free; leak kinds apply at the "
+               "process's end only";
+    return "every live block; the trace has no leak scan, so no leak kinds";
+}
+
 static void measured_text(tl_chk_t *c, unsigned k, FILE *out)
 {
     char b[32], b2[32];
@@ -78,7 +123,7 @@ static void measured_text(tl_chk_t *c, unsigned k, FILE *out)
             }
             if (!first) fputc(')', out);
         } else {
-            fprintf(out, "%s live at %s", v, scope_word(c));
+            fprintf(out, "%s live at %s (%s)", v, scope_word(c), leak_counted(c));
         }
         break;
     case TL_LIMIT_LEAK_STORAGE:
@@ -89,6 +134,8 @@ static void measured_text(tl_chk_t *c, unsigned k, FILE *out)
         break;
     case TL_LIMIT_PEAK:
         fprintf(out, c->region ? "peak %s allocated in the region live at once" : "peak %s", v);
+        if (c->o->device && !c->region) /* that device's own high-water mark */
+            fprintf(out, " on %s", tl_render_device(c->o->device - 1, b2, sizeof b2));
         break;
     case TL_LIMIT_GROWTH:
         fprintf(out, "%s per iteration", v);
@@ -311,17 +358,17 @@ static void incomplete_text(const tl_chk_t *c, FILE *out)
 
 void tl_chk_render_text(tl_chk_t *c, FILE *out)
 {
+    verdict_head(c, out);
     if (c->incomplete) {
-        fputs("tensorleak check: INCOMPLETE: ", out);
+        fputs(": INCOMPLETE: ", out);
         incomplete_text(c, out);
         fprintf(out, "; %u of %u limit%s exceeded in the readable part, which cannot pass\n",
                 c->nfailed, c->nchecked, c->nchecked == 1 ? "" : "s");
     } else if (c->nfailed)
-        fprintf(out, "tensorleak check: FAILED: %u of %u limit%s exceeded\n", c->nfailed,
-                c->nchecked, c->nchecked == 1 ? "" : "s");
-    else
-        fprintf(out, "tensorleak check: passed: %u limit%s checked\n", c->nchecked,
+        fprintf(out, ": FAILED: %u of %u limit%s exceeded\n", c->nfailed, c->nchecked,
                 c->nchecked == 1 ? "" : "s");
+    else
+        fprintf(out, ": passed: %u limit%s checked\n", c->nchecked, c->nchecked == 1 ? "" : "s");
     if (c->region) {
         fputs("  scope: region '", out);
         tl_esc_puts(out, c->region->name);
@@ -429,6 +476,34 @@ static void group_json(tl_chk_t *c, tl_json_t *j, const tl_chk_group_t *g)
     tl_json_obj_end(j);
 }
 
+/* "process": {pid, ppid, exe, argv, role}; role null for a lone trace. */
+static void process_json(const tl_chk_t *c, tl_json_t *j)
+{
+    const tl_trace_t *t = &c->a.trace;
+    tl_json_key(j, "process");
+    tl_json_obj_begin(j);
+    tl_render_json_process_id(t, j);
+    tl_json_key(j, "role");
+    tl_json_str(j, c->o->proc ? c->o->proc->role : NULL);
+    tl_json_obj_end(j);
+}
+
+/* The main process's verdict in a run: the other processes' beside it. */
+static void run_json(const tl_chk_t *c, tl_json_t *j)
+{
+    const tl_check_proc_ctx_t *p = c->o->proc;
+    if (!p || strcmp(p->role, "main")) return;
+    tl_json_key(j, "processes");
+    tl_json_arr_begin(j);
+    for (size_t i = 0; i < p->nothers; i++)
+        tl_json_raw(j, p->others_json[i], p->others_json_len[i]);
+    tl_json_arr_end(j);
+    tl_json_key(j, "helpers_unchecked");
+    tl_json_u64(j, p->helpers_unchecked);
+    tl_json_key(j, "execd_unchecked");
+    tl_json_u64(j, p->execd_unchecked);
+}
+
 void tl_chk_render_json(tl_chk_t *c, FILE *out)
 {
     tl_json_t jw, *j = &jw;
@@ -439,8 +514,10 @@ void tl_chk_render_json(tl_chk_t *c, FILE *out)
     tl_json_str(j, "tensorleak-check/1");
     tl_json_key(j, "trace");
     tl_json_str(j, c->path);
-    tl_json_key(j, "passed");
-    tl_json_bool(j, c->nfailed == 0 && !c->incomplete);
+    process_json(c, j);
+    tl_json_key(j, "passed"); /* in a run, the main process's verdict is the run's */
+    tl_json_bool(j,
+                 c->nfailed == 0 && !c->incomplete && !(c->o->proc && c->o->proc->others_failed));
     tl_json_key(j, "complete");
     tl_json_bool(j, !c->incomplete);
     tl_json_key(j, "finished");
@@ -481,11 +558,13 @@ void tl_chk_render_json(tl_chk_t *c, FILE *out)
         tl_json_key(j, "measured_bytes");
         tl_json_u64(j, l->measured);
         if (k == TL_LIMIT_LEAK) {
-            tl_json_key(j, "leak_kinds"); /* null: no leak scan (not all mode) */
+            tl_json_key(j, "leak_kinds"); /* null: no leak scan (not all mode), or a region */
             if (c->leak_scan)
                 kinds_json(j, c->leak_kind_bytes, c->leak_kinds_counted);
             else
                 tl_json_null(j);
+            tl_json_key(j, "counted"); /* what measured_bytes is of */
+            tl_json_str(j, c->leak_scan ? "leak_kinds" : c->region ? "region_live" : "live");
         }
         tl_json_key(j, "passed");
         tl_json_bool(j, !l->failed);
@@ -556,6 +635,7 @@ void tl_chk_render_json(tl_chk_t *c, FILE *out)
     } else {
         tl_json_null(j);
     }
+    run_json(c, j);
     tl_json_obj_end(j);
     tl_json_finish(j);
 }
@@ -626,9 +706,17 @@ static void xml_incomplete(const xml_arg_t *a, FILE *out)
 
 void tl_chk_render_junit(tl_chk_t *c, FILE *out)
 {
-    fputs("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n", out);
-    fprintf(out, "<testsuite name=\"tensorleak\" tests=\"%u\" failures=\"%u\" errors=\"%u\">\n",
-            c->nchecked + c->incomplete, c->nfailed, (unsigned)c->incomplete);
+    bool named = c->o->proc && c->o->proc->name_process; /* in a <testsuites> (check_run.c) */
+    char b[400];
+    if (!named) fputs("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n", out);
+    fputs("<testsuite name=\"tensorleak", out);
+    if (named) {
+        fputs(" ", out);
+        const char *w = process_words(c, b, sizeof b);
+        xml_escape(w, strlen(w), out);
+    }
+    fprintf(out, "\" tests=\"%u\" failures=\"%u\" errors=\"%u\">\n", c->nchecked + c->incomplete,
+            c->nfailed, (unsigned)c->incomplete);
     xml_arg_t a = {c, 0};
     if (c->incomplete) { /* a testcase that errs, so that no CI reads the suite as passed */
         fputs("  <testcase classname=\"tensorleak\" name=\"trace\">\n"

@@ -220,6 +220,19 @@ void tl_json_null(tl_json_t *j)
     fputs("null", j->out);
 }
 
+void tl_json_raw(tl_json_t *j, const char *text, size_t n)
+{
+    before_item(j);
+    while (n && (text[n - 1] == '\n' || text[n - 1] == ' '))
+        n--;
+    for (size_t i = 0; i < n; i++) {
+        fputc(text[i], j->out);
+        /* a newline outside strings (JSON escapes those inside): indent */
+        for (unsigned d = 0; text[i] == '\n' && j->pretty && d < j->depth; d++)
+            fputs("  ", j->out);
+    }
+}
+
 void tl_json_finish(tl_json_t *j)
 {
     while (j->extra)

@@ -43,6 +43,11 @@ void tl_json_double(tl_json_t *j, double v); /* null for NaN and infinities */
 void tl_json_bool(tl_json_t *j, bool v);
 void tl_json_null(tl_json_t *j);
 
+/* A value already written as JSON text[0, n) (a nested document, such as
+ * another writer's output): copied as it is, re-indented to this depth
+ * when pretty; trailing newlines dropped. The caller vouches for it. */
+void tl_json_raw(tl_json_t *j, const char *text, size_t n);
+
 /* Ends the document with a newline. */
 void tl_json_finish(tl_json_t *j);
 

@@ -87,6 +87,12 @@ bool tl_render_frame(const tl_report_ctx_t *c, uint64_t raw, tl_frame_t *f);
  * frame, none folded. */
 void tl_render_text_frames(const tl_report_ctx_t *c, uint32_t site, FILE *out);
 
+struct tl_json;
+
+/* The members "pid", "ppid", "exe" (null when unknown) and "argv" of a
+ * trace's process, into the object open in j (render_json.c). */
+void tl_render_json_process_id(const tl_trace_t *t, struct tl_json *j);
+
 /* Options of tl_render_json_frames. */
 #define TL_JFRAMES_ADDRESS       1u /* each frame's "address" (null for a Python frame) */
 #define TL_JFRAMES_MODULE_BASE   2u /* "module": the file's base name, not its path */

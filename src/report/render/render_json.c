@@ -314,22 +314,27 @@ static void regions(const tl_report_ctx_t *c, tl_json_t *j)
     tl_json_arr_end(j);
 }
 
-static void process(const tl_report_ctx_t *c, tl_json_t *j)
+void tl_render_json_process_id(const tl_trace_t *t, tl_json_t *j)
 {
-    const tl_trace_t *t = c->trace;
-    tl_json_key(j, "process");
-    tl_json_obj_begin(j);
     tl_json_key(j, "pid");
     tl_json_u64(j, t->pid);
     tl_json_key(j, "ppid");
     tl_json_u64(j, t->ppid);
     tl_json_key(j, "exe");
-    tl_json_str(j, t->exe[0] ? t->exe : NULL);
+    tl_json_str(j, t->exe && t->exe[0] ? t->exe : NULL);
     tl_json_key(j, "argv");
     tl_json_arr_begin(j);
     for (size_t i = 0; i < t->argc; i++)
         tl_json_str(j, t->argv[i]);
     tl_json_arr_end(j);
+}
+
+static void process(const tl_report_ctx_t *c, tl_json_t *j)
+{
+    const tl_trace_t *t = c->trace;
+    tl_json_key(j, "process");
+    tl_json_obj_begin(j);
+    tl_render_json_process_id(t, j);
     tl_json_key(j, "exit_status");
     if (t->has_end && t->end_reason == TL_END_SIGNAL && t->end_exit_status >= 0)
         tl_json_i64(j, 128 + t->end_exit_status); /* the shell's convention, as `run` exits */

@@ -1,0 +1,129 @@
+/* check_run.c - the gate over a run's processes (check_run.h).
+ *
+ * Each trace is evaluated and rendered into memory on its own, then freed,
+ * so a run of many workers holds one analysis at a time. The main process
+ * comes last: its JSON carries the others' verdicts and the run's result.
+ */
+#include "report/cmd/check_run.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "report/render/escape.h"
+
+typedef struct verdict {
+    char *text;
+    size_t len;
+    tl_check_result_t r;
+    tl_status_t rc;
+} verdict_t;
+
+/* Evaluate p's trace into v (its rendered verdict in v->text). */
+static void eval_one(const tl_check_proc_t *p, const tl_check_opts_t *o,
+                     const tl_check_proc_ctx_t *ctx, verdict_t *v, tl_msgs_t *msgs)
+{
+    tl_check_opts_t po = *o;
+    po.proc = ctx;
+    FILE *mem = open_memstream(&v->text, &v->len);
+    if (!mem) {
+        tl_msgs_add(msgs, "%s: out of memory", p->path);
+        v->rc = TL_STATUS_NOMEM;
+        return;
+    }
+    v->rc = tl_check_eval(p->path, &po, mem, &v->r, msgs);
+    if (fclose(mem) != 0 && !v->rc) {
+        tl_msgs_add(msgs, "%s: out of memory", p->path);
+        v->rc = TL_STATUS_NOMEM;
+    }
+}
+
+tl_status_t tl_check_run(tl_check_proc_t *p, size_t n, unsigned unchecked,
+                         const tl_check_opts_t *o, FILE *out, bool *failed, tl_msgs_t *msgs)
+{
+    *failed = false;
+    verdict_t *v = calloc(n ? n : 1, sizeof *v);
+    const char **json = calloc(n ? n : 1, sizeof *json);
+    size_t *json_len = calloc(n ? n : 1, sizeof *json_len);
+    if (!v || !json || !json_len) {
+        free(v);
+        free(json);
+        free(json_len);
+        tl_msgs_add(msgs, "out of memory");
+        return TL_STATUS_NOMEM;
+    }
+    /* The others first: the main process's JSON carries their verdicts. */
+    unsigned nfailed = 0, tests = 0, failures = 0, errors = 0, nexceeded = 0, execd = 0;
+    tl_check_proc_ctx_t ctx[2] = {{.role = "child", .name_process = true}};
+    size_t nothers = 0;
+    for (size_t i = 1; i < n; i++) {
+        ctx[0].role = p[i].role;
+        eval_one(&p[i], o, &ctx[0], &v[i], msgs);
+        if (v[i].r.execd) {
+            execd++;
+            continue;
+        }
+        if (v[i].text && !v[i].rc) {
+            json[nothers] = v[i].text;
+            json_len[nothers++] = v[i].len;
+        }
+    }
+    size_t nchecked = n - execd;
+    ctx[1] = (tl_check_proc_ctx_t){.role = "main",
+                                   .name_process = nchecked > 1,
+                                   .others_json = json,
+                                   .others_json_len = json_len,
+                                   .nothers = o->format == TL_CHECK_JSON ? nothers : 0,
+                                   .helpers_unchecked = unchecked,
+                                   .execd_unchecked = execd};
+    for (size_t i = 1; i < n; i++)
+        ctx[1].others_failed |= v[i].rc || v[i].r.nfailed || v[i].r.incomplete;
+    if (n) eval_one(&p[0], o, &ctx[1], &v[0], msgs);
+    for (size_t i = 0; i < n; i++) {
+        p[i].passed = !v[i].rc && !v[i].r.nfailed && !v[i].r.incomplete;
+        nfailed += !p[i].passed;
+        nexceeded += v[i].r.nfailed > 0;
+        tests += v[i].r.nchecked + v[i].r.incomplete;
+        failures += v[i].r.nfailed;
+        errors += v[i].r.incomplete;
+    }
+    if (o->format == TL_CHECK_JSON) {
+        if (v[0].text) fwrite(v[0].text, 1, v[0].len, out);
+    } else {
+        bool several = nchecked > 1, junit = o->format == TL_CHECK_JUNIT;
+        if (several && junit)
+            fprintf(out,
+                    "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+                    "<testsuites name=\"tensorleak\" tests=\"%u\" failures=\"%u\" errors=\"%u\">\n",
+                    tests, failures, errors);
+        else if (several && nfailed)
+            fprintf(out, "tensorleak check: FAILED: %u of %zu processes %s\n", nfailed, nchecked,
+                    nexceeded == nfailed
+                        ? "exceeded a limit"
+                        : "cannot pass (a limit exceeded or a trace not read whole)");
+        else if (several)
+            fprintf(out, "tensorleak check: passed: %zu processes checked\n", nchecked);
+        for (size_t i = 0; i < n; i++)
+            if (v[i].text) fwrite(v[i].text, 1, v[i].len, out);
+        if (unchecked && !junit)
+            fprintf(out,
+                    "not checked: %u helper process%s with nothing of interest (another program, "
+                    "such as a shell, that made no storage and no block of 64 KiB or more)\n",
+                    unchecked, unchecked == 1 ? "" : "es");
+        if (execd && !junit)
+            fprintf(out,
+                    "not checked: %u forked process%s that exec'd an untraced program (exec gave "
+                    "its memory back)\n",
+                    execd, execd == 1 ? "" : "es");
+        if (several && junit) fputs("</testsuites>\n", out);
+    }
+    tl_status_t rc = TL_STATUS_OK;
+    for (size_t i = 0; i < n && !rc; i++)
+        rc = v[i].rc;
+    *failed = nfailed > 0;
+    for (size_t i = 0; i < n; i++)
+        free(v[i].text);
+    free(v);
+    free(json);
+    free(json_len);
+    return rc;
+}

@@ -1,0 +1,196 @@
+/* test_leakscan.c - unit tests of the leak-kind classification
+ * (leakscan.c's tl_leakscan_classify) on synthetic blocks and roots:
+ * valgrind memcheck's definitions of still reachable, possibly lost,
+ * indirectly lost and definitely lost, chains, cycles and the edges of a
+ * block. The blocks are slices of a static array whose words the tests
+ * set; the roots another one.
+ */
+#include <config.h>
+
+#include "agent/leakscan.h"
+#include "common/trace_format.h"
+#include "tests/unit/check_main.h"
+
+#include <string.h>
+
+#define WORDS 64
+
+/* 8 blocks of 8 words each: block k is heap[8k, 8k + 8) */
+static uint64_t heap[WORDS] __attribute__((aligned(64)));
+static uint64_t root[8];
+static tl_leakscan_blk_t b[8];
+static uint32_t work[8];
+
+static uint64_t at(unsigned k, unsigned word)
+{
+    return (uint64_t)(uintptr_t)&heap[8 * k + word];
+}
+
+/* n blocks of bytes each (<= 64), memory and roots cleared. */
+static void setup(size_t n, uint64_t bytes)
+{
+    memset(heap, 0, sizeof heap);
+    memset(root, 0, sizeof root);
+    for (size_t k = 0; k < n; k++)
+        b[k] = (tl_leakscan_blk_t){at((unsigned)k, 0), at((unsigned)k, 0) + (bytes ? bytes : 1), 9};
+}
+
+static void classify(size_t n)
+{
+    const uint64_t roots[1][2] = {{(uintptr_t)&root[0], (uintptr_t)&root[8]}};
+    tl_leakscan_classify(b, n, work, roots, 1);
+}
+
+START_TEST(start_pointer_from_root_is_reachable)
+{
+    setup(2, 64);
+    root[3] = at(0, 0);
+    classify(2);
+    ck_assert_uint_eq(b[0].state, TL_LEAK_REACHABLE);
+    ck_assert_uint_eq(b[1].state, TL_LEAK_DEFINITE); /* nothing points to it */
+}
+END_TEST
+
+START_TEST(interior_pointer_only_is_possibly_lost)
+{
+    setup(3, 64);
+    root[0] = at(0, 5);      /* inside block 0 */
+    root[1] = at(1, 0) + 3;  /* inside, unaligned */
+    root[2] = at(1, 0) + 64; /* one past block 1's end: block 2's start, reachable */
+    classify(3);
+    ck_assert_uint_eq(b[0].state, TL_LEAK_POSSIBLE);
+    ck_assert_uint_eq(b[1].state, TL_LEAK_POSSIBLE);
+    ck_assert_uint_eq(b[2].state, TL_LEAK_REACHABLE);
+}
+END_TEST
+
+START_TEST(start_pointer_wins_over_interior)
+{
+    setup(1, 64);
+    root[0] = at(0, 2);
+    root[1] = at(0, 0);
+    classify(1);
+    ck_assert_uint_eq(b[0].state, TL_LEAK_REACHABLE);
+    setup(1, 64); /* the other order */
+    root[0] = at(0, 0);
+    root[1] = at(0, 7);
+    classify(1);
+    ck_assert_uint_eq(b[0].state, TL_LEAK_REACHABLE);
+}
+END_TEST
+
+START_TEST(chains_from_roots)
+{
+    /* root -> 0 -> 1 (start) and 0 -> 2 (interior); 2 -> 3 (start):
+     * memcheck marks by the kind of pointer, whatever held it */
+    setup(5, 64);
+    root[0] = at(0, 0);
+    heap[8 * 0 + 1] = at(1, 0);
+    heap[8 * 0 + 2] = at(2, 4);
+    heap[8 * 2 + 7] = at(3, 0);
+    heap[8 * 4 + 0] = at(4, 0); /* a block pointing to itself only: lost */
+    classify(5);
+    ck_assert_uint_eq(b[0].state, TL_LEAK_REACHABLE);
+    ck_assert_uint_eq(b[1].state, TL_LEAK_REACHABLE);
+    ck_assert_uint_eq(b[2].state, TL_LEAK_POSSIBLE);
+    ck_assert_uint_eq(b[3].state, TL_LEAK_REACHABLE);
+    ck_assert_uint_eq(b[4].state, TL_LEAK_DEFINITE);
+}
+END_TEST
+
+START_TEST(held_only_by_lost_blocks_is_indirect)
+{
+    /* 1 -> 0 and 1 -> 2 -> 3 (interior), none from a root: 1 is the only
+     * definitely lost one, though 0 comes first in address order */
+    setup(4, 64);
+    heap[8 * 1 + 0] = at(0, 0);
+    heap[8 * 1 + 4] = at(2, 0);
+    heap[8 * 2 + 6] = at(3, 3);
+    classify(4);
+    ck_assert_uint_eq(b[0].state, TL_LEAK_INDIRECT);
+    ck_assert_uint_eq(b[1].state, TL_LEAK_DEFINITE);
+    ck_assert_uint_eq(b[2].state, TL_LEAK_INDIRECT);
+    ck_assert_uint_eq(b[3].state, TL_LEAK_INDIRECT);
+}
+END_TEST
+
+START_TEST(cycle_of_lost_blocks_has_one_definite)
+{
+    /* 0 <-> 1 and 2 -> 3 -> 2: each cycle's first block in address order
+     * is definitely lost, the rest of it indirectly (memcheck's cliques) */
+    setup(4, 64);
+    heap[8 * 0 + 0] = at(1, 0);
+    heap[8 * 1 + 0] = at(0, 0);
+    heap[8 * 2 + 3] = at(3, 0);
+    heap[8 * 3 + 3] = at(2, 0);
+    classify(4);
+    ck_assert_uint_eq(b[0].state, TL_LEAK_DEFINITE);
+    ck_assert_uint_eq(b[1].state, TL_LEAK_INDIRECT);
+    ck_assert_uint_eq(b[2].state, TL_LEAK_DEFINITE);
+    ck_assert_uint_eq(b[3].state, TL_LEAK_INDIRECT);
+}
+END_TEST
+
+START_TEST(reachable_cycle_and_lost_pointer_to_reachable)
+{
+    /* root -> 0 <-> 1: both reachable; lost 2 -> 0 does not change 0 */
+    setup(3, 64);
+    root[5] = at(0, 0);
+    heap[8 * 0 + 0] = at(1, 0);
+    heap[8 * 1 + 0] = at(0, 0);
+    heap[8 * 2 + 0] = at(0, 0);
+    classify(3);
+    ck_assert_uint_eq(b[0].state, TL_LEAK_REACHABLE);
+    ck_assert_uint_eq(b[1].state, TL_LEAK_REACHABLE);
+    ck_assert_uint_eq(b[2].state, TL_LEAK_DEFINITE);
+}
+END_TEST
+
+START_TEST(block_edges)
+{
+    /* blocks of 16 B at 64 B strides: a pointer to byte 15 is inside,
+     * to byte 16 (the gap after it) is nothing; an empty block is found
+     * by its address */
+    setup(3, 16);
+    b[2].end = b[2].ptr + 1; /* malloc(0) */
+    root[0] = at(0, 1) + 7;  /* byte 15 of block 0 */
+    root[1] = at(1, 2);      /* byte 16 of block 1: past its end */
+    root[2] = at(2, 0);
+    classify(3);
+    ck_assert_uint_eq(b[0].state, TL_LEAK_POSSIBLE);
+    ck_assert_uint_eq(b[1].state, TL_LEAK_DEFINITE);
+    ck_assert_uint_eq(b[2].state, TL_LEAK_REACHABLE);
+}
+END_TEST
+
+START_TEST(words_outside_roots_do_not_count)
+{
+    /* a root range that stops short of a word holding a pointer */
+    setup(1, 64);
+    root[7] = at(0, 0);
+    const uint64_t roots[1][2] = {{(uintptr_t)&root[0], (uintptr_t)&root[7]}};
+    tl_leakscan_classify(b, 1, work, roots, 1);
+    ck_assert_uint_eq(b[0].state, TL_LEAK_DEFINITE);
+    tl_leakscan_classify(b, 1, work, roots, 0); /* no roots at all */
+    ck_assert_uint_eq(b[0].state, TL_LEAK_DEFINITE);
+}
+END_TEST
+
+static Suite *make_leakscan_suite(void)
+{
+    Suite *s = suite_create("leakscan");
+    TCase *tc = tcase_create("kinds");
+    tcase_add_test(tc, start_pointer_from_root_is_reachable);
+    tcase_add_test(tc, interior_pointer_only_is_possibly_lost);
+    tcase_add_test(tc, start_pointer_wins_over_interior);
+    tcase_add_test(tc, chains_from_roots);
+    tcase_add_test(tc, held_only_by_lost_blocks_is_indirect);
+    tcase_add_test(tc, cycle_of_lost_blocks_has_one_definite);
+    tcase_add_test(tc, reachable_cycle_and_lost_pointer_to_reachable);
+    tcase_add_test(tc, block_edges);
+    tcase_add_test(tc, words_outside_roots_do_not_count);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+TL_CHECK_MAIN(make_leakscan_suite)

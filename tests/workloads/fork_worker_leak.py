@@ -1,0 +1,45 @@
+# fork_worker_leak.py - a worker process that leaks while its parent does
+# not (check_children.sh). argv[1]: "fork" (os.fork), "mp" (multiprocessing,
+# fork start method), "clean" (an mp worker that frees what it took) or
+# "exec" (a forked child that execs a program the agent does not trace).
+# The worker's leak: a C block from malloc through ctypes, its address
+# dropped (definitely lost).
+import ctypes
+import multiprocessing
+import os
+import subprocess
+import sys
+
+libc = ctypes.CDLL(None)
+libc.malloc.restype = ctypes.c_void_p
+libc.free.argtypes = [ctypes.c_void_p]
+
+
+def work():
+    libc.malloc(1000)  # SITE:worker_leak
+
+
+def clean_work():
+    libc.free(libc.malloc(1000))
+
+
+def main(how):
+    if how == "exec":  # preexec_fn: fork, not vfork; no LD_PRELOAD: /bin/true untraced
+        env = {k: v for k, v in os.environ.items() if k != "LD_PRELOAD"}
+        subprocess.run(["/bin/true"], env=env, preexec_fn=lambda: None, check=True)
+        return
+    if how == "fork":
+        pid = os.fork()
+        if pid == 0:
+            work()
+            os._exit(0)
+        os.waitpid(pid, 0)
+        return
+    multiprocessing.set_start_method("fork")
+    p = multiprocessing.Process(target=work if how == "mp" else clean_work)
+    p.start()
+    p.join()
+    sys.exit(p.exitcode)
+
+
+main(sys.argv[1])

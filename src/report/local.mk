@@ -35,7 +35,7 @@ libtlreport_la_SOURCES = \
 	src/report/render/flame.c src/report/render/flame.h \
 	src/report/render/render_folded.c \
 	src/report/render/render_html.c \
-	src/report/render/check_render.c \
+	src/report/render/check_render.c src/report/render/check_render_json.c \
 	src/report/status.c src/report/status.h \
 	src/report/pipeline.c src/report/pipeline.h \
 	src/report/cmd/check.c src/report/cmd/check.h src/report/cmd/check_impl.h \

@@ -60,6 +60,21 @@ const char *tl_chk_where(tl_chk_t *c, uint32_t site, char *buf);
  * tensor"), "" when none is known. */
 const char *tl_chk_holders(const tl_chk_group_t *g, char *buf, size_t n);
 
+/* Sites shown of n: all with --top=0, else at most --top. */
+size_t tl_chk_shown(const tl_chk_t *c, size_t n);
+
+/* "process 12716 (child of 12715) python3 work.py --fast" (pid, role,
+ * argv's base names, about 80 bytes) in buf of n; raw trace bytes: the
+ * caller escapes. */
+const char *tl_chk_process_words(const tl_chk_t *c, char *buf, size_t n);
+
+/* Limit k's line: its measured value and the limit (no newline). */
+void tl_chk_limit_text(tl_chk_t *c, unsigned k, FILE *out);
+
+/* "trace truncated: read 3 chunks with 120 events[, skipped ...]" */
+void tl_chk_incomplete_text(const tl_chk_t *c, FILE *out);
+
+/* The verdicts (check_render.c: text; check_render_json.c: JSON, JUnit). */
 void tl_chk_render_text(tl_chk_t *c, FILE *out);
 /* The same, in the shape tl_render_text_escaped takes (c: a tl_chk_t). */
 void tl_chk_render_text_arg(const void *c, FILE *out);

@@ -37,8 +37,8 @@ static void eval_one(const tl_check_proc_t *p, const tl_check_opts_t *o,
     }
 }
 
-tl_status_t tl_check_run(tl_check_proc_t *p, size_t n, unsigned unchecked,
-                         const tl_check_opts_t *o, FILE *out, bool *failed, tl_msgs_t *msgs)
+tl_status_t tl_check_run(tl_check_proc_t *p, size_t n, unsigned unchecked, const tl_check_opts_t *o,
+                         FILE *out, bool *failed, tl_msgs_t *msgs)
 {
     *failed = false;
     verdict_t *v = calloc(n ? n : 1, sizeof *v);

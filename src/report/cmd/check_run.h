@@ -28,7 +28,7 @@ typedef struct tl_check_proc {
  * out, said in it. Returns 0 with *failed set when every trace was read
  * whole; else the first process's TL_STATUS_* code (its line added to
  * msgs), the others still checked and shown. */
-tl_status_t tl_check_run(tl_check_proc_t *p, size_t n, unsigned unchecked,
-                         const tl_check_opts_t *o, FILE *out, bool *failed, tl_msgs_t *msgs);
+tl_status_t tl_check_run(tl_check_proc_t *p, size_t n, unsigned unchecked, const tl_check_opts_t *o,
+                         FILE *out, bool *failed, tl_msgs_t *msgs);
 
 #endif

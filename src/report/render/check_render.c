@@ -1,13 +1,11 @@
-/* check_render.c - the verdict of `tensorleak check` as text, JSON
- * ("tensorleak-check/1", docs/report-schema.md) and JUnit XML.
+/* check_render.c - the verdict of `tensorleak check` as text (the JSON
+ * and JUnit forms: check_render_json.c).
  *
  * The text names each limit with its measured value, then for each failed
  * one the top sites (the program's Python line first; a C extension's own
  * frames before it), what holds their memory where a report point said,
  * and, where the trace shows a loop (analyze/steps.h), how often a site
- * repeated (bytes per step); then growth and what the suppressions hid. The JUnit form is
- * one testsuite "tensorleak" with one testcase per limit checked, whose
- * failure carries the text verdict.
+ * repeated (bytes per step); then growth and what the suppressions hid.
  */
 #include <inttypes.h>
 #include <stdlib.h>
@@ -29,7 +27,7 @@ static bool allocator_frame(const tl_frame_t *f)
     return tl_allocator_module(f->module, TL_ALLOC_NATIVE | TL_ALLOC_CXX);
 }
 
-static size_t shown(const tl_chk_t *c, size_t n)
+size_t tl_chk_shown(const tl_chk_t *c, size_t n)
 {
     unsigned top = c->o->top;
     return top == 0 || top >= n ? n : top;
@@ -38,7 +36,7 @@ static size_t shown(const tl_chk_t *c, size_t n)
 /* "process 12716 (child of 12715) python3 work.py --fast": the process
  * of a run's verdict (pid, role, argv with the base names of its paths,
  * cut at about 80 bytes); raw trace bytes: the caller escapes. */
-static const char *process_words(const tl_chk_t *c, char *buf, size_t n)
+const char *tl_chk_process_words(const tl_chk_t *c, char *buf, size_t n)
 {
     const tl_trace_t *t = &c->a.trace;
     const tl_check_proc_ctx_t *p = c->o->proc;
@@ -66,7 +64,7 @@ static void verdict_head(const tl_chk_t *c, FILE *out)
 {
     char b[400];
     if (c->o->proc && c->o->proc->name_process)
-        tl_esc_puts(out, process_words(c, b, sizeof b));
+        tl_esc_puts(out, tl_chk_process_words(c, b, sizeof b));
     else
         fputs("tensorleak check", out);
 }
@@ -79,7 +77,6 @@ static const char *scope_word(const tl_chk_t *c)
 /* valgrind's words for tl_leak_kind_t */
 static const char *const kind_names[4] = {"still reachable", "definitely lost", "indirectly lost",
                                           "possibly lost"};
-static const char *const kind_keys[4] = {"reachable", "definite", "indirect", "possible"};
 
 /* "definitely lost or indirectly lost": the kinds of mask; "live" for all */
 static const char *kinds_words(unsigned mask)
@@ -158,7 +155,7 @@ static void measured_text(tl_chk_t *c, unsigned k, FILE *out)
     }
 }
 
-static void limit_text(tl_chk_t *c, unsigned k, FILE *out)
+void tl_chk_limit_text(tl_chk_t *c, unsigned k, FILE *out)
 {
     char b[32];
     const tl_chk_limit_t *l = &c->lim[k];
@@ -287,7 +284,7 @@ static void site_holders(tl_chk_t *c, uint32_t site, char *buf, size_t n)
 static void growth_text(tl_chk_t *c, FILE *out)
 {
     char b[32], w[TL_CHK_WHERE_MAX], h[512];
-    size_t k = shown(c, c->ngrowth);
+    size_t k = tl_chk_shown(c, c->ngrowth);
     fprintf(out, "growth: %zu site%s growing in every iteration of a repeated region\n", c->ngrowth,
             c->ngrowth == 1 ? "" : "s");
     for (size_t i = 0; i < k; i++) {
@@ -344,7 +341,7 @@ void tl_chk_render_text_arg(const void *c, FILE *out)
 }
 
 /* "truncated: read 3 chunks with 120 events" */
-static void incomplete_text(const tl_chk_t *c, FILE *out)
+void tl_chk_incomplete_text(const tl_chk_t *c, FILE *out)
 {
     const tl_trace_t *t = &c->a.trace;
     fprintf(out, "trace %s: read %" PRIu64 " chunk%s with %zu event%s",
@@ -361,7 +358,7 @@ void tl_chk_render_text(tl_chk_t *c, FILE *out)
     verdict_head(c, out);
     if (c->incomplete) {
         fputs(": INCOMPLETE: ", out);
-        incomplete_text(c, out);
+        tl_chk_incomplete_text(c, out);
         fprintf(out, "; %u of %u limit%s exceeded in the readable part, which cannot pass\n",
                 c->nfailed, c->nchecked, c->nchecked == 1 ? "" : "s");
     } else if (c->nfailed)
@@ -391,14 +388,14 @@ void tl_chk_render_text(tl_chk_t *c, FILE *out)
     for (unsigned k = 0; k < TL_LIMIT_COUNT; k++) {
         if (!c->lim[k].checked) continue;
         fputs(c->lim[k].failed ? "  FAIL " : "  ok   ", out);
-        limit_text(c, k, out);
+        tl_chk_limit_text(c, k, out);
         fputc('\n', out);
     }
     for (unsigned k = 0; k < TL_LIMIT_COUNT; k++) {
         const tl_chk_limit_t *l = &c->lim[k];
         if (!l->failed) continue;
         if (k == TL_LIMIT_LEAK || k == TL_LIMIT_LEAK_STORAGE || k == TL_LIMIT_PEAK) {
-            size_t n = shown(c, l->ngroups);
+            size_t n = tl_chk_shown(c, l->ngroups);
             fprintf(out, "%s: top %zu of %zu site%s\n", tl_check_limit_name(k), n, l->ngroups,
                     l->ngroups == 1 ? "" : "s");
             for (size_t i = 0; i < n; i++)
@@ -410,335 +407,4 @@ void tl_chk_render_text(tl_chk_t *c, FILE *out)
     }
     if (c->ngrowth) growth_text(c, out);
     supp_text(c, out);
-}
-
-static void frames_json(tl_chk_t *c, tl_json_t *j, uint32_t site)
-{
-    tl_json_key(j, "stack_id");
-    tl_json_u64(j, site < c->a.trace.nsites ? c->a.trace.sites[site].stack_id : 0);
-    tl_json_key(j, "stack");
-    tl_render_json_frames(&c->a.ctx, j, site, TL_JFRAMES_EMPTY_UNKNOWN);
-}
-
-static void held_json(tl_json_t *j, const uint64_t held[4])
-{
-    static const char *const names[] = {"unknown", "tensor", "view", "autograd"};
-    tl_json_key(j, "held_by");
-    tl_json_obj_begin(j);
-    for (int h = 1; h < 4; h++) {
-        tl_json_key(j, names[h]);
-        tl_json_u64(j, held[h]);
-    }
-    tl_json_obj_end(j);
-}
-
-/* {"definite": {"bytes": N, "counted": true}, ...} */
-static void kinds_json(tl_json_t *j, const uint64_t bytes[4], unsigned counted)
-{
-    tl_json_obj_begin(j);
-    for (unsigned kind = 1; kind < 5; kind++) {
-        tl_json_key(j, kind_keys[kind & 3]);
-        tl_json_obj_begin(j);
-        tl_json_key(j, "bytes");
-        tl_json_u64(j, bytes[kind & 3]);
-        tl_json_key(j, "counted");
-        tl_json_bool(j, (counted & (1u << (kind & 3))) != 0);
-        tl_json_obj_end(j);
-    }
-    tl_json_obj_end(j);
-}
-
-static void group_json(tl_chk_t *c, tl_json_t *j, const tl_chk_group_t *g)
-{
-    tl_json_obj_begin(j);
-    tl_json_key(j, "where");
-    tl_json_str(j, g->where[0] ? g->where : NULL);
-    tl_json_key(j, "bytes");
-    tl_json_u64(j, g->bytes);
-    tl_json_key(j, "storage_bytes");
-    tl_json_u64(j, g->storage_bytes);
-    tl_json_key(j, "blocks");
-    tl_json_u64(j, g->blocks);
-    tl_json_key(j, "sites");
-    tl_json_u64(j, g->nsites);
-    tl_json_key(j, "repeats");
-    if (g->repeats)
-        tl_json_u64(j, g->repeats);
-    else
-        tl_json_null(j);
-    tl_json_key(j, "bytes_per_repeat");
-    if (g->repeats)
-        tl_json_u64(j, g->per_repeat);
-    else
-        tl_json_null(j);
-    held_json(j, g->held);
-    frames_json(c, j, g->site);
-    tl_json_obj_end(j);
-}
-
-/* "process": {pid, ppid, exe, argv, role}; role null for a lone trace. */
-static void process_json(const tl_chk_t *c, tl_json_t *j)
-{
-    const tl_trace_t *t = &c->a.trace;
-    tl_json_key(j, "process");
-    tl_json_obj_begin(j);
-    tl_render_json_process_id(t, j);
-    tl_json_key(j, "role");
-    tl_json_str(j, c->o->proc ? c->o->proc->role : NULL);
-    tl_json_obj_end(j);
-}
-
-/* The main process's verdict in a run: the other processes' beside it. */
-static void run_json(const tl_chk_t *c, tl_json_t *j)
-{
-    const tl_check_proc_ctx_t *p = c->o->proc;
-    if (!p || strcmp(p->role, "main")) return;
-    tl_json_key(j, "processes");
-    tl_json_arr_begin(j);
-    for (size_t i = 0; i < p->nothers; i++)
-        tl_json_raw(j, p->others_json[i], p->others_json_len[i]);
-    tl_json_arr_end(j);
-    tl_json_key(j, "helpers_unchecked");
-    tl_json_u64(j, p->helpers_unchecked);
-    tl_json_key(j, "execd_unchecked");
-    tl_json_u64(j, p->execd_unchecked);
-}
-
-void tl_chk_render_json(tl_chk_t *c, FILE *out)
-{
-    tl_json_t jw, *j = &jw;
-    char w[TL_CHK_WHERE_MAX];
-    tl_json_init(j, out, true);
-    tl_json_obj_begin(j);
-    tl_json_key(j, "schema");
-    tl_json_str(j, "tensorleak-check/1");
-    tl_json_key(j, "trace");
-    tl_json_str(j, c->path);
-    process_json(c, j);
-    tl_json_key(j, "passed"); /* in a run, the main process's verdict is the run's */
-    tl_json_bool(j,
-                 c->nfailed == 0 && !c->incomplete && !(c->o->proc && c->o->proc->others_failed));
-    tl_json_key(j, "complete");
-    tl_json_bool(j, !c->incomplete);
-    tl_json_key(j, "finished");
-    tl_json_bool(j, c->a.trace.has_end);
-    tl_json_key(j, "exact");
-    tl_json_bool(j, !c->a.trace.agg || c->a.trace.agg->mode == TL_TMODE_ALL);
-    tl_json_key(j, "point");
-    tl_json_str(j, c->region ? "region" : c->a.model.end.point);
-    tl_json_key(j, "region");
-    if (c->region) {
-        tl_json_obj_begin(j);
-        tl_json_key(j, "name");
-        tl_json_str(j, c->region->name);
-        tl_json_key(j, "iteration");
-        tl_json_u64(j, c->region->iterations);
-        tl_json_obj_end(j);
-    } else {
-        tl_json_null(j);
-    }
-    tl_json_key(j, "limits");
-    tl_json_arr_begin(j);
-    for (unsigned k = 0; k < TL_LIMIT_COUNT; k++) {
-        const tl_chk_limit_t *l = &c->lim[k];
-        if (!l->checked) continue;
-        tl_json_obj_begin(j);
-        tl_json_key(j, "name");
-        tl_json_str(j, tl_check_limit_name(k));
-        tl_json_key(j, "limit_bytes");
-        if (k == TL_LIMIT_BASELINE && c->o->baseline_is_percent)
-            tl_json_null(j);
-        else
-            tl_json_u64(j, l->limit);
-        tl_json_key(j, "limit_percent");
-        if (k == TL_LIMIT_BASELINE && c->o->baseline_is_percent)
-            tl_json_double(j, c->o->baseline_percent);
-        else
-            tl_json_null(j);
-        tl_json_key(j, "measured_bytes");
-        tl_json_u64(j, l->measured);
-        if (k == TL_LIMIT_LEAK) {
-            tl_json_key(j, "leak_kinds"); /* null: no leak scan (not all mode), or a region */
-            if (c->leak_scan)
-                kinds_json(j, c->leak_kind_bytes, c->leak_kinds_counted);
-            else
-                tl_json_null(j);
-            tl_json_key(j, "counted"); /* what measured_bytes is of */
-            tl_json_str(j, c->leak_scan ? "leak_kinds" : c->region ? "region_live" : "live");
-        }
-        tl_json_key(j, "passed");
-        tl_json_bool(j, !l->failed);
-        tl_json_key(j, "sites");
-        tl_json_arr_begin(j);
-        for (size_t i = 0; i < shown(c, l->ngroups); i++)
-            group_json(c, j, &l->groups[i]);
-        tl_json_arr_end(j);
-        tl_json_obj_end(j);
-    }
-    tl_json_arr_end(j);
-    tl_json_key(j, "growth");
-    tl_json_arr_begin(j);
-    for (size_t i = 0; i < shown(c, c->ngrowth); i++) {
-        const tl_growth_t *g = &c->growth[i];
-        tl_json_obj_begin(j);
-        tl_json_key(j, "region");
-        tl_json_str(j, c->a.model.regions.regions[g->region].name);
-        tl_json_key(j, "where");
-        tl_json_str(j, tl_chk_where(c, g->site, w));
-        tl_json_key(j, "bytes_per_iteration");
-        tl_json_u64(j, g->bytes_per_iteration);
-        tl_json_key(j, "iterations");
-        tl_json_u64(j, g->iterations);
-        frames_json(c, j, g->site);
-        tl_json_obj_end(j);
-    }
-    tl_json_arr_end(j);
-    tl_json_key(j, "suppressed_bytes");
-    tl_json_u64(j, c->supp_bytes);
-    tl_json_key(j, "suppressed_blocks");
-    tl_json_u64(j, c->supp_blocks);
-    tl_json_key(j, "suppressions");
-    tl_json_arr_begin(j);
-    for (size_t i = 0; c->o->supp && i < c->o->supp->nrules; i++) {
-        const tl_supp_rule_t *r = &c->o->supp->rules[i];
-        tl_json_obj_begin(j);
-        tl_json_key(j, "pattern");
-        tl_json_str(j, r->pattern);
-        tl_json_key(j, "source");
-        tl_json_str(j, r->source);
-        tl_json_key(j, "line");
-        if (r->line)
-            tl_json_u64(j, r->line);
-        else
-            tl_json_null(j);
-        tl_json_key(j, "bytes");
-        tl_json_u64(j, r->bytes);
-        tl_json_key(j, "blocks");
-        tl_json_u64(j, r->blocks);
-        tl_json_obj_end(j);
-    }
-    tl_json_arr_end(j);
-    tl_json_key(j, "baseline");
-    if (c->o->base) {
-        tl_json_obj_begin(j);
-        tl_json_key(j, "path");
-        tl_json_str(j, c->o->base->path);
-        tl_json_key(j, "leaked_bytes");
-        tl_json_u64(j, c->o->base->leaked_bytes);
-        tl_json_key(j, "peak_bytes");
-        tl_json_u64(j, c->o->base->peak_bytes);
-        tl_json_key(j, "leaked_bytes_change");
-        tl_json_i64(j, c->base_leak_delta);
-        tl_json_key(j, "peak_bytes_change");
-        tl_json_i64(j, c->base_peak_delta);
-        tl_json_obj_end(j);
-    } else {
-        tl_json_null(j);
-    }
-    run_json(c, j);
-    tl_json_obj_end(j);
-    tl_json_finish(j);
-}
-
-/* XML text: control characters (not allowed in XML 1.0, even as character
- * references) and bytes that are not UTF-8 as \xNN text (escape.h), then the
- * markup characters as entities. */
-static void xml_escape(const char *s, size_t n, FILE *out)
-{
-    char *text = NULL;
-    size_t len = 0;
-    FILE *mem = open_memstream(&text, &len);
-    if (!mem) return;
-    tl_esc_write(mem, s, n, true);
-    if (fclose(mem) != 0) return;
-    for (size_t i = 0; i < len; i++) {
-        switch (text[i]) {
-        case '<':
-            fputs("&lt;", out);
-            break;
-        case '>':
-            fputs("&gt;", out);
-            break;
-        case '&':
-            fputs("&amp;", out);
-            break;
-        case '"':
-            fputs("&quot;", out);
-            break;
-        default:
-            fputc(text[i], out);
-        }
-    }
-    free(text);
-}
-
-/* What a callback renders, XML-escaped into out. */
-typedef struct xml_arg {
-    tl_chk_t *c;
-    unsigned k;
-} xml_arg_t;
-
-static void xml_render(void (*render)(const xml_arg_t *, FILE *), const xml_arg_t *a, FILE *out)
-{
-    char *text = NULL;
-    size_t len = 0;
-    FILE *mem = open_memstream(&text, &len);
-    if (!mem) return;
-    render(a, mem);
-    if (fclose(mem) == 0) xml_escape(text, len, out);
-    free(text);
-}
-
-static void xml_verdict(const xml_arg_t *a, FILE *out)
-{
-    tl_chk_render_text(a->c, out);
-}
-
-static void xml_limit(const xml_arg_t *a, FILE *out)
-{
-    limit_text(a->c, a->k, out);
-}
-
-static void xml_incomplete(const xml_arg_t *a, FILE *out)
-{
-    incomplete_text(a->c, out);
-}
-
-void tl_chk_render_junit(tl_chk_t *c, FILE *out)
-{
-    bool named = c->o->proc && c->o->proc->name_process; /* in a <testsuites> (check_run.c) */
-    char b[400];
-    if (!named) fputs("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n", out);
-    fputs("<testsuite name=\"tensorleak", out);
-    if (named) {
-        fputs(" ", out);
-        const char *w = process_words(c, b, sizeof b);
-        xml_escape(w, strlen(w), out);
-    }
-    fprintf(out, "\" tests=\"%u\" failures=\"%u\" errors=\"%u\">\n", c->nchecked + c->incomplete,
-            c->nfailed, (unsigned)c->incomplete);
-    xml_arg_t a = {c, 0};
-    if (c->incomplete) { /* a testcase that errs, so that no CI reads the suite as passed */
-        fputs("  <testcase classname=\"tensorleak\" name=\"trace\">\n"
-              "    <error type=\"tensorleak.trace\" message=\"",
-              out);
-        xml_render(xml_incomplete, &a, out);
-        fputs("\"/>\n  </testcase>\n", out);
-    }
-    for (unsigned k = 0; k < TL_LIMIT_COUNT; k++) {
-        const tl_chk_limit_t *l = &c->lim[k];
-        if (!l->checked) continue;
-        fprintf(out, "  <testcase classname=\"tensorleak\" name=\"%s\"", tl_check_limit_name(k));
-        if (!l->failed) {
-            fputs("/>\n", out);
-            continue;
-        }
-        a.k = k;
-        fputs(">\n    <failure type=\"tensorleak.limit\" message=\"", out);
-        xml_render(xml_limit, &a, out);
-        fputs("\">", out);
-        xml_render(xml_verdict, &a, out);
-        fputs("</failure>\n  </testcase>\n", out);
-    }
-    fputs("</testsuite>\n", out);
 }

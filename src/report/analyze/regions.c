@@ -151,16 +151,12 @@ static void log_delta(tl_regions_t *rg, struct tl_open_iter *o, uint32_t site, b
                       int64_t bytes)
 {
     if (!o->last || rg->peak_lost) return;
-    if (o->nlog == o->log_cap) {
-        size_t ncap = o->log_cap ? o->log_cap * 2 : 256;
-        struct tl_region_delta *nl = realloc(o->log, ncap * sizeof *nl);
-        if (!nl) {
-            rg->peak_lost = true;
-            return;
-        }
-        o->log = nl;
-        o->log_cap = ncap;
+    struct tl_region_delta *nl = tl_grow(o->log, &o->log_cap, o->nlog + 1, sizeof *nl, 256);
+    if (!nl) {
+        rg->peak_lost = true;
+        return;
     }
+    o->log = nl;
     o->log[o->nlog++] = (struct tl_region_delta){site, storage, bytes};
 }
 

@@ -13,6 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "report/read/grow.h"
+
 typedef struct cand {
     uint32_t site;
     const uint64_t *py; /* its Python frames, innermost first (owned) */
@@ -116,13 +118,9 @@ static bool on_cand_alloc(steps_t *s, size_t c, uint32_t tid, uint64_t ptr)
     uint64_t step = e->a;
     if (!e->c) {
         e->c = 1;
-        if (s->narmed == s->armed_cap) {
-            size_t ncap = s->armed_cap ? s->armed_cap * 2 : 16;
-            armed_t *na = realloc(s->armed, ncap * sizeof *na);
-            if (!na) return true;
-            s->armed = na;
-            s->armed_cap = ncap;
-        }
+        armed_t *na = tl_grow(s->armed, &s->armed_cap, s->narmed + 1, sizeof *na, 16);
+        if (!na) return true;
+        s->armed = na;
         s->armed[s->narmed++] = (armed_t){(uint32_t)c, tid};
     }
     tl_map_entry_t *b = tl_map_put(&s->blocks, ptr, &created);

@@ -10,20 +10,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "report/read/grow.h"
+
 #include "common/trace_format.h"
 
 static bool grow(void **p, size_t *cap, size_t need, size_t elem)
 {
     if (need <= *cap) return false;
-    size_t ncap = *cap ? *cap : 16;
-    while (ncap < need) {
-        if (ncap > SIZE_MAX / 2 / elem) return true;
-        ncap *= 2;
-    }
-    void *np = realloc(*p, ncap * elem);
+    void *np = tl_grow(*p, cap, need, elem, 16);
     if (!np) return true;
     *p = np;
-    *cap = ncap;
     return false;
 }
 

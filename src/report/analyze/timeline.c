@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "report/read/grow.h"
+
 tl_timeline_t *tl_timeline_new(const tl_trace_t *t)
 {
     tl_timeline_t *tl = calloc(1, sizeof(tl_timeline_t));
@@ -96,13 +98,9 @@ static void sample(tl_timeline_t *tl, uint64_t ts, const uint64_t v[TL_SERIES_CO
 
 static bool region_begin(tl_timeline_t *tl, const tl_lineage_t *l)
 {
-    if (tl->nopen == tl->open_cap) {
-        size_t cap = tl->open_cap ? tl->open_cap * 2 : 16;
-        void *p = realloc(tl->open, cap * sizeof *tl->open);
-        if (!p) return true;
-        tl->open = p;
-        tl->open_cap = cap;
-    }
+    void *p = tl_grow(tl->open, &tl->open_cap, tl->nopen + 1, sizeof *tl->open, 16);
+    if (!p) return true;
+    tl->open = p;
     uint32_t depth = 0;
     for (size_t i = 0; i < tl->nopen; i++)
         depth += tl->open[i].tid == l->tid;

@@ -7,6 +7,7 @@
 #define XXH_INLINE_ALL /* header-only: the report library does not link libxxhash */
 #include <xxhash.h>
 
+#include "report/read/grow.h"
 #include "report/analyze/frames.h"
 
 /* CPython's own code: the python3.X executable or libpython3.X. */
@@ -87,15 +88,9 @@ void tl_flame_tree_free(tl_flame_tree_t *t)
 static size_t add_label(tl_flame_tree_t *t, const char *label)
 {
     size_t n = strlen(label) + 1;
-    if (t->labels_len + n > t->labels_cap) {
-        size_t cap = t->labels_cap ? t->labels_cap : 4096;
-        while (cap < t->labels_len + n)
-            cap *= 2;
-        char *p = realloc(t->labels, cap);
-        if (!p) return SIZE_MAX;
-        t->labels = p;
-        t->labels_cap = cap;
-    }
+    char *p = tl_grow(t->labels, &t->labels_cap, t->labels_len + n, 1, 4096);
+    if (!p) return SIZE_MAX;
+    t->labels = p;
     memcpy(t->labels + t->labels_len, label, n);
     t->labels_len += n;
     return t->labels_len - n;
@@ -116,13 +111,9 @@ static size_t child(tl_flame_tree_t *t, size_t parent, const char *label,
             if (t->nodes[i].parent == parent && !strcmp(tl_flame_node_label(t, i), label)) return i;
             continue;
         }
-        if (t->nnodes == t->cap) {
-            size_t cap = t->cap ? t->cap * 2 : 256;
-            void *p = realloc(t->nodes, cap * sizeof *t->nodes);
-            if (!p) return SIZE_MAX;
-            t->nodes = p;
-            t->cap = cap;
-        }
+        void *p = tl_grow(t->nodes, &t->cap, t->nnodes + 1, sizeof *t->nodes, 256);
+        if (!p) return SIZE_MAX;
+        t->nodes = p;
         size_t off = add_label(t, label);
         if (off == SIZE_MAX) return SIZE_MAX;
         tl_flame_node_t *nd = &t->nodes[t->nnodes];

@@ -70,4 +70,8 @@ want c14 "  [held_by_cycle] 3 c10 storages of 4.00 MiB allocated by mul_Tensor a
 want c14 "      fix: ctx.save_for_backward() instead of an attribute of ctx."
 want c14 "  3 c10 storages of 4.00 MiB allocated by mul_Tensor at c14.py:$L, held only by a reference cycle: 12.0 MiB (#4, #7, #10)"
 want c14 "  #1 4.00 MiB c10 storage allocated by randn at c14.py:$(site_line c14.py input), held by a tensor"
+# Case 02: a numpy buffer pinned by a slice: the fix in numpy's words (.copy()).
+run_text c02 "$TL_SRCDIR/tests/cases/02_numpy_slice_pins_base.py"
+want c02 "      fix: keep a .copy() of the part you need (x[:k].copy()), not a view of it, so the whole buffer can be freed."
+grep -qF '.clone()' c02.out && { cat c02.out >&2; fail "c02: a numpy storage's fix names .clone()"; }
 echo "ok"

@@ -62,7 +62,7 @@ static int cmp_str(const char *a, const char *b)
     return a == b ? 0 : !a ? -1 : !b ? 1 : strcmp(a, b);
 }
 
-static const char *fix_hint(const tl_problem_t *p);
+static const char *fix_hint(const item_t *x);
 
 /* The grouping key: problem kind and fix, where, op, holder, storage kind,
  * device. */
@@ -71,7 +71,7 @@ static int cmp_key(const item_t *x, const item_t *y)
     const tl_end_storage_t *a = x->s, *b = y->s;
     int r;
     if (x->p && x->p->kind != y->p->kind) return x->p->kind < y->p->kind ? -1 : 1;
-    if (x->p && (r = cmp_str(fix_hint(x->p), fix_hint(y->p)))) return r;
+    if (x->p && (r = cmp_str(fix_hint(x), fix_hint(y)))) return r;
     if ((r = strcmp(x->where, y->where)) || (r = cmp_str(a->origin, b->origin))) return r;
     if (a->held_by != b->held_by) return a->held_by < b->held_by ? -1 : 1;
     if (a->cause != b->cause) return a->cause < b->cause ? -1 : 1;
@@ -185,16 +185,21 @@ static void print_members(const item_t *lead, const group_t *g, FILE *out)
     }
 }
 
-/* The usual fix of a problem kind, for the person reading; the kinds whose
+/* The usual fix of x's problem kind, for the person reading, in the words
+ * of its library (an ndarray has .copy(), not .clone()); the kinds whose
  * message carries its own fix (" Fix: ...") give theirs. */
-static const char *fix_hint(const tl_problem_t *p)
+static const char *fix_hint(const item_t *x)
 {
+    const tl_problem_t *p = x->p;
     const char *m = strstr(p->message, " Fix: ");
     if (m) return m + 6;
+    bool numpy = x->s->s.kind == TL_STORAGE_NUMPY;
     switch (p->kind) {
     case TL_PROBLEM_PINNED:
-        return "keep a .clone() of the part you need (x[:k].clone()), not a view of it, so the "
-               "whole storage can be freed.";
+        return numpy ? "keep a .copy() of the part you need (x[:k].copy()), not a view of it, so "
+                       "the whole buffer can be freed."
+                     : "keep a .clone() of the part you need (x[:k].clone()), not a view of it, "
+                       "so the whole storage can be freed.";
     case TL_PROBLEM_DUPLICATE:
         return "keep one copy: drop the source once it is copied, or read through a view "
                "instead of copying.";
@@ -289,7 +294,7 @@ static void print_problem_group(const tl_report_ctx_t *c, const item_t *items, c
     char b[32];
     const item_t *lead = &items[g->first];
     const tl_problem_t *p = lead->p;
-    const char *fix = fix_hint(p);
+    const char *fix = fix_hint(lead);
     fprintf(out, "  [%s] ", tl_problem_kind_name(p->kind));
     if (g->count == 1) {
         tl_esc_puts(out, p->message);
@@ -386,8 +391,8 @@ static void print_storage(const tl_report_ctx_t *c, const tl_end_storage_t *s, F
 {
     const tl_trace_t *t = c->trace;
     char b1[32], b2[32], w[WHERE_MAX], ew[TL_ESC_SIZE(WHERE_MAX)];
-    fprintf(out, "  #%" PRIu64 " %s %s storage", s->s.id,
-            tl_size_text(s->s.bytes, b1, sizeof b1), tl_render_storage_kind(s->s.kind));
+    fprintf(out, "  #%" PRIu64 " %s %s storage", s->s.id, tl_size_text(s->s.bytes, b1, sizeof b1),
+            tl_render_storage_kind(s->s.kind));
     if (s->s.device != TL_DEVICE_CPU)
         fprintf(out, " on %s", tl_render_device(s->s.device, b2, sizeof b2));
     if (s->origin) {
@@ -397,8 +402,7 @@ static void print_storage(const tl_report_ctx_t *c, const tl_end_storage_t *s, F
     const char *where = tl_esc(tl_lineage_where(t, c->sym, s->s.site, w, sizeof w), ew, sizeof ew);
     if (where[0]) fprintf(out, " %s", where);
     fprintf(out, ", %s", held_phrase(s->held_by));
-    if (s->pinned_bytes)
-        fprintf(out, ", %s pinned", tl_size_text(s->pinned_bytes, b1, sizeof b1));
+    if (s->pinned_bytes) fprintf(out, ", %s pinned", tl_size_text(s->pinned_bytes, b1, sizeof b1));
     fputc('\n', out);
     if (s->held_path) {
         fputs("      held: ", out);

@@ -141,3 +141,7 @@ EXTRA_DIST += tests/integration/thread_local.sh tests/workloads/thread_local.py 
 # CUDA: check --max-peak with --device and diff per device (stand-in libcudart)
 TESTS += tests/integration/cuda_check_diff.sh
 EXTRA_DIST += tests/integration/cuda_check_diff.sh tests/workloads/cuda_devices.c
+
+# polish: the --frames=all hint only after a fold.
+TESTS += tests/integration/text_fold_hint.sh
+EXTRA_DIST += tests/integration/text_fold_hint.sh

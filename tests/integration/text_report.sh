@@ -70,4 +70,8 @@ want c14 "  [held_by_cycle] 3 c10 storages of 4.00 MiB allocated by mul_Tensor a
 want c14 "      fix: ctx.save_for_backward() instead of an attribute of ctx."
 want c14 "  3 c10 storages of 4.00 MiB allocated by mul_Tensor at c14.py:$L, held only by a reference cycle: 12.0 MiB (#4, #7, #10)"
 want c14 "  #1 4.00 MiB c10 storage allocated by randn at c14.py:$(site_line c14.py input), held by a tensor"
+# polish: a holder path that is a sentence ("held only by ...") says "held" once.
+grep -q '^      held: held ' c14.out && fail "c14: a holder line says held twice"
+grep -q '^      held only by a reference cycle (gc would free it; the cycle runs through ' c14.out ||
+    { cat c14.out >&2; fail "c14: no holder line of the cycle"; }
 echo "ok"

@@ -228,6 +228,15 @@ static const char *problem_phrase(unsigned kind)
     }
 }
 
+/* The "      held: PATH" line's start. A path that is already a sentence
+ * about its holder ("held only by a reference cycle (...)", _paths.py)
+ * goes without the label, so the line does not say "held" twice. */
+static void put_held_path(const char *path, FILE *out)
+{
+    fputs(strncmp(path, "held ", 5) ? "      held: " : "      ", out);
+    tl_esc_puts(out, path);
+}
+
 /* "      held: PATH (and 2 other paths)": the first member's holder path. */
 static void print_held(const item_t *items, const group_t *g, FILE *out)
 {
@@ -241,8 +250,7 @@ static void print_held(const item_t *items, const group_t *g, FILE *out)
             more++;
     }
     if (!path) return;
-    fputs("      held: ", out);
-    tl_esc_puts(out, path);
+    put_held_path(path, out);
     if (more) fprintf(out, " (and %zu other path%s)", more, more == 1 ? "" : "s");
     fputc('\n', out);
 }
@@ -386,8 +394,8 @@ static void print_storage(const tl_report_ctx_t *c, const tl_end_storage_t *s, F
 {
     const tl_trace_t *t = c->trace;
     char b1[32], b2[32], w[WHERE_MAX], ew[TL_ESC_SIZE(WHERE_MAX)];
-    fprintf(out, "  #%" PRIu64 " %s %s storage", s->s.id,
-            tl_size_text(s->s.bytes, b1, sizeof b1), tl_render_storage_kind(s->s.kind));
+    fprintf(out, "  #%" PRIu64 " %s %s storage", s->s.id, tl_size_text(s->s.bytes, b1, sizeof b1),
+            tl_render_storage_kind(s->s.kind));
     if (s->s.device != TL_DEVICE_CPU)
         fprintf(out, " on %s", tl_render_device(s->s.device, b2, sizeof b2));
     if (s->origin) {
@@ -397,12 +405,10 @@ static void print_storage(const tl_report_ctx_t *c, const tl_end_storage_t *s, F
     const char *where = tl_esc(tl_lineage_where(t, c->sym, s->s.site, w, sizeof w), ew, sizeof ew);
     if (where[0]) fprintf(out, " %s", where);
     fprintf(out, ", %s", held_phrase(s->held_by));
-    if (s->pinned_bytes)
-        fprintf(out, ", %s pinned", tl_size_text(s->pinned_bytes, b1, sizeof b1));
+    if (s->pinned_bytes) fprintf(out, ", %s pinned", tl_size_text(s->pinned_bytes, b1, sizeof b1));
     fputc('\n', out);
     if (s->held_path) {
-        fputs("      held: ", out);
-        tl_esc_puts(out, s->held_path);
+        put_held_path(s->held_path, out);
         fputc('\n', out);
     }
     if (s->s.source) {

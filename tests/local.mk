@@ -145,3 +145,7 @@ EXTRA_DIST += tests/integration/cuda_check_diff.sh tests/workloads/cuda_devices.
 # polish: the --frames=all hint only after a fold.
 TESTS += tests/integration/text_fold_hint.sh
 EXTRA_DIST += tests/integration/text_fold_hint.sh
+
+# polish: numpy's own module state names its buffers' holder (library internals).
+TESTS += tests/integration/numpy_library_state.sh
+EXTRA_DIST += tests/integration/numpy_library_state.sh tests/workloads/numpy_rand_once.py

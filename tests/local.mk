@@ -149,3 +149,7 @@ EXTRA_DIST += tests/integration/text_fold_hint.sh
 # polish: numpy's own module state names its buffers' holder (library internals).
 TESTS += tests/integration/numpy_library_state.sh
 EXTRA_DIST += tests/integration/numpy_library_state.sh tests/workloads/numpy_rand_once.py
+
+# polish: report's JSON marks the leak sites the default suppressions match.
+TESTS += tests/integration/report_json_suppressed.sh
+EXTRA_DIST += tests/integration/report_json_suppressed.sh

@@ -34,6 +34,9 @@ want four "$AUTOGRAD_FIX"
 want four "Storages live at end: 13 in 4 groups"
 want four "  4 c10 storages of 2.00 MiB allocated by relu at four.py:$L, held only by autograd: 8.00 MiB (#5, #10, #15, #20)"
 want four "  4 c10 storages of 4 B allocated by sum at four.py:$(site_line four.py keep), held by a tensor: 16 B (#6, #11, #16, #21)"
+# polish: the 8 B of each graph is the Python number 2 of x * 2, wrapped as a
+# tensor and saved by mul's backward.
+want four "  4 c10 storages of 8 B allocated by scalar_tensor at four.py:$L, held only by autograd: 32 B (#2, #7, #12, #17)"
 [ "$(grep -c 'allocated by relu' four.out)" -eq 2 ] || fail "four: the relu storages are not one paragraph each section"
 [ "$(grep -c '^      fix: ' four.out)" -eq 2 ] || fail "four: one fix per group"
 

@@ -141,3 +141,15 @@ EXTRA_DIST += tests/integration/thread_local.sh tests/workloads/thread_local.py 
 # CUDA: check --max-peak with --device and diff per device (stand-in libcudart)
 TESTS += tests/integration/cuda_check_diff.sh
 EXTRA_DIST += tests/integration/cuda_check_diff.sh tests/workloads/cuda_devices.c
+
+# polish: the --frames=all hint only after a fold.
+TESTS += tests/integration/text_fold_hint.sh
+EXTRA_DIST += tests/integration/text_fold_hint.sh
+
+# polish: numpy's own module state names its buffers' holder (library internals).
+TESTS += tests/integration/numpy_library_state.sh
+EXTRA_DIST += tests/integration/numpy_library_state.sh tests/workloads/numpy_rand_once.py
+
+# polish: report's JSON marks the leak sites the default suppressions match.
+TESTS += tests/integration/report_json_suppressed.sh
+EXTRA_DIST += tests/integration/report_json_suppressed.sh

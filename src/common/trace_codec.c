@@ -245,6 +245,7 @@ long tl_rec_decode(const uint8_t *p, size_t n, tl_record_t *out, uint64_t *frame
     }
     case TL_REC_ALLOC:
         out->u.alloc.kind = tl_get_varint(&r);
+        if (!tl_kind_known(out->u.alloc.kind)) return -1;
         out->u.alloc.ptr = tl_get_varint(&r);
         out->u.alloc.size = tl_get_varint(&r);
         out->u.alloc.stack_id = tl_get_varint(&r);
@@ -256,6 +257,7 @@ long tl_rec_decode(const uint8_t *p, size_t n, tl_record_t *out, uint64_t *frame
         break;
     case TL_REC_FREE:
         out->u.free.kind = tl_get_varint(&r);
+        if (!tl_kind_known(out->u.free.kind)) return -1;
         out->u.free.ptr = tl_get_varint(&r);
         out->u.free.device = 0;
         if (tl_kind_has_device(out->u.free.kind)) out->u.free.device = tl_get_varint(&r);

@@ -19,9 +19,11 @@
 
 #include "common/varint.h"
 
-#define TL_TRACE_MAGIC        "TLTRACE" /* 8 bytes with the NUL */
-#define TL_TRACE_MAGIC_BYTES  8
-#define TL_TRACE_VERSION      3u /* readers also take 1 (no TL_REC_OWNER) and 2 (no device kinds) */
+#define TL_TRACE_MAGIC       "TLTRACE" /* 8 bytes with the NUL */
+#define TL_TRACE_MAGIC_BYTES 8
+/* Readers also take 1 (no TL_REC_OWNER), 2 (no device kinds) and 3 (kinds 5
+ * and 32 may be there: some version 3 writers had them, see tl_kind_t). */
+#define TL_TRACE_VERSION      4u
 #define TL_TRACE_HEADER_BYTES 4096u
 #define TL_TRACE_CHUNK_BYTES  32768u      /* default; the header says which */
 #define TL_CHUNK_MAGIC        0x4b434c54u /* "TLCK" little-endian */
@@ -171,8 +173,8 @@ typedef enum tl_kind {
      * sampled: its size is exact). C++ operator new in a process that uses
      * PyTorch, where a tensor's TensorImpl names the site of a view. */
     TL_KIND_NEW_FULL = 4,
-    /* Added within version 3 (a reader that predates it takes it for a
-     * plain block): not a heap block but a numpy ndarray object made
+    /* Version 4 (first written by some version 3 writers, so readers take
+     * it in version 3 too): not a heap block but a numpy ndarray object made
      * (ALLOC: size 0, its Python stack) or gone (FREE), so that a view of a
      * storage names the line that made it (src/agent/numpy.h). */
     TL_KIND_PYOBJECT = 5,
@@ -183,8 +185,8 @@ typedef enum tl_kind {
     TL_KIND_STORAGE_CUDA = 17,         /* a block of PyTorch's CUDA caching allocator */
     TL_KIND_STORAGE_CUDA_SEGMENT = 18, /* cudaMalloc, cudaMallocAsync, cudaMallocManaged */
     TL_KIND_STORAGE_PINNED = 19,       /* cudaHostAlloc, cudaMallocHost: page-locked host memory */
-    /* Added within version 3 (a reader that predates it takes it for a c10
-     * storage): a data buffer of numpy's default data-memory handler, as
+    /* Version 4 (as TL_KIND_PYOBJECT, also in some version 3 traces): a
+     * data buffer of numpy's default data-memory handler, as
      * the agent's wrappers of it saw it (src/agent/numpy.h). Host memory,
      * no device fields. */
     TL_KIND_STORAGE_NUMPY = 32,
@@ -192,6 +194,17 @@ typedef enum tl_kind {
 
 #define TL_KIND_DEVICE_FIRST 17u
 #define TL_KIND_DEVICE_LAST  31u /* 20..31 reserved for more device kinds */
+
+/* Is kind one this reader knows? A record of any other kind (one of a
+ * future version, or a reserved device kind) cannot be decoded: its fields
+ * are unknown, so the reader skips it as undecodable rather than taking it
+ * for a plain block or a storage. */
+static inline bool tl_kind_known(uint64_t kind)
+{
+    return kind <= TL_KIND_PYOBJECT ||
+           (kind >= TL_KIND_STORAGE && kind <= TL_KIND_STORAGE_PINNED) ||
+           kind == TL_KIND_STORAGE_NUMPY;
+}
 
 /* A device field: 0 = host memory ("cpu"), d + 1 = CUDA device d ("cuda:d"). */
 #define TL_DEVICE_CPU     0u

@@ -34,6 +34,9 @@ want four "$AUTOGRAD_FIX"
 want four "Storages live at end: 13 in 4 groups"
 want four "  4 c10 storages of 2.00 MiB allocated by relu at four.py:$L, held only by autograd: 8.00 MiB (#5, #10, #15, #20)"
 want four "  4 c10 storages of 4 B allocated by sum at four.py:$(site_line four.py keep), held by a tensor: 16 B (#6, #11, #16, #21)"
+# polish: the 8 B of each graph is the Python number 2 of x * 2, wrapped as a
+# tensor and saved by mul's backward.
+want four "  4 c10 storages of 8 B allocated by scalar_tensor at four.py:$L, held only by autograd: 32 B (#2, #7, #12, #17)"
 [ "$(grep -c 'allocated by relu' four.out)" -eq 2 ] || fail "four: the relu storages are not one paragraph each section"
 [ "$(grep -c '^      fix: ' four.out)" -eq 2 ] || fail "four: one fix per group"
 
@@ -70,6 +73,10 @@ want c14 "  [held_by_cycle] 3 c10 storages of 4.00 MiB allocated by mul_Tensor a
 want c14 "      fix: ctx.save_for_backward() instead of an attribute of ctx."
 want c14 "  3 c10 storages of 4.00 MiB allocated by mul_Tensor at c14.py:$L, held only by a reference cycle: 12.0 MiB (#4, #7, #10)"
 want c14 "  #1 4.00 MiB c10 storage allocated by randn at c14.py:$(site_line c14.py input), held by a tensor"
+# polish: a holder path that is a sentence ("held only by ...") says "held" once.
+grep -q '^      held: held ' c14.out && fail "c14: a holder line says held twice"
+grep -q '^      held only by a reference cycle (gc would free it; the cycle runs through ' c14.out ||
+    { cat c14.out >&2; fail "c14: no holder line of the cycle"; }
 # Case 02: a numpy buffer pinned by a slice: the fix in numpy's words (.copy()).
 run_text c02 "$TL_SRCDIR/tests/cases/02_numpy_slice_pins_base.py"
 want c02 "      fix: keep a .copy() of the part you need (x[:k].copy()), not a view of it, so the whole buffer can be freed."

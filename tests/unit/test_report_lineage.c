@@ -533,6 +533,13 @@ START_TEST(op_of_function)
         tl_lineage_op_of_function("at::native::templates::cpu::normal_kernel(int)", b, sizeof b),
         0);
     ck_assert_int_eq(tl_lineage_op_of_function("at::detail::empty_cpu(int)", b, sizeof b), 0);
+    /* polish: the 2 of x * 2, wrapped by torch's argument parser */
+    ck_assert_int_eq(
+        tl_lineage_op_of_function("at::detail::scalar_tensor_static(c10::Scalar const&, "
+                                  "c10::optional<c10::ScalarType>, c10::optional<c10::Device>)",
+                                  b, sizeof b),
+        2);
+    ck_assert_str_eq(b, "scalar_tensor");
     ck_assert_int_eq(tl_lineage_op_of_function(NULL, b, sizeof b), 0);
     ck_assert_int_eq(tl_lineage_op_of_function("at::native::averyveryverylongname(int)", b, 8), 0);
 }

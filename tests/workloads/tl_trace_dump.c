@@ -349,7 +349,7 @@ int main(int argc, char **argv)
     if (memcmp(buf, TL_TRACE_MAGIC, TL_TRACE_MAGIC_BYTES) != 0 ||
         tl_load_le32(buf + TL_HDR_VERSION) < 1 ||
         tl_load_le32(buf + TL_HDR_VERSION) > TL_TRACE_VERSION) {
-        fprintf(stderr, "%s: not a v1 to v3 trace\n", argv[1]);
+        fprintf(stderr, "%s: not a v1 to v4 trace\n", argv[1]);
         return 2;
     }
     uint32_t cb = tl_load_le32(buf + TL_HDR_CHUNK_BYTES);

@@ -165,6 +165,46 @@ def _base_of(obj, tensor_type):
         return 0
 
 
+def _library_roots():
+    """[(module name, namespace)] of numpy's own modules: numpy keeps small
+    buffers in its module state (the seed of np.random's global generator,
+    caches), made while its code ran and kept for the process's life."""
+    roots = []
+    for name, mod in list(sys.modules.items()):
+        if type(name) is str and (name == "numpy" or name.startswith("numpy.")):
+            d = _module_dict(mod)
+            if d is not None:
+                roots.append((name, d))
+    return roots
+
+
+def _library_holders(storages, array_type, module_dicts, skipped):
+    """The numpy buffers the program does not reach but numpy's module state
+    does: held by a library's own state, not a problem, and said so
+    ("held by numpy.random.mtrand's module state (library internals): ...")
+    rather than left with an unknown holder. Adds them to storages."""
+    w = _paths.walk(_library_roots(), set(), None, array_type, module_dicts, frames=False)
+    from tensorleak import _numpy
+
+    found = {}
+    _each(w.arrays, skipped, lambda a: _numpy.add_array(found, a, _Storage, _extent, _numpy.min_storage()))
+    for obj in w.arrays:
+        base = _base_of(obj, None)
+        s = found.get(base)
+        if s is None or s.why is not None or base in storages:
+            continue
+        path = w.path(obj)
+        i = id(obj)
+        while w.parent.get(i) is not None:
+            i = w.parent[i]
+        label = w.roots.get(i, ("numpy.", None))[0].rstrip(".")
+        s.why = (f"held by {label}'s module state (library internals): {path[0] if path else '?'}",
+                 _agent.CAUSE_NONE)
+    for base, s in found.items():
+        if base not in storages and s.why is not None:
+            storages[base] = s
+
+
 def _name_holders(w, storages, tensor_type):
     """Each storage's path: the first (shortest) path to one of its tensors."""
     for obj in w.tensors + w.arrays:
@@ -284,6 +324,11 @@ def describe(api, snap, extra_roots=()):
                 notes.add(n)
     except Exception as exc:
         tensors_skipped.failed(exc)
+    if array_type is not None:
+        try:
+            _library_holders(storages, array_type, w.module_dicts, arrays_skipped)
+        except Exception as exc:
+            arrays_skipped.failed(exc)
     w = tensors = arrays = None
     why_ok = _agent.has(api, "snapshot_why")
     for base, s in storages.items():

@@ -381,10 +381,12 @@ def _program_class(cls, program):
     return type(mod) is str and mod in program
 
 
-def walk(module_roots, program_modules, tensor_type, array_type, module_dicts, extra_roots=()):
+def walk(module_roots, program_modules, tensor_type, array_type, module_dicts, extra_roots=(),
+         frames=True):
     """Breadth-first walk from module_roots ([(name, dict)]), the live
-    frames of all threads, then extra_roots (dicts of locals). program_modules:
-    the names of the program's own modules (their classes are entered)."""
+    frames of all threads (unless frames is false), then extra_roots (dicts
+    of locals). program_modules: the names of the program's own modules
+    (their classes are entered)."""
     w = Walk()
     w.module_dicts = module_dicts
     grad_of = _grad_getter(tensor_type)
@@ -409,8 +411,8 @@ def walk(module_roots, program_modules, tensor_type, array_type, module_dicts, e
             names[th.ident] = th.name
     except Exception:
         pass
-    me = sys._getframe()
-    for tid, f in sys._current_frames().items():
+    me, f = sys._getframe(), None
+    for tid, f in sys._current_frames().items() if frames else ():
         while f is not None:
             if f is not me and not f.f_code.co_filename.startswith(_OURS):
                 label = f"thread {names.get(tid, tid)}: {_frame_name(f)}"

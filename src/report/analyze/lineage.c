@@ -52,6 +52,13 @@ int tl_lineage_op_of_function(const char *f, char *buf, size_t n)
         if ((k = take_ident(f, buf, n)) && (f[k] == '(' || f[k] == '<')) return 2;
         return 0;
     }
+    /* A Python number an op's argument parser wraps as a 0-dim tensor (the
+     * 2 of x * 2), which a backward node may save: no at::native frame. */
+    if (has_prefix(f, "at::detail::scalar_tensor_static(")) {
+        if (n < sizeof "scalar_tensor") return 0;
+        memcpy(buf, "scalar_tensor", sizeof "scalar_tensor");
+        return 2;
+    }
     if (has_prefix(f, "at::_ops::")) {
         f += strlen("at::_ops::");
         if ((k = take_ident(f, buf, n)) && has_prefix(f + k, "::call(")) return 1;

@@ -23,7 +23,8 @@ bool tl_lineage_analyse(tl_endpoint_t *e, const tl_trace_t *t, tl_symbolizer_t *
 /* The op a demangled function name stands for: "at::native::NAME(...)" or
  * "at::native::NAME<...>(...)" gives NAME with 2 returned;
  * "at::_ops::NAME::call(...)" gives NAME (the op with its overload suffix,
- * e.g. "eye_m") with 1 returned; else 0. buf of n bytes; names that do not
+ * e.g. "eye_m") with 1 returned; "at::detail::scalar_tensor_static(...)"
+ * (a Python number wrapped as a tensor) gives "scalar_tensor" with 2; else 0. buf of n bytes; names that do not
  * fit give 0. */
 int tl_lineage_op_of_function(const char *function, char *buf, size_t n);
 

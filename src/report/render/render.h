@@ -27,6 +27,9 @@ typedef struct tl_report_ctx {
     tl_supp_t *supp; /* suppressions bound to trace (the text report's leaks), or NULL */
     const char *notes[TL_REPORT_MAX_NOTES]; /* sentences without a final period */
     size_t nnotes;
+    /* Text: frames folded so far by tl_render_text_frames (the closing hint
+     * about --frames=all is printed only when some were), or NULL. */
+    size_t *folded;
 } tl_report_ctx_t;
 
 void tl_render_text(const tl_report_ctx_t *c, FILE *out);

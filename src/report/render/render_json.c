@@ -228,13 +228,21 @@ static void endpoint(const tl_report_ctx_t *c, tl_json_t *j)
     tl_json_arr_end(j);
 }
 
-/* leaks[] and peak.sites[]: {bytes, blocks, storage, stack_id, stack} */
-static void live_sites(const tl_report_ctx_t *c, tl_json_t *j, const tl_site_stat_t *s, size_t n)
+/* leaks[] and peak.sites[]: {bytes, blocks, storage, stack_id, stack}; with
+ * supp (the leaks), "suppressed": the pattern of the default suppression
+ * that matches the site (the text report hides those; JSON keeps them). */
+static void live_sites(const tl_report_ctx_t *c, tl_json_t *j, const tl_site_stat_t *s, size_t n,
+                       tl_supp_t *supp)
 {
     tl_json_arr_begin(j);
     size_t shown = tl_render_shown(c, n);
     for (size_t i = 0; i < shown; i++) {
         tl_json_obj_begin(j);
+        int rule = supp ? tl_supp_site(supp, s[i].site) : -1;
+        if (rule >= 0) {
+            tl_json_key(j, "suppressed");
+            tl_json_str(j, supp->rules[rule].pattern);
+        }
         tl_json_key(j, "bytes");
         tl_json_u64(j, s[i].bytes);
         tl_json_key(j, "blocks");
@@ -289,7 +297,7 @@ static void regions(const tl_report_ctx_t *c, tl_json_t *j)
         tl_json_u64(j, r->last_peak_bytes);
         leak_fields(j, "total_", &r->total);
         tl_json_key(j, "sites");
-        live_sites(c, j, r->sites, r->nsites);
+        live_sites(c, j, r->sites, r->nsites, NULL);
         tl_json_obj_end(j);
     }
     tl_json_arr_end(j);
@@ -440,7 +448,25 @@ void tl_render_json(const tl_report_ctx_t *c, FILE *out)
     devices(c, j);
 
     tl_json_key(j, "leaks");
-    live_sites(c, j, m->leaks, m->nleaks);
+    live_sites(c, j, m->leaks, m->nleaks, c->supp);
+    if (c->supp) { /* what the text report's leaks hide, over every site */
+        uint64_t bytes = 0, blocks = 0, sites = 0;
+        for (size_t i = 0; i < m->nleaks; i++)
+            if (tl_supp_site(c->supp, m->leaks[i].site) >= 0) {
+                bytes += m->leaks[i].bytes;
+                blocks += m->leaks[i].blocks;
+                sites++;
+            }
+        tl_json_key(j, "leaks_suppressed");
+        tl_json_obj_begin(j);
+        tl_json_key(j, "bytes");
+        tl_json_u64(j, bytes);
+        tl_json_key(j, "blocks");
+        tl_json_u64(j, blocks);
+        tl_json_key(j, "sites");
+        tl_json_u64(j, sites);
+        tl_json_obj_end(j);
+    }
     regions(c, j);
 
     endpoint(c, j);
@@ -456,7 +482,7 @@ void tl_render_json(const tl_report_ctx_t *c, FILE *out)
     tl_json_key(j, "site_count");
     tl_json_u64(j, m->npeak_sites);
     tl_json_key(j, "sites");
-    live_sites(c, j, m->peak_sites, m->npeak_sites);
+    live_sites(c, j, m->peak_sites, m->npeak_sites, NULL);
     tl_json_obj_end(j);
 
     tl_json_key(j, "storage_sites");

@@ -257,8 +257,7 @@ static void print_regions(const tl_report_ctx_t *c, FILE *out)
                 " block%s (storages %s); all iterations %s\n",
                 r->iterations, r->iterations == 1 ? "" : "s",
                 tl_size_text(r->last.bytes, b1, sizeof b1), r->last.blocks,
-                r->last.blocks == 1 ? "" : "s",
-                tl_size_text(r->last.storage_bytes, b2, sizeof b2),
+                r->last.blocks == 1 ? "" : "s", tl_size_text(r->last.storage_bytes, b2, sizeof b2),
                 tl_size_text(r->total.bytes, b3, sizeof b3));
         size_t shown = tl_render_shown(c, r->nsites);
         for (size_t k = 0; k < shown && k < 3; k++) {
@@ -283,8 +282,12 @@ static void print_regions(const tl_report_ctx_t *c, FILE *out)
     }
 }
 
-void tl_render_text(const tl_report_ctx_t *c, FILE *out)
+void tl_render_text(const tl_report_ctx_t *report, FILE *out)
 {
+    size_t folded = 0;
+    tl_report_ctx_t own = *report;
+    own.folded = &folded;
+    const tl_report_ctx_t *c = &own;
     const tl_trace_t *t = c->trace;
     const tl_model_t *m = c->model;
     char b1[32], b2[32], b3[32], b4[32];
@@ -333,7 +336,7 @@ void tl_render_text(const tl_report_ctx_t *c, FILE *out)
     print_sites(c, "Leaks (live at end)", m->leaks, m->nleaks, false, c->supp, out);
     print_sites(c, "Storages by site", m->storage_sites, m->nstorage_sites, true, NULL, out);
     print_regions(c, out);
-    if (!c->opts->all_frames)
+    if (folded)
         fputs("\nLibrary frames are folded into \"... N frames in\" lines; --frames=all shows "
               "every frame.\n",
               out);

@@ -233,6 +233,15 @@ static const char *problem_phrase(unsigned kind)
     }
 }
 
+/* The "      held: PATH" line's start. A path that is already a sentence
+ * about its holder ("held only by a reference cycle (...)", _paths.py)
+ * goes without the label, so the line does not say "held" twice. */
+static void put_held_path(const char *path, FILE *out)
+{
+    fputs(strncmp(path, "held ", 5) ? "      held: " : "      ", out);
+    tl_esc_puts(out, path);
+}
+
 /* "      held: PATH (and 2 other paths)": the first member's holder path. */
 static void print_held(const item_t *items, const group_t *g, FILE *out)
 {
@@ -246,8 +255,7 @@ static void print_held(const item_t *items, const group_t *g, FILE *out)
             more++;
     }
     if (!path) return;
-    fputs("      held: ", out);
-    tl_esc_puts(out, path);
+    put_held_path(path, out);
     if (more) fprintf(out, " (and %zu other path%s)", more, more == 1 ? "" : "s");
     fputc('\n', out);
 }
@@ -405,8 +413,7 @@ static void print_storage(const tl_report_ctx_t *c, const tl_end_storage_t *s, F
     if (s->pinned_bytes) fprintf(out, ", %s pinned", tl_size_text(s->pinned_bytes, b1, sizeof b1));
     fputc('\n', out);
     if (s->held_path) {
-        fputs("      held: ", out);
-        tl_esc_puts(out, s->held_path);
+        put_held_path(s->held_path, out);
         fputc('\n', out);
     }
     if (s->s.source) {

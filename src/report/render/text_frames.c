@@ -159,4 +159,5 @@ void tl_render_text_frames(const tl_report_ctx_t *c, uint32_t site, FILE *out)
         }
     }
     fold_print(&fd, out);
+    if (c->folded) *c->folded += fd.frames;
 }

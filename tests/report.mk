@@ -155,3 +155,7 @@ EXTRA_DIST += tests/integration/check_baseline_kinds.sh
 # check's verdict says what --max-leak counted where the leak kinds do not apply
 TESTS += tests/integration/check_leak_counted.sh
 EXTRA_DIST += tests/integration/check_leak_counted.sh
+
+# check passes a DataLoader run that keeps nothing, fails one that keeps batches
+TESTS += tests/integration/check_dataloader.sh
+EXTRA_DIST += tests/integration/check_dataloader.sh tests/workloads/dataloader_leak.py

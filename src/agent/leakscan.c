@@ -158,6 +158,21 @@ static void saw(scan_t *s, uint64_t w, bool from_lost)
 
 static uint8_t buf[1 << 16];
 
+/* A word read as the first two digits of a CPython int (ob_digit: 30-bit
+ * digits in uint32_t, least significant first, at offset 24 of the object,
+ * so 8-aligned: Include/cpython/longintrepr.h of 3.10 to 3.13), or 0. Python
+ * code keeps addresses of native objects as ints (torch's StorageWeakRef.cdata
+ * in torch.multiprocessing's shared_cache holds a weak reference to each
+ * StorageImpl a DataLoader batch passed through shared memory; ctypes
+ * addresses; id()): such a block is reachable though no word holds its
+ * address. Words with a digit of 2^30 or more are not ints' digits. */
+static uint64_t py_int_digits(uint64_t w)
+{
+    uint64_t lo = w & UINT64_C(0xffffffff), hi = w >> 32;
+    if (!hi || lo >> 30 || hi >> 30) return 0;
+    return lo | hi << 30;
+}
+
 /* Scan [lo, hi) word by word, read through process_vm_readv. */
 static void scan_range(scan_t *s, uint64_t lo, uint64_t hi, bool from_lost)
 {
@@ -174,6 +189,8 @@ static void scan_range(scan_t *s, uint64_t lo, uint64_t hi, bool from_lost)
             uint64_t w;
             memcpy(&w, buf + k, 8);
             saw(s, w, from_lost);
+            uint64_t d = py_int_digits(w);
+            if (d) saw(s, d, from_lost);
         }
         lo += (uint64_t)got & ~UINT64_C(7);
     }

@@ -176,6 +176,26 @@ START_TEST(words_outside_roots_do_not_count)
 }
 END_TEST
 
+/* A CPython int's first two 30-bit digits, as one 8-byte word. */
+static uint64_t py_int(uint64_t v)
+{
+    return (v & 0x3fffffff) | (v >> 30) << 32;
+}
+
+START_TEST(pointer_held_as_python_int_is_reachable)
+{
+    /* torch keeps a StorageImpl's address as an int (StorageWeakRef.cdata) */
+    setup(3, 64);
+    root[2] = py_int(at(0, 0));
+    heap[0] = py_int(at(1, 0));                     /* and from a reached block */
+    root[4] = py_int(at(2, 0)) | UINT64_C(1) << 31; /* not a digit: no int */
+    classify(3);
+    ck_assert_uint_eq(b[0].state, TL_LEAK_REACHABLE);
+    ck_assert_uint_eq(b[1].state, TL_LEAK_REACHABLE);
+    ck_assert_uint_eq(b[2].state, TL_LEAK_DEFINITE);
+}
+END_TEST
+
 static Suite *make_leakscan_suite(void)
 {
     Suite *s = suite_create("leakscan");
@@ -189,6 +209,7 @@ static Suite *make_leakscan_suite(void)
     tcase_add_test(tc, reachable_cycle_and_lost_pointer_to_reachable);
     tcase_add_test(tc, block_edges);
     tcase_add_test(tc, words_outside_roots_do_not_count);
+    tcase_add_test(tc, pointer_held_as_python_int_is_reachable);
     suite_add_tcase(s, tc);
     return s;
 }

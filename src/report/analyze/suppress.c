@@ -39,6 +39,11 @@ static const struct {
     {"^_Py_PreInitializeFromPyArgv$", false, "CPython start-up"},
     {"^Py_BytesMain$", true, "CPython start-up (native frames only: configuration, sys.path)"},
     {"^Py_Main$", true, "CPython start-up (native frames only: configuration, sys.path)"},
+    /* OpenSSL 3 fetches a digest's method once per name into its method
+     * store, and CPython's _hashlib keeps each fetched EVP_MD in its digest
+     * table (_hashopenssl.c py_digest_by_name): multiprocessing's HMAC
+     * handshake (connection.py deliver_challenge) in DataLoader workers */
+    {"^EVP_MD_fetch$", false, "OpenSSL 3's fetched digest methods (cached once per digest name)"},
     /* torch's bindings build each op's parser once, into a function-local
      * static (`static PythonArgParser parser(...)`) on the op's first call;
      * only allocations made inside the constructor match, never the op's */

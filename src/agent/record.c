@@ -187,8 +187,6 @@ static void pyframes_retry(void)
     atomic_flag_clear(&busy);
 }
 
-static uint64_t intern_frames(const uint64_t *frames, size_t n, bool native_only);
-
 /* Intern and (first time) write the stack frames[0..n), with the thread's
  * Python frames merged in at the interpreter's eval loop (pyframes.h).
  * Returns its id. */
@@ -198,17 +196,13 @@ static uint64_t record_frames(const uint64_t *frames, size_t n)
     uint64_t *merged = tl_stack_tbuf ? tl_stack_tbuf->merged : NULL;
     size_t nm =
         merged ? tl_pyframes_merge(frames, n, merged, TL_REC_MAX_FRAMES, emit_pyframe, NULL) : 0;
+    /* Python frames only asked for and none (a C thread): the native stack. */
+    if (nm == 0 && !frames && merged) return tl_record_stack(); /* frames non-NULL there */
     bool native_only = nm == 0;
     if (!native_only) {
         frames = merged;
         n = nm;
     }
-    return intern_frames(frames, n, native_only);
-}
-
-/* Intern frames[0..n) (merged already) and write it the first time. */
-static uint64_t intern_frames(const uint64_t *frames, size_t n, bool native_only)
-{
     bool is_new;
     uint64_t id = tl_stack_intern(&stacks, frames, n, &is_new);
     if (!is_new) return id;
@@ -288,10 +282,7 @@ static bool enter_live(tl_live_entry_t *e, uint64_t kind, const void *ptr, size_
  * recorded; a default-mode storage's free is recorded by its own hook. */
 static void record_selected(uint64_t kind, const void *ptr, size_t size, uint64_t weight)
 {
-    /* A numpy buffer's native frames are the interpreter's and numpy's own
-     * (the report folds them); its Python line is what names it. Skipping
-     * the native unwind took numpy_small.py from 2.6-3.6x plain to
-     * BENCHMARKS.md's numbers. A torch storage keeps its C++ frames. */
+    /* numpy: Python frames only (its native ones are numpy's; BENCHMARKS.md W8) */
     uint64_t id = kind == TL_KIND_STORAGE_NUMPY ? tl_record_py_stack() : tl_record_stack();
     uint64_t now = tl_clock_now();
     tl_live_entry_t e;
@@ -413,13 +404,7 @@ static void device_record(bool is_free, uint64_t kind, uint64_t device, uint64_t
 uint64_t tl_record_py_stack(void)
 {
     /* The merge needs the thread's capture buffers, mapped by a full capture. */
-    if (!tl_stack_tbuf) return tl_record_stack();
-    size_t nm =
-        tl_pyframes_merge(NULL, 0, tl_stack_tbuf->merged, TL_REC_MAX_FRAMES, emit_pyframe, NULL);
-    /* No Python frames (a C thread, an unsupported CPython, finalisation):
-     * the native stack is all there is to name the site. */
-    if (nm == 0) return tl_record_stack();
-    return intern_frames(tl_stack_tbuf->merged, nm, false);
+    return tl_stack_tbuf ? record_frames(NULL, 0) : tl_record_stack();
 }
 
 void tl_record_dalloc(uint64_t kind, const void *ptr, size_t size, uint64_t device, uint64_t stream)

@@ -13,21 +13,21 @@ set -euo pipefail
 
 usage() {
     cat <<'EOF'
-usage: bench/run.sh [--quick] [--runs=N] [--only=W1,...,W7] [--configs=C,...] [--keep]
+usage: bench/run.sh [--quick] [--runs=N] [--only=W1,...,W8] [--configs=C,...] [--keep]
 
   --quick         3 runs and smaller workloads (about 1-2 minutes)
   --runs=N        runs per configuration (default 5)
   --only=LIST     workloads to run (default all; W4 and W5 use W1's traces,
-                  W7 (the readers) W3's; W6 is a NumPy workload)
+                  W7 (the readers) W3's; W6 and W8 are NumPy workloads)
   --configs=LIST  configurations to run (default all that apply; plain is
                   always run, ratios need it)
   --keep          keep the temporary directory (workloads, logs, traces)
 
 Configurations: plain (glibc), jemalloc (LD_PRELOAD), tensorleak (the
 agent's default mode), tl-all (TENSORLEAK_MODE=all, when the agent has it),
-tl-agg (W3, W6: TENSORLEAK_MODE=aggregate, beside memray-agg),
+tl-agg (W3, W6, W8: TENSORLEAK_MODE=aggregate, beside memray-agg),
 tl-lin-off / tl-lin-ops (W3: TENSORLEAK_LINEAGE=off / ops; tensorleak is
-the default, copies), heaptrack; on W3 and W6 memray, memray-native
+the default, copies), heaptrack; on W3, W6 and W8 memray, memray-native
 (--native) and memray-agg (--aggregate), skipped with a note when the
 Python cannot import memray.
 
@@ -49,7 +49,7 @@ say() { printf '%s\n' "$*" >&2; }
 runs=5
 quick=0
 keep=0
-only="W1,W2,W3,W4,W5,W6,W7"
+only="W1,W2,W3,W4,W5,W6,W7,W8"
 want_configs=""
 for arg in "$@"; do
     case $arg in
@@ -69,12 +69,12 @@ done
 if [ "$quick" = 1 ] && [[ " $* " != *" --runs="* ]]; then runs=3; fi
 
 # Workload sizes: issue 5's, or a quarter for --quick.
-w1_pairs=2000000 w2_count=200000 w3_steps=1000 w6_steps=4000
-if [ "$quick" = 1 ]; then w1_pairs=500000 w2_count=50000 w3_steps=250 w6_steps=1000; fi
+w1_pairs=2000000 w2_count=200000 w3_steps=1000 w6_steps=4000 w8_iters=200000
+if [ "$quick" = 1 ]; then w1_pairs=500000 w2_count=50000 w3_steps=250 w6_steps=1000 w8_iters=50000; fi
 
 has() { [[ ",$1," == *",$2,"* ]]; }
 for w in ${only//,/ }; do
-    case $w in W1 | W2 | W3 | W4 | W5 | W6 | W7) ;; *) die "unknown workload '$w' in --only" ;; esac
+    case $w in W1 | W2 | W3 | W4 | W5 | W6 | W7 | W8) ;; *) die "unknown workload '$w' in --only" ;; esac
 done
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -116,7 +116,7 @@ command -v "$HEAPTRACK_PRINT" >/dev/null || die "heaptrack_print not found: set 
 if has "$only" W3 || has "$only" W7; then
     "$PYTHON" -c 'import torch' 2>/dev/null || die "$PYTHON cannot import torch: set PYTHON"
 fi
-if has "$only" W6; then
+if has "$only" W6 || has "$only" W8; then
     "$PYTHON" -c 'import numpy' 2>/dev/null || die "$PYTHON cannot import numpy: set PYTHON"
 fi
 # memray runs the same interpreter (and so the same torch) as the other rows.
@@ -245,7 +245,7 @@ c_configs=$(pick "plain jemalloc $tl_c heaptrack")
 memray_c=""
 if [ "$has_memray" = 1 ]; then
     memray_c="memray memray-native memray-agg"
-elif has "$only" W3 || has "$only" W6 || has "$only" W7; then
+elif has "$only" W3 || has "$only" W6 || has "$only" W7 || has "$only" W8; then
     say "bench: $PYTHON cannot import memray (MEMRAY_PATH=${MEMRAY_PATH:-unset}): no memray rows"
 fi
 py_tl_c=$tl_c
@@ -267,6 +267,11 @@ if has "$only" W3 || has "$only" W7; then
 fi
 if has "$only" W6; then
     run_workload W6 "$py_configs" "$PYTHON" "$here/w6_numpy.py" "$w6_steps"
+fi
+# W8: numpy's hot path (small arrays: every buffer a storage, every ndarray
+# object recorded for view lines): plain, the default mode and memray.
+if has "$only" W8; then
+    run_workload W8 "$(pick "plain tensorleak $memray_c")" "$PYTHON" "$here/numpy_small.py" "$w8_iters"
 fi
 
 # W7: the readers on W3's last traces: `tensorleak report` (default and

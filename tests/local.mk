@@ -153,3 +153,7 @@ EXTRA_DIST += tests/integration/numpy_library_state.sh tests/workloads/numpy_ran
 # polish: report's JSON marks the leak sites the default suppressions match.
 TESTS += tests/integration/report_json_suppressed.sh
 EXTRA_DIST += tests/integration/report_json_suppressed.sh
+
+# numpy buffers' stacks: Python frames only in the default mode (numpyperf)
+TESTS += tests/integration/numpy_py_stack.sh
+EXTRA_DIST += tests/integration/numpy_py_stack.sh

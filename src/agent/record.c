@@ -196,6 +196,8 @@ static uint64_t record_frames(const uint64_t *frames, size_t n)
     uint64_t *merged = tl_stack_tbuf ? tl_stack_tbuf->merged : NULL;
     size_t nm =
         merged ? tl_pyframes_merge(frames, n, merged, TL_REC_MAX_FRAMES, emit_pyframe, NULL) : 0;
+    /* Python frames only asked for and none (a C thread): the native stack. */
+    if (nm == 0 && !frames && merged) return tl_record_stack(); /* frames non-NULL there */
     bool native_only = nm == 0;
     if (!native_only) {
         frames = merged;
@@ -280,7 +282,8 @@ static bool enter_live(tl_live_entry_t *e, uint64_t kind, const void *ptr, size_
  * recorded; a default-mode storage's free is recorded by its own hook. */
 static void record_selected(uint64_t kind, const void *ptr, size_t size, uint64_t weight)
 {
-    uint64_t id = tl_record_stack();
+    /* numpy: Python frames only (its native ones are numpy's; BENCHMARKS.md W8) */
+    uint64_t id = kind == TL_KIND_STORAGE_NUMPY ? tl_record_py_stack() : tl_record_stack();
     uint64_t now = tl_clock_now();
     tl_live_entry_t e;
     bool aggregate = tl_record_mode == TL_MODE_AGGREGATE;

@@ -111,7 +111,8 @@ bool tl_record_api_begin(void);
 /* Id of the caller's stack (Python frames merged), written if new. */
 uint64_t tl_record_stack(void);
 /* The same with the thread's Python frames only (no native unwind, unless
- * it is the thread's first capture), for a record that needs the line. */
+ * it is the thread's first capture or it has no Python frames: then the
+ * native stack), for a record that needs the line. */
 uint64_t tl_record_py_stack(void);
 /* One lineage-family record into this thread's chunk (dropped: counted). */
 void tl_record_lineage(tl_rec_type_t type, const uint64_t *ints, const char *str, size_t len);

@@ -159,3 +159,7 @@ EXTRA_DIST += tests/integration/check_leak_counted.sh
 # check passes a DataLoader run that keeps nothing, fails one that keeps batches
 TESTS += tests/integration/check_dataloader.sh
 EXTRA_DIST += tests/integration/check_dataloader.sh tests/workloads/dataloader_leak.py
+
+# gate: check --max-problem-storage, the end point's problem storages (issue 11)
+TESTS += tests/integration/check_problems.sh
+EXTRA_DIST += tests/integration/check_problems.sh

@@ -20,6 +20,7 @@
 #include "report/cmd/check.h"
 #include "report/cmd/check_run.h"
 #include "report/cmd/report.h"
+#include "report/analyze/lineage.h"
 #include "tools/cli.h"
 #include "tools/launch.h"
 #include "tools/outfile.h"
@@ -42,6 +43,11 @@ static const char help[] =
     "  --max-pinned=SIZE         storage bytes only views keep alive, at the end point\n"
     "  --max-peak=SIZE           peak live bytes\n"
     "  --max-growth=SIZE         bytes per iteration a site grows by over a repeated region\n"
+    "  --max-problem-storage=SIZE bytes of the storages the end point flags as problems\n"
+    "                            (held only by autograd, a reference cycle, a cache or a\n"
+    "                            traceback; pinned bytes of views; duplicate copies):\n"
+    "                            tensors a Python object still refers to, which\n"
+    "                            --max-leak counts as still reachable\n"
     "  --baseline=BASE.tlt --max-growth-vs-baseline=SIZE|PCT\n"
     "                            leak (after suppressions) or peak grew more than that\n"
     "options:\n"
@@ -58,6 +64,9 @@ static const char help[] =
     "  --top=N                   sites shown per failed limit (default 5; 0 = all)\n"
     "  --leak-kinds=LIST         what --max-leak counts: definite,indirect,possible,\n"
     "                            reachable or all (default definite,indirect)\n"
+    "  --problem-kinds=LIST      what --max-problem-storage counts: pinned_by_view,\n"
+    "                            duplicate_copy, held_by_autograd, held_by_cycle,\n"
+    "                            held_by_cache, held_by_traceback or all (default all)\n"
     "  --trace-output=PATTERN    where CMD's traces go (default tensorleak.%p.tlt)\n"
     "  --main-process-only       check only the main process (CMD's own, the image it\n"
     "                            exec'd last); by default every process of the run is\n"
@@ -89,6 +98,27 @@ static bool parse_leak_kinds(const char *v, unsigned *mask)
                 known = true;
             }
         if (!known) return true;
+        p += n;
+        if (*p == ',' && !*++p) return true;
+    }
+    return false;
+}
+
+/* "held_by_autograd,pinned_by_view" -> a mask of 1u << TL_PROBLEM_*;
+ * true = not a list of problem kinds. */
+static bool parse_problem_kinds(const char *v, unsigned *mask)
+{
+    *mask = 0;
+    if (!v || !*v) return true;
+    for (const char *p = v; *p;) {
+        size_t n = strcspn(p, ",");
+        int k = tl_problem_kind_of_name(p, n);
+        if (n == 3 && !strncmp(p, "all", 3))
+            *mask |= TL_CHECK_PROBLEM_KINDS_ALL;
+        else if (k < 0)
+            return true;
+        else
+            *mask |= 1u << k;
         p += n;
         if (*p == ',' && !*++p) return true;
     }
@@ -144,6 +174,7 @@ static const struct {
     {"--max-peak", TL_LIMIT_PEAK, "max_peak"},
     {"--max-growth-vs-baseline", TL_LIMIT_BASELINE, NULL},
     {"--max-growth", TL_LIMIT_GROWTH, "max_growth"},
+    {"--max-problem-storage", TL_LIMIT_PROBLEM, NULL},
 };
 
 typedef struct args {
@@ -240,6 +271,12 @@ static int parse(int argc, char **argv, args_t *a)
             if (parse_leak_kinds(v, &a->o.leak_kinds))
                 return usage_error("--leak-kinds",
                                    "expected definite, indirect, possible, reachable or all, "
+                                   "separated by commas");
+        } else if ((v = opt_value(argc, argv, &i, "--problem-kinds", &m)), m) {
+            if (parse_problem_kinds(v, &a->o.problem_kinds))
+                return usage_error("--problem-kinds",
+                                   "expected pinned_by_view, duplicate_copy, held_by_autograd, "
+                                   "held_by_cycle, held_by_cache, held_by_traceback or all, "
                                    "separated by commas");
         } else if ((v = opt_value(argc, argv, &i, "--trace-output", &m)), m) {
             if (!v || !*v) return usage_error("--trace-output", "expected a path pattern");

@@ -151,6 +151,37 @@ const char *tl_problem_kind_name(unsigned kind)
     }
 }
 
+int tl_problem_kind_of_name(const char *name, size_t len)
+{
+    for (unsigned k = TL_PROBLEM_PINNED; k <= TL_PROBLEM_TRACEBACK; k++) {
+        const char *n = tl_problem_kind_name(k);
+        if (strlen(n) == len && !strncmp(n, name, len)) return (int)k;
+    }
+    return -1;
+}
+
+const char *tl_problem_fix(const tl_problem_t *p, unsigned storage_kind)
+{
+    const char *m = p->message ? strstr(p->message, " Fix: ") : NULL;
+    if (m) return m + 6;
+    bool numpy = storage_kind == TL_STORAGE_NUMPY;
+    switch (p->kind) {
+    case TL_PROBLEM_PINNED:
+        return numpy ? "keep a .copy() of the part you need (x[:k].copy()), not a view of it, so "
+                       "the whole buffer can be freed."
+                     : "keep a .clone() of the part you need (x[:k].clone()), not a view of it, "
+                       "so the whole storage can be freed.";
+    case TL_PROBLEM_DUPLICATE:
+        return "keep one copy: drop the source once it is copied, or read through a view "
+               "instead of copying.";
+    case TL_PROBLEM_AUTOGRAD:
+        return "keep loss.item() or t.detach() instead of the tensor, or compute it under "
+               "torch.no_grad().";
+    default:
+        return NULL;
+    }
+}
+
 typedef struct msg {
     char buf[MSG_MAX];
     size_t len;

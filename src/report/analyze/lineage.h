@@ -24,8 +24,8 @@ bool tl_lineage_analyse(tl_endpoint_t *e, const tl_trace_t *t, tl_symbolizer_t *
  * "at::native::NAME<...>(...)" gives NAME with 2 returned;
  * "at::_ops::NAME::call(...)" gives NAME (the op with its overload suffix,
  * e.g. "eye_m") with 1 returned; "at::detail::scalar_tensor_static(...)"
- * (a Python number wrapped as a tensor) gives "scalar_tensor" with 2; else 0. buf of n bytes; names that do not
- * fit give 0. */
+ * (a Python number wrapped as a tensor) gives "scalar_tensor" with 2; else 0. buf of n bytes; names
+ * that do not fit give 0. */
 int tl_lineage_op_of_function(const char *function, char *buf, size_t n);
 
 /* The op derived from a site's native frames: the outermost at::native::NAME
@@ -46,7 +46,18 @@ const char *tl_lineage_where(const tl_trace_t *t, tl_symbolizer_t *sym, uint32_t
  * standard library, site- and dist-packages, tensorleak's own package. */
 bool tl_lineage_library_file(const char *file);
 
-/* "pinned_by_view", "duplicate_copy", "held_by_autograd". */
+/* "pinned_by_view", "duplicate_copy", "held_by_autograd", "held_by_cycle",
+ * "held_by_cache", "held_by_traceback"; "unknown" for another value. */
 const char *tl_problem_kind_name(unsigned kind);
+
+/* TL_PROBLEM_* of a name tl_problem_kind_name gives, else -1. */
+int tl_problem_kind_of_name(const char *name, size_t len);
+
+/* The usual fix of problem p of a storage of kind storage_kind
+ * (TL_STORAGE_*), one sentence in the words of its library (an ndarray has
+ * .copy(), not .clone()); the kinds whose message carries its own fix
+ * (" Fix: ...") give that part of the message. Static or p's own text;
+ * NULL when none is known. */
+const char *tl_problem_fix(const tl_problem_t *p, unsigned storage_kind);
 
 #endif

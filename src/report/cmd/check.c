@@ -19,8 +19,9 @@
 
 const char *tl_check_limit_name(unsigned limit)
 {
-    static const char *const names[] = {"max-leak", "max-leak-storage", "max-pinned",
-                                        "max-peak", "max-growth",       "max-growth-vs-baseline"};
+    static const char *const names[] = {
+        "max-leak",   "max-leak-storage",       "max-pinned",         "max-peak",
+        "max-growth", "max-growth-vs-baseline", "max-problem-storage"};
     return limit < TL_LIMIT_COUNT ? names[limit] : "unknown";
 }
 
@@ -278,6 +279,96 @@ static tl_site_stat_t *leak_kinds_counted(const tl_site_stat_t *s, size_t n, uns
     return out;
 }
 
+static int cmp_problem_group(const void *pa, const void *pb)
+{
+    const tl_chk_problem_t *a = pa, *b = pb;
+    if (a->bytes != b->bytes) return a->bytes > b->bytes ? -1 : 1;
+    if (a->kind != b->kind) return a->kind < b->kind ? -1 : 1;
+    return strcmp(a->where, b->where);
+}
+
+/* "slice at train.py:22": the op and line of a pinning storage's first view. */
+static void first_view_words(tl_chk_t *c, const tl_end_storage_t *s, char *buf)
+{
+    buf[0] = '\0';
+    if (!s->nviews) return;
+    const tl_end_view_t *v = &s->views[0];
+    char w[TL_CHK_WHERE_MAX] = "";
+    if (v->site != TL_NO_SITE) tl_lineage_where(&c->a.trace, c->a.sym, v->site, w, sizeof w);
+    snprintf(buf, TL_CHK_WHERE_MAX, "%.80s%s%.200s", v->op ? v->op : "made", w[0] ? " " : "", w);
+    if (!v->op && !w[0]) buf[0] = '\0';
+}
+
+/* --max-problem-storage: the scope's problems of the kinds counted, not
+ * suppressed, on the --device, grouped by kind and allocation line. A
+ * storage with several problems (pinned and a duplicate) counts once, by
+ * its largest (the end point lists problems bytes descending). */
+static bool measure_problems(tl_chk_t *c, tl_chk_limit_t *l)
+{
+    const tl_endpoint_t *e = c->end;
+    c->problem_kinds_counted =
+        c->o->problem_kinds ? c->o->problem_kinds : TL_CHECK_PROBLEM_KINDS_ALL;
+    if (!e || !e->nproblems) return false;
+    tl_map_t by_id = {0}, seen = {0}, by_group = {0};
+    bool created, oom = !(c->problems = calloc(e->nproblems, sizeof *c->problems));
+    for (size_t i = 0; !oom && i < e->nstorages; i++) {
+        tl_map_entry_t *me = tl_map_put(&by_id, e->storages[i].s.id, &created);
+        if (!me)
+            oom = true;
+        else
+            me->a = i;
+    }
+    char w[TL_CHK_WHERE_MAX];
+    for (size_t i = 0; !oom && i < e->nproblems; i++) {
+        const tl_problem_t *p = &e->problems[i];
+        tl_map_entry_t *me = tl_map_get(&by_id, p->storage);
+        if (!me || !(c->problem_kinds_counted & (1u << p->kind))) continue;
+        const tl_end_storage_t *s = &e->storages[me->a];
+        if (suppressed(c, s->s.site) || (c->o->device && c->o->device != 1u + s->s.device))
+            continue;
+        tl_map_entry_t *se = tl_map_put(&seen, p->storage, &created);
+        if (!se) {
+            oom = true;
+            break;
+        }
+        if (!created) continue; /* counted by its largest problem */
+        tl_chk_where(c, s->s.site, w);
+        uint64_t key = tl_str_hash(w) ^ ((uint64_t)p->kind * 0x9e3779b97f4a7c15ull);
+        tl_map_entry_t *ge = tl_map_put(&by_group, key, &created);
+        if (!ge) {
+            oom = true;
+            break;
+        }
+        size_t g = (size_t)ge->a;
+        if (g && (c->problems[g - 1].kind != p->kind || strcmp(c->problems[g - 1].where, w))) {
+            g = 0; /* hash collision: linear search */
+            for (size_t k = 0; k < c->nproblems && !g; k++)
+                if (c->problems[k].kind == p->kind && !strcmp(c->problems[k].where, w)) g = k + 1;
+        }
+        if (!g) {
+            tl_chk_problem_t *np = &c->problems[c->nproblems++];
+            np->kind = p->kind;
+            memcpy(np->where, w, sizeof w);
+            if (p->kind == TL_PROBLEM_PINNED) first_view_words(c, s, np->view_where);
+            np->site = s->s.site;
+            np->first_id = s->s.id;
+            np->fix = tl_problem_fix(p, s->s.kind);
+            np->held_path = s->held_path;
+            g = c->nproblems;
+            if (!ge->a) ge->a = g;
+        }
+        c->problems[g - 1].bytes += p->bytes;
+        c->problems[g - 1].storages++;
+        l->measured += p->bytes;
+    }
+    if (!oom && c->nproblems > 1)
+        qsort(c->problems, c->nproblems, sizeof *c->problems, cmp_problem_group);
+    tl_map_free(&by_id);
+    tl_map_free(&seen);
+    tl_map_free(&by_group);
+    return oom;
+}
+
 static bool measure(tl_chk_t *c)
 {
     const tl_check_opts_t *o = c->o;
@@ -331,6 +422,7 @@ static bool measure(tl_chk_t *c)
                         c->o->device ? c->a.model.device_peak_ts : c->a.model.peak_ts, l))
             return true;
     }
+    if (measure_problems(c, &c->lim[TL_LIMIT_PROBLEM])) return true;
     if (scope_growth(c)) return true;
     l = &c->lim[TL_LIMIT_GROWTH];
     l->measured = c->ngrowth ? c->growth[0].bytes_per_iteration : 0;
@@ -366,6 +458,7 @@ static void chk_free(tl_chk_t *c)
     for (unsigned k = 0; k < TL_LIMIT_COUNT; k++)
         free(c->lim[k].groups);
     free(c->growth);
+    free(c->problems);
     tl_analysis_free(&c->a);
 }
 

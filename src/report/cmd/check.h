@@ -25,6 +25,7 @@ enum {
     TL_LIMIT_PEAK,         /* --max-peak: peak live bytes */
     TL_LIMIT_GROWTH,       /* --max-growth: bytes per iteration of a repeated region's site */
     TL_LIMIT_BASELINE,     /* --max-growth-vs-baseline: leak or peak above the baseline's */
+    TL_LIMIT_PROBLEM,      /* --max-problem-storage: bytes of the scope's problem storages */
     TL_LIMIT_COUNT
 };
 
@@ -65,6 +66,9 @@ typedef struct tl_check_opts {
      * 1u << TL_LEAK_*; 0 means the default, definitely and indirectly lost.
      * Without a scan (not `all` mode) every live block counts. */
     unsigned leak_kinds;
+    /* The problem kinds --max-problem-storage counts: a mask of
+     * 1u << TL_PROBLEM_* (analyze/storages.h); 0 means every kind. */
+    unsigned problem_kinds;
     /* --device: 1 + the trace's TL_DEVICE_* the limits look at (1 = cpu,
      * 2 = cuda:0, ...); 0 = every device. A site counts on the device of
      * its storages; a plain heap block on the cpu. */
@@ -83,6 +87,7 @@ typedef struct tl_check_result {
 } tl_check_result_t;
 
 #define TL_CHECK_LEAK_KINDS_DEFAULT ((1u << TL_LEAK_DEFINITE) | (1u << TL_LEAK_INDIRECT))
+#define TL_CHECK_PROBLEM_KINDS_ALL  0x3fu /* the six TL_PROBLEM_* kinds */
 
 /* "max-leak", "max-leak-storage", ... */
 const char *tl_check_limit_name(unsigned limit);

@@ -23,6 +23,19 @@ typedef struct tl_chk_group {
     uint64_t kind_bytes[4]; /* --max-leak with a leak scan: bytes by tl_leak_kind_t */
 } tl_chk_group_t;
 
+/* The problems of one kind at one program line (--max-problem-storage). */
+typedef struct tl_chk_problem {
+    unsigned kind;                     /* TL_PROBLEM_* */
+    char where[TL_CHK_WHERE_MAX];      /* the storages' allocation line (tl_chk_where) */
+    char view_where[TL_CHK_WHERE_MAX]; /* pinned_by_view: the first view's op and line, or "" */
+    uint32_t site;                     /* its first storage's site: the stack shown */
+    uint64_t bytes;                    /* the problems' bytes (pinned bytes for a view) */
+    uint64_t storages;
+    uint64_t first_id;     /* the first storage's id */
+    const char *fix;       /* tl_problem_fix, or NULL */
+    const char *held_path; /* the first storage's holder path (trace string pool), or NULL */
+} tl_chk_problem_t;
+
 typedef struct tl_chk_limit {
     bool checked, failed;
     uint64_t measured, limit;
@@ -49,6 +62,11 @@ typedef struct tl_chk {
     bool leak_scan;
     uint64_t leak_kind_bytes[4];
     unsigned leak_kinds_counted;
+    /* --max-problem-storage: the problems counted, grouped by kind and
+     * line, bytes descending; the kinds counted (a mask of 1u << TL_PROBLEM_*) */
+    tl_chk_problem_t *problems;
+    size_t nproblems;
+    unsigned problem_kinds_counted;
 } tl_chk_t;
 
 /* Where a site is, for grouping: the program's own innermost Python line,

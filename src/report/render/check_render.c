@@ -142,6 +142,16 @@ static void measured_text(tl_chk_t *c, unsigned k, FILE *out)
             fputs("')", out);
         }
         break;
+    case TL_LIMIT_PROBLEM:
+        fprintf(out, "%s in problem storages at %s", v, scope_word(c));
+        if (c->problem_kinds_counted != TL_CHECK_PROBLEM_KINDS_ALL) {
+            fputs(" (kinds:", out);
+            for (unsigned kind = 0; kind < 6; kind++)
+                if (c->problem_kinds_counted & (1u << kind))
+                    fprintf(out, " %s", tl_problem_kind_name(kind));
+            fputc(')', out);
+        }
+        break;
     case TL_LIMIT_BASELINE:
         fprintf(out, "leak %s%s, peak %s%s vs the baseline", c->base_leak_delta < 0 ? "-" : "+",
                 tl_size_text(
@@ -312,6 +322,40 @@ static void pinned_text(tl_chk_t *c, FILE *out)
     }
 }
 
+/* "  [held_by_autograd] 4.02 MiB in 12 storages at train.py:19 (storage #7 the
+ * first)", the fix, the first storage's stack. */
+static void problems_text(tl_chk_t *c, FILE *out)
+{
+    char b[32];
+    size_t n = tl_chk_shown(c, c->nproblems);
+    fprintf(out, "%s: top %zu of %zu problem%s\n", tl_check_limit_name(TL_LIMIT_PROBLEM), n,
+            c->nproblems, c->nproblems == 1 ? "" : "s");
+    for (size_t i = 0; i < n; i++) {
+        const tl_chk_problem_t *p = &c->problems[i];
+        fprintf(out, "  [%s] %s%s in %" PRIu64 " storage%s ", tl_problem_kind_name(p->kind),
+                tl_size_text(p->bytes, b, sizeof b), p->kind == TL_PROBLEM_PINNED ? " pinned" : "",
+                p->storages, p->storages == 1 ? "" : "s");
+        tl_esc_puts(out, p->where[0] ? p->where : "(no stack)");
+        fprintf(out, " (storage #%" PRIu64 "%s)", p->first_id, p->storages > 1 ? " the first" : "");
+        if (p->view_where[0]) {
+            fputs("; kept by a view: ", out);
+            tl_esc_puts(out, p->view_where);
+        }
+        fputc('\n', out);
+        if (p->held_path && p->kind >= TL_PROBLEM_CYCLE) {
+            fputs(strncmp(p->held_path, "held ", 5) ? "      held: " : "      ", out);
+            tl_esc_puts(out, p->held_path);
+            fputc('\n', out);
+        }
+        if (p->fix) {
+            fputs("      fix: ", out);
+            tl_esc_puts(out, p->fix);
+            fputc('\n', out);
+        }
+        print_stack(c, p->site, out);
+    }
+}
+
 static void supp_text(tl_chk_t *c, FILE *out)
 {
     const tl_supp_t *sp = c->o->supp;
@@ -403,6 +447,8 @@ void tl_chk_render_text(tl_chk_t *c, FILE *out)
         } else if (k == TL_LIMIT_PINNED) {
             fprintf(out, "%s: storages pinned by views\n", tl_check_limit_name(k));
             pinned_text(c, out);
+        } else if (k == TL_LIMIT_PROBLEM) {
+            problems_text(c, out);
         }
     }
     if (c->ngrowth) growth_text(c, out);

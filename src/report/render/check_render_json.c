@@ -80,6 +80,42 @@ static void group_json(tl_chk_t *c, tl_json_t *j, const tl_chk_group_t *g)
     tl_json_obj_end(j);
 }
 
+/* --max-problem-storage's "problem_kinds" (the kinds counted) and
+ * "problems": [{kind, where, view, bytes, storages, storage, fix, stack}]. */
+static void problems_json(tl_chk_t *c, tl_json_t *j)
+{
+    tl_json_key(j, "problem_kinds");
+    tl_json_arr_begin(j);
+    for (unsigned kind = 0; kind < 6; kind++)
+        if (c->problem_kinds_counted & (1u << kind)) tl_json_str(j, tl_problem_kind_name(kind));
+    tl_json_arr_end(j);
+    tl_json_key(j, "problems");
+    tl_json_arr_begin(j);
+    for (size_t i = 0; i < tl_chk_shown(c, c->nproblems); i++) {
+        const tl_chk_problem_t *p = &c->problems[i];
+        tl_json_obj_begin(j);
+        tl_json_key(j, "kind");
+        tl_json_str(j, tl_problem_kind_name(p->kind));
+        tl_json_key(j, "where");
+        tl_json_str(j, p->where[0] ? p->where : NULL);
+        tl_json_key(j, "view");
+        tl_json_str(j, p->view_where[0] ? p->view_where : NULL);
+        tl_json_key(j, "bytes");
+        tl_json_u64(j, p->bytes);
+        tl_json_key(j, "storages");
+        tl_json_u64(j, p->storages);
+        tl_json_key(j, "storage");
+        tl_json_u64(j, p->first_id);
+        tl_json_key(j, "held_path");
+        tl_json_str(j, p->held_path);
+        tl_json_key(j, "fix");
+        tl_json_str(j, p->fix);
+        frames_json(c, j, p->site);
+        tl_json_obj_end(j);
+    }
+    tl_json_arr_end(j);
+}
+
 /* "process": {pid, ppid, exe, argv, role}; role null for a lone trace. */
 static void process_json(const tl_chk_t *c, tl_json_t *j)
 {
@@ -170,6 +206,7 @@ void tl_chk_render_json(tl_chk_t *c, FILE *out)
             tl_json_key(j, "counted"); /* what measured_bytes is of */
             tl_json_str(j, c->leak_scan ? "leak_kinds" : c->region ? "region_live" : "live");
         }
+        if (k == TL_LIMIT_PROBLEM) problems_json(c, j);
         tl_json_key(j, "passed");
         tl_json_bool(j, !l->failed);
         tl_json_key(j, "sites");

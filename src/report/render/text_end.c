@@ -185,30 +185,10 @@ static void print_members(const item_t *lead, const group_t *g, FILE *out)
     }
 }
 
-/* The usual fix of x's problem kind, for the person reading, in the words
- * of its library (an ndarray has .copy(), not .clone()); the kinds whose
- * message carries its own fix (" Fix: ...") give theirs. */
+/* The usual fix of x's problem kind (lineage.h). */
 static const char *fix_hint(const item_t *x)
 {
-    const tl_problem_t *p = x->p;
-    const char *m = strstr(p->message, " Fix: ");
-    if (m) return m + 6;
-    bool numpy = x->s->s.kind == TL_STORAGE_NUMPY;
-    switch (p->kind) {
-    case TL_PROBLEM_PINNED:
-        return numpy ? "keep a .copy() of the part you need (x[:k].copy()), not a view of it, so "
-                       "the whole buffer can be freed."
-                     : "keep a .clone() of the part you need (x[:k].clone()), not a view of it, "
-                       "so the whole storage can be freed.";
-    case TL_PROBLEM_DUPLICATE:
-        return "keep one copy: drop the source once it is copied, or read through a view "
-               "instead of copying.";
-    case TL_PROBLEM_AUTOGRAD:
-        return "keep loss.item() or t.detach() instead of the tensor, or compute it under "
-               "torch.no_grad().";
-    default:
-        return NULL;
-    }
+    return tl_problem_fix(x->p, x->s->s.kind);
 }
 
 /* What the group's problem is, after its members: ", held only by autograd:

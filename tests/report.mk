@@ -163,3 +163,7 @@ EXTRA_DIST += tests/integration/check_dataloader.sh tests/workloads/dataloader_l
 # gate: check --max-problem-storage, the end point's problem storages (issue 11)
 TESTS += tests/integration/check_problems.sh
 EXTRA_DIST += tests/integration/check_problems.sh
+
+# gate: the leak kind of each site in report's and check's JSON (issue 11)
+TESTS += tests/integration/report_leak_kinds.sh
+EXTRA_DIST += tests/integration/report_leak_kinds.sh

@@ -52,7 +52,8 @@ static void kinds_json(tl_json_t *j, const uint64_t bytes[4], unsigned counted)
     tl_json_obj_end(j);
 }
 
-static void group_json(tl_chk_t *c, tl_json_t *j, const tl_chk_group_t *g)
+/* leak: a leak limit's group (its bytes by leak kind, with a leak scan). */
+static void group_json(tl_chk_t *c, tl_json_t *j, const tl_chk_group_t *g, bool leak)
 {
     tl_json_obj_begin(j);
     tl_json_key(j, "where");
@@ -76,6 +77,7 @@ static void group_json(tl_chk_t *c, tl_json_t *j, const tl_chk_group_t *g)
     else
         tl_json_null(j);
     held_json(j, g->held);
+    if (leak) tl_render_json_leak_kinds(j, c->leak_scan ? g->kind_bytes : NULL, NULL);
     frames_json(c, j, g->site);
     tl_json_obj_end(j);
 }
@@ -212,7 +214,7 @@ void tl_chk_render_json(tl_chk_t *c, FILE *out)
         tl_json_key(j, "sites");
         tl_json_arr_begin(j);
         for (size_t i = 0; i < tl_chk_shown(c, l->ngroups); i++)
-            group_json(c, j, &l->groups[i]);
+            group_json(c, j, &l->groups[i], k == TL_LIMIT_LEAK || k == TL_LIMIT_LEAK_STORAGE);
         tl_json_arr_end(j);
         tl_json_obj_end(j);
     }

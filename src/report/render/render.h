@@ -96,6 +96,13 @@ struct tl_json;
  * trace's process, into the object open in j (render_json.c). */
 void tl_render_json_process_id(const tl_trace_t *t, struct tl_json *j);
 
+/* The members "leak_kind" (the worst kind present: definite, indirect,
+ * possible, then reachable; null when none) and "leak_kinds" ({"definite":
+ * {"bytes", "blocks"}, "indirect", "possible", "reachable"}) of live blocks
+ * by tl_leak_kind_t, into the object open in j (render_json.c); blocks may
+ * be NULL (then only "bytes"); bytes NULL (no leak scan): both null. */
+void tl_render_json_leak_kinds(struct tl_json *j, const uint64_t bytes[4], const uint64_t *blocks);
+
 /* Options of tl_render_json_frames. */
 #define TL_JFRAMES_ADDRESS       1u /* each frame's "address" (null for a Python frame) */
 #define TL_JFRAMES_MODULE_BASE   2u /* "module": the file's base name, not its path */

@@ -228,11 +228,47 @@ static void endpoint(const tl_report_ctx_t *c, tl_json_t *j)
     tl_json_arr_end(j);
 }
 
+void tl_render_json_leak_kinds(tl_json_t *j, const uint64_t bytes[4], const uint64_t *blocks)
+{
+    static const char *const keys[4] = {"reachable", "definite", "indirect", "possible"};
+    static const unsigned worst_first[4] = {TL_LEAK_DEFINITE, TL_LEAK_INDIRECT, TL_LEAK_POSSIBLE,
+                                            TL_LEAK_REACHABLE};
+    const char *worst = NULL;
+    if (!bytes) { /* no leak scan: no kinds known */
+        tl_json_key(j, "leak_kind");
+        tl_json_null(j);
+        tl_json_key(j, "leak_kinds");
+        tl_json_null(j);
+        return;
+    }
+    for (unsigned i = 0; i < 4 && !worst; i++)
+        if (bytes[worst_first[i]] || (blocks && blocks[worst_first[i]]))
+            worst = keys[worst_first[i]];
+    tl_json_key(j, "leak_kind");
+    tl_json_str(j, worst);
+    tl_json_key(j, "leak_kinds");
+    tl_json_obj_begin(j);
+    for (unsigned i = 0; i < 4; i++) {
+        tl_json_key(j, keys[worst_first[i]]);
+        tl_json_obj_begin(j);
+        tl_json_key(j, "bytes");
+        tl_json_u64(j, bytes[worst_first[i]]);
+        if (blocks) {
+            tl_json_key(j, "blocks");
+            tl_json_u64(j, blocks[worst_first[i]]);
+        }
+        tl_json_obj_end(j);
+    }
+    tl_json_obj_end(j);
+}
+
 /* leaks[] and peak.sites[]: {bytes, blocks, storage, stack_id, stack}; with
  * supp (the leaks), "suppressed": the pattern of the default suppression
- * that matches the site (the text report hides those; JSON keeps them). */
+ * that matches the site (the text report hides those; JSON keeps them);
+ * with kinds (the end point's leaks), "leak_kind" and "leak_kinds": null
+ * both in a trace without the agent's leak scan. */
 static void live_sites(const tl_report_ctx_t *c, tl_json_t *j, const tl_site_stat_t *s, size_t n,
-                       tl_supp_t *supp)
+                       tl_supp_t *supp, bool kinds)
 {
     tl_json_arr_begin(j);
     size_t shown = tl_render_shown(c, n);
@@ -249,6 +285,9 @@ static void live_sites(const tl_report_ctx_t *c, tl_json_t *j, const tl_site_sta
         tl_json_u64(j, s[i].blocks);
         tl_json_key(j, "storage");
         tl_json_bool(j, s[i].storage);
+        if (kinds)
+            tl_render_json_leak_kinds(j, c->trace->has_leak_scan ? s[i].kind_bytes : NULL,
+                                      s[i].kind_blocks);
         char dev[16];
         const char *d = s[i].storage ? tl_render_site_device(c, s[i].site, dev, sizeof dev) : NULL;
         if (d) {
@@ -297,7 +336,7 @@ static void regions(const tl_report_ctx_t *c, tl_json_t *j)
         tl_json_u64(j, r->last_peak_bytes);
         leak_fields(j, "total_", &r->total);
         tl_json_key(j, "sites");
-        live_sites(c, j, r->sites, r->nsites, NULL);
+        live_sites(c, j, r->sites, r->nsites, NULL, false);
         tl_json_obj_end(j);
     }
     tl_json_arr_end(j);
@@ -448,7 +487,7 @@ void tl_render_json(const tl_report_ctx_t *c, FILE *out)
     devices(c, j);
 
     tl_json_key(j, "leaks");
-    live_sites(c, j, m->leaks, m->nleaks, c->supp);
+    live_sites(c, j, m->leaks, m->nleaks, c->supp, true);
     if (c->supp) { /* what the text report's leaks hide, over every site */
         uint64_t bytes = 0, blocks = 0, sites = 0;
         for (size_t i = 0; i < m->nleaks; i++)
@@ -482,7 +521,7 @@ void tl_render_json(const tl_report_ctx_t *c, FILE *out)
     tl_json_key(j, "site_count");
     tl_json_u64(j, m->npeak_sites);
     tl_json_key(j, "sites");
-    live_sites(c, j, m->peak_sites, m->npeak_sites, NULL);
+    live_sites(c, j, m->peak_sites, m->npeak_sites, NULL, false);
     tl_json_obj_end(j);
 
     tl_json_key(j, "storage_sites");

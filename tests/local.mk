@@ -157,3 +157,7 @@ EXTRA_DIST += tests/integration/report_json_suppressed.sh
 # numpy buffers' stacks: Python frames only in the default mode (numpyperf)
 TESTS += tests/integration/numpy_py_stack.sh
 EXTRA_DIST += tests/integration/numpy_py_stack.sh
+
+# gate: trace path patterns, the bare usage, run's summary order (issue 11)
+TESTS += tests/integration/cli_patterns.sh
+EXTRA_DIST += tests/integration/cli_patterns.sh

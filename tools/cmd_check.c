@@ -67,7 +67,8 @@ static const char help[] =
     "  --problem-kinds=LIST      what --max-problem-storage counts: pinned_by_view,\n"
     "                            duplicate_copy, held_by_autograd, held_by_cycle,\n"
     "                            held_by_cache, held_by_traceback or all (default all)\n"
-    "  --trace-output=PATTERN    where CMD's traces go (default tensorleak.%p.tlt)\n"
+    "  --trace-output=PATTERN    where CMD's traces go (default tensorleak.%p.tlt;\n"
+    "                            %p the pid, in the file name only; %% a '%')\n"
     "  --main-process-only       check only the main process (CMD's own, the image it\n"
     "                            exec'd last); by default every process of the run is\n"
     "                            checked (forked workers too) and named when it fails\n"
@@ -280,6 +281,7 @@ static int parse(int argc, char **argv, args_t *a)
                                    "separated by commas");
         } else if ((v = opt_value(argc, argv, &i, "--trace-output", &m)), m) {
             if (!v || !*v) return usage_error("--trace-output", "expected a path pattern");
+            if (tl_launch_pattern_bad(v, "--trace-output")) return TL_EXIT_USAGE;
             a->pattern = v;
         } else if ((v = opt_value(argc, argv, &i, "--trace", &m)), m) {
             if (!v || !*v) return usage_error("--trace", "expected a trace file");

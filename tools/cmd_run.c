@@ -85,6 +85,7 @@ int tl_cmd_run(int argc, char **argv)
                 tl_say("run: --output needs a path");
                 return TL_EXIT_USAGE;
             }
+            if (tl_launch_pattern_bad(optarg, "run: --output")) return TL_EXIT_USAGE;
             pattern = optarg;
             break;
         case 'f':
@@ -145,11 +146,13 @@ int tl_cmd_run(int argc, char **argv)
     }
     tl_launch_free(&l); /* the report is of the main trace only */
     if (!l.main_trace[0]) {
+        tl_launch_say_others(&l);
         if (report_path) tl_outfile_close(&of, false);
         return l.status;
     }
     tl_say("trace of %s (pid %d) written to %s", /* main_exe is read from the trace */
            l.main_exe[0] ? l.main_exe : argv[optind], (int)l.pid, l.main_trace);
+    tl_launch_say_others(&l); /* after the main trace's line */
     tl_msgs_t msgs = {0};
     int rc = tl_cli_exit(tl_report_file(l.main_trace, &opts, out, &msgs));
     tl_say_msgs(&msgs);

@@ -64,17 +64,46 @@ static bool find_agent(char *buf, size_t len)
     return access(buf, R_OK) == 0;
 }
 
-/* The directory the trace pattern writes into ("." for a bare name). */
+/* The directory the trace pattern writes into ("." for a bare name), its
+ * "%%" as the agent expands them (tl_launch_pattern_bad: no other '%' there). */
 static void pattern_dir(const char *pattern, char *buf, size_t len)
 {
     const char *slash = strrchr(pattern, '/');
     if (!slash) {
         snprintf(buf, len, ".");
-    } else if (slash == pattern) {
-        snprintf(buf, len, "/");
-    } else {
-        snprintf(buf, len, "%.*s", (int)(slash - pattern), pattern);
+        return;
     }
+    size_t k = 0;
+    for (const char *s = pattern; s < slash && k + 1 < len; s++) {
+        buf[k++] = *s;
+        if (s[0] == '%' && s[1] == '%') s++;
+    }
+    buf[k] = '\0';
+    if (slash == pattern) snprintf(buf, len, "/");
+}
+
+bool tl_launch_pattern_bad(const char *pattern, const char *flag)
+{
+    const char *slash = strrchr(pattern, '/');
+    for (const char *s = pattern; *s; s++) {
+        if (*s != '%') continue;
+        if (!s[1]) {
+            tl_say("%s: '%s': a '%%' at the end (%%p is the pid, %%%% a '%%')", flag, pattern);
+            return true;
+        }
+        if (s[1] != 'p' && s[1] != '%') {
+            tl_say("%s: '%s': unknown %%%c (%%p is the pid, %%%% a '%%')", flag, pattern, s[1]);
+            return true;
+        }
+        if (s[1] == 'p' && slash && s < slash) {
+            tl_say("%s: '%s': %%p in the directory (every process writes into one directory "
+                   "that exists before the command runs: put %%p in the file name)",
+                   flag, pattern);
+            return true;
+        }
+        s++;
+    }
+    return false;
 }
 
 static bool set_env(const char *name, const char *value)
@@ -342,7 +371,7 @@ static bool find_traces(const char *dir, tl_launch_t *l)
         for (size_t k = 0; k < l->ntraces && !l->traces[i].execd; k++)
             l->traces[i].execd = l->traces[k].pid == l->traces[i].pid &&
                                  l->traces[k].exec_seq > l->traces[i].exec_seq;
-    if (l->others && !l->quiet) say_others(l, dir);
+    snprintf(l->trace_dir, sizeof l->trace_dir, "%s", dir);
     return found;
 }
 
@@ -408,7 +437,12 @@ bool tl_launch_run(tl_launch_t *l, char **argv, const char *const *extra_env, in
     static char abs_pattern[2 * PATH_MAX + 32];
     char cwd[PATH_MAX];
     if (l->pattern[0] != '/' && getcwd(cwd, sizeof cwd)) {
-        snprintf(abs_pattern, sizeof abs_pattern, "%s/%s", cwd, l->pattern);
+        size_t k = 0; /* the directory's own '%' as "%%": the agent expands the pattern */
+        for (const char *c = cwd; *c && k + 3 < sizeof abs_pattern; c++) {
+            abs_pattern[k++] = *c;
+            if (*c == '%') abs_pattern[k++] = '%';
+        }
+        snprintf(abs_pattern + k, sizeof abs_pattern - k, "/%s", l->pattern);
         l->pattern = abs_pattern;
     }
     if (!prepare_env(agent, l->pattern, l->session))
@@ -432,6 +466,11 @@ bool tl_launch_run(tl_launch_t *l, char **argv, const char *const *extra_env, in
         tl_say("%s (pid %d) left no trace in %s", argv[0], (int)l->pid, dir);
     }
     return true;
+}
+
+void tl_launch_say_others(const tl_launch_t *l)
+{
+    if (l->others && !l->quiet) say_others(l, l->trace_dir);
 }
 
 void tl_launch_free(tl_launch_t *l)

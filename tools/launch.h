@@ -23,6 +23,7 @@ typedef struct tl_launch {
     bool quiet;                /* in: no line on stderr about the other traces */
     bool keep_helpers;         /* in: keep the traces of helpers that recorded nothing */
     char run_dir[PATH_MAX];    /* out: the directory made for this run, "" when pattern given */
+    char trace_dir[PATH_MAX];  /* out: the directory the traces were looked for in */
     char main_exe[PATH_MAX];   /* out: the main trace's program (its PROCESS record), or "" */
     unsigned others;           /* out: other processes' and images' traces of this run */
     unsigned helpers_removed;  /* out: of those, helpers' traces removed (see tl_launch_run) */
@@ -43,12 +44,23 @@ typedef struct tl_launch {
  * images stay where the pattern put them, but for those of helpers that
  * recorded nothing (a shim's env, bash, basename: a clean END, no recorded
  * allocation, no storage, no lineage record), which are removed unless
- * keep_helpers; one line on stderr (unless quiet) says how many there were
- * and where the rest are. Returns false, after one line on stderr, if
+ * keep_helpers; tl_launch_say_others then says how many there were and
+ * where the rest are. Returns false, after one line on stderr, if
  * it could not be started: *exit_code is then the status to exit with (127
  * not found, 126 not executable, 1 no agent). Not thread-safe (changes this
  * process's environment). */
 bool tl_launch_run(tl_launch_t *l, char **argv, const char *const *extra_env, int *exit_code);
+
+/* One line on stderr (unless l->quiet, or there were none): how many other
+ * processes and images the run traced, and where their traces are. Called
+ * after the caller's own line about the main trace. */
+void tl_launch_say_others(const tl_launch_t *l);
+
+/* Whether a trace path pattern would not be expanded as meant: a '%' that
+ * starts neither "%p" (the pid) nor "%%" (a '%'), or a "%p" in the
+ * directory part (the agent does not make directories). true after one line
+ * on stderr naming flag (e.g. "--trace-output"). */
+bool tl_launch_pattern_bad(const char *pattern, const char *flag);
 
 /* Frees l->traces (the files stay). */
 void tl_launch_free(tl_launch_t *l);

@@ -167,3 +167,7 @@ EXTRA_DIST += tests/integration/check_problems.sh
 # gate: the leak kind of each site in report's and check's JSON (issue 11)
 TESTS += tests/integration/report_leak_kinds.sh
 EXTRA_DIST += tests/integration/report_leak_kinds.sh
+
+# gate: check -- CMD removes its traces after a pass, keeps and names them after a failure
+TESTS += tests/integration/check_traces.sh
+EXTRA_DIST += tests/integration/check_traces.sh

@@ -67,8 +67,10 @@ static const char help[] =
     "  --problem-kinds=LIST      what --max-problem-storage counts: pinned_by_view,\n"
     "                            duplicate_copy, held_by_autograd, held_by_cycle,\n"
     "                            held_by_cache, held_by_traceback or all (default all)\n"
-    "  --trace-output=PATTERN    where CMD's traces go (default tensorleak.%p.tlt;\n"
-    "                            %p the pid, in the file name only; %% a '%')\n"
+    "  --trace-output=PATTERN    keep CMD's traces there (%p the pid, in the file name\n"
+    "                            only; %% a '%'); by default they go to a directory\n"
+    "                            tensorleak-<pid>/ removed after a passing check and\n"
+    "                            kept (and named) when a limit fails\n"
     "  --main-process-only       check only the main process (CMD's own, the image it\n"
     "                            exec'd last); by default every process of the run is\n"
     "                            checked (forked workers too) and named when it fails\n"
@@ -195,7 +197,7 @@ static int parse(int argc, char **argv, args_t *a)
 {
     a->o.top = 5;
     a->error_code = TL_EXIT_LIMITS;
-    a->pattern = "tensorleak.%p.tlt";
+    a->pattern = NULL; /* a directory of the run's own (tl_launch_t), removed after a pass */
     int i;
     for (i = 1; i < argc; i++) {
         const char *arg = argv[i], *v;
@@ -502,7 +504,8 @@ int tl_cmd_check(int argc, char **argv)
             goto done;
         }
         trace = l.main_trace;
-        tl_say("trace of %s (pid %d) written to %s", a.cmd[0], (int)l.pid, trace);
+        if (!l.run_dir[0]) /* --trace-output: they stay where it says */
+            tl_say("trace of %s (pid %d) written to %s", a.cmd[0], (int)l.pid, trace);
         if (!(procs = run_procs(&l, a.main_only, &nprocs, &unchecked))) {
             rc = TL_EXIT_FAILURE;
             goto done;
@@ -534,6 +537,21 @@ int tl_cmd_check(int argc, char **argv)
         if (write_html(trace, &hf)) rc = TL_EXIT_OUTPUT;
         a.html = NULL; /* closed */
     }
+    if (l.run_dir[0] && !rc && !failed) {
+        tl_launch_remove_run_dir(&l); /* a passing check leaves nothing behind */
+    } else if (l.run_dir[0]) {
+        size_t others = 0; /* the run's other traces still there */
+        for (size_t k = 0; k < l.ntraces; k++)
+            others += !l.traces[k].main && !l.traces[k].quiet;
+        char more[64] = "";
+        if (others)
+            snprintf(more, sizeof more, "; %zu other trace%s of the run beside it", others,
+                     others == 1 ? "" : "s");
+        tl_say("trace of %s (pid %d) written to %s (kept: %s%s)", a.cmd[0], (int)l.pid,
+               l.main_trace, failed ? "a limit was exceeded" : "a trace could not be checked",
+               more);
+    }
+    l.run_dir[0] = '\0'; /* decided */
     if (status)
         rc = status; /* the command's own failure first */
     else if (!rc && failed)
@@ -544,6 +562,9 @@ done:
     tl_supp_free(&supp);
     free(procs);
     remove_quiet_helpers(&l);
+    if (l.run_dir[0] && tl_launch_remove_run_dir(&l) && access(l.run_dir, F_OK) == 0)
+        /* no main trace: what else is there stays */
+        tl_say("the run's traces are in %s", l.run_dir);
     tl_launch_free(&l);
     return rc;
 }

@@ -473,6 +473,25 @@ void tl_launch_say_others(const tl_launch_t *l)
     if (l->others && !l->quiet) say_others(l, l->trace_dir);
 }
 
+bool tl_launch_remove_run_dir(const tl_launch_t *l)
+{
+    if (!l->run_dir[0]) return false;
+    DIR *d = opendir(l->run_dir);
+    if (d) {
+        char path[PATH_MAX];
+        for (struct dirent *e; (e = readdir(d));) {
+            size_t n = strlen(e->d_name);
+            if (strncmp(e->d_name, "tensorleak.", 11) || n < 15 ||
+                strcmp(e->d_name + n - 4, ".tlt"))
+                continue; /* only what the agent wrote there */
+            int k = snprintf(path, sizeof path, "%s/%s", l->run_dir, e->d_name);
+            if (k > 0 && (size_t)k < sizeof path) unlink(path);
+        }
+        closedir(d);
+    }
+    return rmdir(l->run_dir) != 0;
+}
+
 void tl_launch_free(tl_launch_t *l)
 {
     free(l->traces);

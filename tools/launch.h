@@ -62,6 +62,11 @@ void tl_launch_say_others(const tl_launch_t *l);
  * on stderr naming flag (e.g. "--trace-output"). */
 bool tl_launch_pattern_bad(const char *pattern, const char *flag);
 
+/* Removes the traces (tensorleak.*.tlt) in the directory made for the run
+ * (l->run_dir) and the directory; true when it could not be removed (it
+ * holds other files, or an error). Nothing to do without a run_dir. */
+bool tl_launch_remove_run_dir(const tl_launch_t *l);
+
 /* Frees l->traces (the files stay). */
 void tl_launch_free(tl_launch_t *l);
 

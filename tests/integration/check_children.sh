@@ -67,7 +67,7 @@ grep -qx 'tensorleak: 1 other process traced, not checked (--main-process-only)'
 rm -f tensorleak.*.tlt
 
 # a worker that frees what it took: the run passes, both processes named
-"$TL" check -- "$PYTHON3" "$W" clean >out 2>err
+"$TL" check --trace-output=tensorleak.%p.tlt -- "$PYTHON3" "$W" clean >out 2>err
 rc=$?
 [ $rc -eq 0 ] || { cat out err >&2; fail "clean: exit $rc"; }
 head -n1 out | grep -qx 'tensorleak check: passed: 2 processes checked' || fail "clean: $(cat out)"

@@ -11,7 +11,7 @@ make_tmp
 printf '#!/bin/bash\nexec "$@"\n' >shim.sh
 chmod +x shim.sh
 mkdir c && cd c || hard_error "cd c"
-"$TL" check --max-leak=1G --output=/dev/null -- ../shim.sh /bin/true >out 2>err
+"$TL" check --max-leak=1G --output=/dev/null --trace-output=tensorleak.%p.tlt -- ../shim.sh /bin/true >out 2>err
 rc=$?
 [ "$rc" -eq 0 ] || { cat err >&2; fail "check exited $rc"; }
 set -- tensorleak.*.tlt

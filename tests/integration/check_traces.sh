@@ -1,0 +1,38 @@
+#!/bin/sh
+# check_traces.sh - `check -- CMD` leaves no trace behind after a pass
+# (issue 11: a torch run's all-mode trace is ~300 MB): without
+# --trace-output the traces go to a directory tensorleak-<pid>/ of their
+# own, removed when every limit is kept; when a limit fails it stays and one
+# line names the main trace; --trace-output keeps them where it says.
+. "$TL_SRCDIR/tests/integration/lib.sh"
+make_tmp
+K="$WL/leak_kinds"
+mkdir pass fail keep || hard_error mkdir
+(cd pass && "$TL" check --max-leak=1G -- "$K" >../pass.out 2>../pass.err)
+rc=$?
+[ $rc -eq 0 ] || { cat pass.out pass.err >&2; fail "pass: exit $rc"; }
+[ -z "$(ls -A pass)" ] || fail "a passing check left: $(ls -A pass)"
+grep -q 'written to' pass.err && fail "pass: names a trace it removed: $(cat pass.err)"
+
+(cd fail && "$TL" check --max-leak=0 -- "$K" >../fail.out 2>../fail.err)
+rc=$?
+[ $rc -eq 23 ] || { cat fail.out fail.err >&2; fail "fail: exit $rc, want 23"; }
+set -- fail/*
+[ $# -eq 1 ] && [ -d "$1" ] || fail "fail: left $*, want one directory"
+case $1 in fail/tensorleak-[0-9]*) ;; *) fail "fail: directory $1" ;; esac
+d=$1
+set -- "$d"/*
+[ $# -eq 1 ] || fail "fail: $d holds $*"
+pid=${1##*/tensorleak.}
+pid=${pid%.tlt}
+[ "$(cat fail.err)" = "tensorleak: trace of $K (pid $pid) written to $TMP/$1 (kept: a limit was exceeded)" ] ||
+    fail "fail: said '$(cat fail.err)'"
+grep -q "^  scope: end point process_exit of $TMP/$1\$" fail.out || fail "fail: scope: $(cat fail.out)"
+
+(cd keep && "$TL" check --max-leak=1G --trace-output=t.%p.tlt -- "$K" >../keep.out 2>../keep.err) ||
+    fail "keep: exit $?"
+set -- keep/*
+[ $# -eq 1 ] || fail "keep: left $*"
+case $1 in keep/t.[0-9]*.tlt) ;; *) fail "keep: $1" ;; esac
+grep -q "^tensorleak: trace of $K (pid [0-9]*) written to $TMP/$1\$" keep.err || fail "keep: said $(cat keep.err)"
+exit 0

@@ -171,3 +171,7 @@ EXTRA_DIST += tests/integration/report_leak_kinds.sh
 # gate: check -- CMD removes its traces after a pass, keeps and names them after a failure
 TESTS += tests/integration/check_traces.sh
 EXTRA_DIST += tests/integration/check_traces.sh
+
+# gate: report's JSON leaves out the stacks of sites a default suppression matches
+TESTS += tests/integration/report_json_size.sh
+EXTRA_DIST += tests/integration/report_json_size.sh

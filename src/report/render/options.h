@@ -20,8 +20,9 @@ typedef enum tl_format {
 typedef struct tl_report_opts {
     tl_format_t format;
     unsigned top; /* sites per list, default 10; 0 = all */
-    /* Text only. all_frames: every frame of a site (--frames=all), not the
-     * program's own with the library frames folded into one line.
+    /* all_frames: text: every frame of a site (--frames=all), not the
+     * program's own with the library frames folded into one line; JSON:
+     * the stacks of sites a default suppression matches too.
      * no_default_supp: the leaks section without the built-in suppressions
      * (--no-default-suppressions; suppress.h), which hide one-time
      * allocations (CPython's imports, the loader) as check does. */

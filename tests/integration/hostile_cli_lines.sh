@@ -38,9 +38,10 @@ line 2 "run: --top" "$TL" run "--top=$E" -- true
 line 6 "run: trace directory" "$TL" run --output="$TMP/$E/t.%p.tlt" -- true
 line 127 "run: no such command" "$TL" run -o "$TMP/a.%p.tlt" -- "./$E"
 TENSORLEAK_AGENT="$TMP/$E.so" line 1 "run: no agent" "$TL" run -o "$TMP/b.%p.tlt" -- true
-# A program named with the escape: check's "trace of" line.
+# A program named with the escape: check's "trace of" line (said where the
+# traces stay: --trace-output).
 ln -s /bin/true "$E" || hard_error "ln"
-line 0 "check: trace line" "$TL" check --output=verdict.txt -- "./$E"
+line 0 "check: trace line" "$TL" check --output=verdict.txt --trace-output=t.%p.tlt -- "./$E"
 # A trace directory named with the escape: run's "other processes" line.
 mkdir "d$E" || hard_error "mkdir"
 line 0 "run: other processes" "$TL" run --output="$TMP/d$E/t.%p.tlt" --report=rep.txt -- sh -c '/bin/true; exit 0'

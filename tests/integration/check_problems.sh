@@ -76,7 +76,9 @@ Y=$(site_line ctx.py y)
 # the clean loop passes (its parameters, gradients and momentum buffers are
 # held by tensors the program refers to: no problem)
 "$TL" check --max-problem-storage=0 --format=json --output=clean.json --trace-output=clean.%p.tlt \
-    -- "$PYTHON3" clean.py >out 2>err || { cat out err >&2; fail "clean: exit $?"; }
+    -- "$PYTHON3" clean.py >out 2>err
+rc=$?
+[ $rc -eq 0 ] || { cat out err >&2; fail "clean: exit $rc"; }
 $J clean.json "limit('max-problem-storage')['measured_bytes'] == 0" \
     "limit('max-problem-storage')['problems'] == []" "v['passed']" || fail "clean verdict"
 

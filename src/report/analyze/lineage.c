@@ -246,8 +246,15 @@ static bool autograd(ana_t *a, const tl_end_storage_t *s)
 {
     msg_t m = {.len = 0};
     put_storage(a, &m, s);
-    put(&m, " is held only by an autograd graph (tensors saved for backward), not by any tensor "
-            "the program can reach.");
+    if (s->held_path) /* the graph's owner, from its Python provider (_holders.py) */
+        put(&m,
+            " is held only by the autograd graph of a kept tensor (saved for backward): %s. "
+            "Fix: keep loss.item() or t.detach() instead of the tensor, or compute it "
+            "under torch.no_grad().",
+            s->held_path);
+    else
+        put(&m, " is held only by an autograd graph (tensors saved for backward), not by any "
+                "tensor the program can reach.");
     return add_problem(a, TL_PROBLEM_AUTOGRAD, s->s.bytes, s, &m);
 }
 

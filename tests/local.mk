@@ -161,3 +161,20 @@ EXTRA_DIST += tests/integration/numpy_py_stack.sh
 # gate: trace path patterns, the bare usage, run's summary order (issue 11)
 TESTS += tests/integration/cli_patterns.sh
 EXTRA_DIST += tests/integration/cli_patterns.sh
+
+# holders: what holds each storage on reproducers of every kind (cycles, caches, closures, tracebacks, ...)
+TESTS += tests/integration/holders_unseen.sh
+EXTRA_DIST += tests/integration/holders_unseen.sh tests/integration/holders_unseen.py \
+	tests/workloads/unseen/u01_ctx_list.py tests/workloads/unseen/u02_pre_hook_cycle.py \
+	tests/workloads/unseen/u03_create_graph.py tests/workloads/unseen/u04_peer_cycle.py \
+	tests/workloads/unseen/u05_class_registry.py tests/workloads/unseen/u06_cache_method.py \
+	tests/workloads/unseen/u07_nonlocal_list.py tests/workloads/unseen/u08_default_arg.py \
+	tests/workloads/unseen/u09_exc_list_deep.py tests/workloads/unseen/u10_exc_info.py \
+	tests/workloads/unseen/u11_adam_old_param.py tests/workloads/unseen/u12_thread_local.py \
+	tests/workloads/unseen/u13_generator.py tests/workloads/unseen/u14_dict_by_id.py \
+	tests/workloads/unseen/u15_column_slice.py tests/workloads/unseen/u16_loss_on_object.py \
+	tests/workloads/unseen/u17_numpy_of_tensor.py \
+	tests/workloads/unseen/u18_from_numpy_slice.py \
+	tests/workloads/unseen/u19_ndarray_subclass.py
+TESTS += tests/integration/holders_paths.sh
+EXTRA_DIST += tests/integration/holders_paths.sh tests/python/test_paths.py

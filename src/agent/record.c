@@ -232,7 +232,8 @@ static bool select_block(uint64_t kind, size_t size, uint64_t *weight)
 {
     *weight = size;
     if (tl_kind_is_storage(kind)) {
-        if (kind == TL_KIND_STORAGE_C10)
+        /* numpy's too: torch.from_numpy's may be the first TensorImpl */
+        if (kind == TL_KIND_STORAGE_C10 || kind == TL_KIND_STORAGE_NUMPY)
             atomic_store_explicit(&tl_record_cxx_full, true, memory_order_relaxed);
         return true;
     }

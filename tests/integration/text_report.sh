@@ -52,7 +52,11 @@ want c03 "  4 c10 storages of 16 B to 512.0 KiB allocated by empty_cpu at c03.py
 # The first screen: the problem, its line and its fix.
 head -n 40 c03.out >screen
 grep -qxF -- "$P" screen || { cat c03.out >&2; fail "c03: the problem is not on the first screen"; }
-grep -A1 -xF -- "$P" screen | grep -qxF -- "$AUTOGRAD_FIX" ||
+# then what holds it (the kept loss whose graph saved it), then the fix
+H="      held: global history[0] -> Tensor.grad_fn -> MeanBackward0 -> PowBackward0 -> AddmmBackward0._saved_mat1 -> Tensor (and 2 other paths)"
+grep -A1 -xF -- "$P" screen | grep -qxF -- "$H" ||
+    { cat c03.out >&2; fail "c03: the holder does not follow the problem on the first screen"; }
+grep -A2 -xF -- "$P" screen | grep -qxF -- "$AUTOGRAD_FIX" ||
     { cat c03.out >&2; fail "c03: the fix does not follow the problem on the first screen"; }
 
 # Case 01: four 32 MiB activations kept alive by 16 B slices.

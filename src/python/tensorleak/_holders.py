@@ -214,6 +214,28 @@ def _name_holders(w, storages, tensor_type):
             s.why = w.path(obj)
 
 
+def graph_text(root_path, names, field):
+    """How an autograd graph holds a tensor it saved, after the path to the
+    tensor that owns the graph: "global history[0] -> Tensor.grad_fn ->
+    MeanBackward0 -> TanhBackward0._saved_result -> Tensor"."""
+    names = list(names)
+    if len(names) > 4:
+        names = names[:2] + ["..."] + names[-1:]
+    return f"{root_path}.grad_fn -> {' -> '.join(names)}.{field} -> Tensor"
+
+
+def _name_graph_holders(w, storages, tensor_type, saved, how):
+    """The path of each storage held only by autograd: through the first
+    reachable tensor whose graph saved one of its tensors."""
+    for t, (root, names, field) in zip(saved, how):
+        s = storages.get(_base_of(t, tensor_type))
+        if s is None or s.why is not None or s.full or any(not v[4] for v in s.views):
+            continue
+        path = w.path(root)
+        if path is not None:
+            s.why = (graph_text(path[0], names, field), path[1])
+
+
 def _cycles(w, storages, tensor_type, skipped, module_dicts):
     """Storages of tensors no root reaches that only a reference cycle
     keeps: added to storages as cycle storages. Returns a note or None."""
@@ -248,8 +270,12 @@ def _cycles(w, storages, tensor_type, skipped, module_dicts):
         if text is None:
             continue
         held = [(cands[k], text)]
-        if grad is not None:  # the gradient is in the same ring
+        if grad is not None:  # the gradient is in the same ring, and what its graph saved
             held.append((grad, text + "; this is its .grad"))
+            how = []
+            for t, (_, names, field) in zip(_torch.saved_by_autograd([grad], how), how):
+                held.append((t, graph_text(text + "; saved by its .grad's graph: Tensor", names, field)))
+            how = None
         for t, why_text in held:
             why = _torch.add_tensor(storages, t, _Storage, _extent)
             if why is not None:
@@ -295,6 +321,7 @@ def describe(api, snap, extra_roots=()):
         _agent.note(f"lineage skipped: cannot walk the program's objects ({type(exc).__name__}: {exc})"[:250], snap)
         return
     storages = {}
+    saved, how = [], []  # per saved tensor: the reachable tensor whose graph saved it, and where
     tensors_skipped, arrays_skipped = _Skipped(), _Skipped()
     if tensor_type is not None:
         from tensorleak import _torch
@@ -302,9 +329,9 @@ def describe(api, snap, extra_roots=()):
         _each(tensors, tensors_skipped,
               lambda t: _torch.add_tensor(storages, t, _Storage, _extent))
         try:
-            saved = _torch.saved_by_autograd(tensors)
+            saved = _torch.saved_by_autograd(tensors, how)
         except Exception as exc:
-            saved = []
+            saved, how[:] = [], []
             tensors_skipped.failed(exc)
         _each(saved, tensors_skipped,
               lambda t: _torch.add_tensor(storages, t, _Storage, _extent, autograd=True))
@@ -316,6 +343,7 @@ def describe(api, snap, extra_roots=()):
     notes = set()
     try:
         _name_holders(w, storages, tensor_type)
+        _name_graph_holders(w, storages, tensor_type, saved, how)
         if w.capped:
             notes.add(f"holders: walk capped at {_paths.MAX_OBJECTS} objects")
         if tensor_type is not None:
@@ -329,7 +357,7 @@ def describe(api, snap, extra_roots=()):
             _library_holders(storages, array_type, w.module_dicts, arrays_skipped)
         except Exception as exc:
             arrays_skipped.failed(exc)
-    w = tensors = arrays = None
+    w = tensors = arrays = saved = how = None
     why_ok = _agent.has(api, "snapshot_why")
     for base, s in storages.items():
         if s.cycle:

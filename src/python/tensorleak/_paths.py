@@ -114,6 +114,40 @@ def _frame_name(f):
     return f"{code.co_name}()"
 
 
+_SUSPENDED = (types.GeneratorType, types.CoroutineType, types.AsyncGeneratorType)
+
+
+def _suspended_frame(gen):
+    """The frame of a generator, coroutine or async generator (None once done)."""
+    for name in ("gi_frame", "cr_frame", "ag_frame"):
+        fr = getattr(gen, name, None)
+        if type(fr) is types.FrameType:
+            return fr
+    return None
+
+
+def _local_name(frame, child):
+    """The name of frame's local variable whose value is child, or None."""
+    try:
+        for name, v in frame.f_locals.items():
+            if v is child:
+                return name
+    except Exception:
+        pass
+    return None
+
+
+def _default_name(fn, defaults, child):
+    """The parameter whose default value (in the tuple defaults of function
+    fn) is child, or None."""
+    code = fn.__code__
+    names = code.co_varnames[:code.co_argcount]
+    for n, v in enumerate(tuple.__iter__(defaults)):
+        if v is child and len(defaults) <= len(names):
+            return names[len(names) - len(defaults) + n]
+    return None
+
+
 def _is_exception(obj):
     return issubclass(type(obj), BaseException)
 
@@ -180,13 +214,8 @@ def _step(parent, child, attr):
                 return f"[{n}]"
         return ""
     if t is types.FrameType:
-        try:
-            for name, v in parent.f_locals.items():
-                if v is child:
-                    return f" local '{name}'"
-        except Exception:
-            pass
-        return " (frame)"
+        name = _local_name(parent, child)
+        return f" local '{name}'" if name is not None else " (frame)"
     if t is types.TracebackType:
         return ".tb_next" if type(child) is types.TracebackType else ""
     if t is types.CellType:
@@ -203,8 +232,14 @@ def _step(parent, child, attr):
         if child is parent.__closure__:
             return f" -> {parent.__name__}() closure"
         if child is parent.__defaults__:
-            return ".__defaults__"
+            return ""  # the tuple's step names the parameter (render)
         return ""
+    if t in _SUSPENDED:
+        fr = _suspended_frame(parent)
+        if fr is None or child is fr:
+            return " (generator)"  # before 3.11 its frame is a referent: render names it
+        name = _local_name(fr, child)
+        return f" (generator) -> {_frame_name(fr)} local '{name}'" if name else " (generator)"
     if t in _lru_types():
         try:
             if child is parent.__dict__:
@@ -260,7 +295,13 @@ def render(chain, root_label):
         if n >= 2 and _is_thread_local(chain[n - 2]) and type(parent) is dict:
             attr = type(child) is dict  # that thread's attribute dict: .name from it
             continue
-        s = _step(parent, child, attr)
+        grand = chain[n - 2] if n >= 2 else None
+        if t is tuple and type(grand) is types.FunctionType and grand.__defaults__ is parent:
+            causes.add(_agent.CAUSE_CLOSURE)  # a default value: state of the function
+            name = _default_name(grand, parent, child)
+            s = f" default '{name}'" if name else _step(parent, child, attr)
+        else:
+            s = _step(parent, child, attr)
         if type(child) is types.FrameType:
             s += f" -> {_frame_name(child)}"
         parts.append(s)

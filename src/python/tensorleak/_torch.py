@@ -173,49 +173,56 @@ def add_tensor(storages, t, make, extent_fn, autograd=False):
     return None
 
 
-def saved_by_autograd(tensors):
-    """Tensors saved for backward in the graphs of the given tensors."""
+def saved_by_autograd(tensors, how=None):
+    """Tensors saved for backward in the graphs of the given tensors. how: a
+    list to fill, one entry per tensor returned, with (the given tensor whose
+    graph holds it, the node type names from that tensor's grad_fn down to
+    the node that saved it, the saved field's name). Each graph node is
+    walked once, from the first given tensor that reaches it."""
     k = kit()
     out, seen, keep = [], set(), []
-    stack = []
-    for t in tensors:
-        try:
-            if k.plain(type(t)):
-                gf = k.grad_fn(t)
-                if gf is not None:
-                    stack.append(gf)
-        except Exception:
-            pass
     tensor = k.tensor
-    while stack:
-        node = stack.pop()
-        # node wrappers are made on access: keep each alive so that its id
-        # is not reused by the next one while the walk runs
-        keep.append(node)
-        if id(node) in seen:
-            continue
-        seen.add(id(node))
+    for root in tensors:
         try:
-            names = dir(node)
-            leaf = getattr(node, "variable", None)  # AccumulateGrad: the leaf it feeds
-            nexts = getattr(node, "next_functions", ()) or ()
+            gf = k.grad_fn(root) if k.plain(type(root)) else None
         except Exception:
+            gf = None
+        if gf is None:
             continue
-        if issubclass(type(leaf), tensor):
-            out.append(leaf)
-        for name in names:
-            if not name.startswith("_saved_"):
+        stack = [(gf, (type(gf).__name__,))]
+        while stack:
+            node, names = stack.pop()
+            # node wrappers are made on access: keep each alive so that its id
+            # is not reused by the next one while the walk runs
+            keep.append(node)
+            if id(node) in seen:
                 continue
+            seen.add(id(node))
             try:
-                value = getattr(node, name)
-            except Exception:  # freed by backward(), or not a tensor
+                attrs = dir(node)
+                leaf = getattr(node, "variable", None)  # AccumulateGrad: the leaf it feeds
+                nexts = getattr(node, "next_functions", ()) or ()
+            except Exception:
                 continue
-            for v in value if type(value) in (tuple, list) else (value,):
-                if issubclass(type(v), tensor):
-                    out.append(v)
-        for nxt in nexts:
-            if type(nxt) is tuple and nxt and nxt[0] is not None:
-                stack.append(nxt[0])
+            if issubclass(type(leaf), tensor):
+                out.append(leaf)
+                if how is not None:
+                    how.append((root, names, "variable"))
+            for name in attrs:
+                if not name.startswith("_saved_"):
+                    continue
+                try:
+                    value = getattr(node, name)
+                except Exception:  # freed by backward(), or not a tensor
+                    continue
+                for v in value if type(value) in (tuple, list) else (value,):
+                    if issubclass(type(v), tensor):
+                        out.append(v)
+                        if how is not None:
+                            how.append((root, names, name))
+            for nxt in nexts:
+                if type(nxt) is tuple and nxt and nxt[0] is not None:
+                    stack.append((nxt[0], names + (type(nxt[0]).__name__,)))
     return out
 
 

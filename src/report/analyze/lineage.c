@@ -160,11 +160,23 @@ int tl_problem_kind_of_name(const char *name, size_t len)
     return -1;
 }
 
-const char *tl_problem_fix(const tl_problem_t *p, unsigned storage_kind)
+static bool ends_with(const char *s, const char *tail)
+{
+    size_t n = strlen(s), k = strlen(tail);
+    return n >= k && !memcmp(s + n - k, tail, k);
+}
+
+const char *tl_problem_fix(const tl_problem_t *p, unsigned storage_kind, const char *held_path)
 {
     const char *m = p->message ? strstr(p->message, " Fix: ") : NULL;
     if (m) return m + 6;
-    bool numpy = storage_kind == TL_STORAGE_NUMPY;
+    /* the holder's library: an ndarray view of a tensor's storage is copied
+     * with .copy(), a tensor view of a numpy buffer with .clone() */
+    const char *h = held_path;
+    bool numpy = h && ends_with(h, " -> ndarray") ? true
+                 : h && (ends_with(h, " -> Tensor") || ends_with(h, " -> Parameter"))
+                     ? false
+                     : storage_kind == TL_STORAGE_NUMPY;
     switch (p->kind) {
     case TL_PROBLEM_PINNED:
         return numpy ? "keep a .copy() of the part you need (x[:k].copy()), not a view of it, so "
@@ -277,8 +289,15 @@ static bool autograd(ana_t *a, const tl_end_storage_t *s)
 {
     msg_t m = {.len = 0};
     put_storage(a, &m, s);
-    put(&m, " is held only by an autograd graph (tensors saved for backward), not by any tensor "
-            "the program can reach.");
+    if (s->held_path) /* the graph's owner, from its Python provider (_holders.py) */
+        put(&m,
+            " is held only by the autograd graph of a kept tensor (saved for backward): %s. "
+            "Fix: keep loss.item() or t.detach() instead of the tensor, or compute it "
+            "under torch.no_grad().",
+            s->held_path);
+    else
+        put(&m, " is held only by an autograd graph (tensors saved for backward), not by any "
+                "tensor the program can reach.");
     return add_problem(a, TL_PROBLEM_AUTOGRAD, s->s.bytes, s, &m);
 }
 

@@ -54,10 +54,11 @@ const char *tl_problem_kind_name(unsigned kind);
 int tl_problem_kind_of_name(const char *name, size_t len);
 
 /* The usual fix of problem p of a storage of kind storage_kind
- * (TL_STORAGE_*), one sentence in the words of its library (an ndarray has
- * .copy(), not .clone()); the kinds whose message carries its own fix
+ * (TL_STORAGE_*) whose holder path is held_path (NULL if none), one sentence
+ * in the words of the holder's library (an ndarray view has .copy(), a
+ * tensor view .clone(); without a path, the storage's); the kinds whose message carries its own fix
  * (" Fix: ...") give that part of the message. Static or p's own text;
  * NULL when none is known. */
-const char *tl_problem_fix(const tl_problem_t *p, unsigned storage_kind);
+const char *tl_problem_fix(const tl_problem_t *p, unsigned storage_kind, const char *held_path);
 
 #endif

@@ -352,7 +352,7 @@ static bool measure_problems(tl_chk_t *c, tl_chk_limit_t *l)
             if (p->kind == TL_PROBLEM_PINNED) first_view_words(c, s, np->view_where);
             np->site = s->s.site;
             np->first_id = s->s.id;
-            np->fix = tl_problem_fix(p, s->s.kind);
+            np->fix = tl_problem_fix(p, s->s.kind, s->held_path);
             np->held_path = s->held_path;
             g = c->nproblems;
             if (!ge->a) ge->a = g;

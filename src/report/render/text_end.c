@@ -36,10 +36,40 @@ typedef struct group {
     uint64_t *ids;
 } group_t;
 
-static const char *held_phrase(unsigned held)
+static bool ends_with(const char *s, const char *tail)
 {
-    switch (held) {
+    size_t n = strlen(s), k = strlen(tail);
+    return n >= k && !strcmp(s + n - k, tail);
+}
+
+/* How s is held, in the words of its problem (a kept exception's traceback,
+ * a cache) when its holder's path runs through one, and of the object that
+ * holds it (an ndarray is no tensor). */
+static const char *held_phrase(const tl_end_storage_t *s)
+{
+    switch (s->held_by) {
     case TL_HELD_TENSOR:
+        switch (s->cause) {
+        case TL_CAUSE_TRACEBACK:
+            return "held by a kept exception's traceback";
+        case TL_CAUSE_CACHE:
+            return "held by a cache";
+        case TL_CAUSE_CLOSURE:
+            return "held by a function's closure or default";
+        case TL_CAUSE_OPTIMIZER:
+            return "held by optimizer state";
+        case TL_CAUSE_THREAD:
+            return "held by a live thread";
+        case TL_CAUSE_CLASS:
+            return "held by a class attribute";
+        default:
+            break;
+        }
+        /* the path ends with the holding object's type (_paths.py) */
+        if (s->held_path && !ends_with(s->held_path, " -> Tensor") &&
+            !ends_with(s->held_path, " -> Parameter") &&
+            (s->s.kind == TL_STORAGE_NUMPY || ends_with(s->held_path, " -> ndarray")))
+            return "held by an array";
         return "held by a tensor";
     case TL_HELD_VIEW:
         return "held only by views";
@@ -188,7 +218,7 @@ static void print_members(const item_t *lead, const group_t *g, FILE *out)
 /* The usual fix of x's problem kind (lineage.h). */
 static const char *fix_hint(const item_t *x)
 {
-    return tl_problem_fix(x->p, x->s->s.kind);
+    return tl_problem_fix(x->p, x->s->s.kind, x->s->held_path);
 }
 
 /* What the group's problem is, after its members: ", held only by autograd:
@@ -299,7 +329,7 @@ static void print_problem_group(const tl_report_ctx_t *c, const item_t *items, c
     print_ids(g, out);
     fputs(")\n", out);
     if (p->kind == TL_PROBLEM_PINNED) print_views(c, items, g, out);
-    if (p->kind >= TL_PROBLEM_CYCLE) print_held(items, g, out);
+    if (p->kind >= TL_PROBLEM_CYCLE || p->kind == TL_PROBLEM_AUTOGRAD) print_held(items, g, out);
     if (fix) {
         fputs("      fix: ", out);
         tl_esc_puts(out, fix);
@@ -389,7 +419,7 @@ static void print_storage(const tl_report_ctx_t *c, const tl_end_storage_t *s, F
     }
     const char *where = tl_esc(tl_lineage_where(t, c->sym, s->s.site, w, sizeof w), ew, sizeof ew);
     if (where[0]) fprintf(out, " %s", where);
-    fprintf(out, ", %s", held_phrase(s->held_by));
+    fprintf(out, ", %s", held_phrase(s));
     if (s->pinned_bytes) fprintf(out, ", %s pinned", tl_size_text(s->pinned_bytes, b1, sizeof b1));
     fputc('\n', out);
     if (s->held_path) {
@@ -442,7 +472,7 @@ static void print_storage_group(const tl_report_ctx_t *c, const item_t *items, c
     const item_t *lead = &items[g->first];
     fputs("  ", out);
     print_members(lead, g, out);
-    fprintf(out, ", %s: %s", held_phrase(lead->s->held_by), tl_size_text(g->total, b, sizeof b));
+    fprintf(out, ", %s: %s", held_phrase(lead->s), tl_size_text(g->total, b, sizeof b));
     if (g->pinned) fprintf(out, ", %s pinned", tl_size_text(g->pinned, b, sizeof b));
     fputs(" (", out);
     print_ids(g, out);

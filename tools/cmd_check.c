@@ -505,6 +505,7 @@ int tl_cmd_check(int argc, char **argv)
             goto done;
         }
         trace = l.main_trace;
+        a.o.traces_removed_on_pass = l.run_dir[0] != '\0';
         if (!l.run_dir[0]) /* --trace-output: they stay where it says */
             tl_say("trace of %s (pid %d) written to %s", a.cmd[0], (int)l.pid, trace);
         if (!(procs = run_procs(&l, a.main_only, &nprocs, &unchecked))) {

@@ -13,6 +13,10 @@ rc=$?
 [ $rc -eq 0 ] || { cat pass.out pass.err >&2; fail "pass: exit $rc"; }
 [ -z "$(ls -A pass)" ] || fail "a passing check left: $(ls -A pass)"
 grep -q 'written to' pass.err && fail "pass: names a trace it removed: $(cat pass.err)"
+grep -q "^  scope: end point process_exit of $TMP/pass/tensorleak-[0-9]*/tensorleak\.[0-9]*\.tlt (removed: the check passed; --trace-output=PATTERN keeps the traces)\$" pass.out ||
+    fail "pass: scope does not say the trace was removed: $(cat pass.out)"
+(cd pass && "$TL" check --format=json --max-leak=1G -- "$K" >../pass.json 2>../pass.err) || fail "pass json: exit $?"
+grep -q '^  "trace_kept": false,$' pass.json || fail "pass json: no trace_kept false: $(head -5 pass.json)"
 
 (cd fail && "$TL" check --max-leak=0 -- "$K" >../fail.out 2>../fail.err)
 rc=$?
@@ -28,6 +32,8 @@ pid=${pid%.tlt}
 [ "$(cat fail.err)" = "tensorleak: trace of $K (pid $pid) written to $TMP/$1 (kept: a limit was exceeded)" ] ||
     fail "fail: said '$(cat fail.err)'"
 grep -q "^  scope: end point process_exit of $TMP/$1\$" fail.out || fail "fail: scope: $(cat fail.out)"
+(cd fail && "$TL" check --format=json --max-leak=0 -- "$K" >../fail.json 2>/dev/null)
+grep -q '^  "trace_kept": true,$' fail.json || fail "fail json: no trace_kept true: $(head -5 fail.json)"
 
 (cd keep && "$TL" check --max-leak=1G --trace-output=t.%p.tlt -- "$K" >../keep.out 2>../keep.err) ||
     fail "keep: exit $?"

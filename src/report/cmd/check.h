@@ -76,6 +76,9 @@ typedef struct tl_check_opts {
     /* check -- CMD: which process of the run this trace is (check_run.h);
      * NULL for a lone trace (check --trace). */
     const tl_check_proc_ctx_t *proc;
+    /* check -- CMD without --trace-output: the run's traces are removed
+     * after a pass, so a passing verdict says so beside the path. */
+    bool traces_removed_on_pass;
 } tl_check_opts_t;
 
 /* One trace's verdict in numbers (tl_check_eval). */

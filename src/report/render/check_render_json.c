@@ -156,6 +156,9 @@ void tl_chk_render_json(tl_chk_t *c, FILE *out)
     tl_json_str(j, "tensorleak-check/1");
     tl_json_key(j, "trace");
     tl_json_str(j, c->path);
+    tl_json_key(j, "trace_kept"); /* false: removed after the pass (check -- CMD) */
+    tl_json_bool(j, !(c->o->traces_removed_on_pass && c->nfailed == 0 && !c->incomplete &&
+                      !(c->o->proc && c->o->proc->others_failed)));
     process_json(c, j);
     tl_json_key(j, "passed"); /* in a run, the main process's verdict is the run's */
     tl_json_bool(j,

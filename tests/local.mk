@@ -161,3 +161,7 @@ EXTRA_DIST += tests/integration/numpy_py_stack.sh
 # gate: trace path patterns, the bare usage, run's summary order (issue 11)
 TESTS += tests/integration/cli_patterns.sh
 EXTRA_DIST += tests/integration/cli_patterns.sh
+
+# CUDA: check --region --device --max-peak at the device's own peak (cuda)
+TESTS += tests/integration/cuda_region_peak.sh
+EXTRA_DIST += tests/integration/cuda_region_peak.sh tests/workloads/cuda_region.c

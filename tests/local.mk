@@ -165,3 +165,7 @@ EXTRA_DIST += tests/integration/cli_patterns.sh
 # CUDA: check --region --device --max-peak at the device's own peak (cuda)
 TESTS += tests/integration/cuda_region_peak.sh
 EXTRA_DIST += tests/integration/cuda_region_peak.sh tests/workloads/cuda_region.c
+
+# CUDA: the allocator history drained while the program runs, wraps reconciled (cuda)
+TESTS += tests/integration/cuda_drain.sh
+EXTRA_DIST += tests/integration/cuda_drain.sh tests/workloads/py_cuda_drain.py

@@ -169,3 +169,7 @@ EXTRA_DIST += tests/integration/cuda_region_peak.sh tests/workloads/cuda_region.
 # CUDA: the allocator history drained while the program runs, wraps reconciled (cuda)
 TESTS += tests/integration/cuda_drain.sh
 EXTRA_DIST += tests/integration/cuda_drain.sh tests/workloads/py_cuda_drain.py
+
+# CUDA: a statically linked CUDA runtime is detected and named in a NOTE (cuda)
+TESTS += tests/integration/cuda_static.sh
+EXTRA_DIST += tests/integration/cuda_static.sh tests/workloads/cuda_static.c

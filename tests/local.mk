@@ -173,3 +173,6 @@ EXTRA_DIST += tests/integration/cuda_drain.sh tests/workloads/py_cuda_drain.py
 # CUDA: a statically linked CUDA runtime is detected and named in a NOTE (cuda)
 TESTS += tests/integration/cuda_static.sh
 EXTRA_DIST += tests/integration/cuda_static.sh tests/workloads/cuda_static.c
+
+# CUDA: the GPU check's fact list, beside tests/device/run.sh (cuda)
+EXTRA_DIST += tests/device/facts.py

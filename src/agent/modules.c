@@ -16,7 +16,7 @@
 #include <sys/auxv.h>
 #include <unistd.h>
 
-#include "agent/cudart.h"
+#include "agent/cudalibs.h"
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct {
@@ -188,7 +188,7 @@ static int scan_one(struct dl_phdr_info *info, size_t size, void *data)
     /* a CUDA library loaded after the first cudaMalloc (cuBLAS, cuDNN and
      * NVRTC load at their first use): its own C++ blocks are not forced
      * to full stacks either (cudart.h) */
-    tl_cudart_note_module(m.path, m.path_len, m.start, m.start + m.size);
+    tl_cudalibs_note_module(m.path, m.path_len, m.start, m.start + m.size);
     ctx->emit(ctx->arg, &m);
     return 0;
 }

@@ -176,3 +176,7 @@ EXTRA_DIST += tests/integration/cuda_static.sh tests/workloads/cuda_static.c
 
 # CUDA: the GPU check's fact list, beside tests/device/run.sh (cuda)
 EXTRA_DIST += tests/device/facts.py
+
+# CUDA: aggregate mode keeps per-device peaks and live sets (device storages stay events) (cuda)
+TESTS += tests/integration/cuda_aggregate.sh
+EXTRA_DIST += tests/integration/cuda_aggregate.sh

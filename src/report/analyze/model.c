@@ -264,6 +264,8 @@ static bool drop_block(replay_t *r, uint64_t ptr, unsigned *flags, tl_storage_t 
         return false;
     }
     *flags = (unsigned)(e->b >> 32);
+    if ((*flags & BF_STORAGE) && (BF_DEVICE(*flags) != TL_DEVICE_CPU || (*flags & BF_PINNED)))
+        r->c.device_frees++;
     count_block(r, e->a, *flags, -1);
     site_live(r, (uint32_t)(e->b & 0xffffffffu), *flags, -1, e->a);
     if (r->rg)
@@ -544,6 +546,7 @@ bool tl_model_build_with(const tl_trace_t *t, tl_model_t *m, const tl_model_opts
     m->frees = r.c.frees;
     m->storages = r.c.storages;
     m->unknown_frees = r.c.unknown_frees;
+    m->device_frees = r.c.device_frees;
     m->replaced_blocks = r.c.replaced_blocks;
     m->largest_exact = r.c.largest_exact;
     m->peak_bytes = r.c.peak_bytes;

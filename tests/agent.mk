@@ -189,3 +189,8 @@ tests_unit_test_leakscan_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_leakscan_LDADD = libtlagent.la libtlcommon.la $(CHECK_LIBS) \
 	$(LIBUNWIND_LIBS) $(XXHASH_LIBS) -ldl -lpthread -lm
 TESTS += tests/unit/test_leakscan
+
+# CUDA: the CUDA libraries' own C++ new'd blocks are sampled, not full stacks (cuda)
+TESTS += tests/integration/cuda_lib_new.sh
+EXTRA_DIST += tests/integration/cuda_lib_new.sh tests/workloads/cuda_lib_new.c \
+	tests/workloads/cuda_lib_new.py

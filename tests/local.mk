@@ -178,3 +178,22 @@ EXTRA_DIST += tests/integration/holders_unseen.sh tests/integration/holders_unse
 	tests/workloads/unseen/u19_ndarray_subclass.py
 TESTS += tests/integration/holders_paths.sh
 EXTRA_DIST += tests/integration/holders_paths.sh tests/python/test_paths.py
+
+# CUDA: check --region --device --max-peak at the device's own peak (cuda)
+TESTS += tests/integration/cuda_region_peak.sh
+EXTRA_DIST += tests/integration/cuda_region_peak.sh tests/workloads/cuda_region.c
+
+# CUDA: the allocator history drained while the program runs, wraps reconciled (cuda)
+TESTS += tests/integration/cuda_drain.sh
+EXTRA_DIST += tests/integration/cuda_drain.sh tests/workloads/py_cuda_drain.py
+
+# CUDA: a statically linked CUDA runtime is detected and named in a NOTE (cuda)
+TESTS += tests/integration/cuda_static.sh
+EXTRA_DIST += tests/integration/cuda_static.sh tests/workloads/cuda_static.c
+
+# CUDA: the GPU check's fact list, beside tests/device/run.sh (cuda)
+EXTRA_DIST += tests/device/facts.py
+
+# CUDA: aggregate mode keeps per-device peaks and live sets (device storages stay events) (cuda)
+TESTS += tests/integration/cuda_aggregate.sh
+EXTRA_DIST += tests/integration/cuda_aggregate.sh

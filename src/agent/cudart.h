@@ -1,5 +1,5 @@
 /* cudart.h - find libcudart's real allocation functions behind our
- * interposers (hooks_cuda.c), and the code ranges of the CUDA runtime and driver.
+ * interposers (hooks_cuda.c).
  *
  * pip's torch links libcudart.so.<major> dynamically (libc10_cuda.so imports
  * cudaMalloc and cudaMallocAsync from it); a CUDA C program links it the same
@@ -37,17 +37,7 @@ const tl_cudart_t *tl_cudart_real(void);
  * cannot be asked. */
 int tl_cudart_device(void);
 
-/* After the first allocation through libcudart (the driver is loaded then):
- * note the code ranges of libcuda.so* and libcudart.so*, so that
- * tl_cudart_is_inside can tell host blocks the CUDA libraries allocate for
- * themselves (kernel launches) from the program's. Cheap to call again. */
-void tl_cudart_note_ranges(void);
-
-/* Is the code address pc inside libcuda or libcudart (once noted)? Lock
- * free: a few relaxed loads and compares. */
-bool tl_cudart_is_inside(uintptr_t pc);
-
-/* Forget the cached functions and ranges (tests). */
+/* Forget the cached functions (tests). */
 void tl_cudart_reset(void);
 
 #endif /* TL_AGENT_CUDART_H */

@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "agent/cudalibs.h"
 #include "agent/cudart.h"
 #include "agent/hooks.h"
 #include "agent/record.h"
@@ -30,7 +31,7 @@
 static void cuda_allocated(uint64_t kind, bool track, int err, void **ptr, size_t size,
                            uint64_t device, void *stream)
 {
-    tl_cudart_note_ranges(); /* the driver is loaded now */
+    tl_cudalibs_note_loaded(); /* the driver is loaded now */
     if (track && err == 0 && ptr && *ptr)
         tl_record_dalloc(kind, *ptr, size, device, (uintptr_t)stream);
 }

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 
 #include "agent/c10.h"
-#include "agent/cudart.h"
+#include "agent/cudalibs.h"
 #include "agent/hooks.h"
 #include "agent/record.h"
 #include "common/trace_format.h"
@@ -64,7 +64,7 @@ static inline void *cxx_new(const char *name, bool aligned, bool nothrow, size_t
          * their stacks outside `all` mode too (record.h); not those the CUDA
          * libraries allocate for themselves (a kernel launch's). */
         if (!aligned && atomic_load_explicit(&tl_record_cxx_full, memory_order_relaxed) &&
-            !tl_cudart_is_inside((uintptr_t)__builtin_return_address(0)))
+            !tl_cudalibs_is_inside((uintptr_t)__builtin_return_address(0)))
             tl_tsd.force_full = true;
         p = tracked_alloc(kind, size, size, flags);
         tl_tsd.force_full = false;

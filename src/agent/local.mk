@@ -8,7 +8,8 @@ libtlagent_la_SOURCES = \
 	src/agent/agent.c src/agent/agent.h \
 	src/agent/c10.c src/agent/c10.h \
 	src/agent/numpy.c src/agent/numpy.h \
-	src/agent/cudart.c src/agent/cudart.h \
+	src/agent/cudalibs.c src/agent/cudalibs.h src/agent/cudart.c src/agent/cudart.h \
+	src/agent/cudart_static.c src/agent/cudart_static.h \
 	src/agent/checkpoint.c src/agent/checkpoint.h \
 	src/agent/clock.c src/agent/clock.h \
 	src/agent/live.c src/agent/live.h \

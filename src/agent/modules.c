@@ -16,6 +16,8 @@
 #include <sys/auxv.h>
 #include <unistd.h>
 
+#include "agent/cudalibs.h"
+
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct {
     uint64_t lo, hi;
@@ -183,6 +185,10 @@ static int scan_one(struct dl_phdr_info *info, size_t size, void *data)
                           .path = path,
                           .path_len = strlen(path)};
     m.build_id = find_build_id(info, &m.build_id_len);
+    /* a CUDA library loaded after the first cudaMalloc (cuBLAS, cuDNN and
+     * NVRTC load at their first use): its own C++ blocks are not forced
+     * to full stacks either (cudart.h) */
+    tl_cudalibs_note_module(m.path, m.path_len, m.start, m.start + m.size);
     ctx->emit(ctx->arg, &m);
     return 0;
 }

@@ -410,7 +410,6 @@ uint64_t tl_record_py_stack(void)
 
 void tl_record_dalloc(uint64_t kind, const void *ptr, size_t size, uint64_t device, uint64_t stream)
 {
-    if (tl_record_mode == TL_MODE_AGGREGATE) return;
     int saved = errno;
     tl_record_thread_begin();
     uint64_t id = tl_record_stack();
@@ -420,7 +419,6 @@ void tl_record_dalloc(uint64_t kind, const void *ptr, size_t size, uint64_t devi
 
 void tl_record_dfree(uint64_t kind, const void *ptr, uint64_t device)
 {
-    if (tl_record_mode == TL_MODE_AGGREGATE) return;
     int saved = errno;
     tl_record_thread_begin();
     device_record(true, kind, device, 0, (uintptr_t)ptr, 0, 0, mono());
@@ -589,7 +587,6 @@ uint64_t tl_record_stack_of(const uint64_t *frames, size_t n)
 void tl_record_api_device(bool is_free, uint64_t kind, uint64_t device, uint64_t stream,
                           uint64_t ptr, uint64_t size, uint64_t stack_id, uint64_t ts_ns)
 {
-    if (tl_record_mode == TL_MODE_AGGREGATE) return;
     uint64_t now = mono();
     if (!ts_ns || ts_ns > now) ts_ns = now;
     if (tl_writer_rewind(&writer, &tl_tsd.cur, ts_ns)) {

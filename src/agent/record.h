@@ -97,8 +97,9 @@ void tl_record_alloc_stack(uint64_t kind, const void *ptr, size_t size, const ui
                            size_t n);
 void tl_record_free(uint64_t kind, const void *ptr);
 /* A storage of a device kind (trace_format.h, tl_kind_has_device) made or
- * released by libcudart: recorded with the caller's stack in every mode but
- * `aggregate` (where device storages are not recorded). device as
+ * released by libcudart: an ALLOC / FREE record with the caller's stack in
+ * every mode, `aggregate` too (device storages are not aggregated: their
+ * events make the per-device peaks and live sets exact). device as
  * TL_DEVICE_*; stream the CUDA stream (0: none). */
 void tl_record_dalloc(uint64_t kind, const void *ptr, size_t size, uint64_t device,
                       uint64_t stream);

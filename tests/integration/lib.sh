@@ -80,6 +80,6 @@ cuda_standin() {
     "${CC:-cc}" -shared -fPIC -g -o libcudart.so.13 -Wl,-soname,libcudart.so.13 \
         -Wl,--version-script=cudart.map "$SRC_WL/cudart_standin.c" ||
         hard_error "build the stand-in"
-    "${CC:-cc}" -g -O0 -fno-inline -o "$1" "$SRC_WL/$1.c" ./libcudart.so.13 \
+    "${CC:-cc}" -g -O0 -fno-inline -I"$TL_SRCDIR/include" -o "$1" "$SRC_WL/$1.c" ./libcudart.so.13 \
         -Wl,-rpath,"$PWD" || hard_error "build $1"
 }

@@ -6,6 +6,7 @@
 #include "agent/api.h"
 #include "agent/blocks.h"
 #include "agent/config.h"
+#include "agent/cudart_static.h"
 #include "agent/numpy.h"
 #include "agent/stack.h"
 #define UNW_LOCAL_ONLY
@@ -16,6 +17,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <link.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1079,5 +1081,58 @@ static Suite *make_numpy_suite(void)
     return s;
 }
 
+/* --- cudart_static: the static CUDA runtime's detection reads untrusted files --- */
+
+static void write_file(const char *path, const void *p, size_t n)
+{
+    FILE *f = fopen(path, "wb");
+    ck_assert_ptr_nonnull(f);
+    ck_assert_uint_eq(fwrite(p, 1, n, f), n);
+    fclose(f);
+}
+
+START_TEST(cudart_static_bad_files)
+{
+    char dir[] = "/tmp/tl-cudart-XXXXXX", path[64];
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/f", dir);
+    ck_assert(!tl_cudart_static_in("/nonexistent/tensorleak"));
+    ck_assert(!tl_cudart_static_in(dir)); /* a directory */
+    write_file(path, "", 0);
+    ck_assert(!tl_cudart_static_in(path));
+    write_file(path, "not an ELF file at all", 22);
+    ck_assert(!tl_cudart_static_in(path));
+    /* this test program (no CUDA runtime), whole and cut at every few bytes
+     * of its headers and section table */
+    ck_assert(!tl_cudart_static_in("/proc/self/exe"));
+    FILE *f = fopen("/proc/self/exe", "rb");
+    ck_assert_ptr_nonnull(f);
+    static uint8_t img[1 << 16];
+    size_t n = fread(img, 1, sizeof img, f);
+    fclose(f);
+    for (size_t cut = 0; cut < n; cut += cut < 256 ? 1 : 997) {
+        write_file(path, img, cut);
+        ck_assert(!tl_cudart_static_in(path));
+    }
+    /* an ELF header whose section table lies past the file's end */
+    ElfW(Ehdr) eh;
+    memcpy(&eh, img, sizeof eh);
+    eh.e_shoff = UINT64_MAX - 8;
+    write_file(path, &eh, sizeof eh);
+    ck_assert(!tl_cudart_static_in(path));
+    unlink(path);
+    rmdir(dir);
+}
+END_TEST
+
+static Suite *make_cudart_suite(void)
+{
+    Suite *s = suite_create("cudart");
+    TCase *tc = tcase_create("static");
+    tcase_add_test(tc, cudart_static_bad_files);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
 TL_CHECK_MAIN(make_config_suite, make_stack_suite, make_writer_suite, make_api_suite,
-              make_numpy_suite)
+              make_numpy_suite, make_cudart_suite)

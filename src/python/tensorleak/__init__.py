@@ -36,6 +36,9 @@ class region(contextlib.ContextDecorator):
     def __enter__(self):
         a = _agent.api()
         if a is not None:
+            from tensorleak import _boot
+
+            _boot._cuda_tick()  # CUDA blocks so far, before the history wraps
             a.region_begin(self._bname)
         return self
 
@@ -43,6 +46,9 @@ class region(contextlib.ContextDecorator):
         a = _agent.api()
         if a is not None:
             a.region_end(self._bname)
+            from tensorleak import _boot
+
+            _boot._cuda_tick()
         return False
 
 

@@ -122,13 +122,20 @@ def _on_cuda(torch):
         _note(f"CUDA storages not recorded: {type(exc).__name__}: {exc}"[:250])
 
 
-def _cuda_drain(snap=0):
+def _cuda_drain():
     if _cuda_rec is None:
         return
     try:
-        _cuda_rec.drain(snap)
+        _cuda_rec.drain(point=True)
     except Exception as exc:
-        _note(f"CUDA storages not read: {type(exc).__name__}: {exc}"[:250], snap)
+        _note(f"CUDA storages not read: {type(exc).__name__}: {exc}"[:250])
+
+
+def _cuda_tick():
+    """A periodic drain of the CUDA history when one is due (region
+    boundaries call it; so does every garbage collection's start)."""
+    if _cuda_rec is not None:
+        _cuda_rec.tick()
 
 
 def _on_torch(torch):
@@ -189,6 +196,11 @@ def _end_point(name, frames=()):
     if _done_end != os.getpid():
         _done_end = os.getpid()
         report_point(name, frames)
+        if _cuda_rec is not None:
+            try:
+                _cuda_rec.stop()
+            except Exception:
+                pass
 
 
 def _live_locals(caller):

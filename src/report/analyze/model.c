@@ -147,9 +147,15 @@ static bool new_storage(replay_t *r, uint64_t base, uint64_t bytes, uint32_t sit
     return tl_stor_add(r->st, &s);
 }
 
+/* The device a block's bytes count on: a storage's own, else the cpu. */
+static unsigned block_device(unsigned flags)
+{
+    return (flags & BF_STORAGE) ? BF_DEVICE(flags) : TL_DEVICE_CPU;
+}
+
 static void count_block(replay_t *r, uint64_t size, unsigned flags, int sign)
 {
-    unsigned dev = (flags & BF_STORAGE) ? BF_DEVICE(flags) : TL_DEVICE_CPU;
+    unsigned dev = block_device(flags);
     if (r->pk_device && dev + 1 == r->pk_device) r->dev_live += (uint64_t)sign * size;
     r->c.live_bytes += (uint64_t)sign * size;
     r->c.live_blocks += (uint64_t)sign;
@@ -235,7 +241,8 @@ static tl_map_entry_t *add_block(replay_t *r, uint64_t ptr, uint64_t size, uint3
         count_block(r, e->a, old, -1);
         site_live(r, (uint32_t)(e->b & 0xffffffffu), old, -1, e->a);
         if (r->rg)
-            tl_regions_on_free(r->rg, (uint32_t)(e->b & 0xffffffffu), e->a, e->c, old & BF_STORAGE);
+            tl_regions_on_free(r->rg, (uint32_t)(e->b & 0xffffffffu), e->a, e->c, old & BF_STORAGE,
+                               block_device(old));
         if ((old & BF_STORAGE) && r->st) tl_stor_remove(r->st, ptr, NULL);
     }
     e->a = size;
@@ -243,7 +250,7 @@ static tl_map_entry_t *add_block(replay_t *r, uint64_t ptr, uint64_t size, uint3
     e->c = ts;
     count_block(r, size, flags, 1);
     site_live(r, site, flags, 1, size);
-    if (r->rg) tl_regions_on_alloc(r->rg, site, size, flags & BF_STORAGE);
+    if (r->rg) tl_regions_on_alloc(r->rg, site, size, flags & BF_STORAGE, block_device(flags));
     return e;
 }
 
@@ -257,10 +264,13 @@ static bool drop_block(replay_t *r, uint64_t ptr, unsigned *flags, tl_storage_t 
         return false;
     }
     *flags = (unsigned)(e->b >> 32);
+    if ((*flags & BF_STORAGE) && (BF_DEVICE(*flags) != TL_DEVICE_CPU || (*flags & BF_PINNED)))
+        r->c.device_frees++;
     count_block(r, e->a, *flags, -1);
     site_live(r, (uint32_t)(e->b & 0xffffffffu), *flags, -1, e->a);
     if (r->rg)
-        tl_regions_on_free(r->rg, (uint32_t)(e->b & 0xffffffffu), e->a, e->c, *flags & BF_STORAGE);
+        tl_regions_on_free(r->rg, (uint32_t)(e->b & 0xffffffffu), e->a, e->c, *flags & BF_STORAGE,
+                           block_device(*flags));
     if ((*flags & BF_STORAGE) && r->st) tl_stor_remove(r->st, ptr, info);
     r->c.frees++;
     tl_map_remove(&r->live, ptr);
@@ -308,7 +318,7 @@ static void unregister_storage(replay_t *r, uint64_t ptr)
         site_live(r, (uint32_t)(e->b & 0xffffffffu), flags, -1, e->a);
         if (r->rg)
             tl_regions_on_free(r->rg, (uint32_t)(e->b & 0xffffffffu), e->a, e->c,
-                               flags & BF_STORAGE);
+                               flags & BF_STORAGE, block_device(flags));
         tl_map_remove(&r->live, ptr);
         return;
     }
@@ -505,6 +515,7 @@ bool tl_model_build_with(const tl_trace_t *t, tl_model_t *m, const tl_model_opts
     r.site_device = m->site_device;
     if (!m->site_device || !sacc || !r.cur || !r.pk || !r.touched || !r.is_touched) goto oom;
     if (tl_regions_init(&m->regions, t, o->filter, o->filter_ctx)) goto oom;
+    m->regions.peak_device = peak_device;
     r.st = &st;
     r.sacc = sacc;
     r.rg = &m->regions;
@@ -535,6 +546,7 @@ bool tl_model_build_with(const tl_trace_t *t, tl_model_t *m, const tl_model_opts
     m->frees = r.c.frees;
     m->storages = r.c.storages;
     m->unknown_frees = r.c.unknown_frees;
+    m->device_frees = r.c.device_frees;
     m->replaced_blocks = r.c.replaced_blocks;
     m->largest_exact = r.c.largest_exact;
     m->peak_bytes = r.c.peak_bytes;

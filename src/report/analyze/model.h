@@ -53,6 +53,7 @@ typedef struct tl_model {
      * storages = storage instances created (ids handed out). */
     uint64_t allocations, frees, storages;
     uint64_t unknown_frees;   /* FREE / REALLOC of a pointer not live: ignored */
+    uint64_t device_frees;    /* of device storages (cuda, cuda_segment, pinned): aggregate mode */
     uint64_t replaced_blocks; /* ALLOC of an address already live: old block dropped */
     uint64_t largest_exact;   /* the largest ALLOC / REALLOC size recorded exactly (not sampled) */
 

@@ -160,9 +160,11 @@ static void log_delta(tl_regions_t *rg, struct tl_open_iter *o, uint32_t site, b
     o->log[o->nlog++] = (struct tl_region_delta){site, storage, bytes};
 }
 
-void tl_regions_on_alloc(tl_regions_t *rg, uint32_t site, uint64_t size, bool storage)
+void tl_regions_on_alloc(tl_regions_t *rg, uint32_t site, uint64_t size, bool storage,
+                         unsigned device)
 {
     if (rg->canon && site < rg->t->nsites) rg->site_live[rg->canon[site]] += size;
+    if (rg->peak_device && device + 1 != rg->peak_device) return; /* not in this peak */
     for (size_t i = 0; i < rg->nopen; i++) {
         struct tl_open_iter *o = &rg->open[i];
         o->cur_bytes += size;
@@ -175,9 +177,10 @@ void tl_regions_on_alloc(tl_regions_t *rg, uint32_t site, uint64_t size, bool st
 }
 
 void tl_regions_on_free(tl_regions_t *rg, uint32_t site, uint64_t size, uint64_t alloc_ts,
-                        bool storage)
+                        bool storage, unsigned device)
 {
     if (rg->canon && site < rg->t->nsites) rg->site_live[rg->canon[site]] -= size;
+    if (rg->peak_device && device + 1 != rg->peak_device) return;
     for (size_t i = 0; i < rg->nopen; i++) {
         struct tl_open_iter *o = &rg->open[i];
         if (alloc_ts >= o->begin_ts && o->cur_bytes >= size) {

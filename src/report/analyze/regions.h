@@ -76,6 +76,10 @@ typedef struct tl_regions {
     uint64_t unmatched_ends; /* ENDs with no open region of that name in their thread */
     uint64_t unclosed;       /* BEGINs never closed (by the end of the trace) */
     bool peak_lost;          /* out of memory while logging a last iteration */
+    /* 1 + the device (TL_DEVICE_*) whose blocks alone make up each
+     * iteration's peak (last_peak_bytes, peak_sites: check --region
+     * --device --max-peak); 0 = every block. Set after tl_regions_init. */
+    unsigned peak_device;
     /* replay state */
     const tl_trace_t *t;
     tl_site_filter_fn filter;
@@ -101,12 +105,14 @@ typedef struct tl_regions {
  * NULL. *rg is zeroed first. */
 bool tl_regions_init(tl_regions_t *rg, const tl_trace_t *t, tl_site_filter_fn filter, void *ctx);
 
-/* A block of size bytes at site (a storage with storage), allocated at
+/* A block of size bytes at site (a storage with storage) on device (a
+ * TL_DEVICE_*: a storage's, TL_DEVICE_CPU for plain blocks), allocated at
  * alloc_ts, appears / goes away. Running out of memory for the last
  * iteration's log sets rg->peak_lost: its END then reports out of memory. */
-void tl_regions_on_alloc(tl_regions_t *rg, uint32_t site, uint64_t size, bool storage);
+void tl_regions_on_alloc(tl_regions_t *rg, uint32_t site, uint64_t size, bool storage,
+                         unsigned device);
 void tl_regions_on_free(tl_regions_t *rg, uint32_t site, uint64_t size, uint64_t alloc_ts,
-                        bool storage);
+                        bool storage, unsigned device);
 
 /* A REGION_BEGIN, REGION_END or MARK record (others ignored). live: the
  * model's live block table (key ptr; a size; b site | flags << 32, flag 1 =

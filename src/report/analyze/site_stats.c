@@ -96,7 +96,7 @@ bool tl_site_stats_aggregate(const tl_trace_t *t, tl_model_t *m)
     const tl_agg_t *a = t->agg;
     if (!a || a->mode != TL_TMODE_AGGREGATE || a->cur < 0) return false;
     const tl_agg_ckpt_t *cur = &a->region[a->cur];
-    tl_site_stat_t *ss = malloc((cur->nsites ? cur->nsites : 1) * sizeof *ss);
+    tl_site_stat_t *ss = malloc((cur->nsites + m->nstorage_sites + 1) * sizeof *ss);
     if (!ss) return true;
     size_t n = 0;
     uint64_t allocs = 0, frees = 0, storages = 0;
@@ -111,12 +111,30 @@ bool tl_site_stats_aggregate(const tl_trace_t *t, tl_model_t *m)
         ss[n++] = (tl_site_stat_t){
             .site = (uint32_t)e->a, .storage = true, .bytes = s->bytes, .blocks = s->allocs};
     }
+    /* Device storages (libcudart's, PyTorch's CUDA blocks) are events even in
+     * aggregate mode, exact: their sites have no totals here but the
+     * replay's, which the checkpoints' host storages have as well. */
+    tl_map_t with_totals = {0}; /* key site + 1 */
+    bool oom = false, created;
+    for (size_t k = 0; k < n && !oom; k++)
+        oom = !tl_map_put(&with_totals, (uint64_t)ss[k].site + 1, &created);
+    for (size_t i = 0; i < m->nstorage_sites && !oom; i++) {
+        if (tl_map_get(&with_totals, (uint64_t)m->storage_sites[i].site + 1)) continue;
+        ss[n++] = m->storage_sites[i];
+        allocs += m->storage_sites[i].blocks;
+        storages += m->storage_sites[i].blocks;
+    }
+    tl_map_free(&with_totals);
+    if (oom) {
+        free(ss);
+        return true;
+    }
     qsort(ss, n, sizeof *ss, tl_site_stat_cmp);
     free(m->storage_sites);
     m->storage_sites = ss;
     m->nstorage_sites = n;
     m->allocations = allocs;
-    m->frees = frees;
+    m->frees = frees + m->device_frees;
     m->storages = storages;
     return false;
 }

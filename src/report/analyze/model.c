@@ -263,7 +263,7 @@ static bool drop_block(replay_t *r, uint64_t ptr, unsigned *flags, tl_storage_t 
         tl_regions_on_free(r->rg, (uint32_t)(e->b & 0xffffffffu), e->a, e->c, *flags & BF_STORAGE);
     if ((*flags & BF_STORAGE) && r->st) tl_stor_remove(r->st, ptr, info);
     r->c.frees++;
-    tl_map_remove(&r->live, ptr);
+    tl_map_remove_entry(&r->live, e); /* nothing above changes the live table */
     return true;
 }
 

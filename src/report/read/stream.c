@@ -134,9 +134,9 @@ static bool resolve(tl_events_t *it, const tl_evsrc_t *src, tl_evcur_t *c, tl_ev
         return true;
     }
     if (ev->type != TL_EV_ALLOC && ev->type != TL_EV_RALLOC) return true;
-    tl_map_entry_t *e = tl_map_get(&t->site_by_id, stack_id);
-    if (!e) return false; /* the load interned every stack id */
-    ev->site = (uint32_t)e->a;
+    uint32_t site = tl_site_cache_find(it->sites, t, stack_id);
+    if (site == UINT32_MAX) return false; /* the load interned every stack id */
+    ev->site = site;
     const tl_agg_t *a = t->agg;
     bool plain = ev->type == TL_EV_RALLOC || !ev->storage;
     if (a && a->mode == TL_TMODE_DEFAULT && a->sample_bytes > 1 && plain && ev->size < a->big_min &&
@@ -164,7 +164,9 @@ static bool advance(tl_events_t *it, size_t s)
     }
     const tl_evsrc_t *src = &t->srcs[s];
     while (c->off < src->len) {
-        long used = tl_rec_decode(src->data + c->off, src->len - c->off, it->rec, it->frames);
+        long used = tl_rec_decode_block(src->data + c->off, src->len - c->off, it->rec);
+        if (used == 0) /* not an ALLOC, FREE or REALLOC */
+            used = tl_rec_decode(src->data + c->off, src->len - c->off, it->rec, it->frames);
         if (used <= 0) break; /* cannot happen: len is the prefix the load decoded */
         c->off += (size_t)used;
         c->ts += it->rec->ts_delta;
@@ -214,7 +216,8 @@ bool tl_events_open(const tl_trace_t *t, tl_events_t *it)
     it->heap = malloc(n * sizeof *it->heap);
     it->rec = malloc(sizeof *it->rec);
     it->frames = malloc(TL_REC_MAX_FRAMES * sizeof *it->frames);
-    if (!it->cur || !it->heap || !it->rec || !it->frames || n > UINT32_MAX) {
+    it->sites = calloc(1, sizeof *it->sites);
+    if (!it->cur || !it->heap || !it->rec || !it->frames || !it->sites || n > UINT32_MAX) {
         tl_events_close(it);
         return true;
     }
@@ -251,5 +254,6 @@ void tl_events_close(tl_events_t *it)
     free(it->heap);
     free(it->rec);
     free(it->frames);
+    free(it->sites);
     *it = (tl_events_t){0};
 }

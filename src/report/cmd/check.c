@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "report/read/grow.h"
 #include "report/render/escape.h"
 #include "report/analyze/frames.h"
 #include "report/analyze/lineage.h"
@@ -68,7 +69,7 @@ static bool group_sites(tl_chk_t *c, const tl_site_stat_t *s, size_t n, bool sto
                         bool filter, uint64_t from_ts, uint64_t until_ts, tl_chk_limit_t *l)
 {
     tl_map_t by_where = {0}, by_site = {0}, by_stack = {0};
-    size_t cap = 0;
+    size_t cap = 0, best_cap = 0; /* of l->groups, of best */
     char w[TL_CHK_WHERE_MAX];
     uint64_t *best = NULL; /* per group: its biggest stack's bytes */
     for (size_t i = 0; i < n; i++) {
@@ -86,15 +87,12 @@ static bool group_sites(tl_chk_t *c, const tl_site_stat_t *s, size_t n, bool sto
                 if (!strcmp(l->groups[k].where, w)) g = k + 1;
         }
         if (!g) {
-            if (l->ngroups == cap) {
-                size_t ncap = cap ? cap * 2 : 16;
-                tl_chk_group_t *ng = realloc(l->groups, ncap * sizeof *ng);
-                uint64_t *nb = realloc(best, ncap * sizeof *nb);
-                if (nb) best = nb;
-                if (ng) l->groups = ng;
-                if (!ng || !nb) goto oom;
-                cap = ncap;
-            }
+            tl_chk_group_t *grown = tl_grow(l->groups, &cap, l->ngroups + 1, sizeof *grown, 16);
+            if (!grown) goto oom;
+            l->groups = grown;
+            uint64_t *nb = tl_grow(best, &best_cap, l->ngroups + 1, sizeof *nb, 16);
+            if (!nb) goto oom;
+            best = nb;
             tl_chk_group_t *ng = &l->groups[l->ngroups++];
             memset(ng, 0, sizeof *ng);
             memcpy(ng->where, w, sizeof w);

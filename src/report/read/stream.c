@@ -50,65 +50,6 @@ bool tl_rec_is_lineage(unsigned type)
     }
 }
 
-/* The pad bits of a device kind's ALLOC / FREE (aggregate.h). */
-static uint16_t device_pad(uint64_t kind, uint64_t device)
-{
-    unsigned dk = kind == TL_KIND_STORAGE_CUDA           ? TL_EV_DK_CUDA
-                  : kind == TL_KIND_STORAGE_CUDA_SEGMENT ? TL_EV_DK_SEGMENT
-                  : kind == TL_KIND_STORAGE_PINNED       ? TL_EV_DK_PINNED
-                  : kind == TL_KIND_STORAGE_NUMPY        ? TL_EV_DK_NUMPY
-                                                         : TL_EV_DK_NONE;
-    if (dk == TL_EV_DK_NONE) return 0;
-    return (uint16_t)(dk << 4 | (device > 255 ? 255u : (unsigned)device) << 8);
-}
-
-int tl_rec_events(const tl_record_t *rec, uint64_t ts, tl_event_t ev[2], uint64_t stack[2])
-{
-    int n = 0;
-    stack[0] = stack[1] = 0;
-    switch (rec->type) {
-    case TL_REC_ALLOC:
-        if (rec->u.alloc.ptr == 0) return 0; /* a failed allocation made no block */
-        ev[0] = (tl_event_t){.ts = ts,
-                             .type = TL_EV_ALLOC,
-                             .ptr = rec->u.alloc.ptr,
-                             .size = rec->u.alloc.size,
-                             .storage = tl_kind_is_storage(rec->u.alloc.kind),
-                             .pad = rec->u.alloc.kind == TL_KIND_NEW_FULL ? TL_EV_F_EXACT
-                                    : rec->u.alloc.kind == TL_KIND_PYOBJECT
-                                        ? TL_EV_F_OBJECT
-                                        : device_pad(rec->u.alloc.kind, rec->u.alloc.device)};
-        stack[0] = rec->u.alloc.stack_id;
-        return 1;
-    case TL_REC_FREE:
-        if (rec->u.free.ptr == 0) return 0;
-        ev[0] = (tl_event_t){.ts = ts,
-                             .type = TL_EV_FREE,
-                             .ptr = rec->u.free.ptr,
-                             .storage = tl_kind_is_storage(rec->u.free.kind),
-                             .pad = rec->u.free.kind == TL_KIND_PYOBJECT
-                                        ? TL_EV_F_OBJECT
-                                        : device_pad(rec->u.free.kind, rec->u.free.device)};
-        return 1;
-    case TL_REC_REALLOC:
-        if (rec->u.realloc.old_ptr != 0)
-            ev[n++] = (tl_event_t){.ts = ts, .type = TL_EV_RFREE, .ptr = rec->u.realloc.old_ptr};
-        if (rec->u.realloc.new_ptr != 0) {
-            ev[n] = (tl_event_t){.ts = ts,
-                                 .type = TL_EV_RALLOC,
-                                 .ptr = rec->u.realloc.new_ptr,
-                                 .size = rec->u.realloc.size,
-                                 .storage = rec->u.realloc.old_ptr != 0}; /* an RFREE precedes */
-            stack[n++] = rec->u.realloc.stack_id;
-        }
-        return n;
-    default:
-        if (!tl_rec_is_lineage(rec->type)) return 0;
-        ev[0] = (tl_event_t){.ts = ts, .type = TL_EV_LINEAGE};
-        return 1;
-    }
-}
-
 void tl_trace_release(const tl_trace_t *t, const uint8_t *data)
 {
     if (!t->buf_mapped) return;

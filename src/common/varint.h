@@ -95,7 +95,7 @@ static inline uint64_t tl_get_varint(tl_rbuf_t *r)
         uint64_t stop = ~x & 0x8080808080808080ull; /* the top bit of each last byte */
         if (stop) {
             unsigned len = ((unsigned)__builtin_ctzll(stop) >> 3) + 1;
-            x &= (len == 8 ? ~0ull : (1ull << (8 * len)) - 1) & 0x7f7f7f7f7f7f7f7full;
+            x &= (stop ^ (stop - 1)) & 0x7f7f7f7f7f7f7f7full; /* its bytes, up to the last */
             x = (x & 0x007f007f007f007full) | ((x & 0x7f007f007f007f00ull) >> 1);
             x = (x & 0x00003fff00003fffull) | ((x & 0x3fff00003fff0000ull) >> 2);
             x = (x & 0x000000000fffffffull) | ((x & 0x0fffffff00000000ull) >> 4);

@@ -21,9 +21,12 @@ typedef struct tl_evcur {
     size_t off;   /* next record's offset in the chunk; next index in extra */
     uint64_t ts;  /* time of the last record decoded */
     uint32_t lin; /* lineage records seen in the chunk */
-    bool primed;  /* ev holds the source's next event; else ev.ts is its base_ts, a bound */
+    bool primed;  /* ev[0] holds the source's next event; else ev[0].ts is its base_ts, a bound */
     bool has_pend;
-    tl_event_t ev, pend; /* the event at hand; a RALLOC waiting behind its RFREE */
+    /* ev[0]: the event at hand; ev[1]: a RALLOC waiting behind its RFREE.
+     * The record's events are made in place: a copy of an event just
+     * written field by field stalls on store forwarding (BENCHMARKS.md, W5). */
+    tl_event_t ev[2];
 } tl_evcur_t;
 
 bool tl_rec_is_lineage(unsigned type)
@@ -95,11 +98,11 @@ static bool advance(tl_events_t *it, size_t s)
     tl_evcur_t *c = &it->cur[s];
     if (s == t->nsrcs) {
         if (c->off >= t->nextra) return false;
-        c->ev = t->extra[c->off++];
+        c->ev[0] = t->extra[c->off++];
         return true;
     }
     if (c->has_pend) {
-        c->ev = c->pend;
+        c->ev[0] = c->ev[1];
         c->has_pend = false;
         return true;
     }
@@ -111,17 +114,13 @@ static bool advance(tl_events_t *it, size_t s)
         if (used <= 0) break; /* cannot happen: len is the prefix the load decoded */
         c->off += (size_t)used;
         c->ts += it->rec->ts_delta;
-        tl_event_t ev[2];
         uint64_t stack[2];
-        int n = tl_rec_events(it->rec, c->ts, ev, stack), k = 0;
-        for (int i = 0; i < n; i++)
-            if (resolve(it, src, c, &ev[i], stack[i])) ev[k++] = ev[i];
-        if (k == 0) continue;
-        c->ev = ev[0];
-        if (k == 2) {
-            c->pend = ev[1];
-            c->has_pend = true;
-        }
+        int n = tl_rec_events(it->rec, c->ts, c->ev, stack);
+        bool k0 = n > 0 && resolve(it, src, c, &c->ev[0], stack[0]);
+        bool k1 = n > 1 && resolve(it, src, c, &c->ev[1], stack[1]);
+        if (!k0 && !k1) continue;
+        if (!k0) c->ev[0] = c->ev[1];
+        c->has_pend = k0 && k1;
         return true;
     }
     tl_trace_release(t, src->chunk);
@@ -130,7 +129,7 @@ static bool advance(tl_events_t *it, size_t s)
 
 static bool before(const tl_events_t *it, uint32_t a, uint32_t b)
 {
-    uint64_t ta = it->cur[a].ev.ts, tb = it->cur[b].ev.ts;
+    uint64_t ta = it->cur[a].ev[0].ts, tb = it->cur[b].ev[0].ts;
     return ta < tb || (ta == tb && a < b);
 }
 
@@ -163,7 +162,7 @@ bool tl_events_open(const tl_trace_t *t, tl_events_t *it)
         return true;
     }
     for (size_t s = 0; s < t->nsrcs; s++) {
-        it->cur[s].ts = it->cur[s].ev.ts = t->srcs[s].base_ts;
+        it->cur[s].ts = it->cur[s].ev[0].ts = t->srcs[s].base_ts;
         it->heap[it->nheap++] = (uint32_t)s;
     }
     it->cur[t->nsrcs].primed = true;
@@ -182,7 +181,7 @@ bool tl_events_next(tl_events_t *it, tl_event_t *ev)
         sift_down(it, 0);
     }
     if (it->nheap == 0) return false;
-    *ev = it->cur[s].ev;
+    *ev = it->cur[s].ev[0];
     it->tid = s < it->t->nsrcs ? it->t->srcs[s].tid : 0;
     if (!advance(it, s)) it->heap[0] = it->heap[--it->nheap];
     sift_down(it, 0);

@@ -204,8 +204,47 @@ static tl_bytes_t get_run(tl_rbuf_t *r)
     return b;
 }
 
+long tl_rec_decode_block(const uint8_t *p, size_t n, tl_record_t *out)
+{
+    if (n == 0 || (p[0] != TL_REC_ALLOC && p[0] != TL_REC_FREE && p[0] != TL_REC_REALLOC)) return 0;
+    tl_rbuf_t r = {p + 1, p + n, false};
+    out->type = (tl_rec_type_t)p[0];
+    out->ts_delta = tl_get_varint(&r);
+    switch (p[0]) {
+    case TL_REC_ALLOC:
+        out->u.alloc.kind = tl_get_varint(&r);
+        if (!tl_kind_known(out->u.alloc.kind)) return -1;
+        out->u.alloc.ptr = tl_get_varint(&r);
+        out->u.alloc.size = tl_get_varint(&r);
+        out->u.alloc.stack_id = tl_get_varint(&r);
+        out->u.alloc.device = out->u.alloc.stream = 0;
+        if (tl_kind_has_device(out->u.alloc.kind)) {
+            out->u.alloc.device = tl_get_varint(&r);
+            out->u.alloc.stream = tl_get_varint(&r);
+        }
+        break;
+    case TL_REC_FREE:
+        out->u.free.kind = tl_get_varint(&r);
+        if (!tl_kind_known(out->u.free.kind)) return -1;
+        out->u.free.ptr = tl_get_varint(&r);
+        out->u.free.device = 0;
+        if (tl_kind_has_device(out->u.free.kind)) out->u.free.device = tl_get_varint(&r);
+        break;
+    default: /* TL_REC_REALLOC */
+        out->u.realloc.old_ptr = tl_get_varint(&r);
+        out->u.realloc.new_ptr = tl_get_varint(&r);
+        out->u.realloc.size = tl_get_varint(&r);
+        out->u.realloc.stack_id = tl_get_varint(&r);
+        break;
+    }
+    if (r.err) return -1;
+    return (long)(r.p - p);
+}
+
 long tl_rec_decode(const uint8_t *p, size_t n, tl_record_t *out, uint64_t *frames)
 {
+    long used = tl_rec_decode_block(p, n, out);
+    if (used) return used;
     tl_rbuf_t r = {p, p + n, false};
     unsigned type = tl_get_u8(&r);
     out->type = (tl_rec_type_t)type;
@@ -243,31 +282,6 @@ long tl_rec_decode(const uint8_t *p, size_t n, tl_record_t *out, uint64_t *frame
         out->u.stack.frames = frames;
         break;
     }
-    case TL_REC_ALLOC:
-        out->u.alloc.kind = tl_get_varint(&r);
-        if (!tl_kind_known(out->u.alloc.kind)) return -1;
-        out->u.alloc.ptr = tl_get_varint(&r);
-        out->u.alloc.size = tl_get_varint(&r);
-        out->u.alloc.stack_id = tl_get_varint(&r);
-        out->u.alloc.device = out->u.alloc.stream = 0;
-        if (tl_kind_has_device(out->u.alloc.kind)) {
-            out->u.alloc.device = tl_get_varint(&r);
-            out->u.alloc.stream = tl_get_varint(&r);
-        }
-        break;
-    case TL_REC_FREE:
-        out->u.free.kind = tl_get_varint(&r);
-        if (!tl_kind_known(out->u.free.kind)) return -1;
-        out->u.free.ptr = tl_get_varint(&r);
-        out->u.free.device = 0;
-        if (tl_kind_has_device(out->u.free.kind)) out->u.free.device = tl_get_varint(&r);
-        break;
-    case TL_REC_REALLOC:
-        out->u.realloc.old_ptr = tl_get_varint(&r);
-        out->u.realloc.new_ptr = tl_get_varint(&r);
-        out->u.realloc.size = tl_get_varint(&r);
-        out->u.realloc.stack_id = tl_get_varint(&r);
-        break;
     case TL_REC_THREAD:
         out->u.thread.tid = tl_get_varint(&r);
         out->u.thread.name = get_run(&r);

@@ -347,6 +347,13 @@ void tl_rec_put_mark(tl_wbuf_t *w, uint64_t ts_delta, uint64_t id, const char *n
  * frames). Never reads outside [p, p+n). Thread-safe. */
 long tl_rec_decode(const uint8_t *p, size_t n, tl_record_t *out, uint64_t *frames);
 
+/* The same for the records that make up most of a trace, ALLOC, FREE and
+ * REALLOC; 0 (out untouched) when the record at p is of another type or n is
+ * 0: then tl_rec_decode it. A small function whose cursor stays in
+ * registers, so that a reader's pass over millions of events costs little
+ * (tl_rec_decode decodes those three types with it). Thread-safe. */
+long tl_rec_decode_block(const uint8_t *p, size_t n, tl_record_t *out);
+
 /* Name of a record type for diagnostics ("alloc"), or "unknown". */
 const char *tl_rec_type_name(unsigned type);
 

@@ -36,9 +36,10 @@ libtlreport_la_SOURCES = \
 	src/report/render/render_folded.c \
 	src/report/render/render_html.c \
 	src/report/render/check_render.c src/report/render/check_render_json.c \
+	src/report/render/check_verdict.h \
 	src/report/status.c src/report/status.h \
 	src/report/pipeline.c src/report/pipeline.h \
-	src/report/cmd/check.c src/report/cmd/check.h src/report/cmd/check_impl.h \
+	src/report/cmd/check.c src/report/cmd/check.h \
 	src/report/cmd/check_run.c src/report/cmd/check_run.h \
 	src/report/cmd/diff.c src/report/cmd/diff.h \
 	src/report/cmd/report.c src/report/cmd/report.h

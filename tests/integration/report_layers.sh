@@ -18,10 +18,12 @@ for o in $objs; do
 done
 # The stages call only downstream: read/ nothing of analyze/, render/ or
 # cmd/; analyze/ nothing of render/ or cmd/ (lineage.c used render's size
-# text, aggregate.c wrote the renderers' mode lines, peek.c included cmd/).
+# text, aggregate.c wrote the renderers' mode lines, peek.c included cmd/);
+# render/ nothing of cmd/ (check's renderers included cmd/check_impl.h and
+# called check.c's tl_chk_where).
 stage() { n=$(find "$TL_BUILDDIR/src/report/$1" -name 'libtlreport_la-*.o' | sort); [ -n "$n" ] || hard_error "no objects in $1/"; echo "$n"; }
 defs() { for o in $(stage "$1"); do nm --defined-only "$o" | awk 'NF == 3 && $2 ~ /[TDBR]/ {print $3}'; done | sort -u; }
-for pair in "read analyze" "read render" "read cmd" "analyze render" "analyze cmd"; do
+for pair in "read analyze" "read render" "read cmd" "analyze render" "analyze cmd" "render cmd"; do
     set -- $pair
     defs "$2" > "def.$2"
     for o in $(stage "$1"); do

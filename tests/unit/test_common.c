@@ -22,6 +22,38 @@ START_TEST(varint_roundtrip)
 }
 END_TEST
 
+/* Varints followed by more bytes, as inside a chunk: with 8 bytes left the
+ * decoder reads a word at a time (varint.h), every length 1 to 10 and both
+ * fillers (a continuation byte, a zero) must give the loop's answer. */
+START_TEST(varint_in_buffer)
+{
+    for (unsigned bits = 0; bits <= 64; bits++) {
+        uint64_t v = bits == 64 ? UINT64_MAX : ((uint64_t)1 << bits) - 1;
+        for (int fill = 0; fill < 2; fill++) {
+            uint8_t buf[32];
+            memset(buf, fill ? 0xff : 0x00, sizeof buf);
+            tl_wbuf_t w = {buf, buf + sizeof buf, false};
+            tl_put_varint(&w, v);
+            tl_put_varint(&w, 300);
+            tl_rbuf_t r = {buf, buf + sizeof buf, false};
+            ck_assert_uint_eq(tl_get_varint(&r), v);
+            ck_assert_uint_eq(tl_get_varint(&r), 300);
+            ck_assert(!r.err);
+            ck_assert_ptr_eq(r.p, w.p);
+        }
+    }
+    /* The 10th byte above 1, and 11 bytes, with bytes after them. */
+    uint8_t over[16] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x02};
+    tl_rbuf_t r = {over, over + sizeof over, false};
+    ck_assert_uint_eq(tl_get_varint(&r), 0);
+    ck_assert(r.err);
+    memset(over, 0xff, 11);
+    r = (tl_rbuf_t){over, over + sizeof over, false};
+    tl_get_varint(&r);
+    ck_assert(r.err);
+}
+END_TEST
+
 START_TEST(varint_sizes)
 {
     uint8_t buf[16];
@@ -85,6 +117,7 @@ static Suite *make_varint_suite(void)
     TCase *tc = tcase_create("core");
     tcase_add_test(tc, varint_roundtrip);
     tcase_add_test(tc, varint_sizes);
+    tcase_add_test(tc, varint_in_buffer); /* the report's word-at-a-time varints */
     tcase_add_test(tc, varint_malformed);
     tcase_add_test(tc, zigzag);
     tcase_add_test(tc, le_fields);
@@ -122,6 +155,42 @@ START_TEST(codec_alloc_free_realloc)
     ck_assert_uint_eq(rec.u.realloc.new_ptr, 0x2000);
     ck_assert_uint_eq(rec.u.realloc.size, 99);
     ck_assert_uint_eq(rec.u.realloc.stack_id, 3);
+}
+END_TEST
+
+/* tl_rec_decode_block, the readers' fast path: the three block records as
+ * tl_rec_decode gives them, 0 for any other record, -1 for a bad kind. */
+START_TEST(codec_block_fast_path)
+{
+    uint8_t buf[256];
+    tl_wbuf_t w = {buf, buf + sizeof buf, false};
+    tl_rec_put_alloc(&w, 5, TL_KIND_STORAGE_C10, 0x7f0000001000, 33554432, 42);
+    tl_rec_put_free(&w, 7, TL_KIND_FREE, 0x7f0000001000);
+    tl_rec_put_realloc(&w, 0, 0x1000, 0x2000, 99, 3);
+    uint8_t *mark = w.p;
+    tl_rec_put_mark(&w, 1, 9, "x", 1);
+    ck_assert(!w.overflow);
+    size_t n = (size_t)(w.p - buf), off = 0;
+    for (int i = 0; i < 3; i++) {
+        tl_record_t a, b;
+        memset(&a, 0, sizeof a);
+        memset(&b, 0, sizeof b);
+        long ka = tl_rec_decode_block(buf + off, n - off, &a);
+        long kb = tl_rec_decode(buf + off, n - off, &b, NULL);
+        ck_assert_int_gt(ka, 0);
+        ck_assert_int_eq(ka, kb);
+        ck_assert_int_eq(memcmp(&a, &b, sizeof a), 0);
+        off += (size_t)ka;
+    }
+    ck_assert_ptr_eq(buf + off, mark);
+    tl_record_t rec;
+    ck_assert_int_eq(tl_rec_decode_block(mark, n - off, &rec), 0);
+    ck_assert_int_eq(tl_rec_decode_block(buf, 0, &rec), 0);
+    ck_assert_int_gt(tl_rec_decode(mark, n - off, &rec, NULL), 0);
+    ck_assert_int_eq(rec.type, TL_REC_MARK);
+    uint8_t bad[] = {TL_REC_ALLOC, 0, 0x7f, 1, 1, 1}; /* kind 127: unknown */
+    ck_assert_int_eq(tl_rec_decode_block(bad, sizeof bad, &rec), -1);
+    ck_assert_int_eq(tl_rec_decode_block(buf, 3, &rec), -1); /* cut short */
 }
 END_TEST
 
@@ -384,6 +453,7 @@ static Suite *make_codec_suite(void)
     Suite *s = suite_create("codec");
     TCase *tc = tcase_create("core");
     tcase_add_test(tc, codec_alloc_free_realloc);
+    tcase_add_test(tc, codec_block_fast_path); /* the report's decoder of block records */
     tcase_add_test(tc, codec_device_kinds);
     tcase_add_test(tc, codec_unknown_kinds);
     tcase_add_test(tc, codec_stack_process_end);

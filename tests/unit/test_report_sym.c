@@ -73,6 +73,14 @@ START_TEST(sym_workload)
     };
     tl_symbolizer_t *s = tl_sym_new(mods, 2);
     ck_assert_ptr_nonnull(s);
+    /* A folded frame's lookup: function and module, no file or line (its
+     * DWARF is not read); the full lookups below add them to the cache. */
+    tl_frame_t nf;
+    tl_sym_lookup_name(s, t.ra, true, &nf);
+    ck_assert_str_eq(nf.function, "tl_symtarget_caller");
+    ck_assert_str_eq(nf.module, t.exe);
+    ck_assert_ptr_null(nf.file);
+    ck_assert_uint_eq(nf.line, 0);
     for (int pass = 0; pass < 2; pass++) { /* the second answer comes from the cache */
         tl_frame_t f;
         tl_sym_lookup(s, t.ra, true, &f);
@@ -85,6 +93,9 @@ START_TEST(sym_workload)
         ck_assert_str_eq(f.module, t.exe);
     }
     tl_frame_t f;
+    tl_sym_lookup_name(s, t.ra, true, &f); /* after a full lookup: the line is kept */
+    ck_assert_uint_eq(f.line, (unsigned)t.line);
+    ck_assert_ptr_nonnull(f.file);
     tl_sym_lookup(s, 0x1800, true, &f); /* in [vdso]: module only */
     ck_assert_str_eq(f.module, "[vdso]");
     ck_assert_ptr_null(f.function);

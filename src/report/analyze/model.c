@@ -273,7 +273,7 @@ static bool drop_block(replay_t *r, uint64_t ptr, unsigned *flags, tl_storage_t 
                            block_device(*flags));
     if ((*flags & BF_STORAGE) && r->st) tl_stor_remove(r->st, ptr, info);
     r->c.frees++;
-    tl_map_remove(&r->live, ptr);
+    tl_map_remove_entry(&r->live, e); /* nothing above changes the live table */
     return true;
 }
 

@@ -133,22 +133,21 @@ static sym_mod_t *find_module(tl_symbolizer_t *s, uint64_t addr)
     return NULL;
 }
 
-static void resolve(tl_symbolizer_t *s, uint64_t pc, tl_frame_t *f)
+/* The Dwfl module holding pc (f->module set to its recorded path), or NULL. */
+static Dwfl_Module *module_of(tl_symbolizer_t *s, uint64_t pc, tl_frame_t *f)
 {
     sym_mod_t *m = find_module(s, pc);
-    if (!m) return;
+    if (!m) return NULL;
     f->module = m->rec->path;
     if (m->state == MOD_UNTRIED) open_module(m);
-    if (m->state != MOD_OK) return;
-    Dwfl_Module *mod = dwfl_addrmodule(m->dwfl, pc);
-    if (!mod) return;
-    GElf_Off off;
-    GElf_Sym sym;
-    const char *name = dwfl_module_addrinfo(mod, pc, &off, &sym, NULL, NULL, NULL);
-    if (name && name[0]) {
-        char *d = tl_sym_demangle(name);
-        f->function = d ? d : strdup(name);
-    }
+    if (m->state != MOD_OK) return NULL;
+    return dwfl_addrmodule(m->dwfl, pc);
+}
+
+/* File and line: the module's DWARF, read (and decompressed) on its first
+ * line, which is most of symbolization's cost. */
+static void resolve_line(Dwfl_Module *mod, uint64_t pc, tl_frame_t *f)
+{
     Dwfl_Line *line = dwfl_module_getsrc(mod, pc);
     if (line) {
         int lineno = 0;
@@ -160,17 +159,40 @@ static void resolve(tl_symbolizer_t *s, uint64_t pc, tl_frame_t *f)
     }
 }
 
-void tl_sym_lookup(tl_symbolizer_t *s, uint64_t address, bool return_address, tl_frame_t *out)
+static void resolve(tl_symbolizer_t *s, uint64_t pc, bool want_line, tl_frame_t *f)
+{
+    Dwfl_Module *mod = module_of(s, pc, f);
+    if (!mod) return;
+    GElf_Off off;
+    GElf_Sym sym;
+    const char *name = dwfl_module_addrinfo(mod, pc, &off, &sym, NULL, NULL, NULL);
+    if (name && name[0]) {
+        char *d = tl_sym_demangle(name);
+        f->function = d ? d : strdup(name);
+    }
+    if (want_line) resolve_line(mod, pc, f);
+}
+
+/* A cache entry's b: 1 when its file and line were looked up. */
+static void lookup(tl_symbolizer_t *s, uint64_t address, bool return_address, bool want_line,
+                   tl_frame_t *out)
 {
     *out = (tl_frame_t){.address = address};
     uint64_t key = address * 2 + (return_address ? 1 : 0);
+    uint64_t pc = return_address && address > 0 ? address - 1 : address;
     tl_map_entry_t *e = tl_map_get(&s->cache, key);
     if (e) {
-        *out = s->frames[e->a];
+        tl_frame_t *f = &s->frames[e->a];
+        if (want_line && !e->b) {
+            tl_frame_t m = {0};
+            Dwfl_Module *mod = module_of(s, pc, &m); /* opened already */
+            if (mod) resolve_line(mod, pc, f);
+            e->b = 1;
+        }
+        *out = *f;
         return;
     }
-    uint64_t pc = return_address && address > 0 ? address - 1 : address;
-    resolve(s, pc, out);
+    resolve(s, pc, want_line, out);
     /* Cache; when out of memory, just answer uncached. */
     tl_frame_t *nf = tl_grow(s->frames, &s->cap, s->nframes + 1, sizeof *nf, 256);
     if (!nf) goto uncached;
@@ -179,6 +201,7 @@ void tl_sym_lookup(tl_symbolizer_t *s, uint64_t address, bool return_address, tl
     e = tl_map_put(&s->cache, key, &created);
     if (!e) goto uncached;
     e->a = s->nframes;
+    e->b = want_line;
     s->frames[s->nframes++] = *out;
     return;
 uncached:
@@ -187,6 +210,16 @@ uncached:
     free((char *)out->file);
     out->function = out->file = NULL;
     out->line = 0;
+}
+
+void tl_sym_lookup(tl_symbolizer_t *s, uint64_t address, bool return_address, tl_frame_t *out)
+{
+    lookup(s, address, return_address, true, out);
+}
+
+void tl_sym_lookup_name(tl_symbolizer_t *s, uint64_t address, bool return_address, tl_frame_t *out)
+{
+    lookup(s, address, return_address, false, out);
 }
 
 void tl_sym_free(tl_symbolizer_t *s)

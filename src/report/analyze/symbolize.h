@@ -32,6 +32,12 @@ tl_symbolizer_t *tl_sym_new(const tl_module_t *mods, size_t n);
  * stay valid until tl_sym_free. Never fails: unknown parts are NULL / 0. */
 void tl_sym_lookup(tl_symbolizer_t *s, uint64_t address, bool return_address, tl_frame_t *out);
 
+/* The same without file and line (NULL / 0 unless an earlier tl_sym_lookup
+ * of the address found them): function and module need only the symbol
+ * table, not the module's DWARF, so frames that are folded, not printed,
+ * cost no debug information. */
+void tl_sym_lookup_name(tl_symbolizer_t *s, uint64_t address, bool return_address, tl_frame_t *out);
+
 void tl_sym_free(tl_symbolizer_t *s);
 
 /* The demangled form of a C++ symbol name (malloc'd, caller frees), or NULL

@@ -6,80 +6,17 @@
  * and each rule is credited with the bytes and blocks it hid at the scope's
  * end. Peak counts every block (a peak is not a leak to forgive).
  */
-#include "report/cmd/check_impl.h"
+#include "report/cmd/check.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "report/read/grow.h"
 #include "report/render/escape.h"
 #include "report/analyze/frames.h"
 #include "report/analyze/lineage.h"
 #include "report/analyze/steps.h"
-
-const char *tl_check_limit_name(unsigned limit)
-{
-    static const char *const names[] = {
-        "max-leak",   "max-leak-storage",       "max-pinned",         "max-peak",
-        "max-growth", "max-growth-vs-baseline", "max-problem-storage"};
-    return limit < TL_LIMIT_COUNT ? names[limit] : "unknown";
-}
-
-/* Grouping looks past operator new too: the program's function is the place. */
-static bool allocator_module(const char *path)
-{
-    return tl_allocator_module(path, TL_ALLOC_NATIVE | TL_ALLOC_CXX);
-}
-
-const char *tl_chk_where(tl_chk_t *c, uint32_t site, char *buf)
-{
-    buf[0] = '\0';
-    const tl_trace_t *t = &c->a.trace;
-    if (site >= t->nsites) return buf;
-    size_t n;
-    const uint64_t *frames = tl_trace_site_frames(t, site, &n);
-    for (size_t i = 0; i < n; i++) /* a Python line: the program's own first */
-        if (frames[i] & TL_FRAME_PY_TAG)
-            return tl_lineage_where(t, c->a.sym, site, buf, TL_CHK_WHERE_MAX);
-    for (size_t i = 0; i < n; i++) {
-        if (frames[i] & TL_FRAME_PY_TAG) continue;
-        tl_frame_t f;
-        tl_sym_lookup(c->a.sym, frames[i], true, &f);
-        if (!f.function || allocator_module(f.module)) continue;
-        const char *paren = strchr(f.function, '(');
-        int len = paren ? (int)(paren - f.function) : (int)strlen(f.function);
-        if (len > 200) len = 200;
-        if (f.file) {
-            const char *b = strrchr(f.file, '/');
-            snprintf(buf, TL_CHK_WHERE_MAX, "in %.*s (%s:%u)", len, f.function, b ? b + 1 : f.file,
-                     f.line);
-        } else {
-            snprintf(buf, TL_CHK_WHERE_MAX, "in %.*s", len, f.function);
-        }
-        return buf;
-    }
-    return buf;
-}
-
-const char *tl_chk_holders(const tl_chk_group_t *g, char *buf, size_t n)
-{
-    static const char *const phrase[] = {NULL, "by a tensor", "only by views",
-                                         "by the autograd graph of a kept tensor"};
-    static const unsigned order[] = {TL_HELD_AUTOGRAD, TL_HELD_VIEW, TL_HELD_TENSOR};
-    char b[32];
-    size_t len = 0, k = 0;
-    buf[0] = '\0';
-    for (size_t i = 0; i < 3; i++) {
-        unsigned h = order[i];
-        if (!g->held[h]) continue;
-        int w = snprintf(buf + len, n - len, "%s%s (%s)", k ? ", " : "held ", phrase[h],
-                         tl_size_text(g->held[h], b, sizeof b));
-        if (w < 0 || (size_t)w >= n - len) break;
-        len += (size_t)w;
-        k++;
-    }
-    return buf;
-}
 
 static int cmp_group(const void *pa, const void *pb)
 {
@@ -132,7 +69,7 @@ static bool group_sites(tl_chk_t *c, const tl_site_stat_t *s, size_t n, bool sto
                         bool filter, uint64_t from_ts, uint64_t until_ts, tl_chk_limit_t *l)
 {
     tl_map_t by_where = {0}, by_site = {0}, by_stack = {0};
-    size_t cap = 0;
+    size_t cap = 0, best_cap = 0; /* of l->groups, of best */
     char w[TL_CHK_WHERE_MAX];
     uint64_t *best = NULL; /* per group: its biggest stack's bytes */
     for (size_t i = 0; i < n; i++) {
@@ -150,15 +87,12 @@ static bool group_sites(tl_chk_t *c, const tl_site_stat_t *s, size_t n, bool sto
                 if (!strcmp(l->groups[k].where, w)) g = k + 1;
         }
         if (!g) {
-            if (l->ngroups == cap) {
-                size_t ncap = cap ? cap * 2 : 16;
-                tl_chk_group_t *ng = realloc(l->groups, ncap * sizeof *ng);
-                uint64_t *nb = realloc(best, ncap * sizeof *nb);
-                if (nb) best = nb;
-                if (ng) l->groups = ng;
-                if (!ng || !nb) goto oom;
-                cap = ncap;
-            }
+            tl_chk_group_t *grown = tl_grow(l->groups, &cap, l->ngroups + 1, sizeof *grown, 16);
+            if (!grown) goto oom;
+            l->groups = grown;
+            uint64_t *nb = tl_grow(best, &best_cap, l->ngroups + 1, sizeof *nb, 16);
+            if (!nb) goto oom;
+            best = nb;
             tl_chk_group_t *ng = &l->groups[l->ngroups++];
             memset(ng, 0, sizeof *ng);
             memcpy(ng->where, w, sizeof w);

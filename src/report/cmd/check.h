@@ -16,70 +16,8 @@
 
 #include "common/trace_format.h"
 #include "report/analyze/suppress.h"
+#include "report/render/check_verdict.h"
 #include "report/status.h"
-
-enum {
-    TL_LIMIT_LEAK = 0,     /* --max-leak: live bytes at the end, after suppressions */
-    TL_LIMIT_LEAK_STORAGE, /* --max-leak-storage: the same, storages only */
-    TL_LIMIT_PINNED,       /* --max-pinned: pinned bytes of live storages */
-    TL_LIMIT_PEAK,         /* --max-peak: peak live bytes */
-    TL_LIMIT_GROWTH,       /* --max-growth: bytes per iteration of a repeated region's site */
-    TL_LIMIT_BASELINE,     /* --max-growth-vs-baseline: leak or peak above the baseline's */
-    TL_LIMIT_PROBLEM,      /* --max-problem-storage: bytes of the scope's problem storages */
-    TL_LIMIT_COUNT
-};
-
-enum { TL_CHECK_TEXT = 0, TL_CHECK_JSON = 1, TL_CHECK_JUNIT = 2 };
-
-/* A baseline's totals (tl_check_baseline). */
-typedef struct tl_check_base {
-    const char *path;
-    uint64_t leaked_bytes; /* as --max-leak counts it (kinds, device), after suppressions */
-    uint64_t peak_bytes;
-} tl_check_base_t;
-
-/* The process a verdict is about, in a gate over a run's processes
- * (check_run.h). */
-typedef struct tl_check_proc_ctx {
-    const char *role;  /* "main", "child" (a fork of the main program), "helper" */
-    bool name_process; /* several processes are listed: the text and JUnit name this one */
-    /* The main process's JSON only, which carries the run's verdict: */
-    bool others_failed;             /* another process exceeded a limit (or cannot pass) */
-    const char *const *others_json; /* the other listed processes' verdicts, JSON objects */
-    const size_t *others_json_len;  /* their lengths */
-    size_t nothers;
-    unsigned helpers_unchecked; /* helpers with nothing of interest, left out */
-    unsigned execd_unchecked;   /* processes that exec'd an untraced program, left out */
-} tl_check_proc_ctx_t;
-
-typedef struct tl_check_opts {
-    bool set[TL_LIMIT_COUNT];
-    uint64_t limit[TL_LIMIT_COUNT]; /* bytes */
-    bool baseline_is_percent;       /* TL_LIMIT_BASELINE is baseline_percent % */
-    double baseline_percent;
-    const tl_check_base_t *base; /* with TL_LIMIT_BASELINE */
-    const char *region;          /* NULL: the end point */
-    tl_supp_t *supp;             /* rules to apply (may have none) */
-    int format;                  /* TL_CHECK_* */
-    unsigned top;                /* sites per failed limit (0 = all) */
-    /* The leak kinds --max-leak counts in a trace with a leak scan: a mask of
-     * 1u << TL_LEAK_*; 0 means the default, definitely and indirectly lost.
-     * Without a scan (not `all` mode) every live block counts. */
-    unsigned leak_kinds;
-    /* The problem kinds --max-problem-storage counts: a mask of
-     * 1u << TL_PROBLEM_* (analyze/storages.h); 0 means every kind. */
-    unsigned problem_kinds;
-    /* --device: 1 + the trace's TL_DEVICE_* the limits look at (1 = cpu,
-     * 2 = cuda:0, ...); 0 = every device. A site counts on the device of
-     * its storages; a plain heap block on the cpu. */
-    unsigned device;
-    /* check -- CMD: which process of the run this trace is (check_run.h);
-     * NULL for a lone trace (check --trace). */
-    const tl_check_proc_ctx_t *proc;
-    /* check -- CMD without --trace-output: the run's traces are removed
-     * after a pass, so a passing verdict says so beside the path. */
-    bool traces_removed_on_pass;
-} tl_check_opts_t;
 
 /* One trace's verdict in numbers (tl_check_eval). */
 typedef struct tl_check_result {
@@ -88,12 +26,6 @@ typedef struct tl_check_result {
     bool execd;      /* a run's process other than the main one that ended by exec
                         (its program not traced): not checked, no verdict written */
 } tl_check_result_t;
-
-#define TL_CHECK_LEAK_KINDS_DEFAULT ((1u << TL_LEAK_DEFINITE) | (1u << TL_LEAK_INDIRECT))
-#define TL_CHECK_PROBLEM_KINDS_ALL  0x3fu /* the six TL_PROBLEM_* kinds */
-
-/* "max-leak", "max-leak-storage", ... */
-const char *tl_check_limit_name(unsigned limit);
 
 /* Evaluate the trace at path and write the verdict to out. Returns 0 with
  * *failed set, or a TL_STATUS_* code after one line "PATH: why" added to

@@ -89,9 +89,10 @@ tl_status_t tl_report_file(const char *path, const tl_report_opts_t *opts, FILE 
     }
     /* The text report's leaks leave out what check's default suppressions
      * hide (one-time allocations); JSON keeps every site and marks those
-     * ("suppressed"), the HTML page hides them behind a toggle. */
+     * ("suppressed"), the HTML page hides them behind a toggle; the folded
+     * stacks are every site's, so they load none. */
     tl_supp_t supp = {0};
-    bool use_supp = !opts->no_default_supp;
+    bool use_supp = !opts->no_default_supp && opts->format < TL_FORMAT_FOLDED;
     if (use_supp && tl_supp_add_defaults(&supp)) {
         tl_supp_free(&supp);
         free(a);

@@ -91,6 +91,17 @@ bool tl_map_remove(tl_map_t *m, uint64_t key)
     }
     tl_map_entry_t *e = tl_map_get(m, key);
     if (!e) return false;
+    tl_map_remove_entry(m, e);
+    return true;
+}
+
+void tl_map_remove_entry(tl_map_t *m, tl_map_entry_t *e)
+{
+    if (e == &m->zero) {
+        m->has_zero = false;
+        m->count--;
+        return;
+    }
     size_t mask = m->cap - 1;
     size_t hole = (size_t)(e - m->slots);
     /* Backward shift: move later entries of the probe run into the hole when
@@ -105,7 +116,6 @@ bool tl_map_remove(tl_map_t *m, uint64_t key)
     }
     m->slots[hole].key = 0;
     m->count--;
-    return true;
 }
 
 tl_map_entry_t *tl_map_next(tl_map_t *m, size_t *pos)

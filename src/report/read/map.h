@@ -39,6 +39,10 @@ tl_map_entry_t *tl_map_put(tl_map_t *m, uint64_t key, bool *created);
 /* Remove key; false when it was absent. */
 bool tl_map_remove(tl_map_t *m, uint64_t key);
 
+/* Remove the entry e that tl_map_get or tl_map_put just returned (no map
+ * change since), without looking its key up again. */
+void tl_map_remove_entry(tl_map_t *m, tl_map_entry_t *e);
+
 /* Iterate: *pos starts at 0; returns the next entry or NULL at the end. Do not
  * modify the map while iterating. */
 tl_map_entry_t *tl_map_next(tl_map_t *m, size_t *pos);

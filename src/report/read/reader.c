@@ -90,6 +90,7 @@ typedef struct rd {
     size_t src_cap, extra_cap, site_cap, frame_cap, mod_cap, py_cap, lin_cap, leak_cap;
     size_t str_len, str_cap; /* the string pool, as offsets until the end of reading */
     uint32_t tid;            /* of the chunk being read */
+    tl_site_cache_t sites;   /* the sites of the events' stack ids (stream.h) */
 } rd_t;
 
 /* Site index for a stack id, interned on first sight; UINT32_MAX on failure. */
@@ -276,7 +277,9 @@ static bool take_lineage(rd_t *r, const tl_record_t *rec, uint64_t ts)
 static bool take_record(rd_t *r, const tl_record_t *rec, uint64_t ts)
 {
     tl_trace_t *t = r->t;
-    if (tl_rec_is_lineage(rec->type)) return take_lineage(r, rec, ts);
+    if (rec->type != TL_REC_ALLOC && rec->type != TL_REC_FREE && rec->type != TL_REC_REALLOC &&
+        tl_rec_is_lineage(rec->type))
+        return take_lineage(r, rec, ts);
     switch (rec->type) {
     case TL_REC_PROCESS:
         return take_process(t, rec);
@@ -296,6 +299,7 @@ static bool take_record(rd_t *r, const tl_record_t *rec, uint64_t ts)
             t->nnumpy_buffers++;
         for (int i = 0; i < n; i++)
             if ((ev[i].type == TL_EV_ALLOC || ev[i].type == TL_EV_RALLOC) &&
+                tl_site_cache_find(&r->sites, t, stack[i]) == UINT32_MAX &&
                 intern_site(r, stack[i]) == UINT32_MAX)
                 return true;
         t->nevents += (size_t)n;
@@ -370,7 +374,8 @@ static bool read_chunk(rd_t *r, const uint8_t *p, size_t n, uint64_t base_ts, bo
     size_t off = 0, run = 0, nev = r->t->nevents, lin = r->t->nlineage;
     bool any = false;
     while (off < n) {
-        long used = tl_rec_decode(p + off, n - off, &rec, frames);
+        long used = tl_rec_decode_block(p + off, n - off, &rec); /* most records */
+        if (used == 0) used = tl_rec_decode(p + off, n - off, &rec, frames);
         if (used <= 0) {
             if (!cut) r->t->bad_records++;
             break;

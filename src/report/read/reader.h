@@ -207,6 +207,7 @@ typedef struct tl_events {
     size_t nheap;
     struct tl_record *rec; /* decoding scratch */
     uint64_t *frames;
+    struct tl_site_cache *sites; /* stack id -> site, the last ones */
     uint32_t tid; /* kernel tid of the last event's thread; 0: an aggregate checkpoint's */
 } tl_events_t;
 

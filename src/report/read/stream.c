@@ -21,9 +21,12 @@ typedef struct tl_evcur {
     size_t off;   /* next record's offset in the chunk; next index in extra */
     uint64_t ts;  /* time of the last record decoded */
     uint32_t lin; /* lineage records seen in the chunk */
-    bool primed;  /* ev holds the source's next event; else ev.ts is its base_ts, a bound */
+    bool primed;  /* ev[0] holds the source's next event; else ev[0].ts is its base_ts, a bound */
     bool has_pend;
-    tl_event_t ev, pend; /* the event at hand; a RALLOC waiting behind its RFREE */
+    /* ev[0]: the event at hand; ev[1]: a RALLOC waiting behind its RFREE.
+     * The record's events are made in place: a copy of an event just
+     * written field by field stalls on store forwarding (BENCHMARKS.md, W5). */
+    tl_event_t ev[2];
 } tl_evcur_t;
 
 bool tl_rec_is_lineage(unsigned type)
@@ -47,65 +50,6 @@ bool tl_rec_is_lineage(unsigned type)
         return true;
     default:
         return false;
-    }
-}
-
-/* The pad bits of a device kind's ALLOC / FREE (aggregate.h). */
-static uint16_t device_pad(uint64_t kind, uint64_t device)
-{
-    unsigned dk = kind == TL_KIND_STORAGE_CUDA           ? TL_EV_DK_CUDA
-                  : kind == TL_KIND_STORAGE_CUDA_SEGMENT ? TL_EV_DK_SEGMENT
-                  : kind == TL_KIND_STORAGE_PINNED       ? TL_EV_DK_PINNED
-                  : kind == TL_KIND_STORAGE_NUMPY        ? TL_EV_DK_NUMPY
-                                                         : TL_EV_DK_NONE;
-    if (dk == TL_EV_DK_NONE) return 0;
-    return (uint16_t)(dk << 4 | (device > 255 ? 255u : (unsigned)device) << 8);
-}
-
-int tl_rec_events(const tl_record_t *rec, uint64_t ts, tl_event_t ev[2], uint64_t stack[2])
-{
-    int n = 0;
-    stack[0] = stack[1] = 0;
-    switch (rec->type) {
-    case TL_REC_ALLOC:
-        if (rec->u.alloc.ptr == 0) return 0; /* a failed allocation made no block */
-        ev[0] = (tl_event_t){.ts = ts,
-                             .type = TL_EV_ALLOC,
-                             .ptr = rec->u.alloc.ptr,
-                             .size = rec->u.alloc.size,
-                             .storage = tl_kind_is_storage(rec->u.alloc.kind),
-                             .pad = rec->u.alloc.kind == TL_KIND_NEW_FULL ? TL_EV_F_EXACT
-                                    : rec->u.alloc.kind == TL_KIND_PYOBJECT
-                                        ? TL_EV_F_OBJECT
-                                        : device_pad(rec->u.alloc.kind, rec->u.alloc.device)};
-        stack[0] = rec->u.alloc.stack_id;
-        return 1;
-    case TL_REC_FREE:
-        if (rec->u.free.ptr == 0) return 0;
-        ev[0] = (tl_event_t){.ts = ts,
-                             .type = TL_EV_FREE,
-                             .ptr = rec->u.free.ptr,
-                             .storage = tl_kind_is_storage(rec->u.free.kind),
-                             .pad = rec->u.free.kind == TL_KIND_PYOBJECT
-                                        ? TL_EV_F_OBJECT
-                                        : device_pad(rec->u.free.kind, rec->u.free.device)};
-        return 1;
-    case TL_REC_REALLOC:
-        if (rec->u.realloc.old_ptr != 0)
-            ev[n++] = (tl_event_t){.ts = ts, .type = TL_EV_RFREE, .ptr = rec->u.realloc.old_ptr};
-        if (rec->u.realloc.new_ptr != 0) {
-            ev[n] = (tl_event_t){.ts = ts,
-                                 .type = TL_EV_RALLOC,
-                                 .ptr = rec->u.realloc.new_ptr,
-                                 .size = rec->u.realloc.size,
-                                 .storage = rec->u.realloc.old_ptr != 0}; /* an RFREE precedes */
-            stack[n++] = rec->u.realloc.stack_id;
-        }
-        return n;
-    default:
-        if (!tl_rec_is_lineage(rec->type)) return 0;
-        ev[0] = (tl_event_t){.ts = ts, .type = TL_EV_LINEAGE};
-        return 1;
     }
 }
 
@@ -134,9 +78,9 @@ static bool resolve(tl_events_t *it, const tl_evsrc_t *src, tl_evcur_t *c, tl_ev
         return true;
     }
     if (ev->type != TL_EV_ALLOC && ev->type != TL_EV_RALLOC) return true;
-    tl_map_entry_t *e = tl_map_get(&t->site_by_id, stack_id);
-    if (!e) return false; /* the load interned every stack id */
-    ev->site = (uint32_t)e->a;
+    uint32_t site = tl_site_cache_find(it->sites, t, stack_id);
+    if (site == UINT32_MAX) return false; /* the load interned every stack id */
+    ev->site = site;
     const tl_agg_t *a = t->agg;
     bool plain = ev->type == TL_EV_RALLOC || !ev->storage;
     if (a && a->mode == TL_TMODE_DEFAULT && a->sample_bytes > 1 && plain && ev->size < a->big_min &&
@@ -154,31 +98,29 @@ static bool advance(tl_events_t *it, size_t s)
     tl_evcur_t *c = &it->cur[s];
     if (s == t->nsrcs) {
         if (c->off >= t->nextra) return false;
-        c->ev = t->extra[c->off++];
+        c->ev[0] = t->extra[c->off++];
         return true;
     }
     if (c->has_pend) {
-        c->ev = c->pend;
+        c->ev[0] = c->ev[1];
         c->has_pend = false;
         return true;
     }
     const tl_evsrc_t *src = &t->srcs[s];
     while (c->off < src->len) {
-        long used = tl_rec_decode(src->data + c->off, src->len - c->off, it->rec, it->frames);
+        long used = tl_rec_decode_block(src->data + c->off, src->len - c->off, it->rec);
+        if (used == 0) /* not an ALLOC, FREE or REALLOC */
+            used = tl_rec_decode(src->data + c->off, src->len - c->off, it->rec, it->frames);
         if (used <= 0) break; /* cannot happen: len is the prefix the load decoded */
         c->off += (size_t)used;
         c->ts += it->rec->ts_delta;
-        tl_event_t ev[2];
         uint64_t stack[2];
-        int n = tl_rec_events(it->rec, c->ts, ev, stack), k = 0;
-        for (int i = 0; i < n; i++)
-            if (resolve(it, src, c, &ev[i], stack[i])) ev[k++] = ev[i];
-        if (k == 0) continue;
-        c->ev = ev[0];
-        if (k == 2) {
-            c->pend = ev[1];
-            c->has_pend = true;
-        }
+        int n = tl_rec_events(it->rec, c->ts, c->ev, stack);
+        bool k0 = n > 0 && resolve(it, src, c, &c->ev[0], stack[0]);
+        bool k1 = n > 1 && resolve(it, src, c, &c->ev[1], stack[1]);
+        if (!k0 && !k1) continue;
+        if (!k0) c->ev[0] = c->ev[1];
+        c->has_pend = k0 && k1;
         return true;
     }
     tl_trace_release(t, src->chunk);
@@ -187,7 +129,7 @@ static bool advance(tl_events_t *it, size_t s)
 
 static bool before(const tl_events_t *it, uint32_t a, uint32_t b)
 {
-    uint64_t ta = it->cur[a].ev.ts, tb = it->cur[b].ev.ts;
+    uint64_t ta = it->cur[a].ev[0].ts, tb = it->cur[b].ev[0].ts;
     return ta < tb || (ta == tb && a < b);
 }
 
@@ -214,12 +156,13 @@ bool tl_events_open(const tl_trace_t *t, tl_events_t *it)
     it->heap = malloc(n * sizeof *it->heap);
     it->rec = malloc(sizeof *it->rec);
     it->frames = malloc(TL_REC_MAX_FRAMES * sizeof *it->frames);
-    if (!it->cur || !it->heap || !it->rec || !it->frames || n > UINT32_MAX) {
+    it->sites = calloc(1, sizeof *it->sites);
+    if (!it->cur || !it->heap || !it->rec || !it->frames || !it->sites || n > UINT32_MAX) {
         tl_events_close(it);
         return true;
     }
     for (size_t s = 0; s < t->nsrcs; s++) {
-        it->cur[s].ts = it->cur[s].ev.ts = t->srcs[s].base_ts;
+        it->cur[s].ts = it->cur[s].ev[0].ts = t->srcs[s].base_ts;
         it->heap[it->nheap++] = (uint32_t)s;
     }
     it->cur[t->nsrcs].primed = true;
@@ -238,7 +181,7 @@ bool tl_events_next(tl_events_t *it, tl_event_t *ev)
         sift_down(it, 0);
     }
     if (it->nheap == 0) return false;
-    *ev = it->cur[s].ev;
+    *ev = it->cur[s].ev[0];
     it->tid = s < it->t->nsrcs ? it->t->srcs[s].tid : 0;
     if (!advance(it, s)) it->heap[0] = it->heap[--it->nheap];
     sift_down(it, 0);
@@ -251,5 +194,6 @@ void tl_events_close(tl_events_t *it)
     free(it->heap);
     free(it->rec);
     free(it->frames);
+    free(it->sites);
     *it = (tl_events_t){0};
 }

@@ -12,11 +12,75 @@
 #include <string.h>
 
 #include "report/read/aggregate.h"
-#include "report/cmd/check_impl.h"
+#include "report/render/check_verdict.h"
 #include "report/render/escape.h"
 #include "report/render/json.h"
 #include "report/analyze/frames.h"
 #include "report/analyze/lineage.h"
+
+const char *tl_check_limit_name(unsigned limit)
+{
+    static const char *const names[] = {
+        "max-leak",   "max-leak-storage",       "max-pinned",         "max-peak",
+        "max-growth", "max-growth-vs-baseline", "max-problem-storage"};
+    return limit < TL_LIMIT_COUNT ? names[limit] : "unknown";
+}
+
+/* Grouping looks past operator new too: the program's function is the place. */
+static bool allocator_module(const char *path)
+{
+    return tl_allocator_module(path, TL_ALLOC_NATIVE | TL_ALLOC_CXX);
+}
+
+const char *tl_chk_where(tl_chk_t *c, uint32_t site, char *buf)
+{
+    buf[0] = '\0';
+    const tl_trace_t *t = &c->a.trace;
+    if (site >= t->nsites) return buf;
+    size_t n;
+    const uint64_t *frames = tl_trace_site_frames(t, site, &n);
+    for (size_t i = 0; i < n; i++) /* a Python line: the program's own first */
+        if (frames[i] & TL_FRAME_PY_TAG)
+            return tl_lineage_where(t, c->a.sym, site, buf, TL_CHK_WHERE_MAX);
+    for (size_t i = 0; i < n; i++) {
+        if (frames[i] & TL_FRAME_PY_TAG) continue;
+        tl_frame_t f;
+        tl_sym_lookup(c->a.sym, frames[i], true, &f);
+        if (!f.function || allocator_module(f.module)) continue;
+        const char *paren = strchr(f.function, '(');
+        int len = paren ? (int)(paren - f.function) : (int)strlen(f.function);
+        if (len > 200) len = 200;
+        if (f.file) {
+            const char *b = strrchr(f.file, '/');
+            snprintf(buf, TL_CHK_WHERE_MAX, "in %.*s (%s:%u)", len, f.function, b ? b + 1 : f.file,
+                     f.line);
+        } else {
+            snprintf(buf, TL_CHK_WHERE_MAX, "in %.*s", len, f.function);
+        }
+        return buf;
+    }
+    return buf;
+}
+
+const char *tl_chk_holders(const tl_chk_group_t *g, char *buf, size_t n)
+{
+    static const char *const phrase[] = {NULL, "by a tensor", "only by views",
+                                         "by the autograd graph of a kept tensor"};
+    static const unsigned order[] = {TL_HELD_AUTOGRAD, TL_HELD_VIEW, TL_HELD_TENSOR};
+    char b[32];
+    size_t len = 0, k = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < 3; i++) {
+        unsigned h = order[i];
+        if (!g->held[h]) continue;
+        int w = snprintf(buf + len, n - len, "%s%s (%s)", k ? ", " : "held ", phrase[h],
+                         tl_size_text(g->held[h], b, sizeof b));
+        if (w < 0 || (size_t)w >= n - len) break;
+        len += (size_t)w;
+        k++;
+    }
+    return buf;
+}
 
 #define STACK_PY_FRAMES     4
 #define STACK_NATIVE_FRAMES 2

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "report/read/aggregate.h"
-#include "report/cmd/check_impl.h"
+#include "report/render/check_verdict.h"
 #include "report/render/escape.h"
 #include "report/render/json.h"
 #include "report/analyze/frames.h"

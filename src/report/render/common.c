@@ -18,10 +18,13 @@ size_t tl_render_shown(const tl_report_ctx_t *c, size_t n)
     return top == 0 || top >= n ? n : top;
 }
 
-bool tl_render_frame(const tl_report_ctx_t *c, uint64_t raw, tl_frame_t *f)
+static bool render_frame(const tl_report_ctx_t *c, uint64_t raw, bool want_line, tl_frame_t *f)
 {
     if (!(raw & TL_FRAME_PY_TAG)) {
-        tl_sym_lookup(c->sym, raw, true, f);
+        if (want_line)
+            tl_sym_lookup(c->sym, raw, true, f);
+        else
+            tl_sym_lookup_name(c->sym, raw, true, f);
         return false;
     }
     *f = (tl_frame_t){0};
@@ -32,6 +35,16 @@ bool tl_render_frame(const tl_report_ctx_t *c, uint64_t raw, tl_frame_t *f)
         f->line = pf->line <= UINT32_MAX ? (unsigned)pf->line : 0;
     }
     return true;
+}
+
+bool tl_render_frame(const tl_report_ctx_t *c, uint64_t raw, tl_frame_t *f)
+{
+    return render_frame(c, raw, true, f);
+}
+
+bool tl_render_frame_name(const tl_report_ctx_t *c, uint64_t raw, tl_frame_t *f)
+{
+    return render_frame(c, raw, false, f);
 }
 
 const char *tl_render_cause_name(unsigned cause)

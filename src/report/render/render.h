@@ -82,6 +82,10 @@ uint64_t tl_render_rel_ns(const tl_trace_t *t, uint64_t ts);
  * address through the symbolizer. Returns true for a Python frame. */
 bool tl_render_frame(const tl_report_ctx_t *c, uint64_t raw, tl_frame_t *f);
 
+/* The same for a frame that may not be printed: a native frame's file and
+ * line are left out (tl_sym_lookup_name), a Python frame is whole. */
+bool tl_render_frame_name(const tl_report_ctx_t *c, uint64_t raw, tl_frame_t *f);
+
 /* A site's frames, one "      at ..." line each (text_frames.c): the
  * program's own frames, innermost first (a few), then one "      ... N
  * frames in LIB, LIB" line folding the others (frames.h says which are the

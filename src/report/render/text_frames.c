@@ -128,7 +128,7 @@ void tl_render_text_frames(const tl_report_ctx_t *c, uint32_t site, FILE *out)
     }
     size_t own = 0;
     for (size_t i = 0; i < n && !own; i++) {
-        bool python = tl_render_frame(c, frames[i], &f);
+        bool python = tl_render_frame_name(c, frames[i], &f);
         own += own_frame(c, &f, python);
     }
     fold_t fd = {.frames = 0};
@@ -139,19 +139,20 @@ void tl_render_text_frames(const tl_report_ctx_t *c, uint32_t site, FILE *out)
     if (!own && !any_python) {
         /* None of the program's frames nor Python's (CPython's start-up, a
          * library's thread): the innermost frames past the allocator's. */
-        while (first < n && !tl_render_frame(c, frames[first], &f) &&
+        while (first < n && !tl_render_frame_name(c, frames[first], &f) &&
                tl_allocator_module(f.module, TL_ALLOC_NATIVE))
             first++;
         if (first == n) first = 0; /* nothing but allocator frames: show them */
     }
     for (size_t i = 0; i < n; i++) {
-        bool python = tl_render_frame(c, frames[i], &f);
+        bool python = tl_render_frame_name(c, frames[i], &f);
         /* Without the program's frames, the library's Python code names the
          * step (an import, a module body) better than the interpreter's C. */
         bool show = own          ? own_frame(c, &f, python) && shown < TEXT_MAX_OWN_FRAMES
                     : any_python ? python && shown < TEXT_MAX_LIB_FRAMES
                                  : i >= first && shown < TEXT_MAX_LIB_FRAMES;
         if (show) {
+            tl_render_frame(c, frames[i], &f); /* its file and line, for the print */
             print_frame(&f, python, out);
             shown++;
         } else {

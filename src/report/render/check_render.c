@@ -482,8 +482,7 @@ void tl_chk_render_text(tl_chk_t *c, FILE *out)
         fprintf(out, "  scope: end point %s of ", c->a.model.end.point);
     }
     tl_esc_puts(out, c->path);
-    if (c->o->traces_removed_on_pass && !c->nfailed && !c->incomplete &&
-        !(c->o->proc && c->o->proc->others_failed))
+    if (c->o->traces_removed_on_pass && tl_chk_passed(c))
         fputs(" (removed: the check passed; --trace-output=PATTERN keeps the traces)", out);
     fputc('\n', out);
     if (!c->a.trace.has_end)

@@ -157,12 +157,10 @@ void tl_chk_render_json(tl_chk_t *c, FILE *out)
     tl_json_key(j, "trace");
     tl_json_str(j, c->path);
     tl_json_key(j, "trace_kept"); /* false: removed after the pass (check -- CMD) */
-    tl_json_bool(j, !(c->o->traces_removed_on_pass && c->nfailed == 0 && !c->incomplete &&
-                      !(c->o->proc && c->o->proc->others_failed)));
+    tl_json_bool(j, !(c->o->traces_removed_on_pass && tl_chk_passed(c)));
     process_json(c, j);
     tl_json_key(j, "passed"); /* in a run, the main process's verdict is the run's */
-    tl_json_bool(j,
-                 c->nfailed == 0 && !c->incomplete && !(c->o->proc && c->o->proc->others_failed));
+    tl_json_bool(j, tl_chk_passed(c));
     tl_json_key(j, "complete");
     tl_json_bool(j, !c->incomplete);
     tl_json_key(j, "finished");

@@ -156,6 +156,13 @@ const char *tl_chk_where(tl_chk_t *c, uint32_t site, char *buf);
  * tensor"), "" when none is known. */
 const char *tl_chk_holders(const tl_chk_group_t *g, char *buf, size_t n);
 
+/* Whether the verdict passes: every limit kept, the trace read whole, and
+ * in a run (check -- CMD) no other process failed. */
+static inline bool tl_chk_passed(const tl_chk_t *c)
+{
+    return c->nfailed == 0 && !c->incomplete && !(c->o->proc && c->o->proc->others_failed);
+}
+
 /* Sites shown of n: all with --top=0, else at most --top. */
 size_t tl_chk_shown(const tl_chk_t *c, size_t n);
 

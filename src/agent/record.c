@@ -193,7 +193,8 @@ static void pyframes_retry(void)
 static uint64_t record_frames(const uint64_t *frames, size_t n)
 {
     /* The capture mapped this thread's buffers (or frames is empty). */
-    uint64_t *merged = tl_stack_tbuf ? tl_stack_tbuf->merged : NULL;
+    tl_stack_buf_t *b = tl_stack_tbuf;
+    uint64_t *merged = b ? b->merged : NULL;
     size_t nm =
         merged ? tl_pyframes_merge(frames, n, merged, TL_REC_MAX_FRAMES, emit_pyframe, NULL) : 0;
     /* Python frames only asked for and none (a C thread): the native stack. */
@@ -203,8 +204,18 @@ static uint64_t record_frames(const uint64_t *frames, size_t n)
         frames = merged;
         n = nm;
     }
+    /* A native stack the unwind cache answered (or just took) has its id
+     * there: one lookup instead of hashing its frames again. */
+    tl_ucache_entry_t *e = native_only && b ? b->hit : NULL;
+    if (e && frames != e->raw + e->first) e = NULL;
+    uint64_t gen = atomic_load_explicit(&tl_stack_gen, memory_order_relaxed);
+    if (e && e->gen == gen) return e->stack_id;
     bool is_new;
     uint64_t id = tl_stack_intern(&stacks, frames, n, &is_new);
+    if (e) {
+        e->stack_id = id;
+        e->gen = gen;
+    }
     if (!is_new) return id;
     for (size_t i = 0; i < n; i++) {
         if (!(frames[i] & TL_FRAME_PY_TAG) && !tl_modules_contains(frames[i])) {

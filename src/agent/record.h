@@ -92,10 +92,18 @@ void tl_record_leak_scan(void);
  * the caller's errno. */
 void tl_record_alloc(uint64_t kind, const void *ptr, size_t size);
 /* `all` mode, with the stack the hook captured itself (tl_stack_capture_inline):
- * frames[0..n) innermost first, skip ranges already dropped. */
+ * frames[0..n) innermost first, skip ranges already dropped. foreign:
+ * tl_blocks_foreign right after the block was marked live (false lets the
+ * record take this thread's recent time, record.c event_time). */
 void tl_record_alloc_stack(uint64_t kind, const void *ptr, size_t size, const uint64_t *frames,
-                           size_t n);
-void tl_record_free(uint64_t kind, const void *ptr);
+                           size_t n, bool foreign);
+/* foreign: as for tl_record_alloc_stack, tl_blocks_foreign right after the
+ * block was checked and marked freed; true when unknown. */
+void tl_record_free_block(uint64_t kind, const void *ptr, bool foreign);
+static inline void tl_record_free(uint64_t kind, const void *ptr)
+{
+    tl_record_free_block(kind, ptr, true);
+}
 /* A storage of a device kind (trace_format.h, tl_kind_has_device) made or
  * released by libcudart: recorded with the caller's stack in every mode but
  * `aggregate` (where device storages are not recorded). device as

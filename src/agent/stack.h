@@ -77,11 +77,12 @@ size_t tl_stack_capture(const uint64_t **frames, size_t depth);
  * pointer, which the check proves frame by frame from the hook's CFA up;
  * signal frames and foreign stacks (not this thread's: sigaltstack,
  * coroutines) are never cached. A key is cached on its second miss. */
-#define TL_UCACHE_LG     6 /* 64 entries */
-#define TL_UCACHE_WAYS   2 /* per set; the other one is replaced */
-#define TL_UCACHE_FRAMES (TL_CONFIG_DEPTH_DEFAULT + TL_STACK_SLACK) /* longer chains: not cached   \
-                                                                     */
-#define TL_UCACHE_SEEN_LG 8 /* keys missed once (admission) */
+#define TL_UCACHE_LG   6 /* 64 entries */
+#define TL_UCACHE_WAYS 2 /* per set; the other one is replaced */
+#define TL_UCACHE_FRAMES                                                                           \
+    (TL_CONFIG_DEPTH_DEFAULT + TL_STACK_SLACK) /* longer chains: not cached                        \
+                                                */
+#define TL_UCACHE_SEEN_LG 8                    /* keys missed once (admission) */
 
 typedef struct tl_ucache_entry {
     uint64_t site, ra, cfa; /* key; site 0 = empty */
@@ -138,6 +139,20 @@ size_t tl_stack_cache_lookup(tl_stack_buf_t *b, uintptr_t site, uintptr_t cfa, s
  * (second miss) by a checked walk of the same stack. Returns k unchanged. */
 size_t tl_stack_cache_note(tl_stack_buf_t *b, uintptr_t site, uintptr_t cfa, size_t depth, int n,
                            const uint64_t *frames, size_t k);
+
+/* The cache entry of frames when they are the last capture's answer from
+ * the cache (or its new entry), else NULL; its stack id of table
+ * generation gen (tl_stack_gen), for record.c. */
+static inline tl_ucache_entry_t *tl_stack_cache_entry_of(const uint64_t *frames)
+{
+    tl_ucache_entry_t *e = tl_stack_tbuf ? tl_stack_tbuf->hit : NULL;
+    return e && frames == e->raw + e->first ? e : NULL;
+}
+static inline void tl_stack_cache_set_id(tl_ucache_entry_t *e, uint64_t id, uint64_t gen)
+{
+    e->stack_id = id;
+    e->gen = gen;
+}
 
 #define TL_STACK_SITE(out) __asm__ volatile("lea 0(%%rip), %0" : "=r"(out))
 

@@ -273,8 +273,9 @@ static bool enter_live(tl_live_entry_t *e, uint64_t kind, const void *ptr, size_
 static void record_selected(uint64_t kind, const void *ptr, size_t size, uint64_t weight)
 {
     /* numpy: Python frames only (its native ones are numpy's; BENCHMARKS.md W8) */
-    uint64_t id = kind == TL_KIND_STORAGE_NUMPY ? tl_record_py_stack() : tl_record_stack();
-    uint64_t now = tl_clock_now();
+    bool np = kind == TL_KIND_STORAGE_NUMPY;
+    uint64_t id = np ? tl_record_py_stack() : tl_record_stack();
+    uint64_t now = np ? tl_record_py_time() : tl_clock_now();
     tl_live_entry_t e;
     bool aggregate = tl_record_mode == TL_MODE_AGGREGATE;
     if ((aggregate || !tl_kind_is_storage(kind)) &&
@@ -450,7 +451,8 @@ void tl_record_free_block(uint64_t kind, const void *ptr, bool foreign)
         forget_live(kind, ptr, &e);
         if (tl_record_mode == TL_MODE_AGGREGATE) tl_ckpt_tick(tl_clock_now());
     } else if (tl_record_mode != TL_MODE_AGGREGATE && tl_kind_is_storage(kind)) {
-        write_free(kind, ptr, mono()); /* a default-mode storage is not in the table */
+        /* a default-mode storage is not in the table */
+        write_free(kind, ptr, kind == TL_KIND_STORAGE_NUMPY ? tl_record_py_time() : mono());
     }
     errno = saved;
 }

@@ -122,6 +122,11 @@ uint64_t tl_record_stack(void);
  * it is the thread's first capture or it has no Python frames: then the
  * native stack), for a record that needs the line. */
 uint64_t tl_record_py_stack(void);
+/* The time of a numpy buffer's or ndarray object's record: the thread's
+ * last fenced read while the same thread records them (clock.h,
+ * tl_clock_event), a fresh one when another thread recorded the last
+ * (numpy.c). */
+uint64_t tl_record_py_time(void);
 /* One lineage-family record into this thread's chunk (dropped: counted). */
 void tl_record_lineage(tl_rec_type_t type, const uint64_t *ints, const char *str, size_t len);
 /* A MARK record. true = dropped. */

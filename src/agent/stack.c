@@ -414,9 +414,9 @@ size_t tl_stack_cache_note(tl_stack_buf_t *b, uintptr_t site, uintptr_t cfa, siz
     tl_ucache_entry_t *e = &b->cache[set + *victim];
     *victim = (uint8_t)((*victim + 1) % TL_UCACHE_WAYS);
     e->site = 0; /* empty while filled */
-    uintptr_t sp;
-    __asm__ volatile("mov %%rsp, %0" : "=r"(sp));
-    tl_stack_unwind_sp = sp;
+    /* From here up to the top, the stack is this thread's live stack (cfa
+     * is in it): its words are read without a check. */
+    tl_stack_unwind_sp = b->stack_hi;
     bool ok = ucache_fill(b, e, cfa, last, last + 1 == (size_t)n && (size_t)n < depth + SKIP_SLACK);
     readable_forget();
     if (!ok) return k;

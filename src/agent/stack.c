@@ -379,9 +379,12 @@ static bool ucache_fill(tl_stack_buf_t *b, tl_ucache_entry_t *e, uintptr_t cfa, 
         /* rbp inside the frame (or just below it) and the frame laid out
          * around it as a frame pointer's: its CFA is rbp + 16, or a copy of
          * its return address sits at rbp + 8 (GCC's realigned frames). rbp
-         * merely pointing at a local is no frame pointer. */
+         * merely pointing at a local is no frame pointer. The agent's own
+         * frames have fixed sizes (no VLA, no alloca: -Wvla), frame pointer
+         * or not (a hook has one: __builtin_dwarf_cfa). */
         if (prev_rbp + 16 >= prev_sp && prev_rbp < sp &&
-            (prev_rbp + 16 == sp || *(const uint64_t *)(prev_rbp + 8) == ip))
+            (prev_rbp + 16 == sp || *(const uint64_t *)(prev_rbp + 8) == ip) &&
+            !skipped((uintptr_t)b->raw[j - 1]))
             return false;
         e->slot[j - 2] = (uint32_t)(sp - 8 - cfa);
         prev_sp = sp;
@@ -437,20 +440,18 @@ size_t tl_stack_cache_note(tl_stack_buf_t *b, uintptr_t site, uintptr_t cfa, siz
 
 size_t tl_stack_capture(const uint64_t **frames, size_t depth)
 {
+    /* Not cached: its callers (the default mode's recorded blocks, deep
+     * stacks under Python and torch) repeat a stack too seldom for the
+     * cache's walk to pay (BENCHMARKS.md, W3). */
     tl_stack_buf_t *b = tl_stack_buf_get();
     if (!b) {
         *frames = NULL;
         return 0;
     }
     if (depth > TL_REC_MAX_FRAMES) depth = TL_REC_MAX_FRAMES;
-    uintptr_t site, cfa = (uintptr_t)__builtin_dwarf_cfa();
-    TL_STACK_SITE(site);
-    size_t k = tl_stack_cache_lookup(b, site, cfa, depth, frames);
-    if (k != SIZE_MAX) return k;
+    b->hit = NULL;
     uintptr_t sp;
     __asm__ volatile("mov %%rsp, %0" : "=r"(sp));
     tl_stack_unwind_sp = sp;
-    int n = unw_backtrace(b->raw, (int)(depth + SKIP_SLACK));
-    k = tl_stack_trim(b, frames, n, depth);
-    return tl_stack_cache_note(b, site, cfa, depth, n, *frames, k);
+    return tl_stack_trim(b, frames, unw_backtrace(b->raw, (int)(depth + SKIP_SLACK)), depth);
 }

@@ -21,7 +21,6 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-#include "agent/blocks.h"
 #include "agent/clock.h"
 #include "agent/record.h"
 #include "agent/tsd.h"
@@ -156,18 +155,6 @@ typedef void (*tp_free_fn)(void *obj);
 static tp_alloc_fn orig_tp_alloc;
 static tp_free_fn orig_tp_free;
 static _Atomic(void *) array_type; /* the PyTypeObject whose slots are ours */
-
-/* numpy's buffers and objects are made and freed under the GIL: another
- * thread's event at the same address follows a hand-over of the GIL, so a
- * change of the thread that records them is the "foreign" of tl_clock_event. */
-uint64_t tl_record_py_time(void)
-{
-    static _Atomic uint8_t last;
-    uint8_t me = tl_blocks_tag;
-    bool foreign = !me || atomic_load_explicit(&last, memory_order_relaxed) != me;
-    if (foreign) atomic_store_explicit(&last, me, memory_order_relaxed);
-    return tl_clock_event(&tl_tsd.clk, foreign);
-}
 
 /* A numpy object made (live) or gone (TL_KIND_PYOBJECT): an ALLOC of size 0
  * with its Python stack, or a FREE; outside the END counters and the live

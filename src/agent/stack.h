@@ -72,17 +72,18 @@ size_t tl_stack_capture(const uint64_t **frames, size_t depth);
  * cache when the stack still holds every return address of the cached
  * chain at the address where libunwind found it; else libunwind walks as
  * before. Exact, not a guess: a chain is cached only when each of its
- * frames has a fixed-size frame (no frame pointer in use: rbp outside the
- * frame), so each frame's CFA follows from its return address and stack
- * pointer, which the check proves frame by frame from the hook's CFA up;
- * signal frames and foreign stacks (not this thread's: sigaltstack,
- * coroutines) are never cached. A key is cached on its second miss. */
-#define TL_UCACHE_LG   6 /* 64 entries */
-#define TL_UCACHE_WAYS 2 /* per set; the other one is replaced */
-#define TL_UCACHE_FRAMES                                                                           \
-    (TL_CONFIG_DEPTH_DEFAULT + TL_STACK_SLACK) /* longer chains: not cached                        \
-                                                */
-#define TL_UCACHE_SEEN_LG 8                    /* keys missed once (admission) */
+ * frames has a fixed-size frame (no frame pointer in use, but in the
+ * agent's own frames, which have fixed sizes), so each frame's CFA follows
+ * from its return address and stack pointer, which the check proves frame
+ * by frame from the hook's CFA up; signal frames and foreign stacks (not
+ * this thread's: sigaltstack, coroutines) are never cached. A key is
+ * cached on its second miss. Used by tl_stack_capture_inline (the hooks
+ * in `all` mode) only. */
+/* Chains of more raw frames are not cached. */
+#define TL_UCACHE_FRAMES  (TL_CONFIG_DEPTH_DEFAULT + TL_STACK_SLACK)
+#define TL_UCACHE_LG      6 /* 64 entries */
+#define TL_UCACHE_WAYS    2 /* per set; the other one is replaced */
+#define TL_UCACHE_SEEN_LG 8 /* keys missed once (admission) */
 
 typedef struct tl_ucache_entry {
     uint64_t site, ra, cfa; /* key; site 0 = empty */

@@ -194,3 +194,18 @@ TESTS += tests/unit/test_leakscan
 TESTS += tests/integration/cuda_lib_new.sh
 EXTRA_DIST += tests/integration/cuda_lib_new.sh tests/workloads/cuda_lib_new.c \
 	tests/workloads/cuda_lib_new.py
+
+# all mode's fast path (allmode): the unwind cache, the event clock's reuse, thread tags.
+check_PROGRAMS += tests/unit/test_ucache
+tests_unit_test_ucache_SOURCES = tests/unit/test_ucache.c
+tests_unit_test_ucache_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_ucache_LDADD = libtlagent.la libtlcommon.la $(CHECK_LIBS) \
+	$(LIBUNWIND_LIBS) $(XXHASH_LIBS) -ldl -lpthread -lm
+TESTS += tests/unit/test_ucache
+# The unwind cache's stacks, from a program built -O2 without frame pointers.
+check_PROGRAMS += tests/workloads/ucache_paths
+tests_workloads_ucache_paths_SOURCES = tests/workloads/ucache_paths.c
+tests_workloads_ucache_paths_CFLAGS = $(AM_CFLAGS) -g -O2 -fomit-frame-pointer
+tests_workloads_ucache_paths_LDADD = -lpthread
+TESTS += tests/integration/agent_ucache.sh
+EXTRA_DIST += tests/integration/agent_ucache.sh

@@ -18,6 +18,39 @@
 
 uint8_t *_Atomic tl_blocks_leaf[1u << (TL_BLOCKS_VA_LG - TL_BLOCKS_REGION_LG)];
 atomic_bool tl_blocks_degraded;
+__thread uint8_t tl_blocks_tag __attribute__((tls_model("initial-exec")));
+__thread bool tl_blocks_foreign __attribute__((tls_model("initial-exec")));
+
+/* Bit t-1 set = tag t taken. */
+static _Atomic uint64_t tags_taken;
+
+void tl_blocks_tag_take(void)
+{
+    uint64_t cur = atomic_load_explicit(&tags_taken, memory_order_relaxed);
+    for (;;) {
+        uint64_t free_bits = ~cur & ((UINT64_C(1) << TL_BLOCKS_TAGS) - 1);
+        if (!free_bits) return;
+        uint64_t bit = free_bits & -free_bits;
+        if (atomic_compare_exchange_weak_explicit(&tags_taken, &cur, cur | bit,
+                                                  memory_order_acq_rel, memory_order_relaxed)) {
+            tl_blocks_tag = (uint8_t)(__builtin_ctzll(bit) + 1);
+            return;
+        }
+    }
+}
+
+void tl_blocks_tag_give(void)
+{
+    if (!tl_blocks_tag) return;
+    uint64_t bit = UINT64_C(1) << (tl_blocks_tag - 1);
+    tl_blocks_tag = 0;
+    atomic_fetch_and_explicit(&tags_taken, ~bit, memory_order_acq_rel);
+}
+
+void tl_blocks_tags_reset(void)
+{
+    atomic_store(&tags_taken, tl_blocks_tag ? UINT64_C(1) << (tl_blocks_tag - 1) : 0);
+}
 
 #define LEAF_BYTES ((size_t)1 << (TL_BLOCKS_REGION_LG - TL_BLOCKS_GRANULE_LG))
 

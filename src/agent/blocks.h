@@ -30,6 +30,33 @@
 
 enum { TL_BLOCK_NEVER = 0, TL_BLOCK_LIVE = 1, TL_BLOCK_FREED = 2, TL_BLOCK_MISALIGNED = 3 };
 
+/* A shadow byte holds a state in its low 2 bits and, above them, the tag of
+ * the thread that wrote it last: which thread made the last allocation or
+ * free at that address. `all` mode's clock (record.c, event_time) needs a
+ * fresh, fenced time only for an event that follows another thread's at the
+ * same address; this thread's own order is the record order. */
+#define TL_BLOCKS_STATE_MASK 3u
+#define TL_BLOCKS_TAG_SHIFT  2
+#define TL_BLOCKS_TAGS       63u /* tags 1..63; 0 = untagged, never "this thread" */
+/* This thread's tag, 0 = none. */
+extern __thread uint8_t tl_blocks_tag __attribute__((tls_model("initial-exec")));
+/* Take a free tag for this thread (none left: it stays untagged, every
+ * event fenced); give it back after the thread's last tagged event (what
+ * the thread does later is untagged); in a fork child, free every tag but
+ * the calling thread's. Lock-free. */
+void tl_blocks_tag_take(void);
+void tl_blocks_tag_give(void);
+void tl_blocks_tags_reset(void);
+/* Set by tl_blocks_mark and by a release in tl_blocks_check: the byte's
+ * previous writer may have been another thread (its tag differs, or is 0).
+ * Read it right after the call: the next mark overwrites it. */
+extern __thread bool tl_blocks_foreign __attribute__((tls_model("initial-exec")));
+
+static inline bool tl_blocks_foreign_of(uint8_t old)
+{
+    return (old >> TL_BLOCKS_TAG_SHIFT) != tl_blocks_tag || tl_blocks_tag == 0;
+}
+
 extern uint8_t *_Atomic tl_blocks_leaf[1u << (TL_BLOCKS_VA_LG - TL_BLOCKS_REGION_LG)];
 /* Set when a leaf could not be mapped: some live blocks are unmarked, so a
  * block that is not marked live is no longer proof of a bad free. */
@@ -48,6 +75,7 @@ static inline uint8_t *tl_blocks_byte(uintptr_t p, uint8_t *leaf)
 static inline void tl_blocks_mark(const void *p)
 {
     uintptr_t a = (uintptr_t)p;
+    tl_blocks_foreign = true; /* unless the byte says otherwise */
     if (a >> TL_BLOCKS_VA_LG) return;
     uint8_t *leaf =
         atomic_load_explicit(&tl_blocks_leaf[a >> TL_BLOCKS_REGION_LG], memory_order_acquire);
@@ -56,7 +84,10 @@ static inline void tl_blocks_mark(const void *p)
         leaf =
             atomic_load_explicit(&tl_blocks_leaf[a >> TL_BLOCKS_REGION_LG], memory_order_acquire);
     }
-    *tl_blocks_byte(a, leaf) = TL_BLOCK_LIVE;
+    uint8_t *b = tl_blocks_byte(a, leaf);
+    /* Never a block start before: no earlier event at this address. */
+    tl_blocks_foreign = *b != TL_BLOCK_NEVER && tl_blocks_foreign_of(*b);
+    *b = (uint8_t)(TL_BLOCK_LIVE | tl_blocks_tag << TL_BLOCKS_TAG_SHIFT);
 }
 
 /* Is p (non-NULL) a live block? TL_BLOCK_LIVE: yes, and it is marked freed
@@ -70,6 +101,7 @@ static inline void tl_blocks_mark(const void *p)
 static inline int tl_blocks_check(const void *p, bool release)
 {
     uintptr_t a = (uintptr_t)p;
+    tl_blocks_foreign = true; /* unless the byte says otherwise */
     if (a & ((1u << TL_BLOCKS_GRANULE_LG) - 1)) return TL_BLOCK_MISALIGNED;
     if (a >> TL_BLOCKS_VA_LG) return TL_BLOCK_NEVER;
     uint8_t *leaf =
@@ -78,13 +110,16 @@ static inline int tl_blocks_check(const void *p, bool release)
         return atomic_load_explicit(&tl_blocks_degraded, memory_order_relaxed) ? TL_BLOCK_LIVE
                                                                                : TL_BLOCK_NEVER;
     uint8_t *b = tl_blocks_byte(a, leaf);
-    uint8_t s = *b;
+    uint8_t old = *b, s = old & TL_BLOCKS_STATE_MASK;
     if (__builtin_expect(s != TL_BLOCK_LIVE, 0)) {
         if (s == TL_BLOCK_NEVER && atomic_load_explicit(&tl_blocks_degraded, memory_order_relaxed))
             return TL_BLOCK_LIVE;
         return s ? TL_BLOCK_FREED : TL_BLOCK_NEVER;
     }
-    if (release) *b = TL_BLOCK_FREED;
+    if (release) {
+        tl_blocks_foreign = tl_blocks_foreign_of(old);
+        *b = (uint8_t)(TL_BLOCK_FREED | tl_blocks_tag << TL_BLOCKS_TAG_SHIFT);
+    }
     return TL_BLOCK_LIVE;
 }
 

@@ -49,4 +49,43 @@ static inline uint64_t tl_clock_now(void)
     return tl_clock_mono_ns();
 }
 
+/* The kernel's tick: CLOCK_MONOTONIC_COARSE (the time at the last timer
+ * interrupt, 1-4 ms apart; a vDSO read without the TSC), as one number that
+ * changes when a tick passes. */
+static inline uint64_t tl_clock_tick(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* `all` mode's time of a malloc-family ALLOC or FREE (docs/trace-format.md,
+ * "Time"), per thread. A fenced TSC read costs ~45 ns in a KVM guest, two
+ * per malloc/free pair. An event that follows another thread's event at the
+ * same address (foreign: the shadow byte's tag, blocks.h) needs it: that is
+ * the cross-thread order of address reuse. Any other event is ordered after
+ * this thread's earlier records by their order in its chunk, so it may take
+ * the time of this thread's last fenced read, no later than now: while the
+ * kernel's tick has not moved, and at most TL_CLOCK_REUSE events in a row. */
+#define TL_CLOCK_REUSE 64u
+typedef struct tl_clock_reuse {
+    uint64_t fine; /* the last fenced read (tl_clock_now) */
+    uint64_t tick; /* tl_clock_tick when it was checked last */
+    uint32_t left; /* events that may still reuse fine; 0 = read again */
+} tl_clock_reuse_t;
+
+static inline uint64_t tl_clock_event(tl_clock_reuse_t *r, bool foreign)
+{
+    if (!foreign && r->left) {
+        uint64_t tick = tl_clock_tick();
+        if (tick == r->tick) {
+            r->left--;
+            return r->fine;
+        }
+        r->tick = tick;
+    }
+    r->left = TL_CLOCK_REUSE;
+    return r->fine = tl_clock_now();
+}
+
 #endif /* TL_AGENT_CLOCK_H */

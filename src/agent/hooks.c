@@ -151,6 +151,8 @@ static void *realloc_tracked(void *p, size_t size)
     if (q != p) {
         check_live("realloc", p, true);
         raw_free(p);
+    } else {
+        tl_blocks_mark(p); /* resized in place: this thread's event at p now */
     }
     return q;
 }

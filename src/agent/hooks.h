@@ -63,14 +63,16 @@ static inline void *raw_alloc(size_t size, int flags)
 }
 
 /* p (non-NULL) is about to be freed or reallocated: unless it is a live
- * block, report it and abort (blocks.h); release: mark it freed. */
-static inline void check_live(const char *op, void *p, bool release)
+ * block, report it and abort (blocks.h); release: mark it freed. Returns
+ * tl_blocks_foreign of that release. */
+static inline bool check_live(const char *op, void *p, bool release)
 {
     int state = tl_blocks_check(p, release);
     if (UNLIKELY(state != TL_BLOCK_LIVE)) {
         TL_GUARD_SCOPE; /* the report's unwind may allocate */
         tl_blocks_bad_free(op, p, state);
     }
+    return tl_blocks_foreign;
 }
 
 /* Always inlined into the hook, and so is the stack capture of `all` mode:
@@ -79,12 +81,13 @@ static inline __attribute__((always_inline)) void *tracked_alloc(uint64_t kind, 
                                                                  size_t recorded, int flags)
 {
     void *p = raw_alloc(size, flags);
+    bool foreign = tl_blocks_foreign; /* of p's mark, before anything else marks */
     if (p && tl_record_mode == TL_MODE_ALL) {
         TL_GUARD_SCOPE; /* libunwind may allocate on a thread's first unwind */
         int saved = errno;
         const uint64_t *frames;
         size_t n = tl_stack_capture_inline(&frames, tl_record_stack_depth);
-        tl_record_alloc_stack(kind, p, recorded, frames, n);
+        tl_record_alloc_stack(kind, p, recorded, frames, n, foreign);
         errno = saved;
         return p;
     }
@@ -114,13 +117,13 @@ static inline void free_impl(void *p)
         return;
     }
     if (!p) return;
-    check_live("free", p, true);
+    bool foreign = check_live("free", p, true);
     if (tl_record_free_unrecorded(p)) {
         raw_free(p);
         return;
     }
     TL_GUARD_SCOPE;
-    tl_record_free(TL_KIND_FREE, p); /* timed before the block can be reused */
+    tl_record_free_block(TL_KIND_FREE, p, foreign); /* timed before the block can be reused */
     raw_free(p);
 }
 

@@ -1,6 +1,7 @@
 # src/agent: libtensorleak.so, the LD_PRELOAD agent. libtlagent.la holds
 # everything but the interposed entry points, for the unit tests.
-AGENT_CFLAGS = $(AM_CFLAGS) -fvisibility=hidden -ftls-model=initial-exec -fexceptions \
+# -Wvla: the unwind cache takes the agent's own frames for fixed-size ones (stack.c).
+AGENT_CFLAGS = $(AM_CFLAGS) -Wvla -fvisibility=hidden -ftls-model=initial-exec -fexceptions \
 	$(JEMALLOC_CFLAGS) $(LIBUNWIND_CFLAGS) $(XXHASH_CFLAGS)
 
 noinst_LTLIBRARIES += libtlagent.la

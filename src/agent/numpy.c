@@ -164,7 +164,7 @@ static void object_record(const void *obj, bool live)
     if (tl_record_mode == TL_MODE_AGGREGATE) return;
     int saved = errno;
     tl_record_thread_begin();
-    uint64_t p = (uintptr_t)obj, id = live ? tl_record_py_stack() : 0, ts = tl_clock_now();
+    uint64_t p = (uintptr_t)obj, id = live ? tl_record_py_stack() : 0, ts = tl_record_py_time();
     tl_writer_t *w = tl_record_writer();
     if (live ? tl_writer_alloc(w, &tl_tsd.cur, ts, TL_KIND_PYOBJECT, p, 0, id)
              : tl_writer_free(w, &tl_tsd.cur, ts, TL_KIND_PYOBJECT, p))

@@ -512,3 +512,20 @@ size_t tl_pyframes_merge(const uint64_t *native, size_t n, uint64_t *out, size_t
         out[k++] = ids[next];
     return k;
 }
+
+/* OPTIONS of the process's CPython (pyframes.h). */
+size_t tl_pyframes_options(bool no_python_frames, const char **keys, const char **values)
+{
+    const tl_pyframes_cpython_t *cp = tl_pyframes_cpython();
+    keys[0] = "python_frames";
+    values[0] = tl_pyframes_enabled()                       ? "on"
+                : cp && !cp->supported && !no_python_frames ? "unsupported"
+                                                            : "off";
+    if (!cp) return 1;
+    keys[1] = "python";
+    values[1] = cp->version;
+    if (!cp->build) return 2;
+    keys[2] = "python_build";
+    values[2] = cp->build;
+    return 3;
+}

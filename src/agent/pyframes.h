@@ -44,6 +44,13 @@ bool tl_pyframes_init(void);
 /* True once tl_pyframes_init found a supported interpreter. */
 bool tl_pyframes_enabled(void);
 
+/* The OPTIONS pairs that describe the process's CPython
+ * (docs/trace-format.md): python_frames on/off/unsupported, python (its
+ * version) and python_build (why a 3.10-3.13 is not read); no_python_frames
+ * as TENSORLEAK_PYTHON_FRAMES=0 set. Fills keys/values (room for 3), returns
+ * the count (1 when the process has no CPython). */
+size_t tl_pyframes_options(bool no_python_frames, const char **keys, const char **values);
+
 /* Merges the calling thread's Python frames into the native stack
  * native[0..n) (return addresses, innermost first): each native frame in the
  * eval loop is replaced by the Python frames it runs (innermost first);

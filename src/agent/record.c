@@ -17,6 +17,7 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 
+#include "agent/blocks.h"
 #include "agent/checkpoint.h"
 #include "agent/clock.h"
 #include "agent/leakscan.h"
@@ -27,6 +28,7 @@
 int tl_record_mode;
 unsigned tl_record_stack_depth = TL_CONFIG_DEPTH_DEFAULT;
 atomic_bool tl_record_cxx_full;
+_Atomic uint8_t tl_record_py_last;
 
 static tl_writer_t writer;
 static tl_stack_table_t stacks;
@@ -76,6 +78,8 @@ void tl_record_thread_begin(void)
     if (tl_tsd.cur.gen == writer.gen && tl_tsd.slot) return;
     tl_wcursor_reset(&tl_tsd.cur, &writer, (uint32_t)gettid());
     tl_tsd.slot = tl_counters_take();
+    tl_tsd.clk.left = 0;
+    if (!tl_blocks_tag) tl_blocks_tag_take();
     /* Round 1 of the key's destructor (thread_end); see there. */
     if (thread_key_ok) pthread_setspecific(thread_key, (void *)(uintptr_t)1);
     char name[17] = {0};
@@ -103,6 +107,7 @@ static void thread_end(void *round)
     tl_wcursor_park(&writer, &tl_tsd.cur);
     tl_tsd.slot = TL_COUNTERS_SHARED;
     tl_counters_give(s);
+    tl_blocks_tag_give();
 }
 
 bool tl_record_init(const tl_config_t *c)
@@ -122,6 +127,7 @@ void tl_record_reset(void)
     tl_tsd.cur.gen = 0;
     tl_stack_table_reset(&stacks);
     tl_live_reset();
+    tl_blocks_tags_reset();
 }
 
 void tl_record_module(void *arg, const tl_module_info_t *m)
@@ -145,29 +151,9 @@ static void emit_pyframe(void *ctx, uint64_t id, uint64_t line, const char *file
                                  function_len));
 }
 
-/* The OPTIONS pairs that describe the process's CPython (docs/trace-format.md):
- * python_frames on/off/unsupported, python (its version) and python_build
- * (why a 3.10-3.13 is not read). Fills keys/values, returns the count (1
- * when the process has no CPython). */
-static size_t python_options(const char **keys, const char **values)
-{
-    const tl_pyframes_cpython_t *py = tl_pyframes_cpython();
-    keys[0] = "python_frames";
-    values[0] = tl_pyframes_enabled()                            ? "on"
-                : py && !py->supported && !cfg->no_python_frames ? "unsupported"
-                                                                 : "off";
-    if (!py) return 1;
-    keys[1] = "python";
-    values[1] = py->version;
-    if (!py->build) return 2;
-    keys[2] = "python_build";
-    values[2] = py->build;
-    return 3;
-}
-
 void tl_record_options(size_t n, const char **keys, const char **values)
 {
-    n += python_options(keys + n, values + n);
+    n += tl_pyframes_options(cfg->no_python_frames, keys + n, values + n);
     python_noted = tl_pyframes_cpython() != NULL;
     dropped_if(tl_writer_options(&writer, &tl_tsd.cur, mono(), n, keys, values));
 }
@@ -203,8 +189,13 @@ static uint64_t record_frames(const uint64_t *frames, size_t n)
         frames = merged;
         n = nm;
     }
+    /* A native stack the unwind cache answered (or just took) keeps its id there. */
+    tl_ucache_entry_t *e = native_only ? tl_stack_cache_entry_of(frames) : NULL;
+    uint64_t gen = atomic_load_explicit(&tl_stack_gen, memory_order_relaxed);
+    if (e && e->gen == gen) return e->stack_id;
     bool is_new;
     uint64_t id = tl_stack_intern(&stacks, frames, n, &is_new);
+    if (e) tl_stack_cache_set_id(e, id, gen);
     if (!is_new) return id;
     for (size_t i = 0; i < n; i++) {
         if (!(frames[i] & TL_FRAME_PY_TAG) && !tl_modules_contains(frames[i])) {
@@ -284,8 +275,9 @@ static bool enter_live(tl_live_entry_t *e, uint64_t kind, const void *ptr, size_
 static void record_selected(uint64_t kind, const void *ptr, size_t size, uint64_t weight)
 {
     /* numpy: Python frames only (its native ones are numpy's; BENCHMARKS.md W8) */
-    uint64_t id = kind == TL_KIND_STORAGE_NUMPY ? tl_record_py_stack() : tl_record_stack();
-    uint64_t now = tl_clock_now();
+    bool np = kind == TL_KIND_STORAGE_NUMPY;
+    uint64_t id = np ? tl_record_py_stack() : tl_record_stack();
+    uint64_t now = np ? tl_record_py_time() : tl_clock_now();
     tl_live_entry_t e;
     bool aggregate = tl_record_mode == TL_MODE_AGGREGATE;
     if ((aggregate || !tl_kind_is_storage(kind)) &&
@@ -383,12 +375,13 @@ void tl_record_alloc(uint64_t kind, const void *ptr, size_t size)
 }
 
 void tl_record_alloc_stack(uint64_t kind, const void *ptr, size_t size, const uint64_t *frames,
-                           size_t n)
+                           size_t n, bool foreign)
 {
     tl_record_thread_begin();
     uint64_t id = record_frames(frames, n);
-    tally(tl_writer_alloc(&writer, &tl_tsd.cur, mono(), kind, (uintptr_t)ptr, size, id), AS_ALLOC,
-          kind);
+    tally(tl_writer_alloc(&writer, &tl_tsd.cur, tl_clock_event(&tl_tsd.clk, foreign), kind,
+                          (uintptr_t)ptr, size, id),
+          AS_ALLOC, kind);
     if (tl_record_mode == TL_MODE_ALL) scan_track(ptr, size);
 }
 
@@ -425,10 +418,10 @@ void tl_record_dfree(uint64_t kind, const void *ptr, uint64_t device)
     errno = saved;
 }
 
-static void write_free(uint64_t kind, const void *ptr)
+static void write_free(uint64_t kind, const void *ptr, uint64_t ts)
 {
     /* Called before the block is released, so no reuse precedes it in time. */
-    tally(tl_writer_free(&writer, &tl_tsd.cur, mono(), kind, (uintptr_t)ptr), AS_FREE, kind);
+    tally(tl_writer_free(&writer, &tl_tsd.cur, ts, kind, (uintptr_t)ptr), AS_FREE, kind);
 }
 
 /* Outside `all` mode: a block of the live table (its entry e) goes away. */
@@ -438,17 +431,17 @@ static void forget_live(uint64_t kind, const void *ptr, const tl_live_entry_t *e
         tl_ckpt_on_free(e);
         tally(false, AS_FREE, kind);
     } else {
-        write_free(kind, ptr);
+        write_free(kind, ptr, mono());
     }
 }
 
-void tl_record_free(uint64_t kind, const void *ptr)
+void tl_record_free_block(uint64_t kind, const void *ptr, bool foreign)
 {
     int saved = errno;
     tl_record_thread_begin();
     if (tl_record_mode == TL_MODE_ALL) {
         scan_untrack(ptr);
-        write_free(kind, ptr);
+        write_free(kind, ptr, tl_clock_event(&tl_tsd.clk, foreign));
         errno = saved;
         return;
     }
@@ -458,7 +451,8 @@ void tl_record_free(uint64_t kind, const void *ptr)
         forget_live(kind, ptr, &e);
         if (tl_record_mode == TL_MODE_AGGREGATE) tl_ckpt_tick(tl_clock_now());
     } else if (tl_record_mode != TL_MODE_AGGREGATE && tl_kind_is_storage(kind)) {
-        write_free(kind, ptr); /* a default-mode storage is not in the table */
+        /* a default-mode storage is not in the table */
+        write_free(kind, ptr, kind == TL_KIND_STORAGE_NUMPY ? tl_record_py_time() : mono());
     }
     errno = saved;
 }
@@ -482,7 +476,7 @@ static void realloc_selected(const void *old_ptr, const void *new_ptr, size_t si
     uint64_t now = tl_clock_now();
     tl_live_entry_t e;
     if (enter_live(&e, TL_KIND_MALLOC, new_ptr, size, weight, id, now)) {
-        write_free(TL_KIND_FREE, old_ptr);
+        write_free(TL_KIND_FREE, old_ptr, mono());
         return;
     }
     tally(tl_writer_realloc(&writer, &tl_tsd.cur, now, (uintptr_t)old_ptr, (uintptr_t)new_ptr, size,

@@ -15,6 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "agent/blocks.h"
 #include "agent/config.h"
 #include "agent/counters.h"
 #include "agent/live.h"
@@ -92,10 +93,18 @@ void tl_record_leak_scan(void);
  * the caller's errno. */
 void tl_record_alloc(uint64_t kind, const void *ptr, size_t size);
 /* `all` mode, with the stack the hook captured itself (tl_stack_capture_inline):
- * frames[0..n) innermost first, skip ranges already dropped. */
+ * frames[0..n) innermost first, skip ranges already dropped. foreign:
+ * tl_blocks_foreign right after the block was marked live (false lets the
+ * record take this thread's recent time, record.c event_time). */
 void tl_record_alloc_stack(uint64_t kind, const void *ptr, size_t size, const uint64_t *frames,
-                           size_t n);
-void tl_record_free(uint64_t kind, const void *ptr);
+                           size_t n, bool foreign);
+/* foreign: as for tl_record_alloc_stack, tl_blocks_foreign right after the
+ * block was checked and marked freed; true when unknown. */
+void tl_record_free_block(uint64_t kind, const void *ptr, bool foreign);
+static inline void tl_record_free(uint64_t kind, const void *ptr)
+{
+    tl_record_free_block(kind, ptr, true);
+}
 /* A storage of a device kind (trace_format.h, tl_kind_has_device) made or
  * released by libcudart: an ALLOC / FREE record with the caller's stack in
  * every mode, `aggregate` too (device storages are not aggregated: their
@@ -115,6 +124,20 @@ uint64_t tl_record_stack(void);
  * it is the thread's first capture or it has no Python frames: then the
  * native stack), for a record that needs the line. */
 uint64_t tl_record_py_stack(void);
+/* The time of a numpy buffer's or ndarray object's record: the thread's
+ * last fenced read while the same thread records them (clock.h,
+ * tl_clock_event), a fresh one when another thread recorded the last.
+ * They are made and freed under the GIL: another thread's event at the same
+ * address follows a hand-over of the GIL, so a change of the recording
+ * thread (by its tag, blocks.h) is the "foreign" of tl_clock_event. */
+extern _Atomic uint8_t tl_record_py_last;
+static inline uint64_t tl_record_py_time(void)
+{
+    uint8_t me = tl_blocks_tag;
+    bool foreign = !me || atomic_load_explicit(&tl_record_py_last, memory_order_relaxed) != me;
+    if (foreign) atomic_store_explicit(&tl_record_py_last, me, memory_order_relaxed);
+    return tl_clock_event(&tl_tsd.clk, foreign);
+}
 /* One lineage-family record into this thread's chunk (dropped: counted). */
 void tl_record_lineage(tl_rec_type_t type, const uint64_t *ints, const char *str, size_t len);
 /* A MARK record. true = dropped. */

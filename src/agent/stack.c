@@ -16,6 +16,7 @@
 #include <signal.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -42,8 +43,11 @@ bool tl_stack_table_init(tl_stack_table_t *t, unsigned lg_slots)
     return false;
 }
 
+_Atomic uint64_t tl_stack_gen = 1;
+
 void tl_stack_table_reset(tl_stack_table_t *t)
 {
+    atomic_fetch_add(&tl_stack_gen, 1);
     if (!t->slots) return;
     size_t bytes = (t->mask + 1) * sizeof(tl_stack_slot_t);
     /* Fresh zero pages are cheaper than memset of a mostly untouched table. */
@@ -243,12 +247,17 @@ tl_stack_buf_t *tl_stack_buf_get(void)
     return m;
 }
 
-size_t tl_stack_trim(const tl_stack_buf_t *b, const uint64_t **frames, int n, size_t depth)
+static void readable_forget(void)
 {
     if (readable_next) {
         memset(readable, 0, sizeof readable);
         readable_next = 0;
     }
+}
+
+size_t tl_stack_trim(const tl_stack_buf_t *b, const uint64_t **frames, int n, size_t depth)
+{
+    readable_forget();
     *frames = (const uint64_t *)b->raw;
     if (n <= 0) return 0;
     int first = 0;
@@ -259,14 +268,188 @@ size_t tl_stack_trim(const tl_stack_buf_t *b, const uint64_t **frames, int n, si
     return k;
 }
 
+/* --- the unwind cache (stack.h) --- */
+
+static uint64_t ucache_hash(uintptr_t site, uint64_t ra, uintptr_t cfa)
+{
+    uint64_t h = (site ^ ra) * UINT64_C(0x9e3779b97f4a7c15) ^ cfa;
+    h ^= h >> 29;
+    return h * UINT64_C(0xbf58476d1ce4e5b9);
+}
+
+/* The first entry of h's set of TL_UCACHE_WAYS. */
+static size_t ucache_set(uint64_t h)
+{
+    return (size_t)(h >> (64 - TL_UCACHE_LG + 1)) * TL_UCACHE_WAYS;
+}
+
+static bool ucache_match(const tl_ucache_entry_t *e, uintptr_t site, uint64_t ra, uintptr_t cfa,
+                         size_t depth)
+{
+    if (e->site != site || e->ra != ra || e->cfa != cfa || e->depth != depth) return false;
+    /* Inside this thread's stack, above cfa (checked when filled). */
+    for (unsigned i = 0; i < e->nslots; i++)
+        if (*(const uint64_t *)(cfa + e->slot[i]) != e->raw[2 + i]) return false;
+    return true;
+}
+
+size_t tl_stack_cache_lookup(tl_stack_buf_t *b, uintptr_t site, uintptr_t cfa, size_t depth,
+                             const uint64_t **frames)
+{
+    /* The capturing function's own return address slot: always readable. */
+    uint64_t ra = *(const uint64_t *)(cfa - 8);
+    size_t set = ucache_set(ucache_hash(site, ra, cfa));
+    b->hit = NULL;
+    for (size_t w = 0; w < TL_UCACHE_WAYS; w++) {
+        tl_ucache_entry_t *e = &b->cache[set + w];
+        if (!ucache_match(e, site, ra, cfa, depth)) continue;
+        b->victim[set / TL_UCACHE_WAYS] = (uint8_t)((w + 1) % TL_UCACHE_WAYS);
+        b->hit = e;
+        b->hits++;
+        *frames = e->raw + e->first;
+        return e->k;
+    }
+    return SIZE_MAX;
+}
+
+/* This thread's stack [lo, hi), looked up once: a pthread's from its
+ * attributes, the main thread's from the top glibc recorded at start and
+ * RLIMIT_STACK (no stdio: pthread_getattr_np would read /proc for it). */
+static bool stack_bounds(tl_stack_buf_t *b)
+{
+    if (b->stack_state) return b->stack_state > 0;
+    b->stack_state = -1;
+    uintptr_t lo, hi;
+    if (gettid() == getpid()) {
+        extern void *__libc_stack_end;
+        struct rlimit rl;
+        if (getrlimit(RLIMIT_STACK, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY ||
+            rl.rlim_cur > ((rlim_t)1 << 32))
+            return false;
+        hi = (uintptr_t)__libc_stack_end;
+        lo = hi - (uintptr_t)rl.rlim_cur;
+    } else {
+        pthread_attr_t a;
+        void *addr;
+        size_t size;
+        if (pthread_getattr_np(pthread_self(), &a) != 0) return false;
+        int r = pthread_attr_getstack(&a, &addr, &size);
+        pthread_attr_destroy(&a);
+        if (r != 0) return false;
+        lo = (uintptr_t)addr;
+        hi = lo + size;
+    }
+    b->stack_lo = lo;
+    b->stack_hi = hi;
+    b->stack_state = 1;
+    return true;
+}
+
+/* Fill e from a walk of the stack with libunwind's cursor, which gives
+ * each frame's stack pointer: the frame of raw[1] is the one whose stack
+ * pointer is cfa; raw[j]'s return address lives at the next frame's stack
+ * pointer - 8. false = not cacheable (any frame differs from unw_backtrace's,
+ * a signal frame, a frame whose rbp points into it or just below it (a frame
+ * pointer: its size may vary, alloca; or libunwind's rbp guess for a frame
+ * without CFI), a slot outside the stack, a walk that ends elsewhere). */
+static bool ucache_fill(tl_stack_buf_t *b, tl_ucache_entry_t *e, uintptr_t cfa, size_t last,
+                        bool ends)
+{
+    unw_context_t uc;
+    unw_cursor_t c;
+    unw_word_t ip, sp, rbp;
+    if (unw_getcontext(&uc) != 0 || unw_init_local(&c, &uc) != 0) return false;
+    for (unsigned up = 0;; up++) { /* up through this function and the capture's */
+        if (up > 8 || unw_step(&c) <= 0 || unw_get_reg(&c, UNW_REG_SP, &sp) != 0) return false;
+        if (sp == cfa) break;
+        if (sp > cfa) return false;
+    }
+    if (unw_get_reg(&c, UNW_REG_IP, &ip) != 0 || ip != (unw_word_t)b->raw[1] ||
+        unw_get_reg(&c, UNW_X86_64_RBP, &rbp) != 0)
+        return false;
+    unw_word_t prev_sp = sp, prev_rbp = rbp;
+    for (size_t j = 2; j <= last; j++) {
+        if (unw_is_signal_frame(&c) != 0 || unw_step(&c) <= 0) return false;
+        if (unw_get_reg(&c, UNW_REG_IP, &ip) != 0 || unw_get_reg(&c, UNW_REG_SP, &sp) != 0 ||
+            unw_get_reg(&c, UNW_X86_64_RBP, &rbp) != 0)
+            return false;
+        if (ip != (unw_word_t)b->raw[j] || sp <= prev_sp || sp > b->stack_hi ||
+            sp - 8 - cfa > UINT32_MAX || *(const uint64_t *)(sp - 8) != ip)
+            return false;
+        /* rbp inside the frame (or just below it) and the frame laid out
+         * around it as a frame pointer's: its CFA is rbp + 16, or a copy of
+         * its return address sits at rbp + 8 (GCC's realigned frames). rbp
+         * merely pointing at a local is no frame pointer. The agent's own
+         * frames have fixed sizes (no VLA, no alloca: -Wvla), frame pointer
+         * or not (a hook has one: __builtin_dwarf_cfa). */
+        if (prev_rbp + 16 >= prev_sp && prev_rbp < sp &&
+            (prev_rbp + 16 == sp || *(const uint64_t *)(prev_rbp + 8) == ip) &&
+            !skipped((uintptr_t)b->raw[j - 1]))
+            return false;
+        e->slot[j - 2] = (uint32_t)(sp - 8 - cfa);
+        prev_sp = sp;
+        prev_rbp = rbp;
+    }
+    /* A stack that ended before the capture's limit: at its outermost frame. */
+    if (ends && (unw_is_signal_frame(&c) != 0 || unw_step(&c) != 0)) return false;
+    return true;
+}
+
+size_t tl_stack_cache_note(tl_stack_buf_t *b, uintptr_t site, uintptr_t cfa, size_t depth, int n,
+                           const uint64_t *frames, size_t k)
+{
+    b->hit = NULL;
+    if (n < 2 || k == 0) return k;
+    size_t first = (size_t)(frames - (const uint64_t *)b->raw), last = first + k - 1;
+    uint64_t ra = *(const uint64_t *)(cfa - 8);
+    if (last >= TL_UCACHE_FRAMES || last < 1 || (uint64_t)b->raw[1] != ra) return k;
+    uint64_t h = ucache_hash(site, ra, cfa);
+    uint64_t *seen = &b->seen[h & ((1u << TL_UCACHE_SEEN_LG) - 1)];
+    if (*seen == ~h) return k; /* refused: not cacheable */
+    if (*seen != h) {          /* first miss: remember the key only */
+        *seen = h;
+        return k;
+    }
+    *seen = ~h; /* until the fill succeeds */
+    if (!stack_bounds(b) || cfa < b->stack_lo || cfa >= b->stack_hi) return k;
+    size_t set = ucache_set(h);
+    uint8_t *victim = &b->victim[set / TL_UCACHE_WAYS];
+    tl_ucache_entry_t *e = &b->cache[set + *victim];
+    *victim = (uint8_t)((*victim + 1) % TL_UCACHE_WAYS);
+    e->site = 0; /* empty while filled */
+    /* From here up to the top, the stack is this thread's live stack (cfa
+     * is in it): its words are read without a check. */
+    tl_stack_unwind_sp = b->stack_hi;
+    bool ok = ucache_fill(b, e, cfa, last, last + 1 == (size_t)n && (size_t)n < depth + SKIP_SLACK);
+    readable_forget();
+    if (!ok) return k;
+    memcpy(e->raw, b->raw, (last + 1) * sizeof e->raw[0]);
+    e->ra = ra;
+    e->cfa = cfa;
+    e->depth = (uint32_t)depth;
+    e->first = (uint16_t)first;
+    e->k = (uint16_t)k;
+    e->nslots = (uint16_t)(last - 1);
+    e->gen = 0;
+    e->site = site;
+    *seen = h; /* evicted later: filled again at its next miss */
+    b->hit = e;
+    b->fills++;
+    return k;
+}
+
 size_t tl_stack_capture(const uint64_t **frames, size_t depth)
 {
+    /* Not cached: its callers (the default mode's recorded blocks, deep
+     * stacks under Python and torch) repeat a stack too seldom for the
+     * cache's walk to pay (BENCHMARKS.md, W3). */
     tl_stack_buf_t *b = tl_stack_buf_get();
     if (!b) {
         *frames = NULL;
         return 0;
     }
     if (depth > TL_REC_MAX_FRAMES) depth = TL_REC_MAX_FRAMES;
+    b->hit = NULL;
     uintptr_t sp;
     __asm__ volatile("mov %%rsp, %0" : "=r"(sp));
     tl_stack_unwind_sp = sp;

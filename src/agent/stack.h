@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "agent/config.h"        /* TL_CONFIG_DEPTH_DEFAULT */
 #include "common/trace_format.h" /* TL_REC_MAX_FRAMES */
 
 #define TL_STACK_PROBES 64 /* probes before the table counts as full */
@@ -65,6 +66,36 @@ size_t tl_stack_capture(const uint64_t **frames, size_t depth);
  * dropped by the same skip ranges. Same contract as tl_stack_capture. */
 #define TL_STACK_SLACK 16 /* frames captured beyond depth to make up for dropped ones */
 
+/* The per-thread unwind cache (stack.c, "unwind cache"): a capture that
+ * starts at the same capture site, with the same return address and the
+ * same CFA (stack pointer) as a stack seen before is answered from the
+ * cache when the stack still holds every return address of the cached
+ * chain at the address where libunwind found it; else libunwind walks as
+ * before. Exact, not a guess: a chain is cached only when each of its
+ * frames has a fixed-size frame (no frame pointer in use, but in the
+ * agent's own frames, which have fixed sizes), so each frame's CFA follows
+ * from its return address and stack pointer, which the check proves frame
+ * by frame from the hook's CFA up; signal frames and foreign stacks (not
+ * this thread's: sigaltstack, coroutines) are never cached. A key is
+ * cached on its second miss. Used by tl_stack_capture_inline (the hooks
+ * in `all` mode) only. */
+/* Chains of more raw frames are not cached. */
+#define TL_UCACHE_FRAMES  (TL_CONFIG_DEPTH_DEFAULT + TL_STACK_SLACK)
+#define TL_UCACHE_LG      6 /* 64 entries */
+#define TL_UCACHE_WAYS    2 /* per set; the other one is replaced */
+#define TL_UCACHE_SEEN_LG 8 /* keys missed once (admission) */
+
+typedef struct tl_ucache_entry {
+    uint64_t site, ra, cfa; /* key; site 0 = empty */
+    uint64_t gen;           /* tl_stack_gen when stack_id was taken; 0 = none */
+    uint64_t stack_id;      /* the native-only stack's id (record.c) */
+    uint32_t depth;         /* the capture's depth */
+    uint16_t first, k;      /* the frames returned: raw + first, k of them */
+    uint16_t nslots;        /* raw[2 .. 2 + nslots) checked at cfa + slot[i] */
+    uint64_t raw[TL_UCACHE_FRAMES];
+    uint32_t slot[TL_UCACHE_FRAMES];
+} tl_ucache_entry_t;
+
 /* A thread's capture buffers: in their own mapping, made on the thread's
  * first capture and unmapped at its exit (a pthread key), never in the
  * static TLS block or on the program's stack: a thread created with a
@@ -75,10 +106,22 @@ typedef struct tl_stack_buf {
     uint64_t merged[TL_REC_MAX_FRAMES];            /* native + Python frames (record.c) */
     /* tl_pyframes_merge's work area (its frame ids, groups, names). */
     _Alignas(8) unsigned char py_scratch[TL_STACK_PY_SCRATCH];
+    /* The unwind cache. hit: the entry of the last capture's frames (a hit
+     * or the entry just filled), NULL when they are not in the cache. */
+    tl_ucache_entry_t *hit;
+    uintptr_t stack_lo, stack_hi; /* this thread's stack; 0/0 = unknown (no cache) */
+    int stack_state;              /* 0 bounds not looked up yet, 1 known, -1 unknown */
+    uint64_t hits, fills;         /* counts, for tests */
+    uint64_t seen[1u << TL_UCACHE_SEEN_LG];
+    uint8_t victim[(1u << TL_UCACHE_LG) / TL_UCACHE_WAYS]; /* each set's way filled next */
+    tl_ucache_entry_t cache[1u << TL_UCACHE_LG];
 } tl_stack_buf_t;
 extern __thread tl_stack_buf_t *tl_stack_tbuf __attribute__((tls_model("initial-exec")));
 /* This thread's buffers, mapped on first use; NULL when mmap failed. */
 tl_stack_buf_t *tl_stack_buf_get(void);
+
+/* Bumped by tl_stack_table_reset: cached stack ids of an older table are stale. */
+extern _Atomic uint64_t tl_stack_gen;
 
 int unw_backtrace(void **buffer, int size); /* libunwind.h, without its macros here */
 /* Drop the leading skipped frames of b->raw[0..n) (n from unw_backtrace). */
@@ -87,6 +130,32 @@ size_t tl_stack_trim(const tl_stack_buf_t *b, const uint64_t **frames, int n, si
  * call: the memory below it down to the unwinder's own frames is this
  * thread's live stack, readable without a check (stack.c, access_mem). */
 extern __thread uintptr_t tl_stack_unwind_sp __attribute__((tls_model("initial-exec")));
+
+/* The cache's answer for a capture at site (an address inside the
+ * capturing function's inlined code) whose function has CFA cfa: the
+ * frame count with *frames set, or SIZE_MAX (a miss). Sets b->hit. */
+size_t tl_stack_cache_lookup(tl_stack_buf_t *b, uintptr_t site, uintptr_t cfa, size_t depth,
+                             const uint64_t **frames);
+/* After a miss and unw_backtrace's n raw frames (b->raw): admit the key
+ * (second miss) by a checked walk of the same stack. Returns k unchanged. */
+size_t tl_stack_cache_note(tl_stack_buf_t *b, uintptr_t site, uintptr_t cfa, size_t depth, int n,
+                           const uint64_t *frames, size_t k);
+
+/* The cache entry of frames when they are the last capture's answer from
+ * the cache (or its new entry), else NULL; its stack id of table
+ * generation gen (tl_stack_gen), for record.c. */
+static inline tl_ucache_entry_t *tl_stack_cache_entry_of(const uint64_t *frames)
+{
+    tl_ucache_entry_t *e = tl_stack_tbuf ? tl_stack_tbuf->hit : NULL;
+    return e && frames == e->raw + e->first ? e : NULL;
+}
+static inline void tl_stack_cache_set_id(tl_ucache_entry_t *e, uint64_t id, uint64_t gen)
+{
+    e->stack_id = id;
+    e->gen = gen;
+}
+
+#define TL_STACK_SITE(out) __asm__ volatile("lea 0(%%rip), %0" : "=r"(out))
 
 static inline __attribute__((always_inline)) size_t tl_stack_capture_inline(const uint64_t **frames,
                                                                             size_t depth)
@@ -97,10 +166,16 @@ static inline __attribute__((always_inline)) size_t tl_stack_capture_inline(cons
         return 0;
     }
     if (depth > TL_REC_MAX_FRAMES) depth = TL_REC_MAX_FRAMES;
+    uintptr_t site, cfa = (uintptr_t)__builtin_dwarf_cfa();
+    TL_STACK_SITE(site);
+    size_t k = tl_stack_cache_lookup(b, site, cfa, depth, frames);
+    if (__builtin_expect(k != SIZE_MAX, 1)) return k;
     uintptr_t sp;
     __asm__ volatile("mov %%rsp, %0" : "=r"(sp));
     tl_stack_unwind_sp = sp;
-    return tl_stack_trim(b, frames, unw_backtrace(b->raw, (int)(depth + TL_STACK_SLACK)), depth);
+    int n = unw_backtrace(b->raw, (int)(depth + TL_STACK_SLACK));
+    k = tl_stack_trim(b, frames, n, depth);
+    return tl_stack_cache_note(b, site, cfa, depth, n, *frames, k);
 }
 
 #endif /* TL_AGENT_STACK_H */

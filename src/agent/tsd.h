@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "agent/clock.h"
 #include "agent/writer.h"
 
 struct tl_counters;
@@ -26,6 +27,7 @@ typedef struct tl_tsd {
     uint64_t rng;             /* xorshift state of the sampler */
     tl_wcursor_t cur;         /* this thread's chunk in the current trace */
     struct tl_counters *slot; /* this thread's counters (outlive the thread) */
+    tl_clock_reuse_t clk;     /* `all` mode's event clock (clock.h, tl_clock_event) */
 } tl_tsd_t;
 
 extern __thread tl_tsd_t tl_tsd __attribute__((tls_model("initial-exec")));

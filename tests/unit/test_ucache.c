@@ -1,0 +1,421 @@
+/* test_ucache.c - unit tests of `all` mode's fast path: the per-thread
+ * unwind cache (stack.c: hit, a changed chain under the same key, eviction,
+ * frame-pointer frames refused, threads), the event clock's reuse of a
+ * fenced read (clock.h) and the thread tags of the shadow bytes (blocks.h).
+ *
+ * Under AddressSanitizer (tools/test-all.sh builds with
+ * -fno-omit-frame-pointer) every frame of ours has a frame pointer, which the
+ * cache refuses by design: there the tests check that nothing is cached and
+ * that the frames are still right.
+ */
+#include <config.h>
+
+#include "agent/blocks.h"
+#include "agent/clock.h"
+#include "agent/stack.h"
+#include "tests/unit/check_main.h"
+
+#include <pthread.h>
+#include <stdint.h>
+#include <string.h>
+
+#if defined(__SANITIZE_ADDRESS__)
+#define FP_FRAMES 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define FP_FRAMES 1
+#endif
+#endif
+#ifndef FP_FRAMES
+#define FP_FRAMES 0
+#endif
+
+#define NOINL __attribute__((noinline, noipa))
+#define KEEP  __asm__ volatile("" ::: "memory") /* no tail call: keep the frame */
+#define MAXF  64
+
+/* Loop counts the compiler cannot see: a loop it unrolled or peeled would
+ * call from several call sites, i.e. from several stacks. */
+static volatile unsigned six = 6, five = 5, three = 3, rounds = 200;
+
+static __thread uintptr_t last_cfa;
+
+/* The capture under test, inlined as the hooks do. */
+static NOINL size_t capture_here(uint64_t *out)
+{
+    const uint64_t *f;
+    last_cfa = (uintptr_t)__builtin_dwarf_cfa();
+    size_t n = tl_stack_capture_inline(&f, MAXF);
+    memcpy(out, f, n * sizeof *f);
+    KEEP;
+    return n;
+}
+
+static NOINL size_t mid(uint64_t *out)
+{
+    size_t n = capture_here(out);
+    KEEP;
+    return n;
+}
+
+/* Two callers of mid with the same frame: capture_here then has the same
+ * key (site, return address into mid, CFA) under both. */
+static NOINL size_t outer_a(uint64_t *out)
+{
+    size_t n = mid(out);
+    KEEP;
+    return n;
+}
+
+static NOINL size_t outer_b(uint64_t *out)
+{
+    size_t n = mid(out);
+    KEEP;
+    return n;
+}
+
+static uint64_t hits(void)
+{
+    return tl_stack_tbuf ? tl_stack_tbuf->hits : 0;
+}
+
+static uint64_t fills(void)
+{
+    return tl_stack_tbuf ? tl_stack_tbuf->fills : 0;
+}
+
+static void same_frames(const uint64_t *a, size_t na, const uint64_t *b, size_t nb)
+{
+    ck_assert_uint_eq(na, nb);
+    for (size_t i = 0; i < na; i++)
+        ck_assert_uint_eq(a[i], b[i]);
+}
+
+/* The first capture is libunwind's; the second fills the cache (a key is
+ * taken at its second miss); the next ones are answered from it, frame for
+ * frame the same. */
+START_TEST(ucache_hit)
+{
+    tl_stack_unwind_init();
+    uint64_t f[6][MAXF];
+    size_t n[6];
+    uint64_t h0 = hits(), f0 = fills();
+    for (unsigned i = 0; i < six; i++) /* one call site: one stack */
+        n[i] = outer_a(f[i]);
+    ck_assert_uint_ge(n[0], 4);
+    for (int i = 1; i < 6; i++)
+        same_frames(f[0], n[0], f[i], n[i]);
+    ck_assert_uint_eq(fills() - f0, FP_FRAMES ? 0 : 1);
+    ck_assert_uint_eq(hits() - h0, FP_FRAMES ? 0 : 4);
+}
+END_TEST
+
+/* Same key, another chain above it: the cached chain's return addresses no
+ * longer match the stack, so the cache is not used and the frames name
+ * outer_b, not outer_a. */
+START_TEST(ucache_changed_chain_is_a_miss)
+{
+    tl_stack_unwind_init();
+    uint64_t f[5][MAXF];
+    size_t n[5];
+    uintptr_t cfa[5];
+    uint64_t h[5];
+    static size_t (*const seq[5])(uint64_t *) = {outer_a, outer_a, outer_a, outer_a, outer_b};
+    for (unsigned i = 0; i < five; i++) { /* one call site: outer_a four times, then outer_b */
+        n[i] = seq[i](f[i]);
+        cfa[i] = last_cfa;
+        h[i] = hits();
+    }
+    const uint64_t *a = f[3], *b = f[4];
+    ck_assert_uint_eq(cfa[4], cfa[3]); /* the same key: else this test shows nothing */
+    ck_assert_uint_eq(h[3] - h[1], FP_FRAMES ? 0 : 2);
+    ck_assert_uint_eq(h[4], h[3]);
+    ck_assert_uint_eq(n[4], n[3]);
+    ck_assert_uint_eq(b[1], a[1]); /* into mid, at one address */
+    ck_assert_uint_ne(b[2], a[2]);
+    ck_assert_uint_lt(b[2] - (uint64_t)(uintptr_t)&outer_b, 256); /* into outer_b */
+    ck_assert_uint_lt(a[2] - (uint64_t)(uintptr_t)&outer_a, 256);
+    for (size_t i = 3; i < n[3]; i++)
+        ck_assert_uint_eq(b[i], a[i]);
+}
+END_TEST
+
+/* Four leaf callers (four return addresses) at 40 depths: 160 keys for 64
+ * entries. The first key is evicted long before the end; captured again it
+ * is still right, and taken into the cache again. */
+static NOINL size_t leaf0(uint64_t *out)
+{
+    size_t n = capture_here(out);
+    KEEP;
+    return n;
+}
+static NOINL size_t leaf1(uint64_t *out)
+{
+    size_t n = capture_here(out) + 0;
+    KEEP;
+    return n;
+}
+static NOINL size_t leaf2(uint64_t *out)
+{
+    size_t n = capture_here(out);
+    __asm__ volatile("nop" ::: "memory");
+    return n;
+}
+static NOINL size_t leaf3(uint64_t *out)
+{
+    size_t n = capture_here(out);
+    __asm__ volatile("nop; nop" ::: "memory");
+    return n;
+}
+
+static NOINL size_t down(unsigned depth, unsigned leaf, uint64_t *out)
+{
+    size_t n;
+    if (depth > 1)
+        n = down(depth - 1, leaf, out);
+    else
+        n = leaf == 0 ? leaf0(out) : leaf == 1 ? leaf1(out) : leaf == 2 ? leaf2(out) : leaf3(out);
+    KEEP;
+    return n;
+}
+
+#define KEYS (4 * 40)
+static uint64_t res[3][KEYS * 3][MAXF];
+static size_t nres[3][KEYS * 3];
+
+/* Every key reps times, from one call site of down (no branch in the loop). */
+static NOINL void capture_keys(unsigned reps, uint64_t (*out)[MAXF], size_t *n)
+{
+    for (unsigned k = 0; k < KEYS; k++)
+        for (unsigned r = 0; r < reps; r++)
+            n[k * 3 + r] = down(1 + k / 4, k % 4, out[k * 3 + r]);
+    KEEP;
+}
+
+START_TEST(ucache_eviction)
+{
+    tl_stack_unwind_init();
+    /* Pass 0: each key three times (libunwind, filled, a hit); pass 1: each
+     * key once, after the 159 others; pass 2: twice more. */
+    static const unsigned reps[3] = {3, 1, 2};
+    uint64_t h[4], f[4];
+    h[0] = hits();
+    f[0] = fills();
+    for (unsigned pass = 0; pass < three; pass++) {
+        capture_keys(reps[pass], res[pass], nres[pass]);
+        h[pass + 1] = hits();
+        f[pass + 1] = fills();
+    }
+    for (unsigned pass = 0; pass < 3; pass++)
+        for (unsigned k = 0; k < KEYS; k++)
+            for (unsigned r = 0; r < reps[pass]; r++)
+                same_frames(res[0][k * 3], nres[0][k * 3], res[pass][k * 3 + r],
+                            nres[pass][k * 3 + r]);
+    ck_assert_uint_eq(f[1] - f[0], FP_FRAMES ? 0 : KEYS);
+    ck_assert_uint_eq(h[1] - h[0], FP_FRAMES ? 0 : KEYS);
+    /* 64 entries held at most 64 of the keys: the others were evicted. */
+    ck_assert_uint_le(h[2] - h[1], 1u << TL_UCACHE_LG);
+    if (!FP_FRAMES) ck_assert_uint_ge(f[3] - f[1], KEYS - (1u << TL_UCACHE_LG));
+}
+END_TEST
+
+/* A variable-length array gives its function a frame pointer and a frame
+ * whose size varies: such a chain is never cached. */
+static NOINL size_t vla_caller(unsigned n, uint64_t *out)
+{
+    volatile char pad[n];
+    pad[0] = 1;
+    size_t k = capture_here(out);
+    KEEP;
+    return k + (size_t)pad[0] - 1;
+}
+
+START_TEST(ucache_frame_pointer_refused)
+{
+    tl_stack_unwind_init();
+    uint64_t f[6][MAXF];
+    size_t n[6];
+    uint64_t f0 = fills(), h0 = hits();
+    static const unsigned size[6] = {16, 16, 16, 16, 16, 4096}; /* the last: another CFA */
+    for (unsigned i = 0; i < six; i++)
+        n[i] = vla_caller(size[i], f[i]);
+    for (int i = 1; i < 6; i++)
+        same_frames(f[0], n[0], f[i], n[i]);
+    ck_assert_uint_eq(fills(), f0);
+    ck_assert_uint_eq(hits(), h0);
+}
+END_TEST
+
+#define THREADS 4
+#define ROUNDS  200
+static struct {
+    uint64_t bad, hits;
+    const void *buf;
+} per_thread[THREADS];
+
+static pthread_barrier_t all_done;
+
+static NOINL void *thread_main(void *arg)
+{
+    size_t k = (size_t)(uintptr_t)arg;
+    uint64_t ref[MAXF], f[MAXF];
+    size_t nref = 0;
+    size_t (*fn)(uint64_t *) = (k & 1) ? outer_b : outer_a;
+    for (unsigned i = 0; i <= rounds; i++) { /* one call site; the first is the reference */
+        size_t n = fn(f);
+        if (!i) {
+            nref = n;
+            memcpy(ref, f, sizeof f);
+        } else if (n != nref || memcmp(f, ref, n * sizeof *f) != 0) {
+            per_thread[k].bad++;
+        }
+    }
+    per_thread[k].hits = hits();
+    per_thread[k].buf = tl_stack_tbuf;
+    pthread_barrier_wait(&all_done); /* alive together: distinct buffers */
+    KEEP;
+    return NULL;
+}
+
+/* Each thread has its own cache (its own buffers) and its own right frames. */
+START_TEST(ucache_threads)
+{
+    tl_stack_unwind_init();
+    pthread_t th[THREADS];
+    pthread_barrier_init(&all_done, NULL, THREADS);
+    for (size_t k = 0; k < THREADS; k++)
+        ck_assert_int_eq(pthread_create(&th[k], NULL, thread_main, (void *)(uintptr_t)k), 0);
+    for (size_t k = 0; k < THREADS; k++)
+        pthread_join(th[k], NULL);
+    for (size_t k = 0; k < THREADS; k++) {
+        ck_assert_uint_eq(per_thread[k].bad, 0);
+        ck_assert_uint_eq(per_thread[k].hits, FP_FRAMES ? 0 : ROUNDS - 1); /* 2 misses */
+        for (size_t j = 0; j < k; j++)
+            ck_assert_ptr_ne(per_thread[k].buf, per_thread[j].buf);
+    }
+}
+END_TEST
+
+/* The event clock: a fenced read, then reuse of it within one tick and
+ * TL_CLOCK_REUSE events; a foreign event always reads again. */
+START_TEST(clock_event_reuse)
+{
+    tl_clock_init(false);
+    tl_clock_reuse_t r = {0};
+    uint64_t t0 = tl_clock_event(&r, false); /* nothing to reuse yet */
+    ck_assert_uint_eq(r.left, TL_CLOCK_REUSE);
+    bool reused = false;
+    for (int tries = 0; tries < 100 && !reused; tries++) {
+        uint64_t tick = tl_clock_tick();
+        uint64_t a = tl_clock_event(&r, false), b = tl_clock_event(&r, false);
+        ck_assert_uint_ge(a, t0);
+        if (tick == tl_clock_tick()) {
+            ck_assert_uint_eq(b, a); /* the same tick: b reused a */
+            reused = true;
+        }
+    }
+    ck_assert(reused);
+    uint64_t fine = r.fine, tick = tl_clock_tick();
+    while (tl_clock_tick() == tick) /* the next tick: 1-4 ms */
+        ;
+    uint64_t after_tick = tl_clock_event(&r, false);
+    ck_assert_uint_gt(after_tick, fine); /* the tick moved: read again */
+    uint64_t foreign = tl_clock_event(&r, true);
+    ck_assert_uint_ge(foreign, after_tick);
+    ck_assert_uint_eq(r.left, TL_CLOCK_REUSE);
+    /* At most TL_CLOCK_REUSE reuses in a row. */
+    r.left = 1;
+    r.tick = tl_clock_tick();
+    uint64_t cheap = tl_clock_event(&r, false);
+    if (r.tick == tl_clock_tick()) {
+        ck_assert_uint_eq(cheap, r.fine);
+        ck_assert_uint_eq(r.left, 0);
+        tl_clock_event(&r, false);
+        ck_assert_uint_eq(r.left, TL_CLOCK_REUSE); /* read again */
+    }
+}
+END_TEST
+
+static _Alignas(16) unsigned char heap_like[256];
+
+/* The shadow byte keeps the state and the last writer's tag; a release or
+ * a mark by the same tagged thread is not foreign, any other is. */
+START_TEST(blocks_tags)
+{
+    void *p = heap_like + 64;
+    tl_blocks_tag = 5;
+    tl_blocks_mark(p);
+    ck_assert(!tl_blocks_foreign); /* never a block start before */
+    ck_assert_int_eq(tl_blocks_check(p, true), TL_BLOCK_LIVE);
+    ck_assert(!tl_blocks_foreign); /* allocated by this thread */
+    ck_assert_int_eq(tl_blocks_check(p, false), TL_BLOCK_FREED);
+    tl_blocks_tag = 6;
+    tl_blocks_mark(p);
+    ck_assert(tl_blocks_foreign); /* freed by tag 5 */
+    ck_assert_int_eq(tl_blocks_check(p, true), TL_BLOCK_LIVE);
+    ck_assert(!tl_blocks_foreign);
+    tl_blocks_mark(p);
+    ck_assert(!tl_blocks_foreign);
+    tl_blocks_tag = 0; /* untagged: always foreign */
+    ck_assert_int_eq(tl_blocks_check(p, true), TL_BLOCK_LIVE);
+    ck_assert(tl_blocks_foreign);
+    tl_blocks_mark(p);
+    ck_assert(tl_blocks_foreign);
+    ck_assert_int_eq(tl_blocks_check((char *)p + 8, false), TL_BLOCK_MISALIGNED);
+    ck_assert(tl_blocks_foreign);
+}
+END_TEST
+
+static uint8_t taken_tag[3];
+static void *take_tag(void *arg)
+{
+    tl_blocks_tag_take();
+    taken_tag[(uintptr_t)arg] = tl_blocks_tag;
+    if ((uintptr_t)arg == 0) tl_blocks_tag_give();
+    return NULL;
+}
+
+START_TEST(blocks_tag_take_give)
+{
+    tl_blocks_tags_reset(); /* this thread has no tag: none taken */
+    ck_assert_uint_eq(tl_blocks_tag, 0);
+    pthread_t t;
+    for (uintptr_t k = 0; k < 3; k++) {
+        ck_assert_int_eq(pthread_create(&t, NULL, take_tag, (void *)k), 0);
+        pthread_join(t, NULL);
+    }
+    ck_assert_uint_eq(taken_tag[0], 1);
+    ck_assert_uint_eq(taken_tag[1], 1); /* given back by the first thread */
+    ck_assert_uint_eq(taken_tag[2], 2);
+    for (unsigned i = 0; i < TL_BLOCKS_TAGS + 2; i++) { /* 61 more, then none left */
+        tl_blocks_tag = 0;
+        tl_blocks_tag_take();
+        ck_assert_uint_eq(tl_blocks_tag, i + 3 <= TL_BLOCKS_TAGS ? i + 3 : 0);
+    }
+    tl_blocks_tag = 7;
+    tl_blocks_tags_reset(); /* a fork child: only 7 is taken */
+    tl_blocks_tag = 0;
+    tl_blocks_tag_take();
+    ck_assert_uint_eq(tl_blocks_tag, 1);
+}
+END_TEST
+
+static Suite *make_ucache_suite(void)
+{
+    Suite *s = suite_create("ucache");
+    TCase *tc = tcase_create("unwind");
+    tcase_add_test(tc, ucache_hit);
+    tcase_add_test(tc, ucache_changed_chain_is_a_miss);
+    tcase_add_test(tc, ucache_eviction);
+    tcase_add_test(tc, ucache_frame_pointer_refused);
+    tcase_add_test(tc, ucache_threads);
+    suite_add_tcase(s, tc);
+    TCase *tt = tcase_create("time");
+    tcase_add_test(tt, clock_event_reuse);
+    tcase_add_test(tt, blocks_tags);
+    tcase_add_test(tt, blocks_tag_take_give);
+    suite_add_tcase(s, tt);
+    return s;
+}
+
+TL_CHECK_MAIN(make_ucache_suite)

@@ -138,6 +138,19 @@ FACTS = {
     "u18_from_numpy_slice": ([
         ("array", 1, 4 * MiB, "view", "none", "global r -> Tensor", 4 * MiB - 16384, "view"),
     ], {"pinned_by_view": (1, 4 * MiB - 16384, "(slice at u18_from_numpy_slice.py:{view})")}, []),
+    "u20_save_for_backward": ([
+        ("saved", 1, MiB, "autograd", "none", f"global outs[{i}] -> Tensor.grad_fn -> "
+         "SumBackward0 -> ExpBackward.saved_tensors[0] -> Tensor", 0, None) for i in range(2)
+    ] + [
+        ("input", 1, MiB, "autograd", "none", f"global outs[{i}] -> Tensor.grad_fn -> "
+         "SumBackward0 -> ExpBackward -> AccumulateGrad.variable -> Tensor", 0, None)
+        for i in range(1)
+    ] + [
+        ("input", 1, MiB, "tensor", "none", "global x -> Tensor", 0, None),
+        ("loss", 1, 4, "tensor", "none", "global outs[0] -> Tensor", 0, None),
+        ("loss", 1, 4, "tensor", "none", "global outs[1] -> Tensor", 0, None),
+    ], {"held_by_autograd": (3, MiB, "held only by the autograd graph of a kept tensor (saved "
+                             "for backward): global outs[")}, []),
     # the view's line is not known: numpy makes a subclass's objects through its
     # own allocator, which the agent does not see (docs/report-schema.md)
     "u19_ndarray_subclass": ([

@@ -220,6 +220,23 @@ def saved_by_autograd(tensors, how=None):
                         out.append(v)
                         if how is not None:
                             how.append((root, names, name))
+            if "saved_tensors" in attrs:
+                # a custom autograd.Function's node is its ctx: what forward
+                # saved with ctx.save_for_backward, and tensors set on ctx
+                try:
+                    fields = [("saved_tensors[%d]" % i, v) for i, v in enumerate(node.saved_tensors)]
+                except Exception:  # freed by backward()
+                    fields = []
+                try:
+                    d = object.__getattribute__(node, "__dict__")
+                    fields += [(key, v) for key, v in dict.items(d) if type(key) is str]
+                except Exception:
+                    pass
+                for name, v in fields:
+                    if issubclass(type(v), tensor):
+                        out.append(v)
+                        if how is not None:
+                            how.append((root, names, name))
             for nxt in nexts:
                 if type(nxt) is tuple and nxt and nxt[0] is not None:
                     stack.append((nxt[0], names + (type(nxt[0]).__name__,)))

@@ -198,3 +198,7 @@ EXTRA_DIST += tests/device/facts.py
 # CUDA: aggregate mode keeps per-device peaks and live sets (device storages stay events) (cuda)
 TESTS += tests/integration/cuda_aggregate.sh
 EXTRA_DIST += tests/integration/cuda_aggregate.sh
+
+# check's verdict says what holds a storage in the report's words (an array is no tensor)
+TESTS += tests/integration/check_holder_words.sh
+EXTRA_DIST += tests/integration/check_holder_words.sh

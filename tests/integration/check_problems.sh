@@ -97,6 +97,11 @@ grep -qx "  \[held_by_autograd\] 192.0 KiB in 3 storages at losses.py:$H (storag
     fail "losses: h line: $(cat out)"
 grep -qx "      fix: keep loss.item() or t.detach() instead of the tensor, or compute it under torch.no_grad()." out ||
     fail "losses: fix: $(cat out)"
+# each problem names what holds it (the kept loss whose graph saved it)
+grep -qx "      held: global losses\[0\] -> Tensor.grad_fn -> SumBackward0 -> ReluBackward0 -> MmBackward0\?._saved_self -> Tensor" out ||
+    fail "losses: x's holder: $(cat out)"
+grep -qx "      held: global losses\[0\] -> Tensor.grad_fn -> SumBackward0 -> ReluBackward0._saved_result -> Tensor" out ||
+    fail "losses: h's holder: $(cat out)"
 T=$(ls losses.*.tlt)
 "$TL" check --max-leak=0 --trace="$T" >out 2>err || { cat out err >&2; fail "losses: --max-leak=0 should pass"; }
 "$TL" check --max-problem-storage=0 --format=json --output=losses.json --trace="$T" >/dev/null 2>&1

@@ -166,6 +166,13 @@ static bool ends_with(const char *s, const char *tail)
     return n >= k && !memcmp(s + n - k, tail, k);
 }
 
+bool tl_held_by_array(const tl_end_storage_t *s)
+{
+    const char *h = s->held_path;
+    return h && !ends_with(h, " -> Tensor") && !ends_with(h, " -> Parameter") &&
+           (s->s.kind == TL_STORAGE_NUMPY || ends_with(h, " -> ndarray"));
+}
+
 const char *tl_problem_fix(const tl_problem_t *p, unsigned storage_kind, const char *held_path)
 {
     const char *m = p->message ? strstr(p->message, " Fix: ") : NULL;

@@ -61,4 +61,9 @@ int tl_problem_kind_of_name(const char *name, size_t len);
  * NULL when none is known. */
 const char *tl_problem_fix(const tl_problem_t *p, unsigned storage_kind, const char *held_path);
 
+/* Whether s, held by a tensor-like object (TL_HELD_TENSOR), is held by a
+ * numpy array rather than a tensor: its holder path ends with the holding
+ * object's type (_paths.py), else a numpy storage is an array's. */
+bool tl_held_by_array(const tl_end_storage_t *s);
+
 #endif

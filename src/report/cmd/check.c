@@ -134,8 +134,7 @@ static bool group_sites(tl_chk_t *c, const tl_site_stat_t *s, size_t n, bool sto
     for (size_t i = 0; c->end && i < c->end->nstorages; i++) {
         const tl_end_storage_t *es = &c->end->storages[i];
         tl_map_entry_t *se = tl_map_get(&by_site, es->s.site);
-        if (se && es->held_by <= TL_HELD_AUTOGRAD)
-            l->groups[se->a - 1].held[es->held_by] += es->s.bytes;
+        if (se && es->held_by <= TL_HELD_AUTOGRAD) tl_chk_group_hold(&l->groups[se->a - 1], es);
     }
     if (l->ngroups > 1) qsort(l->groups, l->ngroups, sizeof *l->groups, cmp_group);
     free(best);

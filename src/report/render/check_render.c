@@ -64,17 +64,21 @@ const char *tl_chk_where(tl_chk_t *c, uint32_t site, char *buf)
 
 const char *tl_chk_holders(const tl_chk_group_t *g, char *buf, size_t n)
 {
-    static const char *const phrase[] = {NULL, "by a tensor", "only by views",
+    /* the last entry: the part of held[TL_HELD_TENSOR] an ndarray holds */
+    static const char *const phrase[] = {"by an array", "by a tensor", "only by views",
                                          "by the autograd graph of a kept tensor"};
-    static const unsigned order[] = {TL_HELD_AUTOGRAD, TL_HELD_VIEW, TL_HELD_TENSOR};
+    static const unsigned order[] = {TL_HELD_AUTOGRAD, TL_HELD_VIEW, TL_HELD_TENSOR, 0};
     char b[32];
     size_t len = 0, k = 0;
     buf[0] = '\0';
-    for (size_t i = 0; i < 3; i++) {
+    for (size_t i = 0; i < 4; i++) {
         unsigned h = order[i];
-        if (!g->held[h]) continue;
+        uint64_t bytes = i == 3                ? g->held_array
+                         : h == TL_HELD_TENSOR ? g->held[h] - g->held_array
+                                               : g->held[h];
+        if (!bytes) continue;
         int w = snprintf(buf + len, n - len, "%s%s (%s)", k ? ", " : "held ", phrase[h],
-                         tl_size_text(g->held[h], b, sizeof b));
+                         tl_size_text(bytes, b, sizeof b));
         if (w < 0 || (size_t)w >= n - len) break;
         len += (size_t)w;
         k++;
@@ -350,7 +354,7 @@ static void site_holders(tl_chk_t *c, uint32_t site, char *buf, size_t n)
     tl_chk_group_t g = {.site = site};
     for (size_t i = 0; c->end && i < c->end->nstorages; i++) {
         const tl_end_storage_t *s = &c->end->storages[i];
-        if (s->s.site == site && s->held_by <= TL_HELD_AUTOGRAD) g.held[s->held_by] += s->s.bytes;
+        if (s->s.site == site && s->held_by <= TL_HELD_AUTOGRAD) tl_chk_group_hold(&g, s);
     }
     tl_chk_holders(&g, buf, n);
 }
@@ -406,7 +410,7 @@ static void problems_text(tl_chk_t *c, FILE *out)
             tl_esc_puts(out, p->view_where);
         }
         fputc('\n', out);
-        if (p->held_path && p->kind >= TL_PROBLEM_CYCLE) {
+        if (p->held_path && *p->held_path) {
             fputs(strncmp(p->held_path, "held ", 5) ? "      held: " : "      ", out);
             tl_esc_puts(out, p->held_path);
             fputc('\n', out);

@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "report/analyze/lineage.h"
 #include "report/analyze/model.h"
 #include "report/analyze/suppress.h"
 #include "report/pipeline.h"
@@ -98,6 +99,7 @@ typedef struct tl_chk_group {
     uint64_t repeats;       /* >= 2: the biggest site's live blocks (e.g. once per step) */
     uint64_t per_repeat;    /* bytes per repetition */
     uint64_t held[4];       /* bytes of its live storages by holder (TL_HELD_*) */
+    uint64_t held_array;    /* of held[TL_HELD_TENSOR], by a numpy array (tl_held_by_array) */
     uint64_t kind_bytes[4]; /* --max-leak with a leak scan: bytes by tl_leak_kind_t */
 } tl_chk_group_t;
 
@@ -151,6 +153,13 @@ typedef struct tl_chk {
  * else the innermost native function outside the allocator (with its
  * file:line when known). buf of TL_CHK_WHERE_MAX. */
 const char *tl_chk_where(tl_chk_t *c, uint32_t site, char *buf);
+
+/* Count live storage s (held_by <= TL_HELD_AUTOGRAD) in g's holders. */
+static inline void tl_chk_group_hold(tl_chk_group_t *g, const tl_end_storage_t *s)
+{
+    g->held[s->held_by] += s->s.bytes;
+    if (s->held_by == TL_HELD_TENSOR && tl_held_by_array(s)) g->held_array += s->s.bytes;
+}
 
 /* One sentence of a group's holders ("held by the autograd graph of a kept
  * tensor"), "" when none is known. */

@@ -36,12 +36,6 @@ typedef struct group {
     uint64_t *ids;
 } group_t;
 
-static bool ends_with(const char *s, const char *tail)
-{
-    size_t n = strlen(s), k = strlen(tail);
-    return n >= k && !strcmp(s + n - k, tail);
-}
-
 /* How s is held, in the words of its problem (a kept exception's traceback,
  * a cache) when its holder's path runs through one, and of the object that
  * holds it (an ndarray is no tensor). */
@@ -65,11 +59,7 @@ static const char *held_phrase(const tl_end_storage_t *s)
         default:
             break;
         }
-        /* the path ends with the holding object's type (_paths.py) */
-        if (s->held_path && !ends_with(s->held_path, " -> Tensor") &&
-            !ends_with(s->held_path, " -> Parameter") &&
-            (s->s.kind == TL_STORAGE_NUMPY || ends_with(s->held_path, " -> ndarray")))
-            return "held by an array";
+        if (tl_held_by_array(s)) return "held by an array";
         return "held by a tensor";
     case TL_HELD_VIEW:
         return "held only by views";

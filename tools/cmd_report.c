@@ -122,7 +122,7 @@ int tl_cmd_report(int argc, char **argv)
             opts.no_default_supp = true;
         } else if ((v = opt_value(argc, argv, &i, "--output", &m)), m) {
             if (!v || !*v) return usage_error("--output", "expected a file name");
-            output = v;
+            output = opts.output_name = v;
         } else {
             return usage_error(a, "unknown option");
         }

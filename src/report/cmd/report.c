@@ -123,7 +123,9 @@ tl_status_t tl_report_file(const char *path, const tl_report_opts_t *opts, FILE 
         rc = TL_STATUS_NOMEM;
     }
     if (!rc && (fflush(out) != 0 || ferror(out))) {
-        tl_msgs_add(msgs, "%s: cannot write the report: %s", path, strerror(errno ? errno : EIO));
+        tl_msgs_add(msgs, "%s: cannot write the report of %s: %s",
+                    opts->output_name ? opts->output_name : "stdout", path,
+                    strerror(errno ? errno : EIO));
         rc = TL_STATUS_OUTPUT;
     } else if (!rc &&
                tl_report_incomplete(msgs, path, &a->trace, "the readable part was reported")) {

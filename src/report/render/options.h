@@ -28,6 +28,9 @@ typedef struct tl_report_opts {
      * allocations (CPython's imports, the loader) as check does. */
     bool all_frames;
     bool no_default_supp;
+    /* The output's name for a write error's message (borrowed); NULL:
+     * "stdout". */
+    const char *output_name;
 } tl_report_opts_t;
 
 #endif

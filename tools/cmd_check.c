@@ -550,7 +550,7 @@ int tl_cmd_check(int argc, char **argv)
             snprintf(more, sizeof more, "; %zu other trace%s of the run beside it", others,
                      others == 1 ? "" : "s");
         tl_say("trace of %s (pid %d) written to %s (kept: %s%s)", a.cmd[0], (int)l.pid,
-               l.main_trace, failed ? "a limit was exceeded" : "a trace could not be checked",
+               l.main_trace, rc ? "it could not be checked" : "a limit was exceeded",
                more);
     }
     l.run_dir[0] = '\0'; /* decided */

@@ -35,6 +35,16 @@ grep -q "^  scope: end point process_exit of $TMP/$1\$" fail.out || fail "fail: 
 (cd fail && "$TL" check --format=json --max-leak=0 -- "$K" >../fail.json 2>/dev/null)
 grep -q '^  "trace_kept": true,$' fail.json || fail "fail json: no trace_kept true: $(head -5 fail.json)"
 
+# a region the run never closed: known only after the run; the trace stays
+mkdir noreg || hard_error mkdir
+(cd noreg && "$TL" check --region=nosuch -- "$K" >../noreg.out 2>../noreg.err)
+rc=$?
+[ $rc -eq 2 ] || { cat noreg.out noreg.err >&2; fail "noreg: exit $rc, want 2"; }
+set -- noreg/tensorleak-[0-9]*/tensorleak.*.tlt
+[ $# -eq 1 ] && [ -f "$1" ] || fail "noreg: left $(ls -R noreg)"
+grep -qx "tensorleak: trace of $K (pid [0-9]*) written to $TMP/$1 (kept: it could not be checked)" noreg.err ||
+    fail "noreg: said $(cat noreg.err)"
+
 (cd keep && "$TL" check --max-leak=1G --trace-output=t.%p.tlt -- "$K" >../keep.out 2>../keep.err) ||
     fail "keep: exit $?"
 set -- keep/*

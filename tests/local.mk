@@ -176,7 +176,8 @@ EXTRA_DIST += tests/integration/holders_unseen.sh tests/integration/holders_unse
 	tests/workloads/unseen/u17_numpy_of_tensor.py \
 	tests/workloads/unseen/u18_from_numpy_slice.py \
 	tests/workloads/unseen/u19_ndarray_subclass.py \
-	tests/workloads/unseen/u20_save_for_backward.py
+	tests/workloads/unseen/u20_save_for_backward.py \
+	tests/workloads/unseen/u21_model_and_optimizer.py
 TESTS += tests/integration/holders_paths.sh
 EXTRA_DIST += tests/integration/holders_paths.sh tests/python/test_paths.py
 

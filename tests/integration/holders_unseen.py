@@ -28,6 +28,10 @@ GRAD = ("held only by a reference cycle gc cannot see (autograd's C++ graph, fro
         "backward(create_graph=True)) through the leaf's .grad: Tensor.grad -> CopyBackwards -> "
         "AddBackward0 -> ... -> AccumulateGrad.variable -> Tensor")
 
+# u21's parameters: (module index, name, bytes) of Linear(256, 512), Linear(512, 10)
+PARAMS = [("0", "weight", 512 * 256 * 4), ("0", "bias", 512 * 4), ("2", "weight", 10 * 512 * 4),
+          ("2", "bias", 10 * 4)]
+
 # script -> (storage facts, {problem kind: (count, bytes each, words of its message)},
 #            [lines the text report must have])
 FACTS = {
@@ -151,6 +155,17 @@ FACTS = {
         ("loss", 1, 4, "tensor", "none", "global outs[1] -> Tensor", 0, None),
     ], {"held_by_autograd": (3, MiB, "held only by the autograd graph of a kept tensor (saved "
                              "for backward): global outs[")}, []),
+    "u21_model_and_optimizer": ([
+        ("model", 1, n, "tensor", "none", f"global model._modules['{m}']._parameters['{p}'] -> Parameter",
+         0, None) for m, p, n in PARAMS
+    ] + [
+        ("backward", 1, n, "tensor", "none",
+         f"global model._modules['{m}']._parameters['{p}'].grad -> Tensor", 0, None)
+        for m, p, n in PARAMS
+    ] + [
+        ("step", 1, n, "tensor", "optimizer", "global opt.state[Parameter]['momentum_buffer'] -> Tensor",
+         0, None) for _, _, n in PARAMS
+    ], {}, []),
     # the view's line is not known: numpy makes a subclass's objects through its
     # own allocator, which the agent does not see (docs/report-schema.md)
     "u19_ndarray_subclass": ([

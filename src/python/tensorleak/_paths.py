@@ -463,7 +463,18 @@ def walk(module_roots, program_modules, tensor_type, array_type, module_dicts, e
     for d in extra_roots:
         if type(d) is dict:
             root(d, "local ", _agent.CAUSE_NONE)
-    while q:
+    # an optimizer refers to every parameter (param_groups, its state's
+    # keys): walked last, so a parameter is named through its model and only
+    # what the optimizer alone keeps (Adam's moments) through the optimizer
+    torch = sys.modules.get("torch")
+    opt_type = getattr(getattr(torch, "optim", None), "Optimizer", None) if torch else None
+    if not issubclass(type(opt_type), type):
+        opt_type = None
+    later = []
+    while q or later:
+        if not q:
+            q.extend(later)
+            later = []
         obj = q.popleft()
         i_obj = id(obj)
         for ref in referents(obj):
@@ -473,6 +484,7 @@ def walk(module_roots, program_modules, tensor_type, array_type, module_dicts, e
             if len(w.parent) >= MAX_OBJECTS:
                 w.capped = True
                 q.clear()
+                later.clear()
                 break
             cls = type(ref)
             if tensor_type is not None and issubclass(cls, tensor_type):
@@ -493,7 +505,7 @@ def walk(module_roots, program_modules, tensor_type, array_type, module_dicts, e
             if issubclass(cls, type) and not _program_class(ref, program_modules):
                 continue
             w.parent[i], w.objs[i] = i_obj, ref
-            q.append(ref)
+            (later if opt_type is not None and issubclass(cls, opt_type) else q).append(ref)
     return w
 
 

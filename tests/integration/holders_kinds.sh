@@ -20,8 +20,9 @@ want = [
     (MiB, "tensor", "closure", "global fn -> f() closure[0].cell_contents -> Tensor"),
     (MiB, "tensor", "optimizer", "global opt.state[Parameter]['exp_avg'] -> Tensor"),
     (MiB, "tensor", "optimizer", "global opt.state[Parameter]['exp_avg_sq'] -> Tensor"),
-    (MiB, "tensor", "optimizer", "global opt.state key.grad -> Tensor"),
-    (MiB, "tensor", "optimizer", "global opt.state key -> Parameter"),
+    # a parameter (and its .grad) is the model's, though the optimizer refers to it
+    (MiB, "tensor", "none", "global model._parameters['weight'].grad -> Tensor"),
+    (MiB, "tensor", "none", "global model._parameters['weight'] -> Parameter"),
     (MiB, "cycle", "cycle", "held only by a reference cycle (gc would free it; the cycle runs "
      "through Net._forward_hooks[0] -> <lambda>() closure[0].cell_contents -> Net; from it: "
      "Net._modules['lin']._parameters['weight'] -> Parameter)"),

@@ -281,15 +281,16 @@ static bool nothing_of_interest(const char *path)
 static void say_others(const tl_launch_t *l, const char *dir)
 {
     unsigned n = l->others, kept = n - l->helpers_removed;
-    const char *es = n == 1 ? "" : "es", *s = n == 1 ? "" : "s";
+    /* "1 other process or image", "2 other processes and images" */
+    const char *es = n == 1 ? " or" : "es and", *s = n == 1 ? "" : "s";
     if (!kept)
-        tl_say("%u other process%s and image%s traced: helpers with nothing of "
+        tl_say("%u other process%s image%s traced: helpers with nothing of "
                "interest, traces removed",
                n, es, s);
     else if (!l->helpers_removed)
-        tl_say("%u other process%s and image%s traced: their traces are in %s", n, es, s, dir);
+        tl_say("%u other process%s image%s traced: their traces are in %s", n, es, s, dir);
     else
-        tl_say("%u other process%s and image%s traced: %u trace%s kept in %s, %u of "
+        tl_say("%u other process%s image%s traced: %u trace%s kept in %s, %u of "
                "helpers with nothing of interest removed",
                n, es, s, kept, kept == 1 ? "" : "s", dir, l->helpers_removed);
 }

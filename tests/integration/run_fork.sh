@@ -13,7 +13,7 @@ set -- "$TMP"/t.*.tlt
 # One line says how many other processes were traced and where (the child
 # is a fork of the main program: its trace is kept).
 [ "$(grep -c 'other process' run.err)" -eq 1 ] &&
-    grep -qx "tensorleak: 1 other process and image traced: their traces are in $TMP" run.err ||
+    grep -qx "tensorleak: 1 other process or image traced: their traces are in $TMP" run.err ||
     { cat run.err >&2; fail "run did not say where the child's trace is"; }
 parent=""; child=""
 for t in "$@"; do

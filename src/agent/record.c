@@ -28,7 +28,6 @@
 int tl_record_mode;
 unsigned tl_record_stack_depth = TL_CONFIG_DEPTH_DEFAULT;
 atomic_bool tl_record_cxx_full;
-_Atomic uint8_t tl_record_py_last;
 
 static tl_writer_t writer;
 static tl_stack_table_t stacks;

@@ -124,19 +124,14 @@ uint64_t tl_record_stack(void);
  * it is the thread's first capture or it has no Python frames: then the
  * native stack), for a record that needs the line. */
 uint64_t tl_record_py_stack(void);
-/* The time of a numpy buffer's or ndarray object's record: the thread's
- * last fenced read while the same thread records them (clock.h,
- * tl_clock_event), a fresh one when another thread recorded the last.
- * They are made and freed under the GIL: another thread's event at the same
- * address follows a hand-over of the GIL, so a change of the recording
- * thread (by its tag, blocks.h) is the "foreign" of tl_clock_event. */
-extern _Atomic uint8_t tl_record_py_last;
+/* The time of a numpy buffer's or ndarray object's record (ns,
+ * CLOCK_MONOTONIC, fenced). */
 static inline uint64_t tl_record_py_time(void)
 {
-    uint8_t me = tl_blocks_tag;
-    bool foreign = !me || atomic_load_explicit(&tl_record_py_last, memory_order_relaxed) != me;
-    if (foreign) atomic_store_explicit(&tl_record_py_last, me, memory_order_relaxed);
-    return tl_clock_event(&tl_tsd.clk, foreign);
+    /* Fresh, not all mode's reused time (clock.h): the default mode's c10
+     * storages take a fresh one, so a reused time could put a numpy buffer
+     * before the tensor made after it (case 16's copy lineage failed so). */
+    return tl_clock_now();
 }
 /* One lineage-family record into this thread's chunk (dropped: counted). */
 void tl_record_lineage(tl_rec_type_t type, const uint64_t *ints, const char *str, size_t len);

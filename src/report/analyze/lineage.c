@@ -166,24 +166,29 @@ static bool ends_with(const char *s, const char *tail)
     return n >= k && !memcmp(s + n - k, tail, k);
 }
 
+/* Whether the object holding a storage of kind storage_kind is a numpy
+ * array: the holder path ends with its type (_paths.py); without one that
+ * names a tensor or an array, the storage's own library decides. */
+static bool array_holder(const char *held_path, unsigned storage_kind)
+{
+    const char *h = held_path;
+    if (h && ends_with(h, " -> ndarray")) return true;
+    if (h && (ends_with(h, " -> Tensor") || ends_with(h, " -> Parameter"))) return false;
+    return storage_kind == TL_STORAGE_NUMPY;
+}
+
 bool tl_held_by_array(const tl_end_storage_t *s)
 {
-    const char *h = s->held_path;
-    return h && !ends_with(h, " -> Tensor") && !ends_with(h, " -> Parameter") &&
-           (s->s.kind == TL_STORAGE_NUMPY || ends_with(h, " -> ndarray"));
+    return s->held_path && array_holder(s->held_path, s->s.kind);
 }
 
 const char *tl_problem_fix(const tl_problem_t *p, unsigned storage_kind, const char *held_path)
 {
     const char *m = p->message ? strstr(p->message, " Fix: ") : NULL;
     if (m) return m + 6;
-    /* the holder's library: an ndarray view of a tensor's storage is copied
-     * with .copy(), a tensor view of a numpy buffer with .clone() */
-    const char *h = held_path;
-    bool numpy = h && ends_with(h, " -> ndarray") ? true
-                 : h && (ends_with(h, " -> Tensor") || ends_with(h, " -> Parameter"))
-                     ? false
-                     : storage_kind == TL_STORAGE_NUMPY;
+    /* an ndarray view of a tensor's storage is copied with .copy(), a
+     * tensor view of a numpy buffer with .clone() */
+    bool numpy = array_holder(held_path, storage_kind);
     switch (p->kind) {
     case TL_PROBLEM_PINNED:
         return numpy ? "keep a .copy() of the part you need (x[:k].copy()), not a view of it, so "

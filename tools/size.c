@@ -59,6 +59,9 @@ bool tl_parse_size(const char *s, uint64_t *out)
         p++;
     for (size_t i = 0; i < sizeof units / sizeof units[0]; i++) {
         if (strcasecmp(p, units[i].name) == 0) {
+            /* "1.5" or "1.5B" names no whole number of bytes: a typo for
+             * 1.5 of some unit, not a limit of 2 B. */
+            if (units[i].mult == 1 && v != floor(v)) return false;
             double bytes = round(v * units[i].mult);
             if (!(bytes < 9223372036854775808.0)) return false;
             *out = (uint64_t)bytes;

@@ -13,7 +13,8 @@
  * single letters K M G T (powers of 1024). "0", "512KiB", "1.5GB", "64k".
  * The result is rounded to the nearest byte. Returns false (and leaves *out)
  * on anything else: empty, negative, no digits, unknown unit, trailing
- * garbage, or a value above 2^63 bytes. */
+ * garbage, a fraction of a byte ("1.5", "0.5B"), or a value above 2^63
+ * bytes. */
 bool tl_parse_size(const char *s, uint64_t *out);
 
 /* Parses a size or a percentage ("10%", "2.5%"): *is_percent tells which;

@@ -21,6 +21,8 @@ START_TEST(size_valid)
         {"100B", 100},
         {"0.5KiB", 512},
         {"3T", 3298534883328},
+        {"2.0", 2},
+        {"1.3KiB", 1331},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         uint64_t v = 12345;
@@ -32,9 +34,9 @@ END_TEST
 
 START_TEST(size_invalid)
 {
-    static const char *const bad[] = {"",     "-1",    "KiB",     "1.5XB",
-                                      "1..5", "12abc", "1 MiB x", "99999999999999999999TiB",
-                                      ".",    "1e6",   NULL};
+    static const char *const bad[] = {
+        "",  "-1",  "KiB", "1.5XB", "1..5",   "12abc", "1 MiB x", "99999999999999999999TiB",
+        ".", "1e6", "1.5", "0.5B",  "2.0001", NULL};
     uint64_t v = 7;
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         ck_assert_msg(!tl_parse_size(bad[i], &v), "%s accepted", bad[i] ? bad[i] : "NULL");

@@ -489,7 +489,7 @@ void tl_chk_render_text(tl_chk_t *c, FILE *out)
     if (c->o->traces_removed_on_pass && tl_chk_passed(c))
         fputs(" (removed: the check passed; --trace-output=PATTERN keeps the traces)", out);
     fputc('\n', out);
-    if (!c->a.trace.has_end)
+    if (!c->a.trace.has_end && !c->region) /* a closed region is complete without END */
         fputs("  note: no END record: the program was killed or is still running; it is checked "
               "at its last recorded event\n",
               out);

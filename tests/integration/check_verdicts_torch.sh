@@ -45,6 +45,10 @@ $J loop.py.json "[(x['repeats'], x['storage_bytes']) for x in limit('max-leak')[
 "$TL" check --leak-kinds=all --max-leak=0 -- "$PYTHON3" loop.py >out 2>&1
 grep -q "^  [0-9.]* KiB in [0-9]* blocks at loop.py:$KEEP ([0-9]* sites): 4 repetitions still live, [0-9.]* KiB per repetition (per step of a loop)" out ||
     fail "loop text: $(cat out)"
+# c10's CPU allocator is the storages' allocator: its (stripped, unnamed)
+# frames are skipped as malloc's are, and the stack starts at ATen's
+grep -q '^      at .*\[libc10' out && fail "loop text: an allocator frame of c10: $(cat out)"
+grep -q '^      at at::' out || fail "loop text: no ATen frame: $(cat out)"
 
 # a `run` trace (default mode): the loop's leak still fails --max-leak=0
 "$TL" run --output="$TMP/r.%p.tlt" -- "$PYTHON3" loop.py >run.out 2>&1 || fail "run loop.py: $(cat run.out)"

@@ -90,9 +90,13 @@ const char *tl_chk_holders(const tl_chk_group_t *g, char *buf, size_t n)
 #define STACK_NATIVE_FRAMES 2
 
 /* Leading allocator frames (the agent, libc, operator new) are not shown. */
+/* The innermost frames to skip: malloc's, operator new's and c10's
+ * (libc10, libc10_cuda: PyTorch's storage allocators, whose stripped frames
+ * in Debian's build name no function). */
 static bool allocator_frame(const tl_frame_t *f)
 {
-    return tl_allocator_module(f->module, TL_ALLOC_NATIVE | TL_ALLOC_CXX);
+    return tl_allocator_module(f->module, TL_ALLOC_NATIVE | TL_ALLOC_CXX) ||
+           (f->module && !strncmp(tl_path_base(f->module), "libc10", 6));
 }
 
 size_t tl_chk_shown(const tl_chk_t *c, size_t n)

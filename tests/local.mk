@@ -203,3 +203,8 @@ EXTRA_DIST += tests/integration/cuda_aggregate.sh
 # check's verdict says what holds a storage in the report's words (an array is no tensor)
 TESTS += tests/integration/check_holder_words.sh
 EXTRA_DIST += tests/integration/check_holder_words.sh
+
+# CUDA: a shared library with a static CUDA runtime (issue 10)
+TESTS += tests/integration/cuda_static_lib.sh
+EXTRA_DIST += tests/integration/cuda_static_lib.sh tests/workloads/cuda_static_lib.c \
+	tests/workloads/cuda_static_lib_prog.c

@@ -174,14 +174,8 @@ static bool trace_open(void)
         tl_clock.tsc ? "tsc" : "monotonic", sample_str, big_str};
     tl_record_options(7, keys, values);
     tl_modules_scan(true, false, tl_record_module, NULL);
-    if (tl_cudart_static_in("/proc/self/exe")) {
-        static const char why[] =
-            "the executable links the CUDA runtime statically (nvcc's default,"
-            " -cudart static): its cudaMalloc, cudaMallocAsync, cudaHostAlloc"
-            " and their frees are not seen; build with -cudart shared";
-        uint64_t none[1] = {0};
-        tl_record_lineage(TL_REC_NOTE, none, why, sizeof why - 1);
-    }
+    if (tl_cudart_static_in("/proc/self/exe"))
+        tl_record_cudart_static_note("the executable", strlen("the executable"));
     if (cfg.mode == TL_MODE_AGGREGATE &&
         tl_ckpt_init(&writer, (uint64_t)cfg.checkpoint_ms * 1000000u))
         say("cannot map the aggregate site table: ", "allocations are not recorded", "");

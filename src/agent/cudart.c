@@ -54,6 +54,19 @@ const tl_cudart_t *tl_cudart_real(void)
     return &real;
 }
 
+void *tl_cudart_next(const char *name, const void *caller)
+{
+    void *p = sym(RTLD_NEXT, name);
+    if (p) return p;
+    Dl_info info;
+    if (!caller || !dladdr(caller, &info) || !info.dli_fname || !*info.dli_fname) return NULL;
+    void *h = dlopen(info.dli_fname, RTLD_NOLOAD | RTLD_LAZY);
+    if (!h) return NULL;
+    p = sym(h, name); /* the caller's object and its dependencies, not the global scope */
+    dlclose(h);
+    return p;
+}
+
 int tl_cudart_device(void)
 {
     const tl_cudart_t *r = tl_cudart_real();

@@ -33,6 +33,15 @@ typedef struct tl_cudart {
  * when no libcudart is loaded. */
 const tl_cudart_t *tl_cudart_real(void);
 
+/* No libcudart.so loaded, yet a library called our `name` (cudaMalloc,
+ * ...): it links the CUDA runtime statically (cudart_static.h) and its call
+ * went through its PLT, which LD_PRELOAD bound to us. The definition it
+ * would have had without us: the next one in the global scope
+ * (dlsym(RTLD_NEXT)), else the one in the object holding the code address
+ * caller (a library dlopen'd RTLD_LOCAL). NULL when there is none. Never
+ * the agent's own. */
+void *tl_cudart_next(const char *name, const void *caller);
+
 /* The current CUDA device of the calling thread (cudaGetDevice), 0 when it
  * cannot be asked. */
 int tl_cudart_device(void);

@@ -1,10 +1,13 @@
-/* cudart_static.c - is the CUDA runtime linked into the executable itself
- * (cudart_static.h)? No stdio, no allocation: the file is mapped read-only
- * and unmapped before returning.
+/* cudart_static.c - is the CUDA runtime linked into the executable or a
+ * loaded library itself (cudart_static.h)? No stdio, no allocation: the
+ * executable's file is mapped read-only and unmapped before returning; a
+ * library's dynamic symbol table is read where the loader mapped it.
  */
 #include <config.h> /* autoconf first: _GNU_SOURCE */
 
 #include "agent/cudart_static.h"
+
+#include "agent/cudalibs.h"
 
 #include <elf.h>
 #include <fcntl.h>
@@ -23,6 +26,12 @@ static const char cudart_text[] = "CUDA driver version is insufficient for CUDA 
 
 /* Does symbol table sh (entries of shdr[sh].sh_link's strings) define one
  * of libcudart's allocation functions? */
+static bool is_cuda_alloc(const char *name)
+{
+    return !strcmp(name, "cudaMalloc") || !strcmp(name, "cudaMallocAsync") ||
+           !strcmp(name, "cudaHostAlloc");
+}
+
 static bool defines_cuda_alloc(const uint8_t *f, size_t len, const ElfW(Shdr) * shdr, unsigned nsec,
                                unsigned sh)
 {
@@ -41,10 +50,7 @@ static bool defines_cuda_alloc(const uint8_t *f, size_t len, const ElfW(Shdr) * 
         if (at >= str->sh_size) continue;
         const char *name = names + at;
         size_t room = str->sh_size - at;
-        if (strnlen(name, room) < room &&
-            (!strcmp(name, "cudaMalloc") || !strcmp(name, "cudaMallocAsync") ||
-             !strcmp(name, "cudaHostAlloc")))
-            return true;
+        if (strnlen(name, room) < room && is_cuda_alloc(name)) return true;
     }
     return false;
 }
@@ -94,4 +100,81 @@ bool tl_cudart_static_in(const char *path)
     }
     close(fd);
     return found;
+}
+
+/* --- a loaded library: its dynamic symbol table in memory --- */
+
+/* The loader relocates the dynamic section's addresses in place (glibc on
+ * x86-64); an unrelocated one (an offset) is below the load bias. */
+static uintptr_t dyn_addr(const struct dl_phdr_info *info, ElfW(Addr) a)
+{
+    return a < info->dlpi_addr ? info->dlpi_addr + a : a;
+}
+
+static bool defined_func(const ElfW(Sym) * s)
+{
+    return s->st_shndx != SHN_UNDEF && ELF64_ST_TYPE(s->st_info) == STT_FUNC;
+}
+
+/* Does the GNU hash table h (of symbols sym, names str) define `name` as a
+ * function? The lookup of the ELF gABI's DT_GNU_HASH extension, as ld.so
+ * does it (bloom filter skipped: one bucket's chain is short). */
+static bool gnu_hash_defines(const uint32_t *h, const ElfW(Sym) * sym, const char *str,
+                             const char *name)
+{
+    uint32_t nbuckets = h[0], symoffset = h[1], bloom_words = h[2];
+    if (!nbuckets) return false;
+    const uint32_t *buckets =
+        (const uint32_t *)(const void *)((const ElfW(Addr) *)(h + 4) + bloom_words);
+    const uint32_t *chain = buckets + nbuckets;
+    uint32_t hash = 5381;
+    for (const unsigned char *c = (const unsigned char *)name; *c; c++)
+        hash = hash * 33 + *c;
+    uint32_t i = buckets[hash % nbuckets];
+    if (i < symoffset) return false;
+    for (;; i++) {
+        uint32_t hh = chain[i - symoffset];
+        if ((hh | 1) == (hash | 1) && !strcmp(str + sym[i].st_name, name) && defined_func(&sym[i]))
+            return true;
+        if (hh & 1) return false;
+    }
+}
+
+/* The same with the SysV hash table (DT_HASH): its chain count is the
+ * number of symbols, so every symbol is looked at. */
+static bool sysv_hash_defines(const uint32_t *h, const ElfW(Sym) * sym, const char *str)
+{
+    for (uint32_t i = 1; i < h[1]; i++)
+        if (defined_func(&sym[i]) && is_cuda_alloc(str + sym[i].st_name)) return true;
+    return false;
+}
+
+bool tl_cudart_static_loaded(const struct dl_phdr_info *info, uintptr_t lo, uintptr_t hi)
+{
+    uintptr_t self = (uintptr_t)&tl_cudart_static_loaded;
+    if (self >= lo && self < hi) return false; /* the agent's own interposers */
+    const char *name = info->dlpi_name;
+    if (!name || !*name) return false;
+    const char *base = strrchr(name, '/');
+    if (tl_cudalibs_is_library(base ? base + 1 : name)) return false; /* libcudart.so itself */
+    const ElfW(Dyn) *dyn = NULL;
+    for (unsigned i = 0; i < info->dlpi_phnum; i++)
+        if (info->dlpi_phdr[i].p_type == PT_DYNAMIC)
+            dyn = (const ElfW(Dyn) *)(info->dlpi_addr + info->dlpi_phdr[i].p_vaddr);
+    if (!dyn) return false;
+    const ElfW(Sym) *sym = NULL;
+    const char *str = NULL;
+    const uint32_t *gnu = NULL, *sysv = NULL;
+    for (; dyn->d_tag != DT_NULL; dyn++) {
+        if (dyn->d_tag == DT_SYMTAB) sym = (const ElfW(Sym) *)dyn_addr(info, dyn->d_un.d_ptr);
+        if (dyn->d_tag == DT_STRTAB) str = (const char *)dyn_addr(info, dyn->d_un.d_ptr);
+        if (dyn->d_tag == DT_GNU_HASH) gnu = (const uint32_t *)dyn_addr(info, dyn->d_un.d_ptr);
+        if (dyn->d_tag == DT_HASH) sysv = (const uint32_t *)dyn_addr(info, dyn->d_un.d_ptr);
+    }
+    if (!sym || !str) return false;
+    if (gnu)
+        return gnu_hash_defines(gnu, sym, str, "cudaMalloc") ||
+               gnu_hash_defines(gnu, sym, str, "cudaMallocAsync") ||
+               gnu_hash_defines(gnu, sym, str, "cudaHostAlloc");
+    return sysv && sysv_hash_defines(sysv, sym, str);
 }

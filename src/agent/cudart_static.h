@@ -1,13 +1,16 @@
 /* cudart_static.h - detect a CUDA runtime linked statically into the
- * executable (nvcc's default, -cudart static: libcudart_static.a). Its
- * cudaMalloc and friends are then the executable's own functions, called
- * directly: LD_PRELOAD cannot interpose them, and the agent says so in a
- * NOTE (build with `nvcc -cudart shared` to have them recorded).
+ * executable or a shared library (nvcc's default, -cudart static:
+ * libcudart_static.a). Its cudaMalloc and friends are then the object's own
+ * functions: LD_PRELOAD cannot interpose the calls bound inside it, and the
+ * agent says so in a NOTE naming it (build with `nvcc -cudart shared` to
+ * have them recorded).
  */
 #ifndef TL_AGENT_CUDART_STATIC_H
 #define TL_AGENT_CUDART_STATIC_H
 
+#include <link.h>
 #include <stdbool.h>
+#include <stdint.h>
 
 /* Does the ELF file at path define cudaMalloc, cudaMallocAsync or
  * cudaHostAlloc as a function (its symbol table, or the dynamic one), or,
@@ -16,5 +19,17 @@
  * or not ELF. Maps the file for the call; no allocation, no stdio. Call at
  * init. */
 bool tl_cudart_static_in(const char *path);
+
+/* Does the loaded library info (its PT_LOAD span [lo, hi)) define
+ * cudaMalloc, cudaMallocAsync or cudaHostAlloc as a function in its dynamic
+ * symbol table, as a .so linked with libcudart_static.a does (nvcc's default
+ * for -shared too)? Read from the loader's mapping through its hash table
+ * (DT_GNU_HASH, else DT_HASH): no file is opened. false for the executable
+ * (no name: tl_cudart_static_in reads its file), the agent itself (its
+ * interposers) and NVIDIA's own libraries (tl_cudalibs_is_library: libcudart.so
+ * defines them, and a static runtime inside cuFFT or cuRAND is not the
+ * program's to rebuild). No allocation, no lock: safe inside a
+ * dl_iterate_phdr callback. */
+bool tl_cudart_static_loaded(const struct dl_phdr_info *info, uintptr_t lo, uintptr_t hi);
 
 #endif /* TL_AGENT_CUDART_STATIC_H */

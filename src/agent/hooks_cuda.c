@@ -41,17 +41,26 @@ static uint64_t cuda_device(void)
     return TL_DEVICE_CUDA(tl_cudart_device());
 }
 
-#define TL_CUDA_REAL(field)                                                                        \
+/* real: libcudart's function, else (a static runtime in the caller's
+ * library, cudart.h) that runtime's own, called untracked: its blocks are
+ * not seen (the NOTE of cudart_static.h says so), and a free of one must
+ * not be taken for a free of a block we never saw. */
+#define TL_CUDA_REAL(field, name)                                                                  \
     const tl_cudart_t *rt = tl_cudart_real();                                                      \
-    if (!rt || !rt->field) return TL_CUDA_NOT_READY
+    __typeof__(rt->field) real = rt ? rt->field : NULL;                                            \
+    if (!real) {                                                                                   \
+        *(void **)&real = tl_cudart_next(name, __builtin_return_address(0));                       \
+        track = false;                                                                             \
+    }                                                                                              \
+    if (!real) return TL_CUDA_NOT_READY
 
 TL_EXPORT int cudaMalloc(void **ptr, size_t size);
 TL_EXPORT int cudaMalloc(void **ptr, size_t size)
 {
     bool track = tracking();
     TL_GUARD_SCOPE;
-    TL_CUDA_REAL(malloc);
-    int err = rt->malloc(ptr, size);
+    TL_CUDA_REAL(malloc, "cudaMalloc");
+    int err = real(ptr, size);
     cuda_allocated(TL_KIND_STORAGE_CUDA_SEGMENT, track, err, ptr, size, track ? cuda_device() : 0,
                    NULL);
     return err;
@@ -62,8 +71,8 @@ TL_EXPORT int cudaMallocAsync(void **ptr, size_t size, void *stream)
 {
     bool track = tracking();
     TL_GUARD_SCOPE;
-    TL_CUDA_REAL(malloc_async);
-    int err = rt->malloc_async(ptr, size, stream);
+    TL_CUDA_REAL(malloc_async, "cudaMallocAsync");
+    int err = real(ptr, size, stream);
     cuda_allocated(TL_KIND_STORAGE_CUDA_SEGMENT, track, err, ptr, size, track ? cuda_device() : 0,
                    stream);
     return err;
@@ -74,8 +83,8 @@ TL_EXPORT int cudaMallocManaged(void **ptr, size_t size, unsigned flags)
 {
     bool track = tracking();
     TL_GUARD_SCOPE;
-    TL_CUDA_REAL(malloc_managed);
-    int err = rt->malloc_managed(ptr, size, flags);
+    TL_CUDA_REAL(malloc_managed, "cudaMallocManaged");
+    int err = real(ptr, size, flags);
     cuda_allocated(TL_KIND_STORAGE_CUDA_SEGMENT, track, err, ptr, size, track ? cuda_device() : 0,
                    NULL);
     return err;
@@ -86,9 +95,9 @@ TL_EXPORT int cudaFree(void *ptr)
 {
     bool track = tracking();
     TL_GUARD_SCOPE;
-    TL_CUDA_REAL(free);
+    TL_CUDA_REAL(free, "cudaFree");
     if (track && ptr) tl_record_dfree(TL_KIND_STORAGE_CUDA_SEGMENT, ptr, cuda_device());
-    return rt->free(ptr);
+    return real(ptr);
 }
 
 TL_EXPORT int cudaFreeAsync(void *ptr, void *stream);
@@ -96,9 +105,9 @@ TL_EXPORT int cudaFreeAsync(void *ptr, void *stream)
 {
     bool track = tracking();
     TL_GUARD_SCOPE;
-    TL_CUDA_REAL(free_async);
+    TL_CUDA_REAL(free_async, "cudaFreeAsync");
     if (track && ptr) tl_record_dfree(TL_KIND_STORAGE_CUDA_SEGMENT, ptr, cuda_device());
-    return rt->free_async(ptr, stream);
+    return real(ptr, stream);
 }
 
 TL_EXPORT int cudaHostAlloc(void **ptr, size_t size, unsigned flags);
@@ -106,8 +115,8 @@ TL_EXPORT int cudaHostAlloc(void **ptr, size_t size, unsigned flags)
 {
     bool track = tracking();
     TL_GUARD_SCOPE;
-    TL_CUDA_REAL(host_alloc);
-    int err = rt->host_alloc(ptr, size, flags);
+    TL_CUDA_REAL(host_alloc, "cudaHostAlloc");
+    int err = real(ptr, size, flags);
     cuda_allocated(TL_KIND_STORAGE_PINNED, track, err, ptr, size, TL_DEVICE_CPU, NULL);
     return err;
 }
@@ -117,8 +126,8 @@ TL_EXPORT int cudaMallocHost(void **ptr, size_t size)
 {
     bool track = tracking();
     TL_GUARD_SCOPE;
-    TL_CUDA_REAL(malloc_host);
-    int err = rt->malloc_host(ptr, size);
+    TL_CUDA_REAL(malloc_host, "cudaMallocHost");
+    int err = real(ptr, size);
     cuda_allocated(TL_KIND_STORAGE_PINNED, track, err, ptr, size, TL_DEVICE_CPU, NULL);
     return err;
 }
@@ -128,7 +137,7 @@ TL_EXPORT int cudaFreeHost(void *ptr)
 {
     bool track = tracking();
     TL_GUARD_SCOPE;
-    TL_CUDA_REAL(free_host);
+    TL_CUDA_REAL(free_host, "cudaFreeHost");
     if (track && ptr) tl_record_dfree(TL_KIND_STORAGE_PINNED, ptr, TL_DEVICE_CPU);
-    return rt->free_host(ptr);
+    return real(ptr);
 }

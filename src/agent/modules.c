@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "agent/cudalibs.h"
+#include "agent/cudart_static.h"
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct {
@@ -189,6 +190,7 @@ static int scan_one(struct dl_phdr_info *info, size_t size, void *data)
      * NVRTC load at their first use): its own C++ blocks are not forced
      * to full stacks either (cudart.h) */
     tl_cudalibs_note_module(m.path, m.path_len, m.start, m.start + m.size);
+    m.cudart_static = index > 0 && tl_cudart_static_loaded(info, lo, hi);
     ctx->emit(ctx->arg, &m);
     return 0;
 }

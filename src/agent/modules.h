@@ -24,6 +24,7 @@ typedef struct tl_module_info {
     size_t path_len;
     const uint8_t *build_id; /* NT_GNU_BUILD_ID descriptor, or NULL */
     size_t build_id_len;
+    bool cudart_static; /* a library that links the CUDA runtime statically (cudart_static.h) */
 } tl_module_info_t;
 
 typedef void (*tl_module_emit_fn)(void *arg, const tl_module_info_t *m);

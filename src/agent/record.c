@@ -134,6 +134,20 @@ void tl_record_module(void *arg, const tl_module_info_t *m)
     (void)arg;
     dropped_if(tl_writer_module(&writer, &tl_tsd.cur, mono(), m->base, m->start, m->size, m->path,
                                 m->path_len, m->build_id, m->build_id_len));
+    if (m->cudart_static) tl_record_cudart_static_note(m->path, m->path_len);
+}
+
+void tl_record_cudart_static_note(const char *who, size_t len)
+{
+    static const char why[] = " links the CUDA runtime statically (nvcc's default,"
+                              " -cudart static): its cudaMalloc, cudaMallocAsync, cudaHostAlloc"
+                              " and their frees are not seen; build it with -cudart shared";
+    char text[1024 + sizeof why];
+    if (len > 1024) len = 1024;
+    memcpy(text, who, len);
+    memcpy(text + len, why, sizeof why - 1);
+    uint64_t none[1] = {0};
+    tl_record_lineage(TL_REC_NOTE, none, text, len + sizeof why - 1);
 }
 
 /* A Python frame seen for the first time: its PYFRAME record goes into this

@@ -11,7 +11,7 @@ make_tmp
 "${CC:-cc}" -O0 -s -o cuda_static_stripped "$SRC_WL/cuda_static.c" || hard_error "build stripped"
 readelf -S cuda_static_stripped | grep -q '\.symtab' && hard_error "strip left a symbol table"
 cuda_standin cuda_prog
-NOTE='the executable links the CUDA runtime statically (nvcc'"'"'s default, -cudart static): its cudaMalloc, cudaMallocAsync, cudaHostAlloc and their frees are not seen; build with -cudart shared'
+NOTE='the executable links the CUDA runtime statically (nvcc'"'"'s default, -cudart static): its cudaMalloc, cudaMallocAsync, cudaHostAlloc and their frees are not seen; build it with -cudart shared'
 for prog in cuda_static cuda_static_stripped cuda_prog; do
     rm -f "$TMP"/t.*.tlt
     "$TL" run --output="$TMP/t.%p.tlt" -- ./$prog >$prog.out 2>$prog.err || fail "$prog exited $?"

@@ -209,3 +209,8 @@ tests_workloads_ucache_paths_CFLAGS = $(AM_CFLAGS) -g -O2 -fomit-frame-pointer
 tests_workloads_ucache_paths_LDADD = -lpthread
 TESTS += tests/integration/agent_ucache.sh
 EXTRA_DIST += tests/integration/agent_ucache.sh
+
+# CUDA: C++ blocks a CUDA library has libstdc++ make are sampled (issue 10)
+TESTS += tests/integration/cuda_lib_string.sh
+EXTRA_DIST += tests/integration/cuda_lib_string.sh tests/workloads/cuda_lib_string.cc \
+	tests/workloads/cuda_lib_string.py

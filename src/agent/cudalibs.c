@@ -13,7 +13,10 @@
  * segment of it): a big PyTorch install loads about 15. */
 #define TL_CUDA_RANGES 64
 static _Atomic uintptr_t range_lo[TL_CUDA_RANGES], range_hi[TL_CUDA_RANGES];
-static atomic_uint nranges;
+atomic_uint tl_cudalibs_nranges; /* ranges taken (cudalibs.h, tl_cudalibs_any) */
+/* libstdc++'s code: a new it makes (std::string's growth) is made for its
+ * caller, whose library decides. */
+static _Atomic uintptr_t cxx_lo, cxx_hi;
 static atomic_bool ranges_noted;
 
 /* NVIDIA's CUDA libraries, by file-name prefix: the driver and runtime,
@@ -35,6 +38,18 @@ static bool cuda_library(const char *base, size_t len)
     return false;
 }
 
+static bool cxx_runtime(const char *base, size_t len)
+{
+    static const char name[] = "libstdc++.so";
+    return len >= sizeof name - 1 && memcmp(base, name, sizeof name - 1) == 0;
+}
+
+static void cxx_range(uintptr_t lo, uintptr_t hi)
+{
+    atomic_store_explicit(&cxx_hi, hi, memory_order_relaxed);
+    atomic_store_explicit(&cxx_lo, lo, memory_order_release);
+}
+
 bool tl_cudalibs_is_library(const char *base)
 {
     return cuda_library(base, strlen(base));
@@ -42,13 +57,13 @@ bool tl_cudalibs_is_library(const char *base)
 
 void tl_cudalibs_add_range(uintptr_t lo, uintptr_t hi)
 {
-    unsigned n = atomic_load_explicit(&nranges, memory_order_acquire);
+    unsigned n = atomic_load_explicit(&tl_cudalibs_nranges, memory_order_acquire);
     for (unsigned i = 0; i < n && i < TL_CUDA_RANGES; i++)
         if (atomic_load_explicit(&range_lo[i], memory_order_relaxed) == lo) return;
     /* A slot taken but not yet filled reads [0, 0): it matches nothing. */
-    unsigned k = atomic_fetch_add_explicit(&nranges, 1, memory_order_acq_rel);
+    unsigned k = atomic_fetch_add_explicit(&tl_cudalibs_nranges, 1, memory_order_acq_rel);
     if (k >= TL_CUDA_RANGES) {
-        atomic_store_explicit(&nranges, TL_CUDA_RANGES, memory_order_relaxed);
+        atomic_store_explicit(&tl_cudalibs_nranges, TL_CUDA_RANGES, memory_order_relaxed);
         return;
     }
     atomic_store_explicit(&range_hi[k], hi, memory_order_relaxed);
@@ -60,7 +75,9 @@ void tl_cudalibs_note_module(const char *path, size_t len, uintptr_t lo, uintptr
     if (!path) return;
     const char *slash = memrchr(path, '/', len);
     const char *base = slash ? slash + 1 : path;
-    if (cuda_library(base, len - (size_t)(base - path))) tl_cudalibs_add_range(lo, hi);
+    size_t n = len - (size_t)(base - path);
+    if (cuda_library(base, n)) tl_cudalibs_add_range(lo, hi);
+    if (cxx_runtime(base, n)) cxx_range(lo, hi);
 }
 
 /* The executable PT_LOAD ranges of the CUDA libraries loaded now. */
@@ -88,9 +105,15 @@ void tl_cudalibs_note_loaded(void)
     dl_iterate_phdr(note_one, NULL);
 }
 
+bool tl_cudalibs_in_cxx_runtime(uintptr_t pc)
+{
+    uintptr_t lo = atomic_load_explicit(&cxx_lo, memory_order_acquire);
+    return lo && pc >= lo && pc < atomic_load_explicit(&cxx_hi, memory_order_relaxed);
+}
+
 bool tl_cudalibs_is_inside(uintptr_t pc)
 {
-    unsigned n = atomic_load_explicit(&nranges, memory_order_acquire);
+    unsigned n = atomic_load_explicit(&tl_cudalibs_nranges, memory_order_acquire);
     if (n > TL_CUDA_RANGES) n = TL_CUDA_RANGES;
     for (unsigned i = 0; i < n; i++)
         if (pc >= atomic_load_explicit(&range_lo[i], memory_order_relaxed) &&
@@ -101,8 +124,10 @@ bool tl_cudalibs_is_inside(uintptr_t pc)
 
 void tl_cudalibs_reset(void)
 {
-    atomic_store(&nranges, 0);
+    atomic_store(&tl_cudalibs_nranges, 0);
     atomic_store(&ranges_noted, false);
+    atomic_store(&cxx_lo, 0);
+    atomic_store(&cxx_hi, 0);
     for (unsigned i = 0; i < TL_CUDA_RANGES; i++) {
         atomic_store(&range_lo[i], 0);
         atomic_store(&range_hi[i], 0);

@@ -9,6 +9,7 @@
 #ifndef TL_AGENT_CUDALIBS_H
 #define TL_AGENT_CUDALIBS_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -38,6 +39,19 @@ void tl_cudalibs_note_module(const char *path, size_t len, uintptr_t lo, uintptr
 /* Is the code address pc inside a CUDA library (once noted)? Lock free: a
  * few relaxed loads and compares per library. */
 bool tl_cudalibs_is_inside(uintptr_t pc);
+
+/* Is any CUDA library's range noted? One relaxed load: the C++ new hook
+ * asks nothing more in a process without CUDA. */
+extern atomic_uint tl_cudalibs_nranges;
+static inline bool tl_cudalibs_any(void)
+{
+    return atomic_load_explicit(&tl_cudalibs_nranges, memory_order_relaxed) != 0;
+}
+
+/* Is pc inside libstdc++ (its span, from the module scan)? Its std::string
+ * and iostream code allocates for its caller: a CUDA library one frame
+ * further up (libcublas growing a std::string) owns such a block. */
+bool tl_cudalibs_in_cxx_runtime(uintptr_t pc);
 
 /* Forget the ranges (tests). */
 void tl_cudalibs_reset(void);

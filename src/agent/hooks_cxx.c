@@ -15,6 +15,7 @@
 #include "agent/cudalibs.h"
 #include "agent/hooks.h"
 #include "agent/record.h"
+#include "agent/stack.h"
 #include "common/trace_format.h"
 
 /* --- C++ operator new / delete ---
@@ -51,6 +52,32 @@ static void *cxx_new_retry(const char *name, bool aligned, bool nothrow, uint64_
     return p;
 }
 
+/* A new whose caller is libstdc++ (std::string's growth): is the first
+ * frame above libstdc++ a CUDA library's? A short capture (the unwind
+ * cache answers a repeated one), taken only in a process that loaded a
+ * CUDA library. */
+#define TL_CXX_CALLER_DEPTH 8
+static __attribute__((noinline)) bool cxx_runtime_caller_is_cuda(void)
+{
+    const uint64_t *frames;
+    tl_tsd.guard++; /* libunwind may allocate */
+    size_t n = tl_stack_capture(&frames, TL_CXX_CALLER_DEPTH);
+    tl_tsd.guard--;
+    for (size_t i = 0; i < n; i++)
+        if (!tl_cudalibs_in_cxx_runtime((uintptr_t)frames[i]))
+            return tl_cudalibs_is_inside((uintptr_t)frames[i]);
+    return false;
+}
+
+/* Is a new with return address ra one a CUDA library makes for itself
+ * (cudalibs.h)? Without CUDA libraries loaded, one load. */
+static inline bool cuda_libs_new(uintptr_t ra)
+{
+    if (!tl_cudalibs_any()) return false;
+    if (tl_cudalibs_is_inside(ra)) return true;
+    return tl_cudalibs_in_cxx_runtime(ra) && cxx_runtime_caller_is_cuda();
+}
+
 static inline void *cxx_new(const char *name, bool aligned, bool nothrow, size_t size, size_t align)
 {
     uint64_t kind = aligned ? TL_KIND_MEMALIGN : TL_KIND_MALLOC;
@@ -62,9 +89,10 @@ static inline void *cxx_new(const char *name, bool aligned, bool nothrow, size_t
     } else {
         /* Under PyTorch, new'd blocks (a tensor's TensorImpl among them) keep
          * their stacks outside `all` mode too (record.h); not those the CUDA
-         * libraries allocate for themselves (a kernel launch's). */
+         * libraries allocate for themselves (a kernel launch's, a
+         * std::string of theirs that libstdc++ grows). */
         if (!aligned && atomic_load_explicit(&tl_record_cxx_full, memory_order_relaxed) &&
-            !tl_cudalibs_is_inside((uintptr_t)__builtin_return_address(0)))
+            !cuda_libs_new((uintptr_t)__builtin_return_address(0)))
             tl_tsd.force_full = true;
         p = tracked_alloc(kind, size, size, flags);
         tl_tsd.force_full = false;

@@ -208,3 +208,7 @@ EXTRA_DIST += tests/integration/check_holder_words.sh
 TESTS += tests/integration/cuda_static_lib.sh
 EXTRA_DIST += tests/integration/cuda_static_lib.sh tests/workloads/cuda_static_lib.c \
 	tests/workloads/cuda_static_lib_prog.c
+
+# CUDA: aggregate mode's device storages are totals and live sets (issue 10)
+TESTS += tests/integration/cuda_aggregate_size.sh
+EXTRA_DIST += tests/integration/cuda_aggregate_size.sh tests/workloads/cuda_loop.c

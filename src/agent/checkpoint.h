@@ -35,6 +35,24 @@ void tl_ckpt_tick(uint64_t now);
  * peak when the highest live bytes were not checkpointed yet. Waits for a
  * checkpoint in progress. Returns records that could not be written. */
 uint64_t tl_ckpt_flush(uint64_t now);
+/* Device storages (kinds 17-19: PyTorch's CUDA blocks, libcudart's
+ * segments, pinned host memory), aggregate mode: instead of ALLOC/FREE
+ * records, per-(site, device) totals, each device's exact peaks, and live
+ * entries in the live table (key: ptr with the kind in bits 56-63, as a
+ * PyTorch block may start where its segment does) that every current
+ * checkpoint writes as DLIVE records. Each device (the first
+ * TL_CKPT_DEVICES) has a peak set of its own, written at the first free
+ * after a new peak of its storage bytes (the live set just before that
+ * free) or at the final flush: exact, and written once per new peak that
+ * is followed by a free. A spin lock serializes these (device events are
+ * few: cudaMalloc's callers cache, PyTorch's history comes in batches).
+ * tl_ckpt_dev_alloc: true = not recorded (no room in the live table, or
+ * not initialized): counted as dropped by the caller. tl_ckpt_dev_free:
+ * true when the storage was live. */
+#define TL_CKPT_DEV_TAG_SHIFT 56
+bool tl_ckpt_dev_alloc(uint64_t kind, uint64_t ptr, uint64_t size, uint64_t device,
+                       uint64_t stack_id, uint64_t now);
+bool tl_ckpt_dev_free(uint64_t kind, uint64_t ptr, uint64_t now);
 /* Stack ids handed out so far (set by the agent before each checkpoint). */
 void tl_ckpt_set_max_stack(uint64_t id);
 

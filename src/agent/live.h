@@ -27,8 +27,9 @@ typedef struct tl_live_entry {
     uint64_t ptr, size; /* size as requested */
     uint64_t weight;    /* estimated bytes this block stands for (size for unsampled) */
     uint64_t stack_id;
-    uint64_t ts;   /* allocation time, ns */
-    uint32_t kind; /* tl_kind_t */
+    uint64_t ts;     /* allocation time, ns */
+    uint32_t kind;   /* tl_kind_t */
+    uint32_t device; /* device storages (aggregate mode, checkpoint.h): TL_DEVICE_* */
 } tl_live_entry_t;
 
 extern _Atomic uint8_t tl_live_filter[1u << TL_LIVE_FILTER_LG];

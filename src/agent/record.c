@@ -401,6 +401,16 @@ void tl_record_alloc_stack(uint64_t kind, const void *ptr, size_t size, const ui
 static void device_record(bool is_free, uint64_t kind, uint64_t device, uint64_t stream,
                           uint64_t ptr, uint64_t size, uint64_t stack_id, uint64_t ts)
 {
+    if (tl_record_mode == TL_MODE_AGGREGATE) { /* totals and live sets (checkpoint.h) */
+        if (is_free) {
+            if (tl_ckpt_dev_free(kind, ptr, ts)) tally(false, AS_FREE, kind);
+        } else {
+            tl_ckpt_set_max_stack(stack_id);
+            tally(tl_ckpt_dev_alloc(kind, ptr, size, device, stack_id, ts), AS_ALLOC, kind);
+        }
+        tl_ckpt_tick(mono());
+        return;
+    }
     if (is_free)
         tally(tl_writer_dfree(&writer, &tl_tsd.cur, ts, kind, ptr, device), AS_FREE, kind);
     else

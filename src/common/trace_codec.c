@@ -152,6 +152,8 @@ static const struct {
     [TL_REC_CKPT_END] = {2, false},    [TL_REC_OWNER] = {3, false},
     [TL_REC_NOTE] = {1, true},         [TL_REC_SNAP_WHY] = {4, true},
     [TL_REC_LEAKSCAN] = {6, false},    [TL_REC_LEAKKIND] = {2, false},
+    [TL_REC_DLIVE] = {7, false},       [TL_REC_DSITE] = {7, false},
+    [TL_REC_DPEAK] = {6, false},
 };
 
 bool tl_rec_lineage_shape(unsigned type, unsigned *nints, bool *has_str)
@@ -364,6 +366,9 @@ const char *tl_rec_type_name(unsigned type)
         [TL_REC_SNAP_WHY] = "snapshot_why",
         [TL_REC_LEAKSCAN] = "leak_scan",
         [TL_REC_LEAKKIND] = "leak_kind",
+        [TL_REC_DLIVE] = "device_live",
+        [TL_REC_DSITE] = "device_site",
+        [TL_REC_DPEAK] = "device_peak",
     };
     if (type < sizeof names / sizeof names[0] && names[type]) return names[type];
     return "unknown";

@@ -109,15 +109,27 @@ typedef enum tl_rec_type {
      * found not reachable (docs/trace-format.md, "Leak kinds"). */
     TL_REC_LEAKSCAN = 32, /* scan_version, blocks, unclassified, root_bytes, scan_ns, lost_blocks */
     TL_REC_LEAKKIND = 33, /* ptr, leak kind (TL_LEAK_*) */
-    TL_REC_MAX_TYPE = 33
+    /* Aggregate mode's device storages (kinds 17-19), in checkpoints only
+     * (docs/trace-format.md, "Modes"): a live one, a site's totals on one
+     * device, a device's exact peaks. */
+    TL_REC_DLIVE = 34, /* kind, ptr, size, stack_id, alloc ts (absolute ns), device, stream */
+    TL_REC_DSITE = 35, /* stack_id, kind, device, allocs, frees, bytes, freed_bytes */
+    /* device, storage peak bytes, its ts, the same counting segments as
+     * storages, its ts, peak of the segments alone (TL_DEVICE_* device) */
+    TL_REC_DPEAK = 36,
+    TL_REC_MAX_TYPE = 36
 } tl_rec_type_t;
 
 #define TL_REC_COUNT_CLASSES 65 /* classes 0..64: the bit length of the size */
 #define TL_REC_COUNT_FREES   65 /* the COUNT record of frees */
 
 /* Aggregate-mode checkpoint sets: the live set now (the newest one wins),
- * and the live set at the highest peak a checkpoint saw. */
-enum { TL_CKPT_CURRENT = 0, TL_CKPT_PEAK = 1 };
+ * and the live set at the highest peak a checkpoint saw; then one set per
+ * device (TL_CKPT_DEVICE + TL_DEVICE_*, the first TL_CKPT_DEVICES devices):
+ * that device's storages live at its own highest peak. */
+enum { TL_CKPT_CURRENT = 0, TL_CKPT_PEAK = 1, TL_CKPT_DEVICE = 2 };
+#define TL_CKPT_DEVICES 6u /* cpu (pinned host memory) and cuda:0..4 have peak sets */
+#define TL_CKPT_SETS    (TL_CKPT_DEVICE + TL_CKPT_DEVICES)
 
 /* Leak kinds of a live block at the end (TL_REC_LEAKKIND), valgrind
  * memcheck's: REACHABLE a start pointer from a root chain (never written: a
@@ -130,8 +142,9 @@ typedef enum tl_leak_kind {
     TL_LEAK_POSSIBLE = 3,
 } tl_leak_kind_t;
 #define TL_LEAKSCAN_VERSION 1u
-/* Checkpoint chunks carry this in their tid field, plus the region (0-3:
- * current A/B, peak A/B); seq is the chunk's index within the region. */
+/* Checkpoint chunks carry this in their tid field, plus the region (set *
+ * 2 + A/B: 0-3 current A/B, peak A/B; 4-15 the device sets); seq is the
+ * chunk's index within the region. */
 #define TL_CKPT_TID_BASE 0xfffffff0u
 
 /* A stack frame with this bit set is not an address but a Python frame:

@@ -17,6 +17,7 @@
 #include "report/read/grow.h"
 #include "report/read/map.h"
 #include "report/read/reader.h"
+#include "report/read/stream.h" /* tl_device_pad */
 
 static tl_agg_t *agg_of(tl_trace_t *t)
 {
@@ -85,7 +86,7 @@ bool tl_agg_record(tl_trace_t *t, const tl_record_t *rec)
 bool tl_agg_chunk(tl_trace_t *t, uint32_t tid, const uint8_t *p, size_t n, bool *taken)
 {
     *taken = false;
-    if (tid < TL_CKPT_TID_BASE || tid > TL_CKPT_TID_BASE + 3) return false;
+    if (tid < TL_CKPT_TID_BASE || tid > TL_CKPT_TID_BASE + TL_CKPT_SETS * 2 - 1) return false;
     *taken = true;
     tl_agg_t *a = agg_of(t);
     if (!a) return true;
@@ -101,7 +102,8 @@ bool tl_agg_chunk(tl_trace_t *t, uint32_t tid, const uint8_t *p, size_t n, bool 
         const uint64_t *v = rec.u.lineage.a;
         switch (rec.type) {
         case TL_REC_CKPT_BEGIN:
-            c->nlive = c->nsites = 0;
+            c->nlive = c->nsites = c->ndsites = 0;
+            memset(c->dpeak, 0, sizeof c->dpeak);
             c->complete = c->has_counts = false;
             c->frees = 0;
             memset(c->count, 0, sizeof c->count);
@@ -115,9 +117,33 @@ bool tl_agg_chunk(tl_trace_t *t, uint32_t tid, const uint8_t *p, size_t n, bool 
                             : tl_grow(c->live, &c->live_cap, c->nlive + 1, sizeof *live, 256);
             if (!live) break; /* out of memory: the checkpoint stays incomplete */
             c->live = live;
-            c->live[c->nlive++] = (tl_agg_live_t){v[0], v[1], v[2], v[3], v[4], v[5]};
+            c->live[c->nlive++] = (tl_agg_live_t){v[0], v[1], v[2], v[3], v[4], v[5], 0};
             break;
         }
+        case TL_REC_DLIVE: {
+            tl_agg_live_t *live =
+                c->complete || !tl_kind_has_device(v[0])
+                    ? NULL
+                    : tl_grow(c->live, &c->live_cap, c->nlive + 1, sizeof *live, 256);
+            if (!live) break;
+            c->live = live;
+            c->live[c->nlive++] = (tl_agg_live_t){v[0], v[1], v[2], v[2], v[3], v[4], v[5]};
+            break;
+        }
+        case TL_REC_DSITE: {
+            tl_agg_dsite_t *ds =
+                c->complete || !tl_kind_has_device(v[1])
+                    ? NULL
+                    : tl_grow(c->dsites, &c->dsite_cap, c->ndsites + 1, sizeof *ds, 64);
+            if (!ds) break;
+            c->dsites = ds;
+            c->dsites[c->ndsites++] = (tl_agg_dsite_t){v[0], v[1], v[2], v[3], v[4], v[5], v[6]};
+            break;
+        }
+        case TL_REC_DPEAK:
+            if (!c->complete && v[0] < TL_AGG_DEVICES)
+                c->dpeak[v[0]] = (tl_agg_dpeak_t){true, v[1], v[2], v[3], v[4], v[5]};
+            break;
         case TL_REC_SITE: {
             tl_agg_site_t *sites =
                 c->complete ? NULL
@@ -166,9 +192,33 @@ static bool push_live(const tl_agg_live_t *l, void *ctx, tl_agg_intern_fn intern
     bool storage = tl_kind_is_storage(l->kind);
     bool sampled = !storage && l->weight != l->size;
     uint16_t flags = sampled ? TL_EV_F_SAMPLED : 0;
-    if (l->kind == TL_KIND_STORAGE_NUMPY) flags |= TL_EV_DK_NUMPY << 4;
+    if (l->kind == TL_KIND_STORAGE_NUMPY || tl_kind_has_device(l->kind))
+        flags |= tl_device_pad(l->kind, l->device);
     return push(ctx, type, ts, l->ptr, type == 1 ? l->weight : 0, type == 1 ? site : 0, storage,
                 flags);
+}
+
+/* A live entry's key among the end set's: a device storage's kind is part
+ * of it (a PyTorch block may start where its segment does). */
+static uint64_t live_key(const tl_agg_live_t *l)
+{
+    return tl_kind_has_device(l->kind) ? l->ptr ^ l->kind << 56 : l->ptr;
+}
+
+/* The blocks of peak set pk that the end set does not hold (same key and
+ * time): allocated at their time, freed just after the peak. */
+static bool push_peak_set(const tl_agg_ckpt_t *pk, tl_map_t *in_cur, void *ctx,
+                          tl_agg_intern_fn intern, tl_agg_push_fn push)
+{
+    for (size_t i = 0; pk && i < pk->nlive; i++) {
+        const tl_agg_live_t *l = &pk->live[i];
+        tl_map_entry_t *e = tl_map_get(in_cur, live_key(l));
+        if (e && e->a == l->ts) continue;
+        if (push_live(l, ctx, intern, push, 1, l->ts) ||
+            push_live(l, ctx, intern, push, 2, pk->ts + 1))
+            return true;
+    }
+    return false;
 }
 
 bool tl_agg_finish(tl_trace_t *t, void *ctx, tl_agg_intern_fn intern, tl_agg_push_fn push)
@@ -192,24 +242,27 @@ bool tl_agg_finish(tl_trace_t *t, void *ctx, tl_agg_intern_fn intern, tl_agg_pus
     bool oom = false;
     for (size_t i = 0; cur && i < cur->nlive && !oom; i++) {
         bool created;
-        tl_map_entry_t *e = tl_map_put(&in_cur, cur->live[i].ptr, &created);
+        tl_map_entry_t *e = tl_map_put(&in_cur, live_key(&cur->live[i]), &created);
         if (!e)
             oom = true;
         else
             e->a = cur->live[i].ts;
     }
-    for (size_t i = 0; pk && i < pk->nlive && !oom; i++) {
-        const tl_agg_live_t *l = &pk->live[i];
-        tl_map_entry_t *e = tl_map_get(&in_cur, l->ptr);
-        if (e && e->a == l->ts) continue;
-        oom = push_live(l, ctx, intern, push, 1, l->ts) ||
-              push_live(l, ctx, intern, push, 2, pk->ts + 1);
+    oom = oom || push_peak_set(pk, &in_cur, ctx, intern, push);
+    /* Each device's own peak set (its storages at its highest peak). */
+    for (unsigned k = 0; k < TL_CKPT_DEVICES && !oom; k++) {
+        int r = pick(a, (int)(TL_CKPT_DEVICE + k) * 2);
+        oom = r >= 0 && push_peak_set(&a->region[r], &in_cur, ctx, intern, push);
     }
     for (size_t i = 0; cur && i < cur->nlive && !oom; i++)
         oom = push_live(&cur->live[i], ctx, intern, push, 1, cur->live[i].ts);
     /* Every stack id with totals gets a site, for tl_agg_model. */
     for (size_t i = 0; cur && i < cur->nsites && !oom; i++)
         oom = intern(ctx, cur->sites[i].stack_id) == UINT32_MAX;
+    for (size_t i = 0; cur && i < cur->ndsites && !oom; i++) {
+        oom = intern(ctx, cur->dsites[i].stack_id) == UINT32_MAX;
+        if (cur->dsites[i].kind == TL_KIND_STORAGE_CUDA) t->ncuda_blocks += cur->dsites[i].allocs;
+    }
     tl_map_free(&in_cur);
     return oom;
 }
@@ -217,9 +270,10 @@ bool tl_agg_finish(tl_trace_t *t, void *ctx, tl_agg_intern_fn intern, tl_agg_pus
 void tl_agg_free(tl_trace_t *t)
 {
     if (!t->agg) return;
-    for (int r = 0; r < 4; r++) {
+    for (int r = 0; r < (int)TL_CKPT_SETS * 2; r++) {
         free(t->agg->region[r].live);
         free(t->agg->region[r].sites);
+        free(t->agg->region[r].dsites);
     }
     free(t->agg);
     t->agg = NULL;

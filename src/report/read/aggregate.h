@@ -45,11 +45,25 @@ typedef enum tl_trace_mode {
 
 typedef struct tl_agg_live {
     uint64_t kind, ptr, size, weight, stack_id, ts;
+    uint64_t device; /* DLIVE (a device kind): TL_DEVICE_*; else 0 */
 } tl_agg_live_t;
+
+/* A DSITE record: one site's device storages of one kind on one device. */
+typedef struct tl_agg_dsite {
+    uint64_t stack_id, kind, device, allocs, frees, bytes, freed;
+} tl_agg_dsite_t;
+
+/* A DPEAK record: one device's exact peaks (trace_format.h). */
+typedef struct tl_agg_dpeak {
+    bool seen;
+    uint64_t storage, storage_ts, all, all_ts, segments;
+} tl_agg_dpeak_t;
 
 typedef struct tl_agg_site {
     uint64_t stack_id, flags, allocs, frees, bytes, freed;
 } tl_agg_site_t;
+
+#define TL_AGG_DEVICES 17 /* DPEAK devices kept: cpu and cuda:0..15, as the model's */
 
 /* One decoded checkpoint. */
 typedef struct tl_agg_ckpt {
@@ -61,6 +75,9 @@ typedef struct tl_agg_ckpt {
     size_t nsites, site_cap;
     uint64_t count[TL_REC_COUNT_CLASSES], bytes[TL_REC_COUNT_CLASSES], frees;
     bool has_counts;
+    tl_agg_dsite_t *dsites; /* the current set's device totals */
+    size_t ndsites, dsite_cap;
+    tl_agg_dpeak_t dpeak[TL_AGG_DEVICES];
 } tl_agg_ckpt_t;
 
 typedef struct tl_agg {
@@ -68,8 +85,9 @@ typedef struct tl_agg {
     uint64_t sample_bytes, big_min;
     bool has_counts; /* COUNT records (or a checkpoint's) were read */
     uint64_t count[TL_REC_COUNT_CLASSES], bytes[TL_REC_COUNT_CLASSES], frees;
-    tl_agg_ckpt_t region[4]; /* checkpoint regions being read; then the chosen ones */
-    int cur, peak;           /* chosen regions, -1 if none */
+    tl_agg_ckpt_t
+        region[TL_CKPT_SETS * 2]; /* checkpoint regions being read; then the chosen ones */
+    int cur, peak;                /* chosen regions, -1 if none */
 } tl_agg_t;
 
 /* reader.c hooks. Each returns true when out of memory. */

@@ -226,7 +226,7 @@ static void trace_done(void)
 
 typedef struct rec {
     unsigned type;
-    uint64_t a[6];
+    uint64_t a[8];
 } rec_t;
 
 /* The records of region (TL_CKPT_TID_BASE + region) in the file as it is
@@ -261,7 +261,7 @@ static size_t read_region(unsigned region, rec_t *out, size_t max)
             unsigned nints;
             bool has_str;
             ck_assert(tl_rec_lineage_shape(r.type, &nints, &has_str));
-            for (unsigned i = 0; i < 6; i++)
+            for (unsigned i = 0; i < 8; i++)
                 out[n].a[i] = i < nints ? r.u.lineage.a[i] : 0;
             n++;
         }
@@ -452,6 +452,78 @@ START_TEST(ckpt_many_chunks)
 }
 END_TEST
 
+/* The record of `type` whose first two fields are a0, a1 (NULL if none). */
+static const rec_t *find_rec(const rec_t *r, size_t n, unsigned type, uint64_t a0, uint64_t a1)
+{
+    for (size_t i = 0; i < n; i++)
+        if (r[i].type == type && r[i].a[0] == a0 && r[i].a[1] == a1) return &r[i];
+    return NULL;
+}
+
+/* Device storages: totals by (site, kind, device), exact peaks, live sets
+ * in the current checkpoint, and a peak set per device written at the
+ * first free after a new peak (holding the storage being freed) or at the
+ * flush; a PyTorch block at its segment's address is a storage of its own,
+ * and once one is seen the segments no longer count toward the peak set. */
+START_TEST(ckpt_device_sets)
+{
+    trace_begin();
+    ck_assert(!tl_ckpt_init(&wr, 1000));
+    const uint64_t M = 1 << 20, SEG = TL_KIND_STORAGE_CUDA_SEGMENT, PIN = TL_KIND_STORAGE_PINNED,
+                   BLK = TL_KIND_STORAGE_CUDA, CUDA0 = TL_DEVICE_CUDA(0);
+    rec_t r[64];
+    ck_assert(!tl_ckpt_dev_alloc(SEG, 0x100000, 3 * M, CUDA0, 7, 10));
+    ck_assert(!tl_ckpt_dev_alloc(SEG, 0x400000, M, CUDA0, 8, 20));
+    unsigned r0 = (TL_CKPT_DEVICE + (unsigned)CUDA0) * 2; /* cuda:0's regions */
+    ck_assert_uint_eq(read_region(r0, r, 64), 0);         /* no free yet: pending */
+    ck_assert(tl_ckpt_dev_free(SEG, 0x400000, 30));
+    ck_assert(!tl_ckpt_dev_free(SEG, 0x999000, 31)); /* never live */
+    ck_assert_uint_eq(read_region(r0, r, 64), 4);
+    CK_REC(r[0], TL_REC_CKPT_BEGIN, 1, TL_CKPT_DEVICE + CUDA0, 4 * M, 2, 4 * M, 30);
+    const rec_t *l = find_rec(r, 4, TL_REC_DLIVE, SEG, 0x400000);
+    ck_assert(l);
+    CK_REC(*l, TL_REC_DLIVE, SEG, 0x400000, M, 8, 20, CUDA0);
+    ck_assert(find_rec(r, 4, TL_REC_DLIVE, SEG, 0x100000));
+    CK_REC(r[3], TL_REC_CKPT_END, 1, 2, 0, 0, 0, 0);
+    ck_assert(!tl_ckpt_dev_alloc(SEG, 0x400000, M / 2, CUDA0, 8, 40)); /* below the peak */
+    ck_assert(!tl_ckpt_dev_alloc(PIN, 0x800000, 8192, TL_DEVICE_CPU, 9, 50));
+    ck_assert(!tl_ckpt_dev_alloc(BLK, 0x100000, 4096, CUDA0, 10, 60)); /* inside its segment */
+    ck_assert_uint_eq(tl_ckpt_flush(100), 0);
+    /* cuda:0's second peak set (blocks only now) and cpu's, at the flush */
+    ck_assert_uint_eq(read_region(r0 + 1, r, 64), 5);
+    CK_REC(r[0], TL_REC_CKPT_BEGIN, 2, TL_CKPT_DEVICE + CUDA0, 4096, 3, 4096, 100);
+    ck_assert_uint_eq(read_region(TL_CKPT_DEVICE * 2, r, 64), 3);
+    CK_REC(r[1], TL_REC_DLIVE, PIN, 0x800000, 8192, 9, 50, TL_DEVICE_CPU);
+    /* the current set: no host LIVE; DSITE, DPEAK, DLIVE for each */
+    size_t n = read_region(0, r, 64);
+    ck_assert_uint_eq(r[0].type, TL_REC_CKPT_BEGIN);
+    const rec_t *d = find_rec(r, n, TL_REC_DSITE, 8, SEG);
+    ck_assert(d);
+    CK_REC(*d, TL_REC_DSITE, 8, SEG, CUDA0, 2, 1, M + M / 2);
+    ck_assert_uint_eq(d->a[6], M);
+    d = find_rec(r, n, TL_REC_DSITE, 10, BLK);
+    ck_assert(d);
+    CK_REC(*d, TL_REC_DSITE, 10, BLK, CUDA0, 1, 0, 4096);
+    d = find_rec(r, n, TL_REC_DPEAK, CUDA0, 4096);
+    ck_assert(d);
+    CK_REC(*d, TL_REC_DPEAK, CUDA0, 4096, 60, 4 * M, 20, 4 * M);
+    d = find_rec(r, n, TL_REC_DPEAK, TL_DEVICE_CPU, 8192);
+    ck_assert(d);
+    ck_assert(find_rec(r, n, TL_REC_DLIVE, SEG, 0x100000));
+    ck_assert(find_rec(r, n, TL_REC_DLIVE, BLK, 0x100000));
+    ck_assert(find_rec(r, n, TL_REC_DLIVE, SEG, 0x400000));
+    ck_assert(find_rec(r, n, TL_REC_DLIVE, PIN, 0x800000));
+    ck_assert(!find_rec(r, n, TL_REC_LIVE, SEG, 0x100000));
+    /* the block goes, its segment stays */
+    ck_assert(tl_ckpt_dev_free(BLK, 0x100000, 110));
+    tl_ckpt_flush(120);
+    n = read_region(1, r, 64);
+    ck_assert(find_rec(r, n, TL_REC_DLIVE, SEG, 0x100000));
+    ck_assert(!find_rec(r, n, TL_REC_DLIVE, BLK, 0x100000));
+    trace_done();
+}
+END_TEST
+
 static Suite *make_ckpt_suite(void)
 {
     Suite *s = suite_create("checkpoint");
@@ -461,6 +533,7 @@ static Suite *make_ckpt_suite(void)
     tcase_add_test(tc, ckpt_peak);
     tcase_add_test(tc, ckpt_tick_period);
     tcase_add_test(tc, ckpt_many_chunks);
+    tcase_add_test(tc, ckpt_device_sets);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -211,4 +211,5 @@ EXTRA_DIST += tests/integration/cuda_static_lib.sh tests/workloads/cuda_static_l
 
 # CUDA: aggregate mode's device storages are totals and live sets (issue 10)
 TESTS += tests/integration/cuda_aggregate_size.sh
-EXTRA_DIST += tests/integration/cuda_aggregate_size.sh tests/workloads/cuda_loop.c
+EXTRA_DIST += tests/integration/cuda_aggregate_size.sh tests/workloads/cuda_loop.c \
+	tests/workloads/py_cuda_snapshot_loop.py

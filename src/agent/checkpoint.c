@@ -384,6 +384,14 @@ bool tl_ckpt_dev_alloc(uint64_t kind, uint64_t ptr, uint64_t size, uint64_t devi
                          .kind = (uint32_t)kind,
                          .device = (uint32_t)dev_slot(device)};
     dev_lock();
+    /* An address already live (its free was missed: PyTorch's history
+     * wrapped) loses its old storage, as the report's replay does: gone
+     * without a free. */
+    tl_live_entry_t old;
+    if (tl_live_remove(e.ptr, &old)) {
+        atomic_fetch_sub(&devs[old.device].live[kind - TL_KIND_STORAGE_CUDA], old.size);
+        atomic_fetch_sub(&devs[old.device].blocks, 1);
+    }
     if (tl_live_insert(&e)) {
         dev_unlock();
         return true;

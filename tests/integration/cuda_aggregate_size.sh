@@ -6,16 +6,22 @@
 # while the report gives the default mode's per-device numbers of the same
 # run: peaks (cuda:0 4 MiB: weights and one scratch; cuda:1 4 KiB; cpu's
 # pinned 1 MiB + 8 KiB), storages live at the end by device, and every
-# device site's exact count and bytes.
+# device site's exact count and bytes. The same for PyTorch's CUDA blocks:
+# a real GPU run's history (the fixture) replayed 1x and 10x
+# (py_cuda_snapshot_loop.py: blocks inside segments, their own times).
 . "$TL_SRCDIR/tests/integration/lib.sh"
 make_tmp
 cuda_standin cuda_loop
-run_mode() { # MODE STEPS: the trace's path in $trace
-    trace=$TMP/$1.$2.tlt
+run_mode() { # MODE STEPS [PROGRAM...]: the trace's path in $trace
+    mode=$1 steps=$2
+    shift 2
+    trace=$TMP/$mode.$steps.tlt
     rm -f "$TMP"/t.*.tlt
-    TENSORLEAK_MODE=$1 "$TL" run --output="$TMP/t.%p.tlt" -- ./cuda_loop $2 >run.out 2>run.err ||
-        { cat run.err >&2; fail "$1 $2: run exited $?"; }
-    grep -qx "cuda_loop: $2 steps" run.out || fail "$1 $2: program output missing"
+    [ $# -gt 0 ] || set -- ./cuda_loop
+    TENSORLEAK_MODE=$mode "$TL" run --output="$TMP/t.%p.tlt" -- "$@" $steps >run.out 2>run.err ||
+        { cat run.err >&2; fail "$mode $steps: run exited $?"; }
+    grep -Eq "^(cuda_loop: $steps steps|py_cuda_snapshot_loop: [0-9]+ events)$" run.out ||
+        fail "$mode $steps: program output missing"
     set -- "$TMP"/t.*.tlt
     [ $# -eq 1 ] || fail "expected one trace, got $#"
     mv "$1" "$trace"
@@ -58,4 +64,27 @@ live = sorted((s["bytes"], s["stack"][0]["line"]) for s in report["end"]["storag
 check(live == [(1 << 20, line("pinned")), (3 << 20, line("weights"))], f"live at end {live}")
 PY
 "$PYTHON3" "$TLCHECK" agg.json "$SRC_WL/cuda_loop.c" checks.py || exit 1
+
+FX=$TL_SRCDIR/tests/fixtures/cuda/gpu_leak.snapshot.python.pickle
+LOOP="$PYTHON3 $SRC_WL/py_cuda_snapshot_loop.py $FX"
+run_mode aggregate 1 $LOOP
+small=$(wc -c <"$trace")
+run_mode aggregate 10 $LOOP
+big=$(wc -c <"$trace")
+"$TL" report --format=json --top=0 "$trace" >fxagg.json || fail "fixture aggregate report exited $?"
+run_mode default 10 $LOOP
+"$TL" report --format=json --top=0 "$trace" >fxdefault.json || fail "fixture default report exited $?"
+echo "fixture trace bytes: aggregate 1x $small, 10x $big; default 10x $(wc -c <"$trace")"
+[ "$big" -le $((small + 65536)) ] || fail "aggregate trace of the fixture grew: $small -> $big bytes"
+"$PYTHON3" - fxagg.json fxdefault.json <<'PY' || fail "fixture: aggregate's devices differ from default's"
+import json, sys
+agg, dflt = (json.load(open(p)) for p in sys.argv[1:3])
+keys = ("peak_storage_bytes", "leaked_storages", "leaked_storage_bytes", "reserved_segments",
+        "peak_reserved_bytes")
+got, want = ({d["device"]: [d[k] for k in keys] for d in r["devices"]} for r in (agg, dflt))
+print("aggregate", got, agg["summary"]["storages"], "default", want, dflt["summary"]["storages"])
+# the fixture's right answer: cuda:0's true peak, 64 blocks live, 7 segments as the reserve
+assert got == want and got["cuda:0"][:4] == [380997916, 64, 372609304, 7], (got, want)
+assert agg["summary"]["storages"] == dflt["summary"]["storages"] == 7600
+PY
 echo "ok: aggregate mode's device storages stay constant-size"

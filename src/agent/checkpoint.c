@@ -376,6 +376,7 @@ bool tl_ckpt_dev_alloc(uint64_t kind, uint64_t ptr, uint64_t size, uint64_t devi
                        uint64_t stack_id, uint64_t now)
 {
     if (!sites || !tl_kind_has_device(kind)) return true;
+    tl_ckpt_set_max_stack(stack_id);
     tl_live_entry_t e = {.ptr = (ptr & DEV_PTR_MASK) | kind << TL_CKPT_DEV_TAG_SHIFT,
                          .size = size,
                          .weight = size,

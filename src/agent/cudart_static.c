@@ -2,12 +2,14 @@
  * loaded library itself (cudart_static.h)? No stdio, no allocation: the
  * executable's file is mapped read-only and unmapped before returning; a
  * library's dynamic symbol table is read where the loader mapped it.
+ * The NOTE saying so is written here too.
  */
 #include <config.h> /* autoconf first: _GNU_SOURCE */
 
 #include "agent/cudart_static.h"
 
 #include "agent/cudalibs.h"
+#include "agent/record.h"
 
 #include <elf.h>
 #include <fcntl.h>
@@ -177,4 +179,17 @@ bool tl_cudart_static_loaded(const struct dl_phdr_info *info, uintptr_t lo, uint
                gnu_hash_defines(gnu, sym, str, "cudaMallocAsync") ||
                gnu_hash_defines(gnu, sym, str, "cudaHostAlloc");
     return sysv && sysv_hash_defines(sysv, sym, str);
+}
+
+void tl_cudart_static_note(const char *who, size_t len)
+{
+    static const char why[] = " links the CUDA runtime statically (nvcc's default,"
+                              " -cudart static): its cudaMalloc, cudaMallocAsync, cudaHostAlloc"
+                              " and their frees are not seen; build it with -cudart shared";
+    char text[1024 + sizeof why];
+    if (len > 1024) len = 1024;
+    memcpy(text, who, len);
+    memcpy(text + len, why, sizeof why - 1);
+    uint64_t none[1] = {0};
+    tl_record_lineage(TL_REC_NOTE, none, text, len + sizeof why - 1);
 }

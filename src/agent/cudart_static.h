@@ -32,4 +32,9 @@ bool tl_cudart_static_in(const char *path);
  * dl_iterate_phdr callback. */
 bool tl_cudart_static_loaded(const struct dl_phdr_info *info, uintptr_t lo, uintptr_t hi);
 
+/* Write the NOTE that who[0..len) (a library's path, or "the executable";
+ * cut at 1024 bytes) links the CUDA runtime statically, naming `-cudart
+ * shared` (record.h's lineage record). No allocation. */
+void tl_cudart_static_note(const char *who, size_t len);
+
 #endif /* TL_AGENT_CUDART_STATIC_H */

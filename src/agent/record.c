@@ -19,6 +19,7 @@
 
 #include "agent/blocks.h"
 #include "agent/checkpoint.h"
+#include "agent/cudart_static.h"
 #include "agent/clock.h"
 #include "agent/leakscan.h"
 #include "agent/modules.h"
@@ -134,20 +135,7 @@ void tl_record_module(void *arg, const tl_module_info_t *m)
     (void)arg;
     dropped_if(tl_writer_module(&writer, &tl_tsd.cur, mono(), m->base, m->start, m->size, m->path,
                                 m->path_len, m->build_id, m->build_id_len));
-    if (m->cudart_static) tl_record_cudart_static_note(m->path, m->path_len);
-}
-
-void tl_record_cudart_static_note(const char *who, size_t len)
-{
-    static const char why[] = " links the CUDA runtime statically (nvcc's default,"
-                              " -cudart static): its cudaMalloc, cudaMallocAsync, cudaHostAlloc"
-                              " and their frees are not seen; build it with -cudart shared";
-    char text[1024 + sizeof why];
-    if (len > 1024) len = 1024;
-    memcpy(text, who, len);
-    memcpy(text + len, why, sizeof why - 1);
-    uint64_t none[1] = {0};
-    tl_record_lineage(TL_REC_NOTE, none, text, len + sizeof why - 1);
+    if (m->cudart_static) tl_cudart_static_note(m->path, m->path_len);
 }
 
 /* A Python frame seen for the first time: its PYFRAME record goes into this
@@ -402,12 +390,10 @@ static void device_record(bool is_free, uint64_t kind, uint64_t device, uint64_t
                           uint64_t ptr, uint64_t size, uint64_t stack_id, uint64_t ts)
 {
     if (tl_record_mode == TL_MODE_AGGREGATE) { /* totals and live sets (checkpoint.h) */
-        if (is_free) {
-            if (tl_ckpt_dev_free(kind, ptr, ts)) tally(false, AS_FREE, kind);
-        } else {
-            tl_ckpt_set_max_stack(stack_id);
+        if (!is_free)
             tally(tl_ckpt_dev_alloc(kind, ptr, size, device, stack_id, ts), AS_ALLOC, kind);
-        }
+        else if (tl_ckpt_dev_free(kind, ptr, ts))
+            tally(false, AS_FREE, kind);
         tl_ckpt_tick(mono());
         return;
     }

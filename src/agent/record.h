@@ -75,10 +75,6 @@ tl_writer_t *tl_record_writer(void);
 void tl_record_thread_begin(void);
 /* Callback for tl_modules_scan: one MODULE record. */
 void tl_record_module(void *arg, const tl_module_info_t *m);
-/* The NOTE that who[0..len) (a library's path, or "the executable"; cut at
- * 1024 bytes) links the CUDA runtime statically (cudart_static.h), naming
- * `-cudart shared`. */
-void tl_record_cudart_static_note(const char *who, size_t len);
 /* The OPTIONS record: keys/values[0..n) and then the process's CPython
  * pairs (docs/trace-format.md), for which both arrays hold 3 more slots. */
 void tl_record_options(size_t n, const char **keys, const char **values);

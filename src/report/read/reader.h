@@ -205,6 +205,12 @@ typedef struct tl_events {
     struct tl_evcur *cur; /* one per source */
     uint32_t *heap;       /* sources with an event, min-heap on (ts, source) */
     size_t nheap;
+    /* The least (ts, source) below the top of the heap, while below_ok: an
+     * event of the top source before it is yielded without a sift (most
+     * are: a chunk's events come in runs). */
+    uint64_t below_ts;
+    uint32_t below_src;
+    bool below_ok;
     struct tl_record *rec; /* decoding scratch */
     uint64_t *frames;
     struct tl_site_cache *sites; /* stack id -> site, the last ones */

@@ -148,6 +148,24 @@ static void sift_down(tl_events_t *it, size_t i)
     }
 }
 
+/* The top of the heap stayed where it was: the least of its children
+ * bounds everything below it (an unprimed source's bound only grows, and
+ * only at the top). */
+static void set_below(tl_events_t *it)
+{
+    it->below_ts = UINT64_MAX;
+    it->below_src = UINT32_MAX;
+    for (size_t c = 1; c <= 2 && c < it->nheap; c++) {
+        uint32_t x = it->heap[c];
+        uint64_t ts = it->cur[x].ev[0].ts;
+        if (ts < it->below_ts || (ts == it->below_ts && x < it->below_src)) {
+            it->below_ts = ts;
+            it->below_src = x;
+        }
+    }
+    it->below_ok = true;
+}
+
 bool tl_events_open(const tl_trace_t *t, tl_events_t *it)
 {
     *it = (tl_events_t){.t = t};
@@ -179,12 +197,22 @@ bool tl_events_next(tl_events_t *it, tl_event_t *ev)
         it->cur[s].primed = true;
         if (!advance(it, s)) it->heap[0] = it->heap[--it->nheap];
         sift_down(it, 0);
+        it->below_ok = false;
     }
     if (it->nheap == 0) return false;
     *ev = it->cur[s].ev[0];
     it->tid = s < it->t->nsrcs ? it->t->srcs[s].tid : 0;
-    if (!advance(it, s)) it->heap[0] = it->heap[--it->nheap];
+    if (!advance(it, s)) {
+        it->heap[0] = it->heap[--it->nheap];
+        it->below_ok = false;
+    } else if (it->below_ok) {
+        uint64_t ts = it->cur[s].ev[0].ts;
+        if (ts < it->below_ts || (ts == it->below_ts && s < it->below_src))
+            return true; /* still the least: nothing below the top moved */
+        it->below_ok = false;
+    }
     sift_down(it, 0);
+    if (it->heap[0] == s) set_below(it);
     return true;
 }
 

@@ -8,7 +8,7 @@ libtlreport_la_SOURCES = \
 	src/report/read/map.c src/report/read/map.h src/report/read/grow.h \
 	src/report/read/open.c \
 	src/report/read/reader.c src/report/read/reader.h \
-	src/report/read/sites.c \
+	src/report/read/sites.c src/report/read/skim.h \
 	src/report/read/stream.c src/report/read/stream.h \
 	src/report/read/aggregate.c src/report/read/aggregate.h \
 	src/report/read/peek.c \

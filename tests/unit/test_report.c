@@ -4,6 +4,8 @@
  * truncation and mutation loops assert that no input crashes the reader.
  */
 #include "report/read/reader.h"
+#include "report/read/skim.h"
+#include "report/read/stream.h"
 #include "report/cmd/report.h"
 #include "tests/unit/check_main.h"
 #include "tests/unit/test_report.h"
@@ -190,14 +192,9 @@ START_TEST(reader_bad_headers)
         size_t off;
         uint32_t v;
     } cases[] = {
-        {TL_HDR_MAGIC, 0x41414141},
-        {TL_HDR_VERSION, TL_TRACE_VERSION + 1},
-        {TL_HDR_VERSION, 0},
-        {TL_HDR_HEADER_BYTES, 0},
-        {TL_HDR_HEADER_BYTES, 0xffffffff},
-        {TL_HDR_CHUNK_BYTES, 0},
-        {TL_HDR_CHUNK_BYTES, 32},
-        {TL_HDR_CHUNK_BYTES, 0xffffffff},
+        {TL_HDR_MAGIC, 0x41414141}, {TL_HDR_VERSION, TL_TRACE_VERSION + 1}, {TL_HDR_VERSION, 0},
+        {TL_HDR_HEADER_BYTES, 0},   {TL_HDR_HEADER_BYTES, 0xffffffff},      {TL_HDR_CHUNK_BYTES, 0},
+        {TL_HDR_CHUNK_BYTES, 32},   {TL_HDR_CHUNK_BYTES, 0xffffffff},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         memcpy(copy, g.buf, g.len);
@@ -363,6 +360,75 @@ START_TEST(reader_files)
 }
 END_TEST
 
+/* The load's skim of a block record (skim.h) against the codec's decoder:
+ * the same length and verdict on every record, kind and varint length, at
+ * hand in full (the fast path) or cut at every length (the decoder's), and
+ * on random bytes (non-canonical varints, unknown kinds); the same facts
+ * as the events tl_rec_events makes of the decoded record. */
+static void skim_check(const uint8_t *p, size_t n)
+{
+    static tl_record_t rec, scratch;
+    tl_skim_t b;
+    long want = tl_rec_decode_block(p, n, &rec);
+    long got = tl_rec_skim_block(p, n, &scratch, &b);
+    ck_assert_int_eq(got, want);
+    if (want <= 0) return;
+    tl_event_t ev[2];
+    uint64_t stack[2];
+    int k = tl_rec_events(&rec, 0, ev, stack);
+    ck_assert_uint_eq(b.ts_delta, rec.ts_delta);
+    ck_assert_int_eq(b.nevents, k);
+    ck_assert_uint_eq(b.kind, rec.type == TL_REC_ALLOC ? rec.u.alloc.kind : 0);
+    for (int i = 0; i < k; i++) {
+        bool alloc = ev[i].type == TL_EV_ALLOC || ev[i].type == TL_EV_RALLOC;
+        ck_assert_int_eq(b.alloc[i], alloc);
+        if (alloc) ck_assert_uint_eq(b.stack[i], stack[i]);
+    }
+}
+
+START_TEST(reader_skim_matches_decode)
+{
+    static const uint64_t vals[] = {
+        0, 1, 127, 128, 300, (1ull << 49) + 12345, (1ull << 56) - 1, 1ull << 56, UINT64_MAX};
+    const size_t nv = sizeof vals / sizeof vals[0];
+    uint8_t buf[160];
+    uint32_t x = 777;
+    for (uint64_t kind = 0; kind < 20; kind++)
+        for (size_t a = 0; a < nv; a++)
+            for (size_t c = 0; c < nv; c++)
+                for (int type = 0; type < 5; type++) {
+                    for (size_t i = 0; i < sizeof buf; i++) { /* what follows the record */
+                        x = x * 1103515245u + 12345u;
+                        buf[i] = (uint8_t)(x >> 16);
+                    }
+                    tl_wbuf_t w = {buf, buf + sizeof buf, false};
+                    uint64_t ts = vals[(a + c) % nv], v = vals[(a * 3 + c) % nv];
+                    if (type == 0) tl_rec_put_alloc(&w, ts, kind, vals[a], v, vals[c]);
+                    if (type == 1) tl_rec_put_free(&w, ts, kind, vals[a]);
+                    if (type == 2) tl_rec_put_dalloc(&w, ts, kind, vals[a], v, vals[c], v, ts);
+                    if (type == 3) tl_rec_put_dfree(&w, ts, kind, vals[a], vals[c]);
+                    if (type == 4) tl_rec_put_realloc(&w, ts, vals[a], vals[c], v, kind);
+                    ck_assert(!w.overflow);
+                    size_t len = (size_t)(w.p - buf);
+                    skim_check(buf, sizeof buf);
+                    for (size_t n = 0; n <= len; n++)
+                        skim_check(buf, n);
+                }
+    for (int round = 0; round < 200000; round++) { /* random bytes after a block type */
+        for (size_t i = 0; i < 96; i++) {
+            x = x * 1103515245u + 12345u;
+            buf[i] = (uint8_t)(x >> 16);
+            if (i > 0 && (x >> 8) % 3 == 0) buf[i] &= 0x7f; /* more short varints */
+            if (i > 0 && (x >> 12) % 7 == 0) buf[i] = 0x80; /* non-canonical zeros */
+        }
+        buf[0] = (uint8_t)(TL_REC_ALLOC + (x >> 4) % 3);
+        if ((x >> 20) % 2) buf[2] = (uint8_t)((x >> 24) % 20); /* a kind, often known */
+        skim_check(buf, 96);
+        skim_check(buf, (x >> 7) % 96);
+    }
+}
+END_TEST
+
 Suite *make_reader_suite(void)
 {
     Suite *s = suite_create("reader");
@@ -376,6 +442,7 @@ Suite *make_reader_suite(void)
     tcase_add_test(tc, reader_bad_headers);
     tcase_add_test(tc, reader_bad_chunks);
     tcase_add_test(tc, reader_garbage);
+    tcase_add_test(tc, reader_skim_matches_decode);
     tcase_add_test(tc, reader_files);
     tcase_add_test(tc, reader_python_options);
     suite_add_tcase(s, tc);

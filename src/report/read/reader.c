@@ -20,6 +20,7 @@
 #include "common/trace_chunk.h"
 #include "report/read/aggregate.h"
 #include "report/read/grow.h"
+#include "report/read/skim.h"
 #include "report/read/stream.h"
 #include "report/status.h"
 
@@ -287,24 +288,6 @@ static bool take_record(rd_t *r, const tl_record_t *rec, uint64_t ts)
         return take_module(r, rec);
     case TL_REC_STACK:
         return take_stack(r, rec);
-    case TL_REC_ALLOC:
-    case TL_REC_FREE:
-    case TL_REC_REALLOC: { /* counted here, streamed later: only the sites are interned */
-        tl_event_t ev[2];
-        uint64_t stack[2];
-        int n = tl_rec_events(rec, ts, ev, stack);
-        if (rec->type == TL_REC_ALLOC && rec->u.alloc.kind == TL_KIND_STORAGE_CUDA)
-            t->ncuda_blocks++;
-        if (rec->type == TL_REC_ALLOC && rec->u.alloc.kind == TL_KIND_STORAGE_NUMPY)
-            t->nnumpy_buffers++;
-        for (int i = 0; i < n; i++)
-            if ((ev[i].type == TL_EV_ALLOC || ev[i].type == TL_EV_RALLOC) &&
-                tl_site_cache_find(&r->sites, t, stack[i]) == UINT32_MAX &&
-                intern_site(r, stack[i]) == UINT32_MAX)
-                return true;
-        t->nevents += (size_t)n;
-        return false;
-    }
     case TL_REC_PYFRAME:
         return take_pyframe(r, rec);
     case TL_REC_OPTIONS:
@@ -344,6 +327,21 @@ static bool take_record(rd_t *r, const tl_record_t *rec, uint64_t ts)
     }
 }
 
+/* A block record, skimmed (skim.h): counted here, streamed later; only
+ * its sites are interned. true = out of memory. */
+static bool take_block(rd_t *r, const tl_skim_t *b)
+{
+    tl_trace_t *t = r->t;
+    t->ncuda_blocks += b->kind == TL_KIND_STORAGE_CUDA;
+    t->nnumpy_buffers += b->kind == TL_KIND_STORAGE_NUMPY;
+    for (int i = 0; i < b->nevents; i++)
+        if (b->alloc[i] && tl_site_cache_find(&r->sites, t, b->stack[i]) == UINT32_MAX &&
+            intern_site(r, b->stack[i]) == UINT32_MAX)
+            return true;
+    t->nevents += b->nevents;
+    return false;
+}
+
 /* A run of one thread's records, [p, p + n) from base_ts, that made events
  * since the load's counters stood at nev and lin: a source for the stream. */
 static bool add_source(rd_t *r, const uint8_t *chunk, const uint8_t *p, size_t n, uint64_t base_ts,
@@ -374,7 +372,15 @@ static bool read_chunk(rd_t *r, const uint8_t *p, size_t n, uint64_t base_ts, bo
     size_t off = 0, run = 0, nev = r->t->nevents, lin = r->t->nlineage;
     bool any = false;
     while (off < n) {
-        long used = tl_rec_decode_block(p + off, n - off, &rec); /* most records */
+        tl_skim_t b;
+        long used = tl_rec_skim_block(p + off, n - off, &rec, &b); /* most records */
+        if (used > 0) {
+            any = true;
+            off += (size_t)used;
+            ts += b.ts_delta;
+            if (take_block(r, &b)) return true;
+            continue;
+        }
         if (used == 0) used = tl_rec_decode(p + off, n - off, &rec, frames);
         if (used <= 0) {
             if (!cut) r->t->bad_records++;

@@ -240,7 +240,7 @@ static tl_map_entry_t *add_block(replay_t *r, uint64_t ptr, uint64_t size, uint3
         unsigned old = (unsigned)(e->b >> 32);
         count_block(r, e->a, old, -1);
         site_live(r, (uint32_t)(e->b & 0xffffffffu), old, -1, e->a);
-        if (r->rg)
+        if (r->rg && tl_regions_busy(r->rg))
             tl_regions_on_free(r->rg, (uint32_t)(e->b & 0xffffffffu), e->a, e->c, old & BF_STORAGE,
                                block_device(old));
         if ((old & BF_STORAGE) && r->st) tl_stor_remove(r->st, ptr, NULL);
@@ -250,7 +250,8 @@ static tl_map_entry_t *add_block(replay_t *r, uint64_t ptr, uint64_t size, uint3
     e->c = ts;
     count_block(r, size, flags, 1);
     site_live(r, site, flags, 1, size);
-    if (r->rg) tl_regions_on_alloc(r->rg, site, size, flags & BF_STORAGE, block_device(flags));
+    if (r->rg && tl_regions_busy(r->rg))
+        tl_regions_on_alloc(r->rg, site, size, flags & BF_STORAGE, block_device(flags));
     return e;
 }
 
@@ -268,7 +269,7 @@ static bool drop_block(replay_t *r, uint64_t ptr, unsigned *flags, tl_storage_t 
         r->c.device_frees++;
     count_block(r, e->a, *flags, -1);
     site_live(r, (uint32_t)(e->b & 0xffffffffu), *flags, -1, e->a);
-    if (r->rg)
+    if (r->rg && tl_regions_busy(r->rg))
         tl_regions_on_free(r->rg, (uint32_t)(e->b & 0xffffffffu), e->a, e->c, *flags & BF_STORAGE,
                            block_device(*flags));
     if ((*flags & BF_STORAGE) && r->st) tl_stor_remove(r->st, ptr, info);
@@ -316,7 +317,7 @@ static void unregister_storage(replay_t *r, uint64_t ptr)
     if (flags & BF_PSEUDO) {
         count_block(r, e->a, flags, -1);
         site_live(r, (uint32_t)(e->b & 0xffffffffu), flags, -1, e->a);
-        if (r->rg)
+        if (r->rg && tl_regions_busy(r->rg))
             tl_regions_on_free(r->rg, (uint32_t)(e->b & 0xffffffffu), e->a, e->c,
                                flags & BF_STORAGE, block_device(flags));
         tl_map_remove(&r->live, ptr);

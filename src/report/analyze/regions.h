@@ -105,6 +105,15 @@ typedef struct tl_regions {
  * NULL. *rg is zeroed first. */
 bool tl_regions_init(tl_regions_t *rg, const tl_trace_t *t, tl_site_filter_fn filter, void *ctx);
 
+/* Whether blocks appearing and going away matter to rg now (growth is
+ * measured, or an iteration is open): tl_regions_on_alloc and _on_free do
+ * nothing otherwise, and the model skips the calls, two per event of a
+ * trace without regions (BENCHMARKS.md, W5). */
+static inline bool tl_regions_busy(const tl_regions_t *rg)
+{
+    return rg->canon || rg->nopen;
+}
+
 /* A block of size bytes at site (a storage with storage) on device (a
  * TL_DEVICE_*: a storage's, TL_DEVICE_CPU for plain blocks), allocated at
  * alloc_ts, appears / goes away. Running out of memory for the last

@@ -31,7 +31,7 @@ typedef tl_site_acc_t acc_t; /* site_stats.h */
 typedef struct replay {
     const tl_trace_t *t;
     tl_map_t live; /* key ptr; a = size; b = site | flags << 32; c = allocation ts */
-    tl_model_t c;  /* counters only */
+    tl_model_t *c; /* the model being built: its counters are kept in place */
     size_t peak_event;
     bool rfree_storage; /* the block released by the RFREE just before */
     bool rfree_known;
@@ -54,7 +54,7 @@ typedef struct replay {
      * storages; the cpu's plain heap blocks too), 0 = all bytes; its live
      * bytes now and their high-water mark */
     unsigned pk_device;
-    uint64_t dev_live, dev_peak, dev_peak_ts;
+    uint64_t dev_live;
 } replay_t;
 
 static bool has_prefix(const char *s, const char *p)
@@ -101,16 +101,17 @@ static void site_live(replay_t *r, uint32_t site, unsigned flags, int sign, uint
 
 static void note_peak(replay_t *r, size_t i, uint64_t ts)
 {
-    bool snapshot = r->pk_device ? r->dev_live > r->dev_peak : r->c.live_bytes > r->c.peak_bytes;
-    if (r->c.live_bytes > r->c.peak_bytes) {
-        r->c.peak_bytes = r->c.live_bytes;
-        r->c.peak_blocks = r->c.live_blocks;
-        r->c.peak_ts = ts;
+    bool snapshot =
+        r->pk_device ? r->dev_live > r->c->device_peak_bytes : r->c->live_bytes > r->c->peak_bytes;
+    if (r->c->live_bytes > r->c->peak_bytes) {
+        r->c->peak_bytes = r->c->live_bytes;
+        r->c->peak_blocks = r->c->live_blocks;
+        r->c->peak_ts = ts;
         r->peak_event = i;
     }
-    if (r->pk_device && r->dev_live > r->dev_peak) {
-        r->dev_peak = r->dev_live;
-        r->dev_peak_ts = ts;
+    if (r->pk_device && r->dev_live > r->c->device_peak_bytes) {
+        r->c->device_peak_bytes = r->dev_live;
+        r->c->device_peak_ts = ts;
     }
     if (snapshot) {
         for (size_t k = 0; k < r->ntouched; k++) { /* pk = cur, where they differ */
@@ -120,9 +121,9 @@ static void note_peak(replay_t *r, size_t i, uint64_t ts)
         }
         r->ntouched = 0;
     }
-    if (r->c.live_storage_bytes > r->c.peak_storage_bytes) {
-        r->c.peak_storage_bytes = r->c.live_storage_bytes;
-        r->c.peak_storage_ts = ts;
+    if (r->c->live_storage_bytes > r->c->peak_storage_bytes) {
+        r->c->peak_storage_bytes = r->c->live_storage_bytes;
+        r->c->peak_storage_ts = ts;
     }
 }
 
@@ -130,7 +131,7 @@ static void note_peak(replay_t *r, size_t i, uint64_t ts)
 static bool new_storage(replay_t *r, uint64_t base, uint64_t bytes, uint32_t site, uint64_t ts,
                         uint8_t kind, const char *op)
 {
-    uint64_t id = ++r->c.storages;
+    uint64_t id = ++r->c->storages;
     if (r->sacc && site < r->t->nsites) {
         r->sacc[site * 2 + 1].bytes += bytes;
         r->sacc[site * 2 + 1].blocks++;
@@ -157,13 +158,13 @@ static void count_block(replay_t *r, uint64_t size, unsigned flags, int sign)
 {
     unsigned dev = block_device(flags);
     if (r->pk_device && dev + 1 == r->pk_device) r->dev_live += (uint64_t)sign * size;
-    r->c.live_bytes += (uint64_t)sign * size;
-    r->c.live_blocks += (uint64_t)sign;
+    r->c->live_bytes += (uint64_t)sign * size;
+    r->c->live_blocks += (uint64_t)sign;
     if (flags & BF_STORAGE) {
-        r->c.live_storage_bytes += (uint64_t)sign * size;
-        r->c.live_storage_blocks += (uint64_t)sign;
+        r->c->live_storage_bytes += (uint64_t)sign * size;
+        r->c->live_storage_blocks += (uint64_t)sign;
         if (flags & BF_PINNED) r->live_pinned_bytes += (uint64_t)sign * size;
-        tl_device_stat_t *d = &r->c.devices[BF_DEVICE(flags)];
+        tl_device_stat_t *d = &r->c->devices[BF_DEVICE(flags)];
         d->seen = true;
         d->live_storage_bytes += (uint64_t)sign * size;
         d->live_storages += (uint64_t)sign;
@@ -189,10 +190,10 @@ static bool reserve_segment(replay_t *r, const tl_event_t *ev, bool alloc)
         tl_map_entry_t *e = tl_map_put(&r->segs, ev->ptr, &created);
         if (!e) return true;
         if (!created)
-            r->c.devices[e->b].reserved_bytes -= e->a, r->c.devices[e->b].reserved_segments--;
+            r->c->devices[e->b].reserved_bytes -= e->a, r->c->devices[e->b].reserved_segments--;
         e->a = ev->size;
         e->b = device_slot(TL_EV_DEVICE(ev->pad));
-        d = &r->c.devices[e->b];
+        d = &r->c->devices[e->b];
         d->seen = true;
         d->reserved_bytes += ev->size;
         d->reserved_segments++;
@@ -201,7 +202,7 @@ static bool reserve_segment(replay_t *r, const tl_event_t *ev, bool alloc)
     }
     tl_map_entry_t *e = tl_map_get(&r->segs, ev->ptr);
     if (!e) return false;
-    d = &r->c.devices[e->b];
+    d = &r->c->devices[e->b];
     d->reserved_bytes -= e->a;
     d->reserved_segments--;
     tl_map_remove(&r->segs, ev->ptr);
@@ -236,7 +237,7 @@ static tl_map_entry_t *add_block(replay_t *r, uint64_t ptr, uint64_t size, uint3
         return NULL;
     }
     if (!created) {
-        r->c.replaced_blocks++;
+        r->c->replaced_blocks++;
         unsigned old = (unsigned)(e->b >> 32);
         count_block(r, e->a, old, -1);
         site_live(r, (uint32_t)(e->b & 0xffffffffu), old, -1, e->a);
@@ -261,19 +262,19 @@ static bool drop_block(replay_t *r, uint64_t ptr, unsigned *flags, tl_storage_t 
 {
     tl_map_entry_t *e = tl_map_get(&r->live, ptr);
     if (!e) {
-        r->c.unknown_frees++;
+        r->c->unknown_frees++;
         return false;
     }
     *flags = (unsigned)(e->b >> 32);
     if ((*flags & BF_STORAGE) && (BF_DEVICE(*flags) != TL_DEVICE_CPU || (*flags & BF_PINNED)))
-        r->c.device_frees++;
+        r->c->device_frees++;
     count_block(r, e->a, *flags, -1);
     site_live(r, (uint32_t)(e->b & 0xffffffffu), *flags, -1, e->a);
     if (r->rg && tl_regions_busy(r->rg))
         tl_regions_on_free(r->rg, (uint32_t)(e->b & 0xffffffffu), e->a, e->c, *flags & BF_STORAGE,
                            block_device(*flags));
     if ((*flags & BF_STORAGE) && r->st) tl_stor_remove(r->st, ptr, info);
-    r->c.frees++;
+    r->c->frees++;
     tl_map_remove_entry(&r->live, e); /* nothing above changes the live table */
     return true;
 }
@@ -296,8 +297,8 @@ static bool register_storage(replay_t *r, const tl_lineage_t *l)
         site_live(r, (uint32_t)(e->b & 0xffffffffu), 0, -1, e->a);
         site_live(r, (uint32_t)(e->b & 0xffffffffu), BF_STORAGE, 1, e->a);
         e->b |= (uint64_t)(BF_STORAGE | BF_REG) << 32;
-        r->c.live_storage_bytes += e->a;
-        r->c.live_storage_blocks++;
+        r->c->live_storage_bytes += e->a;
+        r->c->live_storage_blocks++;
         return new_storage(r, ptr, e->a, (uint32_t)(e->b & 0xffffffffu), e->c,
                            TL_STORAGE_REGISTERED, op);
     }
@@ -323,8 +324,8 @@ static void unregister_storage(replay_t *r, uint64_t ptr)
         tl_map_remove(&r->live, ptr);
         return;
     }
-    r->c.live_storage_bytes -= e->a;
-    r->c.live_storage_blocks--;
+    r->c->live_storage_bytes -= e->a;
+    r->c->live_storage_blocks--;
     site_live(r, (uint32_t)(e->b & 0xffffffffu), BF_STORAGE, -1, e->a);
     site_live(r, (uint32_t)(e->b & 0xffffffffu), 0, 1, e->a);
     e->b &= ~((uint64_t)(BF_STORAGE | BF_REG) << 32);
@@ -348,9 +349,9 @@ static bool step(replay_t *r, const tl_event_t *ev, size_t i)
             oom = reserve_segment(r, ev, true);
             break;
         }
-        r->c.allocations++;
-        if (!(ev->pad & TL_EV_F_SAMPLED) && ev->size > r->c.largest_exact)
-            r->c.largest_exact = ev->size;
+        r->c->allocations++;
+        if (!(ev->pad & TL_EV_F_SAMPLED) && ev->size > r->c->largest_exact)
+            r->c->largest_exact = ev->size;
         numpy = !ev->storage && !(ev->pad & TL_EV_F_SAMPLED) && ev->size >= TL_NUMPY_MIN_STORAGE &&
                 numpy_site(r, ev->site);
         unsigned dev = device_slot(TL_EV_DEVICE(ev->pad));
@@ -369,9 +370,9 @@ static bool step(replay_t *r, const tl_event_t *ev, size_t i)
         break;
     }
     case TL_EV_RALLOC: {
-        r->c.allocations++;
-        if (!(ev->pad & TL_EV_F_SAMPLED) && ev->size > r->c.largest_exact)
-            r->c.largest_exact = ev->size;
+        r->c->allocations++;
+        if (!(ev->pad & TL_EV_F_SAMPLED) && ev->size > r->c->largest_exact)
+            r->c->largest_exact = ev->size;
         /* A realloc'd block keeps the kind (and id) of the block it replaced. */
         bool carry =
             ev->storage && i > 0 && prev == TL_EV_RFREE && r->rfree_known && r->rfree_storage;
@@ -429,9 +430,10 @@ static bool step(replay_t *r, const tl_event_t *ev, size_t i)
 static bool timeline_step(const replay_t *r, tl_timeline_t *tl, const tl_event_t *ev)
 {
     _Static_assert(TL_MODEL_DEVICES - 1 == TL_TIMELINE_CUDA_DEVICES, "a series per CUDA device");
-    uint64_t v[TL_SERIES_COUNT] = {r->c.live_bytes, r->c.live_storage_bytes, r->live_pinned_bytes};
+    uint64_t v[TL_SERIES_COUNT] = {r->c->live_bytes, r->c->live_storage_bytes,
+                                   r->live_pinned_bytes};
     for (unsigned d = 1; d < TL_MODEL_DEVICES; d++)
-        v[TL_SERIES_CUDA + d - 1] = r->c.devices[d].live_storage_bytes;
+        v[TL_SERIES_CUDA + d - 1] = r->c->devices[d].live_storage_bytes;
     return tl_timeline_step(tl, r->t, ev, v);
 }
 
@@ -457,7 +459,7 @@ static bool capture_end(replay_t *r, tl_model_t *at_end, bool script_end, uint64
 {
     const tl_trace_t *t = r->t;
     if (!script_end && t->has_end && t->end_ts > ts) ts = t->end_ts;
-    *at_end = r->c;
+    *at_end = *r->c; /* its counters (the pointers in it are not used) */
     tl_map_t kinds = {0};
     bool oom = tl_site_stats_leak_kinds(t, &kinds) ||
                tl_site_stats_live(&r->live, t->nsites, t->has_leak_scan ? &kinds : NULL, &m->leaks,
@@ -491,11 +493,11 @@ bool tl_model_build_with(const tl_trace_t *t, tl_model_t *m, const tl_model_opts
     memset(m, 0, sizeof *m);
     bool failed = true; /* until the end is reached */
     const size_t nsites = t->nsites;
-    replay_t r = {.t = t, .pk_device = peak_device};
+    replay_t r = {.t = t, .c = m, .pk_device = peak_device};
+    m->peak_device = peak_device;
     tl_events_t it = {0};
     tl_event_t ev;
     size_t n = 0;
-    uint64_t first_ts = 0, last_ts = 0;
     tl_stor_t st = {0};
     acc_t *sacc = NULL;
     uint8_t *numpy = calloc(nsites ? nsites : 1, 1);
@@ -523,8 +525,8 @@ bool tl_model_build_with(const tl_trace_t *t, tl_model_t *m, const tl_model_opts
     tl_model_t at_end = {0};
     if (tl_events_open(t, &it)) goto oom;
     for (; tl_events_next(&it, &ev); n++) {
-        if (n == 0) first_ts = ev.ts;
-        last_ts = ev.ts;
+        if (n == 0) m->first_ts = ev.ts;
+        m->last_ts = ev.ts;
         if ((tl && tl_timeline_before(tl, t, ev.ts, &r.live)) || step(&r, &ev, n) ||
             (tl && timeline_step(&r, tl, &ev)))
             goto oom;
@@ -535,41 +537,25 @@ bool tl_model_build_with(const tl_trace_t *t, tl_model_t *m, const tl_model_opts
     }
     tl_events_close(&it);
     if (tl && tl_timeline_finish(tl, t, &r.live)) goto oom;
-    if ((peak_device ? r.dev_peak : r.c.peak_bytes) > 0 &&
+    if ((peak_device ? r.c->device_peak_bytes : r.c->peak_bytes) > 0 &&
         tl_site_stats_collect(r.pk, nsites, &m->peak_sites, &m->npeak_sites))
         goto oom;
     /* No script_end (or its event was not streamed): the end of the trace. */
-    if (!ended && capture_end(&r, &at_end, false, mark_id, n ? last_ts : 0, m)) goto oom;
+    if (!ended && capture_end(&r, &at_end, false, mark_id, m->last_ts, m)) goto oom;
     if (tl_site_stats_collect(sacc, nsites, &m->storage_sites, &m->nstorage_sites)) goto oom;
     if (tl_regions_finish(&m->regions)) goto oom;
 
-    m->allocations = r.c.allocations;
-    m->frees = r.c.frees;
-    m->storages = r.c.storages;
-    m->unknown_frees = r.c.unknown_frees;
-    m->device_frees = r.c.device_frees;
-    m->replaced_blocks = r.c.replaced_blocks;
-    m->largest_exact = r.c.largest_exact;
-    m->peak_bytes = r.c.peak_bytes;
-    m->peak_ts = r.c.peak_ts;
-    m->peak_blocks = r.c.peak_blocks;
-    m->peak_storage_bytes = r.c.peak_storage_bytes;
-    m->peak_storage_ts = r.c.peak_storage_ts;
-    m->peak_device = peak_device;
-    m->device_peak_bytes = r.dev_peak;
-    m->device_peak_ts = r.dev_peak_ts;
-    m->live_bytes = at_end.live_bytes;
+    m->live_bytes = at_end.live_bytes; /* at the end point; the rest of the whole pass */
     m->live_blocks = at_end.live_blocks;
     m->live_storage_bytes = at_end.live_storage_bytes;
     m->live_storage_blocks = at_end.live_storage_blocks;
-    m->first_ts = first_ts;
-    m->last_ts = last_ts;
     for (size_t d = 0; d < TL_MODEL_DEVICES; d++) {
+        tl_device_stat_t pass = m->devices[d];
         m->devices[d] = at_end.devices[d]; /* live and reserved at the end point */
-        m->devices[d].seen = r.c.devices[d].seen;
-        m->devices[d].peak_storage_bytes = r.c.devices[d].peak_storage_bytes;
-        m->devices[d].peak_storage_ts = r.c.devices[d].peak_storage_ts;
-        m->devices[d].peak_reserved_bytes = r.c.devices[d].peak_reserved_bytes;
+        m->devices[d].seen = pass.seen;
+        m->devices[d].peak_storage_bytes = pass.peak_storage_bytes;
+        m->devices[d].peak_storage_ts = pass.peak_storage_ts;
+        m->devices[d].peak_reserved_bytes = pass.peak_reserved_bytes;
     }
     failed = tl_site_stats_aggregate(t, m); /* aggregate mode: exact site totals, after replay's */
 oom:

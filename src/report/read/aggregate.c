@@ -194,8 +194,9 @@ static bool push_live(const tl_agg_live_t *l, void *ctx, tl_agg_intern_fn intern
     uint16_t flags = sampled ? TL_EV_F_SAMPLED : 0;
     if (l->kind == TL_KIND_STORAGE_NUMPY || tl_kind_has_device(l->kind))
         flags |= tl_device_pad(l->kind, l->device);
-    return push(ctx, type, ts, l->ptr, type == 1 ? l->weight : 0, type == 1 ? site : 0, storage,
-                flags);
+    tl_event_t ev = {.ts = ts, .ptr = l->ptr, .type = type, .storage = storage, .pad = flags};
+    if (type == 1) ev.size = l->weight, ev.site = site; /* an ALLOC; else its FREE */
+    return push(ctx, &ev);
 }
 
 /* A live entry's key among the end set's: a device storage's kind is part

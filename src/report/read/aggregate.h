@@ -100,8 +100,8 @@ bool tl_agg_chunk(struct tl_trace *t, uint32_t tid, const uint8_t *p, size_t n, 
  * index for a stack id, UINT32_MAX on failure; push appends an event,
  * true = OOM). Sampled events get their weight in the stream (stream.c). */
 typedef uint32_t (*tl_agg_intern_fn)(void *ctx, uint64_t stack_id);
-typedef bool (*tl_agg_push_fn)(void *ctx, uint8_t type, uint64_t ts, uint64_t ptr, uint64_t size,
-                               uint32_t site, bool storage, uint16_t flags);
+struct tl_event;
+typedef bool (*tl_agg_push_fn)(void *ctx, const struct tl_event *ev);
 bool tl_agg_finish(struct tl_trace *t, void *ctx, tl_agg_intern_fn intern, tl_agg_push_fn push);
 void tl_agg_free(struct tl_trace *t);
 /* Estimated bytes a sampled block of size stands for (sample_bytes = mean). */

@@ -505,17 +505,9 @@ static uint32_t agg_intern(void *ctx, uint64_t stack_id)
     return intern_site(ctx, stack_id);
 }
 
-static bool agg_push(void *ctx, uint8_t type, uint64_t ts, uint64_t ptr, uint64_t size,
-                     uint32_t site, bool storage, uint16_t flags)
+static bool agg_push(void *ctx, const tl_event_t *ev)
 {
-    tl_event_t ev = {.ts = ts,
-                     .ptr = ptr,
-                     .size = size,
-                     .site = site,
-                     .type = type,
-                     .storage = storage,
-                     .pad = flags};
-    return push_extra(ctx, &ev);
+    return push_extra(ctx, ev);
 }
 
 tl_status_t tl_reader_load(const uint8_t *buf, size_t n, bool mapped, tl_trace_t *t, char *why,

@@ -4,13 +4,16 @@
  * event itself, which the stream decodes on every pass (stream.c).
  *
  * The load reads every record of the trace before the model's pass reads
- * them again, and block records are nearly all of them: skimming them,
- * the pointers and sizes skipped rather than decoded, took the load from
- * a fifth of W1's report to (BENCHMARKS.md, W5). It follows the layout of
- * tl_rec_decode_block (common/trace_codec.c) and accepts exactly the
- * records it accepts: a varint longer than 8 bytes, or a record near the
- * end of the bytes at hand, is read by tl_rec_decode_block itself
- * (tests/unit/test_report.c compares the two on every kind and length).
+ * them again, and block records are nearly all of them: decoding them in
+ * full was a fifth of W1's report (BENCHMARKS.md, W5). Here pointers and
+ * sizes are skipped, not decoded, and the common ALLOC and FREE find
+ * where their fields end from one mask (tl_skim_common). It follows the
+ * layout of tl_rec_decode_block (common/trace_codec.c) and accepts
+ * exactly the records it accepts: a varint longer than 8 bytes, or a
+ * record near the end of the bytes at hand, is read by
+ * tl_rec_decode_block itself (tests/unit/test_report.c compares the two
+ * on every kind and field length, and on random bytes). A change of the
+ * block records' encoding changes this file too.
  */
 #ifndef TL_REPORT_SKIM_H
 #define TL_REPORT_SKIM_H
@@ -53,6 +56,68 @@ static inline bool tl_skim_skip(const uint8_t **q, bool *zero)
     return true;
 }
 
+/* Bit i set: byte i of the 16 at q ends a varint (its top bit is clear).
+ * q has 16 bytes at hand. */
+static inline uint32_t tl_skim_stops16(const uint8_t *q)
+{
+    uint64_t a, b;
+    memcpy(&a, q, sizeof a);
+    memcpy(&b, q + 8, sizeof b);
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    a = __builtin_bswap64(a);
+    b = __builtin_bswap64(b);
+#endif
+    a = (~a >> 7) & 0x0101010101010101ull; /* bit 8i: byte i stops */
+    b = (~b >> 7) & 0x0101010101010101ull;
+    const uint64_t gather = 0x0102040810204080ull; /* bit 8i to bit 56 + i */
+    return (uint32_t)((a * gather) >> 56) | (uint32_t)((b * gather) >> 56) << 8;
+}
+
+/* Whether the len (1 to 8) bytes at q are a varint of value 0. */
+static inline bool tl_skim_zero(const uint8_t *q, unsigned len)
+{
+    uint64_t x;
+    memcpy(&x, q, sizeof x);
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    x = __builtin_bswap64(x);
+#endif
+    uint64_t keep = len >= 8 ? ~0ull : (1ull << (8 * len)) - 1;
+    return (x & keep & 0x7f7f7f7f7f7f7f7full) == 0;
+}
+
+/* The common ALLOC and FREE (a host kind, a one-byte time delta and kind,
+ * fields of at most 8 bytes): where every field ends is read off one mask
+ * of the bytes after the kind, so that a record's length does not wait on
+ * its fields one after another (the load is bound by that chain). 0 when
+ * the record is not one of them. p has TL_SKIM_SPAN bytes at hand. */
+static inline long tl_skim_common(const uint8_t *p, tl_skim_t *out)
+{
+    if (p[1] >= 0x80 || p[2] >= 0x80) return 0;
+    uint64_t kind = p[2];
+    if (!tl_kind_known(kind)) return -1;
+    if (tl_kind_has_device(kind)) return 0;
+    uint32_t stop = tl_skim_stops16(p + 3);
+    if (!stop) return 0;
+    unsigned e0 = (unsigned)__builtin_ctz(stop); /* the pointer's last byte */
+    if (e0 > 7) return 0;
+    bool zero = tl_skim_zero(p + 3, e0 + 1);
+    out->ts_delta = p[1];
+    if (p[0] == TL_REC_FREE) {
+        out->nevents = !zero;
+        return (long)(3 + e0 + 1);
+    }
+    uint32_t s1 = stop & (stop - 1), s2 = s1 & (s1 - 1);
+    if (!s2) return 0;
+    unsigned e1 = (unsigned)__builtin_ctz(s1), e2 = (unsigned)__builtin_ctz(s2); /* size, stack */
+    if (e1 - e0 > 8 || e2 - e1 > 8) return 0;
+    tl_rbuf_t r = {p + 3 + e1 + 1, p + TL_SKIM_SPAN, false};
+    out->kind = kind;
+    out->stack[0] = tl_get_varint(&r);
+    out->nevents = !zero;
+    out->alloc[0] = !zero;
+    return (long)(3 + e2 + 1);
+}
+
 /* Skim the record at p[0, n): its length, *out filled; 0 when it is not a
  * block record; -1 when tl_rec_decode_block would fail on it. rec: scratch
  * for the records the fast path leaves to tl_rec_decode_block. */
@@ -62,6 +127,10 @@ static inline long tl_rec_skim_block(const uint8_t *p, size_t n, tl_record_t *re
     out->kind = 0;
     out->alloc[0] = out->alloc[1] = false;
     if (n >= TL_SKIM_SPAN) {
+        if (p[0] != TL_REC_REALLOC) {
+            long used = tl_skim_common(p, out);
+            if (used) return used;
+        }
         tl_rbuf_t r = {p + 1, p + n, false};
         const uint8_t *q;
         bool z0, z1;

@@ -1,8 +1,8 @@
 /* stream.h - the reader's internal view of the event stream (reader.c loads
- * the sources, stream.c merges them): one decoding of records into events,
- * shared by both so that the load's counts and site interning match what a
- * pass yields. Not for analyses or renderers: they use tl_events_* of
- * reader.h.
+ * the sources, stream.c merges them): the decoding of records into events
+ * (the load counts and interns what it would make: skim.h for block
+ * records, a unit test holding the two together). Not for analyses or
+ * renderers: they use tl_events_* of reader.h.
  */
 #ifndef TL_REPORT_STREAM_H
 #define TL_REPORT_STREAM_H
@@ -73,7 +73,7 @@ static inline uint16_t tl_device_pad(uint64_t kind, uint64_t device)
  * RFREE, then its RALLOC). ALLOC and RALLOC events leave `site` 0 and put
  * the record's stack id in stack[i]; LINEAGE events leave `site` for the
  * caller (the lineage index). Sizes are as recorded (no sampling weight).
- * Inline: both passes make it for every record (BENCHMARKS.md, W5). */
+ * Inline: the stream makes it for every record (BENCHMARKS.md, W5). */
 static inline int tl_rec_events(const tl_record_t *rec, uint64_t ts, tl_event_t ev[2],
                                 uint64_t stack[2])
 {

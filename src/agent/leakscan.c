@@ -29,6 +29,15 @@ typedef struct mapping {
 } mapping_t;
 static mapping_t maps[MAPS_MAX];
 static _Atomic bool maps_full;
+/* Slots [0, maps_used) have been taken at some time: the walks stop there
+ * instead of reading all 16384 (256 KiB) at every munmap (Python's arenas
+ * come and go with mmap and munmap). Only grows. */
+static _Atomic size_t maps_used;
+
+static size_t maps_bound(void)
+{
+    return atomic_load_explicit(&maps_used, memory_order_acquire);
+}
 
 void tl_leakscan_on_mmap(const void *addr, size_t len, uintptr_t caller)
 {
@@ -38,7 +47,14 @@ void tl_leakscan_on_mmap(const void *addr, size_t len, uintptr_t caller)
         if (atomic_load_explicit(&maps[i].start, memory_order_relaxed) != 0) continue;
         maps[i].end = s + len;
         maps[i].caller = caller;
-        if (atomic_compare_exchange_strong(&maps[i].start, &z, s)) return;
+        if (atomic_compare_exchange_strong(&maps[i].start, &z, s)) {
+            /* Before mmap returns: no munmap of it can miss the slot. */
+            size_t u = atomic_load_explicit(&maps_used, memory_order_relaxed);
+            while (u <= i && !atomic_compare_exchange_weak_explicit(
+                                 &maps_used, &u, i + 1, memory_order_release, memory_order_relaxed))
+                ;
+            return;
+        }
     }
     atomic_store(&maps_full, true);
 }
@@ -46,7 +62,7 @@ void tl_leakscan_on_mmap(const void *addr, size_t len, uintptr_t caller)
 void tl_leakscan_on_munmap(const void *addr, size_t len)
 {
     uint64_t s = (uintptr_t)addr, e = s + len;
-    for (size_t i = 0; i < MAPS_MAX; i++) {
+    for (size_t i = 0, n = maps_bound(); i < n; i++) {
         uint64_t ms = atomic_load_explicit(&maps[i].start, memory_order_relaxed);
         if (!ms || maps[i].end <= s || ms >= e) continue;
         uint64_t me = maps[i].end;
@@ -248,7 +264,7 @@ static void scan_root(scan_t *s, uint64_t lo, uint64_t hi)
             if (s->excl[k][1] < hi) scan_root(s, s->excl[k][1], hi);
             return;
         }
-    for (size_t i = 0; i < MAPS_MAX; i++) {
+    for (size_t i = 0, n = maps_bound(); i < n; i++) {
         uint64_t ms = atomic_load_explicit(&maps[i].start, memory_order_relaxed), me = maps[i].end;
         if (!ms || me <= lo || ms >= hi) continue;
         uint64_t c = maps[i].caller;

@@ -39,8 +39,7 @@ typedef struct pass {
 struct tl_symtab {
     pass_t pass[2]; /* the global symbols (libdw's first pass), the local ones */
     bool has_locals;
-    bool has_sizeless;
-    uint64_t min_sizeless; /* lowest value of a sizeless symbol */
+    pass_t sizeless[2]; /* sizeless symbols ([start, start)): of all passes; of the first */
 };
 
 static int cmp_sym(const void *pa, const void *pb)
@@ -100,26 +99,26 @@ tl_symtab_t *tl_symtab_new(Dwfl_Module *mod)
         if (!name || !name[0] || sym.st_shndx == SHN_UNDEF || type == STT_SECTION ||
             type == STT_FILE || type == STT_TLS)
             continue;
-        if (sym.st_size == 0) {
-            if (!t->has_sizeless || value < t->min_sizeless) t->min_sizeless = value;
-            t->has_sizeless = true;
-        } else if (!add(&t->pass[i >= globals ? 0 : 1], value, sym.st_size, name)) {
+        bool ok = sym.st_size != 0 ? add(&t->pass[i >= globals ? 0 : 1], value, sym.st_size, name)
+                                   : add(&t->sizeless[0], value, 0, name) &&
+                                         (i < globals || add(&t->sizeless[1], value, 0, name));
+        if (!ok) {
             tl_symtab_free(t);
             return NULL;
         }
     }
-    if (!finish(&t->pass[0]) || !finish(&t->pass[1])) {
+    if (!finish(&t->pass[0]) || !finish(&t->pass[1]) || !finish(&t->sizeless[0]) ||
+        !finish(&t->sizeless[1])) {
         tl_symtab_free(t);
         return NULL;
     }
     return t;
 }
 
-/* The one name of p's symbols that hold addr: 1 (*name set), 0 none hold
- * it, -1 several names (or too long a walk): libdw's order decides. */
-static int holder(const pass_t *p, uint64_t addr, const char **name)
+/* The index of the first of p's symbols that starts above addr. */
+static size_t upto(const pass_t *p, uint64_t addr)
 {
-    size_t lo = 0, hi = p->n; /* the first symbol starting above addr */
+    size_t lo = 0, hi = p->n;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
         if (p->sym[mid].start <= addr)
@@ -127,6 +126,23 @@ static int holder(const pass_t *p, uint64_t addr, const char **name)
         else
             hi = mid;
     }
+    return lo;
+}
+
+/* The largest start of p's symbols at or below addr: true with *v set,
+ * false when none. */
+static bool start_upto(const pass_t *p, uint64_t addr, uint64_t *v)
+{
+    size_t lo = upto(p, addr);
+    if (lo) *v = p->sym[lo - 1].start;
+    return lo != 0;
+}
+
+/* The one name of p's symbols that hold addr: 1 (*name set), 0 none hold
+ * it, -1 several names (or too long a walk): libdw's order decides. */
+static int holder(const pass_t *p, uint64_t addr, const char **name)
+{
+    size_t lo = upto(p, addr);
     *name = NULL;
     for (size_t k = lo, walked = 0; k-- > 0 && p->maxend[k] > addr;) {
         if (++walked > MAX_WALK) return -1;
@@ -142,12 +158,24 @@ int tl_symtab_lookup(const tl_symtab_t *t, uint64_t addr, const char **name)
     if (!t) return 0;
     int r = holder(&t->pass[0], addr, name);
     if (r != 0) return r > 0;
-    /* No global symbol holds it: libdw then weighs the sizeless symbols
-     * below (and may skip the locals for one exactly at addr). */
-    if (t->has_sizeless && t->min_sizeless <= addr) return 0;
+    /* No global symbol holds it. libdw then skips the locals when a
+     * sizeless symbol lies exactly at addr, and without a sized holder
+     * there either, falls back to a sizeless symbol at or below addr that
+     * lies at or above every end of the symbols at or below addr (its
+     * "min_label"; the first pass's ends are a lower bound of it). */
+    uint64_t top, top1, end = 0;
+    bool sizeless = start_upto(&t->sizeless[0], addr, &top);
+    if (sizeless && top == addr) return 0;
     if (t->has_locals) {
         r = holder(&t->pass[1], addr, name);
         if (r != 0) return r > 0;
+    }
+    if (sizeless) {
+        const pass_t *p = &t->pass[0];
+        size_t lo = upto(p, addr);
+        if (lo) end = p->maxend[lo - 1];
+        if (start_upto(&t->sizeless[1], addr, &top1) && top1 > end) end = top1;
+        if (top >= end) return 0;
     }
     *name = NULL;
     return 1;
@@ -159,6 +187,8 @@ void tl_symtab_free(tl_symtab_t *t)
     for (int i = 0; i < 2; i++) {
         free(t->pass[i].sym);
         free(t->pass[i].maxend);
+        free(t->sizeless[i].sym);
+        free(t->sizeless[i].maxend);
     }
     free(t);
 }

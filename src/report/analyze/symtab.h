@@ -5,14 +5,14 @@
  * folded and HTML outputs do, spent most of its time in that scan).
  *
  * It answers only where libdw's answer does not depend on the order in
- * which libdw meets the symbols: one or more sized symbols of one name
- * hold the address (libdw's first pass over the global symbols, then its
- * pass over the local ones when no global one does), or no symbol at all
- * lies at or below it. Anything else (symbols of different names holding
- * the address, assembly labels without a size that libdw falls back to,
- * function descriptors, relocatable files) is left to libdw by the caller,
- * so the names are the ones libdw gives. tests/unit/test_report_sym.c
- * checks both against each other over the system's libraries.
+ * which libdw meets the symbols: the sized symbols holding the address,
+ * among the global ones (libdw's first pass) or else the local ones (its
+ * second), all have one name; or none holds it and no sizeless symbol can
+ * be libdw's fallback. Anything else (symbols of different names holding
+ * the address, an assembly label without a size that libdw may fall back
+ * to, function descriptors, relocatable files) is left to libdw by the
+ * caller, so the names are the ones libdw gives. tests/unit/test_report_sym.c
+ * (sym_index) checks both against each other on the system's libraries.
  */
 #ifndef TL_REPORT_SYMTAB_H
 #define TL_REPORT_SYMTAB_H

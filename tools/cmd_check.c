@@ -21,6 +21,7 @@
 #include "report/cmd/check_run.h"
 #include "report/cmd/report.h"
 #include "report/analyze/lineage.h"
+#include "tools/args.h"
 #include "tools/cli.h"
 #include "tools/launch.h"
 #include "tools/outfile.h"
@@ -135,38 +136,6 @@ static int usage_error(const char *what, const char *why)
     return TL_EXIT_USAGE;
 }
 
-/* "--name=value" or "--name value" (advancing *i): *matched, and the value
- * (NULL when missing). */
-static const char *opt_value(int argc, char **argv, int *i, const char *name, bool *matched)
-{
-    size_t n = strlen(name);
-    const char *a = argv[*i];
-    *matched = false;
-    if (strncmp(a, name, n) != 0) return NULL;
-    if (a[n] == '=') {
-        *matched = true;
-        return a + n + 1;
-    }
-    if (a[n] == '\0') {
-        *matched = true;
-        if (*i + 1 < argc) return argv[++*i];
-    }
-    return NULL;
-}
-
-static bool parse_uint(const char *s, unsigned long max, unsigned long *out)
-{
-    if (!s || !*s) return false;
-    unsigned long v = 0;
-    for (const char *p = s; *p; p++) {
-        if (*p < '0' || *p > '9') return false;
-        v = v * 10 + (unsigned long)(*p - '0');
-        if (v > max) return false;
-    }
-    *out = v;
-    return true;
-}
-
 static const struct {
     const char *flag;
     unsigned limit;
@@ -213,7 +182,7 @@ static int parse(int argc, char **argv, args_t *a)
         }
         size_t k;
         for (k = 0; k < sizeof limit_flags / sizeof limit_flags[0]; k++)
-            if ((v = opt_value(argc, argv, &i, limit_flags[k].flag, &m)), m) break;
+            if ((v = tl_opt_value(argc, argv, &i, limit_flags[k].flag, &m)), m) break;
         if (m) {
             unsigned lim = limit_flags[k].limit;
             a->o.set[lim] = true;
@@ -226,7 +195,7 @@ static int parse(int argc, char **argv, args_t *a)
                                    lim == TL_LIMIT_BASELINE
                                        ? "expected a size (0, 512KiB, 1.5GB) or a percentage (10%)"
                                        : "expected a size (0, 512KiB, 1.5GB)");
-        } else if ((v = opt_value(argc, argv, &i, "--device", &m)), m) {
+        } else if ((v = tl_opt_value(argc, argv, &i, "--device", &m)), m) {
             unsigned d = 0;
             char *end = NULL;
             if (v && !strcmp(v, "cpu"))
@@ -237,7 +206,7 @@ static int parse(int argc, char **argv, args_t *a)
             }
             if (!d) return usage_error("--device", "expected cpu or cuda:N");
             a->o.device = d;
-        } else if ((v = opt_value(argc, argv, &i, "--suppressions", &m)), m) {
+        } else if ((v = tl_opt_value(argc, argv, &i, "--suppressions", &m)), m) {
             if (!v || !*v) return usage_error("--suppressions", "expected a file name");
             if (a->nsupp == sizeof a->supp_files / sizeof a->supp_files[0])
                 return usage_error("--suppressions", "too many files (64 at most)");
@@ -246,7 +215,7 @@ static int parse(int argc, char **argv, args_t *a)
             a->no_defaults = true;
         } else if (!strcmp(arg, "--main-process-only")) {
             a->main_only = true;
-        } else if ((v = opt_value(argc, argv, &i, "--format", &m)), m) {
+        } else if ((v = tl_opt_value(argc, argv, &i, "--format", &m)), m) {
             if (v && !strcmp(v, "text"))
                 a->o.format = TL_CHECK_TEXT;
             else if (v && !strcmp(v, "json"))
@@ -255,44 +224,44 @@ static int parse(int argc, char **argv, args_t *a)
                 a->o.format = TL_CHECK_JUNIT;
             else
                 return usage_error("--format", "expected text, json or junit");
-        } else if ((v = opt_value(argc, argv, &i, "--output", &m)), m) {
+        } else if ((v = tl_opt_value(argc, argv, &i, "--output", &m)), m) {
             if (!v || !*v) return usage_error("--output", "expected a file name");
             a->output = v;
-        } else if ((v = opt_value(argc, argv, &i, "--error-exitcode", &m)), m) {
+        } else if ((v = tl_opt_value(argc, argv, &i, "--error-exitcode", &m)), m) {
             unsigned long n;
-            if (!parse_uint(v, 255, &n) || n == 0)
+            if (!tl_parse_uint(v, 255, &n) || n == 0)
                 return usage_error("--error-exitcode", "expected a number from 1 to 255");
             a->error_code = (int)n;
-        } else if ((v = opt_value(argc, argv, &i, "--top", &m)), m) {
+        } else if ((v = tl_opt_value(argc, argv, &i, "--top", &m)), m) {
             unsigned long n;
-            if (!parse_uint(v, 1000000, &n))
+            if (!tl_parse_uint(v, 1000000, &n))
                 return usage_error("--top", "expected a number of sites (0 = all)");
             a->o.top = (unsigned)n;
-        } else if ((v = opt_value(argc, argv, &i, "--html", &m)), m) {
+        } else if ((v = tl_opt_value(argc, argv, &i, "--html", &m)), m) {
             if (!v || !*v) return usage_error("--html", "expected a file name");
             a->html = v;
-        } else if ((v = opt_value(argc, argv, &i, "--leak-kinds", &m)), m) {
+        } else if ((v = tl_opt_value(argc, argv, &i, "--leak-kinds", &m)), m) {
             if (parse_leak_kinds(v, &a->o.leak_kinds))
                 return usage_error("--leak-kinds",
                                    "expected definite, indirect, possible, reachable or all, "
                                    "separated by commas");
-        } else if ((v = opt_value(argc, argv, &i, "--problem-kinds", &m)), m) {
+        } else if ((v = tl_opt_value(argc, argv, &i, "--problem-kinds", &m)), m) {
             if (parse_problem_kinds(v, &a->o.problem_kinds))
                 return usage_error("--problem-kinds",
                                    "expected pinned_by_view, duplicate_copy, held_by_autograd, "
                                    "held_by_cycle, held_by_cache, held_by_traceback or all, "
                                    "separated by commas");
-        } else if ((v = opt_value(argc, argv, &i, "--trace-output", &m)), m) {
+        } else if ((v = tl_opt_value(argc, argv, &i, "--trace-output", &m)), m) {
             if (!v || !*v) return usage_error("--trace-output", "expected a path pattern");
             if (tl_launch_pattern_bad(v, "--trace-output")) return TL_EXIT_USAGE;
             a->pattern = v;
-        } else if ((v = opt_value(argc, argv, &i, "--trace", &m)), m) {
+        } else if ((v = tl_opt_value(argc, argv, &i, "--trace", &m)), m) {
             if (!v || !*v) return usage_error("--trace", "expected a trace file");
             a->trace = v;
-        } else if ((v = opt_value(argc, argv, &i, "--region", &m)), m) {
+        } else if ((v = tl_opt_value(argc, argv, &i, "--region", &m)), m) {
             if (!v || !*v) return usage_error("--region", "expected a region name");
             a->o.region = v;
-        } else if ((v = opt_value(argc, argv, &i, "--baseline", &m)), m) {
+        } else if ((v = tl_opt_value(argc, argv, &i, "--baseline", &m)), m) {
             if (!v || !*v) return usage_error("--baseline", "expected a trace file");
             a->baseline = v;
         } else {
@@ -550,8 +519,7 @@ int tl_cmd_check(int argc, char **argv)
             snprintf(more, sizeof more, "; %zu other trace%s of the run beside it", others,
                      others == 1 ? "" : "s");
         tl_say("trace of %s (pid %d) written to %s (kept: %s%s)", a.cmd[0], (int)l.pid,
-               l.main_trace, rc ? "it could not be checked" : "a limit was exceeded",
-               more);
+               l.main_trace, rc ? "it could not be checked" : "a limit was exceeded", more);
     }
     l.run_dir[0] = '\0'; /* decided */
     if (status)

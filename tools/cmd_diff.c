@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "report/cmd/diff.h"
+#include "tools/args.h"
 #include "tools/say.h"
 #include "tools/cli.h"
 #include "tools/outfile.h"
@@ -32,19 +33,6 @@ static int usage_error(const char *what, const char *why)
 {
     tl_say("%s: %s (try tensorleak diff --help)", what, why); /* what may be a path */
     return TL_EXIT_USAGE;
-}
-
-static bool parse_top(const char *s, unsigned *out)
-{
-    if (!s || !*s) return false;
-    unsigned long v = 0;
-    for (const char *p = s; *p; p++) {
-        if (*p < '0' || *p > '9') return false;
-        v = v * 10 + (unsigned long)(*p - '0');
-        if (v > 1000000) return false;
-    }
-    *out = (unsigned)v;
-    return true;
 }
 
 int tl_cmd_diff(int argc, char **argv)
@@ -72,8 +60,10 @@ int tl_cmd_diff(int argc, char **argv)
                 return usage_error("--format", "expected text or json");
         } else if (!strncmp(a, "--top=", 6) || !strcmp(a, "--top")) {
             const char *v = a[5] == '=' ? a + 6 : i + 1 < argc ? argv[++i] : "";
-            if (!parse_top(v, &opts.top))
+            unsigned long n;
+            if (!tl_parse_uint(v, 1000000, &n))
                 return usage_error("--top", "expected a number of sites (0 = all)");
+            opts.top = (unsigned)n;
         } else {
             return usage_error(a, "unknown option");
         }

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "report/cmd/report.h"
+#include "tools/args.h"
 #include "tools/say.h"
 #include "tools/cli.h"
 #include "tools/outfile.h"
@@ -59,38 +60,6 @@ static int usage_error(const char *what, const char *why)
     return TL_EXIT_USAGE;
 }
 
-/* Decimal unsigned; false when s is not one or exceeds UINT_MAX. */
-static bool parse_top(const char *s, unsigned *out)
-{
-    if (!*s) return false;
-    unsigned long long v = 0;
-    for (const char *p = s; *p; p++) {
-        if (*p < '0' || *p > '9') return false;
-        v = v * 10 + (unsigned)(*p - '0');
-        if (v > UINT_MAX) return false;
-    }
-    *out = (unsigned)v;
-    return true;
-}
-
-/* The value of "--name=value" or "--name value" (advancing *i); NULL when absent. */
-static const char *opt_value(int argc, char **argv, int *i, const char *name, bool *matched)
-{
-    size_t n = strlen(name);
-    const char *a = argv[*i];
-    *matched = false;
-    if (strncmp(a, name, n) != 0) return NULL;
-    if (a[n] == '=') {
-        *matched = true;
-        return a + n + 1;
-    }
-    if (a[n] == '\0') {
-        *matched = true;
-        if (*i + 1 < argc) return argv[++*i];
-    }
-    return NULL;
-}
-
 int tl_cmd_report(int argc, char **argv)
 {
     tl_report_opts_t opts = {.format = TL_FORMAT_TEXT, .top = 10};
@@ -108,19 +77,21 @@ int tl_cmd_report(int argc, char **argv)
             only_operands = true;
         } else if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
             return tl_outfile_stdout_text(help);
-        } else if ((v = opt_value(argc, argv, &i, "--format", &m)), m) {
+        } else if ((v = tl_opt_value(argc, argv, &i, "--format", &m)), m) {
             if (!tl_format_parse(v, &opts.format))
                 return usage_error("--format",
                                    "expected text, json, html, folded, folded-peak or folded-end");
-        } else if ((v = opt_value(argc, argv, &i, "--top", &m)), m) {
-            if (!v || !parse_top(v, &opts.top))
+        } else if ((v = tl_opt_value(argc, argv, &i, "--top", &m)), m) {
+            unsigned long n;
+            if (!tl_parse_uint(v, UINT_MAX, &n))
                 return usage_error("--top", "expected a number of sites (0 = all)");
-        } else if ((v = opt_value(argc, argv, &i, "--frames", &m)), m) {
+            opts.top = (unsigned)n;
+        } else if ((v = tl_opt_value(argc, argv, &i, "--frames", &m)), m) {
             if (!tl_frames_parse(v, &opts.all_frames))
                 return usage_error("--frames", "expected user or all");
         } else if (!strcmp(a, "--no-default-suppressions")) {
             opts.no_default_supp = true;
-        } else if ((v = opt_value(argc, argv, &i, "--output", &m)), m) {
+        } else if ((v = tl_opt_value(argc, argv, &i, "--output", &m)), m) {
             if (!v || !*v) return usage_error("--output", "expected a file name");
             output = opts.output_name = v;
         } else {

@@ -311,6 +311,19 @@ static bool add_trace(tl_launch_t *l, const char *path, const tl_trace_info_t *i
     return true;
 }
 
+/* The next trace of session in the directory stream d (of dir): its path
+ * (PATH_MAX bytes) and header; false at the end. Other files are passed. */
+static bool next_trace(DIR *d, const char *dir, uint64_t session, char *path, tl_trace_info_t *info)
+{
+    for (struct dirent *e; (e = readdir(d));) {
+        if (e->d_name[0] == '.') continue;
+        int n = snprintf(path, PATH_MAX, "%s/%s", dir, e->d_name);
+        if (n < 0 || n >= PATH_MAX) continue;
+        if (tl_trace_peek(path, info) == 0 && info->session == session) return true;
+    }
+    return false;
+}
+
 /* Finds this session's traces in dir: the main one (pid == main_pid, highest
  * exec_seq) into l->main_trace; lists them all in l->traces, counts the
  * others and removes the helpers' (unless keep_helpers). */
@@ -327,15 +340,10 @@ static bool find_traces(const char *dir, tl_launch_t *l)
     }
     bool found = false;
     uint64_t best_seq = 0;
-    struct dirent *e;
     char path[PATH_MAX];
     tl_trace_info_t main_info;
-    while ((e = readdir(d))) {
-        if (e->d_name[0] == '.') continue;
-        int n = snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-        if (n < 0 || (size_t)n >= sizeof path) continue;
-        tl_trace_info_t info;
-        if (tl_trace_peek(path, &info) != 0 || info.session != session) continue;
+    tl_trace_info_t info;
+    while (next_trace(d, dir, session, path, &info)) {
         if (info.pid == (uint64_t)main_pid && (!found || info.exec_seq >= best_seq)) {
             found = true;
             best_seq = info.exec_seq;
@@ -346,12 +354,7 @@ static bool find_traces(const char *dir, tl_launch_t *l)
     }
     if (found && add_trace(l, main_path, &main_info)) l->traces[0].main = true;
     rewinddir(d);
-    while ((e = readdir(d))) {
-        if (e->d_name[0] == '.') continue;
-        int n = snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-        if (n < 0 || (size_t)n >= sizeof path) continue;
-        tl_trace_info_t info;
-        if (tl_trace_peek(path, &info) != 0 || info.session != session) continue;
+    while (next_trace(d, dir, session, path, &info)) {
         if (found && !strcmp(path, main_path)) continue;
         l->others++;
         /* A helper: an earlier image of the command's pid (the shim itself)

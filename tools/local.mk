@@ -13,6 +13,8 @@ tensorleak_SOURCES = \
 	tools/outfile.h \
 	tools/say.c \
 	tools/say.h \
+	tools/args.c \
+	tools/args.h \
 	tools/cmd_report.c \
 	tools/cmd_check.c \
 	tools/cmd_diff.c

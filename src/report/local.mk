@@ -20,6 +20,7 @@ libtlreport_la_SOURCES = \
 	src/report/analyze/suppress.c src/report/analyze/suppress.h \
 	src/report/analyze/lineage.c src/report/analyze/lineage.h \
 	src/report/analyze/symbolize.c src/report/analyze/symbolize.h \
+	src/report/analyze/symtab.c src/report/analyze/symtab.h \
 	src/report/analyze/frames.c src/report/analyze/frames.h \
 	src/report/analyze/size_text.c src/report/analyze/size_text.h \
 	src/report/render/json.c src/report/render/json.h \

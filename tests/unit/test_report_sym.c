@@ -5,10 +5,12 @@
 #include "report/analyze/frames.h"
 #include "report/cmd/report.h"
 #include "report/analyze/symbolize.h"
+#include "report/analyze/symtab.h"
 #include "tests/unit/test_report.h"
 #include "tests/workloads/report_tracegen.h"
 
 #include <fcntl.h>
+#include <string.h>
 #include <unistd.h>
 
 #ifndef TL_SYMTARGET
@@ -124,6 +126,70 @@ START_TEST(sym_workload)
 }
 END_TEST
 
+/* tl_symtab_lookup against libdw's own dwfl_module_addrinfo at the edges
+ * and middles of every 7th symbol of path (and 1 byte either side): the
+ * same name wherever the index answers; returns how many it answered of
+ * how many (*asked). */
+static size_t symtab_agrees(const char *path, size_t *asked)
+{
+    static char *debuginfo = NULL;
+    static const Dwfl_Callbacks cb = {.find_elf = dwfl_build_id_find_elf,
+                                      .find_debuginfo = dwfl_standard_find_debuginfo,
+                                      .section_address = dwfl_offline_section_address,
+                                      .debuginfo_path = &debuginfo};
+    *asked = 0;
+    Dwfl *dwfl = dwfl_begin(&cb);
+    ck_assert_ptr_nonnull(dwfl);
+    dwfl_report_begin(dwfl);
+    Dwfl_Module *mod = dwfl_report_elf(dwfl, "m", path, -1, 0x10000000, true);
+    dwfl_report_end(dwfl, NULL, NULL);
+    size_t fast = 0;
+    tl_symtab_t *t = mod ? tl_symtab_new(mod) : NULL;
+    int n = mod ? dwfl_module_getsymtab(mod) : 0;
+    for (int i = 1; t && i < n; i += 7) {
+        GElf_Sym sym;
+        GElf_Addr v;
+        if (!dwfl_module_getsym_info(mod, i, &sym, &v, NULL, NULL, NULL)) continue;
+        uint64_t at[] = {v - 1,          v, v + 1, v + sym.st_size / 2, v + sym.st_size - 1,
+                         v + sym.st_size};
+        for (size_t k = 0; k < sizeof at / sizeof at[0]; k++) {
+            const char *mine, *theirs;
+            GElf_Off off;
+            GElf_Sym s2;
+            (*asked)++;
+            if (!tl_symtab_lookup(t, at[k], &mine)) continue;
+            fast++;
+            theirs = dwfl_module_addrinfo(mod, at[k], &off, &s2, NULL, NULL, NULL);
+            if ((mine == NULL) != (theirs == NULL) || (mine && strcmp(mine, theirs)))
+                ck_abort_msg("%s at %#lx: index %s, libdw %s", path, (unsigned long)at[k],
+                             mine ? mine : "none", theirs ? theirs : "none");
+        }
+    }
+    tl_symtab_free(t);
+    dwfl_end(dwfl);
+    return fast;
+}
+
+/* The index answers at least half of these lookups (edges and aliases
+ * are where libdw must answer; in real stacks it answers 99%)
+ * and always as libdw does, on this system's libraries. */
+START_TEST(sym_index)
+{
+    static const char *const libs[] = {
+        "/lib/x86_64-linux-gnu/libc.so.6", "/lib/x86_64-linux-gnu/libstdc++.so.6",
+        "/usr/bin/python3.11", "/lib/x86_64-linux-gnu/libtorch_python.so.1.13", TL_SYMTARGET};
+    size_t tried = 0;
+    for (size_t i = 0; i < sizeof libs / sizeof libs[0]; i++) {
+        if (access(libs[i], R_OK) != 0) continue;
+        size_t asked, fast = symtab_agrees(libs[i], &asked);
+        ck_assert_msg(asked > 0 && fast * 2 >= asked, "%s: index answered %zu of %zu", libs[i],
+                      fast, asked);
+        tried++;
+    }
+    ck_assert_uint_ge(tried, 2); /* libc and the workload at least */
+}
+END_TEST
+
 Suite *make_symbolize_suite(void)
 {
     Suite *s = suite_create("symbolize");
@@ -131,6 +197,7 @@ Suite *make_symbolize_suite(void)
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, sym_demangle);
     tcase_add_test(tc, sym_workload);
+    tcase_add_test(tc, sym_index);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -178,20 +178,39 @@ def _library_roots():
     return roots
 
 
-def _library_holders(storages, array_type, module_dicts, skipped):
-    """The numpy buffers the program does not reach but numpy's module state
-    does: held by a library's own state, not a problem, and said so
-    ("held by numpy.random.mtrand's module state (library internals): ...")
-    rather than left with an unknown holder. Adds them to storages."""
+def _library_walk(array_type, module_dicts, skipped):
+    """The walk of numpy's module state, and its buffers ({base: _Storage})."""
     w = _paths.walk(_library_roots(), set(), None, array_type, module_dicts, frames=False)
     from tensorleak import _numpy
 
     found = {}
     _each(w.arrays, skipped, lambda a: _numpy.add_array(found, a, _Storage, _extent, _numpy.min_storage()))
+    return w, found
+
+
+def before_handler(array_type):
+    """{(id of its ndarray, base)} of the buffers numpy's module state holds
+    when numpy's handler is wrapped: made before it, they are plain blocks,
+    never storages, so a report point writes no holder for them (the report
+    reads holders of storages only). Ids, not the arrays: numpy may drop them."""
+    module_dicts = {id(_module_dict(m)) for m in list(sys.modules.values())}
+    w, found = _library_walk(array_type, module_dicts, _Skipped())
+    return {(id(a), b) for a in w.arrays for b in (_base_of(a, None),) if b in found}
+
+
+def _library_holders(storages, array_type, module_dicts, skipped):
+    """The numpy buffers the program does not reach but numpy's module state
+    does: held by a library's own state, not a problem, and said so
+    ("held by numpy.random.mtrand's module state (library internals): ...")
+    rather than left with an unknown holder. Adds them to storages, but for
+    those made before numpy's handler was wrapped (before_handler)."""
+    from tensorleak import _numpy
+
+    w, found = _library_walk(array_type, module_dicts, skipped)
     for obj in w.arrays:
         base = _base_of(obj, None)
         s = found.get(base)
-        if s is None or s.why is not None or base in storages:
+        if s is None or s.why is not None or base in storages or (id(obj), base) in _numpy.plain:
             continue
         path = w.path(obj)
         i = id(obj)

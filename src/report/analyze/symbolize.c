@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "report/analyze/symtab.h"
 #include "report/read/map.h"
 #include "report/read/grow.h"
 
@@ -24,6 +25,8 @@ typedef struct sym_mod {
     const tl_module_t *rec;
     Dwfl *dwfl;
     int state;
+    bool tab_tried;   /* tab built (or found not buildable) */
+    tl_symtab_t *tab; /* its symbols by address; NULL: every name from libdw */
 } sym_mod_t;
 
 struct tl_symbolizer {
@@ -133,11 +136,13 @@ static sym_mod_t *find_module(tl_symbolizer_t *s, uint64_t addr)
     return NULL;
 }
 
-/* The Dwfl module holding pc (f->module set to its recorded path), or NULL. */
-static Dwfl_Module *module_of(tl_symbolizer_t *s, uint64_t pc, tl_frame_t *f)
+/* The Dwfl module holding pc (f->module set to its recorded path, *mp to
+ * its record when mp is not NULL), or NULL. */
+static Dwfl_Module *module_of(tl_symbolizer_t *s, uint64_t pc, tl_frame_t *f, sym_mod_t **mp)
 {
     sym_mod_t *m = find_module(s, pc);
     if (!m) return NULL;
+    if (mp) *mp = m;
     f->module = m->rec->path;
     if (m->state == MOD_UNTRIED) open_module(m);
     if (m->state != MOD_OK) return NULL;
@@ -161,11 +166,19 @@ static void resolve_line(Dwfl_Module *mod, uint64_t pc, tl_frame_t *f)
 
 static void resolve(tl_symbolizer_t *s, uint64_t pc, bool want_line, tl_frame_t *f)
 {
-    Dwfl_Module *mod = module_of(s, pc, f);
+    sym_mod_t *m;
+    Dwfl_Module *mod = module_of(s, pc, f, &m);
     if (!mod) return;
-    GElf_Off off;
-    GElf_Sym sym;
-    const char *name = dwfl_module_addrinfo(mod, pc, &off, &sym, NULL, NULL, NULL);
+    if (!m->tab_tried) { /* out of memory too: libdw answers alone */
+        m->tab = tl_symtab_new(mod);
+        m->tab_tried = true;
+    }
+    const char *name;
+    if (!tl_symtab_lookup(m->tab, pc, &name)) {
+        GElf_Off off;
+        GElf_Sym sym;
+        name = dwfl_module_addrinfo(mod, pc, &off, &sym, NULL, NULL, NULL);
+    }
     if (name && name[0]) {
         char *d = tl_sym_demangle(name);
         f->function = d ? d : strdup(name);
@@ -185,7 +198,7 @@ static void lookup(tl_symbolizer_t *s, uint64_t address, bool return_address, bo
         tl_frame_t *f = &s->frames[e->a];
         if (want_line && !e->b) {
             tl_frame_t m = {0};
-            Dwfl_Module *mod = module_of(s, pc, &m); /* opened already */
+            Dwfl_Module *mod = module_of(s, pc, &m, NULL); /* opened already */
             if (mod) resolve_line(mod, pc, f);
             e->b = 1;
         }
@@ -225,8 +238,10 @@ void tl_sym_lookup_name(tl_symbolizer_t *s, uint64_t address, bool return_addres
 void tl_sym_free(tl_symbolizer_t *s)
 {
     if (!s) return;
-    for (size_t i = 0; i < s->nmods; i++)
+    for (size_t i = 0; i < s->nmods; i++) {
+        tl_symtab_free(s->mods[i].tab);
         if (s->mods[i].dwfl) dwfl_end(s->mods[i].dwfl);
+    }
     for (size_t i = 0; i < s->nframes; i++) {
         free((char *)s->frames[i].function);
         free((char *)s->frames[i].file);

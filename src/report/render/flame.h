@@ -23,11 +23,28 @@ typedef struct tl_flame_frame {
     uint64_t raw; /* the recorded frame value */
     bool python;
     tl_frame_t f; /* strings owned by the trace or the symbolizer */
+    size_t label; /* offset of its label (tl_flame_label) in its tl_flame_frames_t's labels */
 } tl_flame_frame_t;
 
+/* The frames met so far, each resolved once with its label interned: a
+ * report over many sites meets the same frames in site after site, and
+ * resolving and formatting them again was most of the flame graphs' cost.
+ * A zeroed one is empty; free with tl_flame_frames_free. */
+typedef struct tl_flame_frames {
+    tl_map_t by_raw;     /* raw frame value -> a = index + 1 into f */
+    tl_map_t by_label;   /* label's hash -> a = its offset in labels + 1 */
+    tl_flame_frame_t *f; /* in first-met order */
+    size_t n, cap;
+    char *labels; /* the distinct labels, NUL-terminated */
+    size_t labels_len, labels_cap;
+} tl_flame_frames_t;
+void tl_flame_frames_free(tl_flame_frames_t *fs);
+
 /* The flame frames of site into out, which has room for the site's recorded
- * frame count (tl_trace_site_frames); returns how many (0: no stack). */
-size_t tl_flame_site_frames(const tl_report_ctx_t *c, uint32_t site, tl_flame_frame_t *out);
+ * frame count (tl_trace_site_frames); returns how many (0: no stack), or
+ * SIZE_MAX when out of memory. fs: the frames met so far (grown). */
+size_t tl_flame_site_frames(const tl_report_ctx_t *c, tl_flame_frames_t *fs, uint32_t site,
+                            tl_flame_frame_t *out);
 
 /* A frame's label: "function (file:line)", "function", "?? (module)";
  * ';' and control characters replaced (folded input is line- and
@@ -38,7 +55,7 @@ const char *tl_flame_label(const tl_flame_frame_t *f, char *buf, size_t n);
 typedef struct tl_flame_node {
     uint32_t parent; /* node index; the root (node 0) is its own parent */
     uint32_t depth;  /* 0 for the root */
-    size_t label;    /* offset of its NUL-terminated label in the tree's labels */
+    size_t label;    /* offset of its NUL-terminated label in the tree's frames.labels */
     bool has_frame;  /* frame is the first frame that made it (not the root, not
                       * "[no stack recorded]") */
     tl_flame_frame_t frame;
@@ -50,9 +67,8 @@ typedef struct tl_flame_node {
 typedef struct tl_flame_tree {
     tl_flame_node_t *nodes; /* parents before their children */
     size_t nnodes, cap;
-    char *labels;
-    size_t labels_len, labels_cap;
-    tl_map_t kids; /* hash of (parent, label) -> a = node index + 1 */
+    tl_flame_frames_t frames; /* the frames of its sites, and every node's label */
+    tl_map_t kids;            /* hash of (parent, label offset) -> a = node index + 1 */
 } tl_flame_tree_t;
 
 /* Build into *t (zeroed by the call; free with tl_flame_tree_free) the tree
@@ -68,7 +84,7 @@ void tl_flame_tree_free(tl_flame_tree_t *t);
 /* The label of node i. */
 static inline const char *tl_flame_node_label(const tl_flame_tree_t *t, size_t i)
 {
-    return t->labels + t->nodes[i].label;
+    return t->frames.labels + t->nodes[i].label;
 }
 
 #endif

@@ -45,6 +45,7 @@ typedef struct gather {
     tl_flame_frame_t *frames; /* the frame table, in first-use order */
     size_t nframes, cap;
     tl_flame_frame_t *scratch; /* one site's frames */
+    tl_flame_frames_t seen;    /* the frames of the sites drawn */
 } gather_t;
 
 static uint64_t rel(const gather_t *g, uint64_t ts)
@@ -341,7 +342,8 @@ static bool sites_and_frames(gather_t *g)
         where_of(g, s);
         tl_json_key(j, "frames");
         tl_json_arr_begin(j);
-        size_t n = tl_flame_site_frames(g->c, s, g->scratch);
+        size_t n = tl_flame_site_frames(g->c, &g->seen, s, g->scratch);
+        if (n == SIZE_MAX) return true;
         for (size_t i = 0; i < n; i++) {
             size_t ix = intern(g, &g->scratch[i]);
             if (ix == SIZE_MAX) return true;
@@ -429,6 +431,7 @@ static bool page_data(const tl_report_ctx_t *c, FILE *out)
     free(g.scratch);
     free(g.frames);
     tl_map_free(&g.frame_ix);
+    tl_flame_frames_free(&g.seen);
     return oom;
 }
 

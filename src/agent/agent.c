@@ -175,7 +175,7 @@ static bool trace_open(void)
     tl_record_options(7, keys, values);
     tl_modules_scan(true, false, tl_record_module, NULL);
     if (tl_cudart_static_in("/proc/self/exe"))
-        tl_cudart_static_note("the executable", strlen("the executable"));
+        tl_record_cudart_static_note("the executable", strlen("the executable"));
     if (cfg.mode == TL_MODE_AGGREGATE &&
         tl_ckpt_init(&writer, (uint64_t)cfg.checkpoint_ms * 1000000u))
         say("cannot map the aggregate site table: ", "allocations are not recorded", "");

@@ -9,7 +9,6 @@
 #include "agent/cudart_static.h"
 
 #include "agent/cudalibs.h"
-#include "agent/record.h"
 
 #include <elf.h>
 #include <fcntl.h>
@@ -181,15 +180,14 @@ bool tl_cudart_static_loaded(const struct dl_phdr_info *info, uintptr_t lo, uint
     return sysv && sysv_hash_defines(sysv, sym, str);
 }
 
-void tl_cudart_static_note(const char *who, size_t len)
+size_t tl_cudart_static_note_text(const char *who, size_t len, char *text)
 {
     static const char why[] = " links the CUDA runtime statically (nvcc's default,"
                               " -cudart static): its cudaMalloc, cudaMallocAsync, cudaHostAlloc"
                               " and their frees are not seen; build it with -cudart shared";
-    char text[1024 + sizeof why];
+    _Static_assert(sizeof why - 1 + 1024 <= TL_CUDART_STATIC_NOTE_MAX, "note buffer");
     if (len > 1024) len = 1024;
     memcpy(text, who, len);
     memcpy(text + len, why, sizeof why - 1);
-    uint64_t none[1] = {0};
-    tl_record_lineage(TL_REC_NOTE, none, text, len + sizeof why - 1);
+    return len + sizeof why - 1;
 }

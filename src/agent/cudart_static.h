@@ -32,9 +32,13 @@ bool tl_cudart_static_in(const char *path);
  * dl_iterate_phdr callback. */
 bool tl_cudart_static_loaded(const struct dl_phdr_info *info, uintptr_t lo, uintptr_t hi);
 
-/* Write the NOTE that who[0..len) (a library's path, or "the executable";
- * cut at 1024 bytes) links the CUDA runtime statically, naming `-cudart
- * shared` (record.h's lineage record). No allocation. */
-void tl_cudart_static_note(const char *who, size_t len);
+/* The text of the NOTE that who[0..len) (a library's path, or "the
+ * executable"; cut at 1024 bytes) links the CUDA runtime statically,
+ * naming `-cudart shared`, written to text (TL_CUDART_STATIC_NOTE_MAX
+ * bytes, not NUL-terminated); returns its length. No allocation; the
+ * recorder writes it (tl_record_cudart_static_note), so this file does
+ * not depend on record.c. */
+#define TL_CUDART_STATIC_NOTE_MAX 1280
+size_t tl_cudart_static_note_text(const char *who, size_t len, char *text);
 
 #endif /* TL_AGENT_CUDART_STATIC_H */

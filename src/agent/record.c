@@ -38,11 +38,6 @@ static bool thread_key_ok;
 /* Whether this trace's OPTIONS named the process's CPython. */
 static bool python_noted;
 
-static uint64_t mono(void)
-{
-    return tl_clock_now();
-}
-
 /* What a written record counts for, besides its being written. */
 enum { AS_OTHER = 0, AS_ALLOC = 1, AS_FREE = 2 };
 
@@ -84,16 +79,15 @@ void tl_record_thread_begin(void)
     if (thread_key_ok) pthread_setspecific(thread_key, (void *)(uintptr_t)1);
     char name[17] = {0};
     prctl(PR_GET_NAME, name, 0, 0, 0);
-    dropped_if(tl_writer_thread(&writer, &tl_tsd.cur, mono(), tl_tsd.cur.tid, name, strlen(name)));
+    dropped_if(
+        tl_writer_thread(&writer, &tl_tsd.cur, tl_clock_now(), tl_tsd.cur.tid, name, strlen(name)));
 }
 
-/* A thread ends (its pthread key destructors run): its counter slot and
- * the room left in its chunk go to the next new thread, so that many short
- * threads cost neither a 32 KiB chunk nor a slot each. The destructor
- * re-arms itself up to the last of glibc's PTHREAD_DESTRUCTOR_ITERATIONS
- * rounds so that it runs after the destructors of keys created later. What
- * the thread does after that (rare) is counted in the shared last slot and
- * written to a chunk taken again. */
+/* A thread ends (its key destructors run): its counter slot and chunk room
+ * go to the next new thread (many short threads cost neither a 32 KiB chunk
+ * nor a slot each). Re-armed up to glibc's PTHREAD_DESTRUCTOR_ITERATIONS so
+ * it runs after later keys' destructors; what the thread does after that
+ * (rare) goes to the shared last slot and a chunk taken again. */
 static void thread_end(void *round)
 {
     uintptr_t r = (uintptr_t)round;
@@ -133,9 +127,16 @@ void tl_record_reset(void)
 void tl_record_module(void *arg, const tl_module_info_t *m)
 {
     (void)arg;
-    dropped_if(tl_writer_module(&writer, &tl_tsd.cur, mono(), m->base, m->start, m->size, m->path,
-                                m->path_len, m->build_id, m->build_id_len));
-    if (m->cudart_static) tl_cudart_static_note(m->path, m->path_len);
+    dropped_if(tl_writer_module(&writer, &tl_tsd.cur, tl_clock_now(), m->base, m->start, m->size,
+                                m->path, m->path_len, m->build_id, m->build_id_len));
+    if (m->cudart_static) tl_record_cudart_static_note(m->path, m->path_len);
+}
+
+void tl_record_cudart_static_note(const char *who, size_t len)
+{
+    char t[TL_CUDART_STATIC_NOTE_MAX];
+    tl_record_lineage(TL_REC_NOTE, (const uint64_t[1]){0}, t,
+                      tl_cudart_static_note_text(who, len, t));
 }
 
 /* A Python frame seen for the first time: its PYFRAME record goes into this
@@ -148,15 +149,15 @@ static void emit_pyframe(void *ctx, uint64_t id, uint64_t line, const char *file
     (void)ctx;
     if (file_len > TL_PYFRAME_STR_MAX) file_len = TL_PYFRAME_STR_MAX;
     if (function_len > TL_PYFRAME_STR_MAX) function_len = TL_PYFRAME_STR_MAX;
-    dropped_if(tl_writer_pyframe(&writer, &tl_tsd.cur, mono(), id, line, file, file_len, function,
-                                 function_len));
+    dropped_if(tl_writer_pyframe(&writer, &tl_tsd.cur, tl_clock_now(), id, line, file, file_len,
+                                 function, function_len));
 }
 
 void tl_record_options(size_t n, const char **keys, const char **values)
 {
     n += tl_pyframes_options(cfg->no_python_frames, keys + n, values + n);
     python_noted = tl_pyframes_cpython() != NULL;
-    dropped_if(tl_writer_options(&writer, &tl_tsd.cur, mono(), n, keys, values));
+    dropped_if(tl_writer_options(&writer, &tl_tsd.cur, tl_clock_now(), n, keys, values));
 }
 
 /* A libpython dlopen'ed after start (an embedding program) is found at the
@@ -205,7 +206,7 @@ static uint64_t record_frames(const uint64_t *frames, size_t n)
             break;
         }
     }
-    dropped_if(tl_writer_stack(&writer, &tl_tsd.cur, mono(), id, frames, n));
+    dropped_if(tl_writer_stack(&writer, &tl_tsd.cur, tl_clock_now(), id, frames, n));
     return id;
 }
 
@@ -217,9 +218,8 @@ uint64_t tl_record_stack(void)
 }
 
 /* Outside `all` mode: is this block to be recorded? Counts plain blocks by
- * size class (unless the hooks' fast path did) and runs the thread's byte
- * sampler; *weight = the bytes the record stands for (size / P(sampled)
- * for a sampled block, else size). */
+ * size class (unless the hooks' fast path did), runs the byte sampler;
+ * *weight = the bytes the record stands for (size / P(sampled), or size). */
 static bool select_block(uint64_t kind, size_t size, uint64_t *weight)
 {
     *weight = size;
@@ -270,9 +270,8 @@ static bool enter_live(tl_live_entry_t *e, uint64_t kind, const void *ptr, size_
 }
 
 /* Outside `all` mode: record a selected block (its stack, then the ALLOC
- * record or, in aggregate mode, the site totals). Plain blocks (and every
- * block in aggregate mode) enter the live table so that their free is
- * recorded; a default-mode storage's free is recorded by its own hook. */
+ * record or, in aggregate mode, the site totals). Plain blocks (every block
+ * in aggregate mode) enter the live table so that their free is recorded. */
 static void record_selected(uint64_t kind, const void *ptr, size_t size, uint64_t weight)
 {
     /* numpy: Python frames only (its native ones are numpy's; BENCHMARKS.md W8) */
@@ -346,11 +345,11 @@ void tl_record_leak_scan(void)
     bool on = true;
     /* once; frees from now on are not the scan's */
     if (!atomic_compare_exchange_strong(&leak_scan_on, &on, false)) return;
-    uint64_t t0 = mono();
+    uint64_t t0 = tl_clock_now();
     tl_leakscan_stats_t st;
     if (tl_leakscan_run((const uintptr_t(*)[2])scan_excl, emit_leak_kind, NULL, &st)) return;
-    uint64_t v[6] = {TL_LEAKSCAN_VERSION, st.blocks,   atomic_load(&scan_missed),
-                     st.root_bytes,       mono() - t0, st.lost_blocks};
+    uint64_t v[6] = {TL_LEAKSCAN_VERSION, st.blocks,           atomic_load(&scan_missed),
+                     st.root_bytes,       tl_clock_now() - t0, st.lost_blocks};
     tl_record_lineage(TL_REC_LEAKSCAN, v, NULL, 0);
 }
 
@@ -368,7 +367,7 @@ void tl_record_alloc(uint64_t kind, const void *ptr, size_t size)
     } else {
         uint64_t id = tl_record_stack();
         /* The time is taken after the block exists (see writer.h). */
-        tally(tl_writer_alloc(&writer, &tl_tsd.cur, mono(), kind, (uintptr_t)ptr, size, id),
+        tally(tl_writer_alloc(&writer, &tl_tsd.cur, tl_clock_now(), kind, (uintptr_t)ptr, size, id),
               AS_ALLOC, kind);
         scan_track(ptr, size);
     }
@@ -394,7 +393,7 @@ static void device_record(bool is_free, uint64_t kind, uint64_t device, uint64_t
             tally(tl_ckpt_dev_alloc(kind, ptr, size, device, stack_id, ts), AS_ALLOC, kind);
         else if (tl_ckpt_dev_free(kind, ptr, ts))
             tally(false, AS_FREE, kind);
-        tl_ckpt_tick(mono());
+        tl_ckpt_tick(tl_clock_now());
         return;
     }
     if (is_free)
@@ -415,7 +414,7 @@ void tl_record_dalloc(uint64_t kind, const void *ptr, size_t size, uint64_t devi
     int saved = errno;
     tl_record_thread_begin();
     uint64_t id = tl_record_stack();
-    device_record(false, kind, device, stream, (uintptr_t)ptr, size, id, mono());
+    device_record(false, kind, device, stream, (uintptr_t)ptr, size, id, tl_clock_now());
     errno = saved;
 }
 
@@ -423,7 +422,7 @@ void tl_record_dfree(uint64_t kind, const void *ptr, uint64_t device)
 {
     int saved = errno;
     tl_record_thread_begin();
-    device_record(true, kind, device, 0, (uintptr_t)ptr, 0, 0, mono());
+    device_record(true, kind, device, 0, (uintptr_t)ptr, 0, 0, tl_clock_now());
     errno = saved;
 }
 
@@ -440,7 +439,7 @@ static void forget_live(uint64_t kind, const void *ptr, const tl_live_entry_t *e
         tl_ckpt_on_free(e);
         tally(false, AS_FREE, kind);
     } else {
-        write_free(kind, ptr, mono());
+        write_free(kind, ptr, tl_clock_now());
     }
 }
 
@@ -461,7 +460,7 @@ void tl_record_free_block(uint64_t kind, const void *ptr, bool foreign)
         if (tl_record_mode == TL_MODE_AGGREGATE) tl_ckpt_tick(tl_clock_now());
     } else if (tl_record_mode != TL_MODE_AGGREGATE && tl_kind_is_storage(kind)) {
         /* a default-mode storage is not in the table */
-        write_free(kind, ptr, kind == TL_KIND_STORAGE_NUMPY ? tl_record_py_time() : mono());
+        write_free(kind, ptr, kind == TL_KIND_STORAGE_NUMPY ? tl_record_py_time() : tl_clock_now());
     }
     errno = saved;
 }
@@ -485,7 +484,7 @@ static void realloc_selected(const void *old_ptr, const void *new_ptr, size_t si
     uint64_t now = tl_clock_now();
     tl_live_entry_t e;
     if (enter_live(&e, TL_KIND_MALLOC, new_ptr, size, weight, id, now)) {
-        write_free(TL_KIND_FREE, old_ptr, mono());
+        write_free(TL_KIND_FREE, old_ptr, tl_clock_now());
         return;
     }
     tally(tl_writer_realloc(&writer, &tl_tsd.cur, now, (uintptr_t)old_ptr, (uintptr_t)new_ptr, size,
@@ -502,7 +501,7 @@ void tl_record_realloc(const void *old_ptr, const void *new_ptr, size_t size)
     } else {
         uint64_t id = tl_record_stack();
         /* Called while both blocks exist: after the new one, before freeing the old. */
-        tally(tl_writer_realloc(&writer, &tl_tsd.cur, mono(), (uintptr_t)old_ptr,
+        tally(tl_writer_realloc(&writer, &tl_tsd.cur, tl_clock_now(), (uintptr_t)old_ptr,
                                 (uintptr_t)new_ptr, size, id),
               AS_ALLOC | AS_FREE, TL_KIND_MALLOC);
         scan_untrack(old_ptr);
@@ -520,24 +519,25 @@ static void write_counts(void)
     for (unsigned c = 0; c < TL_REC_COUNT_CLASSES; c++) {
         if (!cnt[c]) continue;
         uint64_t v[3] = {c, cnt[c], bytes[c]};
-        dropped_if(tl_writer_lineage(&writer, &tl_tsd.cur, mono(), TL_REC_COUNT, v, NULL, 0));
+        dropped_if(
+            tl_writer_lineage(&writer, &tl_tsd.cur, tl_clock_now(), TL_REC_COUNT, v, NULL, 0));
     }
     uint64_t v[3] = {TL_REC_COUNT_FREES, frees, 0};
-    dropped_if(tl_writer_lineage(&writer, &tl_tsd.cur, mono(), TL_REC_COUNT, v, NULL, 0));
+    dropped_if(tl_writer_lineage(&writer, &tl_tsd.cur, tl_clock_now(), TL_REC_COUNT, v, NULL, 0));
 }
 
 void tl_record_end(uint64_t reason, int status)
 {
     /* A full disk: the END and the counters go into the chunk kept for them. */
-    tl_writer_take_reserve(&writer, &tl_tsd.cur, mono());
+    tl_writer_take_reserve(&writer, &tl_tsd.cur, tl_clock_now());
     if (cfg->mode == TL_MODE_AGGREGATE) {
         tl_ckpt_set_max_stack(atomic_load(&stacks.next_id));
-        tl_ckpt_flush(mono());
+        tl_ckpt_flush(tl_clock_now());
     }
     if (cfg->mode != TL_MODE_ALL) write_counts();
     uint64_t a, f, s, d;
     tl_counters_totals(&a, &f, &s, &d);
-    tl_writer_end(&writer, &tl_tsd.cur, mono(), reason, status, a, f, s, d);
+    tl_writer_end(&writer, &tl_tsd.cur, tl_clock_now(), reason, status, a, f, s, d);
 }
 
 /* --- lineage API support (api.c); callers hold the guard --- */
@@ -551,7 +551,7 @@ bool tl_record_api_begin(void)
 
 void tl_record_lineage(tl_rec_type_t type, const uint64_t *ints, const char *str, size_t len)
 {
-    dropped_if(tl_writer_lineage(&writer, &tl_tsd.cur, mono(), type, ints, str, len));
+    dropped_if(tl_writer_lineage(&writer, &tl_tsd.cur, tl_clock_now(), type, ints, str, len));
 }
 
 bool tl_record_mark(uint64_t id, const char *name, size_t len)
@@ -560,7 +560,7 @@ bool tl_record_mark(uint64_t id, const char *name, size_t len)
      * before the interpreter's finalization drops the holders of blocks it
      * then leaves live (so they would look lost at exit). */
     if (len == 10 && !memcmp(name, "script_end", 10)) tl_record_leak_scan();
-    bool failed = tl_writer_mark(&writer, &tl_tsd.cur, mono(), id, name, len);
+    bool failed = tl_writer_mark(&writer, &tl_tsd.cur, tl_clock_now(), id, name, len);
     dropped_if(failed);
     return failed;
 }
@@ -572,7 +572,7 @@ uint64_t tl_record_api_frame(const char *file, size_t file_len, const char *func
     uint64_t id = atomic_fetch_add_explicit(&next_frame, 1, memory_order_relaxed);
     if (file_len > TL_PYFRAME_STR_MAX) file_len = TL_PYFRAME_STR_MAX;
     if (function_len > TL_PYFRAME_STR_MAX) function_len = TL_PYFRAME_STR_MAX;
-    bool failed = tl_writer_pyframe(&writer, &tl_tsd.cur, mono(), id, line, file, file_len,
+    bool failed = tl_writer_pyframe(&writer, &tl_tsd.cur, tl_clock_now(), id, line, file, file_len,
                                     function, function_len);
     dropped_if(failed);
     return failed ? 0 : TL_FRAME_PY_TAG | id;
@@ -583,14 +583,14 @@ uint64_t tl_record_stack_of(const uint64_t *frames, size_t n)
     if (n > TL_REC_MAX_FRAMES) n = TL_REC_MAX_FRAMES;
     bool is_new;
     uint64_t id = tl_stack_intern(&stacks, frames, n, &is_new);
-    if (is_new) dropped_if(tl_writer_stack(&writer, &tl_tsd.cur, mono(), id, frames, n));
+    if (is_new) dropped_if(tl_writer_stack(&writer, &tl_tsd.cur, tl_clock_now(), id, frames, n));
     return id;
 }
 
 void tl_record_api_device(bool is_free, uint64_t kind, uint64_t device, uint64_t stream,
                           uint64_t ptr, uint64_t size, uint64_t stack_id, uint64_t ts_ns)
 {
-    uint64_t now = mono();
+    uint64_t now = tl_clock_now();
     if (!ts_ns || ts_ns > now) ts_ns = now;
     if (tl_writer_rewind(&writer, &tl_tsd.cur, ts_ns)) {
         dropped_if(true);

@@ -135,6 +135,11 @@ static inline uint64_t tl_record_py_time(void)
 }
 /* One lineage-family record into this thread's chunk (dropped: counted). */
 void tl_record_lineage(tl_rec_type_t type, const uint64_t *ints, const char *str, size_t len);
+
+/* Write the NOTE that who[0..len) (a library's path, or "the executable")
+ * links the CUDA runtime statically (cudart_static.h's text). Any thread;
+ * no allocation. */
+void tl_record_cudart_static_note(const char *who, size_t len);
 /* A MARK record. true = dropped. */
 bool tl_record_mark(uint64_t id, const char *name, size_t len);
 /* A Python-style frame (file, function, line) defined by the caller rather

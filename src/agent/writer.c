@@ -173,6 +173,7 @@ void tl_wcursor_reset(tl_wcursor_t *c, const tl_writer_t *w, uint32_t tid)
     c->extent = 0;
     c->ended = 0;
     c->last_ts = 0;
+    c->prev_ptr = 0;
     c->gen = w->gen;
 }
 
@@ -310,6 +311,7 @@ static bool take_chunk(tl_writer_t *w, tl_wcursor_t *c, uint64_t ts, bool reuse)
         c->used = (uint32_t)(b.p - (p.chunk + TL_CHUNK_HEADER_BYTES));
         __atomic_store_n((uint32_t *)(p.chunk + TL_CHK_USED), c->used, __ATOMIC_RELEASE);
         c->last_ts = ts;
+        c->prev_ptr = 0;
         return false;
     }
     if (!ch) return true;
@@ -329,6 +331,7 @@ static void stamp_chunk(tl_wcursor_t *c, uint8_t *ch, uint32_t ext, uint64_t ts)
     c->extent = ext;
     c->used = 0;
     c->last_ts = ts;
+    c->prev_ptr = 0;
 }
 
 static bool reserve(tl_writer_t *w, tl_wcursor_t *c, uint64_t ts, bool fresh, tl_wbuf_t *b,
@@ -366,9 +369,24 @@ static bool commit(tl_wcursor_t *c, const tl_wbuf_t *b, uint64_t ts)
         if ((c)->ended) tl_wcursor_park((w), (c));                                                 \
     } while (0)
 
+/* A plain block's ALLOC (kinds up to TL_KIND_MEMALIGN) or FREE (kind
+ * TL_KIND_FREE) as a packed record: its pointer is a delta of the run's
+ * previous one, which only a kept record moves (a fresh chunk starts the
+ * run again at 0, see stamp_chunk). */
+static bool put_packed(tl_writer_t *w, tl_wcursor_t *c, uint64_t ts, uint64_t kind, uint64_t ptr,
+                       uint64_t size, uint64_t stack_id)
+{
+    bool failed;
+    EMIT(w, c, ts, failed,
+         tl_rec_put_packed(&tl_b_, tl_d_, kind, ptr, c->prev_ptr, size, stack_id));
+    if (!failed) c->prev_ptr = ptr;
+    return failed;
+}
+
 bool tl_writer_alloc(tl_writer_t *w, tl_wcursor_t *c, uint64_t ts, uint64_t kind, uint64_t ptr,
                      uint64_t size, uint64_t stack_id)
 {
+    if (kind <= TL_KIND_MEMALIGN) return put_packed(w, c, ts, kind, ptr, size, stack_id);
     bool failed;
     EMIT(w, c, ts, failed, tl_rec_put_alloc(&tl_b_, tl_d_, kind, ptr, size, stack_id));
     return failed;
@@ -376,6 +394,7 @@ bool tl_writer_alloc(tl_writer_t *w, tl_wcursor_t *c, uint64_t ts, uint64_t kind
 
 bool tl_writer_free(tl_writer_t *w, tl_wcursor_t *c, uint64_t ts, uint64_t kind, uint64_t ptr)
 {
+    if (kind == TL_KIND_FREE) return put_packed(w, c, ts, kind, ptr, 0, 0);
     bool failed;
     EMIT(w, c, ts, failed, tl_rec_put_free(&tl_b_, tl_d_, kind, ptr));
     return failed;
@@ -405,7 +424,10 @@ bool tl_writer_rewind(tl_writer_t *w, tl_wcursor_t *c, uint64_t ts)
     bool failed;
     uint64_t v[3] = {c->tid, c->seq ? c->seq - 1 : 0, ts};
     EMIT(w, c, ts, failed, tl_rec_put_lineage(&tl_b_, TL_REC_OWNER, 0, v, NULL, 0));
-    if (!failed) c->last_ts = ts;
+    if (!failed) {
+        c->last_ts = ts;
+        c->prev_ptr = 0; /* the OWNER record starts a run (tl_rec_state_t) */
+    }
     return failed;
 }
 

@@ -53,6 +53,40 @@ void tl_rec_put_dfree(tl_wbuf_t *w, uint64_t ts_delta, uint64_t kind, uint64_t p
     tl_put_varint(w, device);
 }
 
+/* A varint into room the caller made sure of (TL_VARINT_MAX bytes). */
+static inline uint8_t *put_varint_fast(uint8_t *p, uint64_t v)
+{
+    while (v >= 0x80) {
+        *p++ = (uint8_t)(v | 0x80);
+        v >>= 7;
+    }
+    *p++ = (uint8_t)v;
+    return p;
+}
+
+void tl_rec_put_packed(tl_wbuf_t *w, uint64_t ts_delta, uint64_t kind, uint64_t ptr, uint64_t prev,
+                       uint64_t size, uint64_t stack_id)
+{
+    if (kind > TL_KIND_FREE) {
+        w->overflow = true; /* a caller bug: refuse rather than write garbage */
+        return;
+    }
+    /* The longest record: the type byte and four varints. */
+    if (w->end - w->p < 1 + 4 * TL_VARINT_MAX) {
+        w->overflow = true; /* the writer retries in a fresh chunk */
+        return;
+    }
+    uint8_t *p = w->p;
+    *p++ = (uint8_t)(TL_REC_PACKED + kind + (ts_delta ? 0 : TL_REC_PACKED_TS0));
+    if (ts_delta) p = put_varint_fast(p, ts_delta);
+    p = put_varint_fast(p, tl_zigzag((int64_t)(ptr - prev)));
+    if (kind != TL_KIND_FREE) {
+        p = put_varint_fast(p, size);
+        p = put_varint_fast(p, stack_id);
+    }
+    w->p = p;
+}
+
 void tl_rec_put_realloc(tl_wbuf_t *w, uint64_t ts_delta, uint64_t old_ptr, uint64_t new_ptr,
                         uint64_t size, uint64_t stack_id)
 {
@@ -206,9 +240,37 @@ static tl_bytes_t get_run(tl_rbuf_t *r)
     return b;
 }
 
-long tl_rec_decode_block(const uint8_t *p, size_t n, tl_record_t *out)
+/* A packed record (TL_REC_PACKED) at p, as the ALLOC or FREE it stands for. */
+static long decode_packed(const uint8_t *p, size_t n, tl_record_t *out, tl_rec_state_t *st)
 {
-    if (n == 0 || (p[0] != TL_REC_ALLOC && p[0] != TL_REC_FREE && p[0] != TL_REC_REALLOC)) return 0;
+    if (!st) return -1;
+    tl_rbuf_t r = {p + 1, p + n, false};
+    unsigned kind = p[0] & 3u;
+    out->ts_delta = p[0] & TL_REC_PACKED_TS0 ? 0 : tl_get_varint(&r);
+    uint64_t ptr = st->ptr + (uint64_t)tl_unzigzag(tl_get_varint(&r));
+    if (kind == TL_KIND_FREE) {
+        out->type = TL_REC_FREE;
+        out->u.free.kind = kind;
+        out->u.free.ptr = ptr;
+        out->u.free.device = 0;
+    } else {
+        out->type = TL_REC_ALLOC;
+        out->u.alloc.kind = kind;
+        out->u.alloc.ptr = ptr;
+        out->u.alloc.size = tl_get_varint(&r);
+        out->u.alloc.stack_id = tl_get_varint(&r);
+        out->u.alloc.device = out->u.alloc.stream = 0;
+    }
+    if (r.err) return -1;
+    st->ptr = ptr;
+    return (long)(r.p - p);
+}
+
+long tl_rec_decode_block(const uint8_t *p, size_t n, tl_record_t *out, tl_rec_state_t *st)
+{
+    if (n == 0) return 0;
+    if (p[0] >= TL_REC_PACKED && p[0] <= TL_REC_PACKED_LAST) return decode_packed(p, n, out, st);
+    if (p[0] != TL_REC_ALLOC && p[0] != TL_REC_FREE && p[0] != TL_REC_REALLOC) return 0;
     tl_rbuf_t r = {p + 1, p + n, false};
     out->type = (tl_rec_type_t)p[0];
     out->ts_delta = tl_get_varint(&r);
@@ -243,9 +305,10 @@ long tl_rec_decode_block(const uint8_t *p, size_t n, tl_record_t *out)
     return (long)(r.p - p);
 }
 
-long tl_rec_decode(const uint8_t *p, size_t n, tl_record_t *out, uint64_t *frames)
+long tl_rec_decode(const uint8_t *p, size_t n, tl_record_t *out, uint64_t *frames,
+                   tl_rec_state_t *st)
 {
-    long used = tl_rec_decode_block(p, n, out);
+    long used = tl_rec_decode_block(p, n, out, st);
     if (used) return used;
     tl_rbuf_t r = {p, p + n, false};
     unsigned type = tl_get_u8(&r);
@@ -323,6 +386,7 @@ long tl_rec_decode(const uint8_t *p, size_t n, tl_record_t *out, uint64_t *frame
         for (unsigned i = 0; i < 8; i++)
             out->u.lineage.a[i] = i < nints ? tl_get_varint(&r) : 0;
         out->u.lineage.str = has_str ? get_run(&r) : (tl_bytes_t){NULL, 0};
+        if (type == TL_REC_OWNER && st && !r.err) st->ptr = 0; /* another run starts */
         break;
     }
     }

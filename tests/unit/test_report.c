@@ -369,7 +369,7 @@ static void skim_check(const uint8_t *p, size_t n)
 {
     static tl_record_t rec, scratch;
     tl_skim_t b;
-    long want = tl_rec_decode_block(p, n, &rec);
+    long want = tl_rec_decode_block(p, n, &rec, NULL);
     long got = tl_rec_skim_block(p, n, &scratch, &b);
     ck_assert_int_eq(got, want);
     if (want <= 0) return;

@@ -177,7 +177,7 @@ static inline long tl_rec_skim_block(const uint8_t *p, size_t n, tl_record_t *re
             return (long)(r.p - p);
         }
     }
-    long used = tl_rec_decode_block(p, n, rec); /* long varints, the chunk's last bytes */
+    long used = tl_rec_decode_block(p, n, rec, NULL); /* long varints, the chunk's last bytes */
     if (used <= 0) return used;
     out->ts_delta = rec->ts_delta;
     out->nevents = 0;

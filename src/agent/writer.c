@@ -376,6 +376,20 @@ static bool commit(tl_wcursor_t *c, const tl_wbuf_t *b, uint64_t ts)
 static bool put_packed(tl_writer_t *w, tl_wcursor_t *c, uint64_t ts, uint64_t kind, uint64_t ptr,
                        uint64_t size, uint64_t stack_id)
 {
+    /* Nearly always: room in the current chunk of a live thread. Encoded in
+     * place, with reserve and commit's steps inline (the same stores). */
+    if (c->chunk && !c->ended &&
+        w->chunk_bytes - TL_CHUNK_HEADER_BYTES - c->used >= TL_REC_PACKED_MAX) {
+        uint8_t *data = c->chunk + TL_CHUNK_HEADER_BYTES;
+        uint64_t delta = ts >= c->last_ts ? ts - c->last_ts : 0;
+        uint8_t *end = tl_rec_packed_at(data + c->used, delta, (unsigned)kind, ptr - c->prev_ptr,
+                                        size, stack_id);
+        c->used = (uint32_t)(end - data);
+        __atomic_store_n((uint32_t *)(c->chunk + TL_CHK_USED), c->used, __ATOMIC_RELEASE);
+        if (ts > c->last_ts) c->last_ts = ts;
+        c->prev_ptr = ptr;
+        return false;
+    }
     bool failed;
     EMIT(w, c, ts, failed,
          tl_rec_put_packed(&tl_b_, tl_d_, kind, ptr, c->prev_ptr, size, stack_id));

@@ -53,17 +53,6 @@ void tl_rec_put_dfree(tl_wbuf_t *w, uint64_t ts_delta, uint64_t kind, uint64_t p
     tl_put_varint(w, device);
 }
 
-/* A varint into room the caller made sure of (TL_VARINT_MAX bytes). */
-static inline uint8_t *put_varint_fast(uint8_t *p, uint64_t v)
-{
-    while (v >= 0x80) {
-        *p++ = (uint8_t)(v | 0x80);
-        v >>= 7;
-    }
-    *p++ = (uint8_t)v;
-    return p;
-}
-
 void tl_rec_put_packed(tl_wbuf_t *w, uint64_t ts_delta, uint64_t kind, uint64_t ptr, uint64_t prev,
                        uint64_t size, uint64_t stack_id)
 {
@@ -71,20 +60,11 @@ void tl_rec_put_packed(tl_wbuf_t *w, uint64_t ts_delta, uint64_t kind, uint64_t 
         w->overflow = true; /* a caller bug: refuse rather than write garbage */
         return;
     }
-    /* The longest record: the type byte and four varints. */
-    if (w->end - w->p < 1 + 4 * TL_VARINT_MAX) {
+    if (w->end - w->p < TL_REC_PACKED_MAX) {
         w->overflow = true; /* the writer retries in a fresh chunk */
         return;
     }
-    uint8_t *p = w->p;
-    *p++ = (uint8_t)(TL_REC_PACKED + kind + (ts_delta ? 0 : TL_REC_PACKED_TS0));
-    if (ts_delta) p = put_varint_fast(p, ts_delta);
-    p = put_varint_fast(p, tl_zigzag((int64_t)(ptr - prev)));
-    if (kind != TL_KIND_FREE) {
-        p = put_varint_fast(p, size);
-        p = put_varint_fast(p, stack_id);
-    }
-    w->p = p;
+    w->p = tl_rec_packed_at(w->p, ts_delta, (unsigned)kind, ptr - prev, size, stack_id);
 }
 
 void tl_rec_put_realloc(tl_wbuf_t *w, uint64_t ts_delta, uint64_t old_ptr, uint64_t new_ptr,

@@ -132,6 +132,34 @@ typedef enum tl_rec_type {
 
 #define TL_REC_PACKED_TS0  4u
 #define TL_REC_PACKED_LAST (TL_REC_PACKED + 7)
+#define TL_REC_PACKED_MAX  (1 + 4 * TL_VARINT_MAX) /* the longest packed record, bytes */
+
+/* A varint at p, which has TL_VARINT_MAX bytes of room; returns its end. */
+static inline uint8_t *tl_rec_varint_at(uint8_t *p, uint64_t v)
+{
+    while (v >= 0x80) {
+        *p++ = (uint8_t)(v | 0x80);
+        v >>= 7;
+    }
+    *p++ = (uint8_t)v;
+    return p;
+}
+
+/* The packed record (see TL_REC_PACKED) of kind 0-3 at p, which has
+ * TL_REC_PACKED_MAX bytes of room; ptr_delta = ptr - the run's previous
+ * packed pointer. Returns its end. Inline: the writer's hot path. */
+static inline uint8_t *tl_rec_packed_at(uint8_t *p, uint64_t ts_delta, unsigned kind,
+                                        uint64_t ptr_delta, uint64_t size, uint64_t stack_id)
+{
+    *p++ = (uint8_t)(TL_REC_PACKED + kind + (ts_delta ? 0 : TL_REC_PACKED_TS0));
+    if (ts_delta) p = tl_rec_varint_at(p, ts_delta);
+    p = tl_rec_varint_at(p, tl_zigzag((int64_t)ptr_delta));
+    if (kind != 3u) { /* TL_KIND_FREE */
+        p = tl_rec_varint_at(p, size);
+        p = tl_rec_varint_at(p, stack_id);
+    }
+    return p;
+}
 
 /* What decoding a run of records (a chunk's, or the part after an OWNER
  * record) carries from one record to the next: the pointer packed records

@@ -472,12 +472,19 @@ bool tl_writer_module(tl_writer_t *w, tl_wcursor_t *c, uint64_t ts, uint64_t bas
     return failed;
 }
 
+/* THREAD and MARK records: an id and a name. */
+static bool named(tl_writer_t *w, tl_wcursor_t *c, uint64_t ts, tl_rec_type_t type, uint64_t id,
+                  const char *name, size_t name_len)
+{
+    bool failed;
+    EMIT(w, c, ts, failed, tl_rec_put_named(&tl_b_, type, tl_d_, id, name, name_len));
+    return failed;
+}
+
 bool tl_writer_thread(tl_writer_t *w, tl_wcursor_t *c, uint64_t ts, uint64_t tid, const char *name,
                       size_t name_len)
 {
-    bool failed;
-    EMIT(w, c, ts, failed, tl_rec_put_thread(&tl_b_, tl_d_, tid, name, name_len));
-    return failed;
+    return named(w, c, ts, TL_REC_THREAD, tid, name, name_len);
 }
 
 bool tl_writer_process(tl_writer_t *w, tl_wcursor_t *c, uint64_t ts, uint64_t pid, uint64_t ppid,
@@ -520,9 +527,7 @@ bool tl_writer_pyframe(tl_writer_t *w, tl_wcursor_t *c, uint64_t ts, uint64_t id
 bool tl_writer_mark(tl_writer_t *w, tl_wcursor_t *c, uint64_t ts, uint64_t id, const char *name,
                     size_t name_len)
 {
-    bool failed;
-    EMIT(w, c, ts, failed, tl_rec_put_mark(&tl_b_, tl_d_, id, name, name_len));
-    return failed;
+    return named(w, c, ts, TL_REC_MARK, id, name, name_len);
 }
 
 bool tl_writer_lineage(tl_writer_t *w, tl_wcursor_t *c, uint64_t ts, tl_rec_type_t type,

@@ -14,6 +14,17 @@ static void put_head(tl_wbuf_t *w, tl_rec_type_t type, uint64_t ts_delta)
     tl_put_varint(w, ts_delta);
 }
 
+/* MODULE and PYFRAME: n integers, then two byte runs. */
+static void put_ints_runs(tl_wbuf_t *w, tl_rec_type_t type, uint64_t ts_delta, const uint64_t *v,
+                          unsigned n, const void *a, size_t a_len, const void *b, size_t b_len)
+{
+    put_head(w, type, ts_delta);
+    for (unsigned i = 0; i < n; i++)
+        tl_put_varint(w, v[i]);
+    tl_put_bytes(w, a, a_len);
+    tl_put_bytes(w, b, b_len);
+}
+
 static size_t bounded_strlen(const char *s, size_t max)
 {
     size_t n = 0;
@@ -94,20 +105,22 @@ void tl_rec_put_module(tl_wbuf_t *w, uint64_t ts_delta, uint64_t base, uint64_t 
                        uint64_t size, const char *path, size_t path_len, const uint8_t *build_id,
                        size_t build_id_len)
 {
-    put_head(w, TL_REC_MODULE, ts_delta);
-    tl_put_varint(w, base);
-    tl_put_varint(w, start);
-    tl_put_varint(w, size);
-    tl_put_bytes(w, path, path_len);
-    tl_put_bytes(w, build_id, build_id_len);
+    const uint64_t v[3] = {base, start, size};
+    put_ints_runs(w, TL_REC_MODULE, ts_delta, v, 3, path, path_len, build_id, build_id_len);
+}
+
+void tl_rec_put_named(tl_wbuf_t *w, tl_rec_type_t type, uint64_t ts_delta, uint64_t id,
+                      const char *name, size_t name_len)
+{
+    put_head(w, type, ts_delta);
+    tl_put_varint(w, id);
+    tl_put_bytes(w, name, name_len);
 }
 
 void tl_rec_put_thread(tl_wbuf_t *w, uint64_t ts_delta, uint64_t tid, const char *name,
                        size_t name_len)
 {
-    put_head(w, TL_REC_THREAD, ts_delta);
-    tl_put_varint(w, tid);
-    tl_put_bytes(w, name, name_len);
+    tl_rec_put_named(w, TL_REC_THREAD, ts_delta, tid, name, name_len);
 }
 
 void tl_rec_put_process(tl_wbuf_t *w, uint64_t ts_delta, uint64_t pid, uint64_t ppid,
@@ -198,19 +211,14 @@ void tl_rec_put_pyframe(tl_wbuf_t *w, uint64_t ts_delta, uint64_t id, uint64_t l
                         const char *file, size_t file_len, const char *function,
                         size_t function_len)
 {
-    put_head(w, TL_REC_PYFRAME, ts_delta);
-    tl_put_varint(w, id);
-    tl_put_varint(w, line);
-    tl_put_bytes(w, file, file_len);
-    tl_put_bytes(w, function, function_len);
+    const uint64_t v[2] = {id, line};
+    put_ints_runs(w, TL_REC_PYFRAME, ts_delta, v, 2, file, file_len, function, function_len);
 }
 
 void tl_rec_put_mark(tl_wbuf_t *w, uint64_t ts_delta, uint64_t id, const char *name,
                      size_t name_len)
 {
-    put_head(w, TL_REC_MARK, ts_delta);
-    tl_put_varint(w, id);
-    tl_put_bytes(w, name, name_len);
+    tl_rec_put_named(w, TL_REC_MARK, ts_delta, id, name, name_len);
 }
 
 static tl_bytes_t get_run(tl_rbuf_t *r)

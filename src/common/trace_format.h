@@ -385,6 +385,9 @@ void tl_rec_put_stack(tl_wbuf_t *w, uint64_t ts_delta, uint64_t id, const uint64
 void tl_rec_put_module(tl_wbuf_t *w, uint64_t ts_delta, uint64_t base, uint64_t start,
                        uint64_t size, const char *path, size_t path_len, const uint8_t *build_id,
                        size_t build_id_len);
+/* A record of an id and a name (THREAD: tid; MARK: mark_id), type first. */
+void tl_rec_put_named(tl_wbuf_t *w, tl_rec_type_t type, uint64_t ts_delta, uint64_t id,
+                      const char *name, size_t name_len);
 void tl_rec_put_thread(tl_wbuf_t *w, uint64_t ts_delta, uint64_t tid, const char *name,
                        size_t name_len);
 void tl_rec_put_process(tl_wbuf_t *w, uint64_t ts_delta, uint64_t pid, uint64_t ppid,

@@ -369,15 +369,12 @@ static bool commit(tl_wcursor_t *c, const tl_wbuf_t *b, uint64_t ts)
         if ((c)->ended) tl_wcursor_park((w), (c));                                                 \
     } while (0)
 
-/* A plain block's ALLOC (kinds up to TL_KIND_MEMALIGN) or FREE (kind
- * TL_KIND_FREE) as a packed record: its pointer is a delta of the run's
- * previous one, which only a kept record moves (a fresh chunk starts the
- * run again at 0, see stamp_chunk). */
+/* A plain block's ALLOC or FREE, packed: its pointer a delta of the run's
+ * previous one, moved only by a kept record (0 in a fresh chunk). */
 static bool put_packed(tl_writer_t *w, tl_wcursor_t *c, uint64_t ts, uint64_t kind, uint64_t ptr,
                        uint64_t size, uint64_t stack_id)
 {
-    /* Nearly always: room in the current chunk of a live thread. Encoded in
-     * place, with reserve and commit's steps inline (the same stores). */
+    /* Nearly always: room in a live thread's chunk; reserve+commit inline. */
     if (c->chunk && !c->ended &&
         w->chunk_bytes - TL_CHUNK_HEADER_BYTES - c->used >= TL_REC_PACKED_MAX) {
         uint8_t *data = c->chunk + TL_CHUNK_HEADER_BYTES;

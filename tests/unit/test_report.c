@@ -435,9 +435,11 @@ static void skim_check(const uint8_t *p, size_t n)
 {
     static tl_record_t rec, scratch;
     tl_skim_t b;
-    long want = tl_rec_decode_block(p, n, &rec, NULL);
-    long got = tl_rec_skim_block(p, n, &scratch, &b);
+    tl_rec_state_t sd = {0x7f0000001000ull}, ss = sd; /* packed records: a run's state */
+    long want = tl_rec_decode_block(p, n, &rec, &sd);
+    long got = tl_rec_skim_block(p, n, &scratch, &b, &ss);
     ck_assert_int_eq(got, want);
+    ck_assert_uint_eq(ss.ptr, sd.ptr);
     if (want <= 0) return;
     tl_event_t ev[2];
     uint64_t stack[2];

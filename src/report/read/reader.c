@@ -374,7 +374,7 @@ static bool read_chunk(rd_t *r, const uint8_t *p, size_t n, uint64_t base_ts, bo
     bool any = false;
     while (off < n) {
         tl_skim_t b;
-        long used = tl_rec_skim_block(p + off, n - off, &rec, &b); /* most records */
+        long used = tl_rec_skim_block(p + off, n - off, &rec, &b, &st); /* most records */
         if (used > 0) {
             any = true;
             off += (size_t)used;

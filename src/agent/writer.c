@@ -173,6 +173,7 @@ void tl_wcursor_reset(tl_wcursor_t *c, const tl_writer_t *w, uint32_t tid)
     c->extent = 0;
     c->ended = 0;
     c->last_ts = 0;
+    c->prev_ptr = 0;
     c->gen = w->gen;
 }
 
@@ -310,6 +311,7 @@ static bool take_chunk(tl_writer_t *w, tl_wcursor_t *c, uint64_t ts, bool reuse)
         c->used = (uint32_t)(b.p - (p.chunk + TL_CHUNK_HEADER_BYTES));
         __atomic_store_n((uint32_t *)(p.chunk + TL_CHK_USED), c->used, __ATOMIC_RELEASE);
         c->last_ts = ts;
+        c->prev_ptr = 0;
         return false;
     }
     if (!ch) return true;
@@ -329,6 +331,7 @@ static void stamp_chunk(tl_wcursor_t *c, uint8_t *ch, uint32_t ext, uint64_t ts)
     c->extent = ext;
     c->used = 0;
     c->last_ts = ts;
+    c->prev_ptr = 0;
 }
 
 static bool reserve(tl_writer_t *w, tl_wcursor_t *c, uint64_t ts, bool fresh, tl_wbuf_t *b,
@@ -366,9 +369,35 @@ static bool commit(tl_wcursor_t *c, const tl_wbuf_t *b, uint64_t ts)
         if ((c)->ended) tl_wcursor_park((w), (c));                                                 \
     } while (0)
 
+/* A plain block's ALLOC or FREE, packed: its pointer a delta of the run's
+ * previous one, moved only by a kept record (0 in a fresh chunk). */
+static bool put_packed(tl_writer_t *w, tl_wcursor_t *c, uint64_t ts, uint64_t kind, uint64_t ptr,
+                       uint64_t size, uint64_t stack_id)
+{
+    /* Nearly always: room in a live thread's chunk; reserve+commit inline. */
+    if (c->chunk && !c->ended &&
+        w->chunk_bytes - TL_CHUNK_HEADER_BYTES - c->used >= TL_REC_PACKED_MAX) {
+        uint8_t *data = c->chunk + TL_CHUNK_HEADER_BYTES;
+        uint64_t delta = ts >= c->last_ts ? ts - c->last_ts : 0;
+        uint8_t *end = tl_rec_packed_at(data + c->used, delta, (unsigned)kind, ptr - c->prev_ptr,
+                                        size, stack_id);
+        c->used = (uint32_t)(end - data);
+        __atomic_store_n((uint32_t *)(c->chunk + TL_CHK_USED), c->used, __ATOMIC_RELEASE);
+        if (ts > c->last_ts) c->last_ts = ts;
+        c->prev_ptr = ptr;
+        return false;
+    }
+    bool failed;
+    EMIT(w, c, ts, failed,
+         tl_rec_put_packed(&tl_b_, tl_d_, kind, ptr, c->prev_ptr, size, stack_id));
+    if (!failed) c->prev_ptr = ptr;
+    return failed;
+}
+
 bool tl_writer_alloc(tl_writer_t *w, tl_wcursor_t *c, uint64_t ts, uint64_t kind, uint64_t ptr,
                      uint64_t size, uint64_t stack_id)
 {
+    if (kind <= TL_KIND_MEMALIGN) return put_packed(w, c, ts, kind, ptr, size, stack_id);
     bool failed;
     EMIT(w, c, ts, failed, tl_rec_put_alloc(&tl_b_, tl_d_, kind, ptr, size, stack_id));
     return failed;
@@ -376,6 +405,7 @@ bool tl_writer_alloc(tl_writer_t *w, tl_wcursor_t *c, uint64_t ts, uint64_t kind
 
 bool tl_writer_free(tl_writer_t *w, tl_wcursor_t *c, uint64_t ts, uint64_t kind, uint64_t ptr)
 {
+    if (kind == TL_KIND_FREE) return put_packed(w, c, ts, kind, ptr, 0, 0);
     bool failed;
     EMIT(w, c, ts, failed, tl_rec_put_free(&tl_b_, tl_d_, kind, ptr));
     return failed;
@@ -405,7 +435,10 @@ bool tl_writer_rewind(tl_writer_t *w, tl_wcursor_t *c, uint64_t ts)
     bool failed;
     uint64_t v[3] = {c->tid, c->seq ? c->seq - 1 : 0, ts};
     EMIT(w, c, ts, failed, tl_rec_put_lineage(&tl_b_, TL_REC_OWNER, 0, v, NULL, 0));
-    if (!failed) c->last_ts = ts;
+    if (!failed) {
+        c->last_ts = ts;
+        c->prev_ptr = 0; /* the OWNER record starts a run (tl_rec_state_t) */
+    }
     return failed;
 }
 
@@ -436,12 +469,19 @@ bool tl_writer_module(tl_writer_t *w, tl_wcursor_t *c, uint64_t ts, uint64_t bas
     return failed;
 }
 
+/* THREAD and MARK records: an id and a name. */
+static bool named(tl_writer_t *w, tl_wcursor_t *c, uint64_t ts, tl_rec_type_t type, uint64_t id,
+                  const char *name, size_t name_len)
+{
+    bool failed;
+    EMIT(w, c, ts, failed, tl_rec_put_named(&tl_b_, type, tl_d_, id, name, name_len));
+    return failed;
+}
+
 bool tl_writer_thread(tl_writer_t *w, tl_wcursor_t *c, uint64_t ts, uint64_t tid, const char *name,
                       size_t name_len)
 {
-    bool failed;
-    EMIT(w, c, ts, failed, tl_rec_put_thread(&tl_b_, tl_d_, tid, name, name_len));
-    return failed;
+    return named(w, c, ts, TL_REC_THREAD, tid, name, name_len);
 }
 
 bool tl_writer_process(tl_writer_t *w, tl_wcursor_t *c, uint64_t ts, uint64_t pid, uint64_t ppid,
@@ -484,9 +524,7 @@ bool tl_writer_pyframe(tl_writer_t *w, tl_wcursor_t *c, uint64_t ts, uint64_t id
 bool tl_writer_mark(tl_writer_t *w, tl_wcursor_t *c, uint64_t ts, uint64_t id, const char *name,
                     size_t name_len)
 {
-    bool failed;
-    EMIT(w, c, ts, failed, tl_rec_put_mark(&tl_b_, tl_d_, id, name, name_len));
-    return failed;
+    return named(w, c, ts, TL_REC_MARK, id, name, name_len);
 }
 
 bool tl_writer_lineage(tl_writer_t *w, tl_wcursor_t *c, uint64_t ts, tl_rec_type_t type,

@@ -78,6 +78,7 @@ typedef struct tl_wcursor {
     uint32_t extent : 31; /* index of chunk's extent */
     uint32_t ended : 1;   /* the thread ended (tl_wcursor_park): park after each record */
     uint64_t last_ts;     /* CLOCK_MONOTONIC ns of the previous record in chunk */
+    uint64_t prev_ptr;    /* pointer of the run's previous packed record (tl_rec_state_t) */
     uint64_t gen;         /* writer generation this cursor belongs to */
 } tl_wcursor_t;
 

@@ -14,6 +14,17 @@ static void put_head(tl_wbuf_t *w, tl_rec_type_t type, uint64_t ts_delta)
     tl_put_varint(w, ts_delta);
 }
 
+/* MODULE and PYFRAME: n integers, then two byte runs. */
+static void put_ints_runs(tl_wbuf_t *w, tl_rec_type_t type, uint64_t ts_delta, const uint64_t *v,
+                          unsigned n, const void *a, size_t a_len, const void *b, size_t b_len)
+{
+    put_head(w, type, ts_delta);
+    for (unsigned i = 0; i < n; i++)
+        tl_put_varint(w, v[i]);
+    tl_put_bytes(w, a, a_len);
+    tl_put_bytes(w, b, b_len);
+}
+
 static size_t bounded_strlen(const char *s, size_t max)
 {
     size_t n = 0;
@@ -53,6 +64,20 @@ void tl_rec_put_dfree(tl_wbuf_t *w, uint64_t ts_delta, uint64_t kind, uint64_t p
     tl_put_varint(w, device);
 }
 
+void tl_rec_put_packed(tl_wbuf_t *w, uint64_t ts_delta, uint64_t kind, uint64_t ptr, uint64_t prev,
+                       uint64_t size, uint64_t stack_id)
+{
+    if (kind > TL_KIND_FREE) {
+        w->overflow = true; /* a caller bug: refuse rather than write garbage */
+        return;
+    }
+    if (w->end - w->p < TL_REC_PACKED_MAX) {
+        w->overflow = true; /* the writer retries in a fresh chunk */
+        return;
+    }
+    w->p = tl_rec_packed_at(w->p, ts_delta, (unsigned)kind, ptr - prev, size, stack_id);
+}
+
 void tl_rec_put_realloc(tl_wbuf_t *w, uint64_t ts_delta, uint64_t old_ptr, uint64_t new_ptr,
                         uint64_t size, uint64_t stack_id)
 {
@@ -80,20 +105,22 @@ void tl_rec_put_module(tl_wbuf_t *w, uint64_t ts_delta, uint64_t base, uint64_t 
                        uint64_t size, const char *path, size_t path_len, const uint8_t *build_id,
                        size_t build_id_len)
 {
-    put_head(w, TL_REC_MODULE, ts_delta);
-    tl_put_varint(w, base);
-    tl_put_varint(w, start);
-    tl_put_varint(w, size);
-    tl_put_bytes(w, path, path_len);
-    tl_put_bytes(w, build_id, build_id_len);
+    const uint64_t v[3] = {base, start, size};
+    put_ints_runs(w, TL_REC_MODULE, ts_delta, v, 3, path, path_len, build_id, build_id_len);
+}
+
+void tl_rec_put_named(tl_wbuf_t *w, tl_rec_type_t type, uint64_t ts_delta, uint64_t id,
+                      const char *name, size_t name_len)
+{
+    put_head(w, type, ts_delta);
+    tl_put_varint(w, id);
+    tl_put_bytes(w, name, name_len);
 }
 
 void tl_rec_put_thread(tl_wbuf_t *w, uint64_t ts_delta, uint64_t tid, const char *name,
                        size_t name_len)
 {
-    put_head(w, TL_REC_THREAD, ts_delta);
-    tl_put_varint(w, tid);
-    tl_put_bytes(w, name, name_len);
+    tl_rec_put_named(w, TL_REC_THREAD, ts_delta, tid, name, name_len);
 }
 
 void tl_rec_put_process(tl_wbuf_t *w, uint64_t ts_delta, uint64_t pid, uint64_t ppid,
@@ -184,19 +211,14 @@ void tl_rec_put_pyframe(tl_wbuf_t *w, uint64_t ts_delta, uint64_t id, uint64_t l
                         const char *file, size_t file_len, const char *function,
                         size_t function_len)
 {
-    put_head(w, TL_REC_PYFRAME, ts_delta);
-    tl_put_varint(w, id);
-    tl_put_varint(w, line);
-    tl_put_bytes(w, file, file_len);
-    tl_put_bytes(w, function, function_len);
+    const uint64_t v[2] = {id, line};
+    put_ints_runs(w, TL_REC_PYFRAME, ts_delta, v, 2, file, file_len, function, function_len);
 }
 
 void tl_rec_put_mark(tl_wbuf_t *w, uint64_t ts_delta, uint64_t id, const char *name,
                      size_t name_len)
 {
-    put_head(w, TL_REC_MARK, ts_delta);
-    tl_put_varint(w, id);
-    tl_put_bytes(w, name, name_len);
+    tl_rec_put_named(w, TL_REC_MARK, ts_delta, id, name, name_len);
 }
 
 static tl_bytes_t get_run(tl_rbuf_t *r)
@@ -206,9 +228,37 @@ static tl_bytes_t get_run(tl_rbuf_t *r)
     return b;
 }
 
-long tl_rec_decode_block(const uint8_t *p, size_t n, tl_record_t *out)
+/* A packed record (TL_REC_PACKED) at p, as the ALLOC or FREE it stands for. */
+static long decode_packed(const uint8_t *p, size_t n, tl_record_t *out, tl_rec_state_t *st)
 {
-    if (n == 0 || (p[0] != TL_REC_ALLOC && p[0] != TL_REC_FREE && p[0] != TL_REC_REALLOC)) return 0;
+    if (!st) return -1;
+    tl_rbuf_t r = {p + 1, p + n, false};
+    unsigned kind = p[0] & 3u;
+    out->ts_delta = p[0] & TL_REC_PACKED_TS0 ? 0 : tl_get_varint(&r);
+    uint64_t ptr = st->ptr + (uint64_t)tl_unzigzag(tl_get_varint(&r));
+    if (kind == TL_KIND_FREE) {
+        out->type = TL_REC_FREE;
+        out->u.free.kind = kind;
+        out->u.free.ptr = ptr;
+        out->u.free.device = 0;
+    } else {
+        out->type = TL_REC_ALLOC;
+        out->u.alloc.kind = kind;
+        out->u.alloc.ptr = ptr;
+        out->u.alloc.size = tl_get_varint(&r);
+        out->u.alloc.stack_id = tl_get_varint(&r);
+        out->u.alloc.device = out->u.alloc.stream = 0;
+    }
+    if (r.err) return -1;
+    st->ptr = ptr;
+    return (long)(r.p - p);
+}
+
+long tl_rec_decode_block(const uint8_t *p, size_t n, tl_record_t *out, tl_rec_state_t *st)
+{
+    if (n == 0) return 0;
+    if (p[0] >= TL_REC_PACKED && p[0] <= TL_REC_PACKED_LAST) return decode_packed(p, n, out, st);
+    if (p[0] != TL_REC_ALLOC && p[0] != TL_REC_FREE && p[0] != TL_REC_REALLOC) return 0;
     tl_rbuf_t r = {p + 1, p + n, false};
     out->type = (tl_rec_type_t)p[0];
     out->ts_delta = tl_get_varint(&r);
@@ -243,9 +293,10 @@ long tl_rec_decode_block(const uint8_t *p, size_t n, tl_record_t *out)
     return (long)(r.p - p);
 }
 
-long tl_rec_decode(const uint8_t *p, size_t n, tl_record_t *out, uint64_t *frames)
+long tl_rec_decode(const uint8_t *p, size_t n, tl_record_t *out, uint64_t *frames,
+                   tl_rec_state_t *st)
 {
-    long used = tl_rec_decode_block(p, n, out);
+    long used = tl_rec_decode_block(p, n, out, st);
     if (used) return used;
     tl_rbuf_t r = {p, p + n, false};
     unsigned type = tl_get_u8(&r);
@@ -323,6 +374,7 @@ long tl_rec_decode(const uint8_t *p, size_t n, tl_record_t *out, uint64_t *frame
         for (unsigned i = 0; i < 8; i++)
             out->u.lineage.a[i] = i < nints ? tl_get_varint(&r) : 0;
         out->u.lineage.str = has_str ? get_run(&r) : (tl_bytes_t){NULL, 0};
+        if (type == TL_REC_OWNER && st && !r.err) st->ptr = 0; /* another run starts */
         break;
     }
     }

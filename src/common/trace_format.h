@@ -1,4 +1,4 @@
-/* trace_format.h - the tensorleak trace file (.tlt), version 3.
+/* trace_format.h - the tensorleak trace file (.tlt), version 5.
  *
  * The one definition of the on-disk format, shared by the agent (writer) and
  * the report library (reader). docs/trace-format.md describes the same layout
@@ -21,9 +21,10 @@
 
 #define TL_TRACE_MAGIC       "TLTRACE" /* 8 bytes with the NUL */
 #define TL_TRACE_MAGIC_BYTES 8
-/* Readers also take 1 (no TL_REC_OWNER), 2 (no device kinds) and 3 (kinds 5
- * and 32 may be there: some version 3 writers had them, see tl_kind_t). */
-#define TL_TRACE_VERSION      4u
+/* Readers also take 1 (no TL_REC_OWNER), 2 (no device kinds), 3 (kinds 5
+ * and 32 may be there: some version 3 writers had them, see tl_kind_t) and
+ * 4 (no packed block records). */
+#define TL_TRACE_VERSION      5u
 #define TL_TRACE_HEADER_BYTES 4096u
 #define TL_TRACE_CHUNK_BYTES  32768u      /* default; the header says which */
 #define TL_CHUNK_MAGIC        0x4b434c54u /* "TLCK" little-endian */
@@ -117,8 +118,56 @@ typedef enum tl_rec_type {
     /* device, storage peak bytes, its ts, the same counting segments as
      * storages, its ts, peak of the segments alone (TL_DEVICE_* device) */
     TL_REC_DPEAK = 36,
-    TL_REC_MAX_TYPE = 36
+    TL_REC_MAX_TYPE = 36,
+    /* Version 5: packed ALLOC and FREE records of plain blocks, the bulk of
+     * an `all`-mode trace, types TL_REC_PACKED .. +7. The type's bits 0-1
+     * are the kind (0-2: an ALLOC of that kind; 3: a FREE of kind
+     * TL_KIND_FREE), bit 2 (TL_REC_PACKED_TS0) says that ts_delta is 0 and
+     * left out. Then zigzag(ptr - the run's previous packed pointer) and,
+     * for an ALLOC, size and stack_id. The previous pointer is 0 at the
+     * start of a chunk and after an OWNER record (tl_rec_state_t).
+     * Decoded as TL_REC_ALLOC / TL_REC_FREE records. */
+    TL_REC_PACKED = 64,
 } tl_rec_type_t;
+
+#define TL_REC_PACKED_TS0  4u
+#define TL_REC_PACKED_LAST (TL_REC_PACKED + 7)
+#define TL_REC_PACKED_MAX  (1 + 4 * TL_VARINT_MAX) /* the longest packed record, bytes */
+
+/* A varint at p, which has TL_VARINT_MAX bytes of room; returns its end. */
+static inline uint8_t *tl_rec_varint_at(uint8_t *p, uint64_t v)
+{
+    while (v >= 0x80) {
+        *p++ = (uint8_t)(v | 0x80);
+        v >>= 7;
+    }
+    *p++ = (uint8_t)v;
+    return p;
+}
+
+/* The packed record (see TL_REC_PACKED) of kind 0-3 at p, which has
+ * TL_REC_PACKED_MAX bytes of room; ptr_delta = ptr - the run's previous
+ * packed pointer. Returns its end. Inline: the writer's hot path. */
+static inline uint8_t *tl_rec_packed_at(uint8_t *p, uint64_t ts_delta, unsigned kind,
+                                        uint64_t ptr_delta, uint64_t size, uint64_t stack_id)
+{
+    *p++ = (uint8_t)(TL_REC_PACKED + kind + (ts_delta ? 0 : TL_REC_PACKED_TS0));
+    if (ts_delta) p = tl_rec_varint_at(p, ts_delta);
+    p = tl_rec_varint_at(p, tl_zigzag((int64_t)ptr_delta));
+    if (kind != 3u) { /* TL_KIND_FREE */
+        p = tl_rec_varint_at(p, size);
+        p = tl_rec_varint_at(p, stack_id);
+    }
+    return p;
+}
+
+/* What decoding a run of records (a chunk's, or the part after an OWNER
+ * record) carries from one record to the next: the pointer packed records
+ * are deltas of. Zero it at each chunk's start; the decoder zeroes it at
+ * an OWNER record itself. */
+typedef struct tl_rec_state {
+    uint64_t ptr;
+} tl_rec_state_t;
 
 #define TL_REC_COUNT_CLASSES 65 /* classes 0..64: the bit length of the size */
 #define TL_REC_COUNT_FREES   65 /* the COUNT record of frees */
@@ -323,6 +372,12 @@ void tl_rec_put_dalloc(tl_wbuf_t *w, uint64_t ts_delta, uint64_t kind, uint64_t 
                        uint64_t stack_id, uint64_t device, uint64_t stream);
 void tl_rec_put_dfree(tl_wbuf_t *w, uint64_t ts_delta, uint64_t kind, uint64_t ptr,
                       uint64_t device);
+/* Packed ALLOC (kind 0-2) or FREE (kind TL_KIND_FREE, size and stack_id
+ * unused) of a plain block (version 5): prev is the run's previous packed
+ * pointer (tl_rec_state_t), which the caller sets to ptr once the record is
+ * kept. Other kinds: w->overflow (a caller bug). */
+void tl_rec_put_packed(tl_wbuf_t *w, uint64_t ts_delta, uint64_t kind, uint64_t ptr, uint64_t prev,
+                       uint64_t size, uint64_t stack_id);
 void tl_rec_put_realloc(tl_wbuf_t *w, uint64_t ts_delta, uint64_t old_ptr, uint64_t new_ptr,
                         uint64_t size, uint64_t stack_id);
 void tl_rec_put_stack(tl_wbuf_t *w, uint64_t ts_delta, uint64_t id, const uint64_t *frames,
@@ -330,6 +385,9 @@ void tl_rec_put_stack(tl_wbuf_t *w, uint64_t ts_delta, uint64_t id, const uint64
 void tl_rec_put_module(tl_wbuf_t *w, uint64_t ts_delta, uint64_t base, uint64_t start,
                        uint64_t size, const char *path, size_t path_len, const uint8_t *build_id,
                        size_t build_id_len);
+/* A record of an id and a name (THREAD: tid; MARK: mark_id), type first. */
+void tl_rec_put_named(tl_wbuf_t *w, tl_rec_type_t type, uint64_t ts_delta, uint64_t id,
+                      const char *name, size_t name_len);
 void tl_rec_put_thread(tl_wbuf_t *w, uint64_t ts_delta, uint64_t tid, const char *name,
                        size_t name_len);
 void tl_rec_put_process(tl_wbuf_t *w, uint64_t ts_delta, uint64_t pid, uint64_t ppid,
@@ -355,17 +413,20 @@ void tl_rec_put_mark(tl_wbuf_t *w, uint64_t ts_delta, uint64_t id, const char *n
 
 /* Decode one record from [p, p+n). frames: caller buffer of TL_REC_MAX_FRAMES
  * uint64_t for STACK records (may be NULL otherwise; a STACK record then
+ * fails). st: the state of the run the record is in (tl_rec_state_t),
+ * updated; NULL for records read outside a run (a packed record then
  * fails). Returns bytes consumed (> 0), or -1 on a malformed or truncated
  * record (unknown type, overlong varint, length past the end, too many
- * frames). Never reads outside [p, p+n). Thread-safe. */
-long tl_rec_decode(const uint8_t *p, size_t n, tl_record_t *out, uint64_t *frames);
+ * frames). Never reads outside [p, p+n). Thread-safe (st is the caller's). */
+long tl_rec_decode(const uint8_t *p, size_t n, tl_record_t *out, uint64_t *frames,
+                   tl_rec_state_t *st);
 
 /* The same for the records that make up most of a trace, ALLOC, FREE and
- * REALLOC; 0 (out untouched) when the record at p is of another type or n is
- * 0: then tl_rec_decode it. A small function whose cursor stays in
- * registers, so that a reader's pass over millions of events costs little
- * (tl_rec_decode decodes those three types with it). Thread-safe. */
-long tl_rec_decode_block(const uint8_t *p, size_t n, tl_record_t *out);
+ * REALLOC, packed or not; 0 (out and st untouched) when the record at p is
+ * of another type or n is 0: then tl_rec_decode it. A small function whose
+ * cursor stays in registers, so that a reader's pass over millions of
+ * events costs little (tl_rec_decode decodes those types with it). */
+long tl_rec_decode_block(const uint8_t *p, size_t n, tl_record_t *out, tl_rec_state_t *st);
 
 /* Name of a record type for diagnostics ("alloc"), or "unknown". */
 const char *tl_rec_type_name(unsigned type);

@@ -30,10 +30,10 @@ ls "$T"/small.*.tlt >/dev/null 2>&1 && fail "small limit: a trace file was left"
 
 # 2. Header and one extent fit, the second extent does not.
 limit=$(( (4096 + 4194304) / 1024 + 64 ))
-run $limit big 400000
+run $limit big 1000000
 rc=$?
 [ $rc -eq 0 ] || fail "growth past the limit: the program exited $rc (153 = SIGXFSZ)"
-[ "$(cat big.out)" = "fsize: pairs=400000" ] || fail "output: $(cat big.out)"
+[ "$(cat big.out)" = "fsize: pairs=1000000" ] || fail "output: $(cat big.out)"
 [ "$(cat big.err)" = "tensorleak: the trace cannot grow (the file size limit (ulimit -f) is reached); recording stopped, later events are counted as dropped" ] ||
     fail "want one note, stderr: $(cat big.err)"
 set -- "$T"/big.*.tlt
@@ -43,9 +43,9 @@ dump_of "$1" >big.d
 [ "$(count '^alloc .*site=agent_fsize\+' big.d)" -gt 10000 ] || fail "the recorded part is missing"
 
 # 3. The program's own SIGXFSZ reaches its handler, once.
-run $limit own 400000 "$T/own.data"
+run $limit own 1000000 "$T/own.data"
 rc=$?
 [ $rc -eq 0 ] || fail "handler: the program exited $rc"
-[ "$(cat own.out)" = "fsize: pairs=400000
+[ "$(cat own.out)" = "fsize: pairs=1000000
 fsize: xfsz=1 errno=EFBIG" ] || fail "handler: output: $(cat own.out)"
 echo ok

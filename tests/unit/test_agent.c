@@ -456,7 +456,7 @@ static Suite *make_stack_suite(void)
 /* ---- writer ---- */
 
 #define W_THREADS 4
-#define W_RECORDS 6000 /* ~3 chunks per thread */
+#define W_RECORDS 12000 /* ~3 chunks per thread (packed records: ~5 bytes) */
 
 static tl_writer_t wr;
 
@@ -540,9 +540,10 @@ static void read_back(const uint8_t *buf, size_t len, uint64_t got[W_THREADS])
             if (used > avail) used = avail;
             ts = tl_load_le64(ch + TL_CHK_BASE_TS);
             const uint8_t *p = ch + TL_CHUNK_HEADER_BYTES, *end = p + used;
+            tl_rec_state_t st = {0};
             while (p < end) {
                 tl_record_t r;
-                long n = tl_rec_decode(p, (size_t)(end - p), &r, frames);
+                long n = tl_rec_decode(p, (size_t)(end - p), &r, frames, &st);
                 if (n < 0) {
                     stop = true; /* the cut record */
                     break;
@@ -641,9 +642,10 @@ START_TEST(writer_roundtrip)
         const uint8_t *ch = buf + TL_TRACE_HEADER_BYTES + c * TL_TRACE_CHUNK_BYTES;
         const uint8_t *p = ch + TL_CHUNK_HEADER_BYTES, *end = p + tl_load_le32(ch + TL_CHK_USED);
         static uint64_t frames[TL_REC_MAX_FRAMES];
+        tl_rec_state_t st = {0};
         while (p < end) {
             tl_record_t r;
-            long n = tl_rec_decode(p, (size_t)(end - p), &r, frames);
+            long n = tl_rec_decode(p, (size_t)(end - p), &r, frames, &st);
             ck_assert_int_gt(n, 0);
             p += n;
             if ((size_t)(p - buf) <= cut && r.type != TL_REC_THREAD) expect++;
@@ -673,13 +675,16 @@ static bool fd_open_on(const char *path)
     return false;
 }
 
-/* The next record of chunk ch at *off (advanced); false at the end. */
+/* The next record of chunk ch at *off (advanced; 0 starts the chunk's
+ * records again); false at the end. */
 static bool next_rec(const uint8_t *ch, size_t *off, tl_record_t *r)
 {
     static uint64_t frames[TL_REC_MAX_FRAMES];
+    static tl_rec_state_t st;
+    if (*off == 0) st = (tl_rec_state_t){0};
     size_t used = tl_load_le32(ch + TL_CHK_USED);
     if (*off >= used) return false;
-    long n = tl_rec_decode(ch + TL_CHUNK_HEADER_BYTES + *off, used - *off, r, frames);
+    long n = tl_rec_decode(ch + TL_CHUNK_HEADER_BYTES + *off, used - *off, r, frames, &st);
     ck_assert_int_gt(n, 0);
     *off += (size_t)n;
     return true;
@@ -767,6 +772,68 @@ START_TEST(writer_parked_chunk_and_no_descriptor)
 }
 END_TEST
 
+/* Version 5: the writer packs plain blocks' ALLOC and FREE records, and
+ * starts their pointer deltas again wherever a reader's run starts: after
+ * the OWNER record of a rewind, and in a fresh chunk. Other kinds keep
+ * the full records. */
+START_TEST(writer_packed_runs)
+{
+    strcpy(tmpdir, "/tmp/tl-test-agent.XXXXXX");
+    ck_assert(mkdtemp(tmpdir));
+    char path[128];
+    snprintf(path, sizeof path, "%s/k.tlt", tmpdir);
+    tl_writer_hdr_t hdr = {.pid = 1};
+    tl_writer_t *w = calloc(1, sizeof *w);
+    ck_assert_int_eq(tl_writer_create(w, path, &hdr), 0);
+    tl_wcursor_t a = {0};
+    tl_wcursor_reset(&a, w, 11);
+    ck_assert(!tl_writer_alloc(w, &a, 100, TL_KIND_CALLOC, 0x7f0000005000, 24, 2));
+    ck_assert(!tl_writer_free(w, &a, 100, TL_KIND_FREE, 0x7f0000005000));
+    ck_assert(!tl_writer_alloc(w, &a, 110, TL_KIND_STORAGE_C10, 0x7f0000009000, 4096, 3));
+    ck_assert(!tl_writer_rewind(w, &a, 50));
+    ck_assert(!tl_writer_alloc(w, &a, 60, TL_KIND_MALLOC, 0x7f0000006000, 8, 1));
+    uint8_t *first = a.chunk;
+    uint8_t *rec0 = first + TL_CHUNK_HEADER_BYTES;
+    /* The chunk's base_ts is its first record's time: ts_delta 0, left out. */
+    ck_assert_uint_eq(rec0[0], TL_REC_PACKED + TL_KIND_CALLOC + TL_REC_PACKED_TS0);
+    size_t off = 0;
+    tl_record_t r;
+    ck_assert(next_rec(first, &off, &r));
+    ck_assert_int_eq(r.type, TL_REC_ALLOC);
+    ck_assert_uint_eq(r.u.alloc.kind, TL_KIND_CALLOC);
+    ck_assert_uint_eq(r.u.alloc.ptr, 0x7f0000005000);
+    ck_assert(next_rec(first, &off, &r));
+    ck_assert_int_eq(r.type, TL_REC_FREE);
+    ck_assert_uint_eq(r.u.free.ptr, 0x7f0000005000);
+    ck_assert_uint_eq(r.ts_delta, 0);
+    ck_assert_uint_eq(off, (1 + 7 + 1 + 1) + (1 + 1)); /* the FREE: type, pointer delta 0 */
+    ck_assert(next_rec(first, &off, &r));
+    ck_assert_int_eq(r.type, TL_REC_ALLOC);
+    ck_assert_uint_eq(r.u.alloc.kind, TL_KIND_STORAGE_C10);
+    ck_assert_uint_eq(r.u.alloc.ptr, 0x7f0000009000);
+    ck_assert(next_rec(first, &off, &r));
+    ck_assert_int_eq(r.type, TL_REC_OWNER);
+    ck_assert(next_rec(first, &off, &r));
+    ck_assert_int_eq(r.type, TL_REC_ALLOC);
+    ck_assert_uint_eq(r.u.alloc.ptr, 0x7f0000006000); /* a delta from 0 again */
+    ck_assert(!next_rec(first, &off, &r));
+    /* A fresh chunk: its first packed record's delta is from 0 too. */
+    uint64_t i = 0;
+    while (a.chunk == first)
+        ck_assert(!tl_writer_free(w, &a, 70, TL_KIND_FREE, 0x7f0000006000 + 16 * i++));
+    off = 0;
+    ck_assert(next_rec(a.chunk, &off, &r));
+    ck_assert_int_eq(r.type, TL_REC_FREE);
+    ck_assert_uint_eq(r.u.free.ptr, 0x7f0000006000 + 16 * (i - 1));
+    ck_assert(!next_rec(a.chunk, &off, &r));
+    tl_writer_mark_end(w, TL_WRITER_FINISHED, true);
+    tl_writer_release(w);
+    free(w);
+    unlink(path);
+    rmdir(tmpdir);
+}
+END_TEST
+
 START_TEST(writer_big_record_and_exec_mark)
 {
     strcpy(tmpdir, "/tmp/tl-test-agent.XXXXXX");
@@ -847,7 +914,7 @@ START_TEST(writer_lineage_records)
     const uint8_t *ch = buf + TL_TRACE_HEADER_BYTES;
     const uint8_t *p = ch + TL_CHUNK_HEADER_BYTES, *end = p + tl_load_le32(ch + TL_CHK_USED);
     tl_record_t r;
-    long n = tl_rec_decode(p, (size_t)(end - p), &r, NULL);
+    long n = tl_rec_decode(p, (size_t)(end - p), &r, NULL, NULL);
     ck_assert_int_gt(n, 0);
     ck_assert_int_eq(r.type, TL_REC_PYFRAME);
     ck_assert_uint_eq(r.u.pyframe.id, 5);
@@ -855,14 +922,14 @@ START_TEST(writer_lineage_records)
     ck_assert_mem_eq(r.u.pyframe.file.p, "x.py", 4);
     ck_assert_uint_eq(r.u.pyframe.function.n, 1);
     p += n;
-    n = tl_rec_decode(p, (size_t)(end - p), &r, NULL);
+    n = tl_rec_decode(p, (size_t)(end - p), &r, NULL, NULL);
     ck_assert_int_gt(n, 0);
     ck_assert_int_eq(r.type, TL_REC_MARK);
     ck_assert_uint_eq(r.u.mark.id, 1);
     ck_assert_uint_eq(r.u.mark.name.n, 10);
     p += n;
     for (size_t i = 0; i < nrecs; i++) {
-        n = tl_rec_decode(p, (size_t)(end - p), &r, NULL);
+        n = tl_rec_decode(p, (size_t)(end - p), &r, NULL, NULL);
         ck_assert_int_gt(n, 0);
         ck_assert_int_eq(r.type, recs[i].type);
         unsigned nints;
@@ -891,6 +958,7 @@ static Suite *make_writer_suite(void)
     tcase_add_test(tc, writer_roundtrip);
     tcase_add_test(tc, writer_big_record_and_exec_mark);
     tcase_add_test(tc, writer_parked_chunk_and_no_descriptor);
+    tcase_add_test(tc, writer_packed_runs); /* version 5 */
     tcase_add_test(tc, writer_lineage_records);
     suite_add_tcase(s, tc);
     return s;

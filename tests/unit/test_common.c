@@ -135,7 +135,7 @@ START_TEST(codec_alloc_free_realloc)
     ck_assert(!w.overflow);
     size_t n = (size_t)(w.p - buf);
     tl_record_t rec;
-    long k = tl_rec_decode(buf, n, &rec, NULL);
+    long k = tl_rec_decode(buf, n, &rec, NULL, NULL);
     ck_assert_int_gt(k, 0);
     ck_assert_int_eq(rec.type, TL_REC_ALLOC);
     ck_assert_uint_eq(rec.ts_delta, 5);
@@ -144,11 +144,11 @@ START_TEST(codec_alloc_free_realloc)
     ck_assert_uint_eq(rec.u.alloc.ptr, 0x7f0000001000);
     ck_assert_uint_eq(rec.u.alloc.size, 33554432);
     ck_assert_uint_eq(rec.u.alloc.stack_id, 42);
-    long k2 = tl_rec_decode(buf + k, n - (size_t)k, &rec, NULL);
+    long k2 = tl_rec_decode(buf + k, n - (size_t)k, &rec, NULL, NULL);
     ck_assert_int_gt(k2, 0);
     ck_assert_int_eq(rec.type, TL_REC_FREE);
     ck_assert_uint_eq(rec.u.free.ptr, 0x7f0000001000);
-    long k3 = tl_rec_decode(buf + k + k2, n - (size_t)(k + k2), &rec, NULL);
+    long k3 = tl_rec_decode(buf + k + k2, n - (size_t)(k + k2), &rec, NULL, NULL);
     ck_assert_int_eq(k + k2 + k3, (long)n);
     ck_assert_int_eq(rec.type, TL_REC_REALLOC);
     ck_assert_uint_eq(rec.u.realloc.old_ptr, 0x1000);
@@ -175,8 +175,8 @@ START_TEST(codec_block_fast_path)
         tl_record_t a, b;
         memset(&a, 0, sizeof a);
         memset(&b, 0, sizeof b);
-        long ka = tl_rec_decode_block(buf + off, n - off, &a);
-        long kb = tl_rec_decode(buf + off, n - off, &b, NULL);
+        long ka = tl_rec_decode_block(buf + off, n - off, &a, NULL);
+        long kb = tl_rec_decode(buf + off, n - off, &b, NULL, NULL);
         ck_assert_int_gt(ka, 0);
         ck_assert_int_eq(ka, kb);
         ck_assert_int_eq(memcmp(&a, &b, sizeof a), 0);
@@ -184,13 +184,93 @@ START_TEST(codec_block_fast_path)
     }
     ck_assert_ptr_eq(buf + off, mark);
     tl_record_t rec;
-    ck_assert_int_eq(tl_rec_decode_block(mark, n - off, &rec), 0);
-    ck_assert_int_eq(tl_rec_decode_block(buf, 0, &rec), 0);
-    ck_assert_int_gt(tl_rec_decode(mark, n - off, &rec, NULL), 0);
+    ck_assert_int_eq(tl_rec_decode_block(mark, n - off, &rec, NULL), 0);
+    ck_assert_int_eq(tl_rec_decode_block(buf, 0, &rec, NULL), 0);
+    ck_assert_int_gt(tl_rec_decode(mark, n - off, &rec, NULL, NULL), 0);
     ck_assert_int_eq(rec.type, TL_REC_MARK);
     uint8_t bad[] = {TL_REC_ALLOC, 0, 0x7f, 1, 1, 1}; /* kind 127: unknown */
-    ck_assert_int_eq(tl_rec_decode_block(bad, sizeof bad, &rec), -1);
-    ck_assert_int_eq(tl_rec_decode_block(buf, 3, &rec), -1); /* cut short */
+    ck_assert_int_eq(tl_rec_decode_block(bad, sizeof bad, &rec, NULL), -1);
+    ck_assert_int_eq(tl_rec_decode_block(buf, 3, &rec, NULL), -1); /* cut short */
+}
+END_TEST
+
+/* Version 5's packed block records: the ALLOC and FREE they stand for, in
+ * fewer bytes (a zero ts_delta in the type byte, the pointer as a delta of
+ * the run's previous one); an OWNER record starts a run again; without a
+ * run's state, or cut short, a packed record does not decode. */
+START_TEST(codec_packed_blocks)
+{
+    uint8_t buf[256];
+    tl_wbuf_t w = {buf, buf + sizeof buf, false};
+    uint64_t prev = 0;
+    tl_rec_put_packed(&w, 0, TL_KIND_MALLOC, 0x7f0000001000, prev, 48, 3);
+    ck_assert_int_eq(w.p - buf, 1 + 7 + 1 + 1); /* type, ptr from 0, size, stack */
+    ck_assert_uint_eq(buf[0], TL_REC_PACKED + TL_KIND_MALLOC + TL_REC_PACKED_TS0);
+    prev = 0x7f0000001000;
+    uint8_t *second = w.p;
+    tl_rec_put_packed(&w, 300, TL_KIND_FREE, 0x7f0000000fc0, prev, 99, 99);
+    ck_assert_int_eq(w.p - second, 1 + 2 + 1); /* type, ts_delta 300, ptr -0x40 */
+    prev = 0x7f0000000fc0;
+    tl_rec_put_packed(&w, 1, TL_KIND_MEMALIGN, 0x7f0000002000, prev, 1 << 20, 700);
+    prev = 0x7f0000002000;
+    uint64_t owner[3] = {7, 1, 5000};
+    tl_rec_put_lineage(&w, TL_REC_OWNER, 0, owner, NULL, 0);
+    tl_rec_put_packed(&w, 0, TL_KIND_CALLOC, 0x5000, 0, 16, 1); /* the new run: from 0 */
+    ck_assert(!w.overflow);
+    size_t n = (size_t)(w.p - buf);
+
+    static const struct {
+        unsigned type;
+        uint64_t ts, kind, ptr, size, stack;
+    } want[] = {
+        {TL_REC_ALLOC, 0, TL_KIND_MALLOC, 0x7f0000001000, 48, 3},
+        {TL_REC_FREE, 300, TL_KIND_FREE, 0x7f0000000fc0, 0, 0},
+        {TL_REC_ALLOC, 1, TL_KIND_MEMALIGN, 0x7f0000002000, 1 << 20, 700},
+        {TL_REC_OWNER, 0, 0, 0, 0, 0},
+        {TL_REC_ALLOC, 0, TL_KIND_CALLOC, 0x5000, 16, 1},
+    };
+    tl_rec_state_t st = {0};
+    size_t off = 0;
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        tl_record_t rec;
+        long k = tl_rec_decode(buf + off, n - off, &rec, NULL, &st);
+        ck_assert_int_gt(k, 0);
+        off += (size_t)k;
+        ck_assert_uint_eq(rec.type, want[i].type);
+        ck_assert_uint_eq(rec.ts_delta, want[i].ts);
+        if (rec.type == TL_REC_OWNER) {
+            ck_assert_uint_eq(st.ptr, 0);
+            continue;
+        }
+        if (rec.type == TL_REC_FREE) {
+            ck_assert_uint_eq(rec.u.free.kind, want[i].kind);
+            ck_assert_uint_eq(rec.u.free.ptr, want[i].ptr);
+            ck_assert_uint_eq(rec.u.free.device, 0);
+        } else {
+            ck_assert_uint_eq(rec.u.alloc.kind, want[i].kind);
+            ck_assert_uint_eq(rec.u.alloc.ptr, want[i].ptr);
+            ck_assert_uint_eq(rec.u.alloc.size, want[i].size);
+            ck_assert_uint_eq(rec.u.alloc.stack_id, want[i].stack);
+            ck_assert_uint_eq(rec.u.alloc.device, 0);
+            ck_assert_uint_eq(rec.u.alloc.stream, 0);
+        }
+        ck_assert_uint_eq(st.ptr, want[i].ptr);
+    }
+    ck_assert_uint_eq(off, n);
+
+    tl_record_t rec;
+    tl_rec_state_t st2 = {0};
+    ck_assert_int_eq(tl_rec_decode(buf, n, &rec, NULL, NULL), -1);        /* no run state */
+    ck_assert_int_eq(tl_rec_decode_block(buf, 8, &rec, &st2), -1);        /* cut short */
+    ck_assert_uint_eq(st2.ptr, 0);                                        /* left as it was */
+    ck_assert_int_eq(tl_rec_decode_block(buf, n, &rec, &st2), 1 + 7 + 2); /* the fast path too */
+    ck_assert_uint_eq(rec.u.alloc.ptr, 0x7f0000001000);
+    tl_wbuf_t bad = {buf, buf + sizeof buf, false};
+    tl_rec_put_packed(&bad, 0, TL_KIND_NEW_FULL, 0x1000, 0, 8, 1); /* not a packed kind */
+    ck_assert(bad.overflow);
+    tl_wbuf_t tight = {buf, buf + 20, false}; /* less than the longest record: refused */
+    tl_rec_put_packed(&tight, 0, TL_KIND_FREE, 0x1000, 0, 0, 0);
+    ck_assert(tight.overflow);
 }
 END_TEST
 
@@ -207,14 +287,14 @@ START_TEST(codec_stack_process_end)
     uint64_t frames[TL_REC_MAX_FRAMES];
     tl_record_t rec;
     const uint8_t *p = buf;
-    long k = tl_rec_decode(p, (size_t)(w.p - p), &rec, frames);
+    long k = tl_rec_decode(p, (size_t)(w.p - p), &rec, frames, NULL);
     ck_assert_int_gt(k, 0);
     ck_assert_uint_eq(rec.u.stack.id, 9);
     ck_assert_uint_eq(rec.u.stack.nframes, 4);
     for (int i = 0; i < 4; i++)
         ck_assert_uint_eq(rec.u.stack.frames[i], frames_in[i]);
     p += k;
-    k = tl_rec_decode(p, (size_t)(w.p - p), &rec, frames);
+    k = tl_rec_decode(p, (size_t)(w.p - p), &rec, frames, NULL);
     ck_assert_int_gt(k, 0);
     ck_assert_int_eq(rec.type, TL_REC_PROCESS);
     ck_assert_uint_eq(rec.u.process.pid, 100);
@@ -223,7 +303,7 @@ START_TEST(codec_stack_process_end)
     ck_assert_int_eq(memcmp(rec.u.process.argv[1].p, "train.py", 8), 0);
     ck_assert_uint_eq(rec.u.process.argv[1].n, 8);
     p += k;
-    k = tl_rec_decode(p, (size_t)(w.p - p), &rec, frames);
+    k = tl_rec_decode(p, (size_t)(w.p - p), &rec, frames, NULL);
     ck_assert_int_gt(k, 0);
     ck_assert_int_eq(rec.type, TL_REC_END);
     ck_assert_int_eq(rec.u.end.exit_status, -9);
@@ -241,16 +321,16 @@ START_TEST(codec_rejects_bad_input)
     tl_record_t rec;
     /* every strict prefix is a truncated record */
     for (size_t cut = 0; cut < n; cut++)
-        ck_assert_int_eq(tl_rec_decode(buf, cut, &rec, NULL), -1);
+        ck_assert_int_eq(tl_rec_decode(buf, cut, &rec, NULL, NULL), -1);
     uint8_t unknown[4] = {200, 0, 0, 0};
-    ck_assert_int_eq(tl_rec_decode(unknown, 4, &rec, NULL), -1);
+    ck_assert_int_eq(tl_rec_decode(unknown, 4, &rec, NULL, NULL), -1);
     /* a string length past the end */
     uint8_t badstr[] = {TL_REC_THREAD, 0, 1, 0x7f, 'a'};
-    ck_assert_int_eq(tl_rec_decode(badstr, sizeof badstr, &rec, NULL), -1);
+    ck_assert_int_eq(tl_rec_decode(badstr, sizeof badstr, &rec, NULL, NULL), -1);
     /* a stack claiming more frames than the format allows */
     uint8_t bigstack[] = {TL_REC_STACK, 0, 1, 0x81, 0x10};
     uint64_t frames[TL_REC_MAX_FRAMES];
-    ck_assert_int_eq(tl_rec_decode(bigstack, sizeof bigstack, &rec, frames), -1);
+    ck_assert_int_eq(tl_rec_decode(bigstack, sizeof bigstack, &rec, frames, NULL), -1);
 }
 END_TEST
 
@@ -277,7 +357,7 @@ START_TEST(codec_lineage_pyframe_mark)
     ck_assert(!w.overflow);
     tl_record_t rec;
     const uint8_t *p = buf;
-    long k = tl_rec_decode(p, (size_t)(w.p - p), &rec, NULL);
+    long k = tl_rec_decode(p, (size_t)(w.p - p), &rec, NULL, NULL);
     ck_assert_int_gt(k, 0);
     ck_assert_int_eq(rec.type, TL_REC_VIEW_BEGIN);
     for (int i = 0; i < 6; i++)
@@ -286,17 +366,17 @@ START_TEST(codec_lineage_pyframe_mark)
     ck_assert_uint_eq(rec.u.lineage.str.n, 5);
     ck_assert_int_eq(memcmp(rec.u.lineage.str.p, "slice", 5), 0);
     p += k;
-    k = tl_rec_decode(p, (size_t)(w.p - p), &rec, NULL);
+    k = tl_rec_decode(p, (size_t)(w.p - p), &rec, NULL, NULL);
     ck_assert_int_eq(rec.type, TL_REC_PYFRAME);
     ck_assert_uint_eq(rec.u.pyframe.line, 41);
     ck_assert_int_eq(memcmp(rec.u.pyframe.function.p, "step", 4), 0);
     p += k;
-    k = tl_rec_decode(p, (size_t)(w.p - p), &rec, NULL);
+    k = tl_rec_decode(p, (size_t)(w.p - p), &rec, NULL, NULL);
     ck_assert_int_eq(rec.type, TL_REC_MARK);
     ck_assert_uint_eq(rec.u.mark.id, 1);
     ck_assert_uint_eq(rec.u.mark.name.n, 10);
     p += k;
-    k = tl_rec_decode(p, (size_t)(w.p - p), &rec, NULL);
+    k = tl_rec_decode(p, (size_t)(w.p - p), &rec, NULL, NULL);
     ck_assert_int_eq(rec.type, TL_REC_REGION_END);
     ck_assert_int_eq(memcmp(rec.u.lineage.str.p, "step", 4), 0);
     ck_assert_ptr_eq(p + k, w.p);
@@ -390,7 +470,7 @@ START_TEST(codec_device_kinds)
     ck_assert(!w.overflow);
     size_t n = (size_t)(w.p - buf);
     tl_record_t rec;
-    long k = tl_rec_decode(buf, n, &rec, NULL);
+    long k = tl_rec_decode(buf, n, &rec, NULL, NULL);
     ck_assert_int_gt(k, 0);
     ck_assert_int_eq(rec.type, TL_REC_ALLOC);
     ck_assert(tl_kind_has_device(rec.u.alloc.kind));
@@ -399,14 +479,14 @@ START_TEST(codec_device_kinds)
     ck_assert_uint_eq(rec.u.alloc.stack_id, 9);
     ck_assert_uint_eq(rec.u.alloc.device, 2);
     ck_assert_uint_eq(rec.u.alloc.stream, 0x55aa);
-    ck_assert_int_eq(tl_rec_decode(buf, (size_t)k - 1, &rec, NULL), -1); /* stream cut */
-    long k2 = tl_rec_decode(buf + k, n - (size_t)k, &rec, NULL);
+    ck_assert_int_eq(tl_rec_decode(buf, (size_t)k - 1, &rec, NULL, NULL), -1); /* stream cut */
+    long k2 = tl_rec_decode(buf + k, n - (size_t)k, &rec, NULL, NULL);
     ck_assert_int_gt(k2, 0);
     ck_assert_int_eq(rec.type, TL_REC_FREE);
     ck_assert_uint_eq(rec.u.free.kind, TL_KIND_STORAGE_PINNED);
     ck_assert_uint_eq(rec.u.free.ptr, 0x7f6000000000);
     ck_assert_uint_eq(rec.u.free.device, 0);
-    long k3 = tl_rec_decode(buf + k + k2, n - (size_t)(k + k2), &rec, NULL);
+    long k3 = tl_rec_decode(buf + k + k2, n - (size_t)(k + k2), &rec, NULL, NULL);
     ck_assert_int_eq(k + k2 + k3, (long)n);
     ck_assert(!tl_kind_has_device(rec.u.alloc.kind));
     ck_assert_uint_eq(rec.u.alloc.device, 0);
@@ -424,16 +504,16 @@ START_TEST(codec_unknown_kinds)
     static const uint64_t known[] = {
         TL_KIND_MALLOC,      TL_KIND_FREE,           TL_KIND_NEW_FULL,     TL_KIND_PYOBJECT,
         TL_KIND_STORAGE_C10, TL_KIND_STORAGE_PINNED, TL_KIND_STORAGE_NUMPY};
-    ck_assert_uint_eq(TL_TRACE_VERSION, 4);
+    ck_assert_uint_eq(TL_TRACE_VERSION, 5);
     uint8_t buf[64];
     tl_record_t rec;
     for (size_t i = 0; i < sizeof unknown / sizeof *unknown; i++) {
         tl_wbuf_t w = {buf, buf + sizeof buf, false};
         tl_rec_put_alloc(&w, 1, unknown[i], 0x1000, 16, 1);
-        ck_assert_int_eq(tl_rec_decode(buf, (size_t)(w.p - buf), &rec, NULL), -1);
+        ck_assert_int_eq(tl_rec_decode(buf, (size_t)(w.p - buf), &rec, NULL, NULL), -1);
         w.p = buf;
         tl_rec_put_free(&w, 1, unknown[i], 0x1000);
-        ck_assert_int_eq(tl_rec_decode(buf, (size_t)(w.p - buf), &rec, NULL), -1);
+        ck_assert_int_eq(tl_rec_decode(buf, (size_t)(w.p - buf), &rec, NULL, NULL), -1);
     }
     for (size_t i = 0; i < sizeof known / sizeof *known; i++) {
         tl_wbuf_t w = {buf, buf + sizeof buf, false};
@@ -441,7 +521,8 @@ START_TEST(codec_unknown_kinds)
             tl_rec_put_dalloc(&w, 1, known[i], 0x1000, 16, 1, TL_DEVICE_CPU, 0);
         else
             tl_rec_put_alloc(&w, 1, known[i], 0x1000, 16, 1);
-        ck_assert_int_eq(tl_rec_decode(buf, (size_t)(w.p - buf), &rec, NULL), (long)(w.p - buf));
+        ck_assert_int_eq(tl_rec_decode(buf, (size_t)(w.p - buf), &rec, NULL, NULL),
+                         (long)(w.p - buf));
         ck_assert_uint_eq(rec.u.alloc.kind, known[i]);
         ck_assert_uint_eq(rec.u.alloc.size, 16);
     }
@@ -454,6 +535,7 @@ static Suite *make_codec_suite(void)
     TCase *tc = tcase_create("core");
     tcase_add_test(tc, codec_alloc_free_realloc);
     tcase_add_test(tc, codec_block_fast_path); /* the report's decoder of block records */
+    tcase_add_test(tc, codec_packed_blocks);   /* version 5 */
     tcase_add_test(tc, codec_device_kinds);
     tcase_add_test(tc, codec_unknown_kinds);
     tcase_add_test(tc, codec_stack_process_end);

@@ -253,7 +253,7 @@ static size_t read_region(unsigned region, rec_t *out, size_t max)
         const uint8_t *p = ch + TL_CHUNK_HEADER_BYTES, *end = p + tl_load_le32(ch + TL_CHK_USED);
         while (p < end) {
             tl_record_t r;
-            long k = tl_rec_decode(p, (size_t)(end - p), &r, NULL);
+            long k = tl_rec_decode(p, (size_t)(end - p), &r, NULL, NULL);
             ck_assert_int_gt(k, 0);
             p += k;
             ck_assert_uint_lt(n, max);

@@ -87,6 +87,72 @@ START_TEST(reader_empty_first_stack)
 }
 END_TEST
 
+/* Version 5's packed ALLOC/FREE records read as the full ones of a
+ * version 4 file: the same events, the pointer deltas starting again at
+ * the OWNER record of another thread's run in the same chunk. */
+static void packed_or_not(bool packed, tl_event_t *out, size_t *n)
+{
+    static const struct {
+        uint64_t kind, ptr, size, stack;
+    } b[] = {
+        {TL_KIND_MALLOC, 0x7f0000001000, 100, 5}, {TL_KIND_CALLOC, 0x7f0000000800, 300, 5},
+        {TL_KIND_FREE, 0x7f0000001000, 0, 0},     {TL_KIND_MEMALIGN, 0x7f0000004000, 4096, 5},
+        {TL_KIND_FREE, 0x7f0000004000, 0, 0},
+    };
+    uint8_t rec[512];
+    tl_wbuf_t w = {rec, rec + sizeof rec, false};
+    tl_rec_put_stack(&w, 0, 5, (const uint64_t[]){0x401000}, 1);
+    for (int run = 0; run < 2; run++) {
+        if (run) {
+            const uint64_t owner[3] = {2, 0, 1500};
+            tl_rec_put_lineage(&w, TL_REC_OWNER, 0, owner, NULL, 0);
+        }
+        uint64_t prev = 0;
+        for (size_t i = 0; i < sizeof b / sizeof b[0]; i++) {
+            uint64_t ptr = b[i].ptr + (uint64_t)run * 0x100000, ts = i % 2 ? 0 : 10;
+            if (packed)
+                tl_rec_put_packed(&w, ts, b[i].kind, ptr, prev, b[i].size, b[i].stack);
+            else if (b[i].kind == TL_KIND_FREE)
+                tl_rec_put_free(&w, ts, b[i].kind, ptr);
+            else
+                tl_rec_put_alloc(&w, ts, b[i].kind, ptr, b[i].size, b[i].stack);
+            prev = ptr;
+        }
+    }
+    ck_assert(!w.overflow);
+    tl_tgen_t g;
+    tl_tgen_header(&g, 1024, 0, 0, 1, 1000);
+    tl_store_le32(g.buf + TL_HDR_VERSION, packed ? 5 : 4);
+    tl_tgen_chunk(&g, 1, 0, 1000, rec, (size_t)(w.p - rec));
+    ck_assert_int_eq(read_buf(g.buf, g.len), 0);
+    ck_assert_uint_eq(tr.bad_chunks + tr.bad_records, 0);
+    *n = tr.nevents;
+    memcpy(out, evs, sizeof evs);
+    tl_trace_free(&tr);
+    free(g.buf);
+}
+
+START_TEST(reader_packed_blocks)
+{
+    static tl_event_t plain[64], packed[64];
+    size_t np, nk;
+    packed_or_not(false, plain, &np);
+    packed_or_not(true, packed, &nk);
+    ck_assert_uint_eq(np, 10);
+    ck_assert_uint_eq(nk, np);
+    for (size_t i = 0; i < np; i++) {
+        ck_assert_uint_eq(packed[i].type, plain[i].type);
+        ck_assert_uint_eq(packed[i].ts, plain[i].ts);
+        ck_assert_uint_eq(packed[i].ptr, plain[i].ptr);
+        ck_assert_uint_eq(packed[i].size, plain[i].size);
+        ck_assert_uint_eq(packed[i].site, plain[i].site);
+    }
+    /* the merge: thread 2's run (from 1500) after thread 1's (1000..1030) */
+    ck_assert_uint_eq(packed[5].ptr, 0x7f0000101000);
+    ck_assert_uint_eq(packed[5].ts, 1510);
+}
+END_TEST
+
 /* Two threads' chunks interleave by absolute time; ties keep chunk order. */
 START_TEST(reader_merge_threads)
 {
@@ -369,9 +435,11 @@ static void skim_check(const uint8_t *p, size_t n)
 {
     static tl_record_t rec, scratch;
     tl_skim_t b;
-    long want = tl_rec_decode_block(p, n, &rec);
-    long got = tl_rec_skim_block(p, n, &scratch, &b);
+    tl_rec_state_t sd = {0x7f0000001000ull}, ss = sd; /* packed records: a run's state */
+    long want = tl_rec_decode_block(p, n, &rec, &sd);
+    long got = tl_rec_skim_block(p, n, &scratch, &b, &ss);
     ck_assert_int_eq(got, want);
+    ck_assert_uint_eq(ss.ptr, sd.ptr);
     if (want <= 0) return;
     tl_event_t ev[2];
     uint64_t stack[2];
@@ -438,6 +506,7 @@ Suite *make_reader_suite(void)
     tcase_add_test(tc, reader_merge_threads);
     tcase_add_test(tc, reader_owner_runs);
     tcase_add_test(tc, reader_empty_first_stack);
+    tcase_add_test(tc, reader_packed_blocks); /* version 5 */
     tcase_add_test(tc, reader_truncate_everywhere);
     tcase_add_test(tc, reader_bad_headers);
     tcase_add_test(tc, reader_bad_chunks);

@@ -147,9 +147,10 @@ static long walk(const uint8_t *buf, size_t len, uint32_t chunk_bytes, uint64_t 
             printf("chunk index=%llu tid=%u seq=%u used=%u base_ts=%llu\n", (unsigned long long)c,
                    tid, ck.seq, (unsigned)ck.len, (unsigned long long)ck.base_ts);
         const uint8_t *p = ck.data, *end = p + ck.len; /* a cut chunk: what is there */
+        tl_rec_state_t st = {0};
         while (p < end) {
             tl_record_t r;
-            long n = tl_rec_decode(p, (size_t)(end - p), &r, frames);
+            long n = tl_rec_decode(p, (size_t)(end - p), &r, frames, &st);
             if (n < 0) {
                 if (pass)
                     printf("malformed chunk=%llu offset=%ld\n", (unsigned long long)c,
@@ -349,7 +350,7 @@ int main(int argc, char **argv)
     if (memcmp(buf, TL_TRACE_MAGIC, TL_TRACE_MAGIC_BYTES) != 0 ||
         tl_load_le32(buf + TL_HDR_VERSION) < 1 ||
         tl_load_le32(buf + TL_HDR_VERSION) > TL_TRACE_VERSION) {
-        fprintf(stderr, "%s: not a v1 to v4 trace\n", argv[1]);
+        fprintf(stderr, "%s: not a v1 to v5 trace\n", argv[1]);
         return 2;
     }
     uint32_t cb = tl_load_le32(buf + TL_HDR_CHUNK_BYTES);

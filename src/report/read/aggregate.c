@@ -93,7 +93,7 @@ bool tl_agg_chunk(tl_trace_t *t, uint32_t tid, const uint8_t *p, size_t n, bool 
     tl_agg_ckpt_t *c = &a->region[tid - TL_CKPT_TID_BASE];
     tl_record_t rec;
     for (size_t off = 0; off < n;) {
-        long used = tl_rec_decode(p + off, n - off, &rec, NULL);
+        long used = tl_rec_decode(p + off, n - off, &rec, NULL, NULL); /* no packed records */
         if (used <= 0) {
             t->bad_records++;
             break;

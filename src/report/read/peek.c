@@ -42,8 +42,9 @@ static bool scan_chunk(const uint8_t *c, size_t n, uint32_t chunk_bytes, tl_trac
 {
     tl_chunk_t ck; /* the reader's validation (common/trace_chunk.h) */
     if (tl_chunk_parse(c, n, chunk_bytes, &ck) != TL_CHUNK_OK) return false;
+    tl_rec_state_t st = {0};
     for (size_t off = 0; off < ck.len;) {
-        long r = tl_rec_decode(ck.data + off, ck.len - off, rec, frames);
+        long r = tl_rec_decode(ck.data + off, ck.len - off, rec, frames, &st);
         if (r <= 0) return false;
         off += (size_t)r;
         if (rec->type == TL_REC_PROCESS) {

@@ -42,7 +42,7 @@ tl_status_t tl_reader_parse_header(const uint8_t *buf, size_t n, tl_trace_hdr_t 
     memset(h, 0, sizeof *h);
     h->version = tl_load_le32(buf + TL_HDR_VERSION);
     if (h->version < 1 || h->version > TL_TRACE_VERSION) {
-        *why = "unsupported trace version (this tensorleak reads versions 1 to 4)";
+        *why = "unsupported trace version (this tensorleak reads versions 1 to 5)";
         return TL_STATUS_BAD_TRACE;
     }
     h->header_bytes = tl_load_le32(buf + TL_HDR_HEADER_BYTES);
@@ -368,12 +368,13 @@ static bool read_chunk(rd_t *r, const uint8_t *p, size_t n, uint64_t base_ts, bo
                        uint64_t *frames)
 {
     tl_record_t rec; /* about 5 KiB (the argv table) */
+    tl_rec_state_t st = {0};
     uint64_t ts = base_ts, run_ts = base_ts;
     size_t off = 0, run = 0, nev = r->t->nevents, lin = r->t->nlineage;
     bool any = false;
     while (off < n) {
         tl_skim_t b;
-        long used = tl_rec_skim_block(p + off, n - off, &rec, &b); /* most records */
+        long used = tl_rec_skim_block(p + off, n - off, &rec, &b, &st); /* most records */
         if (used > 0) {
             any = true;
             off += (size_t)used;
@@ -381,7 +382,7 @@ static bool read_chunk(rd_t *r, const uint8_t *p, size_t n, uint64_t base_ts, bo
             if (take_block(r, &b)) return true;
             continue;
         }
-        if (used == 0) used = tl_rec_decode(p + off, n - off, &rec, frames);
+        if (used == 0) used = tl_rec_decode(p + off, n - off, &rec, frames, &st);
         if (used <= 0) {
             if (!cut) r->t->bad_records++;
             break;

@@ -120,13 +120,20 @@ static inline long tl_skim_common(const uint8_t *p, tl_skim_t *out)
 
 /* Skim the record at p[0, n): its length, *out filled; 0 when it is not a
  * block record; -1 when tl_rec_decode_block would fail on it. rec: scratch
- * for the records the fast path leaves to tl_rec_decode_block. */
-static inline long tl_rec_skim_block(const uint8_t *p, size_t n, tl_record_t *rec, tl_skim_t *out)
+ * for the records the fast path leaves to tl_rec_decode_block. st: the
+ * run's state (tl_rec_state_t), which packed records read and update;
+ * NULL fails them as tl_rec_decode_block does. */
+static inline long tl_rec_skim_block(const uint8_t *p, size_t n, tl_record_t *rec, tl_skim_t *out,
+                                     tl_rec_state_t *st)
 {
-    if (n == 0 || (p[0] != TL_REC_ALLOC && p[0] != TL_REC_FREE && p[0] != TL_REC_REALLOC)) return 0;
+    if (n == 0) return 0;
+    /* packed records (version 5) are decoded: each pointer is a delta of
+     * the one before, which the run's state st carries */
+    bool packed = p[0] >= TL_REC_PACKED && p[0] <= TL_REC_PACKED_LAST;
+    if (!packed && p[0] != TL_REC_ALLOC && p[0] != TL_REC_FREE && p[0] != TL_REC_REALLOC) return 0;
     out->kind = 0;
     out->alloc[0] = out->alloc[1] = false;
-    if (n >= TL_SKIM_SPAN) {
+    if (n >= TL_SKIM_SPAN && !packed) {
         if (p[0] != TL_REC_REALLOC) {
             long used = tl_skim_common(p, out);
             if (used) return used;
@@ -177,7 +184,8 @@ static inline long tl_rec_skim_block(const uint8_t *p, size_t n, tl_record_t *re
             return (long)(r.p - p);
         }
     }
-    long used = tl_rec_decode_block(p, n, rec); /* long varints, the chunk's last bytes */
+    long used =
+        tl_rec_decode_block(p, n, rec, st); /* packed, long varints, the chunk's last bytes */
     if (used <= 0) return used;
     out->ts_delta = rec->ts_delta;
     out->nevents = 0;

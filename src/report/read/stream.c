@@ -18,10 +18,11 @@
 #include "report/read/aggregate.h"
 
 typedef struct tl_evcur {
-    size_t off;   /* next record's offset in the chunk; next index in extra */
-    uint64_t ts;  /* time of the last record decoded */
-    uint32_t lin; /* lineage records seen in the chunk */
-    bool primed;  /* ev[0] holds the source's next event; else ev[0].ts is its base_ts, a bound */
+    size_t off;        /* next record's offset in the chunk; next index in extra */
+    uint64_t ts;       /* time of the last record decoded */
+    uint32_t lin;      /* lineage records seen in the chunk */
+    tl_rec_state_t st; /* the run's decoding state; a source is one run */
+    bool primed; /* ev[0] holds the source's next event; else ev[0].ts is its base_ts, a bound */
     bool has_pend;
     /* ev[0]: the event at hand; ev[1]: a RALLOC waiting behind its RFREE.
      * The record's events are made in place: a copy of an event just
@@ -108,9 +109,10 @@ static bool advance(tl_events_t *it, size_t s)
     }
     const tl_evsrc_t *src = &t->srcs[s];
     while (c->off < src->len) {
-        long used = tl_rec_decode_block(src->data + c->off, src->len - c->off, it->rec);
+        long used = tl_rec_decode_block(src->data + c->off, src->len - c->off, it->rec, &c->st);
         if (used == 0) /* not an ALLOC, FREE or REALLOC */
-            used = tl_rec_decode(src->data + c->off, src->len - c->off, it->rec, it->frames);
+            used =
+                tl_rec_decode(src->data + c->off, src->len - c->off, it->rec, it->frames, &c->st);
         if (used <= 0) break; /* cannot happen: len is the prefix the load decoded */
         c->off += (size_t)used;
         c->ts += it->rec->ts_delta;

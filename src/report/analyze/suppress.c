@@ -71,13 +71,12 @@ static bool add_rule(tl_supp_t *s, const char *pattern, size_t n, const char *so
     if (!p) return true;
     memcpy(p, pattern, n);
     p[n] = '\0';
-    s->rules[s->nrules++] = (tl_supp_rule_t){
-        .pattern = p,
-        .source = source,
-        .line = line,
-        .native_only = native_only,
-        .native_file = native_file,
-        .why = why};
+    s->rules[s->nrules++] = (tl_supp_rule_t){.pattern = p,
+                                             .source = source,
+                                             .line = line,
+                                             .native_only = native_only,
+                                             .native_file = native_file,
+                                             .why = why};
     s->native_file |= native_file;
     return false;
 }

@@ -464,7 +464,7 @@ START_TEST(reader_skim_matches_decode)
     for (uint64_t kind = 0; kind < 20; kind++)
         for (size_t a = 0; a < nv; a++)
             for (size_t c = 0; c < nv; c++)
-                for (int type = 0; type < 5; type++) {
+                for (int type = 0; type < 6; type++) {
                     for (size_t i = 0; i < sizeof buf; i++) { /* what follows the record */
                         x = x * 1103515245u + 12345u;
                         buf[i] = (uint8_t)(x >> 16);
@@ -476,6 +476,8 @@ START_TEST(reader_skim_matches_decode)
                     if (type == 2) tl_rec_put_dalloc(&w, ts, kind, vals[a], v, vals[c], v, ts);
                     if (type == 3) tl_rec_put_dfree(&w, ts, kind, vals[a], vals[c]);
                     if (type == 4) tl_rec_put_realloc(&w, ts, vals[a], vals[c], v, kind);
+                    if (type == 5) /* packed (version 5): kind 0-3, 3 a FREE */
+                        w.p = tl_rec_packed_at(buf, ts, kind & 3u, vals[a], v, vals[c]);
                     ck_assert(!w.overflow);
                     size_t len = (size_t)(w.p - buf);
                     skim_check(buf, sizeof buf);
@@ -490,6 +492,7 @@ START_TEST(reader_skim_matches_decode)
             if (i > 0 && (x >> 12) % 7 == 0) buf[i] = 0x80; /* non-canonical zeros */
         }
         buf[0] = (uint8_t)(TL_REC_ALLOC + (x >> 4) % 3);
+        if ((x >> 28) % 2) buf[0] = (uint8_t)(TL_REC_PACKED + (x >> 4) % 8);
         if ((x >> 20) % 2) buf[2] = (uint8_t)((x >> 24) % 20); /* a kind, often known */
         skim_check(buf, 96);
         skim_check(buf, (x >> 7) % 96);

@@ -42,6 +42,7 @@ START_TEST(supp_parse_and_errors)
     ck_assert_str_eq(s.rules[0].source, "a.supp");
     ck_assert_str_eq(s.rules[1].pattern, "*bar*");
     ck_assert_uint_eq(s.rules[1].line, 4);
+    ck_assert(s.rules[0].native_file && s.native_file); /* a file's rules match native files */
     const struct {
         const char *text, *why;
     } bad[] = {
@@ -60,6 +61,7 @@ START_TEST(supp_parse_and_errors)
     ck_assert(!tl_supp_add_defaults(&s));
     ck_assert_uint_gt(s.nrules, 10);
     ck_assert_str_eq(s.rules[s.nrules - 1].source, "default");
+    ck_assert(!s.rules[s.nrules - 1].native_file); /* the built-in ones name functions */
     tl_supp_free(&s);
     ck_assert_int_eq(tl_supp_load_file(&s, "/nonexistent/x.supp", why, sizeof why),
                      TL_STATUS_BAD_INPUT);

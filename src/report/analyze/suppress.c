@@ -64,15 +64,20 @@ static bool grow_rules(tl_supp_t *s)
 }
 
 static bool add_rule(tl_supp_t *s, const char *pattern, size_t n, const char *source, unsigned line,
-                     bool native_only, const char *why)
+                     bool native_only, bool native_file, const char *why)
 {
     if (grow_rules(s)) return true;
     char *p = malloc(n + 1);
     if (!p) return true;
     memcpy(p, pattern, n);
     p[n] = '\0';
-    s->rules[s->nrules++] = (tl_supp_rule_t){
-        .pattern = p, .source = source, .line = line, .native_only = native_only, .why = why};
+    s->rules[s->nrules++] = (tl_supp_rule_t){.pattern = p,
+                                             .source = source,
+                                             .line = line,
+                                             .native_only = native_only,
+                                             .native_file = native_file,
+                                             .why = why};
+    s->native_file |= native_file;
     return false;
 }
 
@@ -80,7 +85,7 @@ bool tl_supp_add_defaults(tl_supp_t *s)
 {
     for (size_t i = 0; i < sizeof defaults / sizeof defaults[0]; i++)
         if (add_rule(s, defaults[i].pattern, strlen(defaults[i].pattern), "default", 0,
-                     defaults[i].native_only, defaults[i].why))
+                     defaults[i].native_only, false, defaults[i].why))
             return true;
     return false;
 }
@@ -149,7 +154,7 @@ tl_status_t tl_supp_parse(tl_supp_t *s, const char *source, const char *text, si
             snprintf(why, whylen, "%s:%u: empty pattern after leak:", source, line);
             return TL_STATUS_BAD_INPUT;
         }
-        if (add_rule(s, p, plen, src, line, false, NULL)) {
+        if (add_rule(s, p, plen, src, line, false, true, NULL)) {
             snprintf(why, whylen, "%s: out of memory", source);
             return TL_STATUS_NOMEM;
         }
@@ -249,12 +254,19 @@ bool tl_supp_bind(tl_supp_t *s, const tl_trace_t *t, tl_symbolizer_t *sym)
     return false;
 }
 
-static bool frame_matches(const char *pattern, const tl_frame_t *f)
+/* A native frame's file is matched only by the rules that ask for it
+ * (native_file): the built-in rules' outcome never depends on whether an
+ * earlier lookup happened to find the frame's line. */
+static bool frame_matches(const tl_supp_rule_t *r, const tl_frame_t *f, bool native)
 {
-    return tl_supp_match(pattern, f->function) || tl_supp_match(pattern, f->file) ||
-           tl_supp_match(pattern, f->module);
+    return tl_supp_match(r->pattern, f->function) ||
+           ((!native || r->native_file) && tl_supp_match(r->pattern, f->file)) ||
+           tl_supp_match(r->pattern, f->module);
 }
 
+/* The frame's function, file and module; a native frame's line only when a
+ * rule matches native files (the DWARF of libc and the like is most of a
+ * report's symbolization: its sections are decompressed on first use). */
 static void resolve_frame(tl_supp_t *s, uint64_t raw, tl_frame_t *f)
 {
     *f = (tl_frame_t){.address = raw};
@@ -264,8 +276,10 @@ static void resolve_frame(tl_supp_t *s, uint64_t raw, tl_frame_t *f)
             f->function = pf->function;
             f->file = pf->file;
         }
-    } else {
+    } else if (s->native_file) {
         tl_sym_lookup(s->sym, raw, true, f);
+    } else {
+        tl_sym_lookup_name(s->sym, raw, true, f);
     }
 }
 
@@ -279,7 +293,7 @@ static uint64_t frame_mask(tl_supp_t *s, uint64_t raw)
     resolve_frame(s, raw, &f);
     uint64_t mask = 0;
     for (size_t r = 0; r < s->nrules && r < 64; r++)
-        if (frame_matches(s->rules[r].pattern, &f)) mask |= UINT64_C(1) << r;
+        if (frame_matches(&s->rules[r], &f, !(raw & TL_FRAME_PY_TAG))) mask |= UINT64_C(1) << r;
     bool created;
     e = tl_map_put(&s->frame_mask, raw, &created);
     if (e) e->a = mask;
@@ -311,7 +325,7 @@ static int match_site(tl_supp_t *s, uint32_t site)
                 if (((frames[i] & TL_FRAME_PY_TAG) != 0) != (pass == 0)) continue;
                 tl_frame_t f;
                 resolve_frame(s, frames[i], &f);
-                if (frame_matches(s->rules[r].pattern, &f)) return (int)r;
+                if (frame_matches(&s->rules[r], &f, !(frames[i] & TL_FRAME_PY_TAG))) return (int)r;
             }
         }
     }

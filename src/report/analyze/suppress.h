@@ -8,7 +8,10 @@
  * is suppressed when any of its frames matches a rule. The rule credited
  * with the bytes it hid is the first (files in the order given, then the
  * built-in defaults) that matches one of its Python frames, else the first
- * that matches one of its native frames. Not thread-safe; errors are int (0 or a TL_STATUS_*).
+ * that matches one of its native frames. The built-in rules match a native
+ * frame's function and module only (their patterns name functions, or
+ * CPython's frozen files, which only Python frames have), so they never
+ * need a native frame's debug information. Not thread-safe; errors are int (0 or a TL_STATUS_*).
  */
 #ifndef TL_REPORT_SUPPRESS_H
 #define TL_REPORT_SUPPRESS_H
@@ -26,6 +29,9 @@ typedef struct tl_supp_rule {
     const char *source;     /* the file's path as given, or "default" */
     unsigned line;          /* 1-based line in source; 0 for a default */
     bool native_only;       /* default rules for CPython's start-up: stacks without Python frames */
+    bool native_file;       /* also matched against a native frame's source file (file rules; the
+                               built-in ones name functions and Python files, so a native frame
+                               needs no DWARF line to be matched against them) */
     const char *why;        /* defaults: what the rule is for; NULL for file rules */
     uint64_t bytes, blocks; /* hidden at the end point (tl_check fills) */
 } tl_supp_rule_t;
@@ -40,6 +46,7 @@ typedef struct tl_supp {
     tl_symbolizer_t *sym;
     int32_t *site_rule;  /* per site: -2 not yet known, -1 none, else the rule index */
     tl_map_t frame_mask; /* frame value -> a = mask of rules 0-63 matching it */
+    bool native_file;    /* some rule has native_file: native frames are looked up to their line */
 } tl_supp_t;
 
 /* Parse text[0, len) from source (a file name for messages) and append its

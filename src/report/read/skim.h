@@ -6,7 +6,8 @@
  * The load reads every record of the trace before the model's pass reads
  * them again, and block records are nearly all of them: decoding them in
  * full was a fifth of W1's report (BENCHMARKS.md, W5). Here pointers and
- * sizes are skipped, not decoded, and the common ALLOC and FREE find
+ * sizes are skipped, not decoded (a packed record's pointer is decoded:
+ * the next one is its delta), and the common ALLOC and FREE find
  * where their fields end from one mask (tl_skim_common). It follows the
  * layout of tl_rec_decode_block (common/trace_codec.c) and accepts
  * exactly the records it accepts: a varint longer than 8 bytes, or a
@@ -118,6 +119,32 @@ static inline long tl_skim_common(const uint8_t *p, tl_skim_t *out)
     return (long)(3 + e2 + 1);
 }
 
+/* A packed record (version 5, the bulk of an `all`-mode trace), p having
+ * TL_SKIM_SPAN bytes at hand: its time delta and pointer decoded (the
+ * pointer is a delta of the run's last one, and a zero pointer makes no
+ * event), its size skipped, its stack id decoded; st updated. 0 when its
+ * size's varint is longer than 8 bytes or a varint is malformed: then
+ * tl_rec_decode_block reads it (st untouched until then). */
+static inline long tl_skim_packed(const uint8_t *p, tl_skim_t *out, tl_rec_state_t *st)
+{
+    tl_rbuf_t r = {p + 1, p + TL_SKIM_SPAN, false};
+    out->ts_delta = p[0] & TL_REC_PACKED_TS0 ? 0 : tl_get_varint(&r);
+    uint64_t ptr = st->ptr + (uint64_t)tl_unzigzag(tl_get_varint(&r));
+    unsigned kind = p[0] & 3u;
+    if (kind != TL_KIND_FREE) {
+        const uint8_t *q = r.p;
+        if (r.err || !tl_skim_skip(&q, NULL)) return 0; /* size */
+        r.p = q;
+        out->kind = kind;
+        out->stack[0] = tl_get_varint(&r);
+        out->alloc[0] = ptr != 0;
+    }
+    if (r.err) return 0;
+    out->nevents = ptr != 0;
+    st->ptr = ptr;
+    return (long)(r.p - p);
+}
+
 /* Skim the record at p[0, n): its length, *out filled; 0 when it is not a
  * block record; -1 when tl_rec_decode_block would fail on it. rec: scratch
  * for the records the fast path leaves to tl_rec_decode_block. st: the
@@ -127,12 +154,18 @@ static inline long tl_rec_skim_block(const uint8_t *p, size_t n, tl_record_t *re
                                      tl_rec_state_t *st)
 {
     if (n == 0) return 0;
-    /* packed records (version 5) are decoded: each pointer is a delta of
-     * the one before, which the run's state st carries */
+    /* packed records (version 5): each pointer is a delta of the one
+     * before, which the run's state st carries, so it is decoded */
     bool packed = p[0] >= TL_REC_PACKED && p[0] <= TL_REC_PACKED_LAST;
     if (!packed && p[0] != TL_REC_ALLOC && p[0] != TL_REC_FREE && p[0] != TL_REC_REALLOC) return 0;
     out->kind = 0;
     out->alloc[0] = out->alloc[1] = false;
+    if (n >= TL_SKIM_SPAN && packed && st) {
+        long used = tl_skim_packed(p, out, st);
+        if (used) return used;
+        out->kind = 0;
+        out->alloc[0] = false;
+    }
     if (n >= TL_SKIM_SPAN && !packed) {
         if (p[0] != TL_REC_REALLOC) {
             long used = tl_skim_common(p, out);

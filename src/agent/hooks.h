@@ -20,6 +20,7 @@
 
 #include "agent/agent.h"
 #include "agent/blocks.h"
+#include "agent/pyframes.h"
 #include "agent/record.h"
 #include "agent/stack.h"
 #include "agent/tsd.h"
@@ -87,7 +88,14 @@ static inline __attribute__((always_inline)) void *tracked_alloc(uint64_t kind, 
         int saved = errno;
         const uint64_t *frames;
         size_t n = tl_stack_capture_inline(&frames, tl_record_stack_depth);
-        tl_record_alloc_stack(kind, p, recorded, frames, n, foreign);
+        /* The unwind cache's answer with its stack's id, and no Python
+         * frames to merge: the record in place (record_frames' answer). */
+        tl_ucache_entry_t *e = tl_stack_cache_entry_of(frames);
+        if (kind > TL_KIND_MEMALIGN || !e ||
+            e->gen != atomic_load_explicit(&tl_stack_gen, memory_order_relaxed) ||
+            atomic_load_explicit(&tl_pyframes_on, memory_order_relaxed) ||
+            !tl_record_packed_fast((unsigned)kind, (uintptr_t)p, recorded, e->stack_id, foreign))
+            tl_record_alloc_stack(kind, p, recorded, frames, n, foreign);
         errno = saved;
         return p;
     }
@@ -123,7 +131,10 @@ static inline void free_impl(void *p)
         return;
     }
     TL_GUARD_SCOPE;
-    tl_record_free_block(TL_KIND_FREE, p, foreign); /* timed before the block can be reused */
+    /* Timed before the block can be reused. */
+    if (tl_record_mode != TL_MODE_ALL ||
+        !tl_record_packed_fast(TL_KIND_FREE, (uintptr_t)p, 0, 0, foreign))
+        tl_record_free_block(TL_KIND_FREE, p, foreign);
     raw_free(p);
 }
 

@@ -8,6 +8,7 @@
  */
 #include <config.h> /* autoconf: HAVE_FREE_SIZED */
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <gnu/libc-version.h>
 #include <fcntl.h>
@@ -52,6 +53,27 @@ TL_EXPORT const char *malloc_conf = "oversize_threshold:0,dirty_decay_ms:-1,muzz
 
 /* No limit before the constructor has run (hooks.h). */
 uint64_t tl_hooks_refuse_above = UINT64_MAX;
+
+void *(*tl_hooks_je_malloc)(size_t);
+void (*tl_hooks_je_free)(void *);
+
+/* jemalloc's malloc and free (hooks.h), looked up in jemalloc's own module
+ * (the process's malloc and free are ours) and checked to lie in it. */
+static void jemalloc_fast_init(void)
+{
+    TL_GUARD_SCOPE; /* dlopen and dlsym may allocate */
+    Dl_info je, m, f;
+    if (!dladdr((void *)&mallocx, &je) || !je.dli_fname) return;
+    void *h = dlopen(je.dli_fname, RTLD_LAZY | RTLD_NOLOAD);
+    if (!h) return;
+    void *pm = dlsym(h, "malloc"), *pf = dlsym(h, "free");
+    if (pm && pf && dladdr(pm, &m) && dladdr(pf, &f) && m.dli_fbase == je.dli_fbase &&
+        f.dli_fbase == je.dli_fbase) {
+        *(void **)&tl_hooks_je_malloc = pm;
+        *(void **)&tl_hooks_je_free = pf;
+    }
+    dlclose(h); /* jemalloc stays: libtensorleak.so needs it */
+}
 
 static void overcommit_init(void)
 {
@@ -361,6 +383,7 @@ TL_EXPORT void free_aligned_sized(void *p, size_t align, size_t size)
 __attribute__((constructor)) static void hooks_init(void)
 {
     overcommit_init();
+    jemalloc_fast_init();
     tl_agent_init();
 }
 

@@ -36,8 +36,9 @@ typedef int (*addr2line_fn)(const void *, int); /* PyCode_Addr2Line(code, byte o
 typedef int (*finalizing_fn)(void);             /* (_)Py_IsFinalizing */
 typedef const char *(*get_version_fn)(void);    /* Py_GetVersion */
 
+_Atomic bool tl_pyframes_on;
+
 static struct {
-    _Atomic bool enabled;
     const tl_py_layout_t *L;
     this_tstate_fn this_tstate;
     addr2line_fn addr2line;
@@ -96,7 +97,7 @@ void tl_pyframes_hide_dir(const char *dir)
 
 bool tl_pyframes_enabled(void)
 {
-    return atomic_load_explicit(&py.enabled, memory_order_acquire);
+    return atomic_load_explicit(&tl_pyframes_on, memory_order_acquire);
 }
 
 /* Appends the decimal v to s[*k..cap). */
@@ -268,7 +269,7 @@ bool tl_pyframes_init(void)
     py.str_type = str_type;
     py.eval_start = (uintptr_t)eval;
     py.eval_end = (uintptr_t)eval + sym->st_size;
-    atomic_store_explicit(&py.enabled, true, memory_order_release);
+    atomic_store_explicit(&tl_pyframes_on, true, memory_order_release);
     return true;
 }
 

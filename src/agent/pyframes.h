@@ -41,7 +41,9 @@ const tl_pyframes_cpython_t *tl_pyframes_cpython(void);
  * call again later. */
 bool tl_pyframes_init(void);
 
-/* True once tl_pyframes_init found a supported interpreter. */
+/* True once tl_pyframes_init found a supported interpreter (the flag: a
+ * relaxed load of it is the hooks' check, hooks.h). */
+extern _Atomic bool tl_pyframes_on;
 bool tl_pyframes_enabled(void);
 
 /* The OPTIONS pairs that describe the process's CPython

@@ -30,7 +30,7 @@ int tl_record_mode;
 unsigned tl_record_stack_depth = TL_CONFIG_DEPTH_DEFAULT;
 atomic_bool tl_record_cxx_full;
 
-static tl_writer_t writer;
+tl_writer_t tl_record_w;
 static tl_stack_table_t stacks;
 static const tl_config_t *cfg;
 static pthread_key_t thread_key;
@@ -63,15 +63,10 @@ static void dropped_if(bool failed)
     tally(failed, AS_OTHER, 0);
 }
 
-tl_writer_t *tl_record_writer(void)
-{
-    return &writer;
-}
-
 void tl_record_thread_begin(void)
 {
-    if (tl_tsd.cur.gen == writer.gen && tl_tsd.slot) return;
-    tl_wcursor_reset(&tl_tsd.cur, &writer, (uint32_t)gettid());
+    if (tl_tsd.cur.gen == tl_record_w.gen && tl_tsd.slot) return;
+    tl_wcursor_reset(&tl_tsd.cur, &tl_record_w, (uint32_t)gettid());
     tl_tsd.slot = tl_counters_take();
     tl_tsd.clk.left = 0;
     if (!tl_blocks_tag) tl_blocks_tag_take();
@@ -79,8 +74,8 @@ void tl_record_thread_begin(void)
     if (thread_key_ok) pthread_setspecific(thread_key, (void *)(uintptr_t)1);
     char name[17] = {0};
     prctl(PR_GET_NAME, name, 0, 0, 0);
-    dropped_if(
-        tl_writer_thread(&writer, &tl_tsd.cur, tl_clock_now(), tl_tsd.cur.tid, name, strlen(name)));
+    dropped_if(tl_writer_thread(&tl_record_w, &tl_tsd.cur, tl_clock_now(), tl_tsd.cur.tid, name,
+                                strlen(name)));
 }
 
 /* A thread ends (its key destructors run): its counter slot and chunk room
@@ -97,8 +92,8 @@ static void thread_end(void *round)
     }
     TL_GUARD_SCOPE;
     tl_counters_t *s = tl_tsd.slot;
-    if (!s || tl_tsd.cur.gen != writer.gen) return;
-    tl_wcursor_park(&writer, &tl_tsd.cur);
+    if (!s || tl_tsd.cur.gen != tl_record_w.gen) return;
+    tl_wcursor_park(&tl_record_w, &tl_tsd.cur);
     tl_tsd.slot = TL_COUNTERS_SHARED;
     tl_counters_give(s);
     tl_blocks_tag_give();
@@ -127,8 +122,8 @@ void tl_record_reset(void)
 void tl_record_module(void *arg, const tl_module_info_t *m)
 {
     (void)arg;
-    dropped_if(tl_writer_module(&writer, &tl_tsd.cur, tl_clock_now(), m->base, m->start, m->size,
-                                m->path, m->path_len, m->build_id, m->build_id_len));
+    dropped_if(tl_writer_module(&tl_record_w, &tl_tsd.cur, tl_clock_now(), m->base, m->start,
+                                m->size, m->path, m->path_len, m->build_id, m->build_id_len));
     if (m->cudart_static) tl_record_cudart_static_note(m->path, m->path_len);
 }
 
@@ -149,15 +144,15 @@ static void emit_pyframe(void *ctx, uint64_t id, uint64_t line, const char *file
     (void)ctx;
     if (file_len > TL_PYFRAME_STR_MAX) file_len = TL_PYFRAME_STR_MAX;
     if (function_len > TL_PYFRAME_STR_MAX) function_len = TL_PYFRAME_STR_MAX;
-    dropped_if(tl_writer_pyframe(&writer, &tl_tsd.cur, tl_clock_now(), id, line, file, file_len,
-                                 function, function_len));
+    dropped_if(tl_writer_pyframe(&tl_record_w, &tl_tsd.cur, tl_clock_now(), id, line, file,
+                                 file_len, function, function_len));
 }
 
 void tl_record_options(size_t n, const char **keys, const char **values)
 {
     n += tl_pyframes_options(cfg->no_python_frames, keys + n, values + n);
     python_noted = tl_pyframes_cpython() != NULL;
-    dropped_if(tl_writer_options(&writer, &tl_tsd.cur, tl_clock_now(), n, keys, values));
+    dropped_if(tl_writer_options(&tl_record_w, &tl_tsd.cur, tl_clock_now(), n, keys, values));
 }
 
 /* A libpython dlopen'ed after start (an embedding program) is found at the
@@ -206,7 +201,7 @@ static uint64_t record_frames(const uint64_t *frames, size_t n)
             break;
         }
     }
-    dropped_if(tl_writer_stack(&writer, &tl_tsd.cur, tl_clock_now(), id, frames, n));
+    dropped_if(tl_writer_stack(&tl_record_w, &tl_tsd.cur, tl_clock_now(), id, frames, n));
     return id;
 }
 
@@ -290,13 +285,13 @@ static void record_selected(uint64_t kind, const void *ptr, size_t size, uint64_
         tl_ckpt_tick(now);
         return;
     }
-    tally(tl_writer_alloc(&writer, &tl_tsd.cur, now, kind, (uintptr_t)ptr, size, id), AS_ALLOC,
+    tally(tl_writer_alloc(&tl_record_w, &tl_tsd.cur, now, kind, (uintptr_t)ptr, size, id), AS_ALLOC,
           kind);
 }
 
 /* The leak scan's view of `all` mode: every live block in the live table.
  * A block the full table could not take is counted, not classified. */
-static atomic_bool leak_scan_on;
+atomic_bool tl_record_scan_on;
 static _Atomic uint64_t scan_missed;
 static uintptr_t scan_excl[2][2];
 
@@ -315,13 +310,13 @@ bool tl_record_leak_scan_init(void)
         scan_excl[1][0] = lo;
         scan_excl[1][1] = hi;
     }
-    atomic_store(&leak_scan_on, true);
+    atomic_store(&tl_record_scan_on, true);
     return false;
 }
 
 static void scan_track(const void *ptr, size_t size)
 {
-    if (!ptr || !atomic_load_explicit(&leak_scan_on, memory_order_relaxed)) return;
+    if (!ptr || !atomic_load_explicit(&tl_record_scan_on, memory_order_relaxed)) return;
     tl_live_entry_t e = {.ptr = (uintptr_t)ptr, .size = size, .weight = size};
     if (tl_live_insert(&e)) atomic_fetch_add_explicit(&scan_missed, 1, memory_order_relaxed);
 }
@@ -329,7 +324,7 @@ static void scan_track(const void *ptr, size_t size)
 static void scan_untrack(const void *ptr)
 {
     tl_live_entry_t e;
-    if (atomic_load_explicit(&leak_scan_on, memory_order_relaxed) && tl_live_maybe(ptr))
+    if (atomic_load_explicit(&tl_record_scan_on, memory_order_relaxed) && tl_live_maybe(ptr))
         tl_live_remove((uintptr_t)ptr, &e);
 }
 
@@ -344,7 +339,7 @@ void tl_record_leak_scan(void)
 {
     bool on = true;
     /* once; frees from now on are not the scan's */
-    if (!atomic_compare_exchange_strong(&leak_scan_on, &on, false)) return;
+    if (!atomic_compare_exchange_strong(&tl_record_scan_on, &on, false)) return;
     uint64_t t0 = tl_clock_now();
     tl_leakscan_stats_t st;
     if (tl_leakscan_run((const uintptr_t(*)[2])scan_excl, emit_leak_kind, NULL, &st)) return;
@@ -367,7 +362,8 @@ void tl_record_alloc(uint64_t kind, const void *ptr, size_t size)
     } else {
         uint64_t id = tl_record_stack();
         /* The time is taken after the block exists (see writer.h). */
-        tally(tl_writer_alloc(&writer, &tl_tsd.cur, tl_clock_now(), kind, (uintptr_t)ptr, size, id),
+        tally(tl_writer_alloc(&tl_record_w, &tl_tsd.cur, tl_clock_now(), kind, (uintptr_t)ptr, size,
+                              id),
               AS_ALLOC, kind);
         scan_track(ptr, size);
     }
@@ -379,7 +375,7 @@ void tl_record_alloc_stack(uint64_t kind, const void *ptr, size_t size, const ui
 {
     tl_record_thread_begin();
     uint64_t id = record_frames(frames, n);
-    tally(tl_writer_alloc(&writer, &tl_tsd.cur, tl_clock_event(&tl_tsd.clk, foreign), kind,
+    tally(tl_writer_alloc(&tl_record_w, &tl_tsd.cur, tl_clock_event(&tl_tsd.clk, foreign), kind,
                           (uintptr_t)ptr, size, id),
           AS_ALLOC, kind);
     if (tl_record_mode == TL_MODE_ALL) scan_track(ptr, size);
@@ -397,9 +393,10 @@ static void device_record(bool is_free, uint64_t kind, uint64_t device, uint64_t
         return;
     }
     if (is_free)
-        tally(tl_writer_dfree(&writer, &tl_tsd.cur, ts, kind, ptr, device), AS_FREE, kind);
+        tally(tl_writer_dfree(&tl_record_w, &tl_tsd.cur, ts, kind, ptr, device), AS_FREE, kind);
     else
-        tally(tl_writer_dalloc(&writer, &tl_tsd.cur, ts, kind, ptr, size, stack_id, device, stream),
+        tally(tl_writer_dalloc(&tl_record_w, &tl_tsd.cur, ts, kind, ptr, size, stack_id, device,
+                               stream),
               AS_ALLOC, kind);
 }
 
@@ -429,7 +426,7 @@ void tl_record_dfree(uint64_t kind, const void *ptr, uint64_t device)
 static void write_free(uint64_t kind, const void *ptr, uint64_t ts)
 {
     /* Called before the block is released, so no reuse precedes it in time. */
-    tally(tl_writer_free(&writer, &tl_tsd.cur, ts, kind, (uintptr_t)ptr), AS_FREE, kind);
+    tally(tl_writer_free(&tl_record_w, &tl_tsd.cur, ts, kind, (uintptr_t)ptr), AS_FREE, kind);
 }
 
 /* Outside `all` mode: a block of the live table (its entry e) goes away. */
@@ -487,8 +484,8 @@ static void realloc_selected(const void *old_ptr, const void *new_ptr, size_t si
         write_free(TL_KIND_FREE, old_ptr, tl_clock_now());
         return;
     }
-    tally(tl_writer_realloc(&writer, &tl_tsd.cur, now, (uintptr_t)old_ptr, (uintptr_t)new_ptr, size,
-                            id),
+    tally(tl_writer_realloc(&tl_record_w, &tl_tsd.cur, now, (uintptr_t)old_ptr, (uintptr_t)new_ptr,
+                            size, id),
           AS_ALLOC | AS_FREE, TL_KIND_MALLOC);
 }
 
@@ -501,7 +498,7 @@ void tl_record_realloc(const void *old_ptr, const void *new_ptr, size_t size)
     } else {
         uint64_t id = tl_record_stack();
         /* Called while both blocks exist: after the new one, before freeing the old. */
-        tally(tl_writer_realloc(&writer, &tl_tsd.cur, tl_clock_now(), (uintptr_t)old_ptr,
+        tally(tl_writer_realloc(&tl_record_w, &tl_tsd.cur, tl_clock_now(), (uintptr_t)old_ptr,
                                 (uintptr_t)new_ptr, size, id),
               AS_ALLOC | AS_FREE, TL_KIND_MALLOC);
         scan_untrack(old_ptr);
@@ -520,16 +517,17 @@ static void write_counts(void)
         if (!cnt[c]) continue;
         uint64_t v[3] = {c, cnt[c], bytes[c]};
         dropped_if(
-            tl_writer_lineage(&writer, &tl_tsd.cur, tl_clock_now(), TL_REC_COUNT, v, NULL, 0));
+            tl_writer_lineage(&tl_record_w, &tl_tsd.cur, tl_clock_now(), TL_REC_COUNT, v, NULL, 0));
     }
     uint64_t v[3] = {TL_REC_COUNT_FREES, frees, 0};
-    dropped_if(tl_writer_lineage(&writer, &tl_tsd.cur, tl_clock_now(), TL_REC_COUNT, v, NULL, 0));
+    dropped_if(
+        tl_writer_lineage(&tl_record_w, &tl_tsd.cur, tl_clock_now(), TL_REC_COUNT, v, NULL, 0));
 }
 
 void tl_record_end(uint64_t reason, int status)
 {
     /* A full disk: the END and the counters go into the chunk kept for them. */
-    tl_writer_take_reserve(&writer, &tl_tsd.cur, tl_clock_now());
+    tl_writer_take_reserve(&tl_record_w, &tl_tsd.cur, tl_clock_now());
     if (cfg->mode == TL_MODE_AGGREGATE) {
         tl_ckpt_set_max_stack(atomic_load(&stacks.next_id));
         tl_ckpt_flush(tl_clock_now());
@@ -537,7 +535,7 @@ void tl_record_end(uint64_t reason, int status)
     if (cfg->mode != TL_MODE_ALL) write_counts();
     uint64_t a, f, s, d;
     tl_counters_totals(&a, &f, &s, &d);
-    tl_writer_end(&writer, &tl_tsd.cur, tl_clock_now(), reason, status, a, f, s, d);
+    tl_writer_end(&tl_record_w, &tl_tsd.cur, tl_clock_now(), reason, status, a, f, s, d);
 }
 
 /* --- lineage API support (api.c); callers hold the guard --- */
@@ -551,7 +549,7 @@ bool tl_record_api_begin(void)
 
 void tl_record_lineage(tl_rec_type_t type, const uint64_t *ints, const char *str, size_t len)
 {
-    dropped_if(tl_writer_lineage(&writer, &tl_tsd.cur, tl_clock_now(), type, ints, str, len));
+    dropped_if(tl_writer_lineage(&tl_record_w, &tl_tsd.cur, tl_clock_now(), type, ints, str, len));
 }
 
 bool tl_record_mark(uint64_t id, const char *name, size_t len)
@@ -560,7 +558,7 @@ bool tl_record_mark(uint64_t id, const char *name, size_t len)
      * before the interpreter's finalization drops the holders of blocks it
      * then leaves live (so they would look lost at exit). */
     if (len == 10 && !memcmp(name, "script_end", 10)) tl_record_leak_scan();
-    bool failed = tl_writer_mark(&writer, &tl_tsd.cur, tl_clock_now(), id, name, len);
+    bool failed = tl_writer_mark(&tl_record_w, &tl_tsd.cur, tl_clock_now(), id, name, len);
     dropped_if(failed);
     return failed;
 }
@@ -572,8 +570,8 @@ uint64_t tl_record_api_frame(const char *file, size_t file_len, const char *func
     uint64_t id = atomic_fetch_add_explicit(&next_frame, 1, memory_order_relaxed);
     if (file_len > TL_PYFRAME_STR_MAX) file_len = TL_PYFRAME_STR_MAX;
     if (function_len > TL_PYFRAME_STR_MAX) function_len = TL_PYFRAME_STR_MAX;
-    bool failed = tl_writer_pyframe(&writer, &tl_tsd.cur, tl_clock_now(), id, line, file, file_len,
-                                    function, function_len);
+    bool failed = tl_writer_pyframe(&tl_record_w, &tl_tsd.cur, tl_clock_now(), id, line, file,
+                                    file_len, function, function_len);
     dropped_if(failed);
     return failed ? 0 : TL_FRAME_PY_TAG | id;
 }
@@ -583,7 +581,8 @@ uint64_t tl_record_stack_of(const uint64_t *frames, size_t n)
     if (n > TL_REC_MAX_FRAMES) n = TL_REC_MAX_FRAMES;
     bool is_new;
     uint64_t id = tl_stack_intern(&stacks, frames, n, &is_new);
-    if (is_new) dropped_if(tl_writer_stack(&writer, &tl_tsd.cur, tl_clock_now(), id, frames, n));
+    if (is_new)
+        dropped_if(tl_writer_stack(&tl_record_w, &tl_tsd.cur, tl_clock_now(), id, frames, n));
     return id;
 }
 
@@ -592,7 +591,7 @@ void tl_record_api_device(bool is_free, uint64_t kind, uint64_t device, uint64_t
 {
     uint64_t now = tl_clock_now();
     if (!ts_ns || ts_ns > now) ts_ns = now;
-    if (tl_writer_rewind(&writer, &tl_tsd.cur, ts_ns)) {
+    if (tl_writer_rewind(&tl_record_w, &tl_tsd.cur, ts_ns)) {
         dropped_if(true);
         return;
     }

@@ -62,14 +62,52 @@ static inline bool tl_record_free_unrecorded(const void *p)
     return true;
 }
 
+/* The trace's writer (record.c; created and ended by the lifecycle), and
+ * whether `all` mode's leak scan follows every live block (record.c). */
+extern tl_writer_t tl_record_w;
+extern atomic_bool tl_record_scan_on;
+
+/* `all` mode's fast path (hooks.h, guard raised) for a plain block's
+ * packed record: an ALLOC of kind 0-2 with its stack's id known, or a FREE
+ * (kind TL_KIND_FREE, size and stack_id 0); foreign as for
+ * tl_record_alloc_stack. Writes and counts it in place when the thread is
+ * bound to the trace with its own counter slot, its chunk has room and no
+ * leak scan runs; else false: nothing was done, take the full path
+ * (tl_record_alloc_stack, tl_record_free_block). Touches no errno. */
+static inline __attribute__((always_inline)) bool
+tl_record_packed_fast(unsigned kind, uintptr_t ptr, uint64_t size, uint64_t stack_id, bool foreign)
+{
+    tl_wcursor_t *c = &tl_tsd.cur;
+    tl_counters_t *s = tl_tsd.slot;
+    if (__builtin_expect(
+            c->gen != tl_record_w.gen || !s || s == TL_COUNTERS_SHARED || !c->chunk || c->ended ||
+                tl_record_w.chunk_bytes - TL_CHUNK_HEADER_BYTES - c->used < TL_REC_PACKED_MAX ||
+                atomic_load_explicit(&tl_record_scan_on, memory_order_relaxed),
+            0))
+        return false;
+    uint64_t ts = tl_clock_event(&tl_tsd.clk, foreign); /* after the block exists (writer.h) */
+    uint8_t *data = c->chunk + TL_CHUNK_HEADER_BYTES;
+    uint8_t *end = tl_rec_packed_at(data + c->used, ts >= c->last_ts ? ts - c->last_ts : 0, kind,
+                                    ptr - c->prev_ptr, size, stack_id);
+    c->used = (uint32_t)(end - data);
+    __atomic_store_n((uint32_t *)(c->chunk + TL_CHK_USED), c->used, __ATOMIC_RELEASE);
+    if (ts > c->last_ts) c->last_ts = ts;
+    c->prev_ptr = ptr;
+    tl_ctr_add(kind == TL_KIND_FREE ? &s->frees : &s->allocs, 1);
+    return true;
+}
+
 /* Start recording with cfg (kept: it must outlive the process's tracing):
  * the stack table, the thread-end key. true = failure (mmap). */
 bool tl_record_init(const tl_config_t *cfg);
 /* A fork child: forget the parent's threads, stacks and counters before
  * its own trace is opened. Single-threaded. */
 void tl_record_reset(void);
-/* The trace's writer (created and ended by the lifecycle). */
-tl_writer_t *tl_record_writer(void);
+/* &tl_record_w, for the lifecycle (agent.c) and the API. */
+static inline tl_writer_t *tl_record_writer(void)
+{
+    return &tl_record_w;
+}
 /* Bind the calling thread to the current trace (cursor, counter slot,
  * THREAD record); cheap when it is bound already. */
 void tl_record_thread_begin(void);

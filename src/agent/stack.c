@@ -270,48 +270,6 @@ size_t tl_stack_trim(const tl_stack_buf_t *b, const uint64_t **frames, int n, si
 
 /* --- the unwind cache (stack.h) --- */
 
-static uint64_t ucache_hash(uintptr_t site, uint64_t ra, uintptr_t cfa)
-{
-    uint64_t h = (site ^ ra) * UINT64_C(0x9e3779b97f4a7c15) ^ cfa;
-    h ^= h >> 29;
-    return h * UINT64_C(0xbf58476d1ce4e5b9);
-}
-
-/* The first entry of h's set of TL_UCACHE_WAYS. */
-static size_t ucache_set(uint64_t h)
-{
-    return (size_t)(h >> (64 - TL_UCACHE_LG + 1)) * TL_UCACHE_WAYS;
-}
-
-static bool ucache_match(const tl_ucache_entry_t *e, uintptr_t site, uint64_t ra, uintptr_t cfa,
-                         size_t depth)
-{
-    if (e->site != site || e->ra != ra || e->cfa != cfa || e->depth != depth) return false;
-    /* Inside this thread's stack, above cfa (checked when filled). */
-    for (unsigned i = 0; i < e->nslots; i++)
-        if (*(const uint64_t *)(cfa + e->slot[i]) != e->raw[2 + i]) return false;
-    return true;
-}
-
-size_t tl_stack_cache_lookup(tl_stack_buf_t *b, uintptr_t site, uintptr_t cfa, size_t depth,
-                             const uint64_t **frames)
-{
-    /* The capturing function's own return address slot: always readable. */
-    uint64_t ra = *(const uint64_t *)(cfa - 8);
-    size_t set = ucache_set(ucache_hash(site, ra, cfa));
-    b->hit = NULL;
-    for (size_t w = 0; w < TL_UCACHE_WAYS; w++) {
-        tl_ucache_entry_t *e = &b->cache[set + w];
-        if (!ucache_match(e, site, ra, cfa, depth)) continue;
-        b->victim[set / TL_UCACHE_WAYS] = (uint8_t)((w + 1) % TL_UCACHE_WAYS);
-        b->hit = e;
-        b->hits++;
-        *frames = e->raw + e->first;
-        return e->k;
-    }
-    return SIZE_MAX;
-}
-
 /* This thread's stack [lo, hi), looked up once: a pthread's from its
  * attributes, the main thread's from the top glibc recorded at start and
  * RLIMIT_STACK (no stdio: pthread_getattr_np would read /proc for it). */
@@ -403,7 +361,7 @@ size_t tl_stack_cache_note(tl_stack_buf_t *b, uintptr_t site, uintptr_t cfa, siz
     size_t first = (size_t)(frames - (const uint64_t *)b->raw), last = first + k - 1;
     uint64_t ra = *(const uint64_t *)(cfa - 8);
     if (last >= TL_UCACHE_FRAMES || last < 1 || (uint64_t)b->raw[1] != ra) return k;
-    uint64_t h = ucache_hash(site, ra, cfa);
+    uint64_t h = tl_ucache_hash(site, ra, cfa);
     uint64_t *seen = &b->seen[h & ((1u << TL_UCACHE_SEEN_LG) - 1)];
     if (*seen == ~h) return k; /* refused: not cacheable */
     if (*seen != h) {          /* first miss: remember the key only */
@@ -412,7 +370,7 @@ size_t tl_stack_cache_note(tl_stack_buf_t *b, uintptr_t site, uintptr_t cfa, siz
     }
     *seen = ~h; /* until the fill succeeds */
     if (!stack_bounds(b) || cfa < b->stack_lo || cfa >= b->stack_hi) return k;
-    size_t set = ucache_set(h);
+    size_t set = tl_ucache_set(h);
     uint8_t *victim = &b->victim[set / TL_UCACHE_WAYS];
     tl_ucache_entry_t *e = &b->cache[set + *victim];
     *victim = (uint8_t)((*victim + 1) % TL_UCACHE_WAYS);

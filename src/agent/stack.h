@@ -131,11 +131,51 @@ size_t tl_stack_trim(const tl_stack_buf_t *b, const uint64_t **frames, int n, si
  * thread's live stack, readable without a check (stack.c, access_mem). */
 extern __thread uintptr_t tl_stack_unwind_sp __attribute__((tls_model("initial-exec")));
 
+static inline uint64_t tl_ucache_hash(uintptr_t site, uint64_t ra, uintptr_t cfa)
+{
+    uint64_t h = (site ^ ra) * UINT64_C(0x9e3779b97f4a7c15) ^ cfa;
+    h ^= h >> 29;
+    return h * UINT64_C(0xbf58476d1ce4e5b9);
+}
+
+/* The first entry of h's set of TL_UCACHE_WAYS. */
+static inline size_t tl_ucache_set(uint64_t h)
+{
+    return (size_t)(h >> (64 - TL_UCACHE_LG + 1)) * TL_UCACHE_WAYS;
+}
+
 /* The cache's answer for a capture at site (an address inside the
  * capturing function's inlined code) whose function has CFA cfa: the
- * frame count with *frames set, or SIZE_MAX (a miss). Sets b->hit. */
-size_t tl_stack_cache_lookup(tl_stack_buf_t *b, uintptr_t site, uintptr_t cfa, size_t depth,
-                             const uint64_t **frames);
+ * frame count with *frames set, or SIZE_MAX (a miss). Sets b->hit.
+ * Inline: it is most of a hook's capture in `all` mode. */
+static inline __attribute__((always_inline)) size_t
+tl_stack_cache_lookup(tl_stack_buf_t *b, uintptr_t site, uintptr_t cfa, size_t depth,
+                      const uint64_t **frames)
+{
+    /* The capturing function's own return address slot: always readable. */
+    uint64_t ra = *(const uint64_t *)(cfa - 8);
+    size_t set = tl_ucache_set(tl_ucache_hash(site, ra, cfa));
+    b->hit = NULL;
+    for (size_t w = 0; w < TL_UCACHE_WAYS; w++) {
+        tl_ucache_entry_t *e = &b->cache[set + w];
+        if (e->site != site || e->ra != ra || e->cfa != cfa || e->depth != depth) continue;
+        /* Each return address still in its slot (inside this thread's
+         * stack, above cfa: checked when filled). */
+        const uint32_t *o = e->slot, *end = o + e->nslots;
+        const uint64_t *v = e->raw + 2;
+        while (o != end && *(const uint64_t *)(cfa + *o) == *v) {
+            o++;
+            v++;
+        }
+        if (o != end) continue;
+        b->victim[set / TL_UCACHE_WAYS] = (uint8_t)((w + 1) % TL_UCACHE_WAYS);
+        b->hit = e;
+        b->hits++;
+        *frames = e->raw + e->first;
+        return e->k;
+    }
+    return SIZE_MAX;
+}
 /* After a miss and unw_backtrace's n raw frames (b->raw): admit the key
  * (second miss) by a checked walk of the same stack. Returns k unchanged. */
 size_t tl_stack_cache_note(tl_stack_buf_t *b, uintptr_t site, uintptr_t cfa, size_t depth, int n,

@@ -69,6 +69,34 @@ START_TEST(varint_sizes)
 }
 END_TEST
 
+/* The writer's in-place varint (branch-free below 2^28) gives
+ * tl_put_varint's bytes at every length boundary, and writes nothing past
+ * its room of TL_VARINT_MAX bytes. */
+START_TEST(varint_at_matches_put)
+{
+    uint64_t v[64 * 3 + 1];
+    size_t n = 0;
+    v[n++] = 0;
+    for (unsigned b = 0; b < 64; b++) {
+        uint64_t p = UINT64_C(1) << b;
+        v[n++] = p - 1;
+        v[n++] = p;
+        v[n++] = p | (p >> 1) | 1;
+    }
+    for (size_t i = 0; i < n; i++) {
+        uint8_t a[TL_VARINT_MAX + 4], b[16];
+        memset(a, 0xee, sizeof a);
+        tl_wbuf_t w = {b, b + sizeof b, false};
+        tl_put_varint(&w, v[i]);
+        uint8_t *end = tl_rec_varint_at(a, v[i]);
+        ck_assert_int_eq(end - a, w.p - b);
+        ck_assert_mem_eq(a, b, (size_t)(w.p - b));
+        for (size_t k = TL_VARINT_MAX; k < sizeof a; k++)
+            ck_assert_uint_eq(a[k], 0xee);
+    }
+}
+END_TEST
+
 START_TEST(varint_malformed)
 {
     /* 11 continuation bytes: longer than any uint64_t */
@@ -117,7 +145,8 @@ static Suite *make_varint_suite(void)
     TCase *tc = tcase_create("core");
     tcase_add_test(tc, varint_roundtrip);
     tcase_add_test(tc, varint_sizes);
-    tcase_add_test(tc, varint_in_buffer); /* the report's word-at-a-time varints */
+    tcase_add_test(tc, varint_in_buffer);      /* the report's word-at-a-time varints */
+    tcase_add_test(tc, varint_at_matches_put); /* the writer's packed records */
     tcase_add_test(tc, varint_malformed);
     tcase_add_test(tc, zigzag);
     tcase_add_test(tc, le_fields);

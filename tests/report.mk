@@ -33,6 +33,7 @@ TESTS += \
 	tests/integration/check_limits.sh \
 	tests/integration/check_suppressions.sh \
 	tests/integration/check_regions.sh \
+	tests/integration/check_sampled_regions.sh \
 	tests/integration/check_python.sh \
 	tests/integration/check_losses.sh \
 	tests/integration/pytest_plugin.sh \
@@ -42,6 +43,7 @@ EXTRA_DIST += \
 	tests/integration/check_limits.sh \
 	tests/integration/check_suppressions.sh \
 	tests/integration/check_regions.sh \
+	tests/integration/check_sampled_regions.sh \
 	tests/integration/check_python.sh \
 	tests/integration/check_losses.sh \
 	tests/integration/pytest_plugin.sh \

@@ -41,9 +41,8 @@ static bool python_noted;
 /* What a written record counts for, besides its being written. */
 enum { AS_OTHER = 0, AS_ALLOC = 1, AS_FREE = 2 };
 
-/* The one place a record's outcome is counted: failed = the writer could
- * not take it (dropped); else an ALLOC counts (a storage too), a FREE
- * counts, a REALLOC counts as both. */
+/* The one place a record's outcome is counted: failed = dropped; else an
+ * ALLOC counts (a storage too), a FREE counts, a REALLOC counts as both. */
 static void tally(bool failed, unsigned as, uint64_t kind)
 {
     tl_counters_t *s = tl_tsd.slot;
@@ -155,9 +154,8 @@ void tl_record_options(size_t n, const char **keys, const char **values)
     dropped_if(tl_writer_options(&tl_record_w, &tl_tsd.cur, tl_clock_now(), n, keys, values));
 }
 
-/* A libpython dlopen'ed after start (an embedding program) is found at the
- * next module rescan; one thread at a time tries. A CPython found then gets
- * an OPTIONS record of its own. */
+/* A libpython dlopen'ed after start (embedding) is found at the next module
+ * rescan, one thread at a time; a CPython found then gets its own OPTIONS. */
 static void pyframes_retry(void)
 {
     static atomic_flag busy = ATOMIC_FLAG_INIT;
@@ -170,9 +168,8 @@ static void pyframes_retry(void)
     atomic_flag_clear(&busy);
 }
 
-/* Intern and (first time) write the stack frames[0..n), with the thread's
- * Python frames merged in at the interpreter's eval loop (pyframes.h).
- * Returns its id. */
+/* Intern (and write, the first time) frames[0..n) with the thread's Python
+ * frames merged in at the interpreter's eval loop (pyframes.h); its id. */
 static uint64_t record_frames(const uint64_t *frames, size_t n)
 {
     /* The capture mapped this thread's buffers (or frames is empty). */
@@ -212,6 +209,13 @@ uint64_t tl_record_stack(void)
     return record_frames(frames, n);
 }
 
+void tl_record_sample_restart(uint64_t seed)
+{
+    tl_tsd.rng = seed ? seed : 1;
+    tl_tsd.sample_left = tl_sample_next(&tl_tsd.rng, cfg->sample_bytes);
+    tl_tsd.sample_ready = true;
+}
+
 /* Outside `all` mode: is this block to be recorded? Counts plain blocks by
  * size class (unless the hooks' fast path did), runs the byte sampler;
  * *weight = the bytes the record stands for (size / P(sampled), or size). */
@@ -226,11 +230,9 @@ static bool select_block(uint64_t kind, size_t size, uint64_t *weight)
     }
     bool hit = tl_tsd.sample_hit;
     tl_tsd.sample_hit = false;
-    if (!tl_tsd.sample_ready) {
-        tl_tsd.rng = ((uint64_t)tl_tsd.cur.tid << 32) ^ __builtin_ia32_rdtsc() ^ (uintptr_t)&tl_tsd;
-        tl_tsd.sample_left = tl_sample_next(&tl_tsd.rng, cfg->sample_bytes);
-        tl_tsd.sample_ready = true;
-    }
+    if (!tl_tsd.sample_ready)
+        tl_record_sample_restart(((uint64_t)tl_tsd.cur.tid << 32) ^ __builtin_ia32_rdtsc() ^
+                                 (uintptr_t)&tl_tsd);
     if (!hit) {
         unsigned c = tl_size_class(size);
         tl_counters_add(&tl_tsd.slot->cls_count[c], 1);
@@ -507,8 +509,7 @@ void tl_record_realloc(const void *old_ptr, const void *new_ptr, size_t size)
     errno = saved;
 }
 
-/* The exact per-class counters as COUNT records (not in `all` mode, where
- * every allocation has its record). */
+/* The exact per-class counters as COUNT records (not in `all` mode). */
 static void write_counts(void)
 {
     uint64_t cnt[TL_REC_COUNT_CLASSES], bytes[TL_REC_COUNT_CLASSES], frees;

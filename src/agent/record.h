@@ -62,6 +62,14 @@ static inline bool tl_record_free_unrecorded(const void *p)
     return true;
 }
 
+/* Restarts the calling thread's byte sampler (outside `all` mode) from
+ * seed: a fresh xorshift state and interval. The sampler is memoryless
+ * (intervals are exponential), so a restart keeps every block's chance of
+ * being sampled; a region's begin restarts it from its name (api.c) so the
+ * region's blocks are sampled alike in every run and every iteration.
+ * Needs tl_record_init; this thread's state only. */
+void tl_record_sample_restart(uint64_t seed);
+
 /* The trace's writer (record.c; created and ended by the lifecycle), and
  * whether `all` mode's leak scan follows every live block (record.c). */
 extern tl_writer_t tl_record_w;

@@ -16,6 +16,9 @@
  *   plateau N     the same without grow_site
  *   burst N       grow_site N times in one C loop, no region: a loop the
  *                 trace cannot show (no Python frames, no region boundary)
+ *   sampled N     region "step" N times: 400 blocks of 1000-15763 B (3352600 B
+ *                 in all, none big enough to be always recorded) made and
+ *                 kept inside each iteration, freed after its end
  *   exit N        leak, then exit with status N
  *   kill          leak, then die of SIGKILL
  */
@@ -80,6 +83,21 @@ static void steps(int n, int grow)
     }
 }
 
+/* Small blocks kept through each iteration of region "step": the default
+ * mode samples them; the same ones in every iteration and every run. */
+static void sampled_steps(int n)
+{
+    static void *volatile blocks[400];
+    for (int it = 0; it < n; it++) {
+        tl_region_begin("step");
+        for (int i = 0; i < 400; i++)
+            blocks[i] = malloc(1000 + 37 * (size_t)i);
+        tl_region_end("step");
+        for (int i = 0; i < 400; i++)
+            free(blocks[i]);
+    }
+}
+
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "none";
@@ -114,6 +132,8 @@ int main(int argc, char **argv)
         tl_region_end("outer");
     } else if (!strcmp(mode, "grow") || !strcmp(mode, "plateau")) {
         steps(n, !strcmp(mode, "grow"));
+    } else if (!strcmp(mode, "sampled")) {
+        sampled_steps(n);
     } else if (!strcmp(mode, "burst")) {
         for (int i = 0; i < n; i++)
             grow_site();

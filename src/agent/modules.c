@@ -136,11 +136,15 @@ static void loader_lock_find(void)
     if (n == 1) loader_lock = found;
 }
 
+/* Held when its lock word is: glibc's recursive lock sets __owner only
+ * after taking the word and clears it before the word is released, so a
+ * fork in either window left the word taken with __owner 0 (agent_stress:
+ * a child waited for ever on {__lock 2, __count 0, __owner 0}). The child's
+ * one thread called fork() outside the loader, so any holder is gone. */
 void tl_modules_fork_child(void)
 {
     pthread_mutex_t *m = loader_lock;
-    if (m && m->__data.__owner != 0 && m->__data.__owner != gettid())
-        *m = (pthread_mutex_t)PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
+    if (m && m->__data.__lock != 0) *m = (pthread_mutex_t)PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
 }
 
 struct scan_ctx {

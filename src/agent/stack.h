@@ -71,41 +71,60 @@ size_t tl_stack_capture(const uint64_t **frames, size_t depth);
  * same CFA (stack pointer) as a stack seen before is answered from the
  * cache when the stack still holds every return address of the cached
  * chain at the address where libunwind found it; else libunwind walks as
- * before. Exact, not a guess: a chain is cached only when each of its
- * frames has a fixed-size frame (no frame pointer in use, but in the
- * agent's own frames, which have fixed sizes), so each frame's CFA follows
- * from its return address and stack pointer, which the check proves frame
- * by frame from the hook's CFA up; signal frames and foreign stacks (not
- * this thread's: sigaltstack, coroutines) are never cached. A key is
- * cached on its second miss. Used by tl_stack_capture_inline (the hooks
- * in `all` mode) only. */
+ * before. Exact, not a guess: each frame's CFA is proven frame by frame
+ * from the hook's CFA up. A frame of fixed size at its return address
+ * follows from the frames further in; a frame with a frame pointer (its
+ * CFA is rbp + 16; alloca or a VLA may vary its size) from its rbp, whose
+ * value is checked where a frame further in saved it (the capturing
+ * function keeps a frame pointer, so its caller's rbp is at cfa - 16).
+ * Realigned frames (GCC's DRAP), signal frames and foreign stacks (not this
+ * thread's: sigaltstack, coroutines) are never cached. A key is cached on
+ * its second miss. Used by tl_stack_capture_inline: the hooks in `all`
+ * mode, and C++ new recorded in full outside it (hooks_cxx.c). */
 /* Chains of more raw frames are not cached. */
 #define TL_UCACHE_FRAMES  (TL_CONFIG_DEPTH_DEFAULT + TL_STACK_SLACK)
-#define TL_UCACHE_LG      6 /* 64 entries */
-#define TL_UCACHE_WAYS    2 /* per set; the other one is replaced */
-#define TL_UCACHE_SEEN_LG 8 /* keys missed once (admission) */
+#define TL_UCACHE_LG      11
+#define TL_UCACHE_WAYS_LG 2 /* 4 ways per set; the least recently filled one is replaced */
+#define TL_UCACHE_WAYS    (1u << TL_UCACHE_WAYS_LG)
+#define TL_UCACHE_SEEN_LG 12
+#define TL_UCACHE_RBP     16 /* frame-pointer frames per chain, at most */
 
 typedef struct tl_ucache_entry {
     uint64_t site, ra, cfa; /* key; site 0 = empty */
     uint64_t gen;           /* tl_stack_gen when stack_id was taken; 0 = none */
+    uint64_t native_hash;   /* XXH3-64 of the frames returned (record.c's merged ids) */
     uint64_t stack_id;      /* the native-only stack's id (record.c) */
     uint32_t depth;         /* the capture's depth */
     uint16_t first, k;      /* the frames returned: raw + first, k of them */
     uint16_t nslots;        /* raw[2 .. 2 + nslots) checked at cfa + slot[i] */
+    uint16_t nrbp;          /* rbp_val[i] checked at cfa + rbp_off[i] */
     uint64_t raw[TL_UCACHE_FRAMES];
     uint32_t slot[TL_UCACHE_FRAMES];
+    /* The frame pointers of the chain's frames that keep one: where each
+     * one's rbp is saved (by a frame further in) and its value. */
+    int32_t rbp_off[TL_UCACHE_RBP];
+    uint64_t rbp_val[TL_UCACHE_RBP];
 } tl_ucache_entry_t;
 
 /* A thread's capture buffers: in their own mapping, made on the thread's
  * first capture and unmapped at its exit (a pthread key), never in the
  * static TLS block or on the program's stack: a thread created with a
  * 16 KiB stack has its TLS carved out of those 16 KiB. */
-#define TL_STACK_PY_SCRATCH 6144
+#define TL_STACK_PY_SCRATCH   6144
+#define TL_STACK_PY_KEY_WORDS 256 /* tl_pyframes_key: 64 frames at least */
+#define TL_STACK_MERGED_LG    10  /* record.c's merged stack ids: 1024 slots */
+typedef struct tl_merged_slot {
+    uint64_t key, id, gen; /* key 0 = empty; gen: tl_stack_gen of id */
+} tl_merged_slot_t;
 typedef struct tl_stack_buf {
     void *raw[TL_REC_MAX_FRAMES + TL_STACK_SLACK]; /* unw_backtrace's output */
     uint64_t merged[TL_REC_MAX_FRAMES];            /* native + Python frames (record.c) */
     /* tl_pyframes_merge's work area (its frame ids, groups, names). */
     _Alignas(8) unsigned char py_scratch[TL_STACK_PY_SCRATCH];
+    uint64_t py_key[TL_STACK_PY_KEY_WORDS]; /* tl_pyframes_key's work area */
+    /* The merged stack's id of a cached native chain (its native_hash)
+     * under Python frames of one key (tl_pyframes_key), direct-mapped. */
+    tl_merged_slot_t merged_ids[1u << TL_STACK_MERGED_LG];
     /* The unwind cache. hit: the entry of the last capture's frames (a hit
      * or the entry just filled), NULL when they are not in the cache. */
     tl_ucache_entry_t *hit;
@@ -141,7 +160,7 @@ static inline uint64_t tl_ucache_hash(uintptr_t site, uint64_t ra, uintptr_t cfa
 /* The first entry of h's set of TL_UCACHE_WAYS. */
 static inline size_t tl_ucache_set(uint64_t h)
 {
-    return (size_t)(h >> (64 - TL_UCACHE_LG + 1)) * TL_UCACHE_WAYS;
+    return (size_t)(h >> (64 - TL_UCACHE_LG + TL_UCACHE_WAYS_LG)) << TL_UCACHE_WAYS_LG;
 }
 
 /* The cache's answer for a capture at site (an address inside the
@@ -168,6 +187,14 @@ tl_stack_cache_lookup(tl_stack_buf_t *b, uintptr_t site, uintptr_t cfa, size_t d
             v++;
         }
         if (o != end) continue;
+        /* Each frame pointer the same (saved in frames proven above). */
+        const int32_t *r = e->rbp_off, *rend = r + e->nrbp;
+        v = e->rbp_val;
+        while (r != rend && *(const uint64_t *)(cfa + (intptr_t)*r) == *v) {
+            r++;
+            v++;
+        }
+        if (r != rend) continue;
         b->victim[set / TL_UCACHE_WAYS] = (uint8_t)((w + 1) % TL_UCACHE_WAYS);
         b->hit = e;
         b->hits++;
@@ -207,6 +234,10 @@ static inline __attribute__((always_inline)) size_t tl_stack_capture_inline(cons
     }
     if (depth > TL_REC_MAX_FRAMES) depth = TL_REC_MAX_FRAMES;
     uintptr_t site, cfa = (uintptr_t)__builtin_dwarf_cfa();
+    /* A frame pointer in the capturing function: its prologue saves the
+     * caller's rbp at cfa - 16 before anything else, which the cache's
+     * check of a caller's frame pointer reads (stack.c, ucache_rbp). */
+    __asm__ volatile("" : : "r"(__builtin_frame_address(0)));
     TL_STACK_SITE(site);
     size_t k = tl_stack_cache_lookup(b, site, cfa, depth, frames);
     if (__builtin_expect(k != SIZE_MAX, 1)) return k;

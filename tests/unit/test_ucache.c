@@ -1,12 +1,14 @@
 /* test_ucache.c - unit tests of `all` mode's fast path: the per-thread
  * unwind cache (stack.c: hit, a changed chain under the same key, eviction,
- * frame-pointer frames refused, threads), the event clock's reuse of a
- * fenced read (clock.h) and the thread tags of the shadow bytes (blocks.h).
+ * frame-pointer frames proven by their saved rbp, threads), the event
+ * clock's reuse of a fenced read (clock.h) and the thread tags of the shadow
+ * bytes (blocks.h).
  *
  * Under AddressSanitizer (tools/test-all.sh builds with
- * -fno-omit-frame-pointer) every frame of ours has a frame pointer, which the
- * cache refuses by design: there the tests check that nothing is cached and
- * that the frames are still right.
+ * -fno-omit-frame-pointer) every frame of ours has a frame pointer: the
+ * cache takes such chains too (each frame pointer checked), but not those
+ * with more of them than an entry checks (TL_UCACHE_RBP): the eviction
+ * test's deep chains.
  */
 #include <config.h>
 
@@ -105,8 +107,8 @@ START_TEST(ucache_hit)
     ck_assert_uint_ge(n[0], 4);
     for (int i = 1; i < 6; i++)
         same_frames(f[0], n[0], f[i], n[i]);
-    ck_assert_uint_eq(fills() - f0, FP_FRAMES ? 0 : 1);
-    ck_assert_uint_eq(hits() - h0, FP_FRAMES ? 0 : 4);
+    ck_assert_uint_eq(fills() - f0, 1);
+    ck_assert_uint_eq(hits() - h0, 4);
 }
 END_TEST
 
@@ -128,7 +130,7 @@ START_TEST(ucache_changed_chain_is_a_miss)
     }
     const uint64_t *a = f[3], *b = f[4];
     ck_assert_uint_eq(cfa[4], cfa[3]); /* the same key: else this test shows nothing */
-    ck_assert_uint_eq(h[3] - h[1], FP_FRAMES ? 0 : 2);
+    ck_assert_uint_eq(h[3] - h[1], 2);
     ck_assert_uint_eq(h[4], h[3]);
     ck_assert_uint_eq(n[4], n[3]);
     ck_assert_uint_eq(b[1], a[1]); /* into mid, at one address */
@@ -140,9 +142,9 @@ START_TEST(ucache_changed_chain_is_a_miss)
 }
 END_TEST
 
-/* Four leaf callers (four return addresses) at 40 depths: 160 keys for 64
- * entries. The first key is evicted long before the end; captured again it
- * is still right, and taken into the cache again. */
+/* Four leaf callers (four return addresses) at DEPTHS depths: more keys
+ * than the cache has entries. The first key is evicted long before the
+ * end; captured again it is still right, and taken into the cache again. */
 static NOINL size_t leaf0(uint64_t *out)
 {
     size_t n = capture_here(out);
@@ -179,49 +181,69 @@ static NOINL size_t down(unsigned depth, unsigned leaf, uint64_t *out)
     return n;
 }
 
-#define KEYS (4 * 40)
-static uint64_t res[3][KEYS * 3][MAXF];
-static size_t nres[3][KEYS * 3];
+#define DEPTHS ((1u << TL_UCACHE_LG) / 4 + 128)
+#define KEYS   (4 * DEPTHS)
+static uint64_t key_ref[KEYS][MAXF];
+static size_t key_nref[KEYS];
 
-/* Every key reps times, from one call site of down (no branch in the loop). */
-static NOINL void capture_keys(unsigned reps, uint64_t (*out)[MAXF], size_t *n)
+/* Every key reps times, from one call site of down (no branch before it
+ * in the loop); pass 0's first capture of each key is its reference, every
+ * other one is compared with it. Returns the captures that differ. */
+static NOINL unsigned capture_keys(unsigned pass, unsigned reps)
 {
-    for (unsigned k = 0; k < KEYS; k++)
-        for (unsigned r = 0; r < reps; r++)
-            n[k * 3 + r] = down(1 + k / 4, k % 4, out[k * 3 + r]);
+    unsigned bad = 0;
+    for (unsigned k = 0; k < KEYS; k++) {
+        for (unsigned r = 0; r < reps; r++) {
+            uint64_t f[MAXF];
+            size_t n = down(1 + k / 4, k % 4, f);
+            if (pass == 0 && r == 0) {
+                key_nref[k] = n;
+                memcpy(key_ref[k], f, n * sizeof *f);
+            } else if (n != key_nref[k] || memcmp(f, key_ref[k], n * sizeof *f) != 0) {
+                bad++;
+            }
+        }
+    }
     KEEP;
+    return bad;
 }
 
 START_TEST(ucache_eviction)
 {
     tl_stack_unwind_init();
     /* Pass 0: each key three times (libunwind, filled, a hit); pass 1: each
-     * key once, after the 159 others; pass 2: twice more. */
+     * key once, after all the others; pass 2: twice more. */
     static const unsigned reps[3] = {3, 1, 2};
     uint64_t h[4], f[4];
     h[0] = hits();
     f[0] = fills();
     for (unsigned pass = 0; pass < three; pass++) {
-        capture_keys(reps[pass], res[pass], nres[pass]);
+        ck_assert_uint_eq(capture_keys(pass, reps[pass]), 0);
         h[pass + 1] = hits();
         f[pass + 1] = fills();
     }
-    for (unsigned pass = 0; pass < 3; pass++)
-        for (unsigned k = 0; k < KEYS; k++)
-            for (unsigned r = 0; r < reps[pass]; r++)
-                same_frames(res[0][k * 3], nres[0][k * 3], res[pass][k * 3 + r],
-                            nres[pass][k * 3 + r]);
-    ck_assert_uint_eq(f[1] - f[0], FP_FRAMES ? 0 : KEYS);
-    ck_assert_uint_eq(h[1] - h[0], FP_FRAMES ? 0 : KEYS);
-    /* 64 entries held at most 64 of the keys: the others were evicted. */
+    for (unsigned k = 0; k < KEYS; k++)
+        ck_assert_uint_ge(key_nref[k], 4);
+    /* Under ASan deep keys hold more frame pointers than an entry checks
+     * (TL_UCACHE_RBP): those are never cached. */
+    if (FP_FRAMES) return;
+    ck_assert_uint_eq(f[1] - f[0], KEYS);
+    ck_assert_uint_eq(h[1] - h[0], KEYS);
+    /* The entries held at most 1 << TL_UCACHE_LG of the keys: the others
+     * were evicted. */
     ck_assert_uint_le(h[2] - h[1], 1u << TL_UCACHE_LG);
-    if (!FP_FRAMES) ck_assert_uint_ge(f[3] - f[1], KEYS - (1u << TL_UCACHE_LG));
+    ck_assert_uint_ge(f[3] - f[1], KEYS - (1u << TL_UCACHE_LG));
 }
 END_TEST
 
 /* A variable-length array gives its function a frame pointer and a frame
- * whose size varies: such a chain is never cached. */
-static NOINL size_t vla_caller(unsigned n, uint64_t *out)
+ * whose size varies. Two chains under one key (the same capture CFA, the
+ * same return address into vla_mid), whose VLAs split the same bytes the
+ * other way round: once chain A (outer_a's VLA big, vla_mid's small) is
+ * cached, chain B's stack still holds A's return addresses at A's slots
+ * (stale, inside B's big VLA in vla_mid), so only vla_mid's frame pointer,
+ * checked where capture_here saved it, tells B from A. */
+static NOINL size_t vla_mid(unsigned n, uint64_t *out)
 {
     volatile char pad[n];
     pad[0] = 1;
@@ -230,19 +252,77 @@ static NOINL size_t vla_caller(unsigned n, uint64_t *out)
     return k + (size_t)pad[0] - 1;
 }
 
-START_TEST(ucache_frame_pointer_refused)
+static NOINL size_t vla_outer_a(unsigned m, unsigned n, uint64_t *out)
+{
+    volatile char pad[m];
+    pad[0] = 1;
+    size_t k = vla_mid(n, out);
+    KEEP;
+    return k + (size_t)pad[0] - 1;
+}
+
+static NOINL size_t vla_outer_b(unsigned m, unsigned n, uint64_t *out)
+{
+    volatile char pad[m];
+    pad[0] = 1;
+    size_t k = vla_mid(n, out);
+    __asm__ volatile("nop" ::: "memory");
+    return k + (size_t)pad[0] - 1;
+}
+
+START_TEST(ucache_frame_pointer_proven)
 {
     tl_stack_unwind_init();
-    uint64_t f[6][MAXF];
-    size_t n[6];
-    uint64_t f0 = fills(), h0 = hits();
-    static const unsigned size[6] = {16, 16, 16, 16, 16, 4096}; /* the last: another CFA */
-    for (unsigned i = 0; i < six; i++)
-        n[i] = vla_caller(size[i], f[i]);
-    for (int i = 1; i < 6; i++)
-        same_frames(f[0], n[0], f[i], n[i]);
-    ck_assert_uint_eq(fills(), f0);
-    ck_assert_uint_eq(hits(), h0);
+    static size_t (*const seq[6])(unsigned, unsigned, uint64_t *) = {
+        vla_outer_a, vla_outer_a, vla_outer_a, vla_outer_a, vla_outer_a, vla_outer_b};
+    static const unsigned m[6] = {4096, 4096, 4096, 4096, 4096, 16};
+    static const unsigned n[6] = {16, 16, 16, 16, 16, 4096};
+    uint64_t f[6][MAXF], h[6];
+    size_t k[6];
+    uintptr_t cfa[6];
+    for (unsigned i = 0; i < six; i++) { /* one call site */
+        k[i] = seq[i](m[i], n[i], f[i]);
+        cfa[i] = last_cfa;
+        h[i] = hits();
+    }
+    ck_assert_uint_eq(cfa[5], cfa[4]); /* the same key: else this test shows nothing */
+    for (int i = 1; i < 5; i++)
+        same_frames(f[0], k[0], f[i], k[i]);
+    ck_assert_uint_eq(h[4] - h[1], 3); /* cached at the second call, then hits */
+    ck_assert_uint_eq(h[5], h[4]);     /* B: a miss */
+    ck_assert_uint_eq(k[5], k[4]);
+    ck_assert_uint_eq(f[5][1], f[4][1]); /* into vla_mid, at one address */
+    ck_assert_uint_lt(f[5][2] - (uint64_t)(uintptr_t)&vla_outer_b, 256); /* into vla_outer_b */
+    ck_assert_uint_lt(f[4][2] - (uint64_t)(uintptr_t)&vla_outer_a, 256);
+    for (size_t i = 3; i < k[4]; i++)
+        ck_assert_uint_eq(f[5][i], f[4][i]);
+}
+END_TEST
+
+/* The entry of a cached chain with a frame pointer checks it: with the
+ * value it expects changed, the same stack is a miss. */
+static volatile unsigned seven = 7;
+
+START_TEST(ucache_frame_pointer_checked)
+{
+    tl_stack_unwind_init();
+    uint64_t f[MAXF], h[7];
+    size_t k = 0;
+    tl_ucache_entry_t *e = NULL;
+    for (unsigned i = 0; i < seven; i++) { /* one call site: libunwind, filled, 3 hits, ... */
+        if (i == 5) {
+            ck_assert_ptr_nonnull(e);
+            ck_assert_uint_ge(e->nrbp, 2); /* vla_mid's and vla_outer_a's */
+            e->rbp_val[0] ^= 16;
+        }
+        k = vla_outer_a(64, 64, f);
+        h[i] = hits();
+        if (i == 4) e = tl_stack_tbuf->hit;
+    }
+    ck_assert_uint_eq(h[4] - h[1], 3);
+    ck_assert_uint_eq(h[5], h[4]); /* the changed value: a miss */
+    ck_assert_uint_lt(f[2] - (uint64_t)(uintptr_t)&vla_outer_a, 256);
+    ck_assert_uint_ge(k, 4);
 }
 END_TEST
 
@@ -289,7 +369,7 @@ START_TEST(ucache_threads)
         pthread_join(th[k], NULL);
     for (size_t k = 0; k < THREADS; k++) {
         ck_assert_uint_eq(per_thread[k].bad, 0);
-        ck_assert_uint_eq(per_thread[k].hits, FP_FRAMES ? 0 : ROUNDS - 1); /* 2 misses */
+        ck_assert_uint_eq(per_thread[k].hits, ROUNDS - 1); /* 2 misses */
         for (size_t j = 0; j < k; j++)
             ck_assert_ptr_ne(per_thread[k].buf, per_thread[j].buf);
     }
@@ -407,7 +487,8 @@ static Suite *make_ucache_suite(void)
     tcase_add_test(tc, ucache_hit);
     tcase_add_test(tc, ucache_changed_chain_is_a_miss);
     tcase_add_test(tc, ucache_eviction);
-    tcase_add_test(tc, ucache_frame_pointer_refused);
+    tcase_add_test(tc, ucache_frame_pointer_proven);
+    tcase_add_test(tc, ucache_frame_pointer_checked);
     tcase_add_test(tc, ucache_threads);
     suite_add_tcase(s, tc);
     TCase *tt = tcase_create("time");

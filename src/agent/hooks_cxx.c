@@ -78,7 +78,27 @@ static inline bool cuda_libs_new(uintptr_t ra)
     return tl_cudalibs_in_cxx_runtime(ra) && cxx_runtime_caller_is_cuda();
 }
 
-static inline void *cxx_new(const char *name, bool aligned, bool nothrow, size_t size, size_t align)
+/* Outside `all` mode, a new recorded in full (record.h): the stack is
+ * captured here, in the hook, as `all` mode's hooks do, so that the unwind
+ * cache keyed by the hook's return address and stack pointer answers a
+ * repeated one (a TensorImpl's, an autograd node's: a few hundred stacks
+ * repeated every step of a training loop). */
+static inline __attribute__((always_inline)) void *tracked_new_full(size_t size)
+{
+    void *p = raw_alloc(size, 0);
+    if (p) {
+        TL_GUARD_SCOPE; /* libunwind may allocate on a thread's first unwind */
+        int saved = errno;
+        const uint64_t *frames;
+        size_t n = tl_stack_capture_inline(&frames, tl_record_stack_depth);
+        tl_record_alloc_new_full(p, size, frames, n);
+        errno = saved;
+    }
+    return p;
+}
+
+static inline __attribute__((always_inline)) void *cxx_new(const char *name, bool aligned,
+                                                           bool nothrow, size_t size, size_t align)
 {
     uint64_t kind = aligned ? TL_KIND_MEMALIGN : TL_KIND_MALLOC;
     int flags = 0;
@@ -86,16 +106,16 @@ static inline void *cxx_new(const char *name, bool aligned, bool nothrow, size_t
     void *p;
     if (tl_tsd.guard || !tl_agent_recording()) {
         p = raw_alloc(size, flags);
-    } else {
-        /* Under PyTorch, new'd blocks (a tensor's TensorImpl among them) keep
-         * their stacks outside `all` mode too (record.h); not those the CUDA
-         * libraries allocate for themselves (a kernel launch's, a
+    } else if (!aligned && tl_record_mode != TL_MODE_ALL &&
+               atomic_load_explicit(&tl_record_cxx_full, memory_order_relaxed) &&
+               !cuda_libs_new((uintptr_t)__builtin_return_address(0))) {
+        /* Under PyTorch, new'd blocks (a tensor's TensorImpl among them)
+         * keep their stacks outside `all` mode too (record.h); not those the
+         * CUDA libraries allocate for themselves (a kernel launch's, a
          * std::string of theirs that libstdc++ grows). */
-        if (!aligned && atomic_load_explicit(&tl_record_cxx_full, memory_order_relaxed) &&
-            !cuda_libs_new((uintptr_t)__builtin_return_address(0)))
-            tl_tsd.force_full = true;
+        p = tracked_new_full(size);
+    } else {
         p = tracked_alloc(kind, size, size, flags);
-        tl_tsd.force_full = false;
     }
     if (UNLIKELY(!p)) p = cxx_new_retry(name, aligned, nothrow, kind, size, align);
     return p;

@@ -18,6 +18,7 @@ libtlagent_la_SOURCES = \
 	src/agent/config.c src/agent/config.h \
 	src/agent/counters.c src/agent/counters.h \
 	src/agent/record.c src/agent/record.h \
+	src/agent/record_scan.c src/agent/record_scan.h \
 	src/agent/tsd.c src/agent/tsd.h \
 	src/agent/endsig.c src/agent/endsig.h \
 	src/agent/modules.c src/agent/modules.h \

@@ -19,6 +19,8 @@
 #include <stdatomic.h>
 #include <string.h>
 #include <sys/mman.h>
+#define XXH_INLINE_ALL  /* inlined: each Python frame of every recorded stack is hashed (hot path) \
+                         */
 #include <xxhash.h>
 
 #define MAX_PY_FRAMES 256
@@ -460,6 +462,60 @@ static inline __attribute__((always_inline)) void walk(walk_t *w, const tl_py_la
          * incomplete): each stands for one native eval frame. */
         if (entry && w->ngroups < MAX_PY_FRAMES) w->group_end[w->ngroups++] = w->nids;
     }
+}
+
+/* tl_pyframes_key's walk: the words of each frame frame_read finds (a
+ * shown frame: code, file, first line, instruction and entry flag; another:
+ * its flags) into k; the count, or SIZE_MAX when they do not fit. */
+static inline __attribute__((always_inline)) size_t key_walk(uint64_t *k, const tl_py_layout_t *L,
+                                                             const int chain, const char *f)
+{
+    size_t n = 0;
+    for (size_t steps = 0; f && steps < 4 * MAX_PY_FRAMES; f = ptr_at(f, L->f_previous), steps++) {
+        if (n + 4 > TL_STACK_PY_KEY_WORDS) return SIZE_MAX;
+        int lasti = 0;
+        bool entry;
+        const char *code;
+        frame_t what = frame_read(L, chain, f, &code, &lasti, &entry);
+        if (what == FRAME_END) break;
+        uint64_t flags = (uint64_t)entry << 62 | (uint64_t)(what == FRAME_SHOW) << 63;
+        if (what == FRAME_SHOW) {
+            k[n++] = (uint64_t)(uintptr_t)code;
+            k[n++] = (uint64_t)(uintptr_t)ptr_at(code, L->co_filename);
+            k[n++] = (uint64_t)(int64_t)int_at(code, L->co_firstlineno);
+        }
+        k[n++] = flags | (uint32_t)lasti;
+    }
+    return n;
+}
+
+uint64_t tl_pyframes_key(void)
+{
+    tl_stack_buf_t *buf = tl_stack_tbuf;
+    if (!buf || !tl_pyframes_enabled() || py.finalizing()) return 0;
+    const tl_py_layout_t *L = py.L;
+    const char *ts = py.this_tstate();
+    if (!ts) return 0;
+    const char *f = ptr_at(ts, L->ts_frame);
+    if (L->cf_current != TL_PY_NONE) {
+        if (!f) return 0;
+        f = ptr_at(f, L->cf_current);
+    }
+    size_t n;
+    switch (L->chain) {
+    case TL_PY_CHAIN_FRAME_OBJECT:
+        n = key_walk(buf->py_key, L, TL_PY_CHAIN_FRAME_OBJECT, f);
+        break;
+    case TL_PY_CHAIN_IS_ENTRY:
+        n = key_walk(buf->py_key, L, TL_PY_CHAIN_IS_ENTRY, f);
+        break;
+    default:
+        n = key_walk(buf->py_key, L, TL_PY_CHAIN_CSTACK, f);
+        break;
+    }
+    if (n == 0 || n == SIZE_MAX) return 0;
+    uint64_t h = XXH3_64bits(buf->py_key, n * sizeof buf->py_key[0]);
+    return h ? h : 1;
 }
 
 size_t tl_pyframes_merge(const uint64_t *native, size_t n, uint64_t *out, size_t max,

@@ -53,6 +53,16 @@ bool tl_pyframes_enabled(void);
  * the count (1 when the process has no CPython). */
 size_t tl_pyframes_options(bool no_python_frames, const char **keys, const char **values);
 
+/* A 64-bit key of the calling thread's Python frames as tl_pyframes_merge
+ * sees them: per frame its code object, instruction, file and first line,
+ * and which frames end an eval call's group. For the same native frames,
+ * equal keys give equal merged frames (the frames' ids are fixed once
+ * interned, until tl_pyframes_reset). 0 = no key: Python frames off or
+ * none, or more than fit the thread's key buffer (tl_stack_buf_t.py_key).
+ * Reads the interpreter's frames only: no interning, no record. Needs the
+ * thread's capture buffers (tl_stack_tbuf). Same safety as merge. */
+uint64_t tl_pyframes_key(void);
+
 /* Merges the calling thread's Python frames into the native stack
  * native[0..n) (return addresses, innermost first): each native frame in the
  * eval loop is replaced by the Python frames it runs (innermost first);

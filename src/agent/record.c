@@ -9,7 +9,6 @@
 
 #include "agent/record.h"
 
-#include <dlfcn.h>
 #include <errno.h>
 #include <limits.h>
 #include <pthread.h>
@@ -21,7 +20,7 @@
 #include "agent/checkpoint.h"
 #include "agent/cudart_static.h"
 #include "agent/clock.h"
-#include "agent/leakscan.h"
+#include "agent/record_scan.h"
 #include "agent/modules.h"
 #include "agent/pyframes.h"
 #include "agent/stack.h"
@@ -173,7 +172,26 @@ static void pyframes_retry(void)
 static uint64_t record_frames(const uint64_t *frames, size_t n)
 {
     /* The capture mapped this thread's buffers (or frames is empty). */
-    uint64_t *merged = tl_stack_tbuf ? tl_stack_tbuf->merged : NULL;
+    tl_stack_buf_t *b = tl_stack_tbuf;
+    uint64_t *merged = b ? b->merged : NULL;
+    /* A native stack the unwind cache answered (or just took). */
+    tl_ucache_entry_t *e = tl_stack_cache_entry_of(frames);
+    uint64_t gen = atomic_load_explicit(&tl_stack_gen, memory_order_relaxed);
+    /* Its chain seen before under the same Python frames: the merged
+     * stack's id, without merging and hashing it again (a C++ new under
+     * torch: a training step's few hundred stacks, every step). */
+    tl_merged_slot_t *ms = NULL;
+    uint64_t mkey = 0;
+    if (e && merged) {
+        uint64_t pk = tl_pyframes_key();
+        if (pk) {
+            mkey = e->native_hash ^ pk * UINT64_C(0x9e3779b97f4a7c15);
+            mkey ^= mkey >> 31;
+            mkey += !mkey;
+            ms = &b->merged_ids[mkey & ((1u << TL_STACK_MERGED_LG) - 1)];
+            if (ms->key == mkey && ms->gen == gen) return ms->id;
+        }
+    }
     size_t nm =
         merged ? tl_pyframes_merge(frames, n, merged, TL_REC_MAX_FRAMES, emit_pyframe, NULL) : 0;
     /* Python frames only asked for and none (a C thread): the native stack. */
@@ -182,23 +200,24 @@ static uint64_t record_frames(const uint64_t *frames, size_t n)
     if (!native_only) {
         frames = merged;
         n = nm;
+        e = NULL;
     }
-    /* A native stack the unwind cache answered (or just took) keeps its id there. */
-    tl_ucache_entry_t *e = native_only ? tl_stack_cache_entry_of(frames) : NULL;
-    uint64_t gen = atomic_load_explicit(&tl_stack_gen, memory_order_relaxed);
+    /* A native stack from the cache keeps its id in the entry. */
     if (e && e->gen == gen) return e->stack_id;
     bool is_new;
     uint64_t id = tl_stack_intern(&stacks, frames, n, &is_new);
     if (e) tl_stack_cache_set_id(e, id, gen);
-    if (!is_new) return id;
-    for (size_t i = 0; i < n; i++) {
-        if (!(frames[i] & TL_FRAME_PY_TAG) && !tl_modules_contains(frames[i])) {
-            tl_modules_scan(false, true, tl_record_module, NULL);
-            if (native_only) pyframes_retry();
-            break;
+    if (is_new) {
+        for (size_t i = 0; i < n; i++) {
+            if (!(frames[i] & TL_FRAME_PY_TAG) && !tl_modules_contains(frames[i])) {
+                tl_modules_scan(false, true, tl_record_module, NULL);
+                if (native_only) pyframes_retry();
+                break;
+            }
         }
+        dropped_if(tl_writer_stack(&tl_record_w, &tl_tsd.cur, tl_clock_now(), id, frames, n));
     }
-    dropped_if(tl_writer_stack(&tl_record_w, &tl_tsd.cur, tl_clock_now(), id, frames, n));
+    if (ms) *ms = (tl_merged_slot_t){.key = mkey, .id = id, .gen = gen};
     return id;
 }
 
@@ -266,15 +285,20 @@ static bool enter_live(tl_live_entry_t *e, uint64_t kind, const void *ptr, size_
     return true;
 }
 
-/* Outside `all` mode: record a selected block (its stack, then the ALLOC
- * record or, in aggregate mode, the site totals). Plain blocks (every block
- * in aggregate mode) enter the live table so that their free is recorded. */
-static void record_selected(uint64_t kind, const void *ptr, size_t size, uint64_t weight)
+/* The stack of a block select_block chose: numpy's buffers' Python frames
+ * only (their native ones are numpy's; BENCHMARKS.md W8), else a capture. */
+static uint64_t selected_stack(uint64_t kind)
 {
-    /* numpy: Python frames only (its native ones are numpy's; BENCHMARKS.md W8) */
-    bool np = kind == TL_KIND_STORAGE_NUMPY;
-    uint64_t id = np ? tl_record_py_stack() : tl_record_stack();
-    uint64_t now = np ? tl_record_py_time() : tl_clock_now();
+    return kind == TL_KIND_STORAGE_NUMPY ? tl_record_py_stack() : tl_record_stack();
+}
+
+/* Outside `all` mode: record a selected block (the ALLOC record with stack
+ * id, or in aggregate mode the site totals). Plain blocks (every block in
+ * aggregate mode) enter the live table so that their free is recorded. */
+static void record_selected(uint64_t kind, const void *ptr, size_t size, uint64_t weight,
+                            uint64_t id)
+{
+    uint64_t now = kind == TL_KIND_STORAGE_NUMPY ? tl_record_py_time() : tl_clock_now();
     tl_live_entry_t e;
     bool aggregate = tl_record_mode == TL_MODE_AGGREGATE;
     if ((aggregate || !tl_kind_is_storage(kind)) &&
@@ -291,45 +315,6 @@ static void record_selected(uint64_t kind, const void *ptr, size_t size, uint64_
           kind);
 }
 
-/* The leak scan's view of `all` mode: every live block in the live table.
- * A block the full table could not take is counted, not classified. */
-atomic_bool tl_record_scan_on;
-static _Atomic uint64_t scan_missed;
-static uintptr_t scan_excl[2][2];
-
-bool tl_record_leak_scan_init(void)
-{
-    /* 1M slots (58 MB of address space, touched as blocks come): room for
-     * the ~330,000 blocks `import torch` leaves live, at 1/3 load. */
-    if (tl_live_init_lg(20)) return true;
-    uintptr_t lo, hi;
-    if (!tl_modules_range_of((uintptr_t)&tl_leakscan_run, &lo, &hi)) {
-        scan_excl[0][0] = lo;
-        scan_excl[0][1] = hi;
-    }
-    void *je = dlsym(RTLD_DEFAULT, "mallocx"); /* jemalloc's own module */
-    if (je && !tl_modules_range_of((uintptr_t)je, &lo, &hi)) {
-        scan_excl[1][0] = lo;
-        scan_excl[1][1] = hi;
-    }
-    atomic_store(&tl_record_scan_on, true);
-    return false;
-}
-
-static void scan_track(const void *ptr, size_t size)
-{
-    if (!ptr || !atomic_load_explicit(&tl_record_scan_on, memory_order_relaxed)) return;
-    tl_live_entry_t e = {.ptr = (uintptr_t)ptr, .size = size, .weight = size};
-    if (tl_live_insert(&e)) atomic_fetch_add_explicit(&scan_missed, 1, memory_order_relaxed);
-}
-
-static void scan_untrack(const void *ptr)
-{
-    tl_live_entry_t e;
-    if (atomic_load_explicit(&tl_record_scan_on, memory_order_relaxed) && tl_live_maybe(ptr))
-        tl_live_remove((uintptr_t)ptr, &e);
-}
-
 static void emit_leak_kind(void *ctx, uint64_t ptr, unsigned kind)
 {
     (void)ctx;
@@ -339,15 +324,8 @@ static void emit_leak_kind(void *ctx, uint64_t ptr, unsigned kind)
 
 void tl_record_leak_scan(void)
 {
-    bool on = true;
-    /* once; frees from now on are not the scan's */
-    if (!atomic_compare_exchange_strong(&tl_record_scan_on, &on, false)) return;
-    uint64_t t0 = tl_clock_now();
-    tl_leakscan_stats_t st;
-    if (tl_leakscan_run((const uintptr_t(*)[2])scan_excl, emit_leak_kind, NULL, &st)) return;
-    uint64_t v[6] = {TL_LEAKSCAN_VERSION, st.blocks,           atomic_load(&scan_missed),
-                     st.root_bytes,       tl_clock_now() - t0, st.lost_blocks};
-    tl_record_lineage(TL_REC_LEAKSCAN, v, NULL, 0);
+    uint64_t v[6];
+    if (tl_record_scan_classify(emit_leak_kind, v)) tl_record_lineage(TL_REC_LEAKSCAN, v, NULL, 0);
 }
 
 void tl_record_alloc(uint64_t kind, const void *ptr, size_t size)
@@ -356,19 +334,26 @@ void tl_record_alloc(uint64_t kind, const void *ptr, size_t size)
     tl_record_thread_begin();
     if (tl_record_mode != TL_MODE_ALL) {
         uint64_t weight;
-        if (tl_tsd.force_full) {
-            tl_tsd.force_full = false;
-            if (size < TL_CONFIG_BIG_MIN && kind == TL_KIND_MALLOC) kind = TL_KIND_NEW_FULL;
-        }
-        if (select_block(kind, size, &weight)) record_selected(kind, ptr, size, weight);
+        if (select_block(kind, size, &weight))
+            record_selected(kind, ptr, size, weight, selected_stack(kind));
     } else {
         uint64_t id = tl_record_stack();
         /* The time is taken after the block exists (see writer.h). */
         tally(tl_writer_alloc(&tl_record_w, &tl_tsd.cur, tl_clock_now(), kind, (uintptr_t)ptr, size,
                               id),
               AS_ALLOC, kind);
-        scan_track(ptr, size);
+        tl_record_scan_track(ptr, size);
     }
+    errno = saved;
+}
+
+void tl_record_alloc_new_full(const void *ptr, size_t size, const uint64_t *frames, size_t n)
+{
+    int saved = errno;
+    tl_record_thread_begin();
+    uint64_t kind = size < TL_CONFIG_BIG_MIN ? TL_KIND_NEW_FULL : TL_KIND_MALLOC, weight;
+    if (select_block(kind, size, &weight))
+        record_selected(kind, ptr, size, weight, record_frames(frames, n));
     errno = saved;
 }
 
@@ -380,7 +365,7 @@ void tl_record_alloc_stack(uint64_t kind, const void *ptr, size_t size, const ui
     tally(tl_writer_alloc(&tl_record_w, &tl_tsd.cur, tl_clock_event(&tl_tsd.clk, foreign), kind,
                           (uintptr_t)ptr, size, id),
           AS_ALLOC, kind);
-    if (tl_record_mode == TL_MODE_ALL) scan_track(ptr, size);
+    if (tl_record_mode == TL_MODE_ALL) tl_record_scan_track(ptr, size);
 }
 
 static void device_record(bool is_free, uint64_t kind, uint64_t device, uint64_t stream,
@@ -447,7 +432,7 @@ void tl_record_free_block(uint64_t kind, const void *ptr, bool foreign)
     int saved = errno;
     tl_record_thread_begin();
     if (tl_record_mode == TL_MODE_ALL) {
-        scan_untrack(ptr);
+        tl_record_scan_untrack(ptr);
         write_free(kind, ptr, tl_clock_event(&tl_tsd.clk, foreign));
         errno = saved;
         return;
@@ -476,7 +461,7 @@ static void realloc_selected(const void *old_ptr, const void *new_ptr, size_t si
     bool new_rec = select_block(TL_KIND_MALLOC, size, &weight);
     if (tl_record_mode == TL_MODE_AGGREGATE || !old_rec || !new_rec) {
         if (old_rec) forget_live(TL_KIND_FREE, old_ptr, &old);
-        if (new_rec) record_selected(TL_KIND_MALLOC, new_ptr, size, weight);
+        if (new_rec) record_selected(TL_KIND_MALLOC, new_ptr, size, weight, tl_record_stack());
         return;
     }
     uint64_t id = tl_record_stack();
@@ -503,8 +488,8 @@ void tl_record_realloc(const void *old_ptr, const void *new_ptr, size_t size)
         tally(tl_writer_realloc(&tl_record_w, &tl_tsd.cur, tl_clock_now(), (uintptr_t)old_ptr,
                                 (uintptr_t)new_ptr, size, id),
               AS_ALLOC | AS_FREE, TL_KIND_MALLOC);
-        scan_untrack(old_ptr);
-        scan_track(new_ptr, size);
+        tl_record_scan_untrack(old_ptr);
+        tl_record_scan_track(new_ptr, size);
     }
     errno = saved;
 }

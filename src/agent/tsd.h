@@ -22,7 +22,6 @@ typedef struct tl_tsd {
     int guard;                /* > 0: we are inside the agent; hooks pass through */
     bool sample_ready;        /* sample_left holds a drawn interval */
     bool sample_hit;          /* the fast path just counted a sampled block */
-    bool force_full;          /* the next block is recorded in full (C++ new under torch) */
     int64_t sample_left;      /* bytes until this thread's next sample */
     uint64_t rng;             /* xorshift state of the sampler */
     tl_wcursor_t cur;         /* this thread's chunk in the current trace */

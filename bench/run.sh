@@ -154,6 +154,12 @@ timeit=$tmp/timeit
 # Unit costs of the agent's hot path; optional (needs libunwind's header).
 micro=0
 if "$CC" -O2 -g -o "$tmp/micro_costs" "$here/micro_costs.c" -lunwind 2>/dev/null; then micro=1; fi
+# The Python package as `make install` leaves it: byte-compiled (users'
+# runs after their first have the .pyc files; src/python has none, and with
+# PYTHONDONTWRITEBYTECODE=1 every run would compile it again, ~20 ms).
+pydir=$tmp/python
+cp -R "$repo/src/python" "$pydir"
+"$PYTHON" -m compileall -q "$pydir" >/dev/null 2>&1 || say "bench: cannot byte-compile the Python package"
 results=$tmp/results.tsv # workload config round wall_s rss_kib inner_s trace_bytes events
 : >"$results"
 
@@ -164,7 +170,7 @@ run_one() {
     local w=$1 c=$2 r=$3
     shift 3
     local tag="$w-$c-$r" pfx=()
-    local pyenv=(TENSORLEAK_PYTHON_DIR="$repo/src/python" PYTHONPATH="$repo/src/python${PYTHONPATH:+:$PYTHONPATH}")
+    local pyenv=(TENSORLEAK_PYTHON_DIR="$pydir" PYTHONPATH="$pydir${PYTHONPATH:+:$PYTHONPATH}")
     case $c in
     plain) ;;
     jemalloc) pfx=(env LD_PRELOAD="$JEMALLOC") ;;

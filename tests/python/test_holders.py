@@ -1,0 +1,129 @@
+"""test_holders.py - unit test of the shortcuts tensorleak._holders takes
+at a report point, each checked against the plain way it replaces: module
+files resolved per directory (_realpath) against os.path.realpath on a tree
+of symbolic links, dangling links, loops, missing and non-directory
+components, relative and unclean paths; a module file linked from a library
+directory into the program's still a root (_roots). Run by holders_unit.sh
+under each interpreter it finds."""
+import os
+import sys
+import tempfile
+import types
+
+from tensorleak import _holders
+
+failures = []
+
+
+def check(ok, what):
+    if not ok:
+        failures.append(what)
+        print("FAIL: " + what)
+
+
+def make_tree(t):
+    """Files, directories and symbolic links under t; [paths to resolve]."""
+    def mk(p, text="x = 1\n"):
+        os.makedirs(os.path.dirname(p), exist_ok=True)
+        with open(p, "w") as f:
+            f.write(text)
+
+    for p in ("lib/pkg/mod.py", "lib/pkg/sub/deep.py", "prog/real.py", "prog/other.py"):
+        mk(os.path.join(t, p))
+    links = {
+        "lib/pkg/into_prog.py": os.path.join(t, "prog/real.py"),  # a library file linked into the program
+        "prog/into_lib.py": "../lib/pkg/mod.py",  # and the other way, relative
+        "lib/pkg/chain.py": "into_prog.py",
+        "lib/pkg/dangling.py": os.path.join(t, "nowhere.py"),
+        "lib/pkg/self.py": "self.py",
+        "linkdir": "lib",  # a directory link
+        "lib/up": "../prog",
+        "lib/pkg/deeplink": "sub",
+        "loop1": "loop2",
+        "loop2": "loop1",
+        "rel": "lib/pkg/../pkg",
+    }
+    for name, target in links.items():
+        os.symlink(target, os.path.join(t, name))
+    names = [
+        "lib/pkg/mod.py", "lib/pkg/into_prog.py", "prog/into_lib.py", "lib/pkg/chain.py",
+        "lib/pkg/dangling.py", "lib/pkg/self.py", "linkdir/pkg/mod.py", "linkdir/pkg/into_prog.py",
+        "lib/up/real.py", "lib/up/into_lib.py", "lib/pkg/deeplink/deep.py", "rel/mod.py",
+        "loop1/x.py", "loop1/../prog/real.py", "loop1/a/../../prog/real.py", "lib/missing.py",
+        "missing/x.py", "missing/../prog/real.py", "lib/pkg/mod.py/x.py", "lib/pkg/mod.py/../mod.py",
+        "lib/pkg/../pkg/mod.py", "linkdir/../prog/real.py", "lib/./pkg//mod.py", "lib/pkg/",
+        "lib/pkg/.", "lib/pkg/..", "lib//pkg/into_prog.py", "lib/pkg/sub/../into_prog.py",
+    ]
+    out = [os.path.join(t, n) for n in names]
+    out += ["//" + out[0].lstrip("/"), "/", "/nowhere.py", t + "/", t + "/./lib/up/../pkg/mod.py"]
+    return out
+
+
+def test_realpath(t):
+    paths = make_tree(t)
+    for order in (paths, paths[::-1], paths[1::2] + paths[::2]):
+        dirs = {}
+        for p in order:
+            got, want = _holders._realpath(p, dirs), os.path.realpath(p)
+            check(got == want, f"_realpath({p!r}) = {got!r}, realpath says {want!r}")
+    # relative paths, from inside the tree
+    here = os.getcwd()
+    try:
+        os.chdir(os.path.join(t, "lib/pkg"))
+        rel = ["mod.py", "into_prog.py", "../up/real.py", "../../linkdir/pkg/mod.py", "sub/deep.py",
+               "./mod.py", "../../loop1/x.py", "", ".", ".."]
+        dirs = {}
+        for p in rel + rel:
+            got, want = _holders._realpath(p, dirs), os.path.realpath(p)
+            check(got == want, f"_realpath({p!r}) from lib/pkg = {got!r}, realpath says {want!r}")
+    finally:
+        os.chdir(here)
+    for p in (os.path.join(t, "lib/pkg/a\0b.py"), os.path.join(t, "lib/a\0b/mod.py")):
+        got, want = outcome(_holders._realpath, p, {}), outcome(os.path.realpath, p)
+        check(got == want, f"_realpath of a path with a NUL: {got}, realpath: {want}")
+
+
+def outcome(fn, *args):
+    """fn(*args), or the repr of the ValueError it raised."""
+    try:
+        return fn(*args)
+    except ValueError as exc:
+        return repr(exc)
+
+
+def test_roots(t):
+    """A module file in the library directory linked into the program's is
+    the program's (a root); one in the program's directory linked into the
+    library is not; one reached through a directory link into the library
+    is not."""
+    mods = {"tl_test_in_prog": "lib/pkg/into_prog.py", "tl_test_in_lib": "prog/into_lib.py",
+            "tl_test_via_dirlink": "linkdir/pkg/mod.py", "tl_test_plain": "prog/other.py",
+            "tl_test_lib": "lib/pkg/mod.py"}
+    real_prefixes = _holders._library_prefixes
+    _holders._library_prefixes = lambda: real_prefixes() + (os.path.realpath(os.path.join(t, "lib")),)
+    try:
+        for name, rel in mods.items():
+            m = types.ModuleType(name)
+            m.__file__ = os.path.join(t, rel)
+            sys.modules[name] = m
+        got = sorted(name for name, _ in _holders._roots() if name.startswith("tl_test_"))
+    finally:
+        _holders._library_prefixes = real_prefixes
+        for name in mods:
+            sys.modules.pop(name, None)
+    want = ["tl_test_in_prog", "tl_test_plain"]
+    check(got == want, f"_roots: {got}, want {want}")
+
+
+def main():
+    with tempfile.TemporaryDirectory() as t:
+        test_realpath(t)
+        test_roots(t)
+    if failures:
+        return 1
+    print(f"test_holders: passed on {sys.version.split()[0]}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

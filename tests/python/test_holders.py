@@ -3,14 +3,19 @@ at a report point, each checked against the plain way it replaces: module
 files resolved per directory (_realpath) against os.path.realpath on a tree
 of symbolic links, dangling links, loops, missing and non-directory
 components, relative and unclean paths; a module file linked from a library
-directory into the program's still a root (_roots). Run by holders_unit.sh
-under each interpreter it finds."""
+directory into the program's still a root (_roots); the classes deriving
+from a class found through type.__subclasses__ (_subclass_ids, _unreached)
+against issubclass. With torch: a tensor of a subclass defined after
+import, held only by a reference cycle, still found (_cycles). Run by
+holders_unit.sh under each interpreter it finds; the torch part where torch
+imports."""
+import gc
 import os
 import sys
 import tempfile
 import types
 
-from tensorleak import _holders
+from tensorleak import _agent, _holders
 
 failures = []
 
@@ -115,13 +120,131 @@ def test_roots(t):
     check(got == want, f"_roots: {got}, want {want}")
 
 
+class Walked:
+    """A walk (the seen() of _paths.Walk) that reached the given objects."""
+
+    def __init__(self, objs):
+        self.parent = {id(o): None for o in objs}
+
+    def seen(self, obj):
+        return id(obj) in self.parent
+
+
+def test_subclasses():
+    """_subclass_ids finds the classes issubclass finds: made later, by
+    type(), with a metaclass, through a second base, given a base by
+    __bases__ assignment; none for a metaclass's own __subclasscheck__.
+    _unreached keeps gc's order."""
+    class Base:
+        pass
+
+    class Child(Base):
+        pass
+
+    class Other:
+        pass
+
+    class Meta(type):
+        pass
+
+    made = [Base, Child, Other]
+    made.append(type("Late", (Child,), {}))  # made after the others, by type()
+    made.append(Meta("WithMeta", (Base,), {}))
+
+    class Mixed(Other, made[3]):
+        pass
+
+    made.append(Mixed)
+
+    class Rebased(Other):
+        pass
+
+    Rebased.__bases__ = (Child,)  # a class given another base later
+    made.append(Rebased)
+    ids, classes = _holders._subclass_ids(Base)
+    want = {id(k) for k in made if issubclass(k, Base)}
+    check(ids == want, "_subclass_ids(Base): %s, want %s" % (
+        sorted(classes[i].__name__ for i in ids), sorted(k.__name__ for k in made if id(k) in want)))
+
+    class Checking(type):
+        def __subclasscheck__(cls, sub):
+            return True
+
+    check(_holders._subclass_ids(Checking("Odd", (), {})) == (None, None),
+          "_subclass_ids of a class whose metaclass has __subclasscheck__: not (None, None)")
+    # _unreached: what the walk did not reach of gc's objects, in gc's order
+    objs = [k() for k in made if k is not Other for _ in range(3)]
+    w = Walked(objs[::2])
+    got = _holders._unreached(w, Base)
+    want = [o for o in gc.get_objects() if issubclass(type(o), Base) and not w.seen(o)]
+    check(got == want and len(got) == len(objs) // 2,
+          f"_unreached: {len(got)} objects, want {len(want)} ({len(objs) // 2} made)")
+
+
+class Rec:
+    """An agent table that records a report point's calls."""
+    size = 1 << 20
+
+    def __init__(self):
+        self.holds = {}
+        self.whys = {}
+
+    def snapshot_hold(self, snap, base, nbytes, held, obj):
+        self.holds[base] = held
+
+    def snapshot_view(self, *args):
+        pass
+
+    def snapshot_why(self, snap, base, covered, cause, text):
+        self.whys[base] = text.decode() if text else ""
+
+
+def test_cycles(torch):
+    """A tensor of a subclass of torch.Tensor defined after import, held
+    only by a reference cycle, is a cycle storage."""
+    from tensorleak import _torch
+
+    class Late(torch.Tensor):
+        pass
+
+    class Later(Late):
+        pass
+
+    was = gc.isenabled()
+    gc.disable()  # the cycle must stay until the report point
+    try:
+        bases = []
+        for k in (Late, Later):
+            ring = {"t": torch.zeros(1000).as_subclass(k)}
+            ring["self"] = ring
+            bases.append(_torch.storage_of(ring["t"])[0])
+            ring = None
+        rec = Rec()
+        _holders.describe(rec, 1)
+    finally:
+        if was:
+            gc.enable()
+    for k, base in zip(("Late", "Later"), bases):
+        check(rec.holds.get(base) == _agent.HELD_CYCLE and
+              rec.whys.get(base, "").startswith("held only by a reference cycle"),
+              f"a {k} tensor held by a dict cycle: held {rec.holds.get(base)}, {rec.whys.get(base)!r}")
+
+
 def main():
     with tempfile.TemporaryDirectory() as t:
         test_realpath(t)
         test_roots(t)
+    test_subclasses()
+    try:
+        import torch
+    except ImportError:
+        torch = None
+    if torch is not None:
+        test_cycles(torch)
     if failures:
         return 1
-    print(f"test_holders: passed on {sys.version.split()[0]}")
+    print(f"test_holders: passed on {sys.version.split()[0]}" +
+          (f" with torch {torch.__version__}" if torch is not None else " (no torch)"))
     return 0
 
 

@@ -18,6 +18,7 @@ and what was skipped is said in one note in the trace ("lineage for 3
 tensors skipped: 2 meta, 1 sparse_coo"), never on the program's stderr.
 """
 import gc
+import itertools
 import os
 import stat
 import sys
@@ -324,13 +325,50 @@ def _name_graph_holders(w, storages, tensor_type, saved, how):
             s.why = (graph_text(path[0], names, field), path[1])
 
 
+def _subclass_ids(cls):
+    """({ids} of cls and of the classes deriving from it now, the classes by
+    id): the classes issubclass(k, cls) is true of, found from cls down
+    through type.__subclasses__ (the classes naming a class among their
+    bases) rather than by asking of every class: the same classes but
+    where a metaclass's own mro() puts cls in the __mro__ of a class that
+    does not derive from it (none known does). (None, None) when cls's
+    metaclass has a __subclasscheck__ of its own (issubclass runs it).
+    Keep the classes while the ids are used."""
+    for k in type.__dict__["__mro__"].__get__(type(cls)):
+        if k is type:
+            break
+        if "__subclasscheck__" in type.__dict__["__dict__"].__get__(k):
+            return None, None
+    classes, todo = {id(cls): cls}, [cls]
+    while todo:
+        for sub in type.__subclasses__(todo.pop()):
+            if id(sub) not in classes:
+                classes[id(sub)] = sub
+                todo.append(sub)
+    return {i for i, k in classes.items() if issubclass(k, cls)}, classes
+
+
+def _unreached(w, tensor_type):
+    """[the tensors gc tracks that walk w did not reach], in gc's order; the
+    list is their only reference from here (the list of every object gc
+    tracks is gone when this returns)."""
+    ids, classes = _subclass_ids(tensor_type)
+    objs = gc.get_objects()
+    if ids is None:
+        return [o for o in objs if issubclass(type(o), tensor_type) and not w.seen(o)]
+    # ~100k objects: each one's class is looked up in C, not asked of
+    # issubclass; by id, so that no metaclass's own __hash__ or __eq__ runs
+    return [o for o in itertools.compress(objs, map(ids.__contains__, map(id, map(type, objs))))
+            if not w.seen(o)]
+
+
 def _cycles(w, storages, tensor_type, skipped, module_dicts):
     """Storages of tensors no root reaches that only a reference cycle
     keeps: added to storages as cycle storages. Returns a note or None."""
     from tensorleak import _torch
 
     # one reference each, from this list only (garbage() counts on it)
-    cands = [o for o in gc.get_objects() if issubclass(type(o), tensor_type) and not w.seen(o)]
+    cands = _unreached(w, tensor_type)
     note = None
     if len(cands) > _paths.MAX_CANDIDATES:
         note = f"holders: {len(cands)} unreached tensors, {_paths.MAX_CANDIDATES} examined for cycles"

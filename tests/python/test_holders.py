@@ -1,14 +1,17 @@
-"""test_holders.py - unit test of the shortcuts tensorleak._holders takes
-at a report point, each checked against the plain way it replaces: module
-files resolved per directory (_realpath) against os.path.realpath on a tree
-of symbolic links, dangling links, loops, missing and non-directory
-components, relative and unclean paths; a module file linked from a library
-directory into the program's still a root (_roots); the classes deriving
-from a class found through type.__subclasses__ (_subclass_ids, _unreached)
-against issubclass. With torch: a tensor of a subclass defined after
-import, held only by a reference cycle, still found (_cycles). Run by
-holders_unit.sh under each interpreter it finds; the torch part where torch
-imports."""
+"""test_holders.py - unit test of the shortcuts tensorleak._holders and
+_torch take at a report point, each checked against the plain way it
+replaces: module files resolved per directory (_realpath) against
+os.path.realpath on a tree of symbolic links, dangling links, loops,
+missing and non-directory components, relative and unclean paths; a module
+file linked from a library directory into the program's still a root
+(_roots); the classes deriving from a class found through
+type.__subclasses__ (_subclass_ids, _unreached) against issubclass. With
+torch: a tensor of a subclass defined after import, held only by a
+reference cycle, still found (_cycles); what saved_by_autograd finds
+before and after backward(), with retain_graph, and on a custom Function's
+ctx, reading at most one freed-tensor error per node. Run by
+holders_unit.sh under each interpreter it finds; the torch part where
+torch imports."""
 import gc
 import os
 import sys
@@ -230,6 +233,76 @@ def test_cycles(torch):
               f"a {k} tensor held by a dict cycle: held {rec.holds.get(base)}, {rec.whys.get(base)!r}")
 
 
+def saved_fields(roots):
+    """sorted [(node type name, field)] of what saved_by_autograd finds."""
+    from tensorleak import _torch
+
+    how = []
+    _torch.saved_by_autograd(roots, how)
+    return sorted((names[-1], field) for _, names, field in how)
+
+
+def test_saved(torch):
+    """What a graph saved, each tensor once, before backward() and after
+    backward(retain_graph=True); after backward() the leaves AccumulateGrad
+    feeds only, at most one freed-tensor error read per node; a custom
+    Function's ctx (a Python class) read past an error of its own."""
+    from tensorleak import _torch
+
+    x = torch.randn(4, 5, requires_grad=True)
+    w = torch.randn(5, 3, requires_grad=True)
+    r = (x @ w).relu()
+    y = (r * r).sum()
+    want = sorted([("AccumulateGrad", "variable")] * 2 + [
+        ("MmBackward0", "_saved_mat2"), ("MmBackward0", "_saved_self"),
+        ("MulBackward0", "_saved_other"), ("MulBackward0", "_saved_self"),
+        ("ReluBackward0", "_saved_result")])
+    got = saved_fields([y])
+    check(got == want, f"saved before backward: {got}")
+    y.backward(retain_graph=True)
+    got = saved_fields([y])
+    check(got == want, f"saved after backward(retain_graph=True): {got}")
+    y.backward()  # frees what every node saved
+    errors = []
+
+    def profile(frame, event, arg):
+        if event == "c_exception" and arg is getattr:
+            errors.append(frame.f_code.co_name)
+
+    how = []
+    sys.setprofile(profile)
+    try:
+        out = _torch.saved_by_autograd([y], how)
+    finally:
+        sys.setprofile(None)
+    got = [(names[-1], field) for _, names, field in how]
+    check(sorted(map(id, out)) == sorted([id(x), id(w)]) and
+          got == [("AccumulateGrad", "variable")] * 2, f"saved after backward: {got}, want the leaves")
+    # Mm, Relu and Mul saved tensors, Mm and Mul two each
+    check(len(errors) <= 3, f"{len(errors)} freed-tensor errors read from 3 nodes")
+
+    class Scale(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, a):
+            ctx.save_for_backward(a)
+            return a * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2
+
+    def freed(ctx):
+        raise RuntimeError(_torch.FREED + ". Saved intermediate values of the graph are freed")
+
+    Scale._backward_cls._saved_a = property(freed)
+    Scale._backward_cls._saved_c = property(lambda ctx: ctx.kept)
+    z = Scale.apply(torch.ones(3, requires_grad=True)).sum()
+    z.grad_fn.next_functions[0][0].kept = torch.ones(2)
+    z.backward()
+    got = saved_fields([z])
+    check(("ScaleBackward", "_saved_c") in got, f"a custom Function's ctx after backward: {got}")
+
+
 def main():
     with tempfile.TemporaryDirectory() as t:
         test_realpath(t)
@@ -241,6 +314,7 @@ def main():
         torch = None
     if torch is not None:
         test_cycles(torch)
+        test_saved(torch)
     if failures:
         return 1
     print(f"test_holders: passed on {sys.version.split()[0]}" +

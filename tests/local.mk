@@ -180,6 +180,8 @@ EXTRA_DIST += tests/integration/holders_unseen.sh tests/integration/holders_unse
 	tests/workloads/unseen/u21_model_and_optimizer.py
 TESTS += tests/integration/holders_paths.sh
 EXTRA_DIST += tests/integration/holders_paths.sh tests/python/test_paths.py
+TESTS += tests/integration/holders_unit.sh
+EXTRA_DIST += tests/integration/holders_unit.sh tests/python/test_holders.py
 
 # CUDA: check --region --device --max-peak at the device's own peak (cuda)
 TESTS += tests/integration/cuda_region_peak.sh

@@ -18,7 +18,9 @@ and what was skipped is said in one note in the trace ("lineage for 3
 tensors skipped: 2 meta, 1 sparse_coo"), never on the program's stderr.
 """
 import gc
+import itertools
 import os
+import stat
 import sys
 import sysconfig
 import time
@@ -30,8 +32,9 @@ from tensorleak import _agent, _cover, _paths
 
 def _library_prefixes():
     out = set()
+    paths = sysconfig.get_paths()
     for key in ("stdlib", "platstdlib", "purelib", "platlib"):
-        p = sysconfig.get_paths().get(key)
+        p = paths.get(key)
         if p:
             out.add(os.path.realpath(p))
     for p in sys.path:
@@ -51,10 +54,77 @@ def _module_dict(mod):
     return d if type(d) is dict else None
 
 
+def _strict_dir(d):
+    """os.path.realpath(d) with a slash after it when every component of d
+    is there and no symbolic link loop cut its resolution short, else None."""
+    try:
+        real = os.path.realpath(d, strict=True)
+    except (OSError, TypeError):  # missing, a loop; TypeError: no strict before 3.10
+        return None
+    return real if real.endswith("/") else real + "/"
+
+
+def _real_dir(d, dirs):
+    """_strict_dir(d) of a directory d written with a slash after it. An
+    absolute d that ends in a plain name is resolved from its parent: a
+    name lstat finds to be a directory (not a symbolic link) resolves to
+    itself under its parent's realpath, so each directory costs one lstat,
+    not one per component of each path. dirs caches the answers of one
+    _roots call."""
+    real = dirs.get(d, False)
+    if real is not False:
+        return real
+    real = None
+    if d == "/":
+        real = d
+    elif d.startswith("/"):
+        parent, _, name = d[:-1].rpartition("/")
+        up = _real_dir(parent + "/", dirs) if name not in ("", ".", "..") else False
+        if up is False:
+            real = _strict_dir(d)
+        elif up is not None:
+            try:
+                mode = os.lstat(up + name).st_mode
+            except OSError:  # not there: realpath itself, file by file
+                mode = 0
+            if stat.S_ISDIR(mode):
+                real = up + name + "/"
+            elif stat.S_ISLNK(mode):
+                real = _strict_dir(d)
+    else:
+        real = _strict_dir(d)
+    dirs[d] = real
+    return real
+
+
+def _realpath(f, dirs):
+    """os.path.realpath(f), with f's directory resolved once per _roots call
+    (_real_dir; dirs caches it): realpath lstats every component of a path,
+    and ~800 module files share ~130 directories. realpath resolves a path
+    component by component, so once f's directory resolved strictly, f
+    resolves to it joined with f's last name unless that name is itself a
+    symbolic link (or "", ".", ".."): then, and wherever in doubt,
+    realpath itself (a NUL in f: an error, or not, as realpath decides)."""
+    if "\0" in f:
+        return os.path.realpath(f)
+    i = f.rfind("/") + 1
+    head, tail = f[:i], f[i:]
+    real = _real_dir(head, dirs)
+    if real is None or tail in ("", ".", ".."):
+        return os.path.realpath(f)
+    path = real + tail
+    try:
+        link = stat.S_ISLNK(os.lstat(path).st_mode)
+    except OSError:  # what realpath does with a name it cannot lstat
+        link = False
+    return os.path.realpath(f) if link else path
+
+
 def _roots():
     """[(module name, namespace)] of the program's own modules: __main__ and
     modules outside the Python installation and tensorleak."""
     prefixes = _library_prefixes()
+    dirs = {}
     roots = []
     for name, mod in list(sys.modules.items()):
         d = _module_dict(mod)
@@ -66,7 +136,7 @@ def _roots():
         f = d.get("__file__")
         if type(f) is not str or not f or type(name) is not str or name.startswith("tensorleak"):
             continue
-        real = os.path.realpath(f)
+        real = _realpath(f, dirs)
         if not real.startswith(prefixes):
             roots.append((name, d))
     return roots
@@ -255,13 +325,50 @@ def _name_graph_holders(w, storages, tensor_type, saved, how):
             s.why = (graph_text(path[0], names, field), path[1])
 
 
+def _subclass_ids(cls):
+    """({ids} of cls and of the classes deriving from it now, the classes by
+    id): the classes issubclass(k, cls) is true of, found from cls down
+    through type.__subclasses__ (the classes naming a class among their
+    bases) rather than by asking of every class: the same classes but
+    where a metaclass's own mro() puts cls in the __mro__ of a class that
+    does not derive from it (none known does). (None, None) when cls's
+    metaclass has a __subclasscheck__ of its own (issubclass runs it).
+    Keep the classes while the ids are used."""
+    for k in type.__dict__["__mro__"].__get__(type(cls)):
+        if k is type:
+            break
+        if "__subclasscheck__" in type.__dict__["__dict__"].__get__(k):
+            return None, None
+    classes, todo = {id(cls): cls}, [cls]
+    while todo:
+        for sub in type.__subclasses__(todo.pop()):
+            if id(sub) not in classes:
+                classes[id(sub)] = sub
+                todo.append(sub)
+    return {i for i, k in classes.items() if issubclass(k, cls)}, classes
+
+
+def _unreached(w, tensor_type):
+    """[the tensors gc tracks that walk w did not reach], in gc's order; the
+    list is their only reference from here (the list of every object gc
+    tracks is gone when this returns)."""
+    ids, classes = _subclass_ids(tensor_type)
+    objs = gc.get_objects()
+    if ids is None:
+        return [o for o in objs if issubclass(type(o), tensor_type) and not w.seen(o)]
+    # ~100k objects: each one's class is looked up in C, not asked of
+    # issubclass; by id, so that no metaclass's own __hash__ or __eq__ runs
+    return [o for o in itertools.compress(objs, map(ids.__contains__, map(id, map(type, objs))))
+            if not w.seen(o)]
+
+
 def _cycles(w, storages, tensor_type, skipped, module_dicts):
     """Storages of tensors no root reaches that only a reference cycle
     keeps: added to storages as cycle storages. Returns a note or None."""
     from tensorleak import _torch
 
     # one reference each, from this list only (garbage() counts on it)
-    cands = [o for o in gc.get_objects() if issubclass(type(o), tensor_type) and not w.seen(o)]
+    cands = _unreached(w, tensor_type)
     note = None
     if len(cands) > _paths.MAX_CANDIDATES:
         note = f"holders: {len(cands)} unreached tensors, {_paths.MAX_CANDIDATES} examined for cycles"

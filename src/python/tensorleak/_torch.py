@@ -173,6 +173,14 @@ def add_tensor(storages, t, make, extent_fn, autograd=False):
     return None
 
 
+# What a saved tensor's getter raises once backward() freed it (torch's
+# ERR_BACKWARD_TWICE, the same text in 1.13 and 2.x; C++ stack traces, when
+# TORCH_SHOW_CPP_STACKTRACES=1, come after it)
+FREED = ("Trying to backward through the graph a second time (or directly access saved "
+         "tensors after they have already been freed)")
+_HEAPTYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE: a class made by a class statement (or type())
+
+
 def saved_by_autograd(tensors, how=None):
     """Tensors saved for backward in the graphs of the given tensors. how: a
     list to fill, one entry per tensor returned, with (the given tensor whose
@@ -208,12 +216,22 @@ def saved_by_autograd(tensors, how=None):
                 out.append(leaf)
                 if how is not None:
                     how.append((root, names, "variable"))
+            # torch's own node: a static C type, not a Python class; its
+            # _saved_* getters are generated (gen_autograd_functions.py)
+            generated = not type.__dict__["__flags__"].__get__(type(node)) & _HEAPTYPE
             for name in attrs:
                 if not name.startswith("_saved_"):
                     continue
                 try:
                     value = getattr(node, name)
-                except Exception:  # freed by backward(), or not a tensor
+                except Exception as exc:  # freed by backward(), or not a tensor
+                    if generated and type(exc) is RuntimeError and str(exc).startswith(FREED):
+                        # backward() released every tensor this node saved at
+                        # once (its generated release_variables): the others
+                        # raise the same, its other fields (sizes, scalars) are
+                        # no tensors. One raise is enough: on torch 1.13 each
+                        # costs ~1 ms (c10::Error takes a C++ backtrace)
+                        break
                     continue
                 for v in value if type(value) in (tuple, list) else (value,):
                     if issubclass(type(v), tensor):

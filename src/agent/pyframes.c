@@ -19,8 +19,7 @@
 #include <stdatomic.h>
 #include <string.h>
 #include <sys/mman.h>
-#define XXH_INLINE_ALL  /* inlined: each Python frame of every recorded stack is hashed (hot path) \
-                         */
+#define XXH_INLINE_ALL /* inlined: every Python frame of a recorded stack is hashed */
 #include <xxhash.h>
 
 #define MAX_PY_FRAMES 256

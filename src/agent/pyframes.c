@@ -488,18 +488,30 @@ static inline __attribute__((always_inline)) size_t key_walk(uint64_t *k, const 
     return n;
 }
 
+/* The calling thread's innermost Python frame, where its chain starts
+ * (frame_read); NULL when Python frames are off or the thread runs none. */
+static const char *innermost_frame(void)
+{
+    if (!tl_pyframes_enabled()) return NULL;
+    /* Once the interpreter finalises it frees every thread state, those of
+     * daemon threads still running C code included (their thread-specific
+     * pointer then dangles): no Python frames from then on. atexit
+     * callbacks (the script_end report point) run before this is set. */
+    if (py.finalizing()) return NULL;
+    const tl_py_layout_t *L = py.L;
+    const char *ts = py.this_tstate();
+    if (!ts) return NULL;
+    const char *f = ptr_at(ts, L->ts_frame);
+    if (f && L->cf_current != TL_PY_NONE) f = ptr_at(f, L->cf_current);
+    return f;
+}
+
 uint64_t tl_pyframes_key(void)
 {
     tl_stack_buf_t *buf = tl_stack_tbuf;
-    if (!buf || !tl_pyframes_enabled() || py.finalizing()) return 0;
+    const char *f = buf ? innermost_frame() : NULL;
+    if (!f) return 0;
     const tl_py_layout_t *L = py.L;
-    const char *ts = py.this_tstate();
-    if (!ts) return 0;
-    const char *f = ptr_at(ts, L->ts_frame);
-    if (L->cf_current != TL_PY_NONE) {
-        if (!f) return 0;
-        f = ptr_at(f, L->cf_current);
-    }
     size_t n;
     switch (L->chain) {
     case TL_PY_CHAIN_FRAME_OBJECT:
@@ -520,20 +532,9 @@ uint64_t tl_pyframes_key(void)
 size_t tl_pyframes_merge(const uint64_t *native, size_t n, uint64_t *out, size_t max,
                          tl_pyframe_emit_fn emit, void *ctx)
 {
-    if (!tl_pyframes_enabled()) return 0;
-    /* Once the interpreter finalises it frees every thread state, those of
-     * daemon threads still running C code included (their thread-specific
-     * pointer then dangles): no Python frames from then on. atexit
-     * callbacks (the script_end report point) run before this is set. */
-    if (py.finalizing()) return 0;
+    const char *f = innermost_frame();
+    if (!f) return 0;
     const tl_py_layout_t *L = py.L;
-    const char *ts = py.this_tstate();
-    if (!ts) return 0;
-    const char *f = ptr_at(ts, L->ts_frame);
-    if (L->cf_current != TL_PY_NONE) {
-        if (!f) return 0;
-        f = ptr_at(f, L->cf_current);
-    }
     tl_stack_buf_t *buf = tl_stack_buf_get();
     if (!buf) return 0;
     walk_t *w = &((merge_scratch_t *)(void *)buf->py_scratch)->walk;

@@ -7,13 +7,4 @@
 # generator's frame is a gc referent before 3.11, not since).
 . "$TL_SRCDIR/tests/integration/lib.sh"
 root=${PYENV_ROOT:-$HOME/.pyenv}
-n=0
-for py in "$PYTHON3" "$root"/versions/3.1[0-3].*/bin/python3.1[0-3]; do
-    case $py in *t/bin/*) continue ;; esac
-    [ -x "$py" ] || continue
-    PYTHONPATH="$TL_SRCDIR/src/python" "$py" "$TL_SRCDIR/tests/python/test_paths.py" ||
-        fail "test_paths.py under $py"
-    n=$((n + 1))
-done
-[ $n -gt 0 ] || skip "no interpreter"
-echo "ok: $n interpreters"
+py_units test_paths.py "$PYTHON3" "$root"/versions/3.1[0-3].*/bin/python3.1[0-3]

@@ -7,14 +7,5 @@
 # byte an error since 3.10, rewritten in 3.13).
 . "$TL_SRCDIR/tests/integration/lib.sh"
 root=${PYENV_ROOT:-$HOME/.pyenv}
-n=0
-for py in "$PYTHON3" /opt/venv-torch2/bin/python "$root"/versions/3.[89].*/bin/python3.[89] \
-    "$root"/versions/3.1[0-3].*/bin/python3.1[0-3]; do
-    case $py in *t/bin/*) continue ;; esac
-    [ -x "$py" ] || continue
-    PYTHONPATH="$TL_SRCDIR/src/python" "$py" "$TL_SRCDIR/tests/python/test_holders.py" ||
-        fail "test_holders.py under $py"
-    n=$((n + 1))
-done
-[ $n -gt 0 ] || skip "no interpreter"
-echo "ok: $n interpreters"
+py_units test_holders.py "$PYTHON3" /opt/venv-torch2/bin/python \
+    "$root"/versions/3.[89].*/bin/python3.[89] "$root"/versions/3.1[0-3].*/bin/python3.1[0-3]

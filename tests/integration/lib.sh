@@ -33,6 +33,24 @@ preload_py() {
 }
 
 # make_tmp: a private directory removed on exit; cd into it.
+# py_units FILE PY...: tests/python/FILE under each interpreter PY that is
+# there (free-threaded "t" builds left out), the package on PYTHONPATH;
+# fails at the first that fails, skips when none ran.
+py_units() {
+    _file=$1
+    shift
+    _n=0
+    for _py in "$@"; do
+        case $_py in *t/bin/*) continue ;; esac
+        [ -x "$_py" ] || continue
+        PYTHONPATH="$TL_SRCDIR/src/python" "$_py" "$TL_SRCDIR/tests/python/$_file" ||
+            fail "$_file under $_py"
+        _n=$((_n + 1))
+    done
+    [ $_n -gt 0 ] || skip "no interpreter"
+    echo "ok: $_n interpreters"
+}
+
 make_tmp() {
     TMP=$(mktemp -d "${TMPDIR:-/tmp}/tl-test.XXXXXX") || hard_error "mktemp"
     trap 'rm -rf "$TMP"' EXIT

@@ -91,7 +91,8 @@ static inline __attribute__((always_inline)) void *tracked_new_full(size_t size)
         int saved = errno;
         const uint64_t *frames;
         size_t n = tl_stack_capture_inline(&frames, tl_record_stack_depth);
-        tl_record_alloc_new_full(p, size, frames, n);
+        tl_record_alloc_captured(size < TL_CONFIG_BIG_MIN ? TL_KIND_NEW_FULL : TL_KIND_MALLOC, p,
+                                 size, frames, n);
         errno = saved;
     }
     return p;
@@ -184,7 +185,15 @@ TL_EXPORT void *_ZN3c109alloc_cpuEm(size_t nbytes)
         p = nbytes ? mallocx(nbytes, MALLOCX_ALIGN(64)) : NULL;
         if (p) tl_blocks_mark(p);
     }
-    if (track && p && nbytes) tl_record_alloc(TL_KIND_STORAGE_C10, p, nbytes);
+    if (track && p && nbytes) {
+        /* Captured here, as a new recorded in full is (tracked_new_full):
+         * a training loop's storages repeat their stacks every step. */
+        int saved = errno;
+        const uint64_t *frames;
+        size_t n = tl_stack_capture_inline(&frames, tl_record_stack_depth);
+        errno = saved;
+        tl_record_alloc_captured(TL_KIND_STORAGE_C10, p, nbytes, frames, n);
+    }
     return p;
 }
 

@@ -180,7 +180,7 @@ static uint64_t record_frames(const uint64_t *frames, size_t n)
     /* Its chain seen before under the same Python frames: the merged
      * stack's id, without merging and hashing it again (a C++ new under
      * torch: a training step's few hundred stacks, every step). */
-    tl_merged_slot_t *ms = NULL;
+    size_t set = SIZE_MAX;
     uint64_t mkey = 0;
     if (e && merged) {
         uint64_t pk = tl_pyframes_key();
@@ -188,8 +188,10 @@ static uint64_t record_frames(const uint64_t *frames, size_t n)
             mkey = e->native_hash ^ pk * UINT64_C(0x9e3779b97f4a7c15);
             mkey ^= mkey >> 31;
             mkey += !mkey;
-            ms = &b->merged_ids[mkey & ((1u << TL_STACK_MERGED_LG) - 1)];
-            if (ms->key == mkey && ms->gen == gen) return ms->id;
+            set = mkey & ((1u << TL_STACK_MERGED_LG) - TL_STACK_MERGED_WAYS);
+            for (unsigned w = 0; w < TL_STACK_MERGED_WAYS; w++)
+                if (b->merged_key[set + w] == mkey && b->merged_val[set + w].gen == gen)
+                    return b->merged_val[set + w].id;
         }
     }
     size_t nm =
@@ -217,7 +219,13 @@ static uint64_t record_frames(const uint64_t *frames, size_t n)
         }
         dropped_if(tl_writer_stack(&tl_record_w, &tl_tsd.cur, tl_clock_now(), id, frames, n));
     }
-    if (ms) *ms = (tl_merged_slot_t){.key = mkey, .id = id, .gen = gen};
+    if (set != SIZE_MAX) { /* first in its set; the set's oldest goes */
+        const size_t older = TL_STACK_MERGED_WAYS - 1;
+        memmove(&b->merged_key[set + 1], &b->merged_key[set], older * sizeof b->merged_key[0]);
+        memmove(&b->merged_val[set + 1], &b->merged_val[set], older * sizeof b->merged_val[0]);
+        b->merged_key[set] = mkey;
+        b->merged_val[set] = (tl_merged_val_t){.id = id, .gen = gen};
+    }
     return id;
 }
 
@@ -328,6 +336,16 @@ void tl_record_leak_scan(void)
     if (tl_record_scan_classify(emit_leak_kind, v)) tl_record_lineage(TL_REC_LEAKSCAN, v, NULL, 0);
 }
 
+/* `all` mode: the ALLOC record of a block whose stack has id id. */
+static void record_all(uint64_t kind, const void *ptr, size_t size, uint64_t id)
+{
+    /* The time is taken after the block exists (see writer.h). */
+    tally(
+        tl_writer_alloc(&tl_record_w, &tl_tsd.cur, tl_clock_now(), kind, (uintptr_t)ptr, size, id),
+        AS_ALLOC, kind);
+    tl_record_scan_track(ptr, size);
+}
+
 void tl_record_alloc(uint64_t kind, const void *ptr, size_t size)
 {
     int saved = errno;
@@ -337,22 +355,20 @@ void tl_record_alloc(uint64_t kind, const void *ptr, size_t size)
         if (select_block(kind, size, &weight))
             record_selected(kind, ptr, size, weight, selected_stack(kind));
     } else {
-        uint64_t id = tl_record_stack();
-        /* The time is taken after the block exists (see writer.h). */
-        tally(tl_writer_alloc(&tl_record_w, &tl_tsd.cur, tl_clock_now(), kind, (uintptr_t)ptr, size,
-                              id),
-              AS_ALLOC, kind);
-        tl_record_scan_track(ptr, size);
+        record_all(kind, ptr, size, tl_record_stack());
     }
     errno = saved;
 }
 
-void tl_record_alloc_new_full(const void *ptr, size_t size, const uint64_t *frames, size_t n)
+void tl_record_alloc_captured(uint64_t kind, const void *ptr, size_t size, const uint64_t *frames,
+                              size_t n)
 {
     int saved = errno;
     tl_record_thread_begin();
-    uint64_t kind = size < TL_CONFIG_BIG_MIN ? TL_KIND_NEW_FULL : TL_KIND_MALLOC, weight;
-    if (select_block(kind, size, &weight))
+    uint64_t weight;
+    if (tl_record_mode == TL_MODE_ALL)
+        record_all(kind, ptr, size, record_frames(frames, n));
+    else if (select_block(kind, size, &weight))
         record_selected(kind, ptr, size, weight, record_frames(frames, n));
     errno = saved;
 }

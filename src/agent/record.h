@@ -138,13 +138,16 @@ void tl_record_leak_scan(void);
 /* Events. kind is a tl_kind_t; ptr non-NULL; size as requested. They keep
  * the caller's errno. */
 void tl_record_alloc(uint64_t kind, const void *ptr, size_t size);
-/* Outside `all` mode, a C++ operator new block of size bytes once
- * tl_record_cxx_full is set: recorded in full, never sampled (kind
- * TL_KIND_NEW_FULL, or TL_KIND_MALLOC from TL_CONFIG_BIG_MIN bytes), with
- * the stack the hook captured itself (tl_stack_capture_inline, so that the
- * unwind cache can answer it): frames[0..n) innermost first, skip ranges
- * already dropped; Python frames are merged in here. Keeps errno. */
-void tl_record_alloc_new_full(const void *ptr, size_t size, const uint64_t *frames, size_t n);
+/* A block that every mode records, whatever the sampler says, with the
+ * stack its hook captured itself (tl_stack_capture_inline, so that the
+ * unwind cache can answer a repeated one): frames[0..n) innermost first,
+ * skip ranges already dropped; Python frames are merged in here. Kinds: a
+ * CPU storage (TL_KIND_STORAGE_C10), and outside `all` mode a C++ operator
+ * new once tl_record_cxx_full is set, recorded in full and never sampled
+ * (TL_KIND_NEW_FULL, or TL_KIND_MALLOC from TL_CONFIG_BIG_MIN bytes).
+ * Keeps errno. */
+void tl_record_alloc_captured(uint64_t kind, const void *ptr, size_t size, const uint64_t *frames,
+                              size_t n);
 /* `all` mode, with the stack the hook captured itself (tl_stack_capture_inline):
  * frames[0..n) innermost first, skip ranges already dropped. foreign:
  * tl_blocks_foreign right after the block was marked live (false lets the

@@ -386,19 +386,34 @@ size_t tl_stack_cache_note(tl_stack_buf_t *b, uintptr_t site, uintptr_t cfa, siz
     uint64_t ra = *(const uint64_t *)(cfa - 8);
     if (last >= TL_UCACHE_FRAMES || last < 1 || (uint64_t)b->raw[1] != ra) return k;
     uint64_t h = tl_ucache_hash(site, ra, cfa);
-    uint64_t *seen = &b->seen[h & ((1u << TL_UCACHE_SEEN_LG) - 1)];
-    if (*seen == ~h) return k; /* refused: not cacheable */
-    if (*seen != h) {          /* first miss: remember the key only */
-        *seen = h;
+    uint64_t *seen = &b->seen[h & ((1u << TL_UCACHE_SEEN_LG) - TL_UCACHE_SEEN_WAYS)];
+    unsigned w = 0;
+    while (w < TL_UCACHE_SEEN_WAYS && seen[w] != h && seen[w] != ~h)
+        w++;
+    if (w == TL_UCACHE_SEEN_WAYS) { /* first miss: remember the key only */
+        memmove(seen + 1, seen, (TL_UCACHE_SEEN_WAYS - 1) * sizeof *seen);
+        seen[0] = h;
         return k;
     }
-    *seen = ~h; /* until the fill succeeds */
+    seen += w;
+    if (*seen == ~h) return k; /* refused: not cacheable */
+    *seen = ~h;                /* until the fill succeeds */
     if (!stack_bounds(b) || cfa < b->stack_lo || cfa >= b->stack_hi) return k;
     size_t set = tl_ucache_set(h);
-    uint8_t *victim = &b->victim[set / TL_UCACHE_WAYS];
-    tl_ucache_entry_t *e = &b->cache[set + *victim];
-    *victim = (uint8_t)((*victim + 1) % TL_UCACHE_WAYS);
+    /* An empty way, else each way in turn (first in, first out: a hit
+     * does not move it, so one hot way cannot make the fills of every
+     * other key of its set take turns in the way after it). */
+    size_t slot = set;
+    while (slot < set + TL_UCACHE_WAYS && b->tag[slot] != 0)
+        slot++;
+    if (slot == set + TL_UCACHE_WAYS) {
+        uint8_t *victim = &b->victim[set / TL_UCACHE_WAYS];
+        slot = set + *victim;
+        *victim = (uint8_t)((*victim + 1) % TL_UCACHE_WAYS);
+    }
+    tl_ucache_entry_t *e = &b->cache[slot];
     e->site = 0; /* empty while filled */
+    b->tag[slot] = 0;
     /* From here up to the top, the stack is this thread's live stack (cfa
      * is in it): its words are read without a check. */
     tl_stack_unwind_sp = b->stack_hi;
@@ -415,6 +430,7 @@ size_t tl_stack_cache_note(tl_stack_buf_t *b, uintptr_t site, uintptr_t cfa, siz
     e->native_hash = XXH3_64bits(frames, k * sizeof frames[0]);
     e->gen = 0;
     e->site = site;
+    b->tag[slot] = h;
     *seen = h; /* evicted later: filled again at its next miss */
     b->hit = e;
     b->fills++;
@@ -424,9 +440,10 @@ size_t tl_stack_cache_note(tl_stack_buf_t *b, uintptr_t site, uintptr_t cfa, siz
 size_t tl_stack_capture(const uint64_t **frames, size_t depth)
 {
     /* Not cached: its callers are the default mode's sampled and big
-     * blocks and storages, whose stacks repeat less; the blocks it records
-     * most often, C++ news under torch, are captured in their hook
-     * (tl_stack_capture_inline), where the cache answers 99.8% of W3's. */
+     * blocks, numpy's and device storages, whose stacks repeat less; the
+     * blocks recorded most often, C++ news and CPU storages under torch,
+     * are captured in their hook (tl_stack_capture_inline), where the cache
+     * answers all but the first two of each stack of a training loop. */
     tl_stack_buf_t *b = tl_stack_buf_get();
     if (!b) {
         *frames = NULL;

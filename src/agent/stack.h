@@ -80,14 +80,16 @@ size_t tl_stack_capture(const uint64_t **frames, size_t depth);
  * Realigned frames (GCC's DRAP), signal frames and foreign stacks (not this
  * thread's: sigaltstack, coroutines) are never cached. A key is cached on
  * its second miss. Used by tl_stack_capture_inline: the hooks in `all`
- * mode, and C++ new recorded in full outside it (hooks_cxx.c). */
+ * mode, and outside it C++ news recorded in full and CPU storages
+ * (hooks_cxx.c). */
 /* Chains of more raw frames are not cached. */
-#define TL_UCACHE_FRAMES  (TL_CONFIG_DEPTH_DEFAULT + TL_STACK_SLACK)
-#define TL_UCACHE_LG      11 /* 2048 entries: W3's news are ~600 stacks a step */
-#define TL_UCACHE_WAYS_LG 2  /* 4 ways per set, filled in turn after the way last used */
-#define TL_UCACHE_WAYS    (1u << TL_UCACHE_WAYS_LG)
-#define TL_UCACHE_SEEN_LG 12 /* keys missed once (admission) */
-#define TL_UCACHE_RBP     16 /* frame-pointer frames per chain, at most */
+#define TL_UCACHE_FRAMES    (TL_CONFIG_DEPTH_DEFAULT + TL_STACK_SLACK)
+#define TL_UCACHE_LG        11 /* 2048 entries: W3's news are ~600 stacks a step */
+#define TL_UCACHE_WAYS_LG   3  /* 8 ways per set: an empty one filled first, else in turn */
+#define TL_UCACHE_WAYS      (1u << TL_UCACHE_WAYS_LG)
+#define TL_UCACHE_SEEN_LG   12 /* keys missed once (admission), */
+#define TL_UCACHE_SEEN_WAYS 4u /* in sets of 4, the oldest out */
+#define TL_UCACHE_RBP       16 /* frame-pointer frames per chain, at most */
 
 typedef struct tl_ucache_entry {
     uint64_t site, ra, cfa; /* key; site 0 = empty */
@@ -112,10 +114,11 @@ typedef struct tl_ucache_entry {
  * 16 KiB stack has its TLS carved out of those 16 KiB. */
 #define TL_STACK_PY_SCRATCH   6144
 #define TL_STACK_PY_KEY_WORDS 256 /* tl_pyframes_key: 64 frames at least */
-#define TL_STACK_MERGED_LG    10  /* record.c's merged stack ids: 1024 slots */
-typedef struct tl_merged_slot {
-    uint64_t key, id, gen; /* key 0 = empty; gen: tl_stack_gen of id */
-} tl_merged_slot_t;
+#define TL_STACK_MERGED_LG    11  /* record.c's merged stack ids: 2048 slots, */
+#define TL_STACK_MERGED_WAYS  8u  /* in sets of 8 (one cache line of keys), the oldest out */
+typedef struct tl_merged_val {
+    uint64_t id, gen; /* gen: tl_stack_gen of id */
+} tl_merged_val_t;
 typedef struct tl_stack_buf {
     void *raw[TL_REC_MAX_FRAMES + TL_STACK_SLACK]; /* unw_backtrace's output */
     uint64_t merged[TL_REC_MAX_FRAMES];            /* native + Python frames (record.c) */
@@ -123,8 +126,10 @@ typedef struct tl_stack_buf {
     _Alignas(8) unsigned char py_scratch[TL_STACK_PY_SCRATCH];
     uint64_t py_key[TL_STACK_PY_KEY_WORDS]; /* tl_pyframes_key's work area */
     /* The merged stack's id of a cached native chain (its native_hash)
-     * under Python frames of one key (tl_pyframes_key), direct-mapped. */
-    tl_merged_slot_t merged_ids[1u << TL_STACK_MERGED_LG];
+     * under Python frames of one key (tl_pyframes_key): the key (0 =
+     * empty) and its id, set-associative. */
+    _Alignas(64) uint64_t merged_key[1u << TL_STACK_MERGED_LG];
+    tl_merged_val_t merged_val[1u << TL_STACK_MERGED_LG];
     /* The unwind cache. hit: the entry of the last capture's frames (a hit
      * or the entry just filled), NULL when they are not in the cache. */
     tl_ucache_entry_t *hit;
@@ -132,7 +137,10 @@ typedef struct tl_stack_buf {
     int stack_state;              /* 0 bounds not looked up yet, 1 known, -1 unknown */
     uint64_t hits, fills;         /* counts, for tests */
     uint64_t seen[1u << TL_UCACHE_SEEN_LG];
-    uint8_t victim[(1u << TL_UCACHE_LG) / TL_UCACHE_WAYS]; /* each set's way filled next */
+    /* Each entry's key hash (tl_ucache_hash; 0 while empty): a set's
+     * tags share one cache line, so a lookup reads one entry only. */
+    _Alignas(64) uint64_t tag[1u << TL_UCACHE_LG];
+    uint8_t victim[(1u << TL_UCACHE_LG) / TL_UCACHE_WAYS]; /* each full set's way filled next */
     tl_ucache_entry_t cache[1u << TL_UCACHE_LG];
 } tl_stack_buf_t;
 extern __thread tl_stack_buf_t *tl_stack_tbuf __attribute__((tls_model("initial-exec")));
@@ -173,9 +181,11 @@ tl_stack_cache_lookup(tl_stack_buf_t *b, uintptr_t site, uintptr_t cfa, size_t d
 {
     /* The capturing function's own return address slot: always readable. */
     uint64_t ra = *(const uint64_t *)(cfa - 8);
-    size_t set = tl_ucache_set(tl_ucache_hash(site, ra, cfa));
+    uint64_t h = tl_ucache_hash(site, ra, cfa);
+    size_t set = tl_ucache_set(h);
     b->hit = NULL;
     for (size_t w = 0; w < TL_UCACHE_WAYS; w++) {
+        if (b->tag[set + w] != h) continue;
         tl_ucache_entry_t *e = &b->cache[set + w];
         if (e->site != site || e->ra != ra || e->cfa != cfa || e->depth != depth) continue;
         /* Each return address still in its slot (inside this thread's
@@ -195,7 +205,6 @@ tl_stack_cache_lookup(tl_stack_buf_t *b, uintptr_t site, uintptr_t cfa, size_t d
             v++;
         }
         if (r != rend) continue;
-        b->victim[set / TL_UCACHE_WAYS] = (uint8_t)((w + 1) % TL_UCACHE_WAYS);
         b->hit = e;
         b->hits++;
         *frames = e->raw + e->first;

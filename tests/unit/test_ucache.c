@@ -326,6 +326,160 @@ START_TEST(ucache_frame_pointer_checked)
 }
 END_TEST
 
+/* Keys that share a set: vla_outer_a's VLA of m bytes moves the capture's
+ * CFA, so each m is a key of its own (the same site and return address).
+ * These run on threads of their own (a fresh cache), so they count what
+ * is wrong instead of asserting it there. */
+static unsigned long probe_bad;
+
+/* A capture under a VLA of m bytes, from one call site. */
+static NOINL size_t vla_capture(unsigned m, uint64_t *out)
+{
+    size_t n = vla_outer_a(m, 16, out);
+    KEEP;
+    return n;
+}
+
+/* Capture once (a first miss); m's key hash. */
+static uint64_t probe_key(uintptr_t site, uint64_t ra, unsigned m)
+{
+    uint64_t f[MAXF];
+    vla_capture(m, f);
+    probe_bad += f[1] != ra; /* into vla_mid: the key's return address */
+    return tl_ucache_hash(site, ra, last_cfa);
+}
+
+/* The site and return address of vla_outer_a's captures: a key taken into
+ * this thread's cache (a miss, filled, a hit). */
+static void vla_key(uintptr_t *site, uint64_t *ra)
+{
+    uint64_t f[MAXF];
+    for (unsigned i = 0; i < three; i++)
+        vla_outer_a(16, 16, f);
+    const tl_ucache_entry_t *e = tl_stack_tbuf ? tl_stack_tbuf->hit : NULL;
+    probe_bad += !e;
+    *site = e ? e->site : 0;
+    *ra = e ? e->ra : 0;
+}
+
+static struct {
+    unsigned m[3]; /* the keys, by VLA size */
+    uint64_t fills, hits, bad;
+} shared;
+
+/* One set, three keys: z hit between the others' captures, as a training
+ * step's hottest stack is. The ways must not make x and y take turns in
+ * one of them (a way chosen after the way last hit did: each step filled
+ * both again). */
+static NOINL void *set_turns_main(void *arg)
+{
+    (void)arg;
+    uintptr_t site;
+    uint64_t ra;
+    vla_key(&site, &ra);
+    size_t first = tl_ucache_set(tl_ucache_hash(site, ra, last_cfa));
+    static uint8_t count[(1u << TL_UCACHE_LG) / TL_UCACHE_WAYS];
+    static unsigned by_set[(1u << TL_UCACHE_LG) / TL_UCACHE_WAYS][3];
+    memset(count, 0, sizeof count);
+    for (unsigned m = 32; m < 64 * 1024; m += 16) {
+        size_t set = tl_ucache_set(probe_key(site, ra, m));
+        if (set == first) continue; /* a set without the first key */
+        size_t i = set / TL_UCACHE_WAYS;
+        by_set[i][count[i]++] = m;
+        if (count[i] == 3) {
+            memcpy(shared.m, by_set[i], sizeof shared.m);
+            break;
+        }
+    }
+    if (!shared.m[2]) return NULL; /* none found: the test fails */
+    unsigned z = shared.m[0], x = shared.m[1], y = shared.m[2];
+    const unsigned seq[4] = {z, x, z, y};
+    uint64_t ref[4][MAXF], f[MAXF];
+    size_t nref[4];
+    uint64_t h0 = 0, f0 = 0;
+    for (unsigned pass = 0; pass < 12; pass++) {
+        if (pass == 4) { /* warm: each key taken at its second miss */
+            h0 = hits();
+            f0 = fills();
+        }
+        for (unsigned j = 0; j < 4; j++) {
+            size_t n = vla_capture(seq[j], f);
+            if (pass == 0) {
+                nref[j] = n;
+                memcpy(ref[j], f, sizeof f);
+            } else if (n != nref[j] || memcmp(f, ref[j], n * sizeof *f) != 0) {
+                shared.bad++;
+            }
+        }
+    }
+    shared.fills = fills() - f0;
+    shared.hits = hits() - h0;
+    return NULL;
+}
+
+START_TEST(ucache_set_turns)
+{
+    tl_stack_unwind_init();
+    pthread_t th; /* a fresh cache */
+    ck_assert_int_eq(pthread_create(&th, NULL, set_turns_main, NULL), 0);
+    pthread_join(th, NULL);
+    ck_assert_uint_eq(probe_bad, 0);
+    ck_assert_uint_ne(shared.m[2], 0);
+    ck_assert_uint_eq(shared.bad, 0);
+    ck_assert_uint_eq(shared.fills, 0);
+    ck_assert_uint_eq(shared.hits, 8 * 4);
+}
+END_TEST
+
+/* Two keys whose hashes share a slot of a direct-mapped admission table
+ * (4096 slots): captured in turn, each must still be taken at its second
+ * miss, not forget the other's first one forever. */
+static struct {
+    uint64_t fills, hits;
+} seen_shared;
+
+static NOINL void *seen_shared_main(void *arg)
+{
+    (void)arg;
+    uintptr_t site;
+    uint64_t ra;
+    vla_key(&site, &ra);
+    static unsigned by_slot[1u << TL_UCACHE_SEEN_LG];
+    memset(by_slot, 0, sizeof by_slot);
+    unsigned a = 0, b = 0;
+    for (unsigned m = 32; m < 64 * 1024 && !b; m += 16) {
+        uint64_t h = probe_key(site, ra, m);
+        unsigned *slot = &by_slot[h & ((1u << TL_UCACHE_SEEN_LG) - 1)];
+        if (*slot) {
+            a = *slot;
+            b = m;
+        }
+        *slot = m;
+    }
+    if (!b) return NULL; /* none found: the test fails */
+    uint64_t f[MAXF], h0 = hits(), f0 = fills();
+    for (unsigned pass = 0; pass < 6; pass++) {
+        vla_capture(a, f);
+        vla_capture(b, f);
+    }
+    seen_shared.fills = fills() - f0;
+    seen_shared.hits = hits() - h0;
+    return NULL;
+}
+
+START_TEST(ucache_seen_shared)
+{
+    tl_stack_unwind_init();
+    pthread_t th;
+    ck_assert_int_eq(pthread_create(&th, NULL, seen_shared_main, NULL), 0);
+    pthread_join(th, NULL);
+    ck_assert_uint_eq(probe_bad, 0);
+    /* Each taken once, within the first two passes: 8 hits at least. */
+    ck_assert_uint_eq(seen_shared.fills, 2);
+    ck_assert_uint_ge(seen_shared.hits, 8);
+}
+END_TEST
+
 #define THREADS 4
 #define ROUNDS  200
 static struct {
@@ -490,6 +644,8 @@ static Suite *make_ucache_suite(void)
     tcase_add_test(tc, ucache_frame_pointer_proven);
     tcase_add_test(tc, ucache_frame_pointer_checked);
     tcase_add_test(tc, ucache_threads);
+    tcase_add_test(tc, ucache_set_turns);
+    tcase_add_test(tc, ucache_seen_shared);
     suite_add_tcase(s, tc);
     TCase *tt = tcase_create("time");
     tcase_add_test(tt, clock_event_reuse);

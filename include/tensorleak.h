@@ -25,7 +25,9 @@
 
 /* Version of the agent entry table below; the agent serves this version and
  * every older one whose table is a prefix of it. */
-#define TL_AGENT_API_VERSION 3 /* 2: frame, stack, device_alloc, device_free; 3: numpy_handler */
+/* 2: frame, stack, device_alloc, device_free; 3: numpy_handler;
+ * 4: view_object, numpy_storages */
+#define TL_AGENT_API_VERSION 4
 
 /* Why a storage is alive, as a report point's provider saw it. */
 enum {
@@ -116,6 +118,22 @@ typedef struct tl_agent_api {
      * is wrapped already) or -ENOSYS (not recording). Call with the GIL
      * held. Present when `size` covers it. */
     int (*numpy_handler)(void *handler, void *array_type);
+    /* Version 4: `obj` is an object that a view of a storage is named by
+     * (under PyTorch a tensor's TensorImpl: Tensor._cdata), allocated by
+     * C++ new under the agent and still live. Outside the `all` mode, the
+     * C++ news the agent records in full (with their stacks: what names
+     * the line that made a view) are from then on only those of obj's
+     * size class (jemalloc's: the request sizes that get obj's usable
+     * size); the others are sampled like any allocation. Returns 0, -EINVAL
+     * (not a live block the agent handed out) or -ENOSYS (not recording, or
+     * jemalloc's sallocx/nallocx not found). Any thread. Present when
+     * `size` covers it. */
+    int (*view_object)(const void *obj);
+    /* Version 4: 0 until the wrapped handler (numpy_handler) recorded its
+     * first numpy buffer as a storage, then non-zero. A report point with
+     * none skips the search of numpy's module state for the storages it
+     * holds. Any thread. */
+    uint64_t (*numpy_storages)(void);
 } tl_agent_api_t;
 
 /* Exported by libtensorleak.so: returns the table, or NULL if the agent does

@@ -40,6 +40,7 @@ AGENT_TEST_SH = \
 	tests/integration/agent_kill.sh \
 	tests/integration/agent_torch.sh \
 	tests/integration/agent_new_lines.sh \
+	tests/integration/agent_view_object.sh \
 	tests/integration/agent_api.sh \
 	tests/integration/agent_pyframes.sh \
 	tests/integration/agent_modes.sh \
@@ -47,7 +48,8 @@ AGENT_TEST_SH = \
 TESTS += $(AGENT_TEST_SH)
 EXTRA_DIST += $(AGENT_TEST_SH) tests/integration/agent_lib.sh tests/workloads/agent_torch.py \
 	tests/workloads/agent_pyframes.py tests/workloads/agent_pyfork.py \
-	tests/workloads/agent_pyframes_bench.py tests/workloads/new_lines.py
+	tests/workloads/agent_pyframes_bench.py tests/workloads/new_lines.py \
+	tests/workloads/view_object.py
 
 # Python frames under each CPython 3.10-3.13 (pyenv's interpreters and headers),
 # and interpreters the agent does not read (real old ones and fake C programs).

@@ -11,6 +11,7 @@
 
 #include "agent/api.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -20,6 +21,7 @@
 #include <xxhash.h>
 
 #include "agent/agent.h"
+#include "agent/blocks.h"
 #include "agent/numpy.h"
 #include "agent/record.h"
 #include "common/trace_format.h"
@@ -283,6 +285,34 @@ static int numpy_handler(void *handler, void *array_type)
     return rc;
 }
 
+/* tl_record_new_full_sizes from obj's size class (record.h). jemalloc's
+ * sallocx and nallocx are looked up, not linked: the hooks' library links
+ * jemalloc, this one (the unit tests') does not. */
+static int view_object(const void *obj)
+{
+    TL_GUARD_SCOPE;
+    if (!enter()) return -ENOSYS;
+    size_t (*usable_of)(void *, int) = (size_t(*)(void *, int))dlsym(RTLD_DEFAULT, "sallocx");
+    size_t (*class_of)(size_t, int) = (size_t(*)(size_t, int))dlsym(RTLD_DEFAULT, "nallocx");
+    if (!usable_of || !class_of) return -ENOSYS;
+    if (!obj || atomic_load_explicit(&tl_blocks_degraded, memory_order_relaxed) ||
+        tl_blocks_check(obj, false) != TL_BLOCK_LIVE)
+        return -EINVAL;
+    /* A live block of ours: jemalloc's, which sallocx may be asked about. */
+    size_t usable = usable_of((void *)(uintptr_t)obj, 0), lo = usable;
+    while (lo > 1 && class_of(lo - 1, 0) == usable)
+        lo--;
+    if (usable > UINT32_MAX) return -EINVAL;
+    atomic_store_explicit(&tl_record_new_full_sizes, (uint64_t)lo | (uint64_t)(usable - lo) << 32,
+                          memory_order_relaxed);
+    return 0;
+}
+
+static uint64_t numpy_storages(void)
+{
+    return tl_numpy_storages();
+}
+
 static const tl_agent_api_t api_table = {
     .version = TL_AGENT_API_VERSION,
     .size = sizeof(tl_agent_api_t),
@@ -307,6 +337,8 @@ static const tl_agent_api_t api_table = {
     .device_alloc = device_alloc,
     .device_free = device_free,
     .numpy_handler = numpy_handler,
+    .view_object = view_object,
+    .numpy_storages = numpy_storages,
 };
 
 /* A fork child's trace starts its mark ids at 1 again (a fork handler:

@@ -109,9 +109,11 @@ static inline __attribute__((always_inline)) void *cxx_new(const char *name, boo
         p = raw_alloc(size, flags);
     } else if (!aligned && tl_record_mode != TL_MODE_ALL &&
                atomic_load_explicit(&tl_record_cxx_full, memory_order_relaxed) &&
+               tl_record_new_in_full(size) &&
                !cuda_libs_new((uintptr_t)__builtin_return_address(0))) {
-        /* Under PyTorch, new'd blocks (a tensor's TensorImpl among them)
-         * keep their stacks outside `all` mode too (record.h); not those the
+        /* Under PyTorch, new'd blocks of a TensorImpl's size class (of
+         * every size until the Python package named one) keep their stacks
+         * outside `all` mode too (record.h); not those the
          * CUDA libraries allocate for themselves (a kernel launch's, a
          * std::string of theirs that libstdc++ grows). */
         p = tracked_new_full(size);

@@ -38,9 +38,19 @@ static inline bool tracking(void)
     return !tl_tsd.guard && tl_agent_recording();
 }
 
+static atomic_bool stored_any; /* tl_numpy_storages */
+
+uint64_t tl_numpy_storages(void)
+{
+    return atomic_load_explicit(&stored_any, memory_order_relaxed);
+}
+
 static void stored(void *p, size_t size)
 {
     TL_GUARD_SCOPE;
+    /* A load on the hot path (a store once): no line shared for writing. */
+    if (!atomic_load_explicit(&stored_any, memory_order_relaxed))
+        atomic_store_explicit(&stored_any, true, memory_order_relaxed);
     tl_record_alloc(TL_KIND_STORAGE_NUMPY, p, size);
 }
 

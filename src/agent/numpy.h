@@ -59,6 +59,12 @@ int tl_numpy_wrap(void *handler);
  * tl_numpy_wrap's (-EINVAL: a slot is NULL or unreadable). GIL held. */
 int tl_numpy_wrap_type(void *type);
 
+/* 0 until the wrapped handler recorded its first storage (in this process
+ * image), then 1: 0 tells a report point that no numpy buffer of numpy's
+ * module state can be a storage, so it need not look for one
+ * (_holders.py). Relaxed; any thread. */
+uint64_t tl_numpy_storages(void);
+
 /* Forget the wrapped handler and type, putting numpy's functions back (unit
  * tests: their fake handlers go away). */
 void tl_numpy_reset(void);

@@ -28,6 +28,7 @@
 int tl_record_mode;
 unsigned tl_record_stack_depth = TL_CONFIG_DEPTH_DEFAULT;
 atomic_bool tl_record_cxx_full;
+_Atomic uint64_t tl_record_new_full_sizes;
 
 tl_writer_t tl_record_w;
 static tl_stack_table_t stacks;
@@ -180,19 +181,11 @@ static uint64_t record_frames(const uint64_t *frames, size_t n)
     /* Its chain seen before under the same Python frames: the merged
      * stack's id, without merging and hashing it again (a C++ new under
      * torch: a training step's few hundred stacks, every step). */
-    size_t set = SIZE_MAX;
-    uint64_t mkey = 0;
+    uint64_t mkey = 0, id;
     if (e && merged) {
         uint64_t pk = tl_pyframes_key();
-        if (pk) {
-            mkey = e->native_hash ^ pk * UINT64_C(0x9e3779b97f4a7c15);
-            mkey ^= mkey >> 31;
-            mkey += !mkey;
-            set = mkey & ((1u << TL_STACK_MERGED_LG) - TL_STACK_MERGED_WAYS);
-            for (unsigned w = 0; w < TL_STACK_MERGED_WAYS; w++)
-                if (b->merged_key[set + w] == mkey && b->merged_val[set + w].gen == gen)
-                    return b->merged_val[set + w].id;
-        }
+        mkey = pk ? tl_stack_merged_key(e, pk) : 0;
+        if (mkey && tl_stack_merged_get(b, mkey, gen, &id)) return id;
     }
     size_t nm =
         merged ? tl_pyframes_merge(frames, n, merged, TL_REC_MAX_FRAMES, emit_pyframe, NULL) : 0;
@@ -207,7 +200,7 @@ static uint64_t record_frames(const uint64_t *frames, size_t n)
     /* A native stack from the cache keeps its id in the entry. */
     if (e && e->gen == gen) return e->stack_id;
     bool is_new;
-    uint64_t id = tl_stack_intern(&stacks, frames, n, &is_new);
+    id = tl_stack_intern(&stacks, frames, n, &is_new);
     if (e) tl_stack_cache_set_id(e, id, gen);
     if (is_new) {
         for (size_t i = 0; i < n; i++) {
@@ -219,13 +212,7 @@ static uint64_t record_frames(const uint64_t *frames, size_t n)
         }
         dropped_if(tl_writer_stack(&tl_record_w, &tl_tsd.cur, tl_clock_now(), id, frames, n));
     }
-    if (set != SIZE_MAX) { /* first in its set; the set's oldest goes */
-        const size_t older = TL_STACK_MERGED_WAYS - 1;
-        memmove(&b->merged_key[set + 1], &b->merged_key[set], older * sizeof b->merged_key[0]);
-        memmove(&b->merged_val[set + 1], &b->merged_val[set], older * sizeof b->merged_val[0]);
-        b->merged_key[set] = mkey;
-        b->merged_val[set] = (tl_merged_val_t){.id = id, .gen = gen};
-    }
+    if (mkey) tl_stack_merged_put(b, mkey, id, gen);
     return id;
 }
 

@@ -32,6 +32,19 @@ extern unsigned tl_record_stack_depth;
  * then on C++ operator new blocks are recorded in full (TL_KIND_NEW_FULL). */
 extern atomic_bool tl_record_cxx_full;
 
+/* Outside `all` mode, the request sizes (bytes) of the C++ news recorded in
+ * full once tl_record_cxx_full is set: lo .. lo + span, packed as
+ * lo | span << 32; 0 = every size. Set by the API's view_object
+ * (include/tensorleak.h) to the size class of the object a view is named
+ * by (under torch a TensorImpl: not an autograd node's, a vector's, ~1 in 7
+ * of a training step's news); the others are then sampled as any block. */
+extern _Atomic uint64_t tl_record_new_full_sizes;
+static inline bool tl_record_new_in_full(size_t size)
+{
+    uint64_t r = atomic_load_explicit(&tl_record_new_full_sizes, memory_order_relaxed);
+    return r == 0 || size - (size_t)(r & UINT32_MAX) <= (size_t)(r >> 32);
+}
+
 /* Outside `all` mode, the hooks' fast path for a plain allocation of size
  * bytes (guard not raised, recording): counts it and draws it against the
  * thread's sampling countdown. True: nothing more to do (not recorded).

@@ -437,6 +437,16 @@ size_t tl_stack_cache_note(tl_stack_buf_t *b, uintptr_t site, uintptr_t cfa, siz
     return k;
 }
 
+void tl_stack_merged_put(tl_stack_buf_t *b, uint64_t key, uint64_t id, uint64_t gen)
+{
+    size_t set = key & ((1u << TL_STACK_MERGED_LG) - TL_STACK_MERGED_WAYS);
+    const size_t older = TL_STACK_MERGED_WAYS - 1;
+    memmove(&b->merged_key[set + 1], &b->merged_key[set], older * sizeof b->merged_key[0]);
+    memmove(&b->merged_val[set + 1], &b->merged_val[set], older * sizeof b->merged_val[0]);
+    b->merged_key[set] = key;
+    b->merged_val[set] = (tl_merged_val_t){.id = id, .gen = gen};
+}
+
 size_t tl_stack_capture(const uint64_t **frames, size_t depth)
 {
     /* Not cached: its callers are the default mode's sampled and big

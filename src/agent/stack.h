@@ -231,6 +231,33 @@ static inline void tl_stack_cache_set_id(tl_ucache_entry_t *e, uint64_t id, uint
     e->gen = gen;
 }
 
+/* record.c's merged stack ids (tl_stack_buf_t.merged_key): the key of the
+ * cached chain e under Python frames of key pk (tl_pyframes_key, non-zero);
+ * never 0. */
+static inline uint64_t tl_stack_merged_key(const tl_ucache_entry_t *e, uint64_t pk)
+{
+    uint64_t k = e->native_hash ^ pk * UINT64_C(0x9e3779b97f4a7c15);
+    k ^= k >> 31;
+    return k + !k;
+}
+/* The merged stack id kept under key, of table generation gen: true and
+ * *id, else false. */
+static inline bool tl_stack_merged_get(const tl_stack_buf_t *b, uint64_t key, uint64_t gen,
+                                       uint64_t *id)
+{
+    size_t set = key & ((1u << TL_STACK_MERGED_LG) - TL_STACK_MERGED_WAYS);
+    for (size_t w = set; w < set + TL_STACK_MERGED_WAYS; w++) {
+        if (b->merged_key[w] == key && b->merged_val[w].gen == gen) {
+            *id = b->merged_val[w].id;
+            return true;
+        }
+    }
+    return false;
+}
+/* Keep id (of generation gen) under key: first in its set, whose oldest
+ * goes. */
+void tl_stack_merged_put(tl_stack_buf_t *b, uint64_t key, uint64_t id, uint64_t gen);
+
 #define TL_STACK_SITE(out) __asm__ volatile("lea 0(%%rip), %0" : "=r"(out))
 
 static inline __attribute__((always_inline)) size_t tl_stack_capture_inline(const uint64_t **frames,

@@ -204,15 +204,16 @@ def case22(c):
     rc, v = c.run_check("--max-leak=0")
     c.should(0, rc == 0, f"check --max-leak=0 exited {rc}: "
              f"{[(x['where'], x['bytes']) for x in c.check_sites(v, 'max-leak')]}")
-    # the one-time caches are what the default rules hid, not repetitions of a loop
-    hid = {r["pattern"]: r["bytes"] for r in v["suppressions"] if r["bytes"]}
-    c.should(0, hid.get("^torch::PythonArgParser::PythonArgParser(", 0) > 0,
-             f"no PythonArgParser bytes among the suppressed: {hid}")
+    # The one-time caches (C++ news of PythonArgParser) are not repetitions
+    # of a loop. The default mode samples them (only a TensorImpl's size
+    # class of news is recorded in full, docs/trace-format.md "Modes"): the
+    # default rules hid what was sampled of them, maybe nothing; without the
+    # rules whatever is left at lines 22/23 is still no loop.
     rc, v = c.run_check("--max-leak=0", "--no-default-suppressions")
-    at23 = [x for x in c.check_sites(v, "max-leak") if x["where"] == f"at {c.base}:23"]
-    c.should(0, rc == 23 and at23 and all(x["repeats"] is None for x in at23),
-             f"without the defaults: exit {rc}, line-23 sites "
-             f"{[(x['bytes'], x['blocks'], x['repeats']) for x in at23]}, want no repeats")
+    at = [x for x in c.check_sites(v, "max-leak") if x["where"] in (f"at {c.base}:22", f"at {c.base}:23")]
+    c.should(0, all(x["repeats"] is None for x in at),
+             f"without the defaults: exit {rc}, line 22/23 sites "
+             f"{[(x['bytes'], x['blocks'], x['repeats']) for x in at]}, want no repeats")
 
 
 def case24(c):

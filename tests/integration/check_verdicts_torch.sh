@@ -3,8 +3,9 @@
 # of a loop" only where the trace shows a loop (issue 11 item 5): two layers
 # built on one line and `import torch` are counted plainly, a loop keeping a
 # tensor per step is per step; and a real leak through a torch op in a loop
-# still fails --max-leak=0 on a `run` trace (default mode, no leak scan)
-# beside the default rules for torch's one-time caches.
+# still fails --max-leak=0 on a `run` trace (default mode, no leak scan;
+# torch's one-time caches are sampled there, so nothing certain is left for
+# their default rules).
 . "$TL_SRCDIR/tests/integration/lib.sh"
 need_torch
 make_tmp
@@ -55,6 +56,6 @@ grep -q '^      at at::' out || fail "loop text: no ATen frame: $(cat out)"
 set -- "$TMP"/r.*.tlt
 "$TL" check --max-leak=0 --top=0 --format=json --output=r.json --trace="$1" >/dev/null 2>&1
 [ $? -eq 23 ] || fail "run trace of loop.py: want 23"
-$J r.json "[(x['repeats'], x['storage_bytes']) for x in limit('max-leak')['sites'] if x['where'] == 'at loop.py:$KEEP'] == [(4, 4 * 65536)]" \
-    "supp('^torch::PythonArgParser::PythonArgParser(')['bytes'] > 0" || fail "run trace verdict"
+$J r.json "[(x['repeats'], x['storage_bytes']) for x in limit('max-leak')['sites'] if x['where'] == 'at loop.py:$KEEP'] == [(4, 4 * 65536)]" ||
+    fail "run trace verdict"
 exit 0

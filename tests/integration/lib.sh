@@ -90,6 +90,14 @@ run_report() {
     "$TL" report --format=json "$TMP"/$_n.*.tlt >"$_n.json" || fail "$_n: report exited $?"
 }
 
+# run_counted NAME SCRIPT N: "$TL" run of "$PYTHON3" SCRIPT N into
+# $TMP/NAME.PID.tlt; the program must print N on a line of its own (run.out).
+run_counted() {
+    "$TL" run --output="$TMP/$1.%p.tlt" -- "$PYTHON3" "$2" "$3" >run.out 2>run.err ||
+        { cat run.err >&2; fail "$1: run exited $?"; }
+    grep -qx "$3" run.out || fail "$1: program output: $(head -n 3 run.out)"
+}
+
 # cuda_standin PROG: build the stand-in libcudart.so.13 (soname and symbol
 # version as NVIDIA's; tests/workloads/cudart_standin.c) in the current directory and
 # tests/workloads/PROG.c linked against it, as ./PROG.

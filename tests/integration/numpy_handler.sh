@@ -5,7 +5,9 @@
 # buffer pinned and names the line that made it, arrays of another thread
 # and of a fresh context are storages, a resize (realloc) makes a storage of
 # the new size, freed arrays are not live; with TENSORLEAK_NUMPY_HANDLER=0 the
-# report falls back to the size rule and says so; and test_numpy_handler.py,
+# report falls back to the size rule and says so; the API's numpy_storages
+# is 0 until numpy's first storage (a report point then skips the search of
+# numpy's module state); and test_numpy_handler.py,
 # the unit test of finding numpy's handler in its C-API table (_numpy.py).
 . "$TL_SRCDIR/tests/integration/lib.sh"
 PYTHONPATH="$TL_SRCDIR/src/python" "$PYTHON3" "$TL_SRCDIR/tests/python/test_numpy_handler.py" ||
@@ -56,3 +58,20 @@ if not any("TENSORLEAK_NUMPY_HANDLER=0" in n for n in off["notes"]):
 print("numpy storages of every size:", {k: got_k["bytes"] for k, got_k in
                                          ((k, live(hook)[site[k]]) for k in want)})
 PY
+# numpy_storages: 0 after numpy's import (its own buffers predate the wrap),
+# so a report point skips the search of numpy's module state; non-zero
+# from the first buffer recorded as a storage, and the search is back.
+unset TENSORLEAK_NUMPY_HANDLER
+TENSORLEAK_OUTPUT="$TMP/ns.%p.tlt" LD_PRELOAD="$TL_BUILDDIR/.libs/libtensorleak.so" \
+    TENSORLEAK_PYTHON_DIR="$TL_SRCDIR/src/python" PYTHONPATH="$TL_SRCDIR/src/python" \
+    "$PYTHON3" -c '
+import sys
+import numpy
+from tensorleak import _agent, _holders, _numpy
+a = _agent.api()
+before = (_numpy.handler_wrapped, a.numpy_storages(), _holders._library_may_hold(a))
+x = numpy.ones(16)
+after = (a.numpy_storages() != 0, _holders._library_may_hold(a))
+print(before, after)
+sys.exit(0 if before == (True, 0, False) and after == (True, True) else 1)' >ns.out 2>ns.err ||
+    fail "numpy_storages: $(cat ns.out ns.err)"

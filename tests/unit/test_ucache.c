@@ -417,12 +417,18 @@ static NOINL void *set_turns_main(void *arg)
     return NULL;
 }
 
-START_TEST(ucache_set_turns)
+/* fn on a thread of its own: a fresh cache. */
+static void on_fresh_thread(void *(*fn)(void *))
 {
     tl_stack_unwind_init();
-    pthread_t th; /* a fresh cache */
-    ck_assert_int_eq(pthread_create(&th, NULL, set_turns_main, NULL), 0);
+    pthread_t th;
+    ck_assert_int_eq(pthread_create(&th, NULL, fn, NULL), 0);
     pthread_join(th, NULL);
+}
+
+START_TEST(ucache_set_turns)
+{
+    on_fresh_thread(set_turns_main);
     ck_assert_uint_eq(probe_bad, 0);
     ck_assert_uint_ne(shared.m[2], 0);
     ck_assert_uint_eq(shared.bad, 0);
@@ -469,10 +475,7 @@ static NOINL void *seen_shared_main(void *arg)
 
 START_TEST(ucache_seen_shared)
 {
-    tl_stack_unwind_init();
-    pthread_t th;
-    ck_assert_int_eq(pthread_create(&th, NULL, seen_shared_main, NULL), 0);
-    pthread_join(th, NULL);
+    on_fresh_thread(seen_shared_main);
     ck_assert_uint_eq(probe_bad, 0);
     /* Each taken once, within the first two passes: 8 hits at least. */
     ck_assert_uint_eq(seen_shared.fills, 2);

@@ -5,7 +5,7 @@ not loaded. Field order must match struct tl_agent_api exactly.
 """
 import ctypes
 
-API_VERSION = 3
+API_VERSION = 4
 
 HELD_UNKNOWN, HELD_TENSOR, HELD_VIEW, HELD_AUTOGRAD, HELD_CYCLE = 0, 1, 2, 3, 4
 # TL_CAUSE_* (src/common/trace_format.h): the kind of holder on a path
@@ -45,6 +45,9 @@ class _Api(ctypes.Structure):
         ("device_free", _F(None, _int, _int, _p, _u64)),
         # version 3: numpy's default data-memory handler wrapped (_numpy.py)
         ("numpy_handler", _F(_int, _p, _p)),
+        # version 4: C++ news in full only of a TensorImpl's size (_boot.py)
+        ("view_object", _F(_int, _p)),
+        ("numpy_storages", _F(_u64)),
     ]
 
 

@@ -143,11 +143,28 @@ def _cuda_tick():
 def _on_torch(torch):
     from tensorleak import _torch
 
+    _view_object(torch)
     _on_cuda(torch)
     if _mode == "copies":
         _torch.wrap_copies(torch)
     elif _mode == "ops":
         _torch.start_dispatch_mode(torch)
+
+
+def _view_object(torch):
+    """Names a TensorImpl to the agent (Tensor._cdata): the C++ news it
+    records in full, with the stacks that name the line that made a view,
+    are then those of a TensorImpl's size only, not every autograd node's
+    and vector's (include/tensorleak.h, view_object)."""
+    api = _agent.api()
+    if api is None or not _agent.has(api, "view_object"):
+        return
+    try:
+        t = torch.empty(0)  # no storage; alive during the call: the agent looks at its block
+        api.view_object(t._cdata)
+        del t
+    except Exception:
+        pass  # every new then stays in full
 
 
 def _on_numpy(np):

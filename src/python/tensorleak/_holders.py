@@ -294,6 +294,17 @@ def _library_holders(storages, array_type, module_dicts, skipped):
             storages[base] = s
 
 
+def _library_may_hold(api):
+    """Can numpy's module state hold a storage? Not when numpy's handler is
+    wrapped and has recorded none (a torch program that imports numpy only
+    because torch does): then its walk (~10-20 ms) is skipped."""
+    from tensorleak import _numpy
+
+    if not _numpy.handler_wrapped or not _agent.has(api, "numpy_storages"):
+        return True  # numpy's big buffers are storages by the size rule
+    return api.numpy_storages() != 0
+
+
 def _name_holders(w, storages, tensor_type):
     """Each storage's path: the first (shortest) path to one of its tensors."""
     for obj in w.tensors + w.arrays:
@@ -478,7 +489,7 @@ def describe(api, snap, extra_roots=()):
                 notes.add(n)
     except Exception as exc:
         tensors_skipped.failed(exc)
-    if array_type is not None:
+    if array_type is not None and _library_may_hold(api):
         try:
             _library_holders(storages, array_type, w.module_dicts, arrays_skipped)
         except Exception as exc:

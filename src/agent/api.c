@@ -298,11 +298,13 @@ static int view_object(const void *obj)
     if (!obj || atomic_load_explicit(&tl_blocks_degraded, memory_order_relaxed) ||
         tl_blocks_check(obj, false) != TL_BLOCK_LIVE)
         return -EINVAL;
-    /* A live block of ours: jemalloc's, which sallocx may be asked about. */
+    /* A live block of ours: jemalloc's, which sallocx may be asked about.
+     * A C++ object's class is small: its lower end is a few steps down
+     * (jemalloc's classes are at most 1/4 apart). */
     size_t usable = usable_of((void *)(uintptr_t)obj, 0), lo = usable;
+    if (usable > TL_API_VIEW_OBJECT_MAX) return -EINVAL;
     while (lo > 1 && class_of(lo - 1, 0) == usable)
         lo--;
-    if (usable > UINT32_MAX) return -EINVAL;
     atomic_store_explicit(&tl_record_new_full_sizes, (uint64_t)lo | (uint64_t)(usable - lo) << 32,
                           memory_order_relaxed);
     return 0;

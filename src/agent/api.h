@@ -16,6 +16,9 @@
 #define TL_API_STR_MAX  256  /* bytes kept of an op, tag, region or mark name */
 #define TL_API_PATH_MAX 1024 /* bytes kept of a holder's path (snapshot_why) */
 
+/* view_object's largest object (bytes): a TensorImpl is a few hundred. */
+#define TL_API_VIEW_OBJECT_MAX 4096
+
 /* The table for `version` (1 ... TL_AGENT_API_VERSION), or NULL when the
  * version is not served or the agent is disabled or has no trace. Runs the
  * agent's init first if the constructor has not run yet. */

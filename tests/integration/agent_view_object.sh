@@ -6,7 +6,8 @@
 # autograd nodes and vectors are sampled instead. After the workload's
 # probe tensor every news record in full is of the probe's usable size
 # class (every new was in full before: 16, 32, 80 B ones among them), the
-# slices kept still name their line, and a bad address changes nothing.
+# slices kept still name their line, and a bad address or a big block is
+# refused.
 . "$TL_SRCDIR/tests/integration/lib.sh"
 need_torch
 make_tmp
@@ -45,14 +46,17 @@ views = sorted((v["bytes"], script_lines(v["stack"], script)[:1]) for v in big[0
 if views != [(4096, [site["view"]])] * n:
     fail(f"views (bytes, line) {views}, want {n} of 4096 B at line {site['view']}")
 PY
-# A bad address: -EINVAL, and news of every size stay in full.
+# Not a live block of ours (NULL, inside a buffer), or one over 4 KiB: -EINVAL.
 TENSORLEAK_OUTPUT="$TMP/bad.%p.tlt" LD_PRELOAD="$TL_BUILDDIR/.libs/libtensorleak.so" \
     PYTHONPATH="$TL_SRCDIR/src/python" "$PYTHON3" -c '
 import ctypes, sys
 from tensorleak import _agent
 a = _agent.api()
 buf = ctypes.create_string_buffer(64)
-rc = (a.view_object(None), a.view_object(ctypes.addressof(buf) + 8))
+libc = ctypes.CDLL(None)
+libc.malloc.restype = ctypes.c_void_p
+big = libc.malloc(65536)
+rc = (a.view_object(None), a.view_object(ctypes.addressof(buf) + 8), a.view_object(big))
 print(rc)
-sys.exit(0 if rc == (-22, -22) else 1)' >bad.out 2>bad.err || fail "bad addresses: $(cat bad.out bad.err)"
+sys.exit(0 if rc == (-22, -22, -22) else 1)' >bad.out 2>bad.err || fail "bad addresses: $(cat bad.out bad.err)"
 echo ok

@@ -29,7 +29,8 @@ extern int tl_record_mode;
 extern unsigned tl_record_stack_depth;
 
 /* Set once the first PyTorch storage was recorded outside `all` mode: from
- * then on C++ operator new blocks are recorded in full (TL_KIND_NEW_FULL). */
+ * then on C++ operator new blocks (of tl_record_new_full_sizes) are
+ * recorded in full (TL_KIND_NEW_FULL). */
 extern atomic_bool tl_record_cxx_full;
 
 /* Outside `all` mode, the request sizes (bytes) of the C++ news recorded in
@@ -156,8 +157,9 @@ void tl_record_alloc(uint64_t kind, const void *ptr, size_t size);
  * unwind cache can answer a repeated one): frames[0..n) innermost first,
  * skip ranges already dropped; Python frames are merged in here. Kinds: a
  * CPU storage (TL_KIND_STORAGE_C10), and outside `all` mode a C++ operator
- * new once tl_record_cxx_full is set, recorded in full and never sampled
- * (TL_KIND_NEW_FULL, or TL_KIND_MALLOC from TL_CONFIG_BIG_MIN bytes).
+ * new once tl_record_cxx_full is set (of a size tl_record_new_in_full
+ * takes), recorded in full and never sampled (TL_KIND_NEW_FULL, or
+ * TL_KIND_MALLOC from TL_CONFIG_BIG_MIN bytes).
  * Keeps errno. */
 void tl_record_alloc_captured(uint64_t kind, const void *ptr, size_t size, const uint64_t *frames,
                               size_t n);

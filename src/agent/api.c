@@ -11,7 +11,6 @@
 
 #include "agent/api.h"
 
-#include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -285,26 +284,20 @@ static int numpy_handler(void *handler, void *array_type)
     return rc;
 }
 
-/* tl_record_new_full_sizes from obj's size class (record.h). jemalloc's
- * sallocx and nallocx are looked up, not linked: the hooks' library links
- * jemalloc, this one (the unit tests') does not. */
+void (*tl_api_size_class)(const void *obj, size_t *usable, size_t *lo);
+
+/* tl_record_new_full_sizes from obj's size class (record.h). */
 static int view_object(const void *obj)
 {
     TL_GUARD_SCOPE;
     if (!enter()) return -ENOSYS;
-    size_t (*usable_of)(void *, int) = (size_t(*)(void *, int))dlsym(RTLD_DEFAULT, "sallocx");
-    size_t (*class_of)(size_t, int) = (size_t(*)(size_t, int))dlsym(RTLD_DEFAULT, "nallocx");
-    if (!usable_of || !class_of) return -ENOSYS;
+    if (!tl_api_size_class) return -ENOSYS;
     if (!obj || atomic_load_explicit(&tl_blocks_degraded, memory_order_relaxed) ||
         tl_blocks_check(obj, false) != TL_BLOCK_LIVE)
         return -EINVAL;
-    /* A live block of ours: jemalloc's, which sallocx may be asked about.
-     * A C++ object's class is small: its lower end is a few steps down
-     * (jemalloc's classes are at most 1/4 apart). */
-    size_t usable = usable_of((void *)(uintptr_t)obj, 0), lo = usable;
+    size_t usable, lo;
+    tl_api_size_class(obj, &usable, &lo);
     if (usable > TL_API_VIEW_OBJECT_MAX) return -EINVAL;
-    while (lo > 1 && class_of(lo - 1, 0) == usable)
-        lo--;
     atomic_store_explicit(&tl_record_new_full_sizes, (uint64_t)lo | (uint64_t)(usable - lo) << 32,
                           memory_order_relaxed);
     return 0;

@@ -19,6 +19,12 @@
 /* view_object's largest object (bytes): a TensorImpl is a few hundred. */
 #define TL_API_VIEW_OBJECT_MAX 4096
 
+/* view_object's size class of obj, a live block the hooks handed out: its
+ * usable size and the smallest request size jemalloc gives that size.
+ * Set by the hooks' constructor (hooks.c, which links the agent's own
+ * jemalloc); NULL without them (the unit tests: view_object is -ENOSYS). */
+extern void (*tl_api_size_class)(const void *obj, size_t *usable, size_t *lo);
+
 /* The table for `version` (1 ... TL_AGENT_API_VERSION), or NULL when the
  * version is not served or the agent is disabled or has no trace. Runs the
  * agent's init first if the constructor has not run yet. */

@@ -22,6 +22,7 @@
 
 #include "agent/agent.h"
 #include "agent/heapinfo.h"
+#include "agent/api.h"
 #include "agent/hooks.h"
 #include "agent/record.h"
 #include "common/trace_format.h"
@@ -380,8 +381,21 @@ TL_EXPORT void free_aligned_sized(void *p, size_t align, size_t size)
 }
 #endif
 
+/* tl_api_size_class: a live block of ours is jemalloc's (the one linked
+ * here), which sallocx may be asked about. Only small objects are asked
+ * for their class's lower end (api.c, TL_API_VIEW_OBJECT_MAX): a few
+ * steps down, jemalloc's classes being at most 1/4 apart. */
+static void size_class(const void *obj, size_t *usable, size_t *lo)
+{
+    *usable = *lo = sallocx((void *)(uintptr_t)obj, 0);
+    if (*usable > TL_API_VIEW_OBJECT_MAX) return;
+    while (*lo > 1 && nallocx(*lo - 1, 0) == *usable)
+        --*lo;
+}
+
 __attribute__((constructor)) static void hooks_init(void)
 {
+    tl_api_size_class = size_class;
     overcommit_init();
     jemalloc_fast_init();
     tl_agent_init();

@@ -234,6 +234,7 @@ int tl_numpy_wrap_type(void *type)
 
 void tl_numpy_reset(void)
 {
+    atomic_store(&stored_any, false);
     tl_np_handler_t *h = atomic_exchange(&wrapped, NULL);
     if (h) h->allocator = orig;
     char *t = atomic_exchange(&array_type, NULL);

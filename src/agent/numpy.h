@@ -65,8 +65,8 @@ int tl_numpy_wrap_type(void *type);
  * (_holders.py). Relaxed; any thread. */
 uint64_t tl_numpy_storages(void);
 
-/* Forget the wrapped handler and type, putting numpy's functions back (unit
- * tests: their fake handlers go away). */
+/* Forget the wrapped handler and type, putting numpy's functions back, and
+ * that a storage was recorded (unit tests: their fake handlers go away). */
 void tl_numpy_reset(void);
 
 #endif /* TL_AGENT_NUMPY_H */

@@ -4,8 +4,8 @@
 # size class: the Python package names a TensorImpl to the agent when torch
 # is imported (include/tensorleak.h, view_object), so a training step's
 # autograd nodes and vectors are sampled instead. After the workload's
-# probe tensor every news record in full is of the probe's usable size
-# class (every new was in full before: 16, 32, 80 B ones among them), the
+# marker storage every news record in full is of its probe tensor's usable
+# size class (every new was in full before: 16, 32, 80 B ones among them), the
 # slices kept still name their line, and a bad address or a big block is
 # refused.
 . "$TL_SRCDIR/tests/integration/lib.sh"
@@ -18,20 +18,23 @@ set -- $(sed -n 's/^impl //p' run.out)
 impl=$1 usable=$2
 [ -n "$usable" ] || fail "no probe line: $(head -n 3 run.out)"
 "$WL/tl_trace_dump" "$TMP"/vo.*.tlt >d.txt || fail "dump exited $?"
-# kind=4: TL_KIND_NEW_FULL. jemalloc's classes here are 1/4 apart at most.
+# From the marker storage (kind=16, 12347 B: the main thread's records are
+# in order) on, every kind=4 (TL_KIND_NEW_FULL) is of the probe's class,
+# jemalloc's classes being 1/4 apart at most; the probe's is among them.
 awk -v impl="$impl" -v usable="$usable" -v n="$N" '
-    $1 == "alloc" && $4 == "kind=4" {
+    $1 == "alloc" && $4 == "kind=16" && $6 == "size=12347" { after = 1 }
+    $1 == "alloc" && $4 == "kind=4" && after {
         split($5, p, "="); split($6, s, "=")
-        if (p[2] == impl) after = 1
-        if (!after) next
+        if (p[2] == impl) probe = 1
         full++
         if (s[2] > usable || s[2] * 4 <= usable * 3) { bad++; if (bad < 5) print "size " s[2] }
     }
     END {
-        if (!after) { print "FAIL: no record in full of the probe TensorImpl " impl; exit 1 }
-        if (bad) { print "FAIL: " bad " of " full " news in full after the probe outside its class (" usable " B)"; exit 1 }
-        if (full < n) { print "FAIL: " full " news in full after the probe, want " n " at least (the slices)"; exit 1 }
-        print "ok: " full " news in full after the probe, all of its " usable " B class"
+        if (!after) { print "FAIL: no marker storage of 12347 B"; exit 1 }
+        if (!probe) { print "FAIL: no record in full of the probe TensorImpl " impl; exit 1 }
+        if (bad) { print "FAIL: " bad " of " full " news in full after the marker outside the class of the probe (" usable " B)"; exit 1 }
+        if (full < n) { print "FAIL: " full " news in full after the marker, want " n " at least (the slices)"; exit 1 }
+        print "ok: " full " news in full after the marker, all of the class of the probe (" usable " B)"
     }' d.txt || exit 1
 "$TL" report --format=json --top=0 "$TMP"/vo.*.tlt >r.json || fail "report exited $?"
 PYTHONPATH="$TL_SRCDIR/tests/integration" "$PYTHON3" - "$S" r.json "$N" <<'PY' || exit 1
@@ -46,17 +49,17 @@ views = sorted((v["bytes"], script_lines(v["stack"], script)[:1]) for v in big[0
 if views != [(4096, [site["view"]])] * n:
     fail(f"views (bytes, line) {views}, want {n} of 4096 B at line {site['view']}")
 PY
-# Not a live block of ours (NULL, inside a buffer), or one over 4 KiB: -EINVAL.
+# Not a live block of ours (NULL, 16 B into one), or one over 4 KiB: -EINVAL;
+# a small live block: 0.
 TENSORLEAK_OUTPUT="$TMP/bad.%p.tlt" LD_PRELOAD="$TL_BUILDDIR/.libs/libtensorleak.so" \
     PYTHONPATH="$TL_SRCDIR/src/python" "$PYTHON3" -c '
 import ctypes, sys
 from tensorleak import _agent
 a = _agent.api()
-buf = ctypes.create_string_buffer(64)
 libc = ctypes.CDLL(None)
 libc.malloc.restype = ctypes.c_void_p
-big = libc.malloc(65536)
-rc = (a.view_object(None), a.view_object(ctypes.addressof(buf) + 8), a.view_object(big))
+small, big = libc.malloc(176), libc.malloc(65536)
+rc = (a.view_object(None), a.view_object(small + 16), a.view_object(big), a.view_object(small))
 print(rc)
-sys.exit(0 if rc == (-22, -22, -22) else 1)' >bad.out 2>bad.err || fail "bad addresses: $(cat bad.out bad.err)"
+sys.exit(0 if rc == (-22, -22, -22, 0) else 1)' >bad.out 2>bad.err || fail "bad addresses: $(cat bad.out bad.err)"
 echo ok

@@ -18,6 +18,7 @@
 #include "tests/unit/check_main.h"
 
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -340,13 +341,27 @@ static NOINL size_t vla_capture(unsigned m, uint64_t *out)
     return n;
 }
 
-/* Capture once (a first miss); m's key hash. */
-static uint64_t probe_key(uintptr_t site, uint64_t ra, unsigned m)
+/* The capture's CFA for each m (m / 16) when it was probed. */
+static uintptr_t probe_cfa[64 * 1024 / 16];
+
+/* Capture once (a first miss); m's key hash. Inlined into its caller, so
+ * the capture's CFA is the one the caller's own captures of m have (a
+ * frame of its own would move it); each later capture checks that
+ * (probe_same). */
+static inline __attribute__((always_inline)) uint64_t probe_key(uintptr_t site, uint64_t ra,
+                                                                unsigned m)
 {
     uint64_t f[MAXF];
     vla_capture(m, f);
     probe_bad += f[1] != ra; /* into vla_mid: the key's return address */
+    probe_cfa[m / 16] = last_cfa;
     return tl_ucache_hash(site, ra, last_cfa);
+}
+
+/* The capture just made of m had the key probe_key found. */
+static bool probe_same(unsigned m)
+{
+    return last_cfa == probe_cfa[m / 16];
 }
 
 /* The site and return address of vla_outer_a's captures: a key taken into
@@ -404,6 +419,7 @@ static NOINL void *set_turns_main(void *arg)
         }
         for (unsigned j = 0; j < 4; j++) {
             size_t n = vla_capture(seq[j], f);
+            shared.bad += !probe_same(seq[j]);
             if (pass == 0) {
                 nref[j] = n;
                 memcpy(ref[j], f, sizeof f);
@@ -466,7 +482,9 @@ static NOINL void *seen_shared_main(void *arg)
     uint64_t f[MAXF], h0 = hits(), f0 = fills();
     for (unsigned pass = 0; pass < 6; pass++) {
         vla_capture(a, f);
+        probe_bad += !probe_same(a);
         vla_capture(b, f);
+        probe_bad += !probe_same(b);
     }
     seen_shared.fills = fills() - f0;
     seen_shared.hits = hits() - h0;

@@ -13,8 +13,10 @@ import torch
 n = int(sys.argv[1]) if len(sys.argv) > 1 else 20
 libc = ctypes.CDLL(None)
 libc.malloc_usable_size.restype = ctypes.c_size_t
-# A storage first (probe's own): from then on the default mode records
-# C++ news in full (record.h), the probe's TensorImpl among them.
+# A storage first, of a size nothing else has: the test checks the records
+# after it (the package named a TensorImpl at torch's import, before it).
+# From a storage on, the default mode records news in full (record.h).
+marker = torch.empty(12347, dtype=torch.uint8)
 probe = torch.empty(1)
 print(f"impl {probe._cdata:#x} {libc.malloc_usable_size(ctypes.c_void_p(probe._cdata))}")
 w = torch.randn(64, 64, requires_grad=True)

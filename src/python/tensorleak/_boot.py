@@ -160,7 +160,7 @@ def _view_object(torch):
     if api is None or not _agent.has(api, "view_object"):
         return
     try:
-        t = torch.empty(0)  # no storage; alive during the call: the agent looks at its block
+        t = torch.empty(0)  # no data; alive during the call: the agent looks at its block
         api.view_object(t._cdata)
         del t
     except Exception:

@@ -126,7 +126,7 @@ typedef struct tl_agent_api {
      * size class (jemalloc's: the request sizes that get obj's usable
      * size); the others are sampled like any allocation. Returns 0, -EINVAL
      * (not a live block the agent handed out, or one over 4 KiB) or -ENOSYS
-     * (not recording, or jemalloc's sallocx/nallocx not found). Any thread.
+     * (not recording, or an agent without its allocation hooks). Any thread.
      * Present when `size` covers it. */
     int (*view_object)(const void *obj);
     /* Version 4: 0 until the wrapped handler (numpy_handler) recorded its

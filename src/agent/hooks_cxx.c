@@ -78,22 +78,29 @@ static inline bool cuda_libs_new(uintptr_t ra)
     return tl_cudalibs_in_cxx_runtime(ra) && cxx_runtime_caller_is_cuda();
 }
 
-/* Outside `all` mode, a new recorded in full (record.h): the stack is
- * captured here, in the hook, as `all` mode's hooks do, so that the unwind
- * cache keyed by the hook's return address and stack pointer answers a
- * repeated one (a TensorImpl's, an autograd node's: a few hundred stacks
- * repeated every step of a training loop). */
+/* A block every mode records (tl_record_alloc_captured), its stack
+ * captured here, in the hook, as `all` mode's hooks do: inlined into the
+ * hook, so that the unwind cache keyed by the hook's return address and
+ * stack pointer answers a repeated one (a training loop repeats its
+ * TensorImpls' and storages' stacks every step). Guard raised by the
+ * caller (libunwind may allocate on a thread's first unwind); keeps errno. */
+static inline __attribute__((always_inline)) void record_captured(uint64_t kind, void *p,
+                                                                  size_t size)
+{
+    int saved = errno;
+    const uint64_t *frames;
+    size_t n = tl_stack_capture_inline(&frames, tl_record_stack_depth);
+    errno = saved;
+    tl_record_alloc_captured(kind, p, size, frames, n);
+}
+
+/* Outside `all` mode, a new recorded in full (record.h). */
 static inline __attribute__((always_inline)) void *tracked_new_full(size_t size)
 {
     void *p = raw_alloc(size, 0);
     if (p) {
-        TL_GUARD_SCOPE; /* libunwind may allocate on a thread's first unwind */
-        int saved = errno;
-        const uint64_t *frames;
-        size_t n = tl_stack_capture_inline(&frames, tl_record_stack_depth);
-        tl_record_alloc_captured(size < TL_CONFIG_BIG_MIN ? TL_KIND_NEW_FULL : TL_KIND_MALLOC, p,
-                                 size, frames, n);
-        errno = saved;
+        TL_GUARD_SCOPE;
+        record_captured(size < TL_CONFIG_BIG_MIN ? TL_KIND_NEW_FULL : TL_KIND_MALLOC, p, size);
     }
     return p;
 }
@@ -187,15 +194,7 @@ TL_EXPORT void *_ZN3c109alloc_cpuEm(size_t nbytes)
         p = nbytes ? mallocx(nbytes, MALLOCX_ALIGN(64)) : NULL;
         if (p) tl_blocks_mark(p);
     }
-    if (track && p && nbytes) {
-        /* Captured here, as a new recorded in full is (tracked_new_full):
-         * a training loop's storages repeat their stacks every step. */
-        int saved = errno;
-        const uint64_t *frames;
-        size_t n = tl_stack_capture_inline(&frames, tl_record_stack_depth);
-        errno = saved;
-        tl_record_alloc_captured(TL_KIND_STORAGE_C10, p, nbytes, frames, n);
-    }
+    if (track && p && nbytes) record_captured(TL_KIND_STORAGE_C10, p, nbytes);
     return p;
 }
 

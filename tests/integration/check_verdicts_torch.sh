@@ -51,6 +51,30 @@ grep -q "^  [0-9.]* KiB in [0-9]* blocks at loop.py:$KEEP ([0-9]* sites): 4 repe
 grep -q '^      at .*\[libc10' out && fail "loop text: an allocator frame of c10: $(cat out)"
 grep -q '^      at at::' out || fail "loop text: no ATen frame: $(cat out)"
 
+# torch.set_num_threads makes torch's thread pool and reads the CPU's
+# tables once (still reachable at exit): the default rule
+# ^at::set_num_threads( takes them, so no site is left that names the pool
+# or cpuinfo; without the default rules they are a site at the call's line
+printf 'import torch\n\ntorch.set_num_threads(1)  # SITE:threads\n' >threads.py
+THREADS=$(site_line threads.py threads)
+named() { # named VERDICT: the functions of every max-leak site's stack, one per line
+    $PYTHON3 -c 'import json, sys
+v = json.load(open(sys.argv[1]))
+for l in v["limits"]:
+    for s in l.get("sites") or []:
+        for f in s["stack"]:
+            print(f.get("function") or "")' "$1"
+}
+"$TL" check --leak-kinds=all --max-leak=0 --top=0 --format=json --output=t.json -- "$PYTHON3" threads.py >/dev/null 2>&1
+$J t.json "supp('^at::set_num_threads(')['blocks'] >= 1" || fail "threads: the set_num_threads rule took nothing"
+named t.json | grep -E '^(pthreadpool|cpuinfo)' && fail "threads: a pool or cpuinfo site left: $(named t.json)"
+"$TL" check --leak-kinds=all --max-leak=0 --top=0 --no-default-suppressions --format=json --output=t0.json \
+    -- "$PYTHON3" threads.py >/dev/null 2>&1
+[ $? -eq 23 ] || fail "threads without the default rules: want 23"
+$J t0.json "any(x['where'] == 'at threads.py:$THREADS' for x in limit('max-leak')['sites'])" ||
+    fail "threads without the default rules: no site at line $THREADS"
+named t0.json | grep -E '^pthreadpool' >/dev/null || fail "threads without the default rules: no pool frame: $(named t0.json)"
+
 # a `run` trace (default mode): the loop's leak still fails --max-leak=0
 "$TL" run --output="$TMP/r.%p.tlt" -- "$PYTHON3" loop.py >run.out 2>&1 || fail "run loop.py: $(cat run.out)"
 set -- "$TMP"/r.*.tlt

@@ -40,12 +40,38 @@ def alloc_line(storage, script):
     return lines[0] if lines else None
 
 
+# problems whose fix is one fixed sentence of the report (lineage.c,
+# tl_problem_fix); the others carry theirs in the message (" Fix: ...")
+FIXED_FIX = {"pinned_by_view": (".clone()", ".copy()"), "duplicate_copy": ("keep one copy",),
+             "held_by_autograd": ("loss.item()",)}
+
+
+def check_problems(rep):
+    """Every problem names its storage's holder path and its fix, as the
+    text report prints them (docs/report-schema.md, problems[])."""
+    by_id = {s["id"]: s for s in (rep.get("end") or {}).get("storages", [])}
+    for p in rep.get("problems", []):
+        s = by_id.get(p["storage"])
+        check(s is not None, f"problem of storage {p['storage']}: no such storage at the end point")
+        check("held_path" in p and p["held_path"] == s.get("held_path"),
+              f"problem of storage {p['storage']}: held_path {p.get('held_path', '(none)')!r}, "
+              f"the storage's {s.get('held_path')!r}")
+        fix = p.get("fix", 0)
+        if p["kind"] in FIXED_FIX:
+            check(type(fix) is str and any(w in fix for w in FIXED_FIX[p["kind"]]),
+                  f"{p['kind']} problem of storage {p['storage']}: fix {fix!r}")
+        else:
+            check(fix is None or (type(fix) is str and p["message"].endswith(" Fix: " + fix)),
+                  f"{p['kind']} problem of storage {p['storage']}: fix {fix!r}, message {p['message']!r}")
+
+
 def main():
     script, expected_path, report_path = sys.argv[1:4]
     with open(expected_path) as f:
         exp = json.load(f)
     with open(report_path) as f:
         rep = json.load(f)
+    check_problems(rep)
     if "case" not in exp:
         from cases_facts import facts
 

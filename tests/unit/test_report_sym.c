@@ -349,8 +349,13 @@ START_TEST(report_lineage_sample)
         "\"problems\": [\n    {\n      \"kind\": \"pinned_by_view\",\n      \"bytes\": 67108848,\n"
         "      \"storage\": 1,\n      \"message\": \"64.0 MiB storage #1 allocated by randn at "
         "prep.py:9 is kept alive only by 1 view of 16 B (slice at train.py:41); 64.0 MiB "
-        "pinned.\"\n    },\n    {\n      \"kind\": \"held_by_autograd\",\n      \"bytes\": "
-        "2097152,\n      \"storage\": 3,",
+        "pinned.\",\n      \"held_path\": null,\n      \"fix\": \"keep a .clone() of the part you "
+        "need (x[:k].clone()), not a view of it, so the whole storage can be freed.\"\n    },\n"
+        "    {\n      \"kind\": \"held_by_autograd\",\n      \"bytes\": 2097152,\n      "
+        "\"storage\": 3,",
+        /* the autograd problem's fix, its holder path unrecorded in this trace */
+        "\"held_path\": null,\n      \"fix\": \"keep loss.item() or t.detach() instead of the "
+        "tensor, or compute it under torch.no_grad().\"\n    }\n  ],",
         "\"leaked_bytes\": 69206232,",
         "\"leaked_storage_blocks\": 3,",
         "\"storages\": 3,",

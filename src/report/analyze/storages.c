@@ -136,6 +136,32 @@ bool tl_stor_lineage(tl_stor_t *st, const tl_trace_t *t, size_t index)
     }
 }
 
+static int cmp_storage_id(const void *pa, const void *pb)
+{
+    const tl_end_storage_t *a = *(const tl_end_storage_t *const *)pa;
+    const tl_end_storage_t *b = *(const tl_end_storage_t *const *)pb;
+    return a->s.id < b->s.id ? -1 : a->s.id > b->s.id;
+}
+
+const tl_end_storage_t **tl_endpoint_by_id(const tl_endpoint_t *e)
+{
+    const tl_end_storage_t **by_id = e->nstorages ? malloc(e->nstorages * sizeof *by_id) : NULL;
+    for (size_t i = 0; by_id && i < e->nstorages; i++)
+        by_id[i] = &e->storages[i];
+    if (by_id) qsort(by_id, e->nstorages, sizeof *by_id, cmp_storage_id);
+    return by_id;
+}
+
+const tl_end_storage_t *tl_endpoint_storage_of(const tl_end_storage_t *const *by_id, size_t n,
+                                               uint64_t id)
+{
+    if (!by_id) return NULL;
+    tl_end_storage_t key = {.s.id = id};
+    const tl_end_storage_t *kp = &key, *const * hit;
+    hit = bsearch(&kp, by_id, n, sizeof *by_id, cmp_storage_id);
+    return hit ? *hit : NULL;
+}
+
 void tl_endpoint_free(tl_endpoint_t *e)
 {
     for (size_t i = 0; i < e->nstorages; i++) {

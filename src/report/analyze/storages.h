@@ -107,6 +107,15 @@ typedef struct tl_endpoint {
 
 void tl_endpoint_free(tl_endpoint_t *e);
 
+/* e's storages by id, for tl_endpoint_storage_of: a malloc'd array of
+ * e->nstorages pointers into e->storages, ascending id; the caller frees
+ * it. NULL when e has no storage or out of memory. */
+const tl_end_storage_t **tl_endpoint_by_id(const tl_endpoint_t *e);
+/* The storage with id id among the n of by_id (tl_endpoint_by_id), or NULL
+ * (a problem names a storage of its end point: NULL only with by_id NULL). */
+const tl_end_storage_t *tl_endpoint_storage_of(const tl_end_storage_t *const *by_id, size_t n,
+                                               uint64_t id);
+
 /* The end point a MARK name stands for ("script_end": the main script's
  * atexit; "os_exit": os._exit, e.g. a multiprocessing or DataLoader worker;
  * see docs/python.md), as a static string; NULL when the name is no end point. */

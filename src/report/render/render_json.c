@@ -3,6 +3,8 @@
  * docs/report-schema.md is the contract; change both together. Unknown values
  * are null, never omitted, so consumers can index without guards.
  */
+#include <stdlib.h>
+
 #include "report/read/aggregate.h"
 #include "report/render/json.h"
 #include "report/analyze/frames.h"
@@ -212,8 +214,11 @@ static void endpoint(const tl_report_ctx_t *c, tl_json_t *j)
 
     tl_json_key(j, "problems");
     tl_json_arr_begin(j);
+    /* out of memory: the problems without their holder path and fix */
+    const tl_end_storage_t **by_id = e->nproblems ? tl_endpoint_by_id(e) : NULL;
     for (size_t i = 0; i < e->nproblems; i++) {
         const tl_problem_t *p = &e->problems[i];
+        const tl_end_storage_t *s = tl_endpoint_storage_of(by_id, e->nstorages, p->storage);
         tl_json_obj_begin(j);
         tl_json_key(j, "kind");
         tl_json_str(j, tl_problem_kind_name(p->kind));
@@ -223,8 +228,13 @@ static void endpoint(const tl_report_ctx_t *c, tl_json_t *j)
         tl_json_u64(j, p->storage);
         tl_json_key(j, "message");
         tl_json_str(j, p->message);
+        tl_json_key(j, "held_path");
+        tl_json_str(j, s ? s->held_path : NULL);
+        tl_json_key(j, "fix");
+        tl_json_str(j, s ? tl_problem_fix(p, s->s.kind, s->held_path) : NULL);
         tl_json_obj_end(j);
     }
+    free(by_id);
     tl_json_arr_end(j);
 }
 

@@ -327,13 +327,6 @@ static void print_problem_group(const tl_report_ctx_t *c, const item_t *items, c
     }
 }
 
-static int cmp_storage_id(const void *pa, const void *pb)
-{
-    const tl_end_storage_t *a = *(const tl_end_storage_t *const *)pa;
-    const tl_end_storage_t *b = *(const tl_end_storage_t *const *)pb;
-    return a->s.id < b->s.id ? -1 : a->s.id > b->s.id;
-}
-
 /* The items of the end point: its problems (problems true) or its storages,
  * with their where; NULL when out of memory or none. */
 static item_t *make_items(const tl_report_ctx_t *c, bool problems, size_t *n)
@@ -342,26 +335,17 @@ static item_t *make_items(const tl_report_ctx_t *c, bool problems, size_t *n)
     size_t want = problems ? e->nproblems : e->nstorages;
     *n = 0;
     item_t *items = want ? malloc(want * sizeof *items) : NULL;
-    const tl_end_storage_t **by_id =
-        problems && items ? malloc(e->nstorages * sizeof *by_id) : NULL;
+    const tl_end_storage_t **by_id = problems && items ? tl_endpoint_by_id(e) : NULL;
     if (!items || (problems && !by_id)) {
         free(items);
         return NULL;
     }
-    for (size_t i = 0; by_id && i < e->nstorages; i++)
-        by_id[i] = &e->storages[i];
-    if (by_id) qsort(by_id, e->nstorages, sizeof *by_id, cmp_storage_id);
     for (size_t i = 0; i < want; i++) {
         item_t *it = &items[*n];
         it->p = problems ? &e->problems[i] : NULL;
-        it->s = problems ? NULL : &e->storages[i];
-        if (problems) {
-            tl_end_storage_t key = {.s.id = it->p->storage};
-            const tl_end_storage_t *kp = &key, **hit;
-            hit = bsearch(&kp, by_id, e->nstorages, sizeof *by_id, cmp_storage_id);
-            if (!hit) continue; /* a problem names a storage of the end point */
-            it->s = *hit;
-        }
+        it->s = problems ? tl_endpoint_storage_of(by_id, e->nstorages, it->p->storage)
+                         : &e->storages[i];
+        if (!it->s) continue; /* a problem names a storage of the end point */
         tl_lineage_where(c->trace, c->sym, it->s->s.site, it->where, sizeof it->where);
         it->bytes = problems ? it->p->bytes : it->s->s.bytes;
         it->order = i;

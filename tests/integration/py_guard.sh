@@ -83,15 +83,4 @@ echo 'import torch' >broken/prog.py
 cmp -s broken/plain.rc broken/run.rc || fail "broken: exit status $(cat broken/run.rc), want $(cat broken/plain.rc)"
 grep -q 'RuntimeError: broken torch' broken/plain.err || fail "broken: no traceback without the agent"
 cmp -s broken/plain.err broken/run.err || { diff broken/plain.err broken/run.err >&2; fail "broken: traceback differs"; }
-# A script that imports neither torch nor numpy keeps its script_end point
-# but never imports the holder search (-X importtime lists every import,
-# the end point's too)
-echo 'print("plain")' >plain.py
-rm -f "$TMP"/t.*.tlt
-preload_py plain.out plain.err -X importtime plain.py
-[ "$rc" -eq 0 ] && [ "$(cat plain.out)" = plain ] || fail "plain: exit $rc, stdout $(cat plain.out)"
-grep -q ' tensorleak._boot$' plain.err || fail "plain: the package did not start: $(cat plain.err)"
-grep -q ' tensorleak._holders$' plain.err && fail "plain: the holder search was imported"
-set -- "$TMP"/t.*.tlt
-"$TL_BUILDDIR/tests/workloads/tl_trace_dump" "$1" | grep -q '^mark .* name=script_end$' || fail "plain: no script_end point"
 echo "ok (torch $TORCH_VERSION)"

@@ -281,12 +281,9 @@ def report_point(name, frames=()):
     if not snap:
         return
     try:
-        # neither torch nor numpy: no storage of theirs to describe, and no
-        # ~2 ms import of the holder search at the end of every other script
-        if "torch" in sys.modules or "numpy" in sys.modules:
-            from tensorleak import _holders
+        from tensorleak import _holders
 
-            _holders.describe(api, snap, frames)
+        _holders.describe(api, snap, frames)
     except Exception as exc:  # describe guards itself; this is the last line
         _agent.note(f"lineage skipped: {type(exc).__name__}: {exc}"[:250], snap)
     finally:

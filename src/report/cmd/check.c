@@ -242,21 +242,15 @@ static bool measure_problems(tl_chk_t *c, tl_chk_limit_t *l)
     c->problem_kinds_counted =
         c->o->problem_kinds ? c->o->problem_kinds : TL_CHECK_PROBLEM_KINDS_ALL;
     if (!e || !e->nproblems) return false;
-    tl_map_t by_id = {0}, seen = {0}, by_group = {0};
-    bool created, oom = !(c->problems = calloc(e->nproblems, sizeof *c->problems));
-    for (size_t i = 0; !oom && i < e->nstorages; i++) {
-        tl_map_entry_t *me = tl_map_put(&by_id, e->storages[i].s.id, &created);
-        if (!me)
-            oom = true;
-        else
-            me->a = i;
-    }
+    tl_map_t seen = {0}, by_group = {0};
+    const tl_end_storage_t **by_id = tl_endpoint_by_id(e);
+    bool created, oom = !(c->problems = calloc(e->nproblems, sizeof *c->problems)) ||
+                        (e->nstorages && !by_id);
     char w[TL_CHK_WHERE_MAX];
     for (size_t i = 0; !oom && i < e->nproblems; i++) {
         const tl_problem_t *p = &e->problems[i];
-        tl_map_entry_t *me = tl_map_get(&by_id, p->storage);
-        if (!me || !(c->problem_kinds_counted & (1u << p->kind))) continue;
-        const tl_end_storage_t *s = &e->storages[me->a];
+        const tl_end_storage_t *s = tl_endpoint_storage_of(by_id, e->nstorages, p->storage);
+        if (!s || !(c->problem_kinds_counted & (1u << p->kind))) continue;
         if (suppressed(c, s->s.site) || (c->o->device && c->o->device != 1u + s->s.device))
             continue;
         tl_map_entry_t *se = tl_map_put(&seen, p->storage, &created);
@@ -296,7 +290,7 @@ static bool measure_problems(tl_chk_t *c, tl_chk_limit_t *l)
     }
     if (!oom && c->nproblems > 1)
         qsort(c->problems, c->nproblems, sizeof *c->problems, cmp_problem_group);
-    tl_map_free(&by_id);
+    free(by_id);
     tl_map_free(&seen);
     tl_map_free(&by_group);
     return oom;

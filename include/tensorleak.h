@@ -26,8 +26,8 @@
 /* Version of the agent entry table below; the agent serves this version and
  * every older one whose table is a prefix of it. */
 /* 2: frame, stack, device_alloc, device_free; 3: numpy_handler;
- * 4: view_object, numpy_storages */
-#define TL_AGENT_API_VERSION 4
+ * 4: view_object, numpy_storages; 5: storages_live */
+#define TL_AGENT_API_VERSION 5
 
 /* Why a storage is alive, as a report point's provider saw it. */
 enum {
@@ -134,6 +134,21 @@ typedef struct tl_agent_api {
      * none skips the search of numpy's module state for the storages it
      * holds. Any thread. */
     uint64_t (*numpy_storages)(void);
+    /* Version 5: a report point's question. For each ptrs[i] (i < n),
+     * is_live[i] = 1 when it is the base address of a host storage the
+     * agent recorded and that was not freed since (a CPU storage of
+     * PyTorch's allocator, c10::alloc_cpu, or a numpy buffer of its
+     * wrapped handler), else 0. Returns how many such storages are live
+     * now, all of them and not only those among ptrs, or -1 when the agent
+     * does not know (`all` mode, not recording, a storage its live table
+     * had no room for, a fork child's storages inherited from its parent);
+     * is_live is then all 0. So a provider that found every live storage
+     * (the sum of is_live equals the result) can skip its search for the
+     * others (the Python package's reference-cycle search). ptrs distinct;
+     * either may be NULL when n is 0. Any thread; under concurrent
+     * allocations, the answer of one moment. Present when `size` covers
+     * it. */
+    int64_t (*storages_live)(const uint64_t *ptrs, size_t n, uint8_t *is_live);
 } tl_agent_api_t;
 
 /* Exported by libtensorleak.so: returns the table, or NULL if the agent does

@@ -78,6 +78,11 @@ TESTS += tests/integration/py_tensor_kinds.sh tests/integration/py_guard.sh
 EXTRA_DIST += tests/integration/py_tensor_kinds.sh tests/workloads/py_tensor_kinds.py \
 	tests/integration/py_guard.sh tests/workloads/py_guard.py
 
+# Python provider: which host storages are live (the agent's storages_live),
+# and the cycle search skipped when the walk found them all.
+TESTS += tests/integration/py_storages_live.sh
+EXTRA_DIST += tests/integration/py_storages_live.sh tests/workloads/py_storages_live.py
+
 # Hostile run: run and check started with SIGCHLD ignored keep the status.
 TESTS += tests/integration/hostile_sigchld.sh
 EXTRA_DIST += tests/integration/hostile_sigchld.sh

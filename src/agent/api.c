@@ -308,6 +308,17 @@ static uint64_t numpy_storages(void)
     return tl_numpy_storages();
 }
 
+static int64_t storages_live(const uint64_t *ptrs, size_t n, uint8_t *is_live)
+{
+    TL_GUARD_SCOPE;
+    if (n && (!ptrs || !is_live)) return -1;
+    if (!enter()) {
+        if (n) memset(is_live, 0, n);
+        return -1;
+    }
+    return tl_record_storages_live(ptrs, n, is_live);
+}
+
 static const tl_agent_api_t api_table = {
     .version = TL_AGENT_API_VERSION,
     .size = sizeof(tl_agent_api_t),
@@ -334,6 +345,7 @@ static const tl_agent_api_t api_table = {
     .numpy_handler = numpy_handler,
     .view_object = view_object,
     .numpy_storages = numpy_storages,
+    .storages_live = storages_live,
 };
 
 /* A fork child's trace starts its mark ids at 1 again (a fork handler:

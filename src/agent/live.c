@@ -22,6 +22,7 @@ typedef struct slot {
 _Atomic uint8_t tl_live_filter[1u << TL_LIVE_FILTER_LG];
 static slot_t *table;
 static _Atomic uint64_t count;
+static _Atomic int64_t storages; /* entries of tl_live_host_storage kinds */
 static unsigned lg = TL_LIVE_LG_SLOTS;
 #define MASK ((UINT64_C(1) << lg) - 1)
 
@@ -51,6 +52,7 @@ void tl_live_reset(void)
 {
     memset(tl_live_filter, 0, sizeof tl_live_filter);
     atomic_store(&count, 0);
+    atomic_store(&storages, 0);
     if (!table) return;
     size_t bytes = sizeof(slot_t) << lg;
     void *m = mmap(table, bytes, PROT_READ | PROT_WRITE,
@@ -86,6 +88,8 @@ bool tl_live_insert(const tl_live_entry_t *e)
         filter_add(e->ptr, 1);
         atomic_store_explicit(&s->key, e->ptr, memory_order_release);
         atomic_fetch_add_explicit(&count, 1, memory_order_relaxed);
+        if (tl_live_host_storage(e->kind))
+            atomic_fetch_add_explicit(&storages, 1, memory_order_relaxed);
         return false;
     }
     return true;
@@ -104,7 +108,25 @@ bool tl_live_remove(uint64_t ptr, tl_live_entry_t *out)
         atomic_store_explicit(&s->key, TOMB, memory_order_release);
         filter_add(ptr, -1);
         atomic_fetch_sub_explicit(&count, 1, memory_order_relaxed);
+        if (tl_live_host_storage(out->kind))
+            atomic_fetch_sub_explicit(&storages, 1, memory_order_relaxed);
         return true;
+    }
+    return false;
+}
+
+bool tl_live_get(uint64_t ptr, tl_live_entry_t *out)
+{
+    if (!table || ptr <= TOMB) return false;
+    size_t h = home(ptr);
+    for (unsigned i = 0; i < TL_LIVE_PROBES; i++) {
+        const slot_t *s = &table[(h + i) & MASK];
+        uint64_t k = atomic_load_explicit(&s->key, memory_order_acquire);
+        if (k == EMPTY) return false;
+        if (k != ptr) continue;
+        *out = s->e;
+        /* Still the same block's: not removed (and the slot reused) meanwhile. */
+        return atomic_load_explicit(&s->key, memory_order_acquire) == ptr && out->ptr == ptr;
     }
     return false;
 }
@@ -124,6 +146,12 @@ void tl_live_foreach(void (*fn)(void *ctx, const tl_live_entry_t *e), void *ctx)
 uint64_t tl_live_count(void)
 {
     return atomic_load_explicit(&count, memory_order_relaxed);
+}
+
+uint64_t tl_live_storages(void)
+{
+    int64_t n = atomic_load_explicit(&storages, memory_order_relaxed);
+    return n < 0 ? 0 : (uint64_t)n; /* a remove counted before its insert */
 }
 
 int64_t tl_sample_next(uint64_t *rng, uint64_t mean)

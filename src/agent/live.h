@@ -19,6 +19,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/trace_format.h"
+
 #define TL_LIVE_LG_SLOTS  18 /* 262,144 live recorded blocks */
 #define TL_LIVE_PROBES    64
 #define TL_LIVE_FILTER_LG 16
@@ -57,10 +59,24 @@ void tl_live_reset(void);
 bool tl_live_insert(const tl_live_entry_t *e);
 /* Take ptr out; true when it was there (then *out holds its entry). */
 bool tl_live_remove(uint64_t ptr, tl_live_entry_t *out);
+/* Copy ptr's entry into *out without taking it out; true when ptr is in
+ * the table. Racy against a concurrent remove of ptr (as tl_live_foreach):
+ * the answer of one moment. */
+bool tl_live_get(uint64_t ptr, tl_live_entry_t *out);
 /* Call fn for each entry present now. */
 void tl_live_foreach(void (*fn)(void *ctx, const tl_live_entry_t *e), void *ctx);
 /* Entries present (approximate under concurrency). */
 uint64_t tl_live_count(void);
+/* Is an entry of this kind (tl_kind_t) a host storage: a storage kind
+ * (tl_kind_is_storage) and no device kind (aggregate mode keeps device
+ * storages here too, checkpoint.h)? */
+static inline bool tl_live_host_storage(uint32_t kind)
+{
+    return kind >= TL_KIND_STORAGE &&
+           !(kind >= TL_KIND_DEVICE_FIRST && kind <= TL_KIND_DEVICE_LAST);
+}
+/* Entries present of host storages (approximate under concurrency). */
+uint64_t tl_live_storages(void);
 
 /* Bytes until the next sample: exponential with mean `mean` (a Poisson
  * process over allocated bytes, as jemalloc's and tcmalloc's heap profilers

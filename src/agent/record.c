@@ -37,6 +37,9 @@ static pthread_key_t thread_key;
 static bool thread_key_ok;
 /* Whether this trace's OPTIONS named the process's CPython. */
 static bool python_noted;
+/* Outside `all` mode: may a live host storage be missing from the live
+ * table (a full table, a fork child's inherited storages)? */
+static atomic_bool storages_untracked;
 
 /* What a written record counts for, besides its being written. */
 enum { AS_OTHER = 0, AS_ALLOC = 1, AS_FREE = 2 };
@@ -114,6 +117,8 @@ void tl_record_reset(void)
     tl_tsd.slot = NULL;
     tl_tsd.cur.gen = 0;
     tl_stack_table_reset(&stacks);
+    /* The parent's storages live on in the child, outside the table. */
+    if (tl_live_storages() != 0) atomic_store(&storages_untracked, true);
     tl_live_reset();
     tl_blocks_tags_reset();
 }
@@ -263,9 +268,8 @@ static bool select_block(uint64_t kind, size_t size, uint64_t *weight)
     return true;
 }
 
-/* Outside `all` mode: a selected block enters the live table so that its
- * free is recorded. true = the table is full around it (then neither the
- * block nor its free is recorded: counted as dropped). */
+/* Outside `all` mode: a selected block's entry e enters the live table.
+ * true = the table is full around it (not entered). */
 static bool enter_live(tl_live_entry_t *e, uint64_t kind, const void *ptr, size_t size,
                        uint64_t weight, uint64_t id, uint64_t now)
 {
@@ -275,9 +279,20 @@ static bool enter_live(tl_live_entry_t *e, uint64_t kind, const void *ptr, size_
                            .stack_id = id,
                            .ts = now,
                            .kind = (uint32_t)kind};
-    if (!tl_live_insert(e)) return false;
-    dropped_if(true);
-    return true;
+    return tl_live_insert(e);
+}
+
+int64_t tl_record_storages_live(const uint64_t *ptrs, size_t n, uint8_t *is_live)
+{
+    if (n) memset(is_live, 0, n);
+    if (tl_record_mode == TL_MODE_ALL || !tl_agent_recording() ||
+        atomic_load_explicit(&storages_untracked, memory_order_relaxed))
+        return -1;
+    for (size_t i = 0; i < n; i++) {
+        tl_live_entry_t e;
+        is_live[i] = tl_live_get(ptrs[i], &e) && tl_live_host_storage(e.kind);
+    }
+    return (int64_t)tl_live_storages();
 }
 
 /* The stack of a block select_block chose: numpy's buffers' Python frames
@@ -288,17 +303,24 @@ static uint64_t selected_stack(uint64_t kind)
 }
 
 /* Outside `all` mode: record a selected block (the ALLOC record with stack
- * id, or in aggregate mode the site totals). Plain blocks (every block in
- * aggregate mode) enter the live table so that their free is recorded. */
+ * id, or in aggregate mode the site totals). Every block enters the live
+ * table: a plain one so that its free is recorded, a storage so that a
+ * report point can ask whether it is still live (tl_record_storages_live).
+ * A plain block the full table has no room for is not recorded at all; a
+ * storage is, and is marked untracked. */
 static void record_selected(uint64_t kind, const void *ptr, size_t size, uint64_t weight,
                             uint64_t id)
 {
     uint64_t now = kind == TL_KIND_STORAGE_NUMPY ? tl_record_py_time() : tl_clock_now();
     tl_live_entry_t e;
-    bool aggregate = tl_record_mode == TL_MODE_AGGREGATE;
-    if ((aggregate || !tl_kind_is_storage(kind)) &&
-        enter_live(&e, kind, ptr, size, weight, id, now))
-        return;
+    bool aggregate = tl_record_mode == TL_MODE_AGGREGATE, storage = tl_kind_is_storage(kind);
+    if (enter_live(&e, kind, ptr, size, weight, id, now)) {
+        if (aggregate || !storage) {
+            dropped_if(true);
+            return;
+        }
+        atomic_store(&storages_untracked, true);
+    }
     if (aggregate) {
         tl_ckpt_set_max_stack(id);
         tl_ckpt_on_alloc(&e, now);
@@ -442,11 +464,12 @@ void tl_record_free_block(uint64_t kind, const void *ptr, bool foreign)
     }
     tl_counters_add(&tl_tsd.slot->frees_all, 1);
     tl_live_entry_t e;
-    if (tl_live_remove((uintptr_t)ptr, &e)) {
+    bool aggregate = tl_record_mode == TL_MODE_AGGREGATE;
+    if (tl_live_remove((uintptr_t)ptr, &e) && (aggregate || !tl_kind_is_storage(kind))) {
         forget_live(kind, ptr, &e);
-        if (tl_record_mode == TL_MODE_AGGREGATE) tl_ckpt_tick(tl_clock_now());
-    } else if (tl_record_mode != TL_MODE_AGGREGATE && tl_kind_is_storage(kind)) {
-        /* a default-mode storage is not in the table */
+        if (aggregate) tl_ckpt_tick(tl_clock_now());
+    } else if (!aggregate && tl_kind_is_storage(kind)) {
+        /* a default-mode storage: recorded even when the table had no room */
         write_free(kind, ptr, kind == TL_KIND_STORAGE_NUMPY ? tl_record_py_time() : tl_clock_now());
     }
     errno = saved;

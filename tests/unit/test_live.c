@@ -55,15 +55,50 @@ START_TEST(live_insert_remove)
     ck_assert(tl_live_maybe((void *)(uintptr_t)e.ptr));
     ck_assert_uint_eq(tl_live_count(), 1);
     ck_assert(!tl_live_remove(e.ptr + 16, &out)); /* another block */
+    ck_assert(!tl_live_get(e.ptr + 16, &out));
+    memset(&out, 0, sizeof out);
+    ck_assert(tl_live_get(e.ptr, &out)); /* looked at, left in */
+    ck_assert_mem_eq(&out, &e, sizeof e);
+    ck_assert_uint_eq(tl_live_count(), 1);
     ck_assert(tl_live_remove(e.ptr, &out));
     ck_assert_mem_eq(&out, &e, sizeof e);
     ck_assert(!tl_live_remove(e.ptr, &out)); /* once only */
+    ck_assert(!tl_live_get(e.ptr, &out));
     ck_assert(!tl_live_maybe((void *)(uintptr_t)e.ptr));
     ck_assert_uint_eq(tl_live_count(), 0);
     /* 0, 1 and 2 are the slot states, never a block. */
     tl_live_entry_t bad = entry(2, 1);
     ck_assert(tl_live_insert(&bad));
     ck_assert(!tl_live_remove(2, &out));
+}
+END_TEST
+
+/* The table counts its host storages (c10, numpy), not its plain blocks
+ * nor aggregate mode's device storages; reset forgets them. */
+START_TEST(live_counts_host_storages)
+{
+    ck_assert(!tl_live_init());
+    tl_live_reset();
+    static const uint32_t kinds[] = {TL_KIND_MALLOC,        TL_KIND_NEW_FULL,
+                                     TL_KIND_STORAGE_C10,   TL_KIND_STORAGE_CUDA,
+                                     TL_KIND_STORAGE_NUMPY, TL_KIND_STORAGE_PINNED};
+    tl_live_entry_t e, out;
+    for (size_t i = 0; i < 6; i++) {
+        e = entry(0x7f0000100000 + i * 0x1000, i + 1);
+        e.kind = kinds[i];
+        ck_assert(!tl_live_insert(&e));
+    }
+    ck_assert_uint_eq(tl_live_count(), 6);
+    ck_assert_uint_eq(tl_live_storages(), 2);
+    ck_assert(tl_live_remove(0x7f0000102000, &out)); /* the c10 storage */
+    ck_assert_uint_eq(out.kind, TL_KIND_STORAGE_C10);
+    ck_assert_uint_eq(tl_live_storages(), 1);
+    ck_assert(tl_live_remove(0x7f0000103000, &out)); /* a device storage */
+    ck_assert(tl_live_remove(0x7f0000100000, &out)); /* a plain block */
+    ck_assert_uint_eq(tl_live_storages(), 1);
+    tl_live_reset();
+    ck_assert_uint_eq(tl_live_storages(), 0);
+    ck_assert(!tl_live_get(0x7f0000104000, &out));
 }
 END_TEST
 
@@ -94,12 +129,16 @@ START_TEST(live_full_chain_and_tombstones)
 
     ck_assert(tl_live_remove(p[10], &out));
     ck_assert_uint_eq(out.stack_id, 11);
+    ck_assert(!tl_live_get(p[10], &out));
     for (size_t i = 11; i < TL_LIVE_PROBES; i++) { /* behind the tombstone */
+        ck_assert(tl_live_get(p[i], &out));
+        ck_assert_uint_eq(out.stack_id, i + 1);
         ck_assert(tl_live_remove(p[i], &out));
         ck_assert_uint_eq(out.stack_id, i + 1);
         e = entry(p[i], i + 1);
         ck_assert(!tl_live_insert(&e));
     }
+    ck_assert(!tl_live_get(p[N - 1], &out)); /* refused: not in */
     ck_assert(!tl_live_insert(&(tl_live_entry_t){.ptr = p[N - 1], .stack_id = 99})); /* the tomb */
     ck_assert(tl_live_insert(&(tl_live_entry_t){.ptr = p[10], .stack_id = 11})); /* full again */
     ck_assert(tl_live_remove(p[N - 1], &out));
@@ -192,6 +231,7 @@ static Suite *make_live_suite(void)
     TCase *tc = tcase_create("table");
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, live_insert_remove);
+    tcase_add_test(tc, live_counts_host_storages);
     tcase_add_test(tc, live_full_chain_and_tombstones);
     tcase_add_test(tc, live_concurrent_one_chain);
     suite_add_tcase(s, tc);

@@ -5,7 +5,7 @@ not loaded. Field order must match struct tl_agent_api exactly.
 """
 import ctypes
 
-API_VERSION = 4
+API_VERSION = 5
 
 HELD_UNKNOWN, HELD_TENSOR, HELD_VIEW, HELD_AUTOGRAD, HELD_CYCLE = 0, 1, 2, 3, 4
 # TL_CAUSE_* (src/common/trace_format.h): the kind of holder on a path
@@ -48,6 +48,8 @@ class _Api(ctypes.Structure):
         # version 4: C++ news in full only of a TensorImpl's size (_boot.py)
         ("view_object", _F(_int, _p)),
         ("numpy_storages", _F(_u64)),
+        # version 5: which host storages are live (_holders.py)
+        ("storages_live", _F(ctypes.c_int64, ctypes.POINTER(_u64), _s, ctypes.POINTER(ctypes.c_uint8))),
     ]
 
 
@@ -76,6 +78,26 @@ def has(a, field):
     """Does the agent's table `a` have `field` (its size covers it)?"""
     f = getattr(_Api, field)
     return a.size >= f.offset + f.size
+
+
+def storages_live(a, bases):
+    """(live, found): how many host storages the agent recorded are live now
+    (all of them; -1 when it does not know, or has no storages_live entry)
+    and the set of those among bases (ints, distinct) that are such
+    storages, by base address. Never raises."""
+    try:
+        if a is None or not has(a, "storages_live"):
+            return -1, set()
+        bases = list(bases)
+        n = len(bases)
+        ptrs = (_u64 * n)(*bases)
+        live = (ctypes.c_uint8 * n)()
+        total = a.storages_live(ptrs, n, live)
+    except Exception:  # a base that is no address, a table without the entry
+        return -1, set()
+    if total < 0:
+        return -1, set()
+    return total, {b for b, yes in zip(bases, live) if yes}
 
 
 def note(text, snap=0):

@@ -23,7 +23,6 @@ HEAP_MIN_STORAGE = 65536  # without the handler: smaller buffers are not storage
 UMATH_MODULES = ("numpy.core._multiarray_umath", "numpy._core._multiarray_umath")
 
 handler_wrapped = False  # numpy's default handler records our storages
-plain = frozenset()  # _holders.before_handler: numpy's own buffers made before it was wrapped
 
 
 def min_storage():
@@ -119,13 +118,6 @@ def wrap_handler():
             why = f"{type(exc).__name__}: {exc}"
     if why is None:
         handler_wrapped = True
-        global plain
-        try:
-            from tensorleak import _holders
-
-            plain = frozenset(_holders.before_handler(umath.ndarray))
-        except Exception:
-            pass  # their holders are then written, and the report skips them
         return
     _agent.note(f"numpy's allocation hook not installed ({why}); numpy buffers of 64 KiB or "
                 f"more are storages by their allocation site"[:250])

@@ -17,6 +17,7 @@
 #include <string.h>
 #include <sys/uio.h>
 #include <unistd.h>
+#define XXH_INLINE_ALL /* header-only, as everywhere in the agent (local.mk) */
 #include <xxhash.h>
 
 #include "agent/agent.h"

@@ -29,6 +29,10 @@ libtlagent_la_SOURCES = \
 	src/agent/pyframes.c src/agent/pyframes.h src/agent/pyframes_layout.h
 libtlagent_la_CFLAGS = $(AGENT_CFLAGS)
 
+# No $(XXHASH_LIBS): the agent uses xxHash in its header-only mode
+# (XXH_INLINE_ALL in each file that includes xxhash.h), so libxxhash.so is not
+# one more library in the process's global scope, which the dynamic linker
+# searches for each of torch's ~300k symbol lookups at its import.
 pkglib_LTLIBRARIES += libtensorleak.la
 libtensorleak_la_SOURCES = src/agent/hooks.c src/agent/hooks.h src/agent/hooks_cxx.c \
 	src/agent/hooks_proc.c src/agent/hooks_cuda.c src/agent/heapinfo.c src/agent/heapinfo.h
@@ -36,6 +40,6 @@ libtensorleak_la_CFLAGS = $(AGENT_CFLAGS)
 libtensorleak_la_LDFLAGS = -module -avoid-version -shared -Wl,-z,now \
 	-Wl,--version-script=$(top_srcdir)/src/agent/libtensorleak.sym
 libtensorleak_la_LIBADD = libtlagent.la libtlcommon.la \
-	$(JEMALLOC_LIBS) $(LIBUNWIND_LIBS) $(XXHASH_LIBS) -ldl -lpthread -lm
+	$(JEMALLOC_LIBS) $(LIBUNWIND_LIBS) -ldl -lpthread -lm
 EXTRA_libtensorleak_la_DEPENDENCIES = src/agent/libtensorleak.sym
 EXTRA_DIST += src/agent/libtensorleak.sym

@@ -317,7 +317,12 @@ static int64_t storages_live(const uint64_t *ptrs, size_t n, uint8_t *is_live)
         if (n) memset(is_live, 0, n);
         return -1;
     }
-    return tl_record_storages_live(ptrs, n, is_live);
+    /* `all` mode's table (if any) is the leak scan's, of other blocks */
+    if (tl_record_mode == TL_MODE_ALL) {
+        if (n) memset(is_live, 0, n);
+        return -1;
+    }
+    return tl_live_storages_query(ptrs, n, is_live);
 }
 
 static const tl_agent_api_t api_table = {

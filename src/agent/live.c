@@ -22,7 +22,8 @@ typedef struct slot {
 _Atomic uint8_t tl_live_filter[1u << TL_LIVE_FILTER_LG];
 static slot_t *table;
 static _Atomic uint64_t count;
-static _Atomic int64_t storages; /* entries of tl_live_host_storage kinds */
+static _Atomic int64_t storages;    /* entries of tl_live_host_storage kinds */
+static atomic_bool storages_missed; /* tl_live_storage_missed, or reset with some */
 static unsigned lg = TL_LIVE_LG_SLOTS;
 #define MASK ((UINT64_C(1) << lg) - 1)
 
@@ -52,7 +53,8 @@ void tl_live_reset(void)
 {
     memset(tl_live_filter, 0, sizeof tl_live_filter);
     atomic_store(&count, 0);
-    atomic_store(&storages, 0);
+    /* A fork child: the parent's storages live on in it, outside the table. */
+    if (atomic_exchange(&storages, 0) != 0) atomic_store(&storages_missed, true);
     if (!table) return;
     size_t bytes = sizeof(slot_t) << lg;
     void *m = mmap(table, bytes, PROT_READ | PROT_WRITE,
@@ -152,6 +154,22 @@ uint64_t tl_live_storages(void)
 {
     int64_t n = atomic_load_explicit(&storages, memory_order_relaxed);
     return n < 0 ? 0 : (uint64_t)n; /* a remove counted before its insert */
+}
+
+void tl_live_storage_missed(void)
+{
+    atomic_store(&storages_missed, true);
+}
+
+int64_t tl_live_storages_query(const uint64_t *ptrs, size_t n, uint8_t *is_live)
+{
+    if (n) memset(is_live, 0, n);
+    if (!table || atomic_load_explicit(&storages_missed, memory_order_relaxed)) return -1;
+    for (size_t i = 0; i < n; i++) {
+        tl_live_entry_t e;
+        is_live[i] = tl_live_get(ptrs[i], &e) && tl_live_host_storage(e.kind);
+    }
+    return (int64_t)tl_live_storages();
 }
 
 int64_t tl_sample_next(uint64_t *rng, uint64_t mean)

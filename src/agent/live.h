@@ -77,6 +77,16 @@ static inline bool tl_live_host_storage(uint32_t kind)
 }
 /* Entries present of host storages (approximate under concurrency). */
 uint64_t tl_live_storages(void);
+/* A live host storage is not in the table (it had no room): from now on
+ * tl_live_storages_query does not know. */
+void tl_live_storage_missed(void);
+/* A report point's question (include/tensorleak.h, storages_live), for a
+ * table of the default or aggregate mode's blocks: is_live[i] = 1 when
+ * ptrs[i] is the base of a host storage in the table, else 0. Returns how
+ * many are in it, all of them, or -1 when one may be missing (no table,
+ * tl_live_storage_missed, a reset, a fork child's, that dropped some);
+ * is_live is then all 0. Any thread, no lock: the answer of one moment. */
+int64_t tl_live_storages_query(const uint64_t *ptrs, size_t n, uint8_t *is_live);
 
 /* Bytes until the next sample: exponential with mean `mean` (a Poisson
  * process over allocated bytes, as jemalloc's and tcmalloc's heap profilers

@@ -37,9 +37,6 @@ static pthread_key_t thread_key;
 static bool thread_key_ok;
 /* Whether this trace's OPTIONS named the process's CPython. */
 static bool python_noted;
-/* Outside `all` mode: may a live host storage be missing from the live
- * table (a full table, a fork child's inherited storages)? */
-static atomic_bool storages_untracked;
 
 /* What a written record counts for, besides its being written. */
 enum { AS_OTHER = 0, AS_ALLOC = 1, AS_FREE = 2 };
@@ -117,8 +114,6 @@ void tl_record_reset(void)
     tl_tsd.slot = NULL;
     tl_tsd.cur.gen = 0;
     tl_stack_table_reset(&stacks);
-    /* The parent's storages live on in the child, outside the table. */
-    if (tl_live_storages() != 0) atomic_store(&storages_untracked, true);
     tl_live_reset();
     tl_blocks_tags_reset();
 }
@@ -282,19 +277,6 @@ static bool enter_live(tl_live_entry_t *e, uint64_t kind, const void *ptr, size_
     return tl_live_insert(e);
 }
 
-int64_t tl_record_storages_live(const uint64_t *ptrs, size_t n, uint8_t *is_live)
-{
-    if (n) memset(is_live, 0, n);
-    if (tl_record_mode == TL_MODE_ALL || !tl_agent_recording() ||
-        atomic_load_explicit(&storages_untracked, memory_order_relaxed))
-        return -1;
-    for (size_t i = 0; i < n; i++) {
-        tl_live_entry_t e;
-        is_live[i] = tl_live_get(ptrs[i], &e) && tl_live_host_storage(e.kind);
-    }
-    return (int64_t)tl_live_storages();
-}
-
 /* The stack of a block select_block chose: numpy's buffers' Python frames
  * only (their native ones are numpy's; BENCHMARKS.md W8), else a capture. */
 static uint64_t selected_stack(uint64_t kind)
@@ -305,7 +287,7 @@ static uint64_t selected_stack(uint64_t kind)
 /* Outside `all` mode: record a selected block (the ALLOC record with stack
  * id, or in aggregate mode the site totals). Every block enters the live
  * table: a plain one so that its free is recorded, a storage so that a
- * report point can ask whether it is still live (tl_record_storages_live).
+ * report point can ask whether it is still live (tl_live_storages_query).
  * A plain block the full table has no room for is not recorded at all; a
  * storage is, and is marked untracked. */
 static void record_selected(uint64_t kind, const void *ptr, size_t size, uint64_t weight,
@@ -319,7 +301,7 @@ static void record_selected(uint64_t kind, const void *ptr, size_t size, uint64_
             dropped_if(true);
             return;
         }
-        atomic_store(&storages_untracked, true);
+        tl_live_storage_missed();
     }
     if (aggregate) {
         tl_ckpt_set_max_stack(id);

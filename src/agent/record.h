@@ -186,15 +186,6 @@ void tl_record_dalloc(uint64_t kind, const void *ptr, size_t size, uint64_t devi
 void tl_record_dfree(uint64_t kind, const void *ptr, uint64_t device);
 void tl_record_realloc(const void *old_ptr, const void *new_ptr, size_t size);
 
-/* Outside `all` mode, a report point's question (include/tensorleak.h,
- * storages_live): is_live[i] = 1 when ptrs[i] is the start of a host
- * storage (c10 CPU or numpy) recorded and not freed, else 0. Returns how
- * many such storages live now, all of them, or -1 when that is not known
- * (`all` mode, not recording, a storage the full live table had no room
- * for, a fork child's inherited ones); is_live is then all 0 too. Any
- * thread, no lock; an answer of one moment while other threads allocate. */
-int64_t tl_record_storages_live(const uint64_t *ptrs, size_t n, uint8_t *is_live);
-
 /* Lineage API support (api.c). tl_record_api_begin binds the thread and is
  * true when recording; call the others only after it returned true. */
 bool tl_record_api_begin(void);

@@ -96,9 +96,23 @@ START_TEST(live_counts_host_storages)
     ck_assert(tl_live_remove(0x7f0000103000, &out)); /* a device storage */
     ck_assert(tl_live_remove(0x7f0000100000, &out)); /* a plain block */
     ck_assert_uint_eq(tl_live_storages(), 1);
+    /* The numpy storage is one; the plain block, the gone c10 storage, the
+     * pinned (device kind) storage and an address inside one are not. */
+    const uint64_t q[] = {0x7f0000101000, 0x7f0000102000, 0x7f0000104000, 0x7f0000105000,
+                          0x7f0000104010};
+    uint8_t live[5];
+    ck_assert_int_eq(tl_live_storages_query(q, 5, live), 1);
+    const uint8_t want[5] = {0, 0, 1, 0, 0};
+    ck_assert_mem_eq(live, want, sizeof want);
+    ck_assert_int_eq(tl_live_storages_query(NULL, 0, NULL), 1);
+    /* Reset with a storage in (a fork child): its storages are unknown. */
     tl_live_reset();
     ck_assert_uint_eq(tl_live_storages(), 0);
     ck_assert(!tl_live_get(0x7f0000104000, &out));
+    memset(live, 7, sizeof live);
+    ck_assert_int_eq(tl_live_storages_query(q, 5, live), -1);
+    const uint8_t none[5] = {0};
+    ck_assert_mem_eq(live, none, sizeof none);
 }
 END_TEST
 

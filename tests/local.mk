@@ -83,6 +83,10 @@ EXTRA_DIST += tests/integration/py_tensor_kinds.sh tests/workloads/py_tensor_kin
 TESTS += tests/integration/py_storages_live.sh
 EXTRA_DIST += tests/integration/py_storages_live.sh tests/workloads/py_storages_live.py
 
+# The agent's libunwind does not take over the program's C++ exceptions.
+TESTS += tests/integration/agent_unwind_scope.sh
+EXTRA_DIST += tests/integration/agent_unwind_scope.sh
+
 # Hostile run: run and check started with SIGCHLD ignored keep the status.
 TESTS += tests/integration/hostile_sigchld.sh
 EXTRA_DIST += tests/integration/hostile_sigchld.sh

@@ -29,6 +29,10 @@ libtlagent_la_SOURCES = \
 	src/agent/pyframes.c src/agent/pyframes.h src/agent/pyframes_layout.h
 libtlagent_la_CFLAGS = $(AGENT_CFLAGS)
 
+# -lgcc_s before libunwind: libunwind.so also defines libgcc_s's _Unwind_*
+# API, and the agent's needed libraries enter the process's global scope ahead
+# of the program's, so libunwind first made it the unwinder of every C++
+# exception of the program (tests/integration/agent_unwind_scope.sh).
 # No $(XXHASH_LIBS): the agent uses xxHash in its header-only mode
 # (XXH_INLINE_ALL in each file that includes xxhash.h), so libxxhash.so is not
 # one more library in the process's global scope, which the dynamic linker
@@ -40,6 +44,6 @@ libtensorleak_la_CFLAGS = $(AGENT_CFLAGS)
 libtensorleak_la_LDFLAGS = -module -avoid-version -shared -Wl,-z,now \
 	-Wl,--version-script=$(top_srcdir)/src/agent/libtensorleak.sym
 libtensorleak_la_LIBADD = libtlagent.la libtlcommon.la \
-	$(JEMALLOC_LIBS) $(LIBUNWIND_LIBS) -ldl -lpthread -lm
+	$(JEMALLOC_LIBS) -lgcc_s $(LIBUNWIND_LIBS) -ldl -lpthread -lm
 EXTRA_libtensorleak_la_DEPENDENCIES = src/agent/libtensorleak.sym
 EXTRA_DIST += src/agent/libtensorleak.sym

@@ -25,7 +25,7 @@ for how in fork mp; do
     child=$(sed -n "s/^process \([0-9]*\) (child of $main) python[0-9.]* [^ ]*fork_worker_leak.py $how: FAILED: 1 of 1 limit exceeded\$/\1/p" out)
     [ -n "$child" ] && [ "$child" != "$main" ] || fail "$how: no failed child line: $(cat out)"
     grep -q "^  scope: end point os_exit of .*\\.$child\\.tlt\$" out || fail "$how: child's scope"
-    grep -q "^  1000 B in 1 block at fork_worker_leak.py:$line; definitely lost 1000 B\$" out ||
+    grep -q "^  97.7 KiB in 1 block at fork_worker_leak.py:$line; definitely lost 97.7 KiB\$" out ||
         fail "$how: the child's leak line: $(cat out)"
     rm -f tensorleak.*.tlt
 done
@@ -39,7 +39,7 @@ $J v.json 'v["passed"] is False' 'v["process"]["role"] == "main"' \
     'v["processes"][0]["process"]["ppid"] == v["process"]["pid"]' \
     'v["processes"][0]["process"]["argv"][1:] == [v["process"]["argv"][1], "fork"]' \
     'v["processes"][0]["passed"] is False' \
-    'v["processes"][0]["limits"][0]["measured_bytes"] == 1000' \
+    'v["processes"][0]["limits"][0]["measured_bytes"] == 100000' \
     "v['processes'][0]['limits'][0]['sites'][0]['where'] == 'at fork_worker_leak.py:$line'" ||
     fail "json verdict"
 rm -f tensorleak.*.tlt
@@ -53,7 +53,7 @@ assert r.tag == "testsuites" and r.get("failures") == "1" and r.get("tests") == 
 main, child = r.findall("testsuite")
 assert "(main) python" in main.get("name") and main.get("failures") == "0", main.attrib
 assert " (child of " in child.get("name") and child.get("failures") == "1", child.attrib
-assert "definitely lost 1000 B" in child.find("testcase/failure").text
+assert "definitely lost 97.7 KiB" in child.find("testcase/failure").text
 PY
 rm -f tensorleak.*.tlt
 

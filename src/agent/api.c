@@ -313,12 +313,8 @@ static int64_t storages_live(const uint64_t *ptrs, size_t n, uint8_t *is_live)
 {
     TL_GUARD_SCOPE;
     if (n && (!ptrs || !is_live)) return -1;
-    if (!enter()) {
-        if (n) memset(is_live, 0, n);
-        return -1;
-    }
     /* `all` mode's table (if any) is the leak scan's, of other blocks */
-    if (tl_record_mode == TL_MODE_ALL) {
+    if (!enter() || tl_record_mode == TL_MODE_ALL) {
         if (n) memset(is_live, 0, n);
         return -1;
     }

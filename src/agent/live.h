@@ -72,8 +72,7 @@ uint64_t tl_live_count(void);
  * storages here too, checkpoint.h)? */
 static inline bool tl_live_host_storage(uint32_t kind)
 {
-    return kind >= TL_KIND_STORAGE &&
-           !(kind >= TL_KIND_DEVICE_FIRST && kind <= TL_KIND_DEVICE_LAST);
+    return tl_kind_is_storage(kind) && !tl_kind_has_device(kind);
 }
 /* Entries present of host storages (approximate under concurrency). */
 uint64_t tl_live_storages(void);

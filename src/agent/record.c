@@ -447,12 +447,13 @@ void tl_record_free_block(uint64_t kind, const void *ptr, bool foreign)
     tl_counters_add(&tl_tsd.slot->frees_all, 1);
     tl_live_entry_t e;
     bool aggregate = tl_record_mode == TL_MODE_AGGREGATE;
-    if (tl_live_remove((uintptr_t)ptr, &e) && (aggregate || !tl_kind_is_storage(kind))) {
-        forget_live(kind, ptr, &e);
-        if (aggregate) tl_ckpt_tick(tl_clock_now());
-    } else if (!aggregate && tl_kind_is_storage(kind)) {
+    bool in_table = tl_live_remove((uintptr_t)ptr, &e); /* a storage's too: the table counts them */
+    if (!aggregate && tl_kind_is_storage(kind)) {
         /* a default-mode storage: recorded even when the table had no room */
         write_free(kind, ptr, kind == TL_KIND_STORAGE_NUMPY ? tl_record_py_time() : tl_clock_now());
+    } else if (in_table) {
+        forget_live(kind, ptr, &e);
+        if (aggregate) tl_ckpt_tick(tl_clock_now());
     }
     errno = saved;
 }

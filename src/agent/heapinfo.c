@@ -4,9 +4,12 @@
 #include <config.h> /* autoconf first: _GNU_SOURCE */
 
 #include "agent/heapinfo.h"
+#include "agent/tsd.h"
 
 #include <jemalloc/jemalloc.h>
+#include <stdatomic.h>
 #include <stdint.h>
+#include <sys/types.h>
 #include <string.h>
 
 #define STR_(x) #x
@@ -40,6 +43,46 @@ bool tl_heapinfo_trim(void)
     if (mallctl("arena." STR(MALLCTL_ARENAS_ALL) ".purge", NULL, NULL, NULL, 0) != 0) return false;
     tl_heapinfo_read(&after);
     return after.resident < before.resident;
+}
+
+/* "arena.<ind>.<what>" into buf (64 bytes): no stdio in the agent. */
+static const char *arena_ctl(char *buf, unsigned ind, const char *what)
+{
+    static const char head[] = "arena.";
+    char num[12];
+    size_t n = 0, at = 0;
+    do
+        num[n++] = (char)('0' + ind % 10);
+    while ((ind /= 10) && n < sizeof num);
+    for (const char *s = head; *s; s++)
+        buf[at++] = *s;
+    while (n)
+        buf[at++] = num[--n];
+    buf[at++] = '.';
+    for (const char *s = what; *s && at < 63; s++)
+        buf[at++] = *s;
+    buf[at] = '\0';
+    return buf;
+}
+
+void tl_heapinfo_oversize_seen(void *p)
+{
+    static atomic_int state; /* 0: not yet; 1: being set or done */
+    if (atomic_load_explicit(&state, memory_order_relaxed) != 0) return;
+    int expect = 0;
+    if (!atomic_compare_exchange_strong(&state, &expect, 1)) return;
+    TL_GUARD_SCOPE;
+    unsigned ind = 0, autos = 0;
+    size_t len = sizeof ind;
+    if (mallctl("arenas.lookup", &ind, &len, &p, sizeof p) != 0) return;
+    len = sizeof autos;
+    /* The oversize arena's index is the first after the automatic ones
+     * (jemalloc's arena_init_huge); anything else is not ours to change. */
+    if (mallctl("opt.narenas", &autos, &len, NULL, 0) != 0 || ind < autos) return;
+    char name[64];
+    ssize_t zero = 0;
+    mallctl(arena_ctl(name, ind, "dirty_decay_ms"), NULL, NULL, &zero, sizeof zero);
+    mallctl(arena_ctl(name, ind, "muzzy_decay_ms"), NULL, NULL, &zero, sizeof zero);
 }
 
 /* Append "label" and v right-aligned in 10 columns (glibc's %10u), "\n". */

@@ -27,6 +27,21 @@ bool tl_heapinfo_read(tl_heapinfo_t *h);
  * memory went down (malloc_trim's return value is then 1). */
 bool tl_heapinfo_trim(void);
 
+/* Blocks of at least this many bytes (glibc's DEFAULT_MMAP_THRESHOLD_MAX on
+ * 64-bit, 32 MiB: glibc always serves them with mmap and unmaps them at
+ * free) come from jemalloc's oversize arena (hooks.c's malloc_conf), whose
+ * pages go back to the kernel at free. */
+#define TL_HEAPINFO_OVERSIZE ((size_t)32 << 20)
+
+/* p: a block of at least TL_HEAPINFO_OVERSIZE just allocated. The first
+ * time, makes its arena (jemalloc's oversize arena, created at its first
+ * use) purge freed pages at once: dirty_decay_ms and muzzy_decay_ms 0, so
+ * a freed 2 GiB array leaves RSS as glibc's munmap does. jemalloc sets
+ * them only when its defaults are above 0, and ours are -1 (hooks.c).
+ * Thread-safe (one caller does it; the others return at once); takes the
+ * reentrancy guard itself. */
+void tl_heapinfo_oversize_seen(void *p);
+
 /* malloc_stats' text, in glibc's layout (one arena; "in use" = allocated,
  * "system" = mapped), into buf (cap bytes); returns its length. */
 size_t tl_heapinfo_stats_text(const tl_heapinfo_t *h, char *buf, size_t cap);

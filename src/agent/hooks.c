@@ -41,16 +41,24 @@
  *   oversize_threshold:0,dirty_decay_ms:-1,muzzy_decay_ms:-1   0.33
  *   ...,narenas:1,tcache:false (no gain)                       0.32-0.34
  *   ...,tcache_max:16777216 (worse)                            1.08
- *   libtensorleak.so, TENSORLEAK_DISABLE=1 (this setting)      0.33
+ *   libtensorleak.so, TENSORLEAK_DISABLE=1 (that setting)      0.33
  *   libtensorleak.so tracing (stack + record per event)        0.53
- * Any decay purges the dirty pages of the big extents and the next use pays
- * page faults again (25x glibc); oversize_threshold:0 keeps >8 MiB blocks out
- * of the dedicated arena that purges immediately. The price: freed pages stay
- * resident up to the peak (like glibc's heap below its trim threshold).
- * The remaining ~0.1 us/op over glibc is jemalloc's large-extent path; it is
- * small next to the agent's own cost per recorded event.
+ *   ...,dirty_decay_ms:10000,muzzy_decay_ms:-1 (this setting,
+ *     oversize_threshold:33554432), TENSORLEAK_DISABLE=1       0.32-0.41
+ * A muzzy decay (muzzy_decay_ms:0 or 10000, dirty 1-30 s) purges the big
+ * extents' pages with MADV_DONTNEED and the next use pays page faults
+ * again: 5.7-6.5 us (25x glibc). muzzy_decay_ms:-1 leaves the dirty decay
+ * lazy: freed pages of blocks under 32 MiB stay for reuse and are turned
+ * over to the kernel with MADV_FREE over jemalloc's 10 s (its default),
+ * at no cost in W2 (3M iterations: 0.32-0.34 against 0.36 us with
+ * dirty_decay_ms:-1, which kept them resident up to the peak). Blocks of
+ * 32 MiB and more (TL_HEAPINFO_OVERSIZE: glibc mmaps and unmaps every one)
+ * go to the oversize arena, which tl_heapinfo_oversize_seen makes purge at
+ * free: `del` of a 2 GiB numpy array leaves VmRSS at 29 MB (glibc 26 MB;
+ * oversize_threshold:0 and no decay, before: 2079 MB until exit).
  * Command: LD_PRELOAD=$PWD/.libs/libtensorleak.so ./w2_memalign */
-TL_EXPORT const char *malloc_conf = "oversize_threshold:0,dirty_decay_ms:-1,muzzy_decay_ms:-1";
+TL_EXPORT const char *malloc_conf =
+    "oversize_threshold:33554432,dirty_decay_ms:10000,muzzy_decay_ms:-1";
 
 /* No limit before the constructor has run (hooks.h). */
 uint64_t tl_hooks_refuse_above = UINT64_MAX;
@@ -134,6 +142,7 @@ static void *realloc_untracked(void *p, size_t size)
         return NULL;
     }
     errno = saved;
+    if (UNLIKELY(size >= TL_HEAPINFO_OVERSIZE)) tl_heapinfo_oversize_seen(q);
     tl_blocks_mark(q);
     return q;
 }
@@ -166,6 +175,7 @@ static void *realloc_tracked(void *p, size_t size)
             return NULL;
         }
         errno = saved;
+        if (UNLIKELY(want >= TL_HEAPINFO_OVERSIZE)) tl_heapinfo_oversize_seen(q);
         tl_blocks_mark(q);
         size_t old = sallocx(p, 0);
         memcpy(q, p, old < want ? old : want);

@@ -20,6 +20,7 @@
 
 #include "agent/agent.h"
 #include "agent/blocks.h"
+#include "agent/heapinfo.h"
 #include "agent/pyframes.h"
 #include "agent/record.h"
 #include "agent/stack.h"
@@ -68,6 +69,7 @@ static inline void *raw_alloc(size_t size, int flags)
         errno = ENOMEM;
         return NULL;
     }
+    if (UNLIKELY(n >= TL_HEAPINFO_OVERSIZE)) tl_heapinfo_oversize_seen(p);
     errno = saved;
     tl_blocks_mark(p);
     return p;

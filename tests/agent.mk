@@ -92,7 +92,8 @@ tests_workloads_pyfake_313u_LDFLAGS = $(PYFAKE_EXPORT)
 
 # Issue 9: descriptors, file size limits, short threads, resident memory.
 AGENT_RELIABILITY_PROGS = tests/workloads/agent_fds tests/workloads/agent_fsize \
-	tests/workloads/agent_threads tests/workloads/agent_rss tests/workloads/free_rss
+	tests/workloads/agent_threads tests/workloads/agent_rss tests/workloads/free_rss \
+	tests/workloads/as_limit
 check_PROGRAMS += $(AGENT_RELIABILITY_PROGS)
 tests_workloads_agent_fds_SOURCES = tests/workloads/agent_fds.c
 tests_workloads_agent_fds_CFLAGS = $(AGENT_WL_CFLAGS)
@@ -105,9 +106,11 @@ tests_workloads_agent_rss_SOURCES = tests/workloads/agent_rss.c
 tests_workloads_agent_rss_CFLAGS = $(AGENT_WL_CFLAGS)
 tests_workloads_free_rss_SOURCES = tests/workloads/free_rss.c
 tests_workloads_free_rss_CFLAGS = $(AGENT_WL_CFLAGS)
+tests_workloads_as_limit_SOURCES = tests/workloads/as_limit.c
+tests_workloads_as_limit_CFLAGS = $(AGENT_WL_CFLAGS)
 AGENT_RELIABILITY_SH = tests/integration/agent_fds.sh tests/integration/agent_fsize.sh \
 	tests/integration/agent_threads.sh tests/integration/agent_rss.sh \
-	tests/integration/agent_free_rss.sh
+	tests/integration/agent_free_rss.sh tests/integration/agent_as_limit.sh
 TESTS += $(AGENT_RELIABILITY_SH)
 EXTRA_DIST += $(AGENT_RELIABILITY_SH)
 

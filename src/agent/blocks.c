@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "agent/stack.h"
+#include "agent/vm.h"
 
 uint8_t *_Atomic tl_blocks_leaf[1u << (TL_BLOCKS_VA_LG - TL_BLOCKS_REGION_LG)];
 atomic_bool tl_blocks_degraded;
@@ -61,6 +62,12 @@ bool tl_blocks_leaf_make(uintptr_t p)
     /* Called after a successful allocation: a refused mapping (RLIMIT_AS)
      * must not leave its ENOMEM in the program's errno. */
     int saved = errno;
+    /* Under a `ulimit -v` of less than 4 GiB a leaf's 64 MiB would take
+     * over 1/64 of it: no shadow, frees unchecked (as for a failed map). */
+    if (!tl_vm_fits(tl_vm_limit(), LEAF_BYTES)) {
+        atomic_store(&tl_blocks_degraded, true);
+        return false;
+    }
     void *m = mmap(NULL, LEAF_BYTES, PROT_READ | PROT_WRITE,
                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     errno = saved;

@@ -5,6 +5,7 @@
 #include <config.h> /* autoconf first: _GNU_SOURCE */
 
 #include "agent/live.h"
+#include "agent/vm.h"
 
 #include <math.h>
 #include <string.h>
@@ -36,6 +37,9 @@ bool tl_live_init_lg(unsigned lg_slots)
 {
     if (table) return false;
     if (lg_slots < 4 || lg_slots > 24) return true;
+    /* Under `ulimit -v`, a smaller table: what it cannot take is counted
+     * (tl_live_storage_missed, the leak scan's missed blocks). */
+    lg_slots = tl_vm_fit_lg(tl_vm_limit(), lg_slots, lg_slots < 12 ? lg_slots : 12, sizeof(slot_t));
     void *m = mmap(NULL, sizeof(slot_t) << lg_slots, PROT_READ | PROT_WRITE,
                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (m == MAP_FAILED) return true;

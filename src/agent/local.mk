@@ -26,6 +26,7 @@ libtlagent_la_SOURCES = \
 	src/agent/writer.c src/agent/writer.h \
 	src/agent/api.c src/agent/api.h \
 	src/agent/blocks.c src/agent/blocks.h \
+	src/agent/vm.c src/agent/vm.h \
 	src/agent/pyframes.c src/agent/pyframes.h src/agent/pyframes_layout.h
 libtlagent_la_CFLAGS = $(AGENT_CFLAGS)
 

@@ -8,6 +8,7 @@
 
 #define UNW_LOCAL_ONLY
 #include "agent/stack.h"
+#include "agent/vm.h"
 
 #include <fcntl.h>
 #include <errno.h>
@@ -33,6 +34,9 @@ static unsigned nskip;
 
 bool tl_stack_table_init(tl_stack_table_t *t, unsigned lg_slots)
 {
+    /* Under `ulimit -v`, a smaller table (full: stacks counted as dropped). */
+    lg_slots = tl_vm_fit_lg(tl_vm_limit(), lg_slots, lg_slots < 10 ? lg_slots : 10,
+                            sizeof(tl_stack_slot_t));
     size_t n = (size_t)1 << lg_slots;
     void *m = mmap(NULL, n * sizeof(tl_stack_slot_t), PROT_READ | PROT_WRITE,
                    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);

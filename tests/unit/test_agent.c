@@ -9,6 +9,7 @@
 #include "agent/cudart_static.h"
 #include "agent/numpy.h"
 #include "agent/stack.h"
+#include "agent/vm.h"
 #define UNW_LOCAL_ONLY
 #include <libunwind.h>
 #include "agent/writer.h"
@@ -266,6 +267,20 @@ START_TEST(config_fingerprint_and_python_dir)
 }
 END_TEST
 
+/* vm.h: a table's share of a finite RLIMIT_AS is 1/64; none: as asked. */
+START_TEST(vm_fit_lg_under_limits)
+{
+    ck_assert_uint_eq(tl_vm_fit_lg(UINT64_MAX, 20, 12, 48), 20);
+    /* 400000 KiB / 64 = 6.4 MB: 48 B x 2^18 = 12.6 MB is over, 2^17 (6.29 MB) fits */
+    ck_assert_uint_eq(tl_vm_fit_lg(400000u * 1024, 20, 12, 48), 17);
+    ck_assert_uint_eq(tl_vm_fit_lg((uint64_t)48 << 26, 20, 12, 48), 20); /* exactly 1/64 */
+    ck_assert_uint_eq(tl_vm_fit_lg(1 << 20, 20, 12, 48), 12);            /* the floor */
+    ck_assert(tl_vm_fits(UINT64_MAX, (size_t)1 << 40));
+    ck_assert(tl_vm_fits((uint64_t)4 << 30, (size_t)64 << 20));
+    ck_assert(!tl_vm_fits((uint64_t)4 << 30, ((size_t)64 << 20) + 1));
+}
+END_TEST
+
 static Suite *make_config_suite(void)
 {
     Suite *s = suite_create("config");
@@ -279,6 +294,7 @@ static Suite *make_config_suite(void)
     tcase_add_test(tc, config_expand);
     tcase_add_test(tc, config_parse_size);
     tcase_add_test(tc, config_fingerprint_and_python_dir);
+    tcase_add_test(tc, vm_fit_lg_under_limits);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -64,6 +64,9 @@ static void make_notes(tl_analysis_t *a)
     if (t->truncated)
         note(a, "trace truncated: the file ends before the data its headers announce; the "
                 "readable part is reported");
+    else if (t->live)
+        note(a, "trace still being written: it changed while it was read; the chunks in use "
+                "when it was opened are reported");
     if (t->bad_chunks || t->bad_records)
         note(a,
              "trace damaged: %" PRIu64 " corrupt chunk%s and %" PRIu64

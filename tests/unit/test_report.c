@@ -11,6 +11,7 @@
 #include "tests/unit/test_report.h"
 #include "tests/workloads/report_tracegen.h"
 
+#include <fcntl.h>
 #include <unistd.h>
 
 static tl_trace_t tr;
@@ -426,6 +427,70 @@ START_TEST(reader_files)
 }
 END_TEST
 
+/* The extent of a trace still being written (open.c): found with pread
+ * only, through the last slot in use and no further; any write since the
+ * scan shows in tl_trace_moved. */
+START_TEST(reader_extent)
+{
+    strcpy(tmpdir, "/tmp/tl-test-report-XXXXXX");
+    ck_assert_ptr_nonnull(mkdtemp(tmpdir));
+    char path[512];
+    snprintf(path, sizeof path, "%s/live.tlt", tmpdir);
+    tl_tgen_t g;
+    tl_tgen_sample(&g); /* chunk 0; then made live: no CLEAN_END, count 0 */
+    tl_store_le32(g.buf + TL_HDR_FLAGS, 0);
+    tl_store_le64(g.buf + TL_HDR_CHUNK_COUNT, 0);
+    uint32_t used = tl_load_le32(g.buf + g.header_bytes + TL_CHK_USED);
+    tl_tgen_grow(&g, 8 * g.chunk_bytes); /* slot 1 unused, slot 2 a copy of 0, 5 zero */
+    memcpy(g.buf + g.len + g.chunk_bytes, g.buf + g.header_bytes, g.chunk_bytes);
+    g.len += 8 * g.chunk_bytes;
+    ck_assert_int_eq(tl_tgen_write(path, g.buf, g.len), 0);
+    int fd = open(path, O_RDWR);
+    ck_assert_int_ge(fd, 0);
+    tl_extent_t e;
+    tl_trace_extent(fd, g.len, &e);
+    ck_assert(!e.ended);
+    ck_assert_uint_eq(e.size, g.len);
+    ck_assert_uint_eq(e.bytes, 4096 + 3 * 1024);
+    ck_assert_uint_eq(e.last, 4096 + 2 * 1024);
+    ck_assert_uint_eq(e.last_used, used);
+    ck_assert(!tl_trace_moved(fd, &e));
+    ck_assert_int_eq(tl_trace_read(path, &tr, why, sizeof why), 0);
+    ck_assert_uint_eq(tr.buf_len, 4096 + 3 * 1024);
+    ck_assert_uint_eq(tr.nevents, 8);
+    ck_assert(!tr.live && !tr.truncated && !tr.clean_end);
+    tl_trace_free(&tr);
+    uint8_t b[4] = {1, 0, 0, 0}, got[8];
+    ck_assert_int_eq(pwrite(fd, b, 1, 4096 + 2 * 1024 + TL_CHK_USED), 1); /* a record more */
+    ck_assert(tl_trace_moved(fd, &e));
+    tl_trace_extent(fd, g.len, &e);
+    ck_assert_int_eq(pwrite(fd, b, 1, 4096 + 5 * 1024 + 31), 1); /* a slot handed out */
+    ck_assert(tl_trace_moved(fd, &e));
+    tl_trace_extent(fd, g.len, &e);
+    ck_assert_uint_eq(e.bytes, 4096 + 6 * 1024);
+    ck_assert_int_eq(ftruncate(fd, 4096 + 5 * 1024 + 10), 0); /* cut in a slot header */
+    ck_assert(tl_trace_moved(fd, &e));
+    tl_trace_extent(fd, 4096 + 5 * 1024 + 10, &e);
+    ck_assert_uint_eq(e.bytes, 4096 + 3 * 1024); /* its 10 bytes are zero */
+    ck_assert_int_eq(tl_read_at(fd, got, sizeof got, 4096 + 5 * 1024 + 4), 6); /* short at EOF */
+    tl_store_le32(b, TL_HDR_F_CLEAN_END); /* ended, one chunk: the header bounds it */
+    ck_assert_int_eq(pwrite(fd, b, 4, TL_HDR_FLAGS), 4);
+    ck_assert(tl_trace_moved(fd, &e));
+    tl_store_le32(b, 1);
+    ck_assert_int_eq(pwrite(fd, b, 4, TL_HDR_CHUNK_COUNT), 4);
+    tl_trace_extent(fd, 4096 + 5 * 1024 + 10, &e);
+    ck_assert(e.ended && e.bytes == 4096 + 1024 && !tl_trace_moved(fd, &e));
+    ck_assert_int_eq(pwrite(fd, "TLTRACE", 7, 100), 7); /* not a trace: the fixed header */
+    ck_assert_int_eq(pwrite(fd, "x", 1, 0), 1);
+    tl_trace_extent(fd, 4096 + 5 * 1024 + 10, &e);
+    ck_assert_uint_eq(e.bytes, TL_HDR_RESERVED);
+    close(fd);
+    unlink(path);
+    rmdir(tmpdir);
+    free(g.buf);
+}
+END_TEST
+
 /* The load's skim of a block record (skim.h) against the codec's decoder:
  * the same length and verdict on every record, kind and varint length, at
  * hand in full (the fast path) or cut at every length (the decoder's), and
@@ -516,6 +581,7 @@ Suite *make_reader_suite(void)
     tcase_add_test(tc, reader_garbage);
     tcase_add_test(tc, reader_skim_matches_decode);
     tcase_add_test(tc, reader_files);
+    tcase_add_test(tc, reader_extent);
     tcase_add_test(tc, reader_python_options);
     suite_add_tcase(s, tc);
     return s;

@@ -18,7 +18,7 @@
 bool tl_report_incomplete(tl_msgs_t *msgs, const char *path, const tl_trace_t *t,
                           const char *consequence)
 {
-    if (!t->truncated && !t->bad_chunks && !t->bad_records) return false;
+    if (!t->truncated && !t->live && !t->bad_chunks && !t->bad_records) return false;
     char skipped[160] = "";
     if (t->bad_chunks || t->bad_records)
         snprintf(skipped, sizeof skipped,
@@ -26,9 +26,12 @@ bool tl_report_incomplete(tl_msgs_t *msgs, const char *path, const tl_trace_t *t
                  t->bad_chunks, t->bad_chunks == 1 ? "" : "s", t->bad_records,
                  t->bad_records == 1 ? "" : "s");
     tl_msgs_add(msgs, "%s: warning: trace %s: read %" PRIu64 " chunk%s with %zu event%s%s%s; %s",
-                path, t->truncated ? "truncated" : "damaged", t->chunks_read,
-                t->chunks_read == 1 ? "" : "s", t->nevents, t->nevents == 1 ? "" : "s", skipped,
-                t->truncated ? " before the file ended" : "", consequence);
+                path, tl_trace_incomplete_word(t), t->chunks_read, t->chunks_read == 1 ? "" : "s",
+                t->nevents, t->nevents == 1 ? "" : "s", skipped,
+                t->truncated ? " before the file ended"
+                : t->live    ? " in use when it was opened"
+                             : "",
+                consequence);
     return true;
 }
 

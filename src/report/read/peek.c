@@ -21,20 +21,6 @@ static void copy_run(char *dst, tl_bytes_t b)
     dst[n] = '\0'; /* an embedded NUL cuts it shorter, harmlessly */
 }
 
-/* Read up to n bytes at off; returns bytes read (short at EOF) or -1. */
-static ssize_t read_at(int fd, uint8_t *buf, size_t n, uint64_t off)
-{
-    size_t got = 0;
-    while (got < n) {
-        ssize_t r = pread(fd, buf + got, n - got, (off_t)(off + got));
-        if (r < 0 && errno == EINTR) continue;
-        if (r < 0) return -1;
-        if (r == 0) break;
-        got += (size_t)r;
-    }
-    return (ssize_t)got;
-}
-
 /* Look for a PROCESS record in one chunk's n bytes (of chunk_bytes when
  * whole); true when found. */
 static bool scan_chunk(const uint8_t *c, size_t n, uint32_t chunk_bytes, tl_trace_info_t *info,
@@ -71,7 +57,7 @@ tl_status_t tl_trace_peek(const char *path, tl_trace_info_t *info)
     uint8_t *chunk = NULL;
     uint64_t *frames = NULL;
     tl_record_t *rec = NULL;
-    ssize_t got = read_at(fd, hbuf, sizeof hbuf, 0);
+    ssize_t got = tl_read_at(fd, hbuf, sizeof hbuf, 0);
     if (got < 0) goto out;
     tl_trace_hdr_t h;
     rc = tl_reader_parse_header(hbuf, (size_t)got, &h, &why);
@@ -91,7 +77,7 @@ tl_status_t tl_trace_peek(const char *path, tl_trace_info_t *info)
     if (!chunk || !frames || !rec) goto out; /* header facts are in; exe/argv0 stay "" */
     for (uint64_t ci = 0; ci < PEEK_MAX_CHUNKS; ci++) {
         if (h.chunk_count && ci >= h.chunk_count) break;
-        got = read_at(fd, chunk, h.chunk_bytes, h.header_bytes + ci * h.chunk_bytes);
+        got = tl_read_at(fd, chunk, h.chunk_bytes, h.header_bytes + ci * h.chunk_bytes);
         if (got <= 0) break;
         if (scan_chunk(chunk, (size_t)got, h.chunk_bytes, info, rec, frames)) break;
     }

@@ -17,6 +17,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "common/trace_format.h"
 #include "report/read/map.h"
@@ -164,6 +165,8 @@ typedef struct tl_trace {
 
     /* What could not be read. */
     bool truncated;       /* the file ends before the data its headers announce */
+    bool live;            /* the file changed while it was read (its writer went on or ended): read
+                           * up to the last chunk in use when it was opened */
     uint64_t bad_chunks;  /* chunks with a bad magic or an impossible `used` */
     uint64_t bad_records; /* records that failed to decode (rest of that chunk dropped) */
     uint64_t chunks_read; /* chunks with records */
@@ -184,18 +187,51 @@ tl_status_t tl_reader_parse_header(const uint8_t *buf, size_t n, tl_trace_hdr_t 
  * regular file (a FIFO)", strerror). */
 int tl_open_regular(const char *path, uint64_t *size, const char **why);
 
+/* Read up to n bytes at off with pread (EINTR retried); returns the bytes
+ * read (short at the end of the file) or -1 with errno set. */
+ssize_t tl_read_at(int fd, uint8_t *buf, size_t n, uint64_t off);
+
+/* How much of a trace file is in use, found with pread only: a mapping of
+ * [0, bytes) never reaches past what the agent keeps when it cuts its
+ * unused tail at exit (it keeps every chunk it handed out), so reading a
+ * trace that is still being written never faults. */
+typedef struct tl_extent {
+    uint64_t bytes;     /* to map: through the last slot in use, never past size */
+    uint64_t size;      /* the file's size the scan was given */
+    bool ended;         /* the header had CLEAN_END (then chunk_count bounds bytes) */
+    uint64_t last;      /* file offset of the last slot in use; 0 = none, or ended */
+    uint32_t last_used; /* that slot's `used` when scanned */
+} tl_extent_t;
+
+/* Scan fd, a regular file of size bytes: its header (not a valid one: bytes
+ * is at most the fixed header, all tl_reader_parse_header reads), then the
+ * chunk slots from the end back to the last whose header is not all zero.
+ * A read error ends the scan early with what it found. */
+void tl_trace_extent(int fd, uint64_t size, tl_extent_t *e);
+
+/* Whether the trace of fd was written since *then was scanned (a new
+ * chunk, more records in its last one, CLEAN_END set, a new size): its
+ * writer still runs or ended meanwhile. false for a trace that had ended. */
+bool tl_trace_moved(int fd, const tl_extent_t *then);
+
 /* Read the trace at path into t (zeroed by the call). Returns 0 (check
  * t->truncated, bad_chunks, bad_records) or a TL_STATUS_* code: NO_TRACE (cannot
  * open/read, or not a regular file: tl_open_regular), BAD_TRACE (not a trace,
  * wrong version, corrupt header), FAILURE (out of memory); then why[] holds a
  * one-line reason and t is empty. Silent. */
 tl_status_t tl_trace_read(const char *path, tl_trace_t *t, char *why, size_t whylen);
+/* (It maps only the extent tl_trace_extent finds and sets t->live after the
+ * load with tl_trace_moved.) */
 
 /* Same, from a buffer of n bytes (copied: not retained after the call). */
 tl_status_t tl_trace_read_mem(const uint8_t *buf, size_t n, tl_trace_t *t, char *why,
                               size_t whylen);
 
 void tl_trace_free(tl_trace_t *t);
+
+/* Why a read trace is incomplete, for a warning's "trace %s": "truncated",
+ * "still being written" (t->live) or "damaged". */
+const char *tl_trace_incomplete_word(const tl_trace_t *t);
 
 /* A pass over a trace's events in time order: ties in chunk order, then
  * record order; a REALLOC's RFREE immediately before its RALLOC; the

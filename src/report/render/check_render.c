@@ -460,9 +460,8 @@ void tl_chk_render_text_arg(const void *c, FILE *out)
 void tl_chk_incomplete_text(const tl_chk_t *c, FILE *out)
 {
     const tl_trace_t *t = &c->a.trace;
-    fprintf(out, "trace %s: read %" PRIu64 " chunk%s with %zu event%s",
-            t->truncated ? "truncated" : "damaged", t->chunks_read, t->chunks_read == 1 ? "" : "s",
-            t->nevents, t->nevents == 1 ? "" : "s");
+    fprintf(out, "trace %s: read %" PRIu64 " chunk%s with %zu event%s", tl_trace_incomplete_word(t),
+            t->chunks_read, t->chunks_read == 1 ? "" : "s", t->nevents, t->nevents == 1 ? "" : "s");
     if (t->bad_chunks || t->bad_records)
         fprintf(out, ", skipped %" PRIu64 " corrupt chunk%s and %" PRIu64 " undecodable record%s",
                 t->bad_chunks, t->bad_chunks == 1 ? "" : "s", t->bad_records,

@@ -48,8 +48,8 @@ void tl_html_write_json(FILE *out, const char *s, size_t n);
 
 /* Shared helpers (cmd/report.c). */
 
-/* When t could not be read whole (truncated, corrupt chunks, undecodable
- * records), say so in one warning line added to msgs: what was read, what was
+/* When t could not be read whole (truncated, still being written, corrupt
+ * chunks, undecodable records), say so in one warning line added to msgs: what was read, what was
  * skipped, then consequence ("the readable part was reported"); returns
  * true. Else false, silently. Every command that reads a trace uses it, so
  * none passes a damaged trace without saying what it read. */

@@ -177,3 +177,10 @@ EXTRA_DIST += tests/integration/check_traces.sh
 # gate: report's JSON leaves out the stacks of sites a default suppression matches
 TESTS += tests/integration/report_json_size.sh
 EXTRA_DIST += tests/integration/report_json_size.sh
+
+check_PROGRAMS += tests/workloads/leak_dead_thread
+tests_workloads_leak_dead_thread_SOURCES = tests/workloads/leak_dead_thread.c
+tests_workloads_leak_dead_thread_CFLAGS = $(AM_CFLAGS) -g -O0 -fno-omit-frame-pointer -fno-inline
+tests_workloads_leak_dead_thread_LDADD = -lpthread
+TESTS += tests/integration/check_dead_thread.sh
+EXTRA_DIST += tests/integration/check_dead_thread.sh

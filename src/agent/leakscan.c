@@ -18,6 +18,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "agent/deadstacks.h"
 #include "agent/live.h"
 
 /* --- mappings made through the interposed mmap --- */
@@ -90,7 +91,9 @@ typedef struct scan {
     size_t n, cap;
     uint32_t *work; /* blocks to scan */
     size_t nwork;
-    uint64_t excl[2][2]; /* the agent's and jemalloc's module ranges */
+    uint64_t excl[2][2];   /* the agent's and jemalloc's module ranges */
+    uint64_t dead[256][2]; /* ended threads' stacks (deadstacks.h) */
+    size_t ndead;
     uint64_t root_bytes;
     size_t leader; /* the definitely lost block whose contents are being scanned */
 } scan_t;
@@ -264,6 +267,12 @@ static void scan_root(scan_t *s, uint64_t lo, uint64_t hi)
             if (s->excl[k][1] < hi) scan_root(s, s->excl[k][1], hi);
             return;
         }
+    for (size_t k = 0; k < s->ndead; k++)
+        if (s->dead[k][0] < hi && s->dead[k][1] > lo) {
+            if (s->dead[k][0] > lo) scan_root(s, lo, s->dead[k][0]);
+            if (s->dead[k][1] < hi) scan_root(s, s->dead[k][1], hi);
+            return;
+        }
     for (size_t i = 0, n = maps_bound(); i < n; i++) {
         uint64_t ms = atomic_load_explicit(&maps[i].start, memory_order_relaxed), me = maps[i].end;
         if (!ms || me <= lo || ms >= hi) continue;
@@ -328,7 +337,9 @@ __attribute__((noinline)) static bool run(const uintptr_t excl[2][2], tl_leaksca
                                           void *ctx, tl_leakscan_stats_t *st, uint64_t sp)
 {
     memset(st, 0, sizeof *st);
-    scan_t s = {0};
+    static scan_t s; /* 4 KiB of dead ranges: not on the stack; one scan */
+    memset(&s, 0, sizeof s);
+    s.ndead = tl_deadstacks_collect(s.dead, sizeof s.dead / sizeof s.dead[0]);
     uint64_t count = tl_live_count() + 1024;
     s.cap = count;
     s.b = map_anon(count * sizeof *s.b);

@@ -9,7 +9,8 @@
  * and its TLS, memory other allocators mapped, such as CPython's object
  * arenas), the calling thread's stack from its sp and its registers;
  * excluded: the agent's and jemalloc's modules and the mappings they made
- * (jemalloc's metadata, the heap itself). Other threads are not stopped:
+ * (jemalloc's metadata, the heap itself), and the stacks of threads that
+ * have ended (deadstacks.h). Other threads are not stopped:
  * their whole stack mapping is scanned, stale words included (conservative:
  * errs toward reachable). Blocks come from the live table.
  */

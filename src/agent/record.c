@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "agent/blocks.h"
+#include "agent/deadstacks.h"
 #include "agent/checkpoint.h"
 #include "agent/cudart_static.h"
 #include "agent/clock.h"
@@ -71,6 +72,7 @@ void tl_record_thread_begin(void)
     if (!tl_blocks_tag) tl_blocks_tag_take();
     /* Round 1 of the key's destructor (thread_end); see there. */
     if (thread_key_ok) pthread_setspecific(thread_key, (void *)(uintptr_t)1);
+    tl_deadstacks_thread_begin();
     char name[17] = {0};
     prctl(PR_GET_NAME, name, 0, 0, 0);
     dropped_if(tl_writer_thread(&tl_record_w, &tl_tsd.cur, tl_clock_now(), tl_tsd.cur.tid, name,
@@ -90,6 +92,7 @@ static void thread_end(void *round)
         return;
     }
     TL_GUARD_SCOPE;
+    tl_deadstacks_thread_end();
     tl_counters_t *s = tl_tsd.slot;
     if (!s || tl_tsd.cur.gen != tl_record_w.gen) return;
     tl_wcursor_park(&tl_record_w, &tl_tsd.cur);

@@ -9,6 +9,7 @@
 #include <dlfcn.h>
 
 #include "agent/clock.h"
+#include "agent/deadstacks.h"
 #include "agent/leakscan.h"
 #include "agent/modules.h"
 
@@ -33,6 +34,7 @@ bool tl_record_leak_scan_init(void)
         scan_excl[1][0] = lo;
         scan_excl[1][1] = hi;
     }
+    tl_deadstacks_init();
     atomic_store(&tl_record_scan_on, true);
     return false;
 }

@@ -34,11 +34,14 @@ typedef struct steps {
     const tl_trace_t *t;
     cand_t *cands;
     size_t n;
-    tl_map_t by_key; /* frames_key -> a = candidate + 1 */
-    tl_map_t state;  /* candidate << 32 | tid -> a = step, b = boundary seen, c = armed */
-    tl_map_t blocks; /* ptr -> a = candidate + 1, b = tid, c = step */
+    tl_map_t by_key;   /* frames_key -> a = candidate + 1 */
+    tl_map_t state;    /* candidate << 32 | tid -> a = step, b = boundary seen, c = armed */
+    tl_map_t blocks;   /* ptr -> a = candidate + 1, b = tid, c = step */
+    uint32_t *cand_of; /* per site of t: its candidate + 1 (by frames_key), 0 = none */
     armed_t *armed;
     size_t narmed, armed_cap;
+    size_t narmed_py;  /* armed pairs whose candidate has Python frames: only they can
+                        * see a boundary in an allocation (boundary) */
     uint64_t *scratch; /* one site's Python frames */
     size_t scratch_cap;
 } steps_t;
@@ -103,6 +106,7 @@ static void on_event(steps_t *s, uint32_t tid, uint32_t site)
             e->b = 1;
             e->c = 0;
         }
+        s->narmed_py -= s->cands[a.cand].npy != 0;
         s->armed[k] = s->armed[--s->narmed];
     }
 }
@@ -122,6 +126,7 @@ static bool on_cand_alloc(steps_t *s, size_t c, uint32_t tid, uint64_t ptr)
         if (!na) return true;
         s->armed = na;
         s->armed[s->narmed++] = (armed_t){(uint32_t)c, tid};
+        s->narmed_py += s->cands[c].npy != 0;
     }
     tl_map_entry_t *b = tl_map_put(&s->blocks, ptr, &created);
     if (!b) return true;
@@ -185,6 +190,14 @@ static bool count(steps_t *s, uint64_t from_ts, uint64_t until_ts, uint64_t *ste
         if (key && !e) return true;
         if (e && created) e->a = i + 1;
     }
+    /* Each event's candidate by an array lookup: hashing its stack's frames
+     * per allocation was most of check's time on a big trace (BENCHMARKS.md). */
+    if (!(s->cand_of = calloc(t->nsites ? t->nsites : 1, sizeof *s->cand_of))) return true;
+    for (size_t i = 0; i < t->nsites; i++) {
+        uint64_t key = frames_key(t, (uint32_t)i);
+        tl_map_entry_t *e = key ? tl_map_get(&s->by_key, key) : NULL;
+        s->cand_of[i] = e ? (uint32_t)e->a : 0;
+    }
     tl_events_t it;
     if (tl_events_open(t, &it)) return true;
     bool oom = false;
@@ -196,17 +209,13 @@ static bool count(steps_t *s, uint64_t from_ts, uint64_t until_ts, uint64_t *ste
                 on_event(s, l->tid, UINT32_MAX);
             continue;
         }
-        if (ev.type == TL_EV_FREE || ev.type == TL_EV_RFREE) {
-            tl_map_remove(&s->blocks, ev.ptr);
-            continue;
-        }
-        /* ALLOC, RALLOC */
-        tl_map_remove(&s->blocks, ev.ptr); /* an address met again: the old block is gone */
-        if (it.tid && s->narmed) on_event(s, it.tid, ev.site);
+        /* FREE, RFREE; ALLOC, RALLOC: an address met again, the old block is gone */
+        if (s->blocks.count) tl_map_remove(&s->blocks, ev.ptr);
+        if (ev.type == TL_EV_FREE || ev.type == TL_EV_RFREE) continue;
+        if (it.tid && s->narmed_py) on_event(s, it.tid, ev.site);
         if (ev.ts < from_ts) continue;
-        uint64_t key = frames_key(t, ev.site);
-        tl_map_entry_t *e = key ? tl_map_get(&s->by_key, key) : NULL;
-        if (e) oom = on_cand_alloc(s, e->a - 1, it.tid, ev.ptr);
+        uint32_t c = ev.site < t->nsites ? s->cand_of[ev.site] : 0;
+        if (c) oom = on_cand_alloc(s, c - 1, it.tid, ev.ptr);
     }
     tl_events_close(&it);
     return oom || tally(s, steps);
@@ -233,6 +242,7 @@ bool tl_steps_count(const tl_trace_t *t, const uint32_t *sites, size_t n, uint64
         free((void *)s.cands[i].py);
     free(s.cands);
     free(s.armed);
+    free(s.cand_of);
     free(s.scratch);
     tl_map_free(&s.by_key);
     tl_map_free(&s.state);

@@ -37,6 +37,7 @@ TESTS += \
 	tests/integration/check_python.sh \
 	tests/integration/check_losses.sh \
 	tests/integration/pytest_plugin.sh \
+	tests/integration/pytest_busy.sh \
 	tests/integration/diff_runs.sh
 EXTRA_DIST += \
 	tests/integration/check_exit_codes.sh \
@@ -47,11 +48,13 @@ EXTRA_DIST += \
 	tests/integration/check_python.sh \
 	tests/integration/check_losses.sh \
 	tests/integration/pytest_plugin.sh \
+	tests/integration/pytest_busy.sh \
 	tests/integration/diff_runs.sh \
 	tests/integration/check_json.py \
 	tests/workloads/check_losses.py \
 	tests/workloads/check_pytest \
-	tests/workloads/check_plugin
+	tests/workloads/check_plugin \
+	tests/workloads/check_plugin_busy
 
 TESTS += \
 	tests/integration/report_bad_input.sh \

@@ -32,9 +32,11 @@ typedef struct tl_check_result {
  * msgs (trace unreadable, no such region: BAD_INPUT, out of memory). A truncated or
  * damaged trace is evaluated as far as it can be read, its verdict says it
  * is incomplete (never "passed"), one warning line (msgs) says what was read, and
- * the return is TL_STATUS_INCOMPLETE. A trace without an END record (the
- * program was killed, or is still running) is complete: it is checked at
- * its last recorded event, with a note. */
+ * the return is TL_STATUS_INCOMPLETE, as for one that changed while it was
+ * read (still being written), except with a region: its closed iteration
+ * was read whole. A trace without an END record (the program was killed, or
+ * is still running) is complete: it is checked at its last recorded event,
+ * with a note. */
 tl_status_t tl_check_file(const char *path, const tl_check_opts_t *o, FILE *out, bool *failed,
                           tl_msgs_t *msgs);
 

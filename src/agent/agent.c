@@ -201,6 +201,7 @@ static void postfork_parent(void)
 static void postfork_child(void)
 {
     tl_modules_fork_child(); /* first: everything below may scan or unwind */
+    tl_endsig_fork_child();
     tl_writer_postfork(&writer);
     tl_modules_postfork();
     if (atomic_load(&tl_agent_state) == TL_AGENT_ON) {
@@ -223,7 +224,7 @@ static void postfork_child(void)
 }
 
 static void finish(int status);
-static void finish_signal(int sig);
+static bool finish_signal(int sig, bool scan_room);
 static bool on_exit_registered;
 
 /* Registered in our constructor, i.e. before __libc_start_main registers
@@ -385,6 +386,10 @@ void tl_agent_init(void)
     atomic_store(&tl_agent_state, TL_AGENT_ON);
 }
 
+/* The longest a fatal SIGTERM waits for another thread's END (its leak
+ * scan of a big heap takes a few hundred milliseconds), in nanoseconds. */
+#define END_WAIT_NS (5 * UINT64_C(1000000000))
+
 static void finish(int status)
 {
     int expected = TL_AGENT_ON;
@@ -393,6 +398,9 @@ static void finish(int status)
         atomic_store(&tl_agent_state, TL_AGENT_ON); /* a vfork child: not our trace */
         return;
     }
+    /* A SIGTERM now (a Pool's terminate() while its worker exits) is held
+     * on this thread, which has the guard (endsig.h), and waited out by
+     * finish_signal on the others, until the END is written. */
     tl_record_thread_begin();
     tl_modules_scan(false, false, tl_record_module, NULL);
     tl_record_leak_scan();
@@ -401,24 +409,39 @@ static void finish(int status)
     atomic_store(&tl_agent_state, TL_AGENT_DONE);
 }
 
-/* A fatal SIGTERM (endsig.h; signal context): END with reason signal and
- * the signal's number. Skipped when the signal interrupted the agent itself
- * (this thread's records or counters may be half-written). No module scan:
- * it takes the loader's lock, which the interrupted code may hold. */
-static void finish_signal(int sig)
+/* A fatal SIGTERM (endsig.h; signal context): the leak scan (when the stack
+ * has room for it, scan_room) and END with reason signal and the signal's
+ * number. A worker its parent terminates (a Pool leaving its with block)
+ * is so judged by what it leaks, not by every block it has live. false,
+ * with nothing done, when the signal interrupted the agent itself (this
+ * thread's records or counters may be half-written): endsig.c holds the
+ * signal until the agent is left. When another thread is writing the END,
+ * it waits for it (at most END_WAIT_NS), so the signal cannot cut it. No
+ * module scan: it takes the loader's lock, which the interrupted code may
+ * hold. The scan takes no lock and no malloc (leakscan.h). */
+static bool finish_signal(int sig, bool scan_room)
 {
-    if (tl_tsd.guard) return;
-    TL_GUARD_SCOPE;
+    if (tl_tsd.guard) return false;
+    /* By hand, not TL_GUARD_SCOPE: its drop would run the held signal */
+    tl_tsd.guard++;
     int expected = TL_AGENT_ON;
-    if (!atomic_compare_exchange_strong(&tl_agent_state, &expected, TL_AGENT_FINISHING)) return;
-    if ((uint64_t)getpid() != self_pid) {
+    if (!atomic_compare_exchange_strong(&tl_agent_state, &expected, TL_AGENT_FINISHING)) {
+        struct timespec tick = {0, 1000000};
+        for (uint64_t waited = 0;
+             atomic_load(&tl_agent_state) == TL_AGENT_FINISHING && waited < END_WAIT_NS;
+             waited += (uint64_t)tick.tv_nsec)
+            nanosleep(&tick, NULL);
+    } else if ((uint64_t)getpid() != self_pid) {
         atomic_store(&tl_agent_state, TL_AGENT_ON);
-        return;
+    } else {
+        tl_record_thread_begin();
+        if (scan_room) tl_record_leak_scan();
+        tl_record_end(TL_END_SIGNAL, sig);
+        tl_writer_mark_end(&writer, TL_WRITER_FINISHED, true);
+        atomic_store(&tl_agent_state, TL_AGENT_DONE);
     }
-    tl_record_thread_begin();
-    tl_record_end(TL_END_SIGNAL, sig);
-    tl_writer_mark_end(&writer, TL_WRITER_FINISHED, true);
-    atomic_store(&tl_agent_state, TL_AGENT_DONE);
+    tl_tsd.guard--;
+    return true;
 }
 
 void tl_agent_fini(void)

@@ -7,6 +7,8 @@
 
 #include "agent/endsig.h"
 
+#include "agent/tsd.h"
+
 #include <errno.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -21,42 +23,48 @@ static atomic_bool owned;
 static atomic_int view_flags;
 static sigset_t view_mask; /* written by the program's rare sigaction calls only */
 static tl_sigaction_fn real_sigaction;
-static void (*end_trace)(int);
+static bool (*end_trace)(int, bool);
+atomic_int tl_endsig_deferred; /* tsd.h */
 
 /* Stack the END path (end_trace) may take below the handler's frame. In a
  * 16 KiB thread on x86-64 (tests/integration/agent_sigterm_stack.sh) it took
  * between 1.7 and 2.7 KiB; 4 KiB leaves a margin for other builds. */
 #define END_STACK_NEED 4096
+/* With the leak scan before the END: on top of the END's, its registers'
+ * jmp_buf, its frames (leakscan.c keeps its tables off the stack) and the
+ * 4 KiB buffer deadstacks.c reads each thread's syscall file into. */
+#define SCAN_STACK_NEED (END_STACK_NEED + 8192)
 /* Probe step: at most the smallest page size, so a guard page in the range
  * is always hit. */
 #define PROBE_STEP 4096
 
-/* Whether the END_STACK_NEED bytes below here are readable: one
+/* Whether the need bytes below here are readable: one
  * process_vm_readv(2) of one byte per page, which fails with EFAULT (no
  * fault) at a guard page or unmapped memory. Async-signal-safe (a system
  * call). Reading our own memory needs no ptrace permission; where the call
  * is refused otherwise (ENOSYS, EPERM under a seccomp filter), true: the
  * END is written as before the check. A thread stack made without a guard
  * page that borders other writable memory passes the check. */
-static bool stack_has_room(void)
+static bool stack_has_room(size_t need)
 {
-    enum { N = END_STACK_NEED / PROBE_STEP + 1 };
+    enum { N = SCAN_STACK_NEED / PROBE_STEP + 1 };
+    int n = (int)(need / PROBE_STEP) + 1;
     char byte;
     uintptr_t here = (uintptr_t)__builtin_frame_address(0);
     struct iovec local[N], remote[N];
-    for (int i = 0; i < N; i++) {
+    for (int i = 0; i < n; i++) {
         size_t down = (size_t)i * PROBE_STEP;
-        if (down > END_STACK_NEED) down = END_STACK_NEED;
-        remote[i].iov_base = (void *)(here - (i == N - 1 ? END_STACK_NEED : down));
+        if (down > need) down = need;
+        remote[i].iov_base = (void *)(here - (i == n - 1 ? need : down));
         remote[i].iov_len = 1;
         local[i].iov_base = &byte;
         local[i].iov_len = 1;
     }
     int saved = errno;
-    ssize_t got = process_vm_readv(getpid(), local, N, remote, N, 0);
+    ssize_t got = process_vm_readv(getpid(), local, (unsigned long)n, remote, (unsigned long)n, 0);
     bool refused = got < 0 && errno != EFAULT;
     errno = saved;
-    return got == N || refused;
+    return got == n || refused;
 }
 
 /* Why the room check, and not an alternate stack of the agent's: the
@@ -68,6 +76,27 @@ static bool stack_has_room(void)
  * sysconf(_SC_MINSIGSTKSZ)) lands on the thread's stack before any handler
  * runs: a thread with less room than that still dies of SIGSEGV, where the
  * default action alone needs no frame. */
+/* End the trace for sig (unless the stack is too short) and die of it: the
+ * signal re-raised with its default action, which on_term restored. false
+ * (nothing done) when end_trace found this thread inside the agent. */
+static bool end_and_raise(int sig)
+{
+    if (end_trace && stack_has_room(END_STACK_NEED) &&
+        !end_trace(sig, stack_has_room(SCAN_STACK_NEED)))
+        return false;
+    sigset_t one;
+    sigemptyset(&one);
+    sigaddset(&one, sig);
+    raise(sig); /* pending while a handler blocks it */
+    pthread_sigmask(SIG_UNBLOCK, &one, NULL);
+    return true;
+}
+
+/* A signal that interrupted the agent (a malloc hook mid-record, the
+ * Python end point's walk) is held until the agent is left, at the next
+ * guard drop to 0 (tsd.h): dying there would leave the trace without its
+ * END, so a Pool's terminate() would make its workers' every live block a
+ * leak. A second SIGTERM meanwhile kills at once. */
 static void on_term(int sig)
 {
     int saved = errno;
@@ -78,13 +107,22 @@ static void on_term(int sig)
     /* Give the signal back first: a second SIGTERM now kills at once. */
     atomic_store(&owned, false);
     real_sigaction(sig, &dfl, NULL);
-    if (end_trace && stack_has_room()) end_trace(sig);
-    sigset_t one;
-    sigemptyset(&one);
-    sigaddset(&one, sig);
-    raise(sig); /* pending while the handler blocks it */
-    pthread_sigmask(SIG_UNBLOCK, &one, NULL);
+    if (!end_and_raise(sig)) atomic_store(&tl_endsig_deferred, sig);
     errno = saved; /* only reached if the default action did not end us */
+}
+
+void tl_endsig_run_deferred(void)
+{
+    int sig = atomic_exchange(&tl_endsig_deferred, 0);
+    if (!sig) return;
+    int saved = errno;
+    if (!end_and_raise(sig)) atomic_store(&tl_endsig_deferred, sig);
+    errno = saved;
+}
+
+void tl_endsig_fork_child(void)
+{
+    atomic_store(&tl_endsig_deferred, 0); /* the parent's, not this process's */
 }
 
 static int install(void)
@@ -97,7 +135,7 @@ static int install(void)
     return real_sigaction(SIGTERM, &ours, NULL);
 }
 
-void tl_endsig_init(tl_sigaction_fn real, void (*on_signal)(int sig))
+void tl_endsig_init(tl_sigaction_fn real, bool (*on_signal)(int sig, bool scan_room))
 {
     atomic_store(&owned, false);
     if (!real) return;

@@ -17,14 +17,24 @@
 #define TL_AGENT_ENDSIG_H
 
 #include <signal.h>
+#include <stdbool.h>
 
 /* The real sigaction (dlsym(RTLD_NEXT)), or NULL. */
 typedef int (*tl_sigaction_fn)(int, const struct sigaction *, struct sigaction *);
 
 /* At agent init: install the handler if SIGTERM is at SIG_DFL. real is
- * libc's sigaction. Calls on_signal(sig) from the handler, which ends the
- * trace; it must be async-signal-safe. */
-void tl_endsig_init(tl_sigaction_fn real, void (*on_signal)(int sig));
+ * libc's sigaction. Calls on_signal(sig, scan_room) from the handler, which
+ * ends the trace; it must be async-signal-safe. scan_room: the thread's
+ * stack has room for the leak scan too (12 KiB below the handler's frame,
+ * against 4 KiB for the END alone; with less than that, no call, and the
+ * process dies without an END). on_signal returns false when the signal
+ * came inside the agent (guard held): the signal is then held
+ * (tl_endsig_deferred, tsd.h) until the guard drops to 0, where
+ * tl_endsig_run_deferred calls on_signal again and re-raises it. */
+void tl_endsig_init(tl_sigaction_fn real, bool (*on_signal)(int sig, bool scan_room));
+
+/* In the child of fork: forget a signal held for the parent. */
+void tl_endsig_fork_child(void);
 
 /* sigaction(2) as the program sees it, for every signal (others pass
  * straight to real). Returns 0 or -1 with errno, like sigaction. */

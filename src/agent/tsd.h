@@ -45,10 +45,18 @@ static inline bool tl_agent_recording(void)
     return atomic_load_explicit(&tl_agent_state, memory_order_relaxed) == TL_AGENT_ON;
 }
 
+/* A fatal SIGTERM that came while a thread was inside the agent (endsig.h):
+ * its number until the first guard drop outside the agent ends the trace
+ * and re-raises it (tl_endsig_run_deferred), else 0. */
+extern atomic_int tl_endsig_deferred;
+void tl_endsig_run_deferred(void);
+
 static inline void tl_guard_drop(int *unused)
 {
     (void)unused;
-    tl_tsd.guard--;
+    if (--tl_tsd.guard == 0 &&
+        __builtin_expect(atomic_load_explicit(&tl_endsig_deferred, memory_order_relaxed), 0))
+        tl_endsig_run_deferred();
 }
 
 /* Raise the reentrancy guard for the rest of the scope; dropped on every

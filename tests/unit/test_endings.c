@@ -4,6 +4,7 @@
 #include <config.h>
 
 #include "agent/endsig.h"
+#include "agent/tsd.h"
 #include "agent/writer.h"
 #include "common/trace_format.h"
 #include "tests/unit/check_main.h"
@@ -106,10 +107,25 @@ END_TEST
 
 static int end_pipe[2];
 
-static void on_end(int sig)
+static bool on_end(int sig, bool scan_room)
 {
+    (void)scan_room;
     unsigned char b = (unsigned char)sig;
     if (write(end_pipe[1], &b, 1) != 1) _exit(3);
+    return true;
+}
+
+static int end_calls;
+
+/* Inside the agent at the first call (the agent's finish_signal sees its
+ * guard held): nothing done, 'B' written. */
+static bool on_end_busy_once(int sig, bool scan_room)
+{
+    if (end_calls++ == 0) {
+        if (write(end_pipe[1], "B", 1) != 1) _exit(3);
+        return false;
+    }
+    return on_end(sig, scan_room);
 }
 
 /* The real thing in a child: the end callback runs, then the child still
@@ -135,6 +151,37 @@ START_TEST(endsig_reraises)
     unsigned char b = 0;
     ck_assert_int_eq(read(end_pipe[0], &b, 1), 1);
     ck_assert_int_eq(b, SIGTERM);
+    close(end_pipe[0]);
+}
+END_TEST
+
+/* A SIGTERM inside the agent is held: the program goes on ('C') until the
+ * guard drops to 0, where the end callback runs again and the signal kills. */
+START_TEST(endsig_held_inside_agent)
+{
+    ck_assert_int_eq(pipe(end_pipe), 0);
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        signal(SIGTERM, SIG_DFL);
+        tl_endsig_init(sigaction, on_end_busy_once);
+        tl_tsd.guard++;
+        kill(getpid(), SIGTERM);
+        if (write(end_pipe[1], "C", 1) != 1) _exit(3);
+        int tok = 0;
+        tl_guard_drop(&tok);
+        _exit(0); /* not reached when the held signal killed us */
+    }
+    close(end_pipe[1]);
+    int status;
+    ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+    ck_assert(WIFSIGNALED(status));
+    ck_assert_int_eq(WTERMSIG(status), SIGTERM);
+    unsigned char b[4] = {0};
+    ck_assert_int_eq(read(end_pipe[0], b, sizeof b), 3);
+    ck_assert_int_eq(b[0], 'B');
+    ck_assert_int_eq(b[1], 'C');
+    ck_assert_int_eq(b[2], SIGTERM);
     close(end_pipe[0]);
 }
 END_TEST
@@ -186,6 +233,7 @@ static Suite *make_endsig_suite(void)
     tcase_add_test(tc, endsig_program_handler_wins);
     tcase_add_test(tc, endsig_not_taken_from_a_handler);
     tcase_add_test(tc, endsig_reraises);
+    tcase_add_test(tc, endsig_held_inside_agent);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -224,3 +224,11 @@ EXTRA_DIST += tests/integration/cuda_static_lib.sh tests/workloads/cuda_static_l
 TESTS += tests/integration/cuda_aggregate_size.sh
 EXTRA_DIST += tests/integration/cuda_aggregate_size.sh tests/workloads/cuda_loop.c \
 	tests/workloads/py_cuda_snapshot_loop.py
+
+# `make stress`: the long loops, run by hand, never by `make check` or CI.
+# check_pool_idioms.sh with 20 runs of each idiom (issue 28's bar), under
+# PYTHON3 (override it: make stress PYTHON3=/path/to/venv/bin/python).
+stress: $(check_PROGRAMS) $(bin_PROGRAMS) $(pkglib_LTLIBRARIES)
+	$(AM_TESTS_ENVIRONMENT) TL_POOL_ROUNDS=20 TL_POOL_STRESS=1 \
+	$(SHELL) $(top_srcdir)/tests/integration/check_pool_idioms.sh
+.PHONY: stress

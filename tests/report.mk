@@ -150,8 +150,9 @@ EXTRA_DIST += tests/integration/check_verdicts.sh tests/integration/check_verdic
 	tests/workloads/check_ext.c
 
 # check gates on every process of the run (forked workers), --main-process-only
-TESTS += tests/integration/check_children.sh
-EXTRA_DIST += tests/integration/check_children.sh tests/workloads/fork_worker_leak.py
+TESTS += tests/integration/check_children.sh tests/integration/check_pool_idioms.sh
+EXTRA_DIST += tests/integration/check_children.sh tests/workloads/fork_worker_leak.py \
+	tests/integration/check_pool_idioms.sh tests/workloads/pool_idioms.py
 
 # --baseline counts the baseline's leak with the run's --leak-kinds and --device
 TESTS += tests/integration/check_baseline_kinds.sh

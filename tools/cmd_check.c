@@ -11,6 +11,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -76,6 +77,9 @@ static const char help[] =
     "  --main-process-only       check only the main process (CMD's own, the image it\n"
     "                            exec'd last); by default every process of the run is\n"
     "                            checked (forked workers too) and named when it fails\n"
+    "  --wait=SECONDS            after CMD ends, wait at most this long for the run's\n"
+    "                            other processes (a forkserver, a daemon) to end, so\n"
+    "                            each is checked at its end (default 10; 0 = none)\n"
     "  --trace=TRACE             check this trace instead of running a command\n"
     "  --region=NAME             check the last iteration of region NAME\n"
     "  --help                    print this help\n"
@@ -150,12 +154,19 @@ static const struct {
     {"--max-problem-storage", TL_LIMIT_PROBLEM, NULL},
 };
 
+/* How long check waits by default, after the command, for the run's other
+ * traced processes to end (multiprocessing's forkserver and resource tracker
+ * exit after the main process), in seconds: each is judged at its real end,
+ * with its leak scan, not while it still runs. */
+#define CHECK_WAIT_S 10
+
 typedef struct args {
     tl_check_opts_t o;
     const char *supp_files[64];
     size_t nsupp;
     bool no_defaults;
-    bool main_only; /* --main-process-only */
+    bool main_only;  /* --main-process-only */
+    unsigned wait_s; /* --wait */
     const char *output, *trace, *baseline, *pattern;
     const char *html; /* --html=FILE, or NULL */
     int error_code;
@@ -167,6 +178,7 @@ static int parse(int argc, char **argv, args_t *a)
 {
     a->o.top = 5;
     a->error_code = TL_EXIT_LIMITS;
+    a->wait_s = CHECK_WAIT_S;
     a->pattern = NULL; /* a directory of the run's own (tl_launch_t), removed after a pass */
     int i;
     for (i = 1; i < argc; i++) {
@@ -232,6 +244,11 @@ static int parse(int argc, char **argv, args_t *a)
             if (!tl_parse_uint(v, 255, &n) || n == 0)
                 return usage_error("--error-exitcode", "expected a number from 1 to 255");
             a->error_code = (int)n;
+        } else if ((v = tl_opt_value(argc, argv, &i, "--wait", &m)), m) {
+            unsigned long n;
+            if (!tl_parse_uint(v, 86400, &n))
+                return usage_error("--wait", "expected a number of seconds (0 = no wait)");
+            a->wait_s = (unsigned)n;
         } else if ((v = tl_opt_value(argc, argv, &i, "--top", &m)), m) {
             unsigned long n;
             if (!tl_parse_uint(v, 1000000, &n))
@@ -329,6 +346,21 @@ static bool write_html(const char *trace, tl_outfile_t *of)
     tl_say_msgs(&msgs);
     bool done = rc == TL_EXIT_OK || rc == TL_EXIT_TRUNCATED;
     return tl_outfile_close(of, done) || !done;
+}
+
+/* One line: the processes of the run that were still running at the bound. */
+static void say_still_running(const tl_launch_t *l, unsigned wait_s)
+{
+    char pids[128] = "";
+    size_t k = 0, shown = l->still_running < TL_LAUNCH_RUNNING_PIDS ? l->still_running
+                                                                    : TL_LAUNCH_RUNNING_PIDS;
+    for (size_t i = 0; i < shown && k < sizeof pids; i++)
+        k += (size_t)snprintf(pids + k, sizeof pids - k, "%s%" PRIu64, i ? ", " : "",
+                              l->running_pids[i]);
+    tl_say("%u process%s of the run still running %u s after it ended (pid %s%s): checked at "
+           "%s last recorded event, without a leak scan",
+           l->still_running, l->still_running == 1 ? "" : "es", wait_s, pids,
+           l->still_running > shown ? ", ..." : "", l->still_running == 1 ? "its" : "their");
 }
 
 /* The processes of a run to check (check_run.h): the main one first, then
@@ -432,7 +464,10 @@ int tl_cmd_check(int argc, char **argv)
     int status = 0;
     const char *trace = a.trace;
     /* helpers' traces stay until checked: a helper that leaks fails the run */
-    tl_launch_t l = {.pattern = a.pattern, .quiet = true, .keep_helpers = true};
+    tl_launch_t l = {.pattern = a.pattern,
+                     .quiet = true,
+                     .keep_helpers = true,
+                     .wait_ms = a.main_only ? 0 : a.wait_s * 1000u};
     tl_check_proc_t *procs = NULL;
     size_t nprocs = 0;
     unsigned unchecked = 0;
@@ -474,6 +509,7 @@ int tl_cmd_check(int argc, char **argv)
             goto done;
         }
         trace = l.main_trace;
+        if (l.still_running) say_still_running(&l, a.wait_s);
         a.o.traces_removed_on_pass = l.run_dir[0] != '\0';
         if (!l.run_dir[0]) /* --trace-output: they stay where it says */
             tl_say("trace of %s (pid %d) written to %s", a.cmd[0], (int)l.pid, trace);

@@ -379,6 +379,43 @@ static bool find_traces(const char *dir, tl_launch_t *l)
     return found;
 }
 
+/* Whether the process that writes the trace info describes is done with
+ * it: the agent finished it (exit, exec, a fatal SIGTERM), or the process is
+ * gone (killed: no END will come). A process of another user (EPERM) is
+ * taken as alive. */
+static bool trace_done(const tl_trace_info_t *info)
+{
+    if (info->clean_end) return true;
+    return kill((pid_t)info->pid, 0) != 0 && errno == ESRCH;
+}
+
+/* Waits, polling every 20 ms for at most wait_ms, until every trace of the
+ * session in dir is done (trace_done). A process can outlive the command
+ * (multiprocessing's forkserver and resource tracker, a daemon): its
+ * trace would otherwise be judged while it still runs, at its last event.
+ * Returns how many are still running at the bound; their pids (the first
+ * cap) in pids. */
+static unsigned wait_others(const char *dir, uint64_t session, unsigned wait_ms, uint64_t *pids,
+                            size_t cap)
+{
+    struct timespec tick = {0, 20 * 1000000L};
+    for (unsigned waited = 0;; waited += 20) {
+        DIR *d = opendir(dir);
+        if (!d) return 0;
+        unsigned running = 0;
+        char path[PATH_MAX];
+        tl_trace_info_t info;
+        while (next_trace(d, dir, session, path, &info))
+            if (!trace_done(&info)) {
+                if (running < cap) pids[running] = info.pid;
+                running++;
+            }
+        closedir(d);
+        if (!running || waited >= wait_ms) return running;
+        nanosleep(&tick, NULL);
+    }
+}
+
 /* A new directory for this run's traces, in the current directory:
  * tensorleak-<pid of this process>, or with .1, .2, ... when that exists. */
 static bool make_run_dir(tl_launch_t *l, char *pattern, size_t len)
@@ -414,7 +451,7 @@ bool tl_launch_run(tl_launch_t *l, char **argv, const char *const *extra_env, in
     l->main_trace[0] = '\0';
     l->main_exe[0] = '\0';
     l->run_dir[0] = '\0';
-    l->others = l->helpers_removed = 0;
+    l->others = l->helpers_removed = l->still_running = 0;
     l->traces = NULL;
     l->ntraces = 0;
     char agent[PATH_MAX];
@@ -465,6 +502,9 @@ bool tl_launch_run(tl_launch_t *l, char **argv, const char *const *extra_env, in
     l->status = spawn_and_wait(argv, &l->pid);
     if (l->pid == 0) return not_started(l, l->status, exit_code);
     fflush(stdout);
+    l->still_running = l->wait_ms ? wait_others(dir, l->session, l->wait_ms, l->running_pids,
+                                                TL_LAUNCH_RUNNING_PIDS)
+                                  : 0;
     if (!find_traces(dir, l)) {
         l->main_trace[0] = '\0';
         tl_say("%s (pid %d) left no trace in %s", argv[0], (int)l->pid, dir);

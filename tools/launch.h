@@ -17,11 +17,18 @@ typedef struct tl_launch_trace {
     bool execd;  /* a later image of its pid was traced: this one ended by exec */
 } tl_launch_trace_t;
 
+/* How many pids of processes still running tl_launch_t keeps. */
+#define TL_LAUNCH_RUNNING_PIDS 8
+
 typedef struct tl_launch {
-    const char *pattern;       /* in: trace path pattern (TENSORLEAK_OUTPUT); NULL: a new
-                                  directory for this run (run_dir), tensorleak.%p.tlt in it */
-    bool quiet;                /* in: no line on stderr about the other traces */
-    bool keep_helpers;         /* in: keep the traces of helpers that recorded nothing */
+    const char *pattern;    /* in: trace path pattern (TENSORLEAK_OUTPUT); NULL: a new
+                               directory for this run (run_dir), tensorleak.%p.tlt in it */
+    bool quiet;             /* in: no line on stderr about the other traces */
+    bool keep_helpers;      /* in: keep the traces of helpers that recorded nothing */
+    unsigned wait_ms;       /* in: after the command, wait at most this many milliseconds
+                               for the run's other traced processes to end (0: none) */
+    unsigned still_running; /* out: of those, how many still ran at that bound */
+    uint64_t running_pids[TL_LAUNCH_RUNNING_PIDS]; /* out: the first of their pids */
     char run_dir[PATH_MAX];    /* out: the directory made for this run, "" when pattern given */
     char trace_dir[PATH_MAX];  /* out: the directory the traces were looked for in */
     char main_exe[PATH_MAX];   /* out: the main trace's program (its PROCESS record), or "" */
@@ -45,7 +52,9 @@ typedef struct tl_launch {
  * recorded nothing (a shim's env, bash, basename: a clean END, no recorded
  * allocation, no storage, no lineage record), which are removed unless
  * keep_helpers; tl_launch_say_others then says how many there were and
- * where the rest are. Returns false, after one line on stderr, if
+ * where the rest are. With wait_ms, it first waits for every traced process
+ * of the run (found by its trace) to end its trace or be gone, up to that
+ * bound (still_running, running_pids). Returns false, after one line on stderr, if
  * it could not be started: *exit_code is then the status to exit with (127
  * not found, 126 not executable, 1 no agent). Not thread-safe (changes this
  * process's environment). */

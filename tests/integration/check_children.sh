@@ -11,9 +11,14 @@ make_tmp
 W="$SRC_WL/fork_worker_leak.py"
 line=$(site_line "$W" worker_leak)
 J="$PYTHON3 $TL_SRCDIR/tests/integration/check_json.py"
+# The leak scan is conservative: a stale word (an id() of an object that
+# once lived at that address, in freed interpreter memory) can point into
+# the worker's block, which is then possibly lost (1 run in about 100, CI
+# under load): the leaky runs count that kind too.
+K=--leak-kinds=definite,indirect,possible
 
 for how in fork mp; do
-    "$TL" check -- "$PYTHON3" "$W" $how >out 2>err
+    "$TL" check $K -- "$PYTHON3" "$W" $how >out 2>err
     rc=$?
     [ $rc -eq 23 ] || { cat out err >&2; fail "$how: exit $rc, want 23"; }
     main=$(sed -n 's/^tensorleak: trace of .* (pid \([0-9]*\)) written to .*/\1/p' err)
@@ -25,13 +30,13 @@ for how in fork mp; do
     child=$(sed -n "s/^process \([0-9]*\) (child of $main) python[0-9.]* [^ ]*fork_worker_leak.py $how: FAILED: 1 of 1 limit exceeded\$/\1/p" out)
     [ -n "$child" ] && [ "$child" != "$main" ] || fail "$how: no failed child line: $(cat out)"
     grep -q "^  scope: end point os_exit of .*\\.$child\\.tlt\$" out || fail "$how: child's scope"
-    grep -q "^  97.7 KiB in 1 block at fork_worker_leak.py:$line; definitely lost 97.7 KiB\$" out ||
+    grep -Eq "^  97.7 KiB in 1 block at fork_worker_leak.py:$line; (definitely|possibly) lost 97.7 KiB\$" out ||
         fail "$how: the child's leak line: $(cat out)"
     rm -f tensorleak.*.tlt
 done
 
 # JSON: the main process's verdict carries the run's and the others'
-"$TL" check --format=json --output=v.json -- "$PYTHON3" "$W" fork >out 2>err
+"$TL" check $K --format=json --output=v.json -- "$PYTHON3" "$W" fork >out 2>err
 [ $? -eq 23 ] || fail "json: want 23"
 $J v.json 'v["passed"] is False' 'v["process"]["role"] == "main"' \
     'limit("max-leak")["passed"] is True' 'len(v["processes"]) == 1' \
@@ -44,7 +49,7 @@ $J v.json 'v["passed"] is False' 'v["process"]["role"] == "main"' \
     fail "json verdict"
 rm -f tensorleak.*.tlt
 # JUnit: a testsuite per process
-"$TL" check --format=junit --output=v.xml -- "$PYTHON3" "$W" mp >out 2>err
+"$TL" check $K --format=junit --output=v.xml -- "$PYTHON3" "$W" mp >out 2>err
 [ $? -eq 23 ] || fail "junit: want 23"
 "$PYTHON3" - <<'PY' || fail "junit: $(cat v.xml)"
 import xml.etree.ElementTree as ET
@@ -53,7 +58,8 @@ assert r.tag == "testsuites" and r.get("failures") == "1" and r.get("tests") == 
 main, child = r.findall("testsuite")
 assert "(main) python" in main.get("name") and main.get("failures") == "0", main.attrib
 assert " (child of " in child.get("name") and child.get("failures") == "1", child.attrib
-assert "definitely lost 97.7 KiB" in child.find("testcase/failure").text
+text = child.find("testcase/failure").text
+assert "definitely lost 97.7 KiB" in text or "possibly lost 97.7 KiB" in text, text
 PY
 rm -f tensorleak.*.tlt
 

@@ -154,6 +154,11 @@ TESTS += tests/integration/check_children.sh tests/integration/check_pool_idioms
 EXTRA_DIST += tests/integration/check_children.sh tests/workloads/fork_worker_leak.py \
 	tests/integration/check_pool_idioms.sh tests/workloads/pool_idioms.py
 
+# the dynamic loader's suppressions hide one-time allocations only
+TESTS += tests/integration/check_dlopen_loop.sh
+EXTRA_DIST += tests/integration/check_dlopen_loop.sh tests/workloads/dlopen_ctor_lib.c \
+	tests/workloads/dlopen_loop.c
+
 # --baseline counts the baseline's leak with the run's --leak-kinds and --device
 TESTS += tests/integration/check_baseline_kinds.sh
 EXTRA_DIST += tests/integration/check_baseline_kinds.sh

@@ -113,7 +113,8 @@ tl_status_t tl_analysis_run(tl_analysis_t *a, const char *path, const tl_analysi
     tl_model_opts_t mo = {.timeline = o && o->timeline, .peak_device = o ? o->peak_device : 0};
     a->sym = tl_sym_new(a->trace.modules, a->trace.nmodules);
     if (!a->sym || tl_model_build_with(&a->trace, &a->model, &mo) ||
-        (o && o->supp && tl_supp_bind(o->supp, &a->trace, a->sym)) ||
+        (o && o->supp &&
+         tl_supp_bind(o->supp, &a->trace, a->sym, a->model.leaks, a->model.nleaks)) ||
         tl_lineage_analyse(&a->model.end, &a->trace, a->sym)) {
         tl_analysis_free(a);
         snprintf(why, whylen, "out of memory");

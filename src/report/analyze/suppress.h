@@ -22,6 +22,7 @@
 
 #include "report/read/map.h"
 #include "report/read/reader.h"
+#include "report/analyze/model.h"
 #include "report/analyze/symbolize.h"
 
 typedef struct tl_supp_rule {
@@ -33,6 +34,8 @@ typedef struct tl_supp_rule {
                                built-in ones name functions and Python files, so a native frame
                                needs no DWARF line to be matched against them) */
     const char *why;        /* defaults: what the rule is for; NULL for file rules */
+    bool one_time;          /* a default for one-time allocations (the dynamic loader's): it
+                               does not match a site with many blocks live (tl_supp_bind) */
     uint64_t bytes, blocks; /* hidden at the end point (tl_check fills) */
 } tl_supp_rule_t;
 
@@ -44,9 +47,11 @@ typedef struct tl_supp {
     /* bound to a trace by tl_supp_bind */
     const tl_trace_t *t;
     tl_symbolizer_t *sym;
-    int32_t *site_rule;  /* per site: -2 not yet known, -1 none, else the rule index */
-    tl_map_t frame_mask; /* frame value -> a = mask of rules 0-63 matching it */
-    bool native_file;    /* some rule has native_file: native frames are looked up to their line */
+    int32_t *site_rule;     /* per site: -2 not yet known, -1 none, else the rule index */
+    uint8_t *site_repeated; /* per site: 1 when too many blocks are live for one-time rules;
+                               NULL when no site is */
+    tl_map_t frame_mask;    /* frame value -> a = mask of rules 0-63 matching it */
+    bool native_file; /* some rule has native_file: native frames are looked up to their line */
 } tl_supp_t;
 
 /* Parse text[0, len) from source (a file name for messages) and append its
@@ -65,8 +70,12 @@ bool tl_supp_add_defaults(tl_supp_t *s);
 bool tl_supp_match(const char *pattern, const char *str);
 
 /* Bind to a trace and its symbolizer (both outlive the binding) before
- * tl_supp_site. true = out of memory. */
-bool tl_supp_bind(tl_supp_t *s, const tl_trace_t *t, tl_symbolizer_t *sym);
+ * tl_supp_site. live[0, nlive): the blocks live at the end point by site
+ * (tl_model_t.leaks): a site with more than 16 of them is repeated, and
+ * the one-time rules (a library constructor's, dlopen's) do not match it.
+ * true = out of memory. */
+bool tl_supp_bind(tl_supp_t *s, const tl_trace_t *t, tl_symbolizer_t *sym,
+                  const tl_site_stat_t *live, size_t nlive);
 
 /* The index of the first rule matching a frame of site, or -1. Cached. */
 int tl_supp_site(tl_supp_t *s, uint32_t site);

@@ -154,6 +154,10 @@ TESTS += tests/integration/check_children.sh tests/integration/check_pool_idioms
 EXTRA_DIST += tests/integration/check_children.sh tests/workloads/fork_worker_leak.py \
 	tests/integration/check_pool_idioms.sh tests/workloads/pool_idioms.py
 
+# Python names beyond Latin-1 in every renderer
+TESTS += tests/integration/report_utf8.sh
+EXTRA_DIST += tests/integration/report_utf8.sh tests/workloads/utf8_names.py
+
 # the dynamic loader's suppressions hide one-time allocations only
 TESTS += tests/integration/check_dlopen_loop.sh
 EXTRA_DIST += tests/integration/check_dlopen_loop.sh tests/workloads/dlopen_ctor_lib.c \

@@ -285,8 +285,10 @@ void tl_pyframes_reset(void)
 }
 
 /* UTF-8 of a str object without calling into Python: compact ASCII is used
- * in place; compact Latin-1 is converted into buf; anything else
- * (a subclass, a legacy or wider string) is "?". */
+ * in place; other compact strings (PEP 393's 1-, 2- and 4-byte kinds:
+ * Latin-1, the BMP, beyond) are encoded into buf[0, cap), cut at a whole
+ * character, a lone surrogate (a surrogateescape'd file name) as U+FFFD;
+ * anything else (a subclass, a legacy string) is "?". */
 static const char *str_utf8(const char *o, char *buf, size_t cap, size_t *len)
 {
     const tl_py_layout_t *L = py.L;
@@ -303,19 +305,39 @@ static const char *str_utf8(const char *o, char *buf, size_t cap, size_t *len)
         *len = n;
         return o + L->str_ascii_data;
     }
-    if (((state >> TL_PY_STATE_KIND_SHIFT) & TL_PY_STATE_KIND_MASK) !=
-        1) { /* PyUnicode_1BYTE_KIND */
+    unsigned kind = (state >> TL_PY_STATE_KIND_SHIFT) & TL_PY_STATE_KIND_MASK;
+    if (kind != 1 && kind != 2 && kind != 4) { /* PyUnicode_{1,2,4}BYTE_KIND */
         *len = 1;
         return "?";
     }
     const unsigned char *s = (const unsigned char *)o + L->str_compact_data;
     size_t k = 0;
-    for (size_t i = 0; i < n && k + 2 <= cap; i++) {
-        if (s[i] < 0x80) {
-            buf[k++] = (char)s[i];
+    for (size_t i = 0; i < n && k + 4 <= cap; i++) {
+        uint32_t c;
+        if (kind == 1) {
+            c = s[i];
+        } else if (kind == 2) {
+            uint16_t u;
+            memcpy(&u, s + 2 * i, sizeof u);
+            c = u;
         } else {
-            buf[k++] = (char)(0xc0 | (s[i] >> 6));
-            buf[k++] = (char)(0x80 | (s[i] & 0x3f));
+            memcpy(&c, s + 4 * i, sizeof c);
+        }
+        if ((c >= 0xd800 && c <= 0xdfff) || c > 0x10ffff) c = 0xfffd;
+        if (c < 0x80) {
+            buf[k++] = (char)c;
+        } else if (c < 0x800) {
+            buf[k++] = (char)(0xc0 | (c >> 6));
+            buf[k++] = (char)(0x80 | (c & 0x3f));
+        } else if (c < 0x10000) {
+            buf[k++] = (char)(0xe0 | (c >> 12));
+            buf[k++] = (char)(0x80 | ((c >> 6) & 0x3f));
+            buf[k++] = (char)(0x80 | (c & 0x3f));
+        } else {
+            buf[k++] = (char)(0xf0 | (c >> 18));
+            buf[k++] = (char)(0x80 | ((c >> 12) & 0x3f));
+            buf[k++] = (char)(0x80 | ((c >> 6) & 0x3f));
+            buf[k++] = (char)(0x80 | (c & 0x3f));
         }
     }
     *len = k;

@@ -6,7 +6,8 @@
 # frames, innermost first, of: (a) bytearray in the main thread, (b) a
 # threading.Thread, (c) ctypes malloc with the GIL released, (e) a Python
 # function called from C (map), (f) a generator, (g) array, (h) numpy
-# where that interpreter has it (nothing is installed here); that each
+# where that interpreter has it (nothing is installed here), (i) file and
+# function names beyond ASCII, as UTF-8 (issue 28 item 6); that each
 # eval call's frames sit where its native _PyEval_EvalFrameDefault frame was
 # (map_next between nested() and <module>); the OPTIONS python keys; no
 # note in the report; tensorleak's own package frames left out; daemon
@@ -63,6 +64,11 @@ grep -E "^alloc .* ptr=$thread size=223457 " d.txt | grep -qv "tid=$tid_main " |
 expect 'size=400002' "$F:$(line nested)@nested\\|$F:$(line call_nested)@<module>"
 expect 'size=500002' "$F:$(line gen)@gen\\|$F:$(line call_gen)@<module>"
 expect 'size=350001' "$F:$(line array)@arr\\|$F:$(line call_array)@<module>"
+for f in "/données/模型_🙂.py:600002" "/données/模型.py:600004"; do
+    size=${f##*:} f=${f%:*}
+    expect "size=$size" "$f:2@café\\|$F:$(line call_cafe)@<module>"
+    expect "size=$((size + 1))" "$f:4@函数\\|$F:$(line call_cjk)@<module>"
+done
 if [ -n "$arg" ]; then
     expect 'size=1000008' "[^|]*/numeric\.py:[0-9]+@ones\|$F:$(line numpy)@np_make\|$F:$(line call_numpy)@<module>"
 else

@@ -10,7 +10,10 @@
 #     nested(), its frame in an eval call of its own;
 # (f) a generator: bytearray(500001) in gen()'s body, run by a for loop;
 # (g) the array module: array("b", [0]) * 350001 allocates 350001 bytes;
-# (h) with numpy (argument "numpy"): numpy.ones(125001), 1000008 bytes.
+# (h) with numpy (argument "numpy"): numpy.ones(125001), 1000008 bytes;
+# (i) names beyond ASCII (PEP 393's 1-, 2- and 4-byte kinds): café() and
+#     函数() compiled under the file names "/données/模型_🙂.py" and
+#     "/données/模型.py": bytearray(600001) .. (600004) on their lines 2 and 4.
 import array
 import ctypes
 import sys
@@ -57,6 +60,12 @@ kept += list(map(nested, [0]))  # SITE:call_nested
 for g in gen():  # SITE:call_gen
     kept.append(g)
 kept.append(arr())  # SITE:call_array
+UTF8_SRC = "def café(n):\n    return bytearray(n)\ndef 函数(n):\n    return bytearray(n)\n"
+for i, fname in enumerate(("/données/模型_🙂.py", "/données/模型.py")):
+    ns = {}
+    exec(compile(UTF8_SRC, fname, "exec"), ns)
+    kept.append(ns["café"](600001 + 2 * i))  # SITE:call_cafe
+    kept.append(ns["函数"](600002 + 2 * i))  # SITE:call_cjk
 
 if len(sys.argv) > 1 and sys.argv[1] == "torch":
     import torch

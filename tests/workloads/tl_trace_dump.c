@@ -38,7 +38,7 @@ static char *dup_run(tl_bytes_t b)
 {
     char *s = malloc(b.n + 1);
     for (size_t i = 0; i < b.n; i++)
-        s[i] = b.p[i] > ' ' && b.p[i] < 127 && b.p[i] != '|' ? (char)b.p[i] : '_';
+        s[i] = b.p[i] > ' ' && b.p[i] != 127 && b.p[i] != '|' ? (char)b.p[i] : '_'; /* UTF-8 kept */
     s[b.n] = '\0';
     return s;
 }
@@ -79,7 +79,7 @@ static void pstr(const char *key, tl_bytes_t b)
     printf(" %s=", key);
     for (size_t i = 0; i < b.n; i++) {
         int c = b.p[i];
-        putchar(c > ' ' && c < 127 ? c : '_');
+        putchar(c > ' ' && c != 127 ? c : '_'); /* UTF-8 kept */
     }
 }
 

@@ -154,6 +154,10 @@ TESTS += tests/integration/check_children.sh tests/integration/check_pool_idioms
 EXTRA_DIST += tests/integration/check_children.sh tests/workloads/fork_worker_leak.py \
 	tests/integration/check_pool_idioms.sh tests/workloads/pool_idioms.py
 
+# the system's tools a program runs are not gated
+TESTS += tests/integration/check_system_tools.sh
+EXTRA_DIST += tests/integration/check_system_tools.sh
+
 # Python names beyond Latin-1 in every renderer
 TESTS += tests/integration/report_utf8.sh
 EXTRA_DIST += tests/integration/report_utf8.sh tests/workloads/utf8_names.py

@@ -378,7 +378,7 @@ static tl_check_proc_t *run_procs(const tl_launch_t *l, bool main_only, size_t *
         tl_say("out of memory");
         return NULL;
     }
-    p[0] = (tl_check_proc_t){.path = l->main_trace, .role = "main"};
+    p[0] = (tl_check_proc_t){.path = l->main_trace, .role = "main", .pid = (uint64_t)l->pid};
     *n = 1;
     *unchecked = 0;
     unsigned skipped = 0;
@@ -393,7 +393,8 @@ static tl_check_proc_t *run_procs(const tl_launch_t *l, bool main_only, size_t *
             ++*unchecked;
             continue;
         }
-        p[(*n)++] = (tl_check_proc_t){.path = t->path, .role = t->helper ? "helper" : "child"};
+        p[(*n)++] = (tl_check_proc_t){
+            .path = t->path, .role = t->helper ? "helper" : "child", .pid = t->pid};
     }
     if (skipped)
         tl_say("%u other process%s traced, not checked (--main-process-only)", skipped,

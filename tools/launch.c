@@ -244,18 +244,37 @@ static int spawn_and_wait(char **argv, pid_t *pid_out)
  * TL_CONFIG_BIG_MIN): a helper that made one is not "nothing of interest". */
 #define BIG_BLOCK 65536u
 
+/* A program of the system: its executable under /usr/bin, /bin, /usr/sbin,
+ * /sbin, /usr/libexec or /usr/lib, /lib (Debian's bash, perl, git, gcc and
+ * its cc1plus, ldconfig; not /usr/local), and not a Python interpreter.
+ * Its blocks are the tool's, never the program's, however many or big:
+ * bash leaves definitely lost blocks at every exit, perl and gcc free
+ * little by design (a pyenv shim's pyenv-which, torch.compile's g++). */
+static bool system_tool(const tl_trace_info_t *info)
+{
+    static const char *const dirs[] = {"/usr/bin/",     "/bin/",     "/usr/sbin/", "/sbin/",
+                                       "/usr/libexec/", "/usr/lib/", "/lib/"};
+    if (!info->has_process) return false;
+    const char *base = strrchr(info->exe, '/');
+    if (!base || !strncmp(base + 1, "python", 6)) return false;
+    for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++)
+        if (!strncmp(info->exe, dirs[i], strlen(dirs[i]))) return true;
+    return false;
+}
+
 /* A helper's trace that holds nothing of interest: ended cleanly (exit or
- * exec), no storage, no lineage or report-point record, no block of
- * BIG_BLOCK bytes or more (at most a few sampled small ones, whose sizes
- * the reader has turned into estimates: the model's largest_exact leaves
- * them out). Such traces use a few chunks (the header says how many):
- * bigger ones are not even read. Read through the pipeline, like every
- * trace (pipeline.h). */
+ * exec), and a system tool's (system_tool: not read), or with no storage,
+ * no lineage or report-point record, no block of BIG_BLOCK bytes or more
+ * (at most a few sampled small ones, whose sizes the reader has turned
+ * into estimates: the model's largest_exact leaves them out). Such traces
+ * use a few chunks (the header says how many): bigger ones are not even
+ * read. Read through the pipeline, like every trace (pipeline.h). */
 static bool nothing_of_interest(const char *path)
 {
     tl_trace_info_t info;
-    if (tl_trace_peek(path, &info) != TL_STATUS_OK || !info.clean_end || info.chunk_count > 4)
-        return false;
+    if (tl_trace_peek(path, &info) != TL_STATUS_OK || !info.clean_end) return false;
+    if (system_tool(&info)) return true;
+    if (info.chunk_count > 4) return false;
     tl_analysis_t *a = malloc(sizeof *a);
     char why[256];
     if (!a) return false;

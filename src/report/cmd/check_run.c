@@ -53,7 +53,8 @@ tl_status_t tl_check_run(tl_check_proc_t *p, size_t n, unsigned unchecked, const
     }
     /* The others first: the main process's JSON carries their verdicts. */
     unsigned nfailed = 0, tests = 0, failures = 0, errors = 0, nexceeded = 0, execd = 0;
-    tl_check_proc_ctx_t ctx[2] = {{.role = "child", .name_process = true}};
+    tl_check_proc_ctx_t ctx[2] = {
+        {.role = "child", .name_process = true, .main_pid = n ? p[0].pid : 0}};
     size_t nothers = 0;
     for (size_t i = 1; i < n; i++) {
         ctx[0].role = p[i].role;
@@ -70,6 +71,7 @@ tl_status_t tl_check_run(tl_check_proc_t *p, size_t n, unsigned unchecked, const
     size_t nchecked = n - execd;
     ctx[1] = (tl_check_proc_ctx_t){.role = "main",
                                    .name_process = nchecked > 1,
+                                   .main_pid = n ? p[0].pid : 0,
                                    .others_json = json,
                                    .others_json_len = json_len,
                                    .nothers = o->format == TL_CHECK_JSON ? nothers : 0,
@@ -106,8 +108,9 @@ tl_status_t tl_check_run(tl_check_proc_t *p, size_t n, unsigned unchecked, const
             if (v[i].text) fwrite(v[i].text, 1, v[i].len, out);
         if (unchecked && !junit)
             fprintf(out,
-                    "not checked: %u helper process%s with nothing of interest (another program, "
-                    "such as a shell, that made no storage and no block of 64 KiB or more)\n",
+                    "not checked: %u helper process%s with nothing of interest (a system tool, "
+                    "such as a shell or a compiler, or another program that made no storage and "
+                    "no block of 64 KiB or more)\n",
                     unchecked, unchecked == 1 ? "" : "es");
         if (execd && !junit)
             fprintf(out,

@@ -12,6 +12,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "report/cmd/check.h"
@@ -20,6 +21,7 @@
 typedef struct tl_check_proc {
     const char *path; /* its trace */
     const char *role; /* "main", "child" (a fork of the main program), "helper" */
+    uint64_t pid;     /* its pid, 0 unknown */
     bool passed;      /* out: it kept every limit and was read whole */
 } tl_check_proc_t;
 

@@ -118,15 +118,19 @@ static void problems_json(tl_chk_t *c, tl_json_t *j)
     tl_json_arr_end(j);
 }
 
-/* "process": {pid, ppid, exe, argv, role}; role null for a lone trace. */
+/* "process": {pid, ppid, exe, argv, role, program}; role null for a lone
+ * trace. */
 static void process_json(const tl_chk_t *c, tl_json_t *j)
 {
     const tl_trace_t *t = &c->a.trace;
+    char b[400];
     tl_json_key(j, "process");
     tl_json_obj_begin(j);
     tl_render_json_process_id(t, j);
     tl_json_key(j, "role");
     tl_json_str(j, c->o->proc ? c->o->proc->role : NULL);
+    tl_json_key(j, "program");
+    tl_json_str(j, tl_chk_program_words(c, b, sizeof b));
     tl_json_obj_end(j);
 }
 

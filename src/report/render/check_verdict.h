@@ -44,6 +44,7 @@ typedef struct tl_check_base {
 typedef struct tl_check_proc_ctx {
     const char *role;  /* "main", "child" (a fork of the main program), "helper" */
     bool name_process; /* several processes are listed: the text and JUnit name this one */
+    uint64_t main_pid; /* the run's main process, 0 unknown (names a forkserver's workers) */
     /* The main process's JSON only, which carries the run's verdict: */
     bool others_failed;             /* another process exceeded a limit (or cannot pass) */
     const char *const *others_json; /* the other listed processes' verdicts, JSON objects */
@@ -175,8 +176,16 @@ static inline bool tl_chk_passed(const tl_chk_t *c)
 /* Sites shown of n: all with --top=0, else at most --top. */
 size_t tl_chk_shown(const tl_chk_t *c, size_t n);
 
-/* "process 12716 (child of 12715) python3 work.py --fast" (pid, role,
- * argv's base names, about 80 bytes) in buf of n; raw trace bytes: the
+/* "python3 work.py --fast": the program and its arguments by their base
+ * names, a -c code cut to 60 bytes, about 80 bytes in all; "python3
+ * [multiprocessing forkserver worker]" for multiprocessing's spawn
+ * workers, forkserver and its workers, resource tracker; the executable
+ * when the trace has no argv. In buf of n (returned); raw trace bytes: the
+ * caller escapes. */
+const char *tl_chk_program_words(const tl_chk_t *c, char *buf, size_t n);
+
+/* "process 12716 (child of 12715) python3 work.py --fast": pid, role and
+ * tl_chk_program_words, in buf of n (returned); raw trace bytes: the
  * caller escapes. */
 const char *tl_chk_process_words(const tl_chk_t *c, char *buf, size_t n);
 

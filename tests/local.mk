@@ -69,8 +69,8 @@ TESTS += tests/integration/run_workers.sh
 EXTRA_DIST += tests/integration/run_workers.sh tests/workloads/py_workers.py tests/workloads/py_term.py
 
 # Endings: run through a shim reports the last image; traces in one directory per run.
-TESTS += tests/integration/run_shim.sh
-EXTRA_DIST += tests/integration/run_shim.sh
+TESTS += tests/integration/run_shim.sh tests/integration/run_privdrop.sh
+EXTRA_DIST += tests/integration/run_shim.sh tests/integration/run_privdrop.sh
 
 # Python provider on real PyTorch installs (torch 1.13 and 2.x): tensor kinds
 # it must not read, warnings, failures as notes, late and repeated imports.

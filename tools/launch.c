@@ -14,6 +14,7 @@
 #include "report/cmd/report.h"
 #include "report/pipeline.h"
 #include "tools/say.h"
+#include "common/notes.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -25,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -463,6 +465,81 @@ static bool not_started(const tl_launch_t *l, int code, int *exit_code)
     return false;
 }
 
+/* The run's notes socket (common/notes.h): bound before the command runs,
+ * non-blocking, close-on-exec; -1 when it cannot be (the agents then print
+ * on the program's stderr, as without a CLI). */
+static int notes_open(uint64_t session)
+{
+    int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    if (fd < 0) return -1;
+    int big = 1 << 20; /* room for the notes of a few thousand processes */
+    setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &big, sizeof big);
+    struct sockaddr_un a;
+    socklen_t alen = tl_notes_addr(session, &a);
+    if (bind(fd, (struct sockaddr *)&a, alen) != 0) {
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+/* One kind of note: the lines of several processes that differ only in
+ * their middle part (a trace's path). */
+typedef struct note {
+    char a[512], b[1024], c[512];
+    uint64_t pids[TL_LAUNCH_RUNNING_PIDS];
+    unsigned n;
+} note_t;
+
+#define NOTE_KINDS 16
+
+/* Says the notes the run's agents sent, each kind once: "pid 4242: A B C",
+ * or "pids 4242, 4243 (and 2 more): A B C (and 3 more like it)". */
+static void notes_say(int fd)
+{
+    static note_t notes[NOTE_KINDS];
+    unsigned nkinds = 0, lost = 0;
+    char msg[TL_NOTES_MAX + 1];
+    ssize_t r;
+    while ((r = recv(fd, msg, TL_NOTES_MAX, 0)) > 0) {
+        msg[r] = '\0';
+        const char *part[4] = {msg, "", "", ""}; /* pid, a, b, c */
+        for (ssize_t i = 0, k = 1; i < r && k < 4; i++)
+            if (!msg[i]) part[k++] = msg + i + 1;
+        unsigned i = 0;
+        while (i < nkinds && (strcmp(notes[i].a, part[1]) || strcmp(notes[i].c, part[3])))
+            i++;
+        if (i == nkinds) {
+            if (nkinds == NOTE_KINDS) {
+                lost++;
+                continue;
+            }
+            note_t *n = &notes[nkinds++];
+            snprintf(n->a, sizeof n->a, "%s", part[1]);
+            snprintf(n->b, sizeof n->b, "%s", part[2]);
+            snprintf(n->c, sizeof n->c, "%s", part[3]);
+            n->n = 0;
+        }
+        if (notes[i].n < TL_LAUNCH_RUNNING_PIDS)
+            notes[i].pids[notes[i].n] = strtoull(part[0], NULL, 10);
+        notes[i].n++;
+    }
+    for (unsigned i = 0; i < nkinds; i++) {
+        const note_t *n = &notes[i];
+        char pids[160];
+        size_t k = 0, shown = n->n < TL_LAUNCH_RUNNING_PIDS ? n->n : TL_LAUNCH_RUNNING_PIDS;
+        for (size_t j = 0; j < shown && k < sizeof pids; j++)
+            k += (size_t)snprintf(pids + k, sizeof pids - k, "%s%" PRIu64, j ? ", " : "",
+                                  n->pids[j]);
+        char more[64] = "";
+        if (n->n > shown) snprintf(more, sizeof more, " (and %u more)", n->n - (unsigned)shown);
+        char like[64] = "";
+        if (n->n > 1 && n->b[0]) snprintf(like, sizeof like, " (and %u more like it)", n->n - 1);
+        tl_say("pid%s %s%s: %s%s%s%s", n->n > 1 ? "s" : "", pids, more, n->a, n->b, n->c, like);
+    }
+    if (lost) tl_say("%u more notes of the run's processes not shown", lost);
+}
+
 bool tl_launch_run(tl_launch_t *l, char **argv, const char *const *extra_env, int *exit_code)
 {
     l->pid = 0;
@@ -518,12 +595,20 @@ bool tl_launch_run(tl_launch_t *l, char **argv, const char *const *extra_env, in
         tl_say("cannot write traces to %s: %s", dir, strerror(errno));
         return not_started(l, TL_EXIT_OUTPUT, exit_code);
     }
+    int notes = notes_open(l->session);
     l->status = spawn_and_wait(argv, &l->pid);
-    if (l->pid == 0) return not_started(l, l->status, exit_code);
+    if (l->pid == 0) {
+        if (notes >= 0) close(notes);
+        return not_started(l, l->status, exit_code);
+    }
     fflush(stdout);
     l->still_running = l->wait_ms ? wait_others(dir, l->session, l->wait_ms, l->running_pids,
                                                 TL_LAUNCH_RUNNING_PIDS)
                                   : 0;
+    if (notes >= 0) {
+        notes_say(notes);
+        close(notes);
+    }
     if (!find_traces(dir, l)) {
         l->main_trace[0] = '\0';
         tl_say("%s (pid %d) left no trace in %s", argv[0], (int)l->pid, dir);

@@ -31,6 +31,7 @@
 #include "agent/pyframes.h"
 #include "agent/record.h"
 #include "agent/stack.h"
+#include "common/notes.h"
 #include "common/trace_format.h"
 
 /* The writer lives in record.c, next to the hot path that uses it. */
@@ -102,11 +103,43 @@ static const char *say_escaped(const char *s, char *buf, size_t n)
  * of stack (this may run on a small thread stack, after fork), the escaped
  * copies of b and c in static buffers (only init and a fork child, one
  * thread each, say anything but constants). */
+/* Under a session, the line goes to the CLI instead (common/notes.h): true
+ * when it was sent. */
+static bool tell_cli(const char *a, const char *b, const char *c)
+{
+    static char msg[TL_NOTES_MAX];
+    if (!cfg.session) return false;
+    char digits[24];
+    size_t nd = 0, k = 0;
+    for (uint64_t v = self_pid ? self_pid : (uint64_t)getpid(); v || !nd; v /= 10)
+        digits[nd++] = (char)('0' + v % 10);
+    while (nd && k < sizeof msg)
+        msg[k++] = digits[--nd];
+    const char *parts[] = {a, b, c};
+    for (size_t i = 0; i < 3; i++) {
+        size_t n = parts[i] ? strlen(parts[i]) : 0;
+        if (k + 1 + n > sizeof msg) n = k + 1 < sizeof msg ? sizeof msg - k - 1 : 0;
+        if (k < sizeof msg) msg[k++] = '\0';
+        memcpy(msg + k, parts[i] ? parts[i] : "", n);
+        k += n;
+    }
+    int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) return false;
+    struct sockaddr_un addr;
+    socklen_t alen = tl_notes_addr(cfg.session, &addr);
+    bool sent = sendto(fd, msg, k, MSG_DONTWAIT | MSG_NOSIGNAL, (struct sockaddr *)&addr, alen) ==
+                (ssize_t)k;
+    close(fd);
+    return sent;
+}
+
 static void say(const char *a, const char *b, const char *c)
 {
     static char eb[4 * TL_CONFIG_PATH_MAX + 1], ec[1024];
-    const char *parts[] = {"tensorleak: ", a, say_escaped(b, eb, sizeof eb),
-                           say_escaped(c, ec, sizeof ec), "\n"};
+    b = say_escaped(b, eb, sizeof eb);
+    c = say_escaped(c, ec, sizeof ec);
+    if (tell_cli(a, b, c)) return;
+    const char *parts[] = {"tensorleak: ", a, b, c, "\n"};
     struct iovec iov[5];
     for (size_t i = 0; i < 5; i++) {
         iov[i].iov_base = (void *)(parts[i] ? parts[i] : "");

@@ -1,0 +1,41 @@
+/* notes.h - the agent's lines to the CLI that runs it.
+ *
+ * Under `tensorleak run` or `check` (a session: TENSORLEAK_SESSION), the
+ * agent of each process sends the lines it would print on stderr ("cannot
+ * create trace PATH: Permission denied" in a child that dropped its
+ * privileges, a bad TENSORLEAK_* value) to the CLI instead, which says each
+ * once in the run's summary: the program's stderr stays its own (issue 28
+ * item 10). One datagram per line, "PID\0A\0B\0C" (the line is A B C,
+ * already escaped), at most TL_NOTES_MAX bytes, to the abstract Unix socket
+ * of tl_notes_addr: abstract names have no file, so a process that cannot
+ * write the trace directory, or runs as another user, still reaches it.
+ * Where no CLI listens (the agent preloaded by hand, another network
+ * namespace) the send fails and the agent prints on stderr as before.
+ */
+#ifndef TL_COMMON_NOTES_H
+#define TL_COMMON_NOTES_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+
+#define TL_NOTES_MAX 4096
+
+/* The socket address of session's notes, "\0tensorleak-notes-" and the
+ * session in 16 hex digits, into *a; returns its length for bind/sendto.
+ * No allocation, no locale: the agent calls it in a fork child. */
+static inline socklen_t tl_notes_addr(uint64_t session, struct sockaddr_un *a)
+{
+    static const char prefix[] = "tensorleak-notes-";
+    memset(a, 0, sizeof *a);
+    a->sun_family = AF_UNIX;
+    memcpy(a->sun_path + 1, prefix, sizeof prefix - 1);
+    char *h = a->sun_path + sizeof prefix;
+    for (int i = 0; i < 16; i++)
+        h[i] = "0123456789abcdef"[(session >> (60 - 4 * i)) & 15];
+    return (socklen_t)(offsetof(struct sockaddr_un, sun_path) + sizeof prefix + 16);
+}
+
+#endif

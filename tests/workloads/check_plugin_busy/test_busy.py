@@ -1,7 +1,10 @@
 # test_busy.py - tests/integration/pytest_busy.sh: a thread of the test run
 # allocates all along, so the trace changes while the plugin's `tensorleak
 # check --trace --region` reads it. A closed test region is still read
-# whole: test_clean passes, test_leaks fails on its own 300000 bytes.
+# whole: test_clean passes, test_leaks fails on its own 300000 bytes. The
+# thread's one 40000-byte block may be live when a region ends (it was made
+# inside it): the clean tests allow 48 KiB (one such block, 39.1 KiB, failed
+# test_clean in 1 CI run of about 10 with a 0-byte limit).
 import threading
 import time
 
@@ -22,7 +25,7 @@ BUSY = threading.Thread(target=churn, daemon=True)
 BUSY.start()
 
 
-@pytest.mark.tensorleak(max_leak="0B")
+@pytest.mark.tensorleak(max_leak="48KiB")
 def test_clean():
     data = [bytearray(10000) for _ in range(10)]
     time.sleep(0.2)  # the thread's events land inside the region too
@@ -35,6 +38,6 @@ def test_leaks():
         KEEP.append(bytearray(100000))  # SITE:keep
 
 
-@pytest.mark.tensorleak(max_leak="0B")
+@pytest.mark.tensorleak(max_leak="48KiB")
 def test_clean_again():
     assert sum(bytearray(1000)) == 0

@@ -154,6 +154,10 @@ TESTS += tests/integration/check_children.sh tests/integration/check_pool_idioms
 EXTRA_DIST += tests/integration/check_children.sh tests/workloads/fork_worker_leak.py \
 	tests/integration/check_pool_idioms.sh tests/workloads/pool_idioms.py
 
+# one report over every process of a run: workers, hosts, ranks
+TESTS += tests/integration/report_run.sh
+EXTRA_DIST += tests/integration/report_run.sh tests/workloads/ddp_rank_leak.py
+
 # the system's tools a program runs are not gated
 TESTS += tests/integration/check_system_tools.sh
 EXTRA_DIST += tests/integration/check_system_tools.sh

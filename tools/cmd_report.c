@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "report/cmd/report.h"
@@ -21,7 +22,7 @@
 
 static const char help[] =
     "usage: tensorleak report [--format=FORMAT] [--top=N] [--frames=user|all]\n"
-    "                         [--no-default-suppressions] [--output=FILE] TRACE\n"
+    "                         [--no-default-suppressions] [--output=FILE] TRACE|DIR...\n"
     "\n"
     "Render the report of a trace written by `tensorleak run`: peak, leaks (blocks live\n"
     "at the end point: the end of a Python main script, else process exit), the storages\n"
@@ -29,6 +30,10 @@ static const char help[] =
     "(storages pinned by views, duplicate copies, storages held only by autograd), and\n"
     "storages by allocation site. The text groups alike problems and storages (one\n"
     "line, op and holder) into one paragraph and sites by the program's line.\n"
+    "A directory (a run's: its *.tlt files) or several traces give the report of the\n"
+    "run: a table of its processes (pid, parent, role: main, rank N, DataLoader or\n"
+    "pool worker, ...), every process's problems, each process of interest's report\n"
+    "(text, json; html and folded show the main process's).\n"
     "\n"
     "  --format=FORMAT     text for people (default); json per docs/report-schema.md;\n"
     "                      html: one self-contained page (problems, timeline, flame\n"
@@ -63,14 +68,17 @@ static int usage_error(const char *what, const char *why)
 int tl_cmd_report(int argc, char **argv)
 {
     tl_report_opts_t opts = {.format = TL_FORMAT_TEXT, .top = 10};
-    const char *output = NULL, *trace = NULL;
+    const char *output = NULL;
+    /* The operands, moved to argv[1, 1 + ntraces) as they are met (never
+     * past the option being read). */
+    const char **traces = (const char **)argv + 1;
+    size_t ntraces = 0;
     bool only_operands = false;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v;
         bool m;
         if (only_operands || a[0] != '-' || !strcmp(a, "-")) {
-            if (trace) return usage_error(a, "only one TRACE may be given");
-            trace = a;
+            traces[ntraces++] = a;
             continue;
         }
         if (!strcmp(a, "--")) {
@@ -98,17 +106,34 @@ int tl_cmd_report(int argc, char **argv)
             return usage_error(a, "unknown option");
         }
     }
-    if (!trace) return usage_error("report", "missing TRACE");
-
+    if (!ntraces) return usage_error("report", "missing TRACE");
+    /* One file: its report. A directory, or several files: the run's. */
+    struct stat st;
+    bool one = ntraces == 1 && !(stat(traces[0], &st) == 0 && S_ISDIR(st.st_mode));
+    tl_msgs_t msgs = {0};
+    char **paths = NULL;
+    size_t npaths = 0;
+    if (!one) {
+        int prc = tl_cli_exit(tl_report_run_paths(traces, ntraces, &paths, &npaths, &msgs));
+        if (prc) {
+            tl_say_msgs(&msgs);
+            return prc;
+        }
+    }
     FILE *out = stdout;
     tl_outfile_t of;
     if (output) {
-        if (tl_outfile_open(&of, output)) return TL_EXIT_OUTPUT;
+        if (tl_outfile_open(&of, output)) {
+            tl_report_run_paths_free(paths, npaths);
+            return TL_EXIT_OUTPUT;
+        }
         out = of.f;
     }
-    tl_msgs_t msgs = {0};
-    int rc = tl_cli_exit(tl_report_file(trace, &opts, out, &msgs));
+    int rc =
+        tl_cli_exit(one ? tl_report_file(traces[0], &opts, out, &msgs)
+                        : tl_report_run((const char *const *)paths, npaths, &opts, out, &msgs));
     tl_say_msgs(&msgs);
+    tl_report_run_paths_free(paths, npaths);
     if (output) {
         /* No report (the trace unreadable): an existing file stays as it was. */
         bool keep = rc == TL_EXIT_OK || rc == TL_EXIT_TRUNCATED;

@@ -22,12 +22,15 @@ static const char run_usage[] =
     "                      [--frames=user|all] [--no-default-suppressions]\n"
     "                      [--keep-helpers] [--] CMD [ARGS...]\n"
     "\n"
-    "Runs CMD with the tensorleak agent preloaded and prints the report of its main\n"
-    "process: the last image CMD's own process exec'd (python3 behind a shim). One\n"
-    "line on stderr says how many other processes were traced and where.\n"
+    "Runs CMD with the tensorleak agent preloaded and prints the report of the run:\n"
+    "its main process (the last image CMD's own process exec'd: python3 behind a\n"
+    "shim) and, when it had others (DataLoader and pool workers, torchrun's ranks),\n"
+    "a table of them all, every process's problems and each one of interest's\n"
+    "report. One line on stderr says how many other processes were traced and where.\n"
     "\n"
-    "  -o, --output=PATTERN  trace path; %p is the pid (default: a new directory\n"
-    "                        tensorleak-<pid>/ per run, tensorleak.%p.tlt in it)\n"
+    "  -o, --output=PATTERN  trace path; %p is the pid, %h the host name, both in the\n"
+    "                        file name (default: a new directory tensorleak-<pid>/\n"
+    "                        per run, tensorleak.%p.tlt in it)\n"
     "  -k, --keep-helpers    keep the traces of helper processes that recorded\n"
     "                        nothing (removed by default: a shim's env, bash, ...)\n"
     "  -r, --report=FILE     write the report to FILE instead of stdout (where the\n"
@@ -144,18 +147,32 @@ int tl_cmd_run(int argc, char **argv)
         if (report_path) tl_outfile_close(&of, false);
         return code;
     }
-    tl_launch_free(&l); /* the report is of the main trace only */
     if (!l.main_trace[0]) {
         tl_launch_say_others(&l);
+        tl_launch_free(&l);
         if (report_path) tl_outfile_close(&of, false);
         return l.status;
+    }
+    /* The report is of the run: the main trace, then every other one still
+     * there but the images that exec'd (launch.h), helpers with nothing of
+     * interest left out when kept */
+    const char **paths = calloc(l.ntraces + 1, sizeof *paths);
+    size_t npaths = 0;
+    if (paths) {
+        paths[npaths++] = l.main_trace;
+        for (size_t i = 0; i < l.ntraces; i++)
+            if (!l.traces[i].main && !l.traces[i].execd && !l.traces[i].quiet)
+                paths[npaths++] = l.traces[i].path;
     }
     tl_say("trace of %s (pid %d) written to %s", /* main_exe is read from the trace */
            l.main_exe[0] ? l.main_exe : argv[optind], (int)l.pid, l.main_trace);
     tl_launch_say_others(&l); /* after the main trace's line */
     tl_msgs_t msgs = {0};
-    int rc = tl_cli_exit(tl_report_file(l.main_trace, &opts, out, &msgs));
+    int rc = tl_cli_exit(paths ? tl_report_run(paths, npaths, &opts, out, &msgs)
+                               : tl_report_file(l.main_trace, &opts, out, &msgs));
     tl_say_msgs(&msgs);
+    free(paths);
+    tl_launch_free(&l);
     bool keep = rc == TL_EXIT_OK || rc == TL_EXIT_TRUNCATED;
     if (report_path ? tl_outfile_close(&of, keep) && keep : fflush(stdout) != 0) {
         if (!report_path) tl_say("cannot write the report to stdout: %s", strerror(errno));

@@ -90,17 +90,19 @@ bool tl_launch_pattern_bad(const char *pattern, const char *flag)
     for (const char *s = pattern; *s; s++) {
         if (*s != '%') continue;
         if (!s[1]) {
-            tl_say("%s: '%s': a '%%' at the end (%%p is the pid, %%%% a '%%')", flag, pattern);
-            return true;
-        }
-        if (s[1] != 'p' && s[1] != '%') {
-            tl_say("%s: '%s': unknown %%%c (%%p is the pid, %%%% a '%%')", flag, pattern, s[1]);
-            return true;
-        }
-        if (s[1] == 'p' && slash && s < slash) {
-            tl_say("%s: '%s': %%p in the directory (every process writes into one directory "
-                   "that exists before the command runs: put %%p in the file name)",
+            tl_say("%s: '%s': a '%%' at the end (%%p is the pid, %%h the host name, %%%% a '%%')",
                    flag, pattern);
+            return true;
+        }
+        if (s[1] != 'p' && s[1] != 'h' && s[1] != '%') {
+            tl_say("%s: '%s': unknown %%%c (%%p is the pid, %%h the host name, %%%% a '%%')", flag,
+                   pattern, s[1]);
+            return true;
+        }
+        if (s[1] != '%' && slash && s < slash) {
+            tl_say("%s: '%s': %%%c in the directory (every process writes into one directory "
+                   "that exists before the command runs: put %%%c in the file name)",
+                   flag, pattern, s[1], s[1]);
             return true;
         }
         s++;

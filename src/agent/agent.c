@@ -18,6 +18,7 @@
 #include <sys/auxv.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
+#include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -42,6 +43,9 @@ static uint64_t self_pid, self_ppid;
 static uint32_t exec_seq;
 static atomic_int exit_status = -1;
 static char cwd[4096];
+/* The host name (uname's nodename, '/' as '_'): %h of the output pattern
+ * and the OPTIONS key "host"; "" when unknown. */
+static char host[sizeof(((struct utsname *)0)->nodename)];
 static char exe[4096];
 static char trace_file[TL_CONFIG_PATH_MAX]; /* the open trace's path, for the API */
 static char cmdline[16384];
@@ -175,7 +179,8 @@ static bool trace_open(void)
     static char path[TL_CONFIG_PATH_MAX];
     int err = -EEXIST;
     for (unsigned uniq = 0; uniq < 10000 && err == -EEXIST; uniq++) {
-        if (tl_config_expand(cfg.output, cwd[0] ? cwd : NULL, self_pid, uniq, path, sizeof path)) {
+        if (tl_config_expand(cfg.output, cwd[0] ? cwd : NULL, self_pid, host[0] ? host : NULL, uniq,
+                             path, sizeof path)) {
             err = -ENAMETOOLONG;
             break;
         }
@@ -200,12 +205,24 @@ static bool trace_open(void)
     if (tl_writer_process(&writer, &tl_tsd.cur, mono(), self_pid, self_ppid, exec_seq, exe,
                           strlen(exe), argc_v, argv_v))
         tl_counters_dropped(1);
-    const char *keys[10] = {"mode",  "stack_depth",  "output",       "allocator",
-                            "clock", "sample_bytes", "big_min_bytes"};
-    const char *values[10] = {
+    const char *keys[16] = {"mode",  "stack_depth",  "output",        "allocator",
+                            "clock", "sample_bytes", "big_min_bytes", "host"};
+    const char *values[16] = {
         tl_config_mode_name(cfg.mode),      depth_str,  cfg.output, "jemalloc",
-        tl_clock.tsc ? "tsc" : "monotonic", sample_str, big_str};
-    tl_record_options(7, keys, values);
+        tl_clock.tsc ? "tsc" : "monotonic", sample_str, big_str,    host};
+    size_t nopts = 8;
+    /* A distributed job's place of this process, as torchrun (and
+     * torch.distributed's env:// init) set it: the reporter's "rank N". */
+    static const char *const dist[] = {"RANK", "LOCAL_RANK", "WORLD_SIZE"};
+    static const char *const dist_keys[] = {"rank", "local_rank", "world_size"};
+    for (size_t i = 0; i < 3; i++) {
+        const char *v = getenv(dist[i]);
+        if (v && *v) {
+            keys[nopts] = dist_keys[i];
+            values[nopts++] = v;
+        }
+    }
+    tl_record_options(nopts, keys, values);
     tl_modules_scan(true, false, tl_record_module, NULL);
     if (tl_cudart_static_in("/proc/self/exe"))
         tl_record_cudart_static_note("the executable", strlen("the executable"));
@@ -383,6 +400,13 @@ void tl_agent_init(void)
     }
 
     if (!getcwd(cwd, sizeof cwd)) cwd[0] = '\0';
+    struct utsname u;
+    if (uname(&u) == 0) {
+        memcpy(host, u.nodename, sizeof host);
+        host[sizeof host - 1] = '\0';
+        for (char *h = host; *h; h++)
+            if (*h == '/') *h = '_';
+    }
     ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
     exe[n > 0 ? n : 0] = '\0';
     read_cmdline();

@@ -203,8 +203,8 @@ static size_t fmt_u64(char *buf, uint64_t v)
     return n;
 }
 
-int tl_config_expand(const char *pattern, const char *cwd, uint64_t pid, unsigned uniq, char *out,
-                     size_t outlen)
+int tl_config_expand(const char *pattern, const char *cwd, uint64_t pid, const char *host,
+                     unsigned uniq, char *out, size_t outlen)
 {
     if (outlen == 0) return -ENAMETOOLONG;
     char *p = out, *end = out + outlen;
@@ -216,6 +216,9 @@ int tl_config_expand(const char *pattern, const char *cwd, uint64_t pid, unsigne
         bool ok;
         if (s[0] == '%' && s[1] == 'p') {
             ok = put(&p, end, num, fmt_u64(num, pid));
+            s++;
+        } else if (s[0] == '%' && s[1] == 'h' && host) {
+            ok = put(&p, end, host, strlen(host));
             s++;
         } else if (s[0] == '%' && s[1] == '%') {
             ok = put(&p, end, "%", 1);

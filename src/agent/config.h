@@ -93,13 +93,14 @@ void tl_config_parse(tl_config_t *cfg, const char *const *envp, uint64_t pid);
  * absolute path (else nothing is recorded). admin is split in place. */
 void tl_config_parse_secure(tl_config_t *cfg, char *admin, uint64_t pid);
 
-/* Expand an output pattern: %p = pid, %% = %, any other %c is kept as is.
+/* Expand an output pattern: %p = pid, %h = host (the host name; kept as
+ * "%h" when host is NULL), %% = %, any other %c is kept as is.
  * uniq > 0 inserts ".uniq" before the extension of the last path component
  * ("t.12.tlt" -> "t.12.3.tlt"; no extension: appended). A relative result is
  * prefixed with cwd + "/" when cwd is not NULL. Returns 0, or -ENAMETOOLONG
  * when out (outlen bytes, NUL included) is too small. */
-int tl_config_expand(const char *pattern, const char *cwd, uint64_t pid, unsigned uniq, char *out,
-                     size_t outlen);
+int tl_config_expand(const char *pattern, const char *cwd, uint64_t pid, const char *host,
+                     unsigned uniq, char *out, size_t outlen);
 
 /* Format "TENSORLEAK_EXEC_SEQ=PID:N" into out; returns 0 or -ENAMETOOLONG. */
 int tl_config_exec_seq_env(char *out, size_t outlen, uint64_t pid, uint64_t n);

@@ -11,6 +11,7 @@
 
 #include "agent/pyframes.h"
 #include "agent/pyframes_layout.h"
+#include "agent/utf8.h"
 #include "agent/stack.h" /* the per-thread work area */
 #include "common/trace_format.h"
 
@@ -323,22 +324,7 @@ static const char *str_utf8(const char *o, char *buf, size_t cap, size_t *len)
         } else {
             memcpy(&c, s + 4 * i, sizeof c);
         }
-        if ((c >= 0xd800 && c <= 0xdfff) || c > 0x10ffff) c = 0xfffd;
-        if (c < 0x80) {
-            buf[k++] = (char)c;
-        } else if (c < 0x800) {
-            buf[k++] = (char)(0xc0 | (c >> 6));
-            buf[k++] = (char)(0x80 | (c & 0x3f));
-        } else if (c < 0x10000) {
-            buf[k++] = (char)(0xe0 | (c >> 12));
-            buf[k++] = (char)(0x80 | ((c >> 6) & 0x3f));
-            buf[k++] = (char)(0x80 | (c & 0x3f));
-        } else {
-            buf[k++] = (char)(0xf0 | (c >> 18));
-            buf[k++] = (char)(0x80 | ((c >> 12) & 0x3f));
-            buf[k++] = (char)(0x80 | ((c >> 6) & 0x3f));
-            buf[k++] = (char)(0x80 | (c & 0x3f));
-        }
+        k += tl_utf8_put(c, buf + k);
     }
     *len = k;
     return buf;

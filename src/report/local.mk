@@ -8,6 +8,7 @@ libtlreport_la_SOURCES = \
 	src/report/read/map.c src/report/read/map.h src/report/read/grow.h \
 	src/report/read/open.c \
 	src/report/read/reader.c src/report/read/reader.h \
+	src/report/read/options.c src/report/read/options.h \
 	src/report/read/sites.c src/report/read/skim.h \
 	src/report/read/stream.c src/report/read/stream.h \
 	src/report/read/aggregate.c src/report/read/aggregate.h \
@@ -16,6 +17,7 @@ libtlreport_la_SOURCES = \
 	src/report/analyze/site_stats.c src/report/analyze/site_stats.h \
 	src/report/analyze/storages.c src/report/analyze/storages.h \
 	src/report/analyze/regions.c src/report/analyze/regions.h \
+	src/report/analyze/role.c src/report/analyze/role.h \
 	src/report/analyze/steps.c src/report/analyze/steps.h \
 	src/report/analyze/suppress.c src/report/analyze/suppress.h \
 	src/report/analyze/lineage.c src/report/analyze/lineage.h \
@@ -32,6 +34,7 @@ libtlreport_la_SOURCES = \
 	src/report/render/text_frames.c \
 	src/report/render/text_end.c \
 	src/report/render/render_json.c \
+	src/report/render/render_json_problem.c \
 	src/report/analyze/timeline.c src/report/analyze/timeline.h \
 	src/report/render/flame.c src/report/render/flame.h \
 	src/report/render/render_folded.c \
@@ -43,7 +46,8 @@ libtlreport_la_SOURCES = \
 	src/report/cmd/check.c src/report/cmd/check.h \
 	src/report/cmd/check_run.c src/report/cmd/check_run.h \
 	src/report/cmd/diff.c src/report/cmd/diff.h \
-	src/report/cmd/report.c src/report/cmd/report.h
+	src/report/cmd/report.c src/report/cmd/report.h \
+	src/report/cmd/report_run.c
 libtlreport_la_CFLAGS = $(AM_CFLAGS) $(LIBDW_CFLAGS)
 libtlreport_la_LIBADD = libtlcommon.la $(LIBDW_LIBS)
 

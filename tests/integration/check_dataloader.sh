@@ -38,11 +38,11 @@ for py in "$PYTHON3" /opt/venv-torch2/bin/python; do
                 fail "main under $py: main process not failed: $(cat out)"
             grep -q "^  9.00 KiB in 9 blocks at dataloader_leak.py:$main_line: 9 repetitions still live, 1.00 KiB per repetition" out ||
                 fail "main under $py: leak line: $(cat out)"
-            grep -q "(child of $main) .*FAILED" out && fail "main under $py: a worker failed: $(cat out)"
+            grep -q "child of $main) .*FAILED" out && fail "main under $py: a worker failed: $(cat out)"
         else
             grep -q "^process $main (main) python.*: passed: 2 limits checked\$" out ||
                 fail "worker under $py: main process: $(cat out)"
-            grep -q "^process [0-9]* (child of $main) python.* dataloader_leak.py worker: FAILED: 1 of 2 limits exceeded\$" out ||
+            grep -q "^process [0-9]* (DataLoader worker, child of $main) python.* dataloader_leak.py worker: FAILED: 1 of 2 limits exceeded\$" out ||
                 fail "worker under $py: no failed worker: $(cat out)"
             grep -q " KiB in [0-9]* blocks\\{0,1\\} at dataloader_leak.py:$worker_line" out ||
                 fail "worker under $py: leak line: $(cat out)"

@@ -17,12 +17,19 @@ bad() { # bad WHY ARGS...: exit 2, one line "tensorleak: WHY", the command not r
     [ "$(cat err)" = "tensorleak: $_why" ] || fail "$*: said '$(cat err)'"
     [ ! -e ran ] || fail "$*: the command ran"
 }
-H="(%p is the pid, %% a '%')"
+H="(%p is the pid, %h the host name, %% a '%')"
 bad "--trace-output: 'x%': a '%' at the end $H" check --trace-output='x%'
 bad "--trace-output: 'x.%q.tlt': unknown %q $H" check --trace-output='x.%q.tlt'
 bad "--trace-output: 'd%p/t.tlt': %p in the directory (every process writes into one directory that exists before the command runs: put %p in the file name)" \
     check --trace-output='d%p/t.tlt'
 bad "run: --output: 'x%': a '%' at the end $H" run --output='x%'
+bad "run: --output: 'd%h/t.tlt': %h in the directory (every process writes into one directory that exists before the command runs: put %h in the file name)" \
+    run --output='d%h/t.tlt'
+
+# %h: the host name, in the file name
+"$TL" run --output="t.%h.%p.tlt" -- "$WL/leak_kinds" >out 2>err || fail "%h: exit $?: $(cat err)"
+set -- "t.$(uname -n).$(sed -n 's/^tensorleak: trace of .* (pid \([0-9]*\)) written to .*/\1/p' err).tlt"
+[ -f "$1" ] || fail "%h: no trace $1 in $(ls)"
 bad "run: --output: 'r.%d.tlt': unknown %d $H" run --output='r.%d.tlt'
 
 # "%%" in the directory is one '%', as the agent expands it

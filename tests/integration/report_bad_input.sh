@@ -35,7 +35,8 @@ expect() {
 expect 0 0 "valid trace" -- "$T/good.tlt"
 expect 0 0 "--help" -- --help
 expect 3 1 "missing file" -- "$T/missing.tlt"
-expect 3 1 "directory" -- "$T"
+mkdir "$T/none" || exit 99
+expect 3 1 "directory without a trace" -- "$T/none"
 expect 4 1 "empty file" -- "$T/empty.tlt"
 expect 4 1 "random bytes" -- "$T/random.tlt"
 expect 5 1 "truncated trace" -- "$T/cut.tlt"
@@ -46,7 +47,9 @@ expect 2 1 "negative --top" -- --top=-1 "$T/good.tlt"
 expect 2 1 "huge --top" -- --top=99999999999 "$T/good.tlt"
 expect 2 1 "bad --format" -- --format=xml "$T/good.tlt"
 expect 2 1 "missing TRACE" --
-expect 2 1 "two TRACEs" -- "$T/good.tlt" "$T/good.tlt"
+expect 0 0 "the same TRACE twice (one process)" -- "$T/good.tlt" "$T/good.tlt"
+expect 4 1 "a TRACE and a file that is not one" -- "$T/good.tlt" "$T/random.tlt"
+expect 3 1 "a TRACE and a missing one" -- "$T/good.tlt" "$T/missing.tlt"
 expect 6 1 "unwritable --output" -- --output="$T/no/such/dir/r.txt" "$T/good.tlt"
 expect 0 0 "--output" -- --output="$T/r.json" --format=json "$T/good.tlt"
 [ -s "$T/r.json" ] && [ ! -s "$T/out" ] || { echo "FAIL --output: report not in the file"; fail=1; }

@@ -182,23 +182,31 @@ END_TEST
 START_TEST(config_expand)
 {
     char out[64];
-    ck_assert_int_eq(tl_config_expand("tensorleak.%p.tlt", NULL, 1234, 0, out, sizeof out), 0);
+    ck_assert_int_eq(tl_config_expand("tensorleak.%p.tlt", NULL, 1234, NULL, 0, out, sizeof out),
+                     0);
     ck_assert_str_eq(out, "tensorleak.1234.tlt");
-    ck_assert_int_eq(tl_config_expand("tensorleak.%p.tlt", "/w", 1234, 1, out, sizeof out), 0);
+    ck_assert_int_eq(tl_config_expand("tensorleak.%p.tlt", "/w", 1234, NULL, 1, out, sizeof out),
+                     0);
     ck_assert_str_eq(out, "/w/tensorleak.1234.1.tlt");
-    ck_assert_int_eq(tl_config_expand("/abs/t.tlt", "/w", 5, 12, out, sizeof out), 0);
+    ck_assert_int_eq(tl_config_expand("/abs/t.tlt", "/w", 5, NULL, 12, out, sizeof out), 0);
     ck_assert_str_eq(out, "/abs/t.12.tlt");
-    ck_assert_int_eq(tl_config_expand("a%%b%p%q", NULL, 7, 0, out, sizeof out), 0);
+    ck_assert_int_eq(tl_config_expand("a%%b%p%q", NULL, 7, NULL, 0, out, sizeof out), 0);
     ck_assert_str_eq(out, "a%b7%q");
-    ck_assert_int_eq(tl_config_expand("d.x/trace", NULL, 7, 2, out, sizeof out), 0);
+    ck_assert_int_eq(tl_config_expand("d.x/trace", NULL, 7, NULL, 2, out, sizeof out), 0);
     ck_assert_str_eq(out, "d.x/trace.2"); /* no extension: appended */
-    ck_assert_int_eq(tl_config_expand("d/.hidden", NULL, 7, 3, out, sizeof out), 0);
+    ck_assert_int_eq(tl_config_expand("d/.hidden", NULL, 7, NULL, 3, out, sizeof out), 0);
     ck_assert_str_eq(out, "d/.hidden.3");
-    ck_assert_int_eq(tl_config_expand("%p", NULL, 0, 0, out, sizeof out), 0);
+    ck_assert_int_eq(tl_config_expand("%p", NULL, 0, NULL, 0, out, sizeof out), 0);
     ck_assert_str_eq(out, "0");
-    ck_assert_int_eq(tl_config_expand("0123456789", NULL, 1, 0, out, 10), -ENAMETOOLONG);
-    ck_assert_int_eq(tl_config_expand("012345678", NULL, 1, 0, out, 10), 0);
-    ck_assert_int_eq(tl_config_expand("0123456.x", NULL, 1, 1, out, 10), -ENAMETOOLONG);
+    ck_assert_int_eq(tl_config_expand("t.%h.%p.tlt", NULL, 9, "node-a", 0, out, sizeof out), 0);
+    ck_assert_str_eq(out, "t.node-a.9.tlt");
+    ck_assert_int_eq(tl_config_expand("t.%h.tlt", NULL, 9, NULL, 0, out, sizeof out), 0);
+    ck_assert_str_eq(out, "t.%h.tlt");
+    ck_assert_int_eq(tl_config_expand("%p", NULL, 0, NULL, 0, out, sizeof out), 0);
+    ck_assert_str_eq(out, "0");
+    ck_assert_int_eq(tl_config_expand("0123456789", NULL, 1, NULL, 0, out, 10), -ENAMETOOLONG);
+    ck_assert_int_eq(tl_config_expand("012345678", NULL, 1, NULL, 0, out, 10), 0);
+    ck_assert_int_eq(tl_config_expand("0123456.x", NULL, 1, NULL, 1, out, 10), -ENAMETOOLONG);
     char env[64];
     ck_assert_int_eq(tl_config_exec_seq_env(env, sizeof env, 99, 2), 0);
     ck_assert_str_eq(env, "TENSORLEAK_EXEC_SEQ=99:2");

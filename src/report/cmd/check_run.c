@@ -6,9 +6,11 @@
  */
 #include "report/cmd/check_run.h"
 
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "report/analyze/size_text.h"
 #include "report/render/escape.h"
 
 typedef struct verdict {
@@ -37,6 +39,49 @@ static void eval_one(const tl_check_proc_t *p, const tl_check_opts_t *o,
     }
 }
 
+/* Adds what each rule hid in the process just checked (tl_supp_rule_t's
+ * bytes and blocks) to sb: per rule, bytes, blocks, processes. */
+static void supp_add(const tl_supp_t *s, uint64_t *sb)
+{
+    for (size_t i = 0; i < s->nrules; i++) {
+        sb[3 * i] += s->rules[i].bytes;
+        sb[3 * i + 1] += s->rules[i].blocks;
+        sb[3 * i + 2] += s->rules[i].blocks != 0;
+    }
+}
+
+/* The run's suppressions, once: "suppressed over the 3 processes: ...". */
+static void supp_say(const tl_supp_t *s, const uint64_t *sb, size_t nprocs, FILE *out)
+{
+    char b[32];
+    uint64_t bytes = 0, blocks = 0;
+    size_t used = 0;
+    for (size_t i = 0; i < s->nrules; i++) {
+        bytes += sb[3 * i];
+        blocks += sb[3 * i + 1];
+        used += sb[3 * i + 1] != 0;
+    }
+    if (!blocks) return;
+    fprintf(out, "suppressed over the %zu processes: %s in %" PRIu64 " block%s by %zu rule%s\n",
+            nprocs, tl_size_text(bytes, b, sizeof b), blocks, blocks == 1 ? "" : "s", used,
+            used == 1 ? "" : "s");
+    for (size_t i = 0; i < s->nrules; i++) {
+        const tl_supp_rule_t *r = &s->rules[i];
+        if (!sb[3 * i + 1]) continue;
+        fprintf(out, "  %s in %" PRIu64 " block%s of %" PRIu64 " process%s: leak:",
+                tl_size_text(sb[3 * i], b, sizeof b), sb[3 * i + 1], sb[3 * i + 1] == 1 ? "" : "s",
+                sb[3 * i + 2], sb[3 * i + 2] == 1 ? "" : "es");
+        tl_esc_puts(out, r->pattern);
+        if (r->line) {
+            fputs(" (", out);
+            tl_esc_puts(out, r->source);
+            fprintf(out, ":%u)\n", r->line);
+        } else {
+            fprintf(out, " (default: %s)\n", r->why ? r->why : "built in");
+        }
+    }
+}
+
 tl_status_t tl_check_run(tl_check_proc_t *p, size_t n, unsigned unchecked, const tl_check_opts_t *o,
                          FILE *out, bool *failed, tl_msgs_t *msgs)
 {
@@ -51,14 +96,21 @@ tl_status_t tl_check_run(tl_check_proc_t *p, size_t n, unsigned unchecked, const
         tl_msgs_add(msgs, "out of memory");
         return TL_STATUS_NOMEM;
     }
+    /* Several processes in text: the suppressions of them all, said once
+     * at the end (per rule: bytes, blocks, processes). */
+    size_t nrules = o->supp ? o->supp->nrules : 0;
+    bool once = n > 1 && o->format == TL_CHECK_TEXT && nrules;
+    uint64_t *sb = once ? calloc(3 * nrules, sizeof *sb) : NULL;
+    if (once && !sb) once = false;
     /* The others first: the main process's JSON carries their verdicts. */
     unsigned nfailed = 0, tests = 0, failures = 0, errors = 0, nexceeded = 0, execd = 0;
     tl_check_proc_ctx_t ctx[2] = {
-        {.role = "child", .name_process = true, .main_pid = n ? p[0].pid : 0}};
+        {.role = "child", .name_process = true, .main_pid = n ? p[0].pid : 0, .supp_once = once}};
     size_t nothers = 0;
     for (size_t i = 1; i < n; i++) {
         ctx[0].role = p[i].role;
         eval_one(&p[i], o, &ctx[0], &v[i], msgs);
+        if (once && !v[i].r.execd) supp_add(o->supp, sb);
         if (v[i].r.execd) {
             execd++;
             continue;
@@ -72,6 +124,7 @@ tl_status_t tl_check_run(tl_check_proc_t *p, size_t n, unsigned unchecked, const
     ctx[1] = (tl_check_proc_ctx_t){.role = "main",
                                    .name_process = nchecked > 1,
                                    .main_pid = n ? p[0].pid : 0,
+                                   .supp_once = once && nchecked > 1,
                                    .others_json = json,
                                    .others_json_len = json_len,
                                    .nothers = o->format == TL_CHECK_JSON ? nothers : 0,
@@ -80,6 +133,7 @@ tl_status_t tl_check_run(tl_check_proc_t *p, size_t n, unsigned unchecked, const
     for (size_t i = 1; i < n; i++)
         ctx[1].others_failed |= v[i].rc || v[i].r.nfailed || v[i].r.incomplete;
     if (n) eval_one(&p[0], o, &ctx[1], &v[0], msgs);
+    if (once && n) supp_add(o->supp, sb);
     for (size_t i = 0; i < n; i++) {
         p[i].passed = !v[i].rc && !v[i].r.nfailed && !v[i].r.incomplete;
         nfailed += !p[i].passed;
@@ -106,6 +160,7 @@ tl_status_t tl_check_run(tl_check_proc_t *p, size_t n, unsigned unchecked, const
             fprintf(out, "tensorleak check: passed: %zu processes checked\n", nchecked);
         for (size_t i = 0; i < n; i++)
             if (v[i].text) fwrite(v[i].text, 1, v[i].len, out);
+        if (once && nchecked > 1) supp_say(o->supp, sb, nchecked, out);
         if (unchecked && !junit)
             fprintf(out,
                     "not checked: %u helper process%s with nothing of interest (a system tool, "
@@ -125,6 +180,7 @@ tl_status_t tl_check_run(tl_check_proc_t *p, size_t n, unsigned unchecked, const
     *failed = nfailed > 0;
     for (size_t i = 0; i < n; i++)
         free(v[i].text);
+    free(sb);
     free(v);
     free(json);
     free(json_len);

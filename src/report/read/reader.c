@@ -7,6 +7,7 @@
  * its chunk: the stream reads only the prefix decoded here.
  */
 #include "report/read/reader.h"
+#include "report/read/options.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -209,32 +210,6 @@ static bool take_pyframe(rd_t *r, const tl_record_t *rec)
     return false;
 }
 
-/* Copies an untrusted string into buf[cap]: cut, anything but printable
- * ASCII as '?'. */
-static void copy_printable(char *buf, size_t cap, tl_bytes_t b)
-{
-    size_t n = b.n < cap - 1 ? b.n : cap - 1;
-    for (size_t i = 0; i < n; i++)
-        buf[i] = b.p[i] >= 0x20 && b.p[i] < 0x7f ? (char)b.p[i] : '?';
-    buf[n] = '\0';
-}
-
-/* OPTIONS keys about the process's CPython (docs/trace-format.md); the last
- * value of each key wins (a later record for a libpython loaded late). */
-static void take_python_options(tl_trace_t *t, const tl_record_t *rec)
-{
-    uint64_t n = rec->u.options.count < TL_REC_MAX_OPTS ? rec->u.options.count : TL_REC_MAX_OPTS;
-    for (uint64_t i = 0; i < n; i++) {
-        tl_bytes_t k = rec->u.options.key[i], v = rec->u.options.value[i];
-        if (k.n == 13 && memcmp(k.p, "python_frames", 13) == 0)
-            t->python_unsupported = v.n == 11 && memcmp(v.p, "unsupported", 11) == 0;
-        else if (k.n == 6 && memcmp(k.p, "python", 6) == 0)
-            copy_printable(t->python, sizeof t->python, v);
-        else if (k.n == 12 && memcmp(k.p, "python_build", 12) == 0)
-            copy_printable(t->python_build, sizeof t->python_build, v);
-    }
-}
-
 /* Keep a MARK or lineage-family record (its event is streamed). Strings go to the pool
  * as offsets (the pool moves while it grows; tl_trace_read_mem turns them
  * into pointers at the end). */
@@ -291,7 +266,7 @@ static bool take_record(rd_t *r, const tl_record_t *rec, uint64_t ts)
     case TL_REC_PYFRAME:
         return take_pyframe(r, rec);
     case TL_REC_OPTIONS:
-        take_python_options(t, rec);
+        tl_reader_options(t, rec);
         return tl_agg_options(t, rec);
     case TL_REC_COUNT:
         return tl_agg_record(t, rec);
@@ -529,6 +504,7 @@ tl_status_t tl_reader_load(const uint8_t *buf, size_t n, bool mapped, tl_trace_t
     t->pid = t->hdr.pid;
     t->ppid = t->hdr.ppid;
     t->exec_seq = t->hdr.exec_seq;
+    t->rank = t->local_rank = t->world_size = -1;
     rd_t r = {.t = t};
     if (read_chunks(&r, buf, n) || tl_agg_finish(t, &r, agg_intern, agg_push) ||
         sort_events(t->extra, t->nextra) || order_lineage(t))

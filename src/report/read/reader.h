@@ -148,6 +148,11 @@ typedef struct tl_trace {
      * 3.10-3.13 was not read); printable ASCII, "" when not recorded. */
     bool python_unsupported;
     char python[32], python_build[32];
+    /* OPTIONS host, rank, local_rank, world_size: the host name (printable
+     * ASCII, "" when not recorded) and the process's place in a distributed
+     * job (torchrun's RANK, LOCAL_RANK, WORLD_SIZE; -1 when not set). */
+    char host[72];
+    int64_t rank, local_rank, world_size;
 
     /* The agent's leak scan at exit (LEAKSCAN, LEAKKIND; docs/trace-format.md
      * "Leak kinds"): has_leak_scan when a LEAKSCAN record was read; then a

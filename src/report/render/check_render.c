@@ -17,6 +17,7 @@
 #include "report/render/json.h"
 #include "report/analyze/frames.h"
 #include "report/analyze/lineage.h"
+#include "report/analyze/role.h"
 
 const char *tl_check_limit_name(unsigned limit)
 {
@@ -108,60 +109,23 @@ size_t tl_chk_shown(const tl_chk_t *c, size_t n)
 /* "process 12716 (child of 12715) python3 work.py --fast": the process
  * of a run's verdict (pid, role, argv with the base names of its paths,
  * cut at about 80 bytes); raw trace bytes: the caller escapes. */
-/* What a Python process started by multiprocessing is, from its -c code
- * (CPython's Lib/multiprocessing: spawn.get_command_line,
- * forkserver.connect_to_new_process, resource_tracker.ensure_running), or
- * NULL. A forkserver's workers are its forks: the same argv, another
- * parent than the main process. */
-static const char *mp_role(const char *code, uint64_t ppid, uint64_t main_pid)
-{
-    if (strstr(code, "from multiprocessing.spawn import spawn_main"))
-        return "multiprocessing spawn worker";
-    if (strstr(code, "from multiprocessing.resource_tracker import main"))
-        return "multiprocessing resource tracker";
-    if (strstr(code, "from multiprocessing.forkserver import main"))
-        return main_pid && ppid != main_pid ? "multiprocessing forkserver worker"
-                                            : "multiprocessing forkserver";
-    return NULL;
-}
-
 const char *tl_chk_program_words(const tl_chk_t *c, char *buf, size_t n)
 {
-    const tl_trace_t *t = &c->a.trace;
-    const tl_check_proc_ctx_t *p = c->o->proc;
-    int len = 0;
-    if (n) buf[0] = 0;
-    /* The program by its base name, then its arguments: a path by its base
-     * name, a -c code string (or any argument with a space) as it is, cut;
-     * a multiprocessing helper by what it is instead of its code. */
-    const char *role = NULL;
-    for (size_t i = 1; i + 1 < t->argc && !role; i++)
-        if (!strcmp(t->argv[i], "-c")) role = mp_role(t->argv[i + 1], t->ppid, p ? p->main_pid : 0);
-    for (size_t i = 0; i < t->argc && len >= 0 && (size_t)len < n; i++) {
-        const char *a = t->argv[i], *slash = a[0] == '-' || strchr(a, ' ') ? NULL : strrchr(a, '/');
-        bool code = i > 0 && !strcmp(t->argv[i - 1], "-c");
-        if (slash && slash[1] && !code) a = slash + 1;
-        if (role && i > 0) {
-            snprintf(buf + len, n - (size_t)len, " [%s]", role);
-            break;
-        }
-        if (len > 80) {
-            len += snprintf(buf + len, n - (size_t)len, " ...");
-            break;
-        }
-        len += snprintf(buf + len, n - (size_t)len, strlen(a) > 60 ? "%s%.57s..." : "%s%s",
-                        i ? " " : "", a);
-    }
-    if (!t->argc && t->exe && len >= 0 && (size_t)len < n)
-        snprintf(buf + len, n - (size_t)len, "%.200s", t->exe);
-    return buf;
+    return tl_role_program(&c->a.trace, c->o->proc ? c->o->proc->main_pid : 0, buf, n);
 }
 
 const char *tl_chk_process_words(const tl_chk_t *c, char *buf, size_t n)
 {
     const tl_trace_t *t = &c->a.trace;
     const tl_check_proc_ctx_t *p = c->o->proc;
-    int len = snprintf(buf, n, "process %" PRIu64 " (%s", t->pid, p ? p->role : "main");
+    /* what it is, where the trace says more than main/child/helper: "rank
+     * 1", "DataLoader worker" (role.h) */
+    char what[48];
+    tl_role_of(t, p ? p->main_pid : t->pid, NULL, what, sizeof what);
+    bool more = strcmp(what, "main") && strcmp(what, "child") && strcmp(what, "helper") &&
+                strncmp(what, "multiprocessing ", 16); /* those: in the program's words */
+    int len = snprintf(buf, n, "process %" PRIu64 " (%s%s%s", t->pid, more ? what : "",
+                       more ? ", " : "", p ? p->role : "main");
     if (p && strcmp(p->role, "main") && len > 0 && (size_t)len < n)
         len += snprintf(buf + len, n - (size_t)len, " of %" PRIu64, t->ppid);
     if (len > 0 && (size_t)len < n) len += snprintf(buf + len, n - (size_t)len, ") ");
@@ -469,7 +433,7 @@ static void problems_text(tl_chk_t *c, FILE *out)
 
 static void supp_text(tl_chk_t *c, FILE *out)
 {
-    const tl_supp_t *sp = c->o->supp;
+    const tl_supp_t *sp = c->o->proc && c->o->proc->supp_once ? NULL : c->o->supp;
     char b[32];
     if (!sp || !c->supp_blocks) return;
     size_t used = 0;

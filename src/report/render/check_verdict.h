@@ -45,6 +45,7 @@ typedef struct tl_check_proc_ctx {
     const char *role;  /* "main", "child" (a fork of the main program), "helper" */
     bool name_process; /* several processes are listed: the text and JUnit name this one */
     uint64_t main_pid; /* the run's main process, 0 unknown (names a forkserver's workers) */
+    bool supp_once;    /* text: the run's suppressions are said once, after every process */
     /* The main process's JSON only, which carries the run's verdict: */
     bool others_failed;             /* another process exceeded a limit (or cannot pass) */
     const char *const *others_json; /* the other listed processes' verdicts, JSON objects */

@@ -18,6 +18,23 @@
 
 #define TL_REPORT_MAX_NOTES 16
 
+/* A report of one of a run's several processes (cmd/report_run.c). */
+typedef struct tl_report_run {
+    const char *role; /* this process's (analyze/role.h) */
+    /* JSON: a processes[] entry, which has "pid", "ppid", "rank", "role",
+     * "host" and "argv" at its top */
+    bool entry;
+    /* The main process's JSON only: every process's processes[] entry (its
+     * own included) and every process's problem objects (each with pid,
+     * rank, role), as raw JSON texts */
+    const char *const *entries;
+    const size_t *entry_len;
+    size_t nentries;
+    const char *const *problems;
+    const size_t *problem_len;
+    size_t nproblems;
+} tl_report_run_t;
+
 typedef struct tl_report_ctx {
     const char *path;
     const tl_trace_t *trace;
@@ -30,6 +47,7 @@ typedef struct tl_report_ctx {
     /* Text: frames folded so far by tl_render_text_frames (the closing hint
      * about --frames=all is printed only when some were), or NULL. */
     size_t *folded;
+    const tl_report_run_t *run; /* NULL: a report of one trace */
 } tl_report_ctx_t;
 
 void tl_render_text(const tl_report_ctx_t *c, FILE *out);
@@ -37,6 +55,16 @@ void tl_render_text(const tl_report_ctx_t *c, FILE *out);
  * by site, op, holder and kind (text_end.c). */
 void tl_render_text_end(const tl_report_ctx_t *c, FILE *out);
 void tl_render_json(const tl_report_ctx_t *c, FILE *out);
+/* Problem i of c's end point (i < c->model->end.nproblems) as one JSON
+ * object, with its process's "pid", "rank" (null: none) and "role" first:
+ * an item of a run report's top-level problems (render_json.c). */
+void tl_render_json_problem(const tl_report_ctx_t *c, size_t i, FILE *out);
+/* The same into j, where process says whether pid, rank and role come
+ * first; by_id: tl_endpoint_by_id's table, or NULL (out of memory: then
+ * without its holder path and fix). */
+struct tl_json;
+void tl_render_json_problem_obj(const tl_report_ctx_t *c, struct tl_json *j,
+                                const tl_end_storage_t **by_id, size_t i, bool process);
 /* These two return true when out of memory (then nothing, or an unfinished
  * page, was written). */
 bool tl_render_html(const tl_report_ctx_t *c, FILE *out);   /* render_html.c */

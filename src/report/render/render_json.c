@@ -214,26 +214,16 @@ static void endpoint(const tl_report_ctx_t *c, tl_json_t *j)
 
     tl_json_key(j, "problems");
     tl_json_arr_begin(j);
+    if (c->run && !c->run->entry) { /* a run's report: every process's problems */
+        for (size_t i = 0; i < c->run->nproblems; i++)
+            tl_json_raw(j, c->run->problems[i], c->run->problem_len[i]);
+        tl_json_arr_end(j);
+        return;
+    }
     /* out of memory: the problems without their holder path and fix */
     const tl_end_storage_t **by_id = e->nproblems ? tl_endpoint_by_id(e) : NULL;
-    for (size_t i = 0; i < e->nproblems; i++) {
-        const tl_problem_t *p = &e->problems[i];
-        const tl_end_storage_t *s = tl_endpoint_storage_of(by_id, e->nstorages, p->storage);
-        tl_json_obj_begin(j);
-        tl_json_key(j, "kind");
-        tl_json_str(j, tl_problem_kind_name(p->kind));
-        tl_json_key(j, "bytes");
-        tl_json_u64(j, p->bytes);
-        tl_json_key(j, "storage");
-        tl_json_u64(j, p->storage);
-        tl_json_key(j, "message");
-        tl_json_str(j, p->message);
-        tl_json_key(j, "held_path");
-        tl_json_str(j, s ? s->held_path : NULL);
-        tl_json_key(j, "fix");
-        tl_json_str(j, s ? tl_problem_fix(p, s->s.kind, s->held_path) : NULL);
-        tl_json_obj_end(j);
-    }
+    for (size_t i = 0; i < e->nproblems; i++)
+        tl_render_json_problem_obj(c, j, by_id, i, false);
     free(by_id);
     tl_json_arr_end(j);
 }
@@ -397,12 +387,29 @@ void tl_render_json_process_id(const tl_trace_t *t, tl_json_t *j)
     tl_json_arr_end(j);
 }
 
+/* "rank" (null: none), "role" (null: a report of one trace), "host"
+ * (null: not recorded). */
+static void process_place(const tl_report_ctx_t *c, tl_json_t *j)
+{
+    const tl_trace_t *t = c->trace;
+    tl_json_key(j, "rank");
+    if (t->rank >= 0)
+        tl_json_i64(j, t->rank);
+    else
+        tl_json_null(j);
+    tl_json_key(j, "role");
+    tl_json_str(j, c->run ? c->run->role : NULL);
+    tl_json_key(j, "host");
+    tl_json_str(j, t->host[0] ? t->host : NULL);
+}
+
 static void process(const tl_report_ctx_t *c, tl_json_t *j)
 {
     const tl_trace_t *t = c->trace;
     tl_json_key(j, "process");
     tl_json_obj_begin(j);
     tl_render_json_process_id(t, j);
+    process_place(c, j);
     tl_json_key(j, "exit_status");
     if (t->has_end && t->end_reason == TL_END_SIGNAL && t->end_exit_status >= 0)
         tl_json_i64(j, 128 + t->end_exit_status); /* the shell's convention, as `run` exits */
@@ -502,6 +509,10 @@ void tl_render_json(const tl_report_ctx_t *c, FILE *out)
     tl_json_obj_begin(j);
     tl_json_key(j, "schema");
     tl_json_str(j, "tensorleak-report/1");
+    if (c->run && c->run->entry) { /* a processes[] entry: who, at its top */
+        tl_render_json_process_id(t, j);
+        process_place(c, j);
+    }
     process(c, j);
     trace(c, j);
     summary(c, j);
@@ -565,6 +576,13 @@ void tl_render_json(const tl_report_ctx_t *c, FILE *out)
     for (size_t i = 0; i < c->nnotes; i++)
         tl_json_str(j, c->notes[i]);
     tl_json_arr_end(j);
+    if (c->run && !c->run->entry) { /* the main process's: the run's */
+        tl_json_key(j, "processes");
+        tl_json_arr_begin(j);
+        for (size_t i = 0; i < c->run->nentries; i++)
+            tl_json_raw(j, c->run->entries[i], c->run->entry_len[i]);
+        tl_json_arr_end(j);
+    }
     tl_json_obj_end(j);
     tl_json_finish(j);
 }

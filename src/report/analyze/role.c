@@ -1,0 +1,89 @@
+/* role.c - what a process of a run is (role.h). */
+#include "report/analyze/role.h"
+
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+
+const char *tl_role_mp(const char *code, uint64_t ppid, uint64_t main_pid)
+{
+    if (strstr(code, "from multiprocessing.spawn import spawn_main"))
+        return "multiprocessing spawn worker";
+    if (strstr(code, "from multiprocessing.resource_tracker import main"))
+        return "multiprocessing resource tracker";
+    if (strstr(code, "from multiprocessing.forkserver import main"))
+        return main_pid && ppid != main_pid ? "multiprocessing forkserver worker"
+                                            : "multiprocessing forkserver";
+    return NULL;
+}
+
+static bool ends_with(const char *s, const char *tail)
+{
+    size_t n = strlen(s), k = strlen(tail);
+    return n >= k && !strcmp(s + n - k, tail);
+}
+
+/* A Python frame of the trace ran function in a file ending with file. */
+static bool ran(const tl_trace_t *t, const char *file, const char *function)
+{
+    for (size_t i = 0; i < t->npyframes; i++) {
+        const tl_pyframe_t *f = &t->pyframes[i];
+        if (f->file && f->function && ends_with(f->file, file) &&
+            (!strcmp(f->function, function) || ends_with(f->function, function)))
+            return true;
+    }
+    return false;
+}
+
+const char *tl_role_of(const tl_trace_t *t, uint64_t main_pid, const char *main_exe, char *buf,
+                       size_t n)
+{
+    const char *r = NULL;
+    if (t->rank >= 0) {
+        snprintf(buf, n, "rank %" PRId64, t->rank);
+        return buf;
+    }
+    if (main_pid && t->pid == main_pid)
+        r = "main";
+    else if (ran(t, "torch/utils/data/_utils/worker.py", "_worker_loop"))
+        r = "DataLoader worker";
+    else if (ran(t, "multiprocessing/pool.py", "worker") ||
+             ran(t, "concurrent/futures/process.py", "_process_worker"))
+        r = "pool worker";
+    for (size_t i = 1; !r && i + 1 < t->argc; i++)
+        if (!strcmp(t->argv[i], "-c")) r = tl_role_mp(t->argv[i + 1], t->ppid, main_pid);
+    if (!r) r = main_exe && *main_exe && t->exe && !strcmp(t->exe, main_exe) ? "child" : "helper";
+    snprintf(buf, n, "%s", r);
+    return buf;
+}
+
+const char *tl_role_program(const tl_trace_t *t, uint64_t main_pid, char *buf, size_t n)
+{
+    int len = 0;
+    if (n) buf[0] = 0;
+    /* The program by its base name, then its arguments: a path by its base
+     * name, a -c code string (or any argument with a space) as it is, cut;
+     * a multiprocessing helper by what it is instead of its code. */
+    const char *role = NULL;
+    for (size_t i = 1; i + 1 < t->argc && !role; i++)
+        if (!strcmp(t->argv[i], "-c")) role = tl_role_mp(t->argv[i + 1], t->ppid, main_pid);
+    for (size_t i = 0; i < t->argc && len >= 0 && (size_t)len < n; i++) {
+        const char *a = t->argv[i], *slash = a[0] == '-' || strchr(a, ' ') ? NULL : strrchr(a, '/');
+        bool code = i > 0 && !strcmp(t->argv[i - 1], "-c");
+        if (slash && slash[1] && !code) a = slash + 1;
+        if (role && i > 0) {
+            snprintf(buf + len, n - (size_t)len, " [%s]", role);
+            break;
+        }
+        if (len > 80) {
+            len += snprintf(buf + len, n - (size_t)len, " ...");
+            break;
+        }
+        len += snprintf(buf + len, n - (size_t)len, strlen(a) > 60 ? "%s%.57s..." : "%s%s",
+                        i ? " " : "", a);
+    }
+    if (!t->argc && t->exe && len >= 0 && (size_t)len < n)
+        snprintf(buf + len, n - (size_t)len, "%.200s", t->exe);
+    return buf;
+}

@@ -1,0 +1,489 @@
+/* report_run.c - the report of a run's processes (report.h: tl_report_run).
+ *
+ * One trace is analysed at a time and freed before the next: what is kept
+ * of each is its row of the process table and its rendered texts (bounded
+ * by --top), so the memory is the biggest trace's analysis plus small
+ * per-process texts. The main process comes last, as in check_run.c: its
+ * JSON carries every process's entry and problems.
+ */
+#include "report/cmd/report.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "report/analyze/lineage.h"
+#include "report/analyze/role.h"
+#include "report/pipeline.h"
+#include "report/render/escape.h"
+#include "report/render/render.h"
+
+/* What the run report keeps of one process. */
+typedef struct proc {
+    const char *path;
+    uint64_t pid, ppid;
+    int64_t rank;
+    char role[48], host[72], program[160];
+    uint64_t peak, live_bytes, live_blocks, storage_bytes, storages;
+    size_t nproblems;
+    char end[40];
+    bool shown; /* its own section in the text */
+    char *text; /* text: its report (escaped); problems: its problem lines */
+    size_t text_len;
+    char *problems; /* text: "  pid N (role): kind: message" lines */
+    size_t problems_len;
+    char *entry; /* JSON: its processes[] entry */
+    size_t entry_len;
+    char **pjson; /* JSON: its problem objects */
+    size_t *pjson_len;
+    size_t npjson;
+    tl_status_t rc;
+} proc_t;
+
+static void proc_free(proc_t *p)
+{
+    free(p->text);
+    free(p->problems);
+    free(p->entry);
+    for (size_t i = 0; i < p->npjson; i++)
+        free(p->pjson[i]);
+    free(p->pjson);
+    free(p->pjson_len);
+}
+
+static void end_words(const tl_trace_t *t, char *buf, size_t n)
+{
+    if (!t->has_end)
+        snprintf(buf, n, "no end (killed?)");
+    else if (t->end_reason == TL_END_SIGNAL)
+        snprintf(buf, n, "signal %" PRId64, t->end_exit_status);
+    else if (t->end_reason == TL_END_EXEC)
+        snprintf(buf, n, "exec");
+    else if (t->end_exit_status >= 0)
+        snprintf(buf, n, "exit %" PRId64, t->end_exit_status);
+    else
+        snprintf(buf, n, "exit");
+}
+
+static void text_report(const void *c, FILE *out)
+{
+    tl_render_text(c, out);
+}
+
+/* Its problems as text lines, each naming the process. */
+static void problem_lines(const proc_t *p, const tl_endpoint_t *e, FILE *out)
+{
+    for (size_t i = 0; i < e->nproblems; i++) {
+        const tl_problem_t *pr = &e->problems[i];
+        fprintf(out, "  pid %" PRIu64 " (%s): %s: ", p->pid, p->role,
+                tl_problem_kind_name(pr->kind));
+        tl_esc_puts(out, pr->message ? pr->message : "");
+        fputc('\n', out);
+    }
+}
+
+/* Render into a string; true when out of memory. */
+static bool capture(char **text, size_t *len, void (*fn)(const void *, FILE *), const void *arg)
+{
+    FILE *mem = open_memstream(text, len);
+    if (!mem) return true;
+    fn(arg, mem);
+    return fclose(mem) != 0;
+}
+
+typedef struct json_arg {
+    const tl_report_ctx_t *c;
+    size_t problem;
+} json_arg_t;
+
+static void json_entry(const void *arg, FILE *out)
+{
+    tl_render_json(((const json_arg_t *)arg)->c, out);
+}
+
+static void json_problem(const void *arg, FILE *out)
+{
+    const json_arg_t *a = arg;
+    tl_render_json_problem(a->c, a->problem, out);
+}
+
+typedef struct text_arg {
+    const tl_report_ctx_t *c;
+} text_arg_t;
+
+static void text_escaped(const void *arg, FILE *out)
+{
+    tl_render_text_escaped(text_report, ((const text_arg_t *)arg)->c, out);
+}
+
+typedef struct lines_arg {
+    const proc_t *p;
+    const tl_endpoint_t *e;
+} lines_arg_t;
+
+static void lines(const void *arg, FILE *out)
+{
+    const lines_arg_t *a = arg;
+    problem_lines(a->p, a->e, out);
+}
+
+/* Analyse p's trace and keep its row and texts; main: the main process,
+ * whose JSON is the report (all the others already in procs[1, n)). */
+static tl_status_t one(proc_t *p, proc_t *procs, size_t n, uint64_t main_pid, const char *main_exe,
+                       const tl_report_opts_t *opts, FILE *out, tl_msgs_t *msgs)
+{
+    bool main = p == &procs[0];
+    char why[256];
+    tl_analysis_t *a = malloc(sizeof *a);
+    if (!a) {
+        tl_msgs_add(msgs, "%s: out of memory", p->path);
+        return TL_STATUS_NOMEM;
+    }
+    tl_supp_t supp = {0};
+    bool use_supp = !opts->no_default_supp;
+    if (use_supp && tl_supp_add_defaults(&supp)) {
+        free(a);
+        tl_msgs_add(msgs, "%s: out of memory", p->path);
+        return TL_STATUS_NOMEM;
+    }
+    tl_analysis_opts_t ao = {.render = opts, .supp = use_supp ? &supp : NULL};
+    tl_status_t rc = tl_analysis_run(a, p->path, &ao, why, sizeof why);
+    if (rc) {
+        tl_msgs_add(msgs, "%s: %s", p->path, why);
+        tl_supp_free(&supp);
+        free(a);
+        return rc;
+    }
+    const tl_trace_t *t = &a->trace;
+    const tl_model_t *m = &a->model;
+    p->pid = t->pid;
+    p->ppid = t->ppid;
+    p->rank = t->rank;
+    snprintf(p->host, sizeof p->host, "%s", t->host);
+    tl_role_of(t, main_pid, main_exe, p->role, sizeof p->role);
+    tl_role_program(t, main_pid, p->program, sizeof p->program);
+    p->peak = m->peak_bytes;
+    p->live_bytes = m->live_bytes;
+    p->live_blocks = m->live_blocks;
+    p->storage_bytes = m->live_storage_bytes;
+    p->storages = m->live_storage_blocks;
+    p->nproblems = m->end.nproblems;
+    end_words(t, p->end, sizeof p->end);
+    p->shown = main || p->rank >= 0 || p->nproblems || p->storages;
+    tl_report_run_t run = {.role = p->role, .entry = true};
+    a->ctx.run = &run;
+    bool oom = false;
+    if (opts->format == TL_FORMAT_JSON) {
+        json_arg_t ja = {&a->ctx, 0};
+        oom = capture(&p->entry, &p->entry_len, json_entry, &ja);
+        p->pjson = calloc(p->nproblems ? p->nproblems : 1, sizeof *p->pjson);
+        p->pjson_len = calloc(p->nproblems ? p->nproblems : 1, sizeof *p->pjson_len);
+        oom |= !p->pjson || !p->pjson_len;
+        for (size_t i = 0; !oom && i < p->nproblems; i++) {
+            ja.problem = i;
+            oom = capture(&p->pjson[i], &p->pjson_len[i], json_problem, &ja);
+            p->npjson += !oom;
+        }
+        if (main && !oom) { /* the report: the main process's, with the run's */
+            size_t np = 0;
+            for (size_t i = 0; i < n; i++)
+                np += procs[i].npjson;
+            const char **entries = calloc(n, sizeof *entries);
+            size_t *entry_len = calloc(n, sizeof *entry_len);
+            const char **probs = calloc(np ? np : 1, sizeof *probs);
+            size_t *prob_len = calloc(np ? np : 1, sizeof *prob_len);
+            oom = !entries || !entry_len || !probs || !prob_len;
+            size_t ne = 0, k = 0;
+            for (size_t i = 0; !oom && i < n; i++) {
+                if (procs[i].entry) {
+                    entries[ne] = procs[i].entry;
+                    entry_len[ne++] = procs[i].entry_len;
+                }
+                for (size_t q = 0; q < procs[i].npjson; q++) {
+                    probs[k] = procs[i].pjson[q];
+                    prob_len[k++] = procs[i].pjson_len[q];
+                }
+            }
+            if (!oom) {
+                run = (tl_report_run_t){.role = p->role,
+                                        .entries = entries,
+                                        .entry_len = entry_len,
+                                        .nentries = ne,
+                                        .problems = probs,
+                                        .problem_len = prob_len,
+                                        .nproblems = k};
+                tl_render_json(&a->ctx, out);
+            }
+            free(entries);
+            free(entry_len);
+            free(probs);
+            free(prob_len);
+        }
+    } else {
+        text_arg_t ta = {&a->ctx};
+        lines_arg_t la = {p, &m->end};
+        if (p->shown) oom = capture(&p->text, &p->text_len, text_escaped, &ta);
+        oom |= capture(&p->problems, &p->problems_len, lines, &la);
+    }
+    if (oom) {
+        tl_msgs_add(msgs, "%s: out of memory", p->path);
+        rc = TL_STATUS_NOMEM;
+    } else if (tl_report_incomplete(msgs, p->path, t, "the readable part was reported")) {
+        rc = TL_STATUS_INCOMPLETE;
+    }
+    tl_analysis_free(a);
+    tl_supp_free(&supp);
+    free(a);
+    return rc;
+}
+
+/* The text: the process table, every process's problems, then a section
+ * for each process of interest. */
+static void run_text(const proc_t *procs, size_t n, FILE *out)
+{
+    char b1[32], b2[32], b3[32];
+    bool hosts = false;
+    for (size_t i = 1; i < n; i++)
+        hosts |= strcmp(procs[i].host, procs[0].host) != 0;
+    size_t nprob = 0, nshown = 0;
+    for (size_t i = 0; i < n; i++) {
+        nprob += procs[i].nproblems;
+        nshown += procs[i].shown && procs[i].text;
+    }
+    fprintf(out,
+            "tensorleak: run of %zu processes: %zu problem%s; the report of %zu of them below (the "
+            "main one, ranks, and those with problems or storages at end)\n",
+            n, nprob, nprob == 1 ? "" : "s", nshown);
+    fprintf(out, "\nProcesses: %zu\n", n);
+    fprintf(out, "  %-8s %-8s %-32s %10s %12s %16s %8s  %-12s %s%s\n", "pid", "parent", "role",
+            "peak", "live at end", "storages at end", "problems", "end", hosts ? "host  " : "",
+            "program");
+    for (size_t i = 0; i < n; i++) {
+        const proc_t *p = &procs[i];
+        if (p->rc && p->rc != TL_STATUS_INCOMPLETE) {
+            fprintf(out, "  ");
+            tl_esc_puts(out, p->path);
+            fprintf(out, ": not read\n");
+            continue;
+        }
+        char st[48];
+        snprintf(st, sizeof st, "%" PRIu64 " (%s)", p->storages,
+                 tl_size_text(p->storage_bytes, b3, sizeof b3));
+        fprintf(out, "  %-8" PRIu64 " %-8" PRIu64 " %-32s %10s %12s %16s %8zu  %-12s ", p->pid,
+                p->ppid, p->role, tl_size_text(p->peak, b1, sizeof b1),
+                tl_size_text(p->live_bytes, b2, sizeof b2), st, p->nproblems, p->end);
+        if (hosts) {
+            tl_esc_puts(out, p->host[0] ? p->host : "?");
+            fputs("  ", out);
+        }
+        tl_esc_puts(out, p->program);
+        fputc('\n', out);
+    }
+    fprintf(out, "\nProblems of all processes: %zu\n", nprob);
+    if (!nprob) fputs("  (none)\n", out);
+    for (size_t i = 0; i < n; i++)
+        if (procs[i].problems) fwrite(procs[i].problems, 1, procs[i].problems_len, out);
+    for (size_t i = 0; i < n; i++) {
+        const proc_t *p = &procs[i];
+        if (!p->shown || !p->text) continue;
+        fprintf(out, "\n== process %" PRIu64 " (%s", p->pid, p->role);
+        if (i) fprintf(out, ", parent %" PRIu64, p->ppid);
+        if (hosts && p->host[0]) {
+            fputs(", host ", out);
+            tl_esc_puts(out, p->host);
+        }
+        fputs("): ", out);
+        tl_esc_puts(out, p->program);
+        fputs(" ==\n", out);
+        fwrite(p->text, 1, p->text_len, out);
+    }
+}
+
+static int by_pid(const void *x, const void *y)
+{
+    const proc_t *a = x, *b = y;
+    return a->pid < b->pid ? -1 : a->pid > b->pid;
+}
+
+tl_status_t tl_report_run(const char *const *paths, size_t n, const tl_report_opts_t *opts,
+                          FILE *out, tl_msgs_t *msgs)
+{
+    static const tl_report_opts_t defaults = {.format = TL_FORMAT_TEXT, .top = 10};
+    if (!opts) opts = &defaults;
+    /* one process, or a format that shows one: the main process's report */
+    if (n <= 1 || (opts->format != TL_FORMAT_TEXT && opts->format != TL_FORMAT_JSON))
+        return n ? tl_report_file(paths[0], opts, out, msgs) : TL_STATUS_OK;
+    proc_t *procs = calloc(n, sizeof *procs);
+    if (!procs) {
+        tl_msgs_add(msgs, "out of memory");
+        return TL_STATUS_NOMEM;
+    }
+    tl_trace_info_t main_info;
+    uint64_t main_pid = 0;
+    char main_exe[TL_TRACE_INFO_STR] = "";
+    if (tl_trace_peek(paths[0], &main_info) == TL_STATUS_OK) {
+        main_pid = main_info.pid;
+        snprintf(main_exe, sizeof main_exe, "%s", main_info.exe);
+    }
+    for (size_t i = 0; i < n; i++)
+        procs[i].path = paths[i];
+    tl_status_t rc = TL_STATUS_OK;
+    for (size_t i = 1; i <= n; i++) { /* the others first, the main one last */
+        proc_t *p = &procs[i % n];
+        p->rc = one(p, procs, n, main_pid, main_exe, opts, out, msgs);
+        if (p->rc && (!rc || rc == TL_STATUS_INCOMPLETE)) rc = p->rc;
+    }
+    if (opts->format == TL_FORMAT_TEXT) {
+        qsort(procs + 1, n - 1, sizeof *procs, by_pid); /* the main one first */
+        run_text(procs, n, out);
+    }
+    if (!rc && (fflush(out) != 0 || ferror(out))) {
+        tl_msgs_add(msgs, "%s: cannot write the report: %s",
+                    opts->output_name ? opts->output_name : "stdout",
+                    strerror(errno ? errno : EIO));
+        rc = TL_STATUS_OUTPUT;
+    }
+    for (size_t i = 0; i < n; i++)
+        proc_free(&procs[i]);
+    free(procs);
+    return rc;
+}
+
+/* One trace found for tl_report_run_paths. */
+typedef struct found {
+    char *path;
+    tl_trace_info_t info;
+} found_t;
+
+static int by_start(const void *x, const void *y)
+{
+    const found_t *a = x, *b = y;
+    if (a->info.start_mono != b->info.start_mono)
+        return a->info.start_mono < b->info.start_mono ? -1 : 1;
+    return a->info.pid < b->info.pid ? -1 : a->info.pid > b->info.pid;
+}
+
+/* Adds the trace at path (said in msgs when it is not one); the same trace
+ * given twice is one. */
+static tl_status_t add_found(found_t **f, size_t *n, size_t *cap, const char *path, tl_msgs_t *msgs)
+{
+    tl_trace_info_t info;
+    errno = 0;
+    tl_status_t rc = tl_trace_peek(path, &info);
+    if (rc) {
+        tl_msgs_add(msgs, "%s: %s", path,
+                    rc == TL_STATUS_NO_TRACE ? strerror(errno ? errno : ENOENT)
+                                             : "not a tensorleak trace or corrupt header");
+        return rc;
+    }
+    for (size_t i = 0; i < *n; i++)
+        if ((*f)[i].info.pid == info.pid && (*f)[i].info.exec_seq == info.exec_seq &&
+            (*f)[i].info.start_mono == info.start_mono && (*f)[i].info.session == info.session)
+            return TL_STATUS_OK;
+    if (*n == *cap) {
+        size_t c = *cap ? 2 * *cap : 16;
+        found_t *g = realloc(*f, c * sizeof *g);
+        if (!g) goto oom;
+        *f = g;
+        *cap = c;
+    }
+    if (!((*f)[*n].path = strdup(path))) goto oom;
+    (*f)[(*n)++].info = info;
+    return TL_STATUS_OK;
+oom:
+    tl_msgs_add(msgs, "out of memory");
+    return TL_STATUS_NOMEM;
+}
+
+tl_status_t tl_report_run_paths(const char *const *args, size_t nargs, char ***paths, size_t *n,
+                                tl_msgs_t *msgs)
+{
+    found_t *f = NULL;
+    size_t nf = 0, cap = 0;
+    tl_status_t rc = TL_STATUS_OK;
+    *paths = NULL;
+    *n = 0;
+    for (size_t i = 0; i < nargs && !rc; i++) {
+        struct stat st;
+        if (stat(args[i], &st) == 0 && S_ISDIR(st.st_mode)) {
+            DIR *d = opendir(args[i]);
+            if (!d) {
+                tl_msgs_add(msgs, "%s: %s", args[i], strerror(errno));
+                rc = TL_STATUS_NO_TRACE;
+                break;
+            }
+            struct dirent *e;
+            size_t before = nf;
+            while ((e = readdir(d))) {
+                size_t len = strlen(e->d_name);
+                if (len < 5 || strcmp(e->d_name + len - 4, ".tlt")) continue;
+                char p[4096];
+                snprintf(p, sizeof p, "%s/%s", args[i], e->d_name);
+                /* one that is not a trace: said, skipped */
+                if (add_found(&f, &nf, &cap, p, msgs) == TL_STATUS_NOMEM) rc = TL_STATUS_NOMEM;
+            }
+            closedir(d);
+            if (!rc && nf == before) {
+                tl_msgs_add(msgs, "%s: no trace (*.tlt) in the directory", args[i]);
+                rc = TL_STATUS_NO_TRACE;
+            }
+        } else {
+            rc = add_found(&f, &nf, &cap, args[i], msgs);
+        }
+    }
+    /* The images that exec'd (a later image of their pid is here) are left
+     * out, as check leaves them: exec gave their memory back. */
+    size_t k = 0;
+    for (size_t i = 0; i < nf; i++) {
+        bool execd = false;
+        for (size_t j = 0; j < nf && !execd; j++)
+            execd =
+                j != i && f[j].info.pid == f[i].info.pid && f[j].info.exec_seq > f[i].info.exec_seq;
+        if (execd)
+            free(f[i].path);
+        else
+            f[k++] = f[i];
+    }
+    nf = k;
+    if (!rc && nf) {
+        /* The main process: the earliest whose parent is not in the run. */
+        qsort(f, nf, sizeof *f, by_start);
+        size_t main = 0;
+        for (size_t i = 0; i < nf; i++) {
+            bool parent_here = false;
+            for (size_t j = 0; j < nf && !parent_here; j++)
+                parent_here = j != i && f[j].info.pid == f[i].info.ppid;
+            if (!parent_here) {
+                main = i;
+                break;
+            }
+        }
+        found_t m = f[main];
+        memmove(f + 1, f, main * sizeof *f);
+        f[0] = m;
+        *paths = calloc(nf, sizeof **paths);
+        if (!*paths) {
+            tl_msgs_add(msgs, "out of memory");
+            rc = TL_STATUS_NOMEM;
+        } else {
+            for (size_t i = 0; i < nf; i++)
+                (*paths)[i] = f[i].path;
+            *n = nf;
+        }
+    }
+    if (rc || !*paths)
+        for (size_t i = 0; i < nf; i++)
+            free(f[i].path);
+    free(f);
+    return rc;
+}
+
+void tl_report_run_paths_free(char **paths, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        free(paths[i]);
+    free(paths);
+}

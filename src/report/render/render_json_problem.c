@@ -1,0 +1,52 @@
+/* render_json_problem.c - a problem of the end point as JSON (render.h):
+ * the items of problems[], and of a run report's merged problems[]. */
+#include <stdlib.h>
+
+#include "report/analyze/lineage.h"
+#include "report/render/json.h"
+#include "report/render/render.h"
+
+void tl_render_json_problem_obj(const tl_report_ctx_t *c, tl_json_t *j,
+                                const tl_end_storage_t **by_id, size_t i, bool process)
+{
+    const tl_endpoint_t *e = &c->model->end;
+    const tl_problem_t *p = &e->problems[i];
+    const tl_end_storage_t *s = tl_endpoint_storage_of(by_id, e->nstorages, p->storage);
+    tl_json_obj_begin(j);
+    if (process) {
+        tl_json_key(j, "pid");
+        tl_json_u64(j, c->trace->pid);
+        tl_json_key(j, "rank");
+        if (c->trace->rank >= 0)
+            tl_json_i64(j, c->trace->rank);
+        else
+            tl_json_null(j);
+        tl_json_key(j, "role");
+        tl_json_str(j, c->run ? c->run->role : NULL);
+    }
+    tl_json_key(j, "kind");
+    tl_json_str(j, tl_problem_kind_name(p->kind));
+    tl_json_key(j, "bytes");
+    tl_json_u64(j, p->bytes);
+    tl_json_key(j, "storage");
+    tl_json_u64(j, p->storage);
+    tl_json_key(j, "message");
+    tl_json_str(j, p->message);
+    tl_json_key(j, "held_path");
+    tl_json_str(j, s ? s->held_path : NULL);
+    tl_json_key(j, "fix");
+    tl_json_str(j, s ? tl_problem_fix(p, s->s.kind, s->held_path) : NULL);
+    tl_json_obj_end(j);
+}
+
+void tl_render_json_problem(const tl_report_ctx_t *c, size_t i, FILE *out)
+{
+    const tl_endpoint_t *e = &c->model->end;
+    if (i >= e->nproblems) return;
+    tl_json_t jw;
+    tl_json_init(&jw, out, true);
+    const tl_end_storage_t **by_id = tl_endpoint_by_id(e);
+    tl_render_json_problem_obj(c, &jw, by_id, i, true);
+    free(by_id);
+    tl_json_finish(&jw);
+}

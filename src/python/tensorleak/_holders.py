@@ -156,7 +156,8 @@ def reachable(tensor_type, array_type, extra_roots=()):
 
 
 class _Storage:
-    __slots__ = ("nbytes", "full", "views", "autograd", "fingerprint", "geoms", "why", "cycle")
+    __slots__ = ("nbytes", "full", "views", "autograd", "fingerprint", "geoms", "why", "cycle",
+                 "shm")
 
     def __init__(self, nbytes):
         self.nbytes = nbytes
@@ -167,6 +168,7 @@ class _Storage:
         self.full = False
         self.views = []
         self.autograd = False
+        self.shm = False  # a CPU storage in shared memory (torch's MapAllocator)
 
 
 def _extent(shape, strides, itemsize):
@@ -451,6 +453,57 @@ def _covered(s, snap, notes):
     return n
 
 
+# Shared-memory storages registered so far (base addresses): once each.
+_shared_registered = set()
+SHARED_ORIGIN = b"shared memory"
+
+
+def _shm_mappings():
+    """[(start, end, inode, path)] of this process's file mappings in shared
+    memory (/dev/shm: torch's file-descriptor and file-name strategies),
+    from /proc/self/maps; [] when it cannot be read."""
+    out = []
+    try:
+        with open("/proc/self/maps", "rb") as f:
+            for line in f:
+                parts = line.split(None, 5)
+                if len(parts) < 6 or not parts[5].startswith(b"/dev/shm/"):
+                    continue
+                lo, hi = parts[0].split(b"-")
+                out.append((int(lo, 16), int(hi, 16), int(parts[4]),
+                            parts[5].rstrip(b"\n").decode("utf-8", "replace")))
+    except (OSError, ValueError):
+        return []
+    return out
+
+
+def _register_shared(api, storages):
+    """The CPU storages in shared memory the walk found (a DataLoader
+    worker's batch, share_memory_(), a tensor from a torch.multiprocessing
+    queue) are mapped by torch's MapAllocator, not allocated by c10's CPU
+    allocator: the agent never saw them. Registered here, at the report
+    point, as storages of origin "shared memory", each tagged with its
+    mapping ("shm /dev/shm/torch_... inode N", the segment's identity in
+    every process that maps it), so their views, holders and problems are
+    reported. Never raises."""
+    try:
+        new = [b for b, s in storages.items() if s.shm and b not in _shared_registered]
+        if not new:
+            return
+        maps = _shm_mappings()
+        for base in new:
+            s = storages[base]
+            api.storage_register(base, s.nbytes, SHARED_ORIGIN)
+            _shared_registered.add(base)
+            for lo, hi, inode, path in maps:
+                if lo <= base < hi:
+                    tag = f"shm {path} inode {inode}".encode("utf-8", "replace")[:200]
+                    api.tag(base, tag)
+                    break
+    except Exception:
+        pass
+
+
 def describe(api, snap, extra_roots=()):
     """Reports what holds each live storage at report point snap. Whatever
     cannot be described is left out and named in notes; never raises."""
@@ -508,6 +561,7 @@ def describe(api, snap, extra_roots=()):
         except Exception as exc:
             arrays_skipped.failed(exc)
     w = tensors = arrays = saved = how = None
+    _register_shared(api, storages)
     why_ok = _agent.has(api, "snapshot_why")
     for base, s in storages.items():
         if s.cycle:

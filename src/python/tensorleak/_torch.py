@@ -148,6 +148,11 @@ def add_tensor(storages, t, make, extent_fn, autograd=False):
     s = storages.get(base)
     if s is None:
         s = storages[base] = make(nbytes)
+        if k.device(t).type == "cpu":
+            try:  # torch's MapAllocator (shared memory): not c10's, never recorded
+                s.shm = bool(k.storage(t).is_shared())
+            except Exception:
+                pass
     s.fingerprint = s.fingerprint or owned
     itemsize = k.element_size(t)
     shape, strides = tuple(k.shape(t)), [st * itemsize for st in k.stride(t)]

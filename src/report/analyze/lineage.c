@@ -236,6 +236,10 @@ static void put_storage(ana_t *a, msg_t *m, const tl_end_storage_t *s)
 {
     char b[32], w[WHERE_MAX];
     put(m, "%s storage #%" PRIu64, tl_size_text(s->s.bytes, b, sizeof b), s->s.id);
+    if (tl_storage_is_shared(s)) {
+        put(m, " " TL_SHARED_WORDS);
+        return;
+    }
     const char *where = tl_lineage_where(a->t, a->sym, s->s.site, w, sizeof w);
     if (s->origin || where[0]) put(m, " allocated");
     if (s->origin) put(m, " by %s", s->origin);

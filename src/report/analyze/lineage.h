@@ -10,6 +10,7 @@
 #define TL_REPORT_LINEAGE_H
 
 #include <stdbool.h>
+#include <string.h>
 #include <stddef.h>
 
 #include "report/read/reader.h"
@@ -65,5 +66,18 @@ const char *tl_problem_fix(const tl_problem_t *p, unsigned storage_kind, const c
  * numpy array rather than a tensor: its holder path ends with the holding
  * object's type (_paths.py), else a numpy storage is an array's. */
 bool tl_held_by_array(const tl_end_storage_t *s);
+
+/* A storage the end point's walk found in shared memory (origin
+ * TL_ORIGIN_SHARED, model.h): another process made it (a DataLoader
+ * worker's batch, a torch.multiprocessing queue's tensor) or
+ * share_memory_() moved it there; its registration's stack is not where it
+ * was made, so messages say "in shared memory" instead. */
+static inline bool tl_storage_is_shared(const tl_end_storage_t *s)
+{
+    return s->origin && !strcmp(s->origin, TL_ORIGIN_SHARED);
+}
+
+/* The words for such a storage after its size and id. */
+#define TL_SHARED_WORDS "in shared memory (mapped from another process or moved by share_memory_())"
 
 #endif

@@ -452,6 +452,22 @@ static size_t end_mark(const tl_trace_t *t, uint64_t *mark_id)
     return SIZE_MAX;
 }
 
+/* Shared-memory storages the end point's walk registered after its mark were live at it. */
+static bool found_at_end(replay_t *r, size_t end_lin)
+{
+    const tl_trace_t *t = r->t;
+    bool oom = false, any = false;
+    for (size_t i = 0; i < t->nlineage && !oom; i++) {
+        const tl_lineage_t *l = &t->lineage[i];
+        if (l->ts < t->lineage[end_lin].ts) continue;
+        if (l->type == TL_REC_STORAGE_REG && !strcmp(l->str, TL_ORIGIN_SHARED))
+            any = true, oom = register_storage(r, l);
+        else if (any && l->type == TL_REC_TAG && !strncmp(l->str, "shm /dev/shm/", 13))
+            oom = tl_stor_lineage(r->st, t, i);
+    }
+    return oom;
+}
+
 /* Take the end point after an event at ts (0: before any): the counters,
  * the live set by site, the live storages. true when out of memory. */
 static bool capture_end(replay_t *r, tl_model_t *at_end, bool script_end, uint64_t mark_id,
@@ -531,7 +547,8 @@ bool tl_model_build_with(const tl_trace_t *t, tl_model_t *m, const tl_model_opts
             (tl && timeline_step(&r, tl, &ev)))
             goto oom;
         if (script_end && !ended && ev.type == TL_EV_LINEAGE && ev.site == end_lin) {
-            if (capture_end(&r, &at_end, true, mark_id, ev.ts, m)) goto oom;
+            if (found_at_end(&r, end_lin) || capture_end(&r, &at_end, true, mark_id, ev.ts, m))
+                goto oom;
             ended = true;
         }
     }

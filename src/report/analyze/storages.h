@@ -168,4 +168,9 @@ bool tl_stor_capture(tl_stor_t *st, const tl_trace_t *t, const tl_map_t *blocks,
 /* Bytes of [0, bytes) that no view's [offset, offset + extent) covers. */
 uint64_t tl_stor_uncovered(const tl_end_view_t *views, size_t n, uint64_t bytes);
 
+/* The origin of the shared-memory storages the end point's walk registers
+ * (src/python/tensorleak/_holders.py SHARED_ORIGIN): they count as live at
+ * the end point. */
+#define TL_ORIGIN_SHARED "shared memory"
+
 #endif

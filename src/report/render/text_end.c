@@ -187,7 +187,9 @@ static void print_members(const item_t *lead, const group_t *g, FILE *out)
 {
     char b1[32], b2[32];
     const tl_end_storage_t *s = lead->s;
-    fprintf(out, "%zu %s storages", g->count, tl_render_storage_kind(s->s.kind));
+    bool shared = tl_storage_is_shared(s);
+    fprintf(out, "%zu %s storages", g->count,
+            shared ? "shared-memory" : tl_render_storage_kind(s->s.kind));
     if (s->s.device != TL_DEVICE_CPU)
         fprintf(out, " on %s", tl_render_device(s->s.device, b1, sizeof b1));
     if (g->min == g->max)
@@ -195,6 +197,10 @@ static void print_members(const item_t *lead, const group_t *g, FILE *out)
     else
         fprintf(out, " of %s to %s", tl_size_text(g->min, b1, sizeof b1),
                 tl_size_text(g->max, b2, sizeof b2));
+    if (shared) {
+        fputs(" " TL_SHARED_WORDS, out);
+        return;
+    }
     if (s->origin) {
         fputs(" allocated by ", out);
         tl_esc_puts(out, s->origin);
@@ -383,15 +389,18 @@ static void print_storage(const tl_report_ctx_t *c, const tl_end_storage_t *s, F
 {
     const tl_trace_t *t = c->trace;
     char b1[32], b2[32], w[WHERE_MAX], ew[TL_ESC_SIZE(WHERE_MAX)];
+    bool shared = tl_storage_is_shared(s);
     fprintf(out, "  #%" PRIu64 " %s %s storage", s->s.id, tl_size_text(s->s.bytes, b1, sizeof b1),
-            tl_render_storage_kind(s->s.kind));
+            shared ? "shared-memory" : tl_render_storage_kind(s->s.kind));
     if (s->s.device != TL_DEVICE_CPU)
         fprintf(out, " on %s", tl_render_device(s->s.device, b2, sizeof b2));
-    if (s->origin) {
+    if (s->origin && !shared) {
         fputs(" allocated by ", out);
         tl_esc_puts(out, s->origin);
     }
-    const char *where = tl_esc(tl_lineage_where(t, c->sym, s->s.site, w, sizeof w), ew, sizeof ew);
+    const char *where =
+        shared ? TL_SHARED_WORDS
+               : tl_esc(tl_lineage_where(t, c->sym, s->s.site, w, sizeof w), ew, sizeof ew);
     if (where[0]) fprintf(out, " %s", where);
     fprintf(out, ", %s", held_phrase(s));
     if (s->pinned_bytes) fprintf(out, ", %s pinned", tl_size_text(s->pinned_bytes, b1, sizeof b1));

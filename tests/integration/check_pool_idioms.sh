@@ -49,8 +49,8 @@ fi
 # Workers that leak: 8 tasks of 300000 bytes definitely lost, over the
 # workers that ran them; the main process passes. The scan is conservative
 # (leakscan.h): a stale copy of the last address on a worker's stack can
-# keep one block reachable (a worker that ran one task, 1 run in 5), so 7
-# of the 8 are the floor. Each process is named by its program and, for
+# keep one block reachable in each worker (one of them: 1 run in 5; both:
+# 1 run in ~100, torch 2.13's CI pass), so 6 of the 8 are the floor. Each process is named by its program and, for
 # multiprocessing's own, what it is (issue 28 item 11: a forkserver worker
 # was "python3 -B -c dist-packages']})", the base name of its -c code).
 worker_fork="endswith(' pool_idioms.py leaky fork')"
@@ -65,7 +65,7 @@ for start in fork spawn forkserver; do
     rc=$?
     [ $rc -eq 23 ] || { cat out err >&2; fail "leaky $start: exit $rc, want 23"; }
     $J v.json 'v["passed"] is False' 'limit("max-leak")["passed"] is True' \
-        'sum(p["limits"][0]["measured_bytes"] for p in v["processes"] if not p["passed"]) in (7 * 300000, 8 * 300000)' \
+        'sum(p["limits"][0]["measured_bytes"] for p in v["processes"] if not p["passed"]) in (6 * 300000, 7 * 300000, 8 * 300000)' \
         "all(p['limits'][0]['sites'][0]['where'] == 'at pool_idioms.py:$LEAK' for p in v['processes'] if not p['passed'])" \
         'all(p["process"]["role"] == "child" for p in v["processes"])' \
         "all(p['process']['program'].$worker for p in v['processes'] if not p['passed'])" \

@@ -1,25 +1,30 @@
 #!/bin/sh
-# report_shared.sh - shared-memory storages are storages (issue 24 item 1,
-# the main process's side): a DataLoader's workers put each batch in shared
-# memory (torch's MapAllocator, which no allocator hook sees); the main
-# script keeps a 64-byte view of each of 8 batches of 8 MiB. Before, the
-# report said "Problems: 0" and "Storages live at end: 0" under both
-# torches; now the end point's walk registers them (origin "shared memory",
-# tagged with their /dev/shm mapping and inode) and each is a
-# pinned_by_view problem naming the view's line and holder.
+# report_shared.sh - shared-memory storages are storages (issue 24 item 1):
+# a DataLoader's workers put each batch in shared memory (torch's
+# MapAllocator, which no allocator hook sees); the main script keeps a
+# 64-byte view of each of 8 batches of 8 MiB. Before, the report said
+# "Problems: 0" and "Storages live at end: 0" under both torches; now the
+# end point's walk registers them (origin "shared memory", tagged with
+# their /dev/shm mapping and inode): 8 storages live at end, 7 of them
+# pinned_by_view problems naming the view's line and holder (the 8th is
+# still the loop variable's). The workers note where they make each segment
+# (torch.storage._StorageBase._new_shared, registered and at once
+# unregistered): the run report joins the two by /dev/shm name and inode,
+# "Made by pid N (DataLoader worker) at dataloader_pinned.py:LOOP".
 . "$TL_SRCDIR/tests/integration/lib.sh"
 need_torch
 make_tmp
 cp "$SRC_WL/dataloader_pinned.py" . || hard_error "no workload"
 VIEW=$(site_line dataloader_pinned.py view)
+LOOP=$(site_line dataloader_pinned.py loop)
 "$TL" run --output="$TMP/t.%p.tlt" --format=json --report=r.json -- "$PYTHON3" dataloader_pinned.py >run.out 2>run.err
 rc=$?
 [ $rc -eq 0 ] || { cat run.err >&2; fail "run exited $rc"; }
 grep -qx 'batches 8' run.out || fail "program output: $(cat run.out)"
-"$PYTHON3" - r.json "$VIEW" <<'PY' || fail "JSON"
+"$PYTHON3" - r.json "$VIEW" "$LOOP" <<'PY' || fail "JSON"
 import json, sys
 r = json.load(open(sys.argv[1]))
-view = int(sys.argv[2])
+view, loop = int(sys.argv[2]), int(sys.argv[3])
 MiB = 1 << 20
 e = r["end"]
 shm = [s for s in e["storages"] if s["origin"] == "shared memory"]
@@ -49,10 +54,27 @@ assert all(f"dataloader_pinned.py:{view})" in p["message"] and " in shared memor
 assert all(p["role"] == "main" and p["rank"] is None for p in probs), [p["role"] for p in probs]
 roles = sorted(p["role"] for p in r["processes"])
 assert roles == ["DataLoader worker", "DataLoader worker", "main"], roles
+# where each segment was made: a worker, its stack's program line (the
+# loop that started the DataLoader: the worker is a fork of it); the
+# workers made 8 in all and count none live at their end
+workers = {p["pid"] for p in r["processes"] if p["role"] == "DataLoader worker"}
+for p in probs:
+    m = p["made_by"]
+    assert m and m["pid"] in workers and m["role"] == "DataLoader worker", m
+    assert m["where"] == f"at dataloader_pinned.py:{loop}", m
+made = 0
+for p in r["processes"]:
+    if p["role"] != "DataLoader worker":
+        continue
+    assert p["end"]["storage_count"] == 0, p["end"]["storage_count"]
+    made += sum(s["count"] for s in p["storage_sites"] if s["bytes"] == s["count"] * 8 * MiB)
+assert made == 8, made
 print("ok:", probs[0]["message"])
 PY
 "$TL" report "$TMP" >run.txt || fail "report DIR exited $?"
 grep -qx '  \[pinned_by_view\] 7 shared-memory storages of 8.00 MiB in shared memory (mapped from another process or moved by share_memory_()), kept alive only by views; pinned: 56.0 MiB (#[0-9]*-#[0-9]*)' run.txt ||
     fail "text: $(sed -n '/^Problems: /,/^Storages/p' run.txt)"
 grep -qx "      views: 7 (448 B in all), slice at dataloader_pinned.py:$VIEW" run.txt || fail "text: views line"
+[ "$(grep -cE "^  pid [0-9]+ \(main\): pinned_by_view: 8.00 MiB storage #[0-9]+ in shared memory .*; 8.00 MiB pinned\. Made by pid [0-9]+ \(DataLoader worker\) at dataloader_pinned.py:$LOOP\.$" run.txt)" -eq 7 ] ||
+    fail "text: made by: $(grep '^  pid' run.txt)"
 exit 0

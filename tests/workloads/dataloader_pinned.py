@@ -16,6 +16,6 @@ class Samples(Dataset):
 
 
 kept = []
-for batch in DataLoader(Samples(), batch_size=8, num_workers=2):
+for batch in DataLoader(Samples(), batch_size=8, num_workers=2):  # SITE:loop
     kept.append(batch[0, 0, :16])  # SITE:view
 print("batches", len(kept))

@@ -145,6 +145,10 @@ def _on_torch(torch):
 
     _view_object(torch)
     _on_cuda(torch)
+    try:
+        _torch.wrap_shared(torch)
+    except Exception:  # another torch's layout: shared storages stay unnamed
+        pass
     if _mode == "copies":
         _torch.wrap_copies(torch)
     elif _mode == "ops":

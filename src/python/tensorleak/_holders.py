@@ -456,6 +456,7 @@ def _covered(s, snap, notes):
 # Shared-memory storages registered so far (base addresses): once each.
 _shared_registered = set()
 SHARED_ORIGIN = b"shared memory"
+SHARED_MADE_ORIGIN = b"shared memory made"  # _torch._note_shared: where a segment was made
 
 
 def _shm_mappings():
@@ -477,6 +478,16 @@ def _shm_mappings():
     return out
 
 
+def shm_tag(base, maps=None):
+    """The tag of the shared-memory mapping that holds address base
+    ("shm /dev/shm/NAME inode N": the segment's identity in every process
+    that maps it), or None."""
+    for lo, hi, inode, path in maps if maps is not None else _shm_mappings():
+        if lo <= base < hi:
+            return f"shm {path} inode {inode}".encode("utf-8", "replace")[:200]
+    return None
+
+
 def _register_shared(api, storages):
     """The CPU storages in shared memory the walk found (a DataLoader
     worker's batch, share_memory_(), a tensor from a torch.multiprocessing
@@ -495,11 +506,9 @@ def _register_shared(api, storages):
             s = storages[base]
             api.storage_register(base, s.nbytes, SHARED_ORIGIN)
             _shared_registered.add(base)
-            for lo, hi, inode, path in maps:
-                if lo <= base < hi:
-                    tag = f"shm {path} inode {inode}".encode("utf-8", "replace")[:200]
-                    api.tag(base, tag)
-                    break
+            tag = shm_tag(base, maps)
+            if tag:
+                api.tag(base, tag)
     except Exception:
         pass
 

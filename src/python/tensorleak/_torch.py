@@ -366,3 +366,49 @@ def start_dispatch_mode(torch):
     mode = LineageMode()
     mode.__enter__()  # for the rest of the program
     sys.modules["tensorleak._torch"]._mode = mode
+
+
+def _note_shared(st):
+    """A storage just made in shared memory (a DataLoader worker's collate,
+    share_memory_()): where it was made, for the process that keeps it
+    (the run report joins the two by the segment's inode). Recorded as a
+    storage registered and at once unregistered: its site and tag stay in
+    the trace, and the process that made it and sends it away does not
+    count it live (torch's MapAllocator frees it unseen)."""
+    from tensorleak import _holders
+
+    api = _agent.api()
+    if api is None or st.device.type != "cpu":
+        return
+    base, nbytes = st.data_ptr(), st.nbytes()
+    if not base or not nbytes:
+        return
+    tag = _holders.shm_tag(base)
+    if tag is None:
+        return
+    api.storage_register(base, nbytes, _holders.SHARED_MADE_ORIGIN)
+    api.tag(base, tag)
+    api.storage_unregister(base)
+
+
+def wrap_shared(torch):
+    """Wraps torch.storage._StorageBase._new_shared (the classmethod every
+    shared CPU storage of collate and share_memory_ comes from, in 1.13 and
+    2.x) to note where each is made (_note_shared)."""
+    base = getattr(getattr(torch, "storage", None), "_StorageBase", None)
+    real = base.__dict__.get("_new_shared") if base is not None else None
+    if not isinstance(real, classmethod) or getattr(real.__func__, "_tensorleak_wrapped", False):
+        return
+    func = real.__func__
+
+    @functools.wraps(func)
+    def _new_shared(cls, *args, **kwargs):
+        out = func(cls, *args, **kwargs)
+        try:
+            _note_shared(out)
+        except Exception:
+            pass
+        return out
+
+    _new_shared._tensorleak_wrapped = True
+    base._new_shared = classmethod(_new_shared)

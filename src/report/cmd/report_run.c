@@ -43,6 +43,45 @@ typedef struct proc {
     tl_status_t rc;
 } proc_t;
 
+/* Where the run's processes made shared-memory segments, so far. */
+typedef struct made_tab {
+    tl_report_made_t *v;
+    size_t n, cap;
+} made_tab_t;
+
+/* Adds t's "shared memory made" registrations (_torch._note_shared: a
+ * registration, its tag, its unregistration) to mt. true = out of memory. */
+static bool collect_made(made_tab_t *mt, const tl_trace_t *t, tl_symbolizer_t *sym,
+                         const char *role)
+{
+    uint64_t base = 0;
+    uint32_t site = 0;
+    for (size_t i = 0; i < t->nlineage; i++) {
+        const tl_lineage_t *l = &t->lineage[i];
+        if (l->type == TL_REC_STORAGE_REG) {
+            base = !strcmp(l->str, TL_ORIGIN_SHARED " made") ? l->a[0] : 0;
+            site = l->site;
+            continue;
+        }
+        if (l->type != TL_REC_TAG || !base || l->a[0] != base) continue;
+        if (mt->n == mt->cap) {
+            size_t c = mt->cap ? 2 * mt->cap : 64;
+            tl_report_made_t *v = realloc(mt->v, c * sizeof *v);
+            if (!v) return true;
+            mt->v = v;
+            mt->cap = c;
+        }
+        tl_report_made_t *m = &mt->v[mt->n];
+        if (!tl_report_made_key(l->str, m->key, sizeof m->key)) continue;
+        m->pid = t->pid;
+        snprintf(m->role, sizeof m->role, "%s", role);
+        tl_lineage_where(t, sym, site, m->where, sizeof m->where);
+        mt->n++;
+        base = 0;
+    }
+    return false;
+}
+
 static void proc_free(proc_t *p)
 {
     free(p->text);
@@ -73,16 +112,30 @@ static void text_report(const void *c, FILE *out)
     tl_render_text(c, out);
 }
 
-/* Its problems as text lines, each naming the process. */
-static void problem_lines(const proc_t *p, const tl_endpoint_t *e, FILE *out)
+/* Its problems as text lines, each naming the process, and where another
+ * process made the segment of a shared-memory one. */
+static void problem_lines(const proc_t *p, const tl_endpoint_t *e, const tl_report_run_t *run,
+                          FILE *out)
 {
+    const tl_end_storage_t **by_id = e->nproblems ? tl_endpoint_by_id(e) : NULL;
     for (size_t i = 0; i < e->nproblems; i++) {
         const tl_problem_t *pr = &e->problems[i];
         fprintf(out, "  pid %" PRIu64 " (%s): %s: ", p->pid, p->role,
                 tl_problem_kind_name(pr->kind));
         tl_esc_puts(out, pr->message ? pr->message : "");
+        const tl_end_storage_t *s = tl_endpoint_storage_of(by_id, e->nstorages, pr->storage);
+        const tl_report_made_t *m = s ? tl_report_made_of(run, s) : NULL;
+        if (m) {
+            fprintf(out, " Made by pid %" PRIu64 " (%s)", m->pid, m->role);
+            if (m->where[0]) {
+                fputc(' ', out);
+                tl_esc_puts(out, m->where);
+            }
+            fputc('.', out);
+        }
         fputc('\n', out);
     }
+    free(by_id);
 }
 
 /* Render into a string; true when out of memory. */
@@ -122,18 +175,19 @@ static void text_escaped(const void *arg, FILE *out)
 typedef struct lines_arg {
     const proc_t *p;
     const tl_endpoint_t *e;
+    const tl_report_run_t *run;
 } lines_arg_t;
 
 static void lines(const void *arg, FILE *out)
 {
     const lines_arg_t *a = arg;
-    problem_lines(a->p, a->e, out);
+    problem_lines(a->p, a->e, a->run, out);
 }
 
 /* Analyse p's trace and keep its row and texts; main: the main process,
  * whose JSON is the report (all the others already in procs[1, n)). */
 static tl_status_t one(proc_t *p, proc_t *procs, size_t n, uint64_t main_pid, const char *main_exe,
-                       const tl_report_opts_t *opts, FILE *out, tl_msgs_t *msgs)
+                       made_tab_t *mt, const tl_report_opts_t *opts, FILE *out, tl_msgs_t *msgs)
 {
     bool main = p == &procs[0];
     char why[256];
@@ -173,9 +227,9 @@ static tl_status_t one(proc_t *p, proc_t *procs, size_t n, uint64_t main_pid, co
     p->nproblems = m->end.nproblems;
     end_words(t, p->end, sizeof p->end);
     p->shown = main || p->rank >= 0 || p->nproblems || p->storages;
-    tl_report_run_t run = {.role = p->role, .entry = true};
+    bool oom = collect_made(mt, t, a->sym, p->role);
+    tl_report_run_t run = {.role = p->role, .entry = true, .made = mt->v, .nmade = mt->n};
     a->ctx.run = &run;
-    bool oom = false;
     if (opts->format == TL_FORMAT_JSON) {
         json_arg_t ja = {&a->ctx, 0};
         oom = capture(&p->entry, &p->entry_len, json_entry, &ja);
@@ -209,6 +263,8 @@ static tl_status_t one(proc_t *p, proc_t *procs, size_t n, uint64_t main_pid, co
             }
             if (!oom) {
                 run = (tl_report_run_t){.role = p->role,
+                                        .made = mt->v,
+                                        .nmade = mt->n,
                                         .entries = entries,
                                         .entry_len = entry_len,
                                         .nentries = ne,
@@ -224,7 +280,7 @@ static tl_status_t one(proc_t *p, proc_t *procs, size_t n, uint64_t main_pid, co
         }
     } else {
         text_arg_t ta = {&a->ctx};
-        lines_arg_t la = {p, &m->end};
+        lines_arg_t la = {p, &m->end, &run};
         if (p->shown) oom = capture(&p->text, &p->text_len, text_escaped, &ta);
         oom |= capture(&p->problems, &p->problems_len, lines, &la);
     }
@@ -331,9 +387,10 @@ tl_status_t tl_report_run(const char *const *paths, size_t n, const tl_report_op
     for (size_t i = 0; i < n; i++)
         procs[i].path = paths[i];
     tl_status_t rc = TL_STATUS_OK;
+    made_tab_t mt = {0};
     for (size_t i = 1; i <= n; i++) { /* the others first, the main one last */
         proc_t *p = &procs[i % n];
-        p->rc = one(p, procs, n, main_pid, main_exe, opts, out, msgs);
+        p->rc = one(p, procs, n, main_pid, main_exe, &mt, opts, out, msgs);
         if (p->rc && (!rc || rc == TL_STATUS_INCOMPLETE)) rc = p->rc;
     }
     if (opts->format == TL_FORMAT_TEXT) {
@@ -349,6 +406,7 @@ tl_status_t tl_report_run(const char *const *paths, size_t n, const tl_report_op
     for (size_t i = 0; i < n; i++)
         proc_free(&procs[i]);
     free(procs);
+    free(mt.v);
     return rc;
 }
 

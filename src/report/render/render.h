@@ -18,6 +18,19 @@
 
 #define TL_REPORT_MAX_NOTES 16
 
+/* Where another process of the run made a shared-memory segment
+ * (cmd/report_run.c: its "shared memory made" registration, tagged). */
+typedef struct tl_report_made {
+    char key[160]; /* "/dev/shm/NAME inode N": the segment, " (deleted)" left out */
+    uint64_t pid;
+    char role[48];
+    char where[160]; /* tl_lineage_where of the registration's site */
+} tl_report_made_t;
+
+/* The "/dev/shm/NAME inode N" key of a tag "shm /dev/shm/NAME[ (deleted)]
+ * inode N" into key[n]; false when tag is no such tag. */
+bool tl_report_made_key(const char *tag, char *key, size_t n);
+
 /* A report of one of a run's several processes (cmd/report_run.c). */
 typedef struct tl_report_run {
     const char *role; /* this process's (analyze/role.h) */
@@ -33,7 +46,13 @@ typedef struct tl_report_run {
     const char *const *problems;
     const size_t *problem_len;
     size_t nproblems;
+    /* where the run's processes made shared-memory segments */
+    const tl_report_made_t *made;
+    size_t nmade;
 } tl_report_run_t;
+
+/* The entry of run->made for storage s (by one of its tags), or NULL. */
+const tl_report_made_t *tl_report_made_of(const tl_report_run_t *run, const tl_end_storage_t *s);
 
 typedef struct tl_report_ctx {
     const char *path;

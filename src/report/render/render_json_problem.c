@@ -1,6 +1,8 @@
 /* render_json_problem.c - a problem of the end point as JSON (render.h):
  * the items of problems[], and of a run report's merged problems[]. */
 #include <stdlib.h>
+#include <stdio.h>
+#include <string.h>
 
 #include "report/analyze/lineage.h"
 #include "report/render/json.h"
@@ -36,6 +38,22 @@ void tl_render_json_problem_obj(const tl_report_ctx_t *c, tl_json_t *j,
     tl_json_str(j, s ? s->held_path : NULL);
     tl_json_key(j, "fix");
     tl_json_str(j, s ? tl_problem_fix(p, s->s.kind, s->held_path) : NULL);
+    if (process) { /* a shared-memory segment another process of the run made */
+        const tl_report_made_t *m = s ? tl_report_made_of(c->run, s) : NULL;
+        tl_json_key(j, "made_by");
+        if (m) {
+            tl_json_obj_begin(j);
+            tl_json_key(j, "pid");
+            tl_json_u64(j, m->pid);
+            tl_json_key(j, "role");
+            tl_json_str(j, m->role);
+            tl_json_key(j, "where");
+            tl_json_str(j, m->where);
+            tl_json_obj_end(j);
+        } else {
+            tl_json_null(j);
+        }
+    }
     tl_json_obj_end(j);
 }
 
@@ -49,4 +67,28 @@ void tl_render_json_problem(const tl_report_ctx_t *c, size_t i, FILE *out)
     tl_render_json_problem_obj(c, &jw, by_id, i, true);
     free(by_id);
     tl_json_finish(&jw);
+}
+
+bool tl_report_made_key(const char *tag, char *key, size_t n)
+{
+    static const char del[] = " (deleted)";
+    if (!tag || strncmp(tag, "shm /dev/shm/", 13)) return false;
+    const char *ino = strstr(tag, " inode ");
+    if (!ino) return false;
+    size_t name = (size_t)(ino - (tag + 4));
+    if (name >= sizeof del - 1 && !memcmp(ino - (sizeof del - 1), del, sizeof del - 1))
+        name -= sizeof del - 1;
+    snprintf(key, n, "%.*s%s", (int)name, tag + 4, ino);
+    return true;
+}
+
+const tl_report_made_t *tl_report_made_of(const tl_report_run_t *run, const tl_end_storage_t *s)
+{
+    char key[160];
+    for (size_t t = 0; run && t < s->ntags; t++) {
+        if (!tl_report_made_key(s->tags[t], key, sizeof key)) continue;
+        for (size_t i = run->nmade; i-- > 0;) /* the latest made: an inode may be reused */
+            if (!strcmp(run->made[i].key, key)) return &run->made[i];
+    }
+    return NULL;
 }

@@ -232,7 +232,7 @@ static tl_status_t one(proc_t *p, proc_t *procs, size_t n, uint64_t main_pid, co
     a->ctx.run = &run;
     if (opts->format == TL_FORMAT_JSON) {
         json_arg_t ja = {&a->ctx, 0};
-        oom = capture(&p->entry, &p->entry_len, json_entry, &ja);
+        oom |= capture(&p->entry, &p->entry_len, json_entry, &ja);
         p->pjson = calloc(p->nproblems ? p->nproblems : 1, sizeof *p->pjson);
         p->pjson_len = calloc(p->nproblems ? p->nproblems : 1, sizeof *p->pjson_len);
         oom |= !p->pjson || !p->pjson_len;
@@ -281,7 +281,7 @@ static tl_status_t one(proc_t *p, proc_t *procs, size_t n, uint64_t main_pid, co
     } else {
         text_arg_t ta = {&a->ctx};
         lines_arg_t la = {p, &m->end, &run};
-        if (p->shown) oom = capture(&p->text, &p->text_len, text_escaped, &ta);
+        if (p->shown) oom |= capture(&p->text, &p->text_len, text_escaped, &ta);
         oom |= capture(&p->problems, &p->problems_len, lines, &la);
     }
     if (oom) {

@@ -20,6 +20,7 @@ tensors skipped: 2 meta, 1 sparse_coo"), never on the program's stderr.
 import gc
 import itertools
 import os
+import re
 import stat
 import sys
 import sysconfig
@@ -459,23 +460,22 @@ SHARED_ORIGIN = b"shared memory"
 SHARED_MADE_ORIGIN = b"shared memory made"  # _torch._note_shared: where a segment was made
 
 
+_SHM_LINE = re.compile(rb"^([0-9a-f]+)-([0-9a-f]+) \S+ \S+ \S+ (\d+) +(/dev/shm/[^\n]*)$", re.M)
+
+
 def _shm_mappings():
     """[(start, end, inode, path)] of this process's file mappings in shared
     memory (/dev/shm: torch's file-descriptor and file-name strategies),
     from /proc/self/maps; [] when it cannot be read."""
-    out = []
     try:
         with open("/proc/self/maps", "rb") as f:
-            for line in f:
-                parts = line.split(None, 5)
-                if len(parts) < 6 or not parts[5].startswith(b"/dev/shm/"):
-                    continue
-                lo, hi = parts[0].split(b"-")
-                out.append((int(lo, 16), int(hi, 16), int(parts[4]),
-                            parts[5].rstrip(b"\n").decode("utf-8", "replace")))
+            text = f.read()
+        # one search over the text, not a split of its ~1000 lines: a
+        # worker's collate asks once per batch (_torch._note_shared)
+        return [(int(m[1], 16), int(m[2], 16), int(m[3]), m[4].decode("utf-8", "replace"))
+                for m in _SHM_LINE.finditer(text)]
     except (OSError, ValueError):
         return []
-    return out
 
 
 def shm_tag(base, maps=None):

@@ -21,6 +21,7 @@ that warn in no torch version (untyped_storage on 2.x: Tensor.storage() warns
 there).
 """
 import functools
+import os
 import sys
 
 from tensorleak import _agent
@@ -383,9 +384,15 @@ def _note_shared(st):
     base, nbytes = st.data_ptr(), st.nbytes()
     if not base or not nbytes:
         return
-    tag = _holders.shm_tag(base)
-    if tag is None:
+    # The segment's inode from the descriptor torch keeps (file_descriptor,
+    # Linux's default strategy): /proc/self/maps costs ~2 ms a read in a
+    # torch process under the agent, too much once per batch.
+    from torch.multiprocessing import get_sharing_strategy
+
+    if get_sharing_strategy() != "file_descriptor":
         return
+    fd = st._share_fd_cpu_()[0]  # (fd, size) in 1.13 and 2.x
+    tag = f"shm inode {os.fstat(fd).st_ino}".encode()
     api.storage_register(base, nbytes, _holders.SHARED_MADE_ORIGIN)
     api.tag(base, tag)
     api.storage_unregister(base)

@@ -21,14 +21,15 @@
 /* Where another process of the run made a shared-memory segment
  * (cmd/report_run.c: its "shared memory made" registration, tagged). */
 typedef struct tl_report_made {
-    char key[160]; /* "/dev/shm/NAME inode N": the segment, " (deleted)" left out */
+    char key[160]; /* "inode N": the segment's tmpfs inode */
     uint64_t pid;
     char role[48];
     char where[160]; /* tl_lineage_where of the registration's site */
 } tl_report_made_t;
 
-/* The "/dev/shm/NAME inode N" key of a tag "shm /dev/shm/NAME[ (deleted)]
- * inode N" into key[n]; false when tag is no such tag. */
+/* The "inode N" key of a tag "shm /dev/shm/NAME[ (deleted)] inode N" (the
+ * keeping process's, from its mapping) or "shm inode N" (the making
+ * process's, from the descriptor) into key[n]; false when tag is neither. */
 bool tl_report_made_key(const char *tag, char *key, size_t n);
 
 /* A report of one of a run's several processes (cmd/report_run.c). */

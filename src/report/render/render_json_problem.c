@@ -71,14 +71,9 @@ void tl_render_json_problem(const tl_report_ctx_t *c, size_t i, FILE *out)
 
 bool tl_report_made_key(const char *tag, char *key, size_t n)
 {
-    static const char del[] = " (deleted)";
-    if (!tag || strncmp(tag, "shm /dev/shm/", 13)) return false;
-    const char *ino = strstr(tag, " inode ");
+    const char *ino = tag && !strncmp(tag, "shm ", 4) ? strstr(tag, " inode ") : NULL;
     if (!ino) return false;
-    size_t name = (size_t)(ino - (tag + 4));
-    if (name >= sizeof del - 1 && !memcmp(ino - (sizeof del - 1), del, sizeof del - 1))
-        name -= sizeof del - 1;
-    snprintf(key, n, "%.*s%s", (int)name, tag + 4, ino);
+    snprintf(key, n, "%s", ino + 1); /* "inode N": tmpfs numbers its files in turn */
     return true;
 }
 

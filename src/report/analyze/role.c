@@ -6,7 +6,8 @@
 #include <stdio.h>
 #include <string.h>
 
-const char *tl_role_mp(const char *code, uint64_t ppid, uint64_t main_pid)
+/* tl_role_mp of one -c code string. */
+static const char *mp_code(const char *code, uint64_t ppid, uint64_t main_pid)
 {
     if (strstr(code, "from multiprocessing.spawn import spawn_main"))
         return "multiprocessing spawn worker";
@@ -15,6 +16,13 @@ const char *tl_role_mp(const char *code, uint64_t ppid, uint64_t main_pid)
     if (strstr(code, "from multiprocessing.forkserver import main"))
         return main_pid && ppid != main_pid ? "multiprocessing forkserver worker"
                                             : "multiprocessing forkserver";
+    return NULL;
+}
+
+const char *tl_role_mp(const tl_trace_t *t, uint64_t main_pid)
+{
+    for (size_t i = 1; i + 1 < t->argc; i++)
+        if (!strcmp(t->argv[i], "-c")) return mp_code(t->argv[i + 1], t->ppid, main_pid);
     return NULL;
 }
 
@@ -51,8 +59,7 @@ const char *tl_role_of(const tl_trace_t *t, uint64_t main_pid, const char *main_
     else if (ran(t, "multiprocessing/pool.py", "worker") ||
              ran(t, "concurrent/futures/process.py", "_process_worker"))
         r = "pool worker";
-    for (size_t i = 1; !r && i + 1 < t->argc; i++)
-        if (!strcmp(t->argv[i], "-c")) r = tl_role_mp(t->argv[i + 1], t->ppid, main_pid);
+    if (!r) r = tl_role_mp(t, main_pid);
     if (!r) r = main_exe && *main_exe && t->exe && !strcmp(t->exe, main_exe) ? "child" : "helper";
     snprintf(buf, n, "%s", r);
     return buf;
@@ -65,9 +72,7 @@ const char *tl_role_program(const tl_trace_t *t, uint64_t main_pid, char *buf, s
     /* The program by its base name, then its arguments: a path by its base
      * name, a -c code string (or any argument with a space) as it is, cut;
      * a multiprocessing helper by what it is instead of its code. */
-    const char *role = NULL;
-    for (size_t i = 1; i + 1 < t->argc && !role; i++)
-        if (!strcmp(t->argv[i], "-c")) role = tl_role_mp(t->argv[i + 1], t->ppid, main_pid);
+    const char *role = tl_role_mp(t, main_pid);
     for (size_t i = 0; i < t->argc && len >= 0 && (size_t)len < n; i++) {
         const char *a = t->argv[i], *slash = a[0] == '-' || strchr(a, ' ') ? NULL : strrchr(a, '/');
         bool code = i > 0 && !strcmp(t->argv[i - 1], "-c");

@@ -12,14 +12,14 @@
 
 #include "report/read/reader.h"
 
-/* What a Python process started by multiprocessing is, from its -c code
- * (CPython's Lib/multiprocessing: spawn.get_command_line,
+/* What t's process is when multiprocessing started it, from its first -c
+ * code (CPython's Lib/multiprocessing: spawn.get_command_line,
  * forkserver.connect_to_new_process, resource_tracker.ensure_running):
- * "multiprocessing spawn worker", "multiprocessing forkserver" (ppid is
- * main_pid, or main_pid is 0), "multiprocessing forkserver worker" (a fork
- * of the forkserver: the same argv, another parent), "multiprocessing
- * resource tracker"; NULL for any other code. */
-const char *tl_role_mp(const char *code, uint64_t ppid, uint64_t main_pid);
+ * "multiprocessing spawn worker", "multiprocessing forkserver" (its ppid
+ * is main_pid, or main_pid is 0), "multiprocessing forkserver worker" (a
+ * fork of the forkserver: the same argv, another parent), "multiprocessing
+ * resource tracker"; NULL for any other process. */
+const char *tl_role_mp(const tl_trace_t *t, uint64_t main_pid);
 
 /* The role of t's process in a run whose main process is main_pid (0:
  * unknown) running main_exe (NULL or "": unknown), the first that holds:

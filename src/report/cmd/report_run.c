@@ -163,13 +163,9 @@ static void json_problem(const void *arg, FILE *out)
     tl_render_json_problem(a->c, a->problem, out);
 }
 
-typedef struct text_arg {
-    const tl_report_ctx_t *c;
-} text_arg_t;
-
-static void text_escaped(const void *arg, FILE *out)
+static void text_escaped(const void *c, FILE *out)
 {
-    tl_render_text_escaped(text_report, ((const text_arg_t *)arg)->c, out);
+    tl_render_text_escaped(text_report, c, out);
 }
 
 typedef struct lines_arg {
@@ -279,9 +275,8 @@ static tl_status_t one(proc_t *p, proc_t *procs, size_t n, uint64_t main_pid, co
             free(prob_len);
         }
     } else {
-        text_arg_t ta = {&a->ctx};
         lines_arg_t la = {p, &m->end, &run};
-        if (p->shown) oom |= capture(&p->text, &p->text_len, text_escaped, &ta);
+        if (p->shown) oom |= capture(&p->text, &p->text_len, text_escaped, &a->ctx);
         oom |= capture(&p->problems, &p->problems_len, lines, &la);
     }
     if (oom) {

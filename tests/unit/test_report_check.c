@@ -330,6 +330,23 @@ START_TEST(loop_steps_seen)
     ck_assert_uint_eq(steps[0], 0);
     ck_assert(!tl_steps_count(&tr, sites, 1, 0, 1030, steps));
     ck_assert_uint_eq(steps[0], 2);
+    /* the same questions in one pass, in any order of until_ts, with a
+     * site asked twice and a question of no site: the same answers */
+    uint64_t a[4], b[1], c[2], d[1] = {99};
+    const uint32_t two[2] = {sites[2], sites[0]};
+    tl_steps_query_t q[4] = {
+        {sites, 4, UINT64_MAX, a}, {sites, 1, 1030, b}, {two, 2, 1095, c}, {sites, 0, 5, d}};
+    ck_assert(!tl_steps_count_many(&tr, 0, q, 4));
+    ck_assert_uint_eq(a[0], 3);
+    ck_assert_uint_eq(a[1], 0);
+    ck_assert_uint_eq(a[2], 2);
+    ck_assert_uint_eq(a[3], 3);
+    ck_assert_uint_eq(b[0], 2);
+    ck_assert(!tl_steps_count(&tr, two, 2, 0, 1095, steps));
+    ck_assert_uint_eq(c[0], steps[0]);
+    ck_assert_uint_eq(c[1], steps[1]);
+    ck_assert_uint_eq(c[1], 3);  /* 0x10, 0x12, 0x14/0x15 by t 1095 */
+    ck_assert_uint_eq(d[0], 99); /* n = 0: nothing written */
     done();
 }
 END_TEST

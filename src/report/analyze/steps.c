@@ -144,9 +144,11 @@ static int cmp_live(const void *pa, const void *pb)
     return a->step < b->step ? -1 : a->step > b->step;
 }
 
-/* steps[] from the candidates' live blocks. */
+/* Per candidate, its steps (0: no loop) from the candidates' blocks live
+ * now, into steps[0, s->n). */
 static bool tally(steps_t *s, uint64_t *steps)
 {
+    memset(steps, 0, s->n * sizeof *steps);
     live_t *l = malloc((s->blocks.count ? s->blocks.count : 1) * sizeof *l);
     if (!l) return true;
     size_t nl = 0, pos = 0;
@@ -171,38 +173,81 @@ static bool tally(steps_t *s, uint64_t *steps)
     return false;
 }
 
-static bool count(steps_t *s, uint64_t from_ts, uint64_t until_ts, uint64_t *steps)
+/* Query q's answer from the candidates' blocks live now (cand_steps: a
+ * scratch of s->n). */
+static bool answer(steps_t *s, tl_steps_query_t *q, uint64_t *cand_steps)
+{
+    if (tally(s, cand_steps)) return true;
+    for (size_t i = 0; i < q->n; i++) {
+        uint64_t key = frames_key(s->t, q->sites[i]);
+        tl_map_entry_t *e = key ? tl_map_get(&s->by_key, key) : NULL;
+        q->steps[i] = e ? cand_steps[e->a - 1] : 0;
+    }
+    return false;
+}
+
+/* The candidates: one per distinct stack (frames_key) among the queries'
+ * sites, with its Python frames; cand_of for every site of the trace. */
+static bool candidates(steps_t *s, const tl_steps_query_t *q, size_t nq)
 {
     const tl_trace_t *t = s->t;
-    size_t maxf = 1;
+    size_t maxf = 1, cap = 0;
     for (size_t i = 0; i < t->nsites; i++)
         if (t->sites[i].nframes > maxf) maxf = t->sites[i].nframes;
     s->scratch_cap = maxf;
     if (!(s->scratch = malloc(maxf * sizeof *s->scratch))) return true;
-    for (size_t i = 0; i < s->n; i++) {
-        uint64_t *py = malloc(maxf * sizeof *py);
-        if (!py) return true;
-        s->cands[i].py = py;
-        s->cands[i].npy = py_frames(t, s->cands[i].site, py, maxf);
-        uint64_t key = frames_key(t, s->cands[i].site);
-        bool created;
-        tl_map_entry_t *e = key ? tl_map_put(&s->by_key, key, &created) : NULL;
-        if (key && !e) return true;
-        if (e && created) e->a = i + 1;
-    }
+    for (size_t k = 0; k < nq; k++)
+        for (size_t i = 0; i < q[k].n; i++) {
+            uint64_t key = frames_key(t, q[k].sites[i]);
+            bool created;
+            tl_map_entry_t *e = key ? tl_map_put(&s->by_key, key, &created) : NULL;
+            if (key && !e) return true;
+            if (!e || !created) continue;
+            cand_t *nc = tl_grow(s->cands, &cap, s->n + 1, sizeof *nc, 16);
+            uint64_t *py = nc ? malloc(maxf * sizeof *py) : NULL;
+            if (nc) s->cands = nc;
+            if (!py) return true;
+            e->a = ++s->n;
+            s->cands[s->n - 1] = (cand_t){.site = q[k].sites[i], .py = py};
+            s->cands[s->n - 1].npy = py_frames(t, q[k].sites[i], py, maxf);
+        }
     /* Each event's candidate by an array lookup: hashing its stack's frames
      * per allocation was most of check's time on a big trace (BENCHMARKS.md). */
     if (!(s->cand_of = calloc(t->nsites ? t->nsites : 1, sizeof *s->cand_of))) return true;
-    for (size_t i = 0; i < t->nsites; i++) {
+    for (size_t i = 0; i < t->nsites && s->n; i++) {
         uint64_t key = frames_key(t, (uint32_t)i);
         tl_map_entry_t *e = key ? tl_map_get(&s->by_key, key) : NULL;
         s->cand_of[i] = e ? (uint32_t)e->a : 0;
     }
+    return false;
+}
+
+static int cmp_until(const void *pa, const void *pb)
+{
+    const tl_steps_query_t *a = *(tl_steps_query_t *const *)pa, *b = *(tl_steps_query_t *const *)pb;
+    return a->until_ts < b->until_ts ? -1 : a->until_ts > b->until_ts;
+}
+
+/* One pass over the events up to the last query's until_ts; each query is
+ * answered when the pass is about to go past its own. */
+static bool count(steps_t *s, uint64_t from_ts, tl_steps_query_t **q, size_t nq)
+{
+    const tl_trace_t *t = s->t;
+    uint64_t *cand_steps = malloc((s->n ? s->n : 1) * sizeof *cand_steps);
+    if (!cand_steps) return true;
+    qsort(q, nq, sizeof *q, cmp_until);
+    size_t next = 0; /* the first query not answered yet */
     tl_events_t it;
-    if (tl_events_open(t, &it)) return true;
+    if (tl_events_open(t, &it)) {
+        free(cand_steps);
+        return true;
+    }
     bool oom = false;
     tl_event_t ev;
-    while (!oom && tl_events_next(&it, &ev) && ev.ts <= until_ts) {
+    while (!oom && next < nq && tl_events_next(&it, &ev)) {
+        while (!oom && next < nq && ev.ts > q[next]->until_ts)
+            oom = answer(s, q[next++], cand_steps);
+        if (oom || next == nq) break;
         if (ev.type == TL_EV_LINEAGE) {
             const tl_lineage_t *l = ev.site < t->nlineage ? &t->lineage[ev.site] : NULL;
             if (l && (l->type == TL_REC_REGION_BEGIN || l->type == TL_REC_REGION_END))
@@ -218,28 +263,29 @@ static bool count(steps_t *s, uint64_t from_ts, uint64_t until_ts, uint64_t *ste
         if (c) oom = on_cand_alloc(s, c - 1, it.tid, ev.ptr);
     }
     tl_events_close(&it);
-    return oom || tally(s, steps);
+    while (!oom && next < nq) /* the trace ended before their until_ts */
+        oom = answer(s, q[next++], cand_steps);
+    free(cand_steps);
+    return oom;
 }
 
-bool tl_steps_count(const tl_trace_t *t, const uint32_t *sites, size_t n, uint64_t from_ts,
-                    uint64_t until_ts, uint64_t *steps)
+bool tl_steps_count_many(const tl_trace_t *t, uint64_t from_ts, tl_steps_query_t *q, size_t nq)
 {
-    memset(steps, 0, n * sizeof *steps);
-    if (!n) return false;
-    steps_t s = {.t = t, .n = n};
-    s.cands = calloc(n, sizeof *s.cands);
-    bool oom = !s.cands;
-    for (size_t i = 0; !oom && i < n; i++)
-        s.cands[i].site = sites[i];
-    oom = oom || count(&s, from_ts, until_ts, steps);
-    /* frames listed twice: the first entry counted for both */
-    for (size_t i = 0; !oom && i < n; i++) {
-        uint64_t key = frames_key(t, sites[i]);
-        tl_map_entry_t *e = key ? tl_map_get(&s.by_key, key) : NULL;
-        if (e && e->a - 1 != i) steps[i] = steps[e->a - 1];
+    size_t nsites = 0;
+    for (size_t k = 0; k < nq; k++) {
+        memset(q[k].steps, 0, q[k].n * sizeof *q[k].steps);
+        nsites += q[k].n;
     }
-    for (size_t i = 0; s.cands && i < n; i++)
+    if (!nsites) return false;
+    steps_t s = {.t = t};
+    tl_steps_query_t **order = malloc(nq * sizeof *order);
+    bool oom = !order;
+    for (size_t k = 0; !oom && k < nq; k++)
+        order[k] = &q[k];
+    oom = oom || candidates(&s, q, nq) || (s.n && count(&s, from_ts, order, nq));
+    for (size_t i = 0; i < s.n; i++)
         free((void *)s.cands[i].py);
+    free(order);
     free(s.cands);
     free(s.armed);
     free(s.cand_of);
@@ -247,6 +293,14 @@ bool tl_steps_count(const tl_trace_t *t, const uint32_t *sites, size_t n, uint64
     tl_map_free(&s.by_key);
     tl_map_free(&s.state);
     tl_map_free(&s.blocks);
-    if (oom) memset(steps, 0, n * sizeof *steps);
+    for (size_t k = 0; oom && k < nq; k++)
+        memset(q[k].steps, 0, q[k].n * sizeof *q[k].steps);
     return oom;
+}
+
+bool tl_steps_count(const tl_trace_t *t, const uint32_t *sites, size_t n, uint64_t from_ts,
+                    uint64_t until_ts, uint64_t *steps)
+{
+    tl_steps_query_t q = {.sites = sites, .n = n, .until_ts = until_ts, .steps = steps};
+    return tl_steps_count_many(t, from_ts, &q, 1);
 }

@@ -35,4 +35,21 @@
 bool tl_steps_count(const tl_trace_t *t, const uint32_t *sites, size_t n, uint64_t from_ts,
                     uint64_t until_ts, uint64_t *steps);
 
+/* One question of tl_steps_count_many: tl_steps_count's sites, n, until_ts
+ * and steps (n entries, written). */
+typedef struct tl_steps_query {
+    const uint32_t *sites;
+    size_t n;
+    uint64_t until_ts;
+    uint64_t *steps;
+} tl_steps_query_t;
+
+/* tl_steps_count for nq questions with one from_ts, in one pass over t's
+ * events (each answered as tl_steps_count would: a candidate of another
+ * question changes no other's steps). check asks three (--max-leak's,
+ * --max-leak-storage's and --max-peak's groups): one pass each was most of
+ * check's time beyond report's on a big trace. Returns true when out of
+ * memory (every steps then 0). */
+bool tl_steps_count_many(const tl_trace_t *t, uint64_t from_ts, tl_steps_query_t *q, size_t nq);
+
 #endif

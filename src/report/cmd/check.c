@@ -41,34 +41,89 @@ static bool on_device(tl_chk_t *c, uint32_t site)
     return dev == c->o->device;
 }
 
-/* Groups of l whose biggest stack has live blocks in at least two steps of
- * a loop the trace shows (analyze/steps.h): blocks allocated from from_ts,
- * live at until_ts (0: no time known, no step counted). repeats: the
- * steps, else 0. */
-static bool loop_steps(tl_chk_t *c, tl_chk_limit_t *l, uint64_t from_ts, uint64_t until_ts)
+/* One limit's groups between group_sites and groups_finish: its maps,
+ * and its question for the loop steps (analyze/steps.h): the sites of the
+ * groups whose biggest stack has live blocks in at least two steps of a
+ * loop the trace shows, blocks allocated from from_ts and live at
+ * until_ts (0: no time known, no step counted). */
+typedef struct grouping {
+    tl_chk_limit_t *l;
+    tl_map_t by_site, by_stack;
+    uint64_t from_ts;
+    tl_steps_query_t q;
+} grouping_t;
+
+static bool steps_question(grouping_t *gp, uint64_t from_ts, uint64_t until_ts)
 {
-    size_t n = 0;
-    uint32_t *sites = malloc((l->ngroups ? l->ngroups : 1) * sizeof *sites);
-    uint64_t *steps = malloc((l->ngroups ? l->ngroups : 1) * sizeof *steps);
-    bool oom = !sites || !steps;
-    for (size_t g = 0; !oom && g < l->ngroups; g++)
-        if (l->groups[g].repeats >= 2 && until_ts) sites[n++] = l->groups[g].site;
-    oom = oom || tl_steps_count(&c->a.trace, sites, n, from_ts, until_ts, steps);
-    for (size_t g = 0, k = 0; !oom && g < l->ngroups; g++)
-        l->groups[g].repeats = l->groups[g].repeats >= 2 && until_ts && k < n ? steps[k++] : 0;
-    free(sites);
-    free(steps);
-    return oom;
+    tl_chk_limit_t *l = gp->l;
+    size_t cap = l->ngroups ? l->ngroups : 1;
+    uint32_t *sites = malloc(cap * sizeof *sites);
+    gp->q = (tl_steps_query_t){.sites = sites, .until_ts = until_ts};
+    gp->from_ts = from_ts;
+    if (!sites || !(gp->q.steps = malloc(cap * sizeof *gp->q.steps))) return true;
+    for (size_t g = 0; g < l->ngroups; g++)
+        if (l->groups[g].repeats >= 2 && until_ts) sites[gp->q.n++] = l->groups[g].site;
+    return false;
+}
+
+/* The loop steps of every grouping's question, in one pass over the
+ * events per distinct from_ts (one without --region: --max-peak's is 0
+ * with it, and asks nothing). */
+static bool ask_steps(tl_chk_t *c, grouping_t *gp, size_t ngp)
+{
+    tl_steps_query_t q[TL_LIMIT_COUNT];
+    bool asked[TL_LIMIT_COUNT] = {false};
+    for (size_t i = 0; i < ngp; i++) {
+        if (asked[i]) continue;
+        size_t nq = 0;
+        for (size_t j = i; j < ngp; j++)
+            if (!asked[j] && gp[j].from_ts == gp[i].from_ts) q[nq++] = gp[j].q;
+        if (tl_steps_count_many(&c->a.trace, gp[i].from_ts, q, nq)) return true;
+        for (size_t j = i; j < ngp; j++)
+            asked[j] = asked[j] || gp[j].from_ts == gp[i].from_ts;
+    }
+    return false;
+}
+
+static void grouping_free(grouping_t *gp)
+{
+    tl_map_free(&gp->by_site);
+    tl_map_free(&gp->by_stack);
+    free((void *)gp->q.sites);
+    free(gp->q.steps);
+    *gp = (grouping_t){.l = gp->l};
+}
+
+/* After ask_steps: each group's repeats (its steps, else 0), its bytes
+ * per repeat, its holders from the scope's live storages; sorted. */
+static void groups_finish(tl_chk_t *c, grouping_t *gp)
+{
+    tl_chk_limit_t *l = gp->l;
+    for (size_t g = 0, k = 0; g < l->ngroups; g++)
+        l->groups[g].repeats =
+            l->groups[g].repeats >= 2 && gp->q.until_ts && k < gp->q.n ? gp->q.steps[k++] : 0;
+    size_t pos = 0;
+    for (tl_map_entry_t *ke; (ke = tl_map_next(&gp->by_stack, &pos));) {
+        tl_chk_group_t *gr = &l->groups[ke->c - 1];
+        if (gr->repeats && ke->b % gr->repeats == 0) gr->per_repeat += ke->a / gr->repeats;
+    }
+    for (size_t i = 0; c->end && i < c->end->nstorages; i++) {
+        const tl_end_storage_t *es = &c->end->storages[i];
+        tl_map_entry_t *se = tl_map_get(&gp->by_site, es->s.site);
+        if (se && es->held_by <= TL_HELD_AUTOGRAD) tl_chk_group_hold(&l->groups[se->a - 1], es);
+    }
+    if (l->ngroups > 1) qsort(l->groups, l->ngroups, sizeof *l->groups, cmp_group);
 }
 
 /* Group the sites of s[0, n) (storages only with storage_only; suppressed
- * ones skipped with filter) by where; holders from the scope's live
- * storages; repeats: the loop steps (loop_steps, over [from_ts, until_ts])
- * of the group's biggest stack (by content). */
+ * ones skipped with filter) by where into gp->l, and ask for the loop
+ * steps (over [from_ts, until_ts]) of each group's biggest stack (by
+ * content); groups_finish completes them after ask_steps. */
 static bool group_sites(tl_chk_t *c, const tl_site_stat_t *s, size_t n, bool storage_only,
-                        bool filter, uint64_t from_ts, uint64_t until_ts, tl_chk_limit_t *l)
+                        bool filter, uint64_t from_ts, uint64_t until_ts, grouping_t *gp)
 {
-    tl_map_t by_where = {0}, by_site = {0}, by_stack = {0};
+    tl_chk_limit_t *l = gp->l;
+    tl_map_t by_where = {0}, *by_site = &gp->by_site, *by_stack = &gp->by_stack;
     size_t cap = 0, best_cap = 0; /* of l->groups, of best */
     char w[TL_CHK_WHERE_MAX];
     uint64_t *best = NULL; /* per group: its biggest stack's bytes */
@@ -107,10 +162,10 @@ static bool group_sites(tl_chk_t *c, const tl_site_stat_t *s, size_t n, bool sto
         gr->bytes += s[i].bytes;
         gr->blocks += s[i].blocks;
         if (s[i].storage) gr->storage_bytes += s[i].bytes;
-        tl_map_entry_t *se = tl_map_put(&by_site, s[i].site, &created);
+        tl_map_entry_t *se = tl_map_put(by_site, s[i].site, &created);
         if (!se) goto oom;
         se->a = g;
-        tl_map_entry_t *ke = tl_map_put(&by_stack,
+        tl_map_entry_t *ke = tl_map_put(by_stack,
                                         tl_trace_site_content_hash(&c->a.trace, s[i].site) ^
                                             (g * 0x9e3779b97f4a7c15ull),
                                         &created);
@@ -125,28 +180,13 @@ static bool group_sites(tl_chk_t *c, const tl_site_stat_t *s, size_t n, bool sto
             gr->repeats = ke->b;
         }
     }
-    if (loop_steps(c, l, from_ts, until_ts)) goto oom;
-    size_t pos = 0;
-    for (tl_map_entry_t *ke; (ke = tl_map_next(&by_stack, &pos));) {
-        tl_chk_group_t *gr = &l->groups[ke->c - 1];
-        if (gr->repeats && ke->b % gr->repeats == 0) gr->per_repeat += ke->a / gr->repeats;
-    }
-    for (size_t i = 0; c->end && i < c->end->nstorages; i++) {
-        const tl_end_storage_t *es = &c->end->storages[i];
-        tl_map_entry_t *se = tl_map_get(&by_site, es->s.site);
-        if (se && es->held_by <= TL_HELD_AUTOGRAD) tl_chk_group_hold(&l->groups[se->a - 1], es);
-    }
-    if (l->ngroups > 1) qsort(l->groups, l->ngroups, sizeof *l->groups, cmp_group);
+    if (steps_question(gp, from_ts, until_ts)) goto oom;
     free(best);
     tl_map_free(&by_where);
-    tl_map_free(&by_site);
-    tl_map_free(&by_stack);
     return false;
 oom:
     free(best);
     tl_map_free(&by_where);
-    tl_map_free(&by_site);
-    tl_map_free(&by_stack);
     return true;
 }
 
@@ -296,6 +336,55 @@ static bool measure_problems(tl_chk_t *c, tl_chk_limit_t *l)
     return oom;
 }
 
+/* --max-leak's, --max-leak-storage's and --max-peak's groups of the
+ * scope's sites s[0, n), their loop steps asked in one pass (ask_steps). */
+static bool measure_groups(tl_chk_t *c, const tl_site_stat_t *s, size_t n, uint64_t from_ts,
+                           uint64_t until_ts)
+{
+    grouping_t gp[3] = {{.l = &c->lim[TL_LIMIT_LEAK]},
+                        {.l = &c->lim[TL_LIMIT_LEAK_STORAGE]},
+                        {.l = &c->lim[TL_LIMIT_PEAK]}};
+    bool oom;
+    if (!c->region && c->a.trace.has_leak_scan) {
+        c->leak_scan = true;
+        c->leak_kinds_counted = c->o->leak_kinds ? c->o->leak_kinds : TL_CHECK_LEAK_KINDS_DEFAULT;
+        for (size_t i = 0; i < n; i++)
+            for (unsigned k = 0; k < 4 && !suppressed(c, s[i].site); k++)
+                c->leak_kind_bytes[k] += s[i].kind_bytes[k];
+        size_t nc;
+        tl_site_stat_t *counted = leak_kinds_counted(s, n, c->o->leak_kinds, &nc);
+        oom = !counted || group_sites(c, counted, nc, false, true, from_ts, until_ts, &gp[0]);
+        free(counted);
+    } else {
+        oom = group_sites(c, s, n, false, true, from_ts, until_ts, &gp[0]);
+    }
+    oom = oom || group_sites(c, s, n, true, true, from_ts, until_ts, &gp[1]);
+    tl_chk_limit_t *peak = gp[2].l;
+    if (c->region) {
+        peak->measured = c->region->last_peak_bytes;
+        oom = oom || group_sites(c, c->region->peak_sites, c->region->npeak_sites, false, false, 0,
+                                 0, &gp[2]);
+    } else {
+        /* with --device, that device's own high-water mark (its storages, and
+         * on the cpu the plain heap blocks), and what was live then */
+        peak->measured = c->o->device ? c->a.model.device_peak_bytes : c->a.model.peak_bytes;
+        oom = oom ||
+              group_sites(c, c->a.model.peak_sites, c->a.model.npeak_sites, false, false, 0,
+                          c->o->device ? c->a.model.device_peak_ts : c->a.model.peak_ts, &gp[2]);
+    }
+    oom = oom || ask_steps(c, gp, 3);
+    for (size_t k = 0; k < 3; k++) {
+        if (!oom) groups_finish(c, &gp[k]);
+        grouping_free(&gp[k]);
+    }
+    if (oom) return true;
+    for (size_t i = 0; i < gp[0].l->ngroups; i++)
+        gp[0].l->measured += gp[0].l->groups[i].bytes;
+    for (size_t i = 0; i < gp[1].l->ngroups; i++)
+        gp[1].l->measured += gp[1].l->groups[i].storage_bytes;
+    return false;
+}
+
 static bool measure(tl_chk_t *c)
 {
     const tl_check_opts_t *o = c->o;
@@ -310,45 +399,11 @@ static bool measure(tl_chk_t *c)
         c->lim[k].checked = o->set[k];
         c->lim[k].limit = o->limit[k];
     }
-    tl_chk_limit_t *l = &c->lim[TL_LIMIT_LEAK];
-    tl_site_stat_t *counted = NULL;
-    if (!c->region && c->a.trace.has_leak_scan) {
-        c->leak_scan = true;
-        c->leak_kinds_counted = o->leak_kinds ? o->leak_kinds : TL_CHECK_LEAK_KINDS_DEFAULT;
-        for (size_t i = 0; i < n; i++)
-            for (unsigned k = 0; k < 4 && !suppressed(c, s[i].site); k++)
-                c->leak_kind_bytes[k] += s[i].kind_bytes[k];
-        size_t nc;
-        if (!(counted = leak_kinds_counted(s, n, o->leak_kinds, &nc))) return true;
-        bool oom = group_sites(c, counted, nc, false, true, from_ts, until_ts, l);
-        free(counted);
-        if (oom) return true;
-    } else if (group_sites(c, s, n, false, true, from_ts, until_ts, l)) {
-        return true;
-    }
-    for (size_t i = 0; i < l->ngroups; i++)
-        l->measured += l->groups[i].bytes;
-    l = &c->lim[TL_LIMIT_LEAK_STORAGE];
-    if (group_sites(c, s, n, true, true, from_ts, until_ts, l)) return true;
-    for (size_t i = 0; i < l->ngroups; i++)
-        l->measured += l->groups[i].storage_bytes;
-    l = &c->lim[TL_LIMIT_PINNED];
+    if (measure_groups(c, s, n, from_ts, until_ts)) return true;
+    tl_chk_limit_t *l = &c->lim[TL_LIMIT_PINNED];
     for (size_t i = 0; c->end && i < c->end->nstorages; i++)
         if (!suppressed(c, c->end->storages[i].s.site) && on_device(c, c->end->storages[i].s.site))
             l->measured += c->end->storages[i].pinned_bytes;
-    l = &c->lim[TL_LIMIT_PEAK];
-    if (c->region) {
-        l->measured = c->region->last_peak_bytes;
-        if (group_sites(c, c->region->peak_sites, c->region->npeak_sites, false, false, 0, 0, l))
-            return true;
-    } else {
-        /* with --device, that device's own high-water mark (its storages, and
-         * on the cpu the plain heap blocks), and what was live then */
-        l->measured = c->o->device ? c->a.model.device_peak_bytes : c->a.model.peak_bytes;
-        if (group_sites(c, c->a.model.peak_sites, c->a.model.npeak_sites, false, false, 0,
-                        c->o->device ? c->a.model.device_peak_ts : c->a.model.peak_ts, l))
-            return true;
-    }
     if (measure_problems(c, &c->lim[TL_LIMIT_PROBLEM])) return true;
     if (scope_growth(c)) return true;
     l = &c->lim[TL_LIMIT_GROWTH];

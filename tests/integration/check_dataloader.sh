@@ -42,7 +42,7 @@ for py in "$PYTHON3" /opt/venv-torch2/bin/python; do
         else
             grep -q "^process $main (main) python.*: passed: 2 limits checked\$" out ||
                 fail "worker under $py: main process: $(cat out)"
-            grep -q "^process [0-9]* (DataLoader worker, child of $main) python.* dataloader_leak.py worker: FAILED: 1 of 2 limits exceeded\$" out ||
+            grep -q "^process [0-9]* (DataLoader worker [01], child of $main) python.* dataloader_leak.py worker: FAILED: 1 of 2 limits exceeded\$" out ||
                 fail "worker under $py: no failed worker: $(cat out)"
             grep -q " KiB in [0-9]* blocks\\{0,1\\} at dataloader_leak.py:$worker_line" out ||
                 fail "worker under $py: leak line: $(cat out)"

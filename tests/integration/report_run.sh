@@ -23,18 +23,19 @@ r = json.load(open(sys.argv[1]))
 wv, pv = sys.argv[2], sys.argv[3]
 procs = r["processes"]
 roles = sorted(p["role"] for p in procs)
-assert roles == ["DataLoader worker", "DataLoader worker", "child", "main"], roles
+assert roles == ["DataLoader worker 0", "DataLoader worker 1", "child", "main"], roles
 main = [p for p in procs if p["role"] == "main"][0]
 assert main["pid"] == r["process"]["pid"] and r["process"]["role"] == "main", (main["pid"], r["process"])
 assert all(p["ppid"] == main["pid"] for p in procs if p["role"] != "main"), [(p["pid"], p["ppid"]) for p in procs]
 assert all(p["rank"] is None and p["argv"][-1].endswith("py_workers.py") for p in procs)
 probs = r["problems"]
 assert sorted((p["role"], p["kind"], p["bytes"]) for p in probs) == [
-    ("DataLoader worker", "pinned_by_view", 12 * 1024 * 1024 - 8)] * 2 + [
+    ("DataLoader worker 0", "pinned_by_view", 12 * 1024 * 1024 - 8),
+    ("DataLoader worker 1", "pinned_by_view", 12 * 1024 * 1024 - 8)] + [
     ("child", "pinned_by_view", 12 * 1024 * 1024 - 8)], probs
 by_pid = {p["pid"]: p for p in procs}
 for p in probs:
-    want = wv if p["role"] == "DataLoader worker" else pv
+    want = wv if p["role"].startswith("DataLoader worker ") else pv
     assert f"py_workers.py:{want})" in p["message"], p["message"]
     own = by_pid[p["pid"]]["problems"]
     assert [q["message"] for q in own] == [p["message"]], (own, p)
@@ -45,10 +46,10 @@ PY
 "$TL" report run >r.txt 2>r.err || { cat r.err >&2; fail "report DIR exited $?"; }
 head -n1 r.txt | grep -qx 'tensorleak: run of 4 processes: 3 problems; the report of 4 of them below (the main one, ranks, and those with problems or storages at end)' ||
     fail "report DIR: $(head -n1 r.txt)"
-[ "$(grep -cE '^  [0-9]+ +[0-9]+ +DataLoader worker +[0-9.]+ [KMG]?i?B .* 1 +exit 0 +python[0-9.]* py_workers.py$' r.txt)" -eq 2 ] ||
+[ "$(grep -cE '^  [0-9]+ +[0-9]+ +DataLoader worker [01] +[0-9.]+ [KMG]?i?B .* 1 +exit 0 +python[0-9.]* py_workers.py$' r.txt)" -eq 2 ] ||
     { cat r.txt >&2; fail "report DIR: DataLoader worker rows"; }
 grep -qx 'Problems of all processes: 3' r.txt || fail "report DIR: problems heading"
-[ "$(grep -cE "^  pid [0-9]+ \(DataLoader worker\): pinned_by_view: 12.0 MiB storage .*py_workers.py:$WV\)" r.txt)" -eq 2 ] ||
+[ "$(grep -cE "^  pid [0-9]+ \(DataLoader worker [01]\): pinned_by_view: 12.0 MiB storage .*py_workers.py:$WV\)" r.txt)" -eq 2 ] ||
     fail "report DIR: the workers' problems: $(grep '^  pid' r.txt)"
 grep -qE "^  pid [0-9]+ \(child\): pinned_by_view: .*py_workers.py:$PV\)" r.txt || fail "report DIR: the child's problem"
 [ "$(grep -c '^== process ' r.txt)" -eq 4 ] || fail "report DIR: sections"

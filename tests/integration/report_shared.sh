@@ -10,7 +10,7 @@
 # still the loop variable's). The workers note where they make each segment
 # (torch.storage._StorageBase._new_shared, registered and at once
 # unregistered): the run report joins the two by /dev/shm name and inode,
-# "Made by pid N (DataLoader worker) at dataloader_pinned.py:LOOP".
+# "Made by pid N (DataLoader worker 0) at dataloader_pinned.py:LOOP".
 . "$TL_SRCDIR/tests/integration/lib.sh"
 need_torch
 make_tmp
@@ -53,18 +53,18 @@ assert all(f"dataloader_pinned.py:{view})" in p["message"] and " in shared memor
            for p in probs), probs[0]["message"]
 assert all(p["role"] == "main" and p["rank"] is None for p in probs), [p["role"] for p in probs]
 roles = sorted(p["role"] for p in r["processes"])
-assert roles == ["DataLoader worker", "DataLoader worker", "main"], roles
+assert roles == ["DataLoader worker 0", "DataLoader worker 1", "main"], roles
 # where each segment was made: a worker, its stack's program line (the
 # loop that started the DataLoader: the worker is a fork of it); the
 # workers made 8 in all and count none live at their end
-workers = {p["pid"] for p in r["processes"] if p["role"] == "DataLoader worker"}
+workers = {p["pid"] for p in r["processes"] if p["role"].startswith("DataLoader worker ")}
 for p in probs:
     m = p["made_by"]
-    assert m and m["pid"] in workers and m["role"] == "DataLoader worker", m
+    assert m and m["pid"] in workers and m["role"] in ("DataLoader worker 0", "DataLoader worker 1"), m
     assert m["where"] == f"at dataloader_pinned.py:{loop}", m
 made = 0
 for p in r["processes"]:
-    if p["role"] != "DataLoader worker":
+    if not p["role"].startswith("DataLoader worker "):
         continue
     assert p["end"]["storage_count"] == 0, p["end"]["storage_count"]
     made += sum(s["count"] for s in p["storage_sites"] if s["bytes"] == s["count"] * 8 * MiB)
@@ -75,6 +75,6 @@ PY
 grep -qx '  \[pinned_by_view\] 7 shared-memory storages of 8.00 MiB in shared memory (mapped from another process or moved by share_memory_()), kept alive only by views; pinned: 56.0 MiB (#[0-9]*-#[0-9]*)' run.txt ||
     fail "text: $(sed -n '/^Problems: /,/^Storages/p' run.txt)"
 grep -qx "      views: 7 (448 B in all), slice at dataloader_pinned.py:$VIEW" run.txt || fail "text: views line"
-[ "$(grep -cE "^  pid [0-9]+ \(main\): pinned_by_view: 8.00 MiB storage #[0-9]+ in shared memory .*; 8.00 MiB pinned\. Made by pid [0-9]+ \(DataLoader worker\) at dataloader_pinned.py:$LOOP\.$" run.txt)" -eq 7 ] ||
+[ "$(grep -cE "^  pid [0-9]+ \(main\): pinned_by_view: 8.00 MiB storage #[0-9]+ in shared memory .*; 8.00 MiB pinned\. Made by pid [0-9]+ \(DataLoader worker [01]\) at dataloader_pinned.py:$LOOP\.$" run.txt)" -eq 7 ] ||
     fail "text: made by: $(grep '^  pid' run.txt)"
 exit 0

@@ -149,6 +149,10 @@ def _on_torch(torch):
         _torch.wrap_shared(torch)
     except Exception:  # another torch's layout: shared storages stay unnamed
         pass
+    try:
+        _torch.wrap_worker_loop(torch)
+    except Exception:  # another torch's layout: workers stay unnumbered
+        pass
     if _mode == "copies":
         _torch.wrap_copies(torch)
     elif _mode == "ops":

@@ -419,3 +419,37 @@ def wrap_shared(torch):
 
     _new_shared._tensorleak_wrapped = True
     base._new_shared = classmethod(_new_shared)
+
+
+def wrap_worker_loop(torch):
+    """Wraps torch.utils.data._utils.worker._worker_loop (a DataLoader
+    worker's body, 1.13 and 2.x; the DataLoader looks it up at each start)
+    to note the worker's id in its trace: "DataLoader worker 0 of 2", which
+    the run report names the process by. A spawned worker unpickles the
+    function by name, so it runs the wrapper where its own import wrapped
+    it, else the original (then unnumbered)."""
+    import inspect
+
+    w = sys.modules.get("torch.utils.data._utils.worker")
+    real = getattr(w, "_worker_loop", None)
+    if real is None or getattr(real, "_tensorleak_wrapped", False):
+        return
+    sig = inspect.signature(real)
+    if "worker_id" not in sig.parameters:
+        return
+
+    @functools.wraps(real)
+    def _worker_loop(*args, **kwargs):
+        try:
+            b = sig.bind_partial(*args, **kwargs).arguments
+            wid, n = b.get("worker_id"), b.get("num_workers")
+            api = _agent.api()
+            if api is not None and isinstance(wid, int):
+                of = f" of {n}" if isinstance(n, int) else ""
+                api.note(0, f"DataLoader worker {wid}{of}".encode())
+        except Exception:
+            pass
+        return real(*args, **kwargs)
+
+    _worker_loop._tensorleak_wrapped = True
+    w._worker_loop = _worker_loop

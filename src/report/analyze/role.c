@@ -44,6 +44,20 @@ static bool ran(const tl_trace_t *t, const char *file, const char *function)
     return false;
 }
 
+/* The worker id a DataLoader worker's Python provider noted ("DataLoader
+ * worker 3 of 4": _torch.py wrap_worker_loop), or -1. */
+static long worker_id(const tl_trace_t *t)
+{
+    long id;
+    for (size_t i = 0; i < t->nlineage; i++) {
+        const tl_lineage_t *l = &t->lineage[i];
+        if (l->type == TL_REC_NOTE && l->str && sscanf(l->str, "DataLoader worker %ld", &id) == 1 &&
+            id >= 0)
+            return id;
+    }
+    return -1;
+}
+
 const char *tl_role_of(const tl_trace_t *t, uint64_t main_pid, const char *main_exe, char *buf,
                        size_t n)
 {
@@ -54,10 +68,16 @@ const char *tl_role_of(const tl_trace_t *t, uint64_t main_pid, const char *main_
     }
     if (main_pid && t->pid == main_pid)
         r = "main";
-    else if (ran(t, "torch/utils/data/_utils/worker.py", "_worker_loop"))
-        r = "DataLoader worker";
-    else if (ran(t, "multiprocessing/pool.py", "worker") ||
-             ran(t, "concurrent/futures/process.py", "_process_worker"))
+    else if (ran(t, "torch/utils/data/_utils/worker.py", "_worker_loop")) {
+        long id = worker_id(t);
+        if (id < 0)
+            r = "DataLoader worker";
+        else {
+            snprintf(buf, n, "DataLoader worker %ld", id);
+            return buf;
+        }
+    } else if (ran(t, "multiprocessing/pool.py", "worker") ||
+               ran(t, "concurrent/futures/process.py", "_process_worker"))
         r = "pool worker";
     if (!r) r = tl_role_mp(t, main_pid);
     if (!r) r = main_exe && *main_exe && t->exe && !strcmp(t->exe, main_exe) ? "child" : "helper";

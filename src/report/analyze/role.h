@@ -24,7 +24,8 @@ const char *tl_role_mp(const tl_trace_t *t, uint64_t main_pid);
 /* The role of t's process in a run whose main process is main_pid (0:
  * unknown) running main_exe (NULL or "": unknown), the first that holds:
  * "rank N" (the RANK torchrun set: OPTIONS rank), "main" (pid is main_pid),
- * "DataLoader worker" (a stack ran torch's _worker_loop), "pool worker"
+ * "DataLoader worker N" (a stack ran torch's _worker_loop; N the worker id
+ * its provider noted, "DataLoader worker" without one), "pool worker"
  * (multiprocessing.pool's worker or concurrent.futures' _process_worker),
  * one of tl_role_mp's (a -c code of multiprocessing), "child" (the main
  * program: t's exe is main_exe), else "helper". Into buf of n (about 24

@@ -226,3 +226,10 @@ EXTRA_DIST += tests/integration/agent_ucache.sh
 TESTS += tests/integration/cuda_lib_string.sh
 EXTRA_DIST += tests/integration/cuda_lib_string.sh tests/workloads/cuda_lib_string.cc \
 	tests/workloads/cuda_lib_string.py
+
+# libunwind's signal blocking inside the agent's unwinds (unwinder.h).
+check_PROGRAMS += tests/workloads/agent_unwind_cost
+tests_workloads_agent_unwind_cost_SOURCES = tests/workloads/agent_unwind_cost.c
+tests_workloads_agent_unwind_cost_CFLAGS = $(AGENT_WL_CFLAGS)
+TESTS += tests/integration/agent_unwind_cost.sh
+EXTRA_DIST += tests/integration/agent_unwind_cost.sh

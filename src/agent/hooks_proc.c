@@ -1,5 +1,5 @@
 /* hooks_proc.c - the interposed process entry points: exit and its
- * variants, the exec family, sigaction/signal and mmap/munmap, beside
+ * variants, the exec family, sigaction/signal/sigprocmask and mmap/munmap, beside
  * hooks.c's malloc family and nothing else. Same rules as hooks.c (hooks.h);
  * none of these allocates (the exec hooks may run in a vfork child).
  */
@@ -21,6 +21,7 @@
 #include "agent/endsig.h"
 #include "agent/hooks.h"
 #include "agent/leakscan.h"
+#include "agent/unwinder.h"
 
 /* --- process end and exec --- */
 
@@ -177,6 +178,22 @@ TL_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *
         return -1;
     }
     return tl_endsig_sigaction(real, sig, act, old);
+}
+
+/* sigprocmask: libunwind's block/restore pairs inside the agent's own
+ * unwinds are answered without the kernel (unwinder.h); every other call is
+ * glibc's, unchanged. libunwind calls sigprocmask, not pthread_sigmask. */
+TL_EXPORT int sigprocmask(int how, const sigset_t *set, sigset_t *oset)
+{
+    if (UNLIKELY(tl_unwinder.depth) &&
+        tl_unwinder_sigmask_skip(how, set, oset, (uintptr_t)__builtin_return_address(0)))
+        return 0;
+    tl_unwinder_sigmask_fn real = tl_unwinder_real_sigprocmask();
+    if (!real) {
+        errno = ENOSYS;
+        return -1;
+    }
+    return real(how, set, oset);
 }
 
 TL_EXPORT sighandler_t signal(int sig, sighandler_t handler)

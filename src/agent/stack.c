@@ -216,6 +216,7 @@ void tl_stack_unwind_init(void)
         close(probe[0]);
         close(probe[1]);
     }
+    tl_unwinder_init();
     unw_accessors_t *acc = unw_get_accessors(unw_local_addr_space);
     if (acc) {
         acc->access_mem = access_mem_checked;
@@ -421,7 +422,9 @@ size_t tl_stack_cache_note(tl_stack_buf_t *b, uintptr_t site, uintptr_t cfa, siz
     /* From here up to the top, the stack is this thread's live stack (cfa
      * is in it): its words are read without a check. */
     tl_stack_unwind_sp = b->stack_hi;
+    tl_unwinder_enter();
     bool ok = ucache_fill(b, e, cfa, last, last + 1 == (size_t)n && (size_t)n < depth + SKIP_SLACK);
+    tl_unwinder_leave();
     readable_forget();
     if (!ok) return k;
     memcpy(e->raw, b->raw, (last + 1) * sizeof e->raw[0]);
@@ -468,5 +471,8 @@ size_t tl_stack_capture(const uint64_t **frames, size_t depth)
     uintptr_t sp;
     __asm__ volatile("mov %%rsp, %0" : "=r"(sp));
     tl_stack_unwind_sp = sp;
-    return tl_stack_trim(b, frames, unw_backtrace(b->raw, (int)(depth + SKIP_SLACK)), depth);
+    tl_unwinder_enter();
+    int n = unw_backtrace(b->raw, (int)(depth + SKIP_SLACK));
+    tl_unwinder_leave();
+    return tl_stack_trim(b, frames, n, depth);
 }

@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include "agent/config.h"        /* TL_CONFIG_DEPTH_DEFAULT */
+#include "agent/unwinder.h"      /* tl_unwinder_enter */
 #include "common/trace_format.h" /* TL_REC_MAX_FRAMES */
 
 #define TL_STACK_PROBES 64 /* probes before the table counts as full */
@@ -280,7 +281,9 @@ static inline __attribute__((always_inline)) size_t tl_stack_capture_inline(cons
     uintptr_t sp;
     __asm__ volatile("mov %%rsp, %0" : "=r"(sp));
     tl_stack_unwind_sp = sp;
+    tl_unwinder_enter();
     int n = unw_backtrace(b->raw, (int)(depth + TL_STACK_SLACK));
+    tl_unwinder_leave();
     k = tl_stack_trim(b, frames, n, depth);
     return tl_stack_cache_note(b, site, cfa, depth, n, *frames, k);
 }

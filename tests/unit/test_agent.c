@@ -9,6 +9,7 @@
 #include "agent/cudart_static.h"
 #include "agent/numpy.h"
 #include "agent/stack.h"
+#include "agent/unwinder.h"
 #include "agent/vm.h"
 #define UNW_LOCAL_ONLY
 #include <libunwind.h>
@@ -16,10 +17,12 @@
 #include "common/trace_format.h"
 #include "tests/unit/check_main.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <link.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -464,6 +467,42 @@ START_TEST(stack_capture_inline_starts_in_caller)
 }
 END_TEST
 
+/* libunwind's block/restore pairs, called from libunwind's code inside an
+ * agent unwind, are answered without the kernel (nested two deep); any
+ * other call (another pattern, another caller, a third nested block, a
+ * restore from another set) is left to glibc's sigprocmask. */
+START_TEST(unwinder_sigmask_pairs)
+{
+    tl_stack_unwind_init(); /* tl_unwinder_init */
+    uintptr_t unw = (uintptr_t)dlsym(RTLD_DEFAULT, "_ULx86_64_step");
+    ck_assert(unw != 0);
+    sigset_t full, one, a, b, c;
+    sigfillset(&full);
+    sigemptyset(&one);
+    sigaddset(&one, SIGUSR1);
+    ck_assert_ptr_nonnull(tl_unwinder_real_sigprocmask());
+    tl_unwinder_enter();
+    ck_assert(
+        !tl_unwinder_sigmask_skip(SIG_SETMASK, &full, &a, (uintptr_t)&full)); /* not libunwind */
+    ck_assert(!tl_unwinder_sigmask_skip(SIG_BLOCK, &full, &a, unw));
+    ck_assert(!tl_unwinder_sigmask_skip(SIG_SETMASK, &one, &a, unw)); /* not the full set */
+    ck_assert(!tl_unwinder_sigmask_skip(SIG_SETMASK, &a, NULL, unw)); /* nothing pending */
+    ck_assert(tl_unwinder_sigmask_skip(SIG_SETMASK, &full, &a, unw));
+    ck_assert(tl_unwinder_sigmask_skip(SIG_SETMASK, &full, &b, unw));
+    ck_assert(!tl_unwinder_sigmask_skip(SIG_SETMASK, &full, &c, unw)); /* third: the kernel's */
+    ck_assert(!tl_unwinder_sigmask_skip(SIG_SETMASK, &a, NULL, unw));  /* b is innermost */
+    ck_assert(tl_unwinder_sigmask_skip(SIG_SETMASK, &b, NULL, unw));
+    ck_assert(tl_unwinder_sigmask_skip(SIG_SETMASK, &a, NULL, unw));
+    ck_assert(!tl_unwinder_sigmask_skip(SIG_SETMASK, &a, NULL, unw));
+    tl_unwinder_leave();
+    ck_assert_uint_eq(tl_unwinder.depth, 0);
+    /* An unwind records as before with the pairs skipped. */
+    const uint64_t *frames;
+    ck_assert_uint_gt(tl_stack_capture(&frames, 8), 0);
+    ck_assert_uint_eq(tl_unwinder.npending, 0);
+}
+END_TEST
+
 static Suite *make_stack_suite(void)
 {
     Suite *s = suite_create("stack");
@@ -473,6 +512,7 @@ static Suite *make_stack_suite(void)
     tcase_add_test(tc, stack_intern_concurrent);
     tcase_add_test(tc, stack_capture_inline_starts_in_caller);
     tcase_add_test(tc, stack_access_mem_checked);
+    tcase_add_test(tc, unwinder_sigmask_pairs);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -7,7 +7,9 @@
 
 #include "agent/unwinder.h"
 
+#define UNW_LOCAL_ONLY
 #include <dlfcn.h>
+#include <libunwind.h>
 #include <stdatomic.h>
 #include <string.h>
 
@@ -35,10 +37,9 @@ void tl_unwinder_init(void)
 {
     (void)tl_unwinder_real_sigprocmask();
     sigfillset(&full_mask);
-    /* libunwind's local unwinder, the object the agent's unwinds run in. */
-    void *unw = dlsym(RTLD_DEFAULT, "_ULx86_64_step");
+    /* The libunwind the agent links, the object its unwinds run in. */
     uintptr_t lo, hi;
-    if (unw && !tl_modules_range_of((uintptr_t)unw, &lo, &hi)) {
+    if (!tl_modules_range_of((uintptr_t)&unw_backtrace, &lo, &hi)) {
         unw_lo = lo;
         unw_hi = hi;
     }

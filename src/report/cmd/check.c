@@ -77,10 +77,11 @@ static bool ask_steps(tl_chk_t *c, grouping_t *gp, size_t ngp)
         if (asked[i]) continue;
         size_t nq = 0;
         for (size_t j = i; j < ngp; j++)
-            if (!asked[j] && gp[j].from_ts == gp[i].from_ts) q[nq++] = gp[j].q;
+            if (gp[j].from_ts == gp[i].from_ts) {
+                q[nq++] = gp[j].q;
+                asked[j] = true;
+            }
         if (tl_steps_count_many(&c->a.trace, gp[i].from_ts, q, nq)) return true;
-        for (size_t j = i; j < ngp; j++)
-            asked[j] = asked[j] || gp[j].from_ts == gp[i].from_ts;
     }
     return false;
 }
@@ -91,7 +92,6 @@ static void grouping_free(grouping_t *gp)
     tl_map_free(&gp->by_stack);
     free((void *)gp->q.sites);
     free(gp->q.steps);
-    *gp = (grouping_t){.l = gp->l};
 }
 
 /* After ask_steps: each group's repeats (its steps, else 0), its bytes

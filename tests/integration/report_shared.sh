@@ -11,6 +11,11 @@
 # (torch.storage._StorageBase._new_shared, registered and at once
 # unregistered): the run report joins the two by /dev/shm name and inode,
 # "Made by pid N (DataLoader worker 0) at dataloader_pinned.py:LOOP".
+# Then tensors passed through a torch.multiprocessing queue: the producer
+# moves them to shared memory with share_memory_() (noted too, not only
+# collate's _new_shared), and the consumer, started first, keeps views; the
+# run report finds every maker before it reports any process, so the
+# consumer's problems name the producer and its share_memory_() line.
 . "$TL_SRCDIR/tests/integration/lib.sh"
 need_torch
 make_tmp
@@ -77,4 +82,22 @@ grep -qx '  \[pinned_by_view\] 7 shared-memory storages of 8.00 MiB in shared me
 grep -qx "      views: 7 (448 B in all), slice at dataloader_pinned.py:$VIEW" run.txt || fail "text: views line"
 [ "$(grep -cE "^  pid [0-9]+ \(main\): pinned_by_view: 8.00 MiB storage #[0-9]+ in shared memory .*; 8.00 MiB pinned\. Made by pid [0-9]+ \(DataLoader worker [01]\) at dataloader_pinned.py:$LOOP\.$" run.txt)" -eq 7 ] ||
     fail "text: made by: $(grep '^  pid' run.txt)"
+
+cp "$SRC_WL/mp_queue_pinned.py" . || hard_error "no workload"
+mkdir q || hard_error "mkdir"
+SHARE=$(site_line mp_queue_pinned.py share)
+"$TL" run --output="$TMP/q/t.%p.tlt" -- "$PYTHON3" mp_queue_pinned.py >q.txt 2>q.err ||
+    { cat q.err >&2; fail "queue: run exited $?"; }
+grep -qx 'exit codes 0 0' q.txt || fail "queue: program output: $(head -3 q.txt)"
+consumer=$(sed -n 's/^  \([0-9]*\) .* child .* 4 (4.00 MiB) .*/\1/p' q.txt)
+producer=$(grep -E '^  [0-9]+ .* child ' q.txt | grep -v "^  $consumer " | awk '{print $1}')
+[ -n "$consumer" ] && [ -n "$producer" ] && [ "$consumer" -lt "$producer" ] ||
+    fail "queue: consumer '$consumer', producer '$producer': $(sed -n '/^Processes/,/^$/p' q.txt)"
+[ "$(grep -cxE "  pid $consumer \(child\): pinned_by_view: 1.00 MiB storage #[1-4] in shared memory .* kept alive only by 1 view of 64.0 KiB; 960.0 KiB pinned\. Made by pid $producer \(child\) at mp_queue_pinned.py:$SHARE\." q.txt)" -eq 4 ] ||
+    fail "queue: made by: $(grep '^  pid' q.txt)"
+# (the views' line is not known here: the consumer's view records name a
+# segment it maps only from the end point's walk on; issue 24's note)
+grep -qx "      views: 4 (256.0 KiB in all)" q.txt || fail "queue: views line: $(grep 'views:' q.txt)"
+grep -qxE "      held: global kept\[[0-3]\] -> Tensor \(and 3 other paths\)" q.txt ||
+    fail "queue: held: $(grep 'held:' q.txt)"
 exit 0

@@ -399,26 +399,52 @@ def _note_shared(st):
 
 
 def wrap_shared(torch):
-    """Wraps torch.storage._StorageBase._new_shared (the classmethod every
-    shared CPU storage of collate and share_memory_ comes from, in 1.13 and
-    2.x) to note where each is made (_note_shared)."""
+    """Wraps the two ways a CPU storage is made in shared memory, in 1.13 and
+    2.x, to note where each is made (_note_shared):
+    torch.storage._StorageBase._new_shared (the classmethod that collate's
+    batches come from) and _StorageBase.share_memory_ (a storage moved
+    there: Tensor.share_memory_(), which UntypedStorage's calls through
+    super(); it calls _share_fd_cpu_ itself, not _new_shared)."""
     base = getattr(getattr(torch, "storage", None), "_StorageBase", None)
     real = base.__dict__.get("_new_shared") if base is not None else None
-    if not isinstance(real, classmethod) or getattr(real.__func__, "_tensorleak_wrapped", False):
-        return
-    func = real.__func__
+    if isinstance(real, classmethod) and not getattr(real.__func__, "_tensorleak_wrapped", False):
+        func = real.__func__
 
-    @functools.wraps(func)
-    def _new_shared(cls, *args, **kwargs):
-        out = func(cls, *args, **kwargs)
-        try:
-            _note_shared(out)
-        except Exception:
-            pass
-        return out
+        @functools.wraps(func)
+        def _new_shared(cls, *args, **kwargs):
+            out = func(cls, *args, **kwargs)
+            try:
+                _note_shared(out)
+            except Exception:
+                pass
+            return out
 
-    _new_shared._tensorleak_wrapped = True
-    base._new_shared = classmethod(_new_shared)
+        _new_shared._tensorleak_wrapped = True
+        base._new_shared = classmethod(_new_shared)
+    move = base.__dict__.get("share_memory_") if base is not None else None
+    if callable(move) and not getattr(move, "_tensorleak_wrapped", False):
+
+        @functools.wraps(move)
+        def share_memory_(self, *args, **kwargs):
+            was = _shared_now(self)
+            out = move(self, *args, **kwargs)
+            if was is False:  # moved now: noted once, not at each call
+                try:
+                    _note_shared(self)
+                except Exception:
+                    pass
+            return out
+
+        share_memory_._tensorleak_wrapped = True
+        base.share_memory_ = share_memory_
+
+
+def _shared_now(st):
+    """st.is_shared(), or None when it cannot be asked."""
+    try:
+        return bool(st.is_shared())
+    except Exception:
+        return None
 
 
 def wrap_worker_loop(torch):

@@ -43,7 +43,7 @@ typedef struct proc {
     tl_status_t rc;
 } proc_t;
 
-/* Where the run's processes made shared-memory segments, so far. */
+/* Where the run's processes made shared-memory segments (made_of_run). */
 typedef struct made_tab {
     tl_report_made_t *v;
     size_t n, cap;
@@ -78,6 +78,41 @@ static bool collect_made(made_tab_t *mt, const tl_trace_t *t, tl_symbolizer_t *s
         tl_lineage_where(t, sym, site, m->where, sizeof m->where);
         mt->n++;
         base = 0;
+    }
+    return false;
+}
+
+/* Whether t registered any segment it made (collect_made's registrations). */
+static bool made_any(const tl_trace_t *t)
+{
+    for (size_t i = 0; i < t->nlineage; i++)
+        if (t->lineage[i].type == TL_REC_STORAGE_REG &&
+            !strcmp(t->lineage[i].str, TL_ORIGIN_SHARED " made"))
+            return true;
+    return false;
+}
+
+/* Where every process of the run made its segments, before any process is
+ * reported: a process that keeps a segment may come before its maker (a
+ * consumer started before its producer). Reads each trace's tables only
+ * (no pass over its events); a trace that cannot be read adds nothing
+ * here and is said when it is reported. true = out of memory. */
+static bool made_of_run(made_tab_t *mt, const proc_t *procs, size_t n, uint64_t main_pid,
+                        const char *main_exe)
+{
+    char why[256], role[48];
+    for (size_t i = 0; i < n; i++) {
+        tl_trace_t t;
+        if (tl_trace_read(procs[i].path, &t, why, sizeof why) != TL_STATUS_OK) continue;
+        bool oom = false;
+        if (made_any(&t)) {
+            tl_symbolizer_t *sym = tl_sym_new(t.modules, t.nmodules);
+            tl_role_of(&t, main_pid, main_exe, role, sizeof role);
+            oom = !sym || collect_made(mt, &t, sym, role);
+            tl_sym_free(sym);
+        }
+        tl_trace_free(&t);
+        if (oom) return true;
     }
     return false;
 }
@@ -223,7 +258,7 @@ static tl_status_t one(proc_t *p, proc_t *procs, size_t n, uint64_t main_pid, co
     p->nproblems = m->end.nproblems;
     end_words(t, p->end, sizeof p->end);
     p->shown = main || p->rank >= 0 || p->nproblems || p->storages;
-    bool oom = collect_made(mt, t, a->sym, p->role);
+    bool oom = false;
     tl_report_run_t run = {.role = p->role, .entry = true, .made = mt->v, .nmade = mt->n};
     a->ctx.run = &run;
     if (opts->format == TL_FORMAT_JSON) {
@@ -383,6 +418,11 @@ tl_status_t tl_report_run(const char *const *paths, size_t n, const tl_report_op
         procs[i].path = paths[i];
     tl_status_t rc = TL_STATUS_OK;
     made_tab_t mt = {0};
+    if (made_of_run(&mt, procs, n, main_pid, main_exe)) {
+        tl_msgs_add(msgs, "out of memory");
+        free(procs);
+        return TL_STATUS_NOMEM;
+    }
     for (size_t i = 1; i <= n; i++) { /* the others first, the main one last */
         proc_t *p = &procs[i % n];
         p->rc = one(p, procs, n, main_pid, main_exe, &mt, opts, out, msgs);

@@ -47,7 +47,8 @@ libtlreport_la_SOURCES = \
 	src/report/cmd/check_run.c src/report/cmd/check_run.h \
 	src/report/cmd/diff.c src/report/cmd/diff.h \
 	src/report/cmd/report.c src/report/cmd/report.h \
-	src/report/cmd/report_run.c
+	src/report/cmd/report_run.c src/report/cmd/run_paths.c \
+	src/report/cmd/run_ranks.c src/report/cmd/run_ranks.h
 libtlreport_la_CFLAGS = $(AM_CFLAGS) $(LIBDW_CFLAGS)
 libtlreport_la_LIBADD = libtlcommon.la $(LIBDW_LIBS)
 

@@ -78,7 +78,7 @@ else
 fi
 
 # torchrun, 2 gloo ranks; rank 1 keeps views (torch 2.x: Debian's 1.13
-# torchrun fails on CPython 3.11 without us)
+# torchrun fails on CPython 3.11 without us); the ranks side by side
 cp "$SRC_WL/ddp_rank_leak.py" . || hard_error "no workload"
 BIG=$(site_line ddp_rank_leak.py big)
 VIEW=$(site_line ddp_rank_leak.py view)
@@ -97,6 +97,31 @@ grep -qE '^  [0-9]+ +[0-9]+ +rank 1 .* 4 +exit 0 +python[0-9.]* -u ddp_rank_leak
 [ "$(grep -cE "^  pid [0-9]+ \(rank 1\): pinned_by_view: 4.00 MiB storage #[0-9]+ allocated by randn at ddp_rank_leak.py:$BIG is kept alive only by 1 view of 16 B \(slice at ddp_rank_leak.py:$VIEW\); 4.00 MiB pinned\.$" d.txt)" -eq 4 ] ||
     fail "torchrun: rank 1's problems: $(grep '^  pid' d.txt)"
 grep -q '^  pid [0-9]* (rank 0)' d.txt && fail "torchrun: a problem of rank 0"
+# the ranks side by side: every rank makes a 4 MiB tensor a step; rank 1
+# keeps all 5 (4 MiB per step), rank 0 only the last one (no growth)
+sed -n '/^Ranks: 2 side by side$/,/^$/p' d.txt >ranks.txt
+grep -qE '^  0 +[0-9]+ +[0-9.]+ MiB +[0-9.]+ MiB +[0-9]+ \([0-9.]+ MiB\)  none$' ranks.txt &&
+    grep -qE '^  1 +[0-9]+ +[0-9.]+ MiB +[0-9.]+ MiB +[0-9]+ \([0-9.]+ MiB\)  4.00 MiB over 5 steps$' ranks.txt ||
+    fail "torchrun: ranks: $(cat ranks.txt)"
+grep -qx "  rank 1 keeps what the other ranks free: 5 storages (20.0 MiB) made at ddp_rank_leak.py:$BIG; rank 0 keeps 1 (4.00 MiB) of the 5 it made there" ranks.txt ||
+    fail "torchrun: keeps: $(cat ranks.txt)"
+[ "$(grep -c 'keeps what the other ranks free' ranks.txt)" -eq 1 ] || fail "torchrun: more than one line flagged"
+"$TL" report --format=json "$TMP/ddp" >d.json || fail "report DIR json: exit $?"
+"$PYTHON3" - d.json "$BIG" <<'PY' || fail "torchrun: JSON ranks"
+import json, sys
+r = json.load(open(sys.argv[1]))
+big = int(sys.argv[2])
+ranks = r["ranks"]
+assert [k["rank"] for k in ranks] == [0, 1], ranks
+r0, r1 = ranks
+pids = {p["rank"]: p["pid"] for p in r["processes"] if p["rank"] is not None}
+assert r0["pid"] == pids[0] and r1["pid"] == pids[1], (ranks, pids)
+assert r0["growth_per_step"] == 0 and r0["steps"] == 0 and r0["keeps"] == [], r0
+assert r1["growth_per_step"] == 4 << 20 and r1["steps"] == 5, r1
+assert r1["storages"] - r0["storages"] == 4, (r0["storages"], r1["storages"])
+assert r1["keeps"] == [{"where": f"at ddp_rank_leak.py:{big}", "storages": 5, "bytes": 5 * (4 << 20), "made": 5,
+                        "others": [{"rank": 0, "storages": 1, "bytes": 4 << 20, "made": 5}]}], r1["keeps"]
+PY
 "$TL" check --max-problem-storage=0 -- "$PYTHON3" -m torch.distributed.run --nproc_per_node=2 ddp_rank_leak.py >c.out 2>c.err
 rc=$?
 [ $rc -eq 23 ] || { cat c.out c.err >&2; fail "torchrun check: exit $rc, want 23"; }

@@ -1,7 +1,8 @@
 # ddp_rank_leak.py - a DDP training loop for torchrun (gloo, CPU): 5 steps;
-# rank 1 alone keeps a 16-byte view of a new 4 MiB tensor each step in a
-# module-level list: 4 storages of 4 MiB are pinned by views there (the
-# 5th is still the variable big's).
+# every rank makes a new 4 MiB tensor each step, and rank 1 alone keeps a
+# 16-byte view of each in a module-level list: 4 storages of 4 MiB are
+# pinned by views there (the 5th is still the variable big's, as on rank 0:
+# rank 1 keeps 5 of the 5 it made, rank 0 1 of 5).
 # tests/integration/report_run.sh (issue 24: ranks side by side).
 import torch
 import torch.distributed as dist
@@ -16,8 +17,8 @@ for step in range(5):
     opt.zero_grad()
     loss.backward()
     opt.step()
+    big = torch.randn(1024, 1024)  # SITE:big
     if rank == 1:
-        big = torch.randn(1024, 1024)  # SITE:big
         kept.append(big[0, :4])  # SITE:view
 dist.destroy_process_group()
 print("rank", rank, "done")

@@ -4,19 +4,19 @@
  * of each is its row of the process table and its rendered texts (bounded
  * by --top), so the memory is the biggest trace's analysis plus small
  * per-process texts. The main process comes last, as in check_run.c: its
- * JSON carries every process's entry and problems.
+ * JSON carries every process's entry and problems. The traces of a run are
+ * found by run_paths.c; the ranks compared by run_ranks.c.
  */
 #include "report/cmd/report.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "report/analyze/lineage.h"
 #include "report/analyze/role.h"
+#include "report/cmd/run_ranks.h"
 #include "report/pipeline.h"
 #include "report/render/escape.h"
 #include "report/render/render.h"
@@ -40,6 +40,7 @@ typedef struct proc {
     char **pjson; /* JSON: its problem objects */
     size_t *pjson_len;
     size_t npjson;
+    tl_rank_row_t ranked; /* a rank's (rank >= 0): run_ranks.h */
     tl_status_t rc;
 } proc_t;
 
@@ -126,6 +127,39 @@ static void proc_free(proc_t *p)
         free(p->pjson[i]);
     free(p->pjson);
     free(p->pjson_len);
+    tl_rank_row_free(&p->ranked);
+}
+
+/* The ranks of procs[0, n) side by side (run_ranks.h), into *rows (owned:
+ * free, not the rows' lines, which stay procs'). true = out of memory. */
+static bool ranks_of(const proc_t *procs, size_t n, tl_rank_row_t **rows, size_t *nrows)
+{
+    *nrows = 0;
+    *rows = malloc((n ? n : 1) * sizeof **rows);
+    if (!*rows) return true;
+    for (size_t i = 0; i < n; i++)
+        if (procs[i].rank >= 0 && !procs[i].rc) (*rows)[(*nrows)++] = procs[i].ranked;
+    tl_ranks_sort(*rows, *nrows);
+    return false;
+}
+
+/* The processes of a run, for capture(). */
+typedef struct procs_arg {
+    const proc_t *procs;
+    size_t n;
+} procs_arg_t;
+
+static void ranks_json(const void *arg, FILE *out)
+{
+    const procs_arg_t *pa = arg;
+    tl_rank_row_t *rows;
+    size_t nr;
+    tl_json_t j;
+    tl_json_init(&j, out, false);
+    if (ranks_of(pa->procs, pa->n, &rows, &nr)) nr = 0;
+    tl_ranks_json(rows, nr, &j);
+    tl_json_finish(&j);
+    free(rows);
 }
 
 static void end_words(const tl_trace_t *t, char *buf, size_t n)
@@ -215,6 +249,59 @@ static void lines(const void *arg, FILE *out)
     problem_lines(a->p, a->e, a->run, out);
 }
 
+/* The run's JSON report: the main process's (ctx), with every process's
+ * entry and problems and the ranks side by side. true = out of memory. */
+static bool run_json(const char *role, const proc_t *procs, size_t n, const made_tab_t *mt,
+                     tl_report_ctx_t *ctx, FILE *out)
+{
+    size_t np = 0;
+    for (size_t i = 0; i < n; i++)
+        np += procs[i].npjson;
+    const char **entries = calloc(n, sizeof *entries);
+    size_t *entry_len = calloc(n, sizeof *entry_len);
+    const char **probs = calloc(np ? np : 1, sizeof *probs);
+    size_t *prob_len = calloc(np ? np : 1, sizeof *prob_len);
+    char *ranks = NULL;
+    size_t ranks_len = 0;
+    procs_arg_t pa = {procs, n};
+    bool oom = !entries || !entry_len || !probs || !prob_len ||
+               capture(&ranks, &ranks_len, ranks_json, &pa);
+    size_t ne = 0, k = 0;
+    for (size_t i = 0; !oom && i < n; i++) {
+        if (procs[i].entry) {
+            entries[ne] = procs[i].entry;
+            entry_len[ne++] = procs[i].entry_len;
+        }
+        for (size_t q = 0; q < procs[i].npjson; q++) {
+            probs[k] = procs[i].pjson[q];
+            prob_len[k++] = procs[i].pjson_len[q];
+        }
+    }
+    if (!oom) {
+        tl_report_run_t run = {.role = role,
+                               .made = mt->v,
+                               .nmade = mt->n,
+                               .entries = entries,
+                               .entry_len = entry_len,
+                               .nentries = ne,
+                               .problems = probs,
+                               .problem_len = prob_len,
+                               .nproblems = k,
+                               .ranks = ranks,
+                               .ranks_len = ranks_len};
+        const tl_report_run_t *was = ctx->run;
+        ctx->run = &run;
+        tl_render_json(ctx, out);
+        ctx->run = was;
+    }
+    free(entries);
+    free(entry_len);
+    free(probs);
+    free(prob_len);
+    free(ranks);
+    return oom;
+}
+
 /* Analyse p's trace and keep its row and texts; main: the main process,
  * whose JSON is the report (all the others already in procs[1, n)). */
 static tl_status_t one(proc_t *p, proc_t *procs, size_t n, uint64_t main_pid, const char *main_exe,
@@ -258,7 +345,7 @@ static tl_status_t one(proc_t *p, proc_t *procs, size_t n, uint64_t main_pid, co
     p->nproblems = m->end.nproblems;
     end_words(t, p->end, sizeof p->end);
     p->shown = main || p->rank >= 0 || p->nproblems || p->storages;
-    bool oom = false;
+    bool oom = p->rank >= 0 && tl_rank_measure(a, p->rank, &p->ranked);
     tl_report_run_t run = {.role = p->role, .entry = true, .made = mt->v, .nmade = mt->n};
     a->ctx.run = &run;
     if (opts->format == TL_FORMAT_JSON) {
@@ -272,43 +359,7 @@ static tl_status_t one(proc_t *p, proc_t *procs, size_t n, uint64_t main_pid, co
             oom = capture(&p->pjson[i], &p->pjson_len[i], json_problem, &ja);
             p->npjson += !oom;
         }
-        if (main && !oom) { /* the report: the main process's, with the run's */
-            size_t np = 0;
-            for (size_t i = 0; i < n; i++)
-                np += procs[i].npjson;
-            const char **entries = calloc(n, sizeof *entries);
-            size_t *entry_len = calloc(n, sizeof *entry_len);
-            const char **probs = calloc(np ? np : 1, sizeof *probs);
-            size_t *prob_len = calloc(np ? np : 1, sizeof *prob_len);
-            oom = !entries || !entry_len || !probs || !prob_len;
-            size_t ne = 0, k = 0;
-            for (size_t i = 0; !oom && i < n; i++) {
-                if (procs[i].entry) {
-                    entries[ne] = procs[i].entry;
-                    entry_len[ne++] = procs[i].entry_len;
-                }
-                for (size_t q = 0; q < procs[i].npjson; q++) {
-                    probs[k] = procs[i].pjson[q];
-                    prob_len[k++] = procs[i].pjson_len[q];
-                }
-            }
-            if (!oom) {
-                run = (tl_report_run_t){.role = p->role,
-                                        .made = mt->v,
-                                        .nmade = mt->n,
-                                        .entries = entries,
-                                        .entry_len = entry_len,
-                                        .nentries = ne,
-                                        .problems = probs,
-                                        .problem_len = prob_len,
-                                        .nproblems = k};
-                tl_render_json(&a->ctx, out);
-            }
-            free(entries);
-            free(entry_len);
-            free(probs);
-            free(prob_len);
-        }
+        if (main && !oom) oom = run_json(p->role, procs, n, mt, &a->ctx, out);
     } else {
         lines_arg_t la = {p, &m->end, &run};
         if (p->shown) oom |= capture(&p->text, &p->text_len, text_escaped, &a->ctx);
@@ -368,6 +419,10 @@ static void run_text(const proc_t *procs, size_t n, FILE *out)
         tl_esc_puts(out, p->program);
         fputc('\n', out);
     }
+    tl_rank_row_t *rows;
+    size_t nr;
+    if (!ranks_of(procs, n, &rows, &nr)) tl_ranks_text(rows, nr, out);
+    free(rows);
     fprintf(out, "\nProblems of all processes: %zu\n", nprob);
     if (!nprob) fputs("  (none)\n", out);
     for (size_t i = 0; i < n; i++)
@@ -443,140 +498,4 @@ tl_status_t tl_report_run(const char *const *paths, size_t n, const tl_report_op
     free(procs);
     free(mt.v);
     return rc;
-}
-
-/* One trace found for tl_report_run_paths. */
-typedef struct found {
-    char *path;
-    tl_trace_info_t info;
-} found_t;
-
-static int by_start(const void *x, const void *y)
-{
-    const found_t *a = x, *b = y;
-    if (a->info.start_mono != b->info.start_mono)
-        return a->info.start_mono < b->info.start_mono ? -1 : 1;
-    return a->info.pid < b->info.pid ? -1 : a->info.pid > b->info.pid;
-}
-
-/* Adds the trace at path (said in msgs when it is not one); the same trace
- * given twice is one. */
-static tl_status_t add_found(found_t **f, size_t *n, size_t *cap, const char *path, tl_msgs_t *msgs)
-{
-    tl_trace_info_t info;
-    errno = 0;
-    tl_status_t rc = tl_trace_peek(path, &info);
-    if (rc) {
-        tl_msgs_add(msgs, "%s: %s", path,
-                    rc == TL_STATUS_NO_TRACE ? strerror(errno ? errno : ENOENT)
-                                             : "not a tensorleak trace or corrupt header");
-        return rc;
-    }
-    for (size_t i = 0; i < *n; i++)
-        if ((*f)[i].info.pid == info.pid && (*f)[i].info.exec_seq == info.exec_seq &&
-            (*f)[i].info.start_mono == info.start_mono && (*f)[i].info.session == info.session)
-            return TL_STATUS_OK;
-    if (*n == *cap) {
-        size_t c = *cap ? 2 * *cap : 16;
-        found_t *g = realloc(*f, c * sizeof *g);
-        if (!g) goto oom;
-        *f = g;
-        *cap = c;
-    }
-    if (!((*f)[*n].path = strdup(path))) goto oom;
-    (*f)[(*n)++].info = info;
-    return TL_STATUS_OK;
-oom:
-    tl_msgs_add(msgs, "out of memory");
-    return TL_STATUS_NOMEM;
-}
-
-tl_status_t tl_report_run_paths(const char *const *args, size_t nargs, char ***paths, size_t *n,
-                                tl_msgs_t *msgs)
-{
-    found_t *f = NULL;
-    size_t nf = 0, cap = 0;
-    tl_status_t rc = TL_STATUS_OK;
-    *paths = NULL;
-    *n = 0;
-    for (size_t i = 0; i < nargs && !rc; i++) {
-        struct stat st;
-        if (stat(args[i], &st) == 0 && S_ISDIR(st.st_mode)) {
-            DIR *d = opendir(args[i]);
-            if (!d) {
-                tl_msgs_add(msgs, "%s: %s", args[i], strerror(errno));
-                rc = TL_STATUS_NO_TRACE;
-                break;
-            }
-            struct dirent *e;
-            size_t before = nf;
-            while ((e = readdir(d))) {
-                size_t len = strlen(e->d_name);
-                if (len < 5 || strcmp(e->d_name + len - 4, ".tlt")) continue;
-                char p[4096];
-                snprintf(p, sizeof p, "%s/%s", args[i], e->d_name);
-                /* one that is not a trace: said, skipped */
-                if (add_found(&f, &nf, &cap, p, msgs) == TL_STATUS_NOMEM) rc = TL_STATUS_NOMEM;
-            }
-            closedir(d);
-            if (!rc && nf == before) {
-                tl_msgs_add(msgs, "%s: no trace (*.tlt) in the directory", args[i]);
-                rc = TL_STATUS_NO_TRACE;
-            }
-        } else {
-            rc = add_found(&f, &nf, &cap, args[i], msgs);
-        }
-    }
-    /* The images that exec'd (a later image of their pid is here) are left
-     * out, as check leaves them: exec gave their memory back. */
-    size_t k = 0;
-    for (size_t i = 0; i < nf; i++) {
-        bool execd = false;
-        for (size_t j = 0; j < nf && !execd; j++)
-            execd =
-                j != i && f[j].info.pid == f[i].info.pid && f[j].info.exec_seq > f[i].info.exec_seq;
-        if (execd)
-            free(f[i].path);
-        else
-            f[k++] = f[i];
-    }
-    nf = k;
-    if (!rc && nf) {
-        /* The main process: the earliest whose parent is not in the run. */
-        qsort(f, nf, sizeof *f, by_start);
-        size_t main = 0;
-        for (size_t i = 0; i < nf; i++) {
-            bool parent_here = false;
-            for (size_t j = 0; j < nf && !parent_here; j++)
-                parent_here = j != i && f[j].info.pid == f[i].info.ppid;
-            if (!parent_here) {
-                main = i;
-                break;
-            }
-        }
-        found_t m = f[main];
-        memmove(f + 1, f, main * sizeof *f);
-        f[0] = m;
-        *paths = calloc(nf, sizeof **paths);
-        if (!*paths) {
-            tl_msgs_add(msgs, "out of memory");
-            rc = TL_STATUS_NOMEM;
-        } else {
-            for (size_t i = 0; i < nf; i++)
-                (*paths)[i] = f[i].path;
-            *n = nf;
-        }
-    }
-    if (rc || !*paths)
-        for (size_t i = 0; i < nf; i++)
-            free(f[i].path);
-    free(f);
-    return rc;
-}
-
-void tl_report_run_paths_free(char **paths, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        free(paths[i]);
-    free(paths);
 }

@@ -47,6 +47,9 @@ typedef struct tl_report_run {
     const char *const *problems;
     const size_t *problem_len;
     size_t nproblems;
+    /* the ranks side by side (cmd/run_ranks.h), a raw JSON array; NULL: none */
+    const char *ranks;
+    size_t ranks_len;
     /* where the run's processes made shared-memory segments */
     const tl_report_made_t *made;
     size_t nmade;

@@ -582,6 +582,11 @@ void tl_render_json(const tl_report_ctx_t *c, FILE *out)
         for (size_t i = 0; i < c->run->nentries; i++)
             tl_json_raw(j, c->run->entries[i], c->run->entry_len[i]);
         tl_json_arr_end(j);
+        tl_json_key(j, "ranks");
+        if (c->run->ranks)
+            tl_json_raw(j, c->run->ranks, c->run->ranks_len);
+        else
+            tl_json_null(j);
     }
     tl_json_obj_end(j);
     tl_json_finish(j);

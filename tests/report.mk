@@ -121,7 +121,8 @@ tests_unit_test_report_html_LDADD = libtlreport.la libtlcommon.la $(LIBDW_LIBS) 
 TESTS += tests/unit/test_report_html
 TESTS += tests/integration/html_report.sh tests/integration/html_hostile.sh
 EXTRA_DIST += tests/integration/html_report.sh tests/integration/html_hostile.sh \
-	tests/integration/html_lib.sh tests/integration/html_browser.py
+	tests/integration/html_lib.sh tests/integration/html_browser.py \
+	tests/integration/html_run.py
 
 # Leak kinds (issue 11 item 4): the agent's leak scan, check's --max-leak.
 check_PROGRAMS += tests/workloads/leak_kinds

@@ -22,3 +22,18 @@ html_check() {
     rc=$?
     [ $rc -eq 0 ] || { [ $rc -eq 99 ] && hard_error "$name: browser"; fail "$name: page differs from the JSON report"; }
 }
+
+# html_run_check PAGE.html REPORT.json PID NAME: the HTML page of a run of
+# several processes against its JSON report, PID picked (html_run.py);
+# a note, not a skip, where there is no chromium (the caller checks more).
+html_run_check() {
+    CHROMIUM=${CHROMIUM:-$(command -v chromium || command -v chromium-browser || true)}
+    if [ -z "$CHROMIUM" ]; then
+        echo "note: no chromium: $4's HTML page not opened"
+        return 0
+    fi
+    mkdir -p "$HTML_SHOTS" || hard_error "mkdir $HTML_SHOTS"
+    "$PYTHON3" "$TL_SRCDIR/tests/integration/html_run.py" "$CHROMIUM" "$1" "$2" "$3" "$HTML_SHOTS/$4.png"
+    rc=$?
+    [ $rc -eq 0 ] || { [ $rc -eq 99 ] && hard_error "$4: browser"; fail "$4: the run's page differs from its JSON report"; }
+}

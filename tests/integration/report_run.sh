@@ -8,6 +8,7 @@
 # gloo ranks where rank 1 alone keeps views (run names rank 1 with its
 # line; check exits 23 naming "rank 1", with the suppressions said once).
 . "$TL_SRCDIR/tests/integration/lib.sh"
+. "$TL_SRCDIR/tests/integration/html_lib.sh"
 need_torch
 make_tmp
 cp "$SRC_WL/py_workers.py" . || hard_error "no workload"
@@ -122,6 +123,11 @@ assert r1["storages"] - r0["storages"] == 4, (r0["storages"], r1["storages"])
 assert r1["keeps"] == [{"where": f"at ddp_rank_leak.py:{big}", "storages": 5, "bytes": 5 * (4 << 20), "made": 5,
                         "others": [{"rank": 0, "storages": 1, "bytes": 4 << 20, "made": 5}]}], r1["keeps"]
 PY
+# the HTML page of the run: the process picker, one time axis, the ranks
+"$TL" report --format=html --output=d.html "$TMP/ddp" || fail "report DIR html: exit $?"
+rank1=$("$PYTHON3" -c 'import json
+print([p["pid"] for p in json.load(open("d.json"))["processes"] if p["rank"] == 1][0])')
+html_run_check d.html d.json "$rank1" run-ranks
 "$TL" check --max-problem-storage=0 -- "$PYTHON3" -m torch.distributed.run --nproc_per_node=2 ddp_rank_leak.py >c.out 2>c.err
 rc=$?
 [ $rc -eq 23 ] || { cat c.out c.err >&2; fail "torchrun check: exit $rc, want 23"; }

@@ -17,6 +17,7 @@
 # run report finds every maker before it reports any process, so the
 # consumer's problems name the producer and its share_memory_() line.
 . "$TL_SRCDIR/tests/integration/lib.sh"
+. "$TL_SRCDIR/tests/integration/html_lib.sh"
 need_torch
 make_tmp
 cp "$SRC_WL/dataloader_pinned.py" . || hard_error "no workload"
@@ -77,6 +78,13 @@ assert made == 8, made
 print("ok:", probs[0]["message"])
 PY
 "$TL" report "$TMP" >run.txt || fail "report DIR exited $?"
+# its HTML page: the main process first, then worker 1's (it has none of
+# the problems: they are the main process's)
+"$TL" report --format=html --output=r.html "$TMP" || fail "report DIR html exited $?"
+"$TL" report --format=json "$TMP" >dir.json || fail "report DIR json exited $?"
+w1=$("$PYTHON3" -c 'import json
+print([p["pid"] for p in json.load(open("dir.json"))["processes"] if p["role"] == "DataLoader worker 1"][0])')
+html_run_check r.html dir.json "$w1" run-dataloader
 grep -qx '  \[pinned_by_view\] 7 shared-memory storages of 8.00 MiB in shared memory (mapped from another process or moved by share_memory_()), kept alive only by views; pinned: 56.0 MiB (#[0-9]*-#[0-9]*)' run.txt ||
     fail "text: $(sed -n '/^Problems: /,/^Storages/p' run.txt)"
 grep -qx "      views: 7 (448 B in all), slice at dataloader_pinned.py:$VIEW" run.txt || fail "text: views line"

@@ -41,6 +41,9 @@ typedef struct proc {
     size_t *pjson_len;
     size_t npjson;
     tl_rank_row_t ranked; /* a rank's (rank >= 0): run_ranks.h */
+    char *page;           /* HTML: its page data (render_html.c), for the process picker */
+    size_t page_len;
+    uint64_t start_realtime; /* ns since the epoch: the run's one time axis */
     tl_status_t rc;
 } proc_t;
 
@@ -128,6 +131,7 @@ static void proc_free(proc_t *p)
     free(p->pjson);
     free(p->pjson_len);
     tl_rank_row_free(&p->ranked);
+    free(p->page);
 }
 
 /* The ranks of procs[0, n) side by side (run_ranks.h), into *rows (owned:
@@ -221,6 +225,32 @@ typedef struct json_arg {
     size_t problem;
 } json_arg_t;
 
+static void html_page(const void *c, FILE *out)
+{
+    if (tl_render_html_page(c, out)) fputs("null", out);
+}
+
+/* The HTML page's processes[]: each process's pid, where it starts on the
+ * run's one time axis (ns after the earliest start, by wall clock: the
+ * monotonic clocks of several hosts are not comparable) and page data. */
+static void page_procs(const void *arg, FILE *out)
+{
+    const procs_arg_t *pa = arg;
+    uint64_t t0 = UINT64_MAX;
+    for (size_t i = 0; i < pa->n; i++)
+        if (pa->procs[i].page && pa->procs[i].start_realtime < t0) t0 = pa->procs[i].start_realtime;
+    fputc('[', out);
+    for (size_t i = 0, k = 0; i < pa->n; i++) {
+        const proc_t *p = &pa->procs[i];
+        if (!p->page) continue;
+        fprintf(out, "%s{\"pid\":%" PRIu64 ",\"offset_ns\":%" PRIu64 ",\"page\":", k++ ? "," : "",
+                p->pid, p->start_realtime - t0);
+        fwrite(p->page, 1, p->page_len, out);
+        fputc('}', out);
+    }
+    fputc(']', out);
+}
+
 static void json_entry(const void *arg, FILE *out)
 {
     tl_render_json(((const json_arg_t *)arg)->c, out);
@@ -250,7 +280,8 @@ static void lines(const void *arg, FILE *out)
 }
 
 /* The run's JSON report: the main process's (ctx), with every process's
- * entry and problems and the ranks side by side. true = out of memory. */
+ * entry and problems and the ranks side by side; for HTML, the page of it,
+ * with every process's page data. true = out of memory. */
 static bool run_json(const char *role, const proc_t *procs, size_t n, const made_tab_t *mt,
                      tl_report_ctx_t *ctx, FILE *out)
 {
@@ -261,11 +292,13 @@ static bool run_json(const char *role, const proc_t *procs, size_t n, const made
     size_t *entry_len = calloc(n, sizeof *entry_len);
     const char **probs = calloc(np ? np : 1, sizeof *probs);
     size_t *prob_len = calloc(np ? np : 1, sizeof *prob_len);
-    char *ranks = NULL;
-    size_t ranks_len = 0;
+    char *ranks = NULL, *pages = NULL;
+    size_t ranks_len = 0, pages_len = 0;
     procs_arg_t pa = {procs, n};
+    bool html = ctx->opts->format == TL_FORMAT_HTML;
     bool oom = !entries || !entry_len || !probs || !prob_len ||
-               capture(&ranks, &ranks_len, ranks_json, &pa);
+               capture(&ranks, &ranks_len, ranks_json, &pa) ||
+               (html && capture(&pages, &pages_len, page_procs, &pa));
     size_t ne = 0, k = 0;
     for (size_t i = 0; !oom && i < n; i++) {
         if (procs[i].entry) {
@@ -288,10 +321,15 @@ static bool run_json(const char *role, const proc_t *procs, size_t n, const made
                                .problem_len = prob_len,
                                .nproblems = k,
                                .ranks = ranks,
-                               .ranks_len = ranks_len};
+                               .ranks_len = ranks_len,
+                               .pages = pages,
+                               .pages_len = pages_len};
         const tl_report_run_t *was = ctx->run;
         ctx->run = &run;
-        tl_render_json(ctx, out);
+        if (html)
+            oom = tl_render_html(ctx, out);
+        else
+            tl_render_json(ctx, out);
         ctx->run = was;
     }
     free(entries);
@@ -299,6 +337,7 @@ static bool run_json(const char *role, const proc_t *procs, size_t n, const made
     free(probs);
     free(prob_len);
     free(ranks);
+    free(pages);
     return oom;
 }
 
@@ -321,7 +360,8 @@ static tl_status_t one(proc_t *p, proc_t *procs, size_t n, uint64_t main_pid, co
         tl_msgs_add(msgs, "%s: out of memory", p->path);
         return TL_STATUS_NOMEM;
     }
-    tl_analysis_opts_t ao = {.render = opts, .supp = use_supp ? &supp : NULL};
+    bool html = opts->format == TL_FORMAT_HTML;
+    tl_analysis_opts_t ao = {.render = opts, .supp = use_supp ? &supp : NULL, .timeline = html};
     tl_status_t rc = tl_analysis_run(a, p->path, &ao, why, sizeof why);
     if (rc) {
         tl_msgs_add(msgs, "%s: %s", p->path, why);
@@ -337,6 +377,7 @@ static tl_status_t one(proc_t *p, proc_t *procs, size_t n, uint64_t main_pid, co
     snprintf(p->host, sizeof p->host, "%s", t->host);
     tl_role_of(t, main_pid, main_exe, p->role, sizeof p->role);
     tl_role_program(t, main_pid, p->program, sizeof p->program);
+    p->start_realtime = t->hdr.start_realtime;
     p->peak = m->peak_bytes;
     p->live_bytes = m->live_bytes;
     p->live_blocks = m->live_blocks;
@@ -348,8 +389,9 @@ static tl_status_t one(proc_t *p, proc_t *procs, size_t n, uint64_t main_pid, co
     bool oom = p->rank >= 0 && tl_rank_measure(a, p->rank, &p->ranked);
     tl_report_run_t run = {.role = p->role, .entry = true, .made = mt->v, .nmade = mt->n};
     a->ctx.run = &run;
-    if (opts->format == TL_FORMAT_JSON) {
+    if (opts->format == TL_FORMAT_JSON || html) {
         json_arg_t ja = {&a->ctx, 0};
+        if (html) oom |= capture(&p->page, &p->page_len, html_page, &a->ctx);
         oom |= capture(&p->entry, &p->entry_len, json_entry, &ja);
         p->pjson = calloc(p->nproblems ? p->nproblems : 1, sizeof *p->pjson);
         p->pjson_len = calloc(p->nproblems ? p->nproblems : 1, sizeof *p->pjson_len);
@@ -455,7 +497,8 @@ tl_status_t tl_report_run(const char *const *paths, size_t n, const tl_report_op
     static const tl_report_opts_t defaults = {.format = TL_FORMAT_TEXT, .top = 10};
     if (!opts) opts = &defaults;
     /* one process, or a format that shows one: the main process's report */
-    if (n <= 1 || (opts->format != TL_FORMAT_TEXT && opts->format != TL_FORMAT_JSON))
+    if (n <= 1 || (opts->format != TL_FORMAT_TEXT && opts->format != TL_FORMAT_JSON &&
+                   opts->format != TL_FORMAT_HTML))
         return n ? tl_report_file(paths[0], opts, out, msgs) : TL_STATUS_OK;
     proc_t *procs = calloc(n, sizeof *procs);
     if (!procs) {

@@ -50,6 +50,10 @@ typedef struct tl_report_run {
     /* the ranks side by side (cmd/run_ranks.h), a raw JSON array; NULL: none */
     const char *ranks;
     size_t ranks_len;
+    /* HTML: the page data's processes[] (a raw JSON array: pid, offset_ns,
+     * page), for the process picker and the run's one time axis; or NULL */
+    const char *pages;
+    size_t pages_len;
     /* where the run's processes made shared-memory segments */
     const tl_report_made_t *made;
     size_t nmade;
@@ -90,8 +94,10 @@ void tl_render_json_problem_obj(const tl_report_ctx_t *c, struct tl_json *j,
                                 const tl_end_storage_t **by_id, size_t i, bool process);
 /* These two return true when out of memory (then nothing, or an unfinished
  * page, was written). */
-bool tl_render_html(const tl_report_ctx_t *c, FILE *out);   /* render_html.c */
-bool tl_render_folded(const tl_report_ctx_t *c, FILE *out); /* render_folded.c */
+bool tl_render_html(const tl_report_ctx_t *c, FILE *out); /* render_html.c */
+/* The HTML page's own data document alone (docs/report-html.md), as JSON. */
+bool tl_render_html_page(const tl_report_ctx_t *c, FILE *out); /* render_html.c */
+bool tl_render_folded(const tl_report_ctx_t *c, FILE *out);    /* render_folded.c */
 
 /* Copy the JSON text s[0, n) to out with every '<' written \u003c, so it
  * can sit in an HTML <script type="application/json"> block (render_html.c). */

@@ -424,6 +424,10 @@ static bool page_data(const tl_report_ctx_t *c, FILE *out)
         tl_json_obj_end(&jw);
         storage_lines(&g);
         oom = oom || sites_and_frames(&g);
+        if (c->run && c->run->pages) {
+            tl_json_key(&jw, "processes");
+            tl_json_raw(&jw, c->run->pages, c->run->pages_len);
+        }
         tl_json_obj_end(&jw);
         tl_json_finish(&jw);
     }
@@ -433,6 +437,11 @@ static bool page_data(const tl_report_ctx_t *c, FILE *out)
     tl_map_free(&g.frame_ix);
     tl_flame_frames_free(&g.seen);
     return oom;
+}
+
+bool tl_render_html_page(const tl_report_ctx_t *c, FILE *out)
+{
+    return page_data(c, out);
 }
 
 /* Write the page up to (and past) the next marker "@@NAME@@" in it; returns

@@ -107,6 +107,17 @@ class Browser:
                 return m
             self.events.append(m)
 
+    def attach(self):
+        """The page target's session id, with the domains the tests read
+        (Runtime, Log, Network, Page) enabled."""
+        targets = self.call("Target.getTargets")["targetInfos"]
+        page_t = [t for t in targets if t["type"] == "page"][0]
+        sid = self.call("Target.attachToTarget",
+                        {"targetId": page_t["targetId"], "flatten": True})["sessionId"]
+        for m in ("Runtime.enable", "Log.enable", "Network.enable", "Page.enable"):
+            self.call(m, session=sid)
+        return sid
+
     def close(self):
         try:
             self.call("Browser.close")
@@ -137,12 +148,7 @@ def main():
     profile = tempfile.mkdtemp(prefix="tl-chromium.")
     b = Browser(chromium, profile)
     try:
-        targets = b.call("Target.getTargets")["targetInfos"]
-        page_t = [t for t in targets if t["type"] == "page"][0]
-        sid = b.call("Target.attachToTarget",
-                     {"targetId": page_t["targetId"], "flatten": True})["sessionId"]
-        for m in ("Runtime.enable", "Log.enable", "Network.enable", "Page.enable"):
-            b.call(m, session=sid)
+        sid = b.attach()
         b.call("Emulation.setDeviceMetricsOverride",
                {"width": 1400, "height": 1000, "deviceScaleFactor": 1, "mobile": False},
                session=sid)

@@ -41,11 +41,7 @@ def main():
     profile = tempfile.mkdtemp(prefix="tl-chromium.")
     b = Browser(chromium, profile)
     try:
-        targets = b.call("Target.getTargets")["targetInfos"]
-        page_t = [t for t in targets if t["type"] == "page"][0]
-        sid = b.call("Target.attachToTarget", {"targetId": page_t["targetId"], "flatten": True})["sessionId"]
-        for m in ("Runtime.enable", "Log.enable", "Network.enable", "Page.enable"):
-            b.call(m, session=sid)
+        sid = b.attach()
 
         def ev(expr):
             r = b.call("Runtime.evaluate", {"expression": expr, "returnByValue": True}, session=sid)

@@ -177,7 +177,10 @@ static inline const tl_agent_api_t *tl__api(void)
 }
 
 /* A buffer from a custom pool becomes a storage of `bytes` at `base`;
- * `origin` names the op or pool ("my_pool"), may be NULL. */
+ * `origin` names the op or pool ("my_pool"), may be NULL. The origin
+ * "shared memory" (a mapping of another process's segment: the Python
+ * provider's) is also unregistered when the program unmaps the range
+ * that holds `base`. */
 static inline void tl_storage_register(const void *base, size_t bytes, const char *origin)
 {
     const tl_agent_api_t *a = tl__api();

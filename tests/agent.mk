@@ -202,6 +202,14 @@ tests_unit_test_leakscan_LDADD = libtlagent.la libtlcommon.la $(CHECK_LIBS) \
 	$(LIBUNWIND_LIBS) $(XXHASH_LIBS) -ldl -lpthread -lm
 TESTS += tests/unit/test_leakscan
 
+# Shared-memory storages the API registered: forgotten at their munmap (shm.c)
+check_PROGRAMS += tests/unit/test_shm
+tests_unit_test_shm_SOURCES = tests/unit/test_shm.c
+tests_unit_test_shm_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_shm_LDADD = libtlagent.la libtlcommon.la $(CHECK_LIBS) \
+	$(LIBUNWIND_LIBS) $(XXHASH_LIBS) -ldl -lpthread -lm
+TESTS += tests/unit/test_shm
+
 # CUDA: the CUDA libraries' own C++ new'd blocks are sampled, not full stacks (cuda)
 TESTS += tests/integration/cuda_lib_new.sh
 EXTRA_DIST += tests/integration/cuda_lib_new.sh tests/workloads/cuda_lib_new.c \

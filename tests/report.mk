@@ -159,7 +159,7 @@ EXTRA_DIST += tests/integration/check_children.sh tests/workloads/fork_worker_le
 TESTS += tests/integration/report_run.sh tests/integration/report_shared.sh
 EXTRA_DIST += tests/integration/report_run.sh tests/workloads/ddp_rank_leak.py \
 	tests/integration/report_shared.sh tests/workloads/dataloader_pinned.py \
-	tests/workloads/mp_queue_pinned.py
+	tests/workloads/mp_queue_pinned.py tests/workloads/dataloader_stream.py
 
 # the system's tools a program runs are not gated
 TESTS += tests/integration/check_system_tools.sh

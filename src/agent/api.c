@@ -24,6 +24,7 @@
 #include "agent/blocks.h"
 #include "agent/numpy.h"
 #include "agent/record.h"
+#include "agent/shm.h"
 #include "common/trace_format.h"
 
 #define TL_EXPORT __attribute__((visibility("default")))
@@ -64,6 +65,14 @@ static void storage_register(const void *base, size_t bytes, const char *origin)
     if (!enter()) return;
     uint64_t ints[3] = {u(base), bytes, tl_record_stack()};
     record(TL_REC_STORAGE_REG, ints, origin);
+    if (origin && !strcmp(origin, TL_API_ORIGIN_SHARED)) {
+        /* a torch storage the allocator hooks never saw: its views' C++
+         * news are recorded in full from now on, as after a c10 storage
+         * (a process that only receives batches makes none) */
+        atomic_store_explicit(&tl_record_cxx_full, true, memory_order_relaxed);
+        /* it ends at its munmap (shm.h) */
+        if (!tl_shm_on_register(u(base))) record(TL_REC_STORAGE_UNREG, ints, NULL);
+    }
 }
 
 static void storage_unregister(const void *base)

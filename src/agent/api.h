@@ -15,6 +15,10 @@
 
 #define TL_API_STR_MAX  256  /* bytes kept of an op, tag, region or mark name */
 #define TL_API_PATH_MAX 1024 /* bytes kept of a holder's path (snapshot_why) */
+/* storage_register's origin of a shared-memory storage (the Python
+ * provider's _holders.SHARED_ORIGIN; the report's TL_ORIGIN_SHARED): its
+ * munmap unregisters it (shm.h) */
+#define TL_API_ORIGIN_SHARED "shared memory"
 
 /* view_object's largest object (bytes): a TensorImpl is a few hundred. */
 #define TL_API_VIEW_OBJECT_MAX 4096

@@ -21,6 +21,7 @@
 #include "agent/endsig.h"
 #include "agent/hooks.h"
 #include "agent/leakscan.h"
+#include "agent/shm.h"
 #include "agent/unwinder.h"
 
 /* --- process end and exec --- */
@@ -327,6 +328,9 @@ TL_EXPORT void *mmap64(void *addr, size_t len, int prot, int flags, int fd, off_
 TL_EXPORT int munmap(void *addr, size_t len)
 {
     long r = syscall(SYS_munmap, addr, len);
-    if (r == 0) tl_leakscan_on_munmap(addr, len);
+    if (r == 0) {
+        tl_leakscan_on_munmap(addr, len);
+        tl_shm_on_munmap(addr, len);
+    }
     return (int)r;
 }

@@ -25,7 +25,7 @@ libtlagent_la_SOURCES = \
 	src/agent/stack.c src/agent/stack.h \
 	src/agent/unwinder.c src/agent/unwinder.h \
 	src/agent/writer.c src/agent/writer.h \
-	src/agent/api.c src/agent/api.h \
+	src/agent/api.c src/agent/api.h src/agent/shm.c src/agent/shm.h \
 	src/agent/blocks.c src/agent/blocks.h \
 	src/agent/vm.c src/agent/vm.h \
 	src/agent/pyframes.c src/agent/pyframes.h src/agent/pyframes_layout.h src/agent/utf8.h

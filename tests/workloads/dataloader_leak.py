@@ -27,4 +27,5 @@ for epoch in range(3):
         s = x.sum()
         if HOW == "main":
             kept.append(x.repeat(32, 1))  # SITE:main_leak
+del x, y, s  # the last batch: received storages count as live while held
 print("ok", len(kept))

@@ -16,7 +16,7 @@ kept = []  # the consumer's: module state, alive until its process ends
 def consume(q, done):
     for _ in range(N):
         t = q.get()
-        kept.append(t[:16])  # the views
+        kept.append(t[:16])  # SITE:view
         del t
     done.set()
     print("consumer kept", len(kept), flush=True)

@@ -150,6 +150,10 @@ def _on_torch(torch):
     except Exception:  # another torch's layout: shared storages stay unnamed
         pass
     try:
+        _torch.wrap_received(torch)
+    except Exception:  # another torch's layout: received storages wait for the end point
+        pass
+    try:
         _torch.wrap_worker_loop(torch)
     except Exception:  # another torch's layout: workers stay unnumbered
         pass

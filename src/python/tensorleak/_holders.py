@@ -456,6 +456,10 @@ def _covered(s, snap, notes):
 
 # Shared-memory storages registered so far (base addresses): once each.
 _shared_registered = set()
+# ... and those registered when received (_torch._note_received): base ->
+# tag; the walk registers such a base again only under another tag (a
+# new segment mapped where an unmapped one was).
+received = {}
 SHARED_ORIGIN = b"shared memory"
 SHARED_MADE_ORIGIN = b"shared memory made"  # _torch._note_shared: where a segment was made
 
@@ -504,9 +508,11 @@ def _register_shared(api, storages):
         maps = _shm_mappings()
         for base in new:
             s = storages[base]
+            tag = shm_tag(base, maps)
+            if tag and received.get(base) == tag:
+                continue  # registered when received, and still the same segment
             api.storage_register(base, s.nbytes, SHARED_ORIGIN)
             _shared_registered.add(base)
-            tag = shm_tag(base, maps)
             if tag:
                 api.tag(base, tag)
     except Exception:

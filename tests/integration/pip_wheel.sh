@@ -1,23 +1,24 @@
 #!/bin/sh
-# pip_wheel.sh - issue 25: tools/build-wheel.sh builds one manylinux py3-none
-# wheel of this tree (auditwheel show: consistent with its tag), which pip
-# installs into a fresh venv of CPython 3.12 (3.11 where pip has no CPU torch
-# 2.13.0 for 3.12: PyPI's is the CUDA build, GBs) with torch 2.13.0 and
-# pytest. There, the venv's `tensorleak`: --version is AC_INIT's (so is the
-# wheel's name); ldd finds jemalloc, libunwind, libdw and libelf in the
-# wheel's tensorleak.libs/, never the system's; it profiles the bundled
-# example with its storages at the right lines (graphs kept by autograd,
-# batches pinned by views); `check` exits 23 on its leak; `python -m
-# tensorleak` works; the agent hides the package's own frames; pytest loads
-# the plugin by its entry point (its options, a leaking test fails with 23
-# under the agent) and without the agent does nothing. A second venv, of
-# CPython 3.13 or 3.10 (no torch there: numpy from pip), profiles a numpy
-# program with its storages at the right lines.
-# Costs about a minute and a half (a build, two venvs, torch from the
-# machine's wheels). Skipped under make distcheck (its source tree is
-# read-only, and the first make check did all this), and without a second
-# CPython or a network for auditwheel. It makes venvs of its own, so
-# test-all.sh does not run it a second time against its torch venv.
+# pip_wheel.sh - issue 25: tools/build-wheel.sh builds one manylinux
+# py3-none wheel of this tree (auditwheel show: consistent with its tag) and
+# the sdist (from which pip builds a wheel). pip installs the wheel into a
+# fresh venv of CPython 3.12 (3.11 where pip has no CPU torch 2.13.0 for
+# 3.12: PyPI's is the CUDA build, GBs) with torch 2.13.0 and pytest. There,
+# the venv's `tensorleak`: --version is AC_INIT's (so is the wheel's name);
+# ldd finds jemalloc, libunwind, libdw and libelf in the wheel's
+# tensorleak.libs/, never the system's; it profiles the bundled example with
+# its storages at the right lines (graphs kept by autograd, batches pinned by
+# views); `check` exits 23 on its leak; `python -m tensorleak` works; the
+# agent hides the package's own frames; pytest loads the plugin by its entry
+# point (its options, a leaking test fails with 23 under the agent) and
+# without the agent does nothing. A second venv, of CPython 3.13 or 3.10 (no
+# torch for them here: numpy from pip), profiles a numpy program with its
+# storages at the right lines.
+# Costs about two minutes (two builds, two venvs, torch from the machine's
+# wheels). Skipped under make distcheck (its source tree is read-only, and
+# the first make check did all this), and without a second CPython or a
+# network for auditwheel. It makes venvs of its own, so test-all.sh does not
+# run it a second time against its torch venv.
 . "$TL_SRCDIR/tests/integration/lib.sh"
 [ -w "$TL_SRCDIR" ] ||
     skip "read-only source tree (make distcheck): the first make check built and tested the wheel"
@@ -50,7 +51,7 @@ done
 
 VERSION=$(sed -n 's/^AC_INIT(\[tensorleak\], \[\([^]]*\)\].*/\1/p' "$TL_SRCDIR/configure.ac")
 [ -n "$VERSION" ] || hard_error "no AC_INIT version in configure.ac"
-sh "$TL_SRCDIR/tools/build-wheel.sh" --no-sdist "$TMP/dist" >wheel.path 2>wheel.err || {
+sh "$TL_SRCDIR/tools/build-wheel.sh" "$TMP/dist" >wheel.path 2>wheel.err || {
     rc=$?
     cat wheel.err >&2
     [ $rc -eq 2 ] && skip "build-wheel.sh cannot get auditwheel (no network?)"
@@ -64,6 +65,13 @@ esac
 # auditwheel show's lines are wrapped
 tr -s ' \n' '  ' <wheel.err | grep -q 'is consistent with the following platform tag: "manylinux_2_' ||
     fail "auditwheel show: $(cat wheel.err)"
+
+# the sdist: make dist's tarball with PKG-INFO, from which pip builds a wheel
+SDIST=$TMP/dist/tensorleak-$VERSION.tar.gz
+tar tzf "$SDIST" >sdist.list || fail "no sdist $SDIST"
+for f in PKG-INFO pyproject.toml configure tools/tensorleak_build.py src/python/tensorleak/__main__.py; do
+    grep -qx "tensorleak-$VERSION/$f" sdist.list || fail "sdist without $f"
+done
 
 # venv DIR PY PACKAGES...: a fresh venv with the wheel and PACKAGES
 venv() {
@@ -141,6 +149,11 @@ grep -q '^FAILED .*test_plugin.py::test_leaks' pt.out || fail "test_leaks not fa
 grep -q '^tensorleak: the test body exceeded its limits: max-leak: 293.0 KiB live' pt.out ||
     fail "pytest under the agent: $(cat pt.out)"
 grep -q 'PytestAssertRewriteWarning' pt.out && fail "pytest under the agent warns: $(cat pt.out)"
+
+# pip builds a wheel from the sdist (configure, make: the -dev packages are here)
+"$V/bin/python" -m pip wheel -q --no-deps -w "$TMP/sdw" "$SDIST" >sdw.log 2>&1 ||
+    { cat sdw.log >&2; fail "pip wheel of the sdist"; }
+[ -f "$TMP/sdw/tensorleak-$VERSION-py3-none-linux_x86_64.whl" ] || fail "from the sdist: $(ls "$TMP/sdw")"
 
 # the second venv: another CPython, numpy's storages by line
 venv "$TMP/v2" "$other_py" numpy

@@ -70,11 +70,22 @@ def _run(args, cwd):
     subprocess.run(args, cwd=cwd, check=True, stdout=sys.stderr)
 
 
-def _configure(src, build):
-    """Configures src (autoreconf'd first if it has no configure) in build."""
+def _configured(src):
+    """A configured build directory of src: a new temporary one (autoreconf
+    first in a checkout, which has no configure), or src itself when it is
+    configured in place (it cannot then be configured elsewhere). Returns
+    (directory, whether it is temporary)."""
+    if os.path.exists(os.path.join(src, "config.status")):
+        return src, False
     if not os.path.exists(os.path.join(src, "configure")):
         _run(["autoreconf", "-fi"], src)
-    _run([os.path.join(src, "configure"), "--disable-fuzz", "--quiet"], build)
+    build = tempfile.mkdtemp(prefix="tensorleak-build-")
+    try:
+        _run([os.path.join(src, "configure"), "--disable-fuzz", "--quiet"], build)
+    except BaseException:
+        shutil.rmtree(build, ignore_errors=True)
+        raise
+    return build, True
 
 
 def _jobs():
@@ -100,18 +111,13 @@ def _read(path):
 
 
 def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
-    """Builds the agent and the CLI with Autotools (in a temporary directory,
-    or in the source tree when it is configured there) and packs the wheel
-    into wheel_directory. Returns the wheel's file name."""
+    """Builds the agent and the CLI with Autotools (_configured) and packs
+    the wheel into wheel_directory. Returns the wheel's file name."""
     src, ver = _srcdir(), version()
     plat = sysconfig.get_platform().replace("-", "_").replace(".", "_")
     tag = f"py3-none-{plat}"
-    # a source tree configured in place cannot be configured elsewhere: its build
-    in_place = os.path.exists(os.path.join(src, "config.status"))
-    build = src if in_place else tempfile.mkdtemp(prefix="tensorleak-wheel-")
+    build, temporary = _configured(src)
     try:
-        if not in_place:
-            _configure(src, build)
         _run(["make", "-j" + _jobs(), "tensorleak", "libtensorleak.la"], build)
         whl = f"{NAME}-{ver}-{tag}.whl"
         dist_info = f"{NAME}-{ver}.dist-info"
@@ -134,7 +140,7 @@ def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
             _add(zf, [], f"{dist_info}/RECORD", "".join(records).encode())
         return whl
     finally:
-        if not in_place:
+        if temporary:
             shutil.rmtree(build, ignore_errors=True)
 
 
@@ -143,22 +149,25 @@ def build_sdist(sdist_directory, config_settings=None):
     and this backend included) with PKG-INFO added at its top. Returns its
     file name."""
     src, ver = _srcdir(), version()
-    build = tempfile.mkdtemp(prefix="tensorleak-sdist-")
+    build, temporary = _configured(src)
+    name = f"{NAME}-{ver}.tar.gz"
+    made, out = os.path.join(build, name), os.path.join(sdist_directory, name)
     try:
-        _configure(src, build)
         _run(["make", "dist-gzip"], build)
-        name = f"{NAME}-{ver}.tar.gz"
-        with tarfile.open(os.path.join(build, name)) as old, \
-                tarfile.open(os.path.join(sdist_directory, name), "w:gz", format=tarfile.PAX_FORMAT) as new:
+        with tarfile.open(made) as old, tarfile.open(out + ".part", "w:gz", format=tarfile.PAX_FORMAT) as new:
             for m in old.getmembers():
                 new.addfile(m, old.extractfile(m) if m.isfile() else None)
             data = _metadata(ver).encode()
             info = tarfile.TarInfo(f"{NAME}-{ver}/PKG-INFO")
             info.size, info.mode, info.mtime = len(data), 0o644, 1577836800
             new.addfile(info, io.BytesIO(data))
+        os.replace(out + ".part", out)
         return name
     finally:
-        shutil.rmtree(build, ignore_errors=True)
+        if temporary:
+            shutil.rmtree(build, ignore_errors=True)
+        elif os.path.realpath(made) != os.path.realpath(out) and os.path.exists(made):
+            os.unlink(made)  # make dist's, in the source tree
 
 
 def get_requires_for_build_wheel(config_settings=None):

@@ -1,7 +1,8 @@
 /* launch.c - run a command under the agent and find the traces it left.
  *
  * Shared by `run` and `check`. Finds the agent (TENSORLEAK_AGENT, the build
- * tree next to this binary, the wheel's package, or the installed pkglibdir), tags the run with a
+ * tree next to this binary, the wheel's package, or the installed
+ * pkglibdir), tags the run with a
  * random session id so that its traces can be told from older ones, and picks
  * the main trace: the image of the command's own pid that exec'd last (a shell
  * shim that execs python3 leaves two traces of one pid; python3's is the main

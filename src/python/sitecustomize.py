@@ -2,9 +2,10 @@
 
 The agent puts this directory first on PYTHONPATH, so CPython imports this
 module at start-up (site.py): src/python/ in the source tree, python/ beside
-the agent once installed, tensorleak/python/ of the package from the wheel. It starts tensorleak's Python side (report point
-at the end of the main script, lineage providers), then hands over to the
-sitecustomize module that would have run without us (Debian ships one).
+the agent once installed, tensorleak/python/ of the package from the wheel.
+It starts tensorleak's Python side (report point at the end of the main
+script, lineage providers), then hands over to the sitecustomize module that
+would have run without us (Debian ships one).
 """
 import importlib
 import os

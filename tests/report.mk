@@ -208,3 +208,7 @@ tests_workloads_leak_dead_thread_CFLAGS = $(AM_CFLAGS) -g -O0 -fno-omit-frame-po
 tests_workloads_leak_dead_thread_LDADD = -lpthread
 TESTS += tests/integration/check_dead_thread.sh
 EXTRA_DIST += tests/integration/check_dead_thread.sh
+
+# pip package (issue 25): tools/build-wheel.sh's wheel in fresh venvs of two CPythons
+TESTS += tests/integration/pip_wheel.sh
+EXTRA_DIST += tests/integration/pip_wheel.sh

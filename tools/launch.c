@@ -1,7 +1,8 @@
 /* launch.c - run a command under the agent and find the traces it left.
  *
  * Shared by `run` and `check`. Finds the agent (TENSORLEAK_AGENT, the build
- * tree next to this binary, or the installed pkglibdir), tags the run with a
+ * tree next to this binary, the wheel's package, or the installed
+ * pkglibdir), tags the run with a
  * random session id so that its traces can be told from older ones, and picks
  * the main trace: the image of the command's own pid that exec'd last (a shell
  * shim that execs python3 leaves two traces of one pid; python3's is the main
@@ -38,9 +39,10 @@
  * then taken from the source tree, not from beside the agent. */
 static bool agent_in_build_tree;
 
-/* Writes the agent's path into buf. Order: $TENSORLEAK_AGENT, the build tree
- * (libtool puts the module in .libs/ next to this binary), the installed
- * pkglibdir. Returns false if none is readable. */
+/* Writes the agent's path into buf (PATH_MAX bytes at least). Order:
+ * $TENSORLEAK_AGENT, the build tree (libtool puts the module in .libs/ next
+ * to this binary), the wheel's package (this binary in its _bin/), the
+ * installed pkglibdir. Returns false if none is readable. */
 static bool find_agent(char *buf, size_t len)
 {
     const char *env = getenv("TENSORLEAK_AGENT");
@@ -60,6 +62,15 @@ static bool find_agent(char *buf, size_t len)
                 agent_in_build_tree = true;
                 return true;
             }
+            /* The wheel's layout: tensorleak/_bin/tensorleak, the agent in
+             * tensorleak/, by its canonical path (the agent hides its
+             * Python package's frames by that prefix). */
+            char up[PATH_MAX + 32];
+            size_t sl = strlen(self);
+            snprintf(up, sizeof up, "%s/../" AGENT_NAME, self);
+            if (sl > 5 && !strcmp(self + sl - 5, "/_bin") && realpath(up, buf) &&
+                access(buf, R_OK) == 0)
+                return true;
         }
     }
     snprintf(buf, len, "%s/" AGENT_NAME, TL_PKGLIBDIR);

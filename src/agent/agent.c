@@ -302,7 +302,8 @@ static void on_quick_exit(void)
  * the tensorleak package directory first there, so its sitecustomize starts
  * the Python side with no change to the program. The directory is
  * TENSORLEAK_PYTHON_DIR (the CLI sets it in the build tree), else
- * <directory of libtensorleak.so>/python (the installed layout), if it
+ * <directory of libtensorleak.so>/python (the installed layout, and the
+ * wheel's: tensorleak/libtensorleak.so, tensorleak/python/), if it
  * exists. Nothing is changed when it is already on the path. */
 static void python_path(void)
 {
@@ -322,7 +323,18 @@ static void python_path(void)
             return;
     }
     if (access(dir, R_OK | X_OK) != 0) return;
+    /* The wheel's layout: python/ inside the package (tensorleak/python/),
+     * whose code is the agent's as well: the package is hidden. */
+    static const char up_init[] = "/../__init__.py";
+    char init[TL_CONFIG_PATH_MAX + sizeof up_init];
+    size_t dn = strlen(dir);
+    char *up = strrchr(dir, '/');
+    memcpy(init, dir, dn);
+    memcpy(init + dn, up_init, sizeof up_init);
+    bool wheel = up && up != dir && access(init, R_OK) == 0;
+    if (wheel) *up = '\0';
     tl_pyframes_hide_dir(dir);
+    if (wheel) *up = '/';
     const char *old = getenv("PYTHONPATH");
     size_t dl = strlen(dir);
     for (const char *p = old; p && *p;) {

@@ -1,9 +1,11 @@
 """tensorleak's start-up hook for Python programs run under the agent.
 
 The agent puts this directory first on PYTHONPATH, so CPython imports this
-module at start-up (site.py). It starts tensorleak's Python side (report point
-at the end of the main script, lineage providers), then hands over to the
-sitecustomize module that would have run without us (Debian ships one).
+module at start-up (site.py): src/python/ in the source tree, python/ beside
+the agent once installed, tensorleak/python/ of the package from the wheel.
+It starts tensorleak's Python side (report point at the end of the main
+script, lineage providers), then hands over to the sitecustomize module that
+would have run without us (Debian ships one).
 """
 import importlib
 import os
@@ -33,7 +35,29 @@ def _chain():
             sys.modules["sitecustomize"] = saved  # else the program sees its own, as without us
 
 
+def _package():
+    """The wheel's layout: this file in tensorleak/python/, inside the package,
+    whose own directory (site-packages) is not on the path of every Python the
+    CLI runs (another venv's, the system's): the package is loaded from beside
+    us, by the canonical path under which the agent hides its frames."""
+    pkg = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    init = os.path.join(pkg, "__init__.py")
+    if os.path.basename(pkg) != "tensorleak" or not os.path.isfile(init) or "tensorleak" in sys.modules:
+        return
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("tensorleak", init, submodule_search_locations=[pkg])
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["tensorleak"] = module
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        del sys.modules["tensorleak"]
+        raise
+
+
 try:
+    _package()
     from tensorleak import _boot
 
     _boot.start()

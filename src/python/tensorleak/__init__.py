@@ -11,6 +11,10 @@ or ``LD_PRELOAD=.../libtensorleak.so``); without it every call is a no-op.
     def evaluate(): ...
 
     tensorleak.snapshot("after_epoch")    # a report point with lineage
+
+PYTEST_DONT_REWRITE: under the agent this package is imported at start-up,
+before pytest loads its plugin (the wheel's pytest11 entry point), which
+would mark the package for assertion rewriting and warn that it cannot.
 """
 import contextlib
 

@@ -2,6 +2,10 @@
 
     pytest -p tensorleak.pytest_plugin [--tensorleak-max-leak=0B] ...
 
+(installed from the wheel, pytest loads it by itself: its pytest11 entry
+point; without limits or without the agent it adds its options and does
+nothing else),
+
 or, for a whole CI job, ``tensorleak check --max-leak-storage=0 -- python3 -m
 pytest`` (which loads this plugin by itself and gives it its limits as the
 defaults of every test). Each test body runs as a region named
@@ -55,7 +59,7 @@ def pytest_addoption(parser):
         group.addoption(flag, dest="tensorleak_" + name, default=None, metavar="SIZE",
                         help=f"default {name} for every test (overridden by the marker)")
     group.addoption("--tensorleak-cli", dest="tensorleak_cli", default=None, metavar="PATH",
-                    help="the tensorleak command (default: $TENSORLEAK_CLI, then PATH)")
+                    help="the tensorleak command (default: $TENSORLEAK_CLI, the wheel's, then PATH)")
 
 
 def pytest_configure(config):
@@ -81,8 +85,11 @@ def _limits(item):
 
 
 def _cli(config):
+    # the wheel's CLI beside this file (tensorleak/_bin/): found even when the
+    # venv's bin/ is not on PATH (its python run by its full path)
+    own = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_bin", "tensorleak")
     return (config.getoption("tensorleak_cli") or os.environ.get("TENSORLEAK_CLI")
-            or shutil.which("tensorleak"))
+            or (own if os.access(own, os.X_OK) else None) or shutil.which("tensorleak"))
 
 
 @pytest.hookimpl(hookwrapper=True)

@@ -111,6 +111,8 @@ EXTRA_DIST += tests/integration/pinned_strided.sh tests/workloads/pinned_strided
 	tests/python/test_cover.py
 TESTS += tests/integration/holders_kinds.sh
 EXTRA_DIST += tests/integration/holders_kinds.sh tests/workloads/holders_kinds.py
+TESTS += tests/integration/holders_dict_attr.sh
+EXTRA_DIST += tests/integration/holders_dict_attr.sh tests/workloads/holders_dict_attr.py
 
 # CUDA storages: libcudart interposition (stand-in), PyTorch's allocator history (fixtures)
 TESTS += tests/integration/cuda_standin.sh tests/integration/cuda_snapshot.sh \

@@ -102,7 +102,7 @@ def _type_name(obj):
 def _key(k, depth=0):
     """A dict key or index, rendered from its type: repr only for builtins."""
     t = type(k)
-    if t in (str, int, float, bool, type(None)):
+    if _is_one_of(t, (str, int, float, bool, type(None))):
         return repr(k) if t is not str or len(k) < 40 else repr(k[:37] + "...")
     if t is tuple and depth < 2:
         return "(" + ", ".join(_key(x, depth + 1) for x in tuple.__iter__(k)) + ")"
@@ -180,13 +180,39 @@ def referents(obj):
     return refs
 
 
+def _is_one_of(t, kinds):
+    """Is class t one of kinds? By identity: `t in kinds` would compare with
+    ==, which runs the __eq__ of t's metaclass when it has one."""
+    for k in kinds:
+        if t is k:
+            return True
+    return False
+
+
+def _class_dict(cls):
+    """The dict behind a class's __dict__ mappingproxy (its tp_dict), or None."""
+    try:
+        proxy = type.__dict__["__dict__"].__get__(cls)
+        refs = gc.get_referents(proxy)
+    except Exception:
+        return None
+    return refs[0] if len(refs) == 1 and type(refs[0]) is dict else None
+
+
 def _attr_dict(parent, child):
-    """Is dict child the attribute dict of parent (an instance, a class)?"""
+    """Is dict child the attribute dict of parent (an instance, a class)?
+    Only that very dict: since CPython 3.11 an instance's attribute values
+    are its gc referents directly, so a dict it holds in an attribute
+    (n.store = {"k": t}) is a referent too, and its keys are no attributes
+    (n.store['k'], not n.k)."""
     t = type(parent)
-    if t in (dict, list, tuple, set, frozenset, types.FrameType, types.TracebackType,
-             types.CellType) or issubclass(t, dict):
+    if type(child) is not dict or issubclass(t, dict) or _is_one_of(
+            t, (list, tuple, set, frozenset, types.FrameType, types.TracebackType,
+                types.CellType)):
         return False
-    return type(child) is dict
+    if issubclass(t, type):
+        return _class_dict(parent) is child
+    return _instance_dict(parent) is child
 
 
 def _step(parent, child, attr):
@@ -222,8 +248,8 @@ def _step(parent, child, attr):
         return ".cell_contents"
     if _is_exception(parent):
         for name in ("__traceback__", "__context__", "__cause__"):
-            try:
-                if getattr(parent, name) is child:
+            try:  # BaseException's own getters: no property of a subclass runs
+                if BaseException.__dict__[name].__get__(parent) is child:
                     return "." + name
             except Exception:
                 pass
@@ -234,13 +260,13 @@ def _step(parent, child, attr):
         if child is parent.__defaults__:
             return ""  # the tuple's step names the parameter (render)
         return ""
-    if t in _SUSPENDED:
+    if _is_one_of(t, _SUSPENDED):
         fr = _suspended_frame(parent)
         if fr is None or child is fr:
             return " (generator)"  # before 3.11 its frame is a referent: render names it
         name = _local_name(fr, child)
         return f" (generator) -> {_frame_name(fr)} local '{name}'" if name else " (generator)"
-    if t in _lru_types():
+    if _is_one_of(t, _lru_types()):
         try:
             if child is parent.__dict__:
                 return ""
@@ -277,7 +303,7 @@ def render(chain, root_label):
         t = type(parent)
         if t is types.TracebackType or _is_exception(parent) and type(child) is types.TracebackType:
             causes.add(_agent.CAUSE_TRACEBACK)
-        elif t in lru:
+        elif _is_one_of(t, lru):
             causes.add(_agent.CAUSE_CACHE)
         elif t is types.CellType:
             causes.add(_agent.CAUSE_CLOSURE)
@@ -305,8 +331,7 @@ def render(chain, root_label):
         if type(child) is types.FrameType:
             s += f" -> {_frame_name(child)}"
         parts.append(s)
-        attr = s != " -> lru_cache" and (_attr_dict(parent, child) or
-                                         (issubclass(t, type) and type(child) is dict))
+        attr = s != " -> lru_cache" and _attr_dict(parent, child)
         if attr and _is_ctx(parent):
             parts.append(f" ({_type_name(parent)}) -> ctx")
     last = chain[-1]
@@ -449,7 +474,10 @@ def walk(module_roots, program_modules, tensor_type, array_type, module_dicts, e
         import threading
 
         for th in threading.enumerate():
-            names[th.ident] = th.name
+            d = _instance_dict(th) or {}  # not th.name: a subclass's property would run
+            ident, name = d.get("_ident"), d.get("_name")
+            if type(ident) is int and type(name) is str:
+                names[ident] = name
     except Exception:
         pass
     me, f = sys._getframe(), None

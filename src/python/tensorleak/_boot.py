@@ -146,6 +146,10 @@ def _on_torch(torch):
     _view_object(torch)
     _on_cuda(torch)
     try:
+        _torch.guard_saved_hooks(torch)
+    except Exception:  # another torch's layout: 1.13's end point would run the hooks
+        pass
+    try:
         _torch.wrap_shared(torch)
     except Exception:  # another torch's layout: shared storages stay unnamed
         pass

@@ -533,7 +533,7 @@ def describe(api, snap, extra_roots=()):
         _agent.note(f"lineage skipped: cannot walk the program's objects ({type(exc).__name__}: {exc})"[:250], snap)
         return
     storages = {}
-    saved, how = [], []  # per saved tensor: the reachable tensor whose graph saved it, and where
+    saved, how, hooked = [], [], []  # per saved tensor: the reachable tensor whose graph saved it, and where
     tensors_skipped, arrays_skipped = _Skipped(), _Skipped()
     if tensor_type is not None:
         from tensorleak import _torch
@@ -541,9 +541,9 @@ def describe(api, snap, extra_roots=()):
         _each(tensors, tensors_skipped,
               lambda t: _torch.add_tensor(storages, t, _Storage, _extent))
         try:
-            saved = _torch.saved_by_autograd(tensors, how)
+            saved = _torch.saved_by_autograd(tensors, how, hooked)
         except Exception as exc:
-            saved, how[:] = [], []
+            saved, how[:], hooked[:] = [], [], []
             tensors_skipped.failed(exc)
         _each(saved, tensors_skipped,
               lambda t: _torch.add_tensor(storages, t, _Storage, _extent, autograd=True))
@@ -556,6 +556,10 @@ def describe(api, snap, extra_roots=()):
     try:
         _name_holders(w, storages, tensor_type)
         _name_graph_holders(w, storages, tensor_type, saved, how)
+        if hooked:
+            from tensorleak import _hooked
+
+            _hooked.add(w, hooked, storages, tensor_type, _Storage, _extent, tensors_skipped)
         if w.capped:
             notes.add(f"holders: walk capped at {_paths.MAX_OBJECTS} objects")
         if tensor_type is not None and not _all_found(api, storages):
@@ -569,7 +573,7 @@ def describe(api, snap, extra_roots=()):
             _library_holders(api, storages, array_type, w.module_dicts, arrays_skipped)
         except Exception as exc:
             arrays_skipped.failed(exc)
-    w = tensors = arrays = saved = how = None
+    w = tensors = arrays = saved = how = hooked = None
     _register_shared(api, storages)
     why_ok = _agent.has(api, "snapshot_why")
     for base, s in storages.items():

@@ -448,11 +448,11 @@ def _program_class(cls, program):
 
 
 def walk(module_roots, program_modules, tensor_type, array_type, module_dicts, extra_roots=(),
-         frames=True):
+         frames=True, objects=()):
     """Breadth-first walk from module_roots ([(name, dict)]), the live
-    frames of all threads (unless frames is false), then extra_roots (dicts
-    of locals). program_modules: the names of the program's own modules
-    (their classes are entered)."""
+    frames of all threads (unless frames is false), extra_roots (dicts
+    of locals), then objects ([(object, its path text)]). program_modules:
+    the names of the program's own modules (their classes are entered)."""
     w = Walk()
     w.module_dicts = module_dicts
     grad_of = _grad_getter(tensor_type)
@@ -491,6 +491,8 @@ def walk(module_roots, program_modules, tensor_type, array_type, module_dicts, e
     for d in extra_roots:
         if type(d) is dict:
             root(d, "local ", _agent.CAUSE_NONE)
+    for obj, label in objects:
+        root(obj, label, _agent.CAUSE_NONE)
     # an optimizer refers to every parameter (param_groups, its state's
     # keys): walked last, so a parameter is named through its model and only
     # what the optimizer alone keeps (Adam's moments) through the optimizer

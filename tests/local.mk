@@ -115,6 +115,8 @@ TESTS += tests/integration/holders_dict_attr.sh
 EXTRA_DIST += tests/integration/holders_dict_attr.sh tests/workloads/holders_dict_attr.py
 TESTS += tests/integration/checkpoint_calls.sh
 EXTRA_DIST += tests/integration/checkpoint_calls.sh tests/workloads/checkpoint_calls.py
+TESTS += tests/integration/dup_deepcopy.sh
+EXTRA_DIST += tests/integration/dup_deepcopy.sh tests/workloads/dup_deepcopy.py
 
 # CUDA storages: libcudart interposition (stand-in), PyTorch's allocator history (fixtures)
 TESTS += tests/integration/cuda_standin.sh tests/integration/cuda_snapshot.sh \

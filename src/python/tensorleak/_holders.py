@@ -575,6 +575,10 @@ def describe(api, snap, extra_roots=()):
             arrays_skipped.failed(exc)
     w = tensors = arrays = saved = how = hooked = None
     _register_shared(api, storages)
+    # host memory of c10's CPU allocator or numpy's handler, whatever torch
+    # says of its resizability (2.x: False for torch.load's storages)
+    for base in _agent.storages_live(api, storages)[1]:
+        storages[base].fingerprint = True
     why_ok = _agent.has(api, "snapshot_why")
     for base, s in storages.items():
         if s.cycle:

@@ -15,7 +15,9 @@ metadata only (data_ptr, nbytes, strides: host memory of torch's), never by
 reading device memory: it is never offered for fingerprinting, so CUDA
 storages have no duplicates. Its bytes are offered for fingerprinting only when torch
 says its CPU allocator owns them (a resizable storage, torch >= 2.0; on 1.13,
-which cannot tell, the agent's own page check guards). Everything is called
+which cannot tell, the agent's own page check guards), or when the agent
+recorded the storage itself (_holders.describe asks: torch.load's are not
+resizable on 2.x). Everything is called
 through torch's C base class, so no code of a subclass runs, and through APIs
 that warn in no torch version (untyped_storage on 2.x: Tensor.storage() warns
 there).
@@ -60,6 +62,7 @@ class _Kit:
         self.shape = tb.shape.__get__
         self.element_size, self.stride = tb.element_size, tb.stride
         self.storage_offset, self.numel, self.is_view = tb.storage_offset, tb.numel, tb._is_view
+        self.tb_is_contiguous = tb.is_contiguous
         self.strided = torch.strided
         self.plain_tf = {getattr(C, "_disabled_torch_function_impl", None)}
         self.plain_td = {getattr(C, "_disabled_torch_dispatch_impl", None)}
@@ -429,11 +432,69 @@ def _script_builtin(real, wrapper):
         pass
 
 
+def _whole(t, k):
+    """(base, bytes) of dense CPU or CUDA tensor t's storage when t's
+    elements cover all of it, contiguous from its first byte; else None."""
+    if skip_reason(t, k) is not None:
+        return None
+    base, nbytes = storage_info(t, k)[:2]
+    itemsize = k.element_size(t)
+    if (not base or k.storage_offset(t) or k.numel(t) * itemsize != nbytes
+            or not k.tb_is_contiguous(t)):
+        return None
+    return base, nbytes
+
+
+def _note_copy_into(dst, src):
+    """dst.copy_(src) made all of dst's storage a copy of all of src's
+    (Module.load_state_dict's param.copy_(input_param)): a copy with its
+    source, as if dst were new. Partial copies (into or from a view) are no
+    duplicate of anything: not noted."""
+    api = _agent.api()
+    k = kit()
+    if api is None or not issubclass(type(src), k.tensor) or not issubclass(type(dst), k.tensor):
+        return
+    d, s = _whole(dst, k), _whole(src, k)
+    if d and s and d[0] != s[0] and d[1] == s[1] and k.device(dst) == k.device(src):
+        api.copy(d[0], s[0], d[1], b"copy_")
+
+
+def _wrap_copy_into(torch):
+    """Wraps Tensor.copy_ (the source is its second argument, the result
+    its first) to note whole-storage copies (_note_copy_into)."""
+    real = getattr(torch.Tensor, "copy_", None)
+    if real is None or getattr(real, "_tensorleak_wrapped", False):
+        return
+
+    @functools.wraps(real)
+    def copy_(self, src, *args, **kwargs):
+        out = real(self, src, *args, **kwargs)
+        try:
+            _note_copy_into(self, src)
+        except Exception:
+            pass
+        return out
+
+    copy_._tensorleak_wrapped = True
+    torch.Tensor.copy_ = copy_
+
+
 def wrap_copies(torch):
+    """Wraps the entry points that copy a tensor into a new storage, so each
+    copy names its source: COPY_METHODS, COPY_FUNCTIONS, the deep copies of
+    a tensor and a Parameter (copy.deepcopy: optimizer.load_state_dict on
+    torch 1.13, a model's deepcopy), and Tensor.copy_ of a whole storage
+    into another (Module.load_state_dict). copy.copy of a tensor shares its
+    storage (both torches): no copy."""
     for name in COPY_METHODS:
         _wrap(torch.Tensor, name, name)
     for name in COPY_FUNCTIONS:
         _wrap(torch, name, name)
+    _wrap(torch.Tensor, "__deepcopy__", "deepcopy")
+    parameter = getattr(getattr(torch, "nn", None), "Parameter", None)
+    if issubclass(type(parameter), type) and "__deepcopy__" in type.__dict__["__dict__"].__get__(parameter):
+        _wrap(parameter, "__deepcopy__", "deepcopy")
+    _wrap_copy_into(torch)
 
 
 def start_dispatch_mode(torch):

@@ -34,15 +34,19 @@ _done_end = None  # the pid that took its end point: a forked child takes its ow
 # (import.c, remove_importlib_frames) and ours with them, so the program's
 # stderr shows the traceback it shows without us.
 _EXEC_SRC = """
+def put_back(loader, real_exec, own):
+    try:  # the loader's own method again: a shared loader wraps one import only
+        if own:
+            loader.exec_module = real_exec
+        else:
+            del loader.exec_module
+    except Exception:
+        pass
+
+
 def make(loader, real_exec, own, name, cb, note):
     def exec_module(module):
-        try:
-            if own:
-                loader.exec_module = real_exec
-            else:
-                del loader.exec_module
-        except Exception:
-            pass
+        put_back(loader, real_exec, own)
         real_exec(module)
         try:
             if getattr(module, "__name__", None) == name:
@@ -54,13 +58,7 @@ def make(loader, real_exec, own, name, cb, note):
 
 def make_around(loader, real_exec, own, before, after):
     def exec_module(module):
-        try:
-            if own:
-                loader.exec_module = real_exec
-            else:
-                del loader.exec_module
-        except Exception:
-            pass
+        put_back(loader, real_exec, own)
         token = before()
         try:
             real_exec(module)

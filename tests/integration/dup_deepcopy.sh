@@ -31,10 +31,11 @@ want = [("global model2._parameters['weight'] -> Parameter", "copy_",
         ("global twin._parameters['weight'] -> Parameter", "deepcopy",
          "global model._parameters['weight'] -> Parameter", 4 * MiB)]
 if old:  # 1.13's Optimizer.load_state_dict deep-copies its state
-    want += [("global opt2.state[Parameter]['exp_avg'] -> Tensor", "deepcopy",
-              "global opt.state[Parameter]['exp_avg'] -> Tensor", 4 * MiB),
-             ("global opt2.state[Parameter]['exp_avg_sq'] -> Tensor", "deepcopy",
-              "global opt.state[Parameter]['exp_avg_sq'] -> Tensor", 4 * MiB)]
+    W = "[<Parameter of model.weight>]"
+    want += [(f"global opt2.state{W}['exp_avg'] -> Tensor", "deepcopy",
+              f"global opt.state{W}['exp_avg'] -> Tensor", 4 * MiB),
+             (f"global opt2.state{W}['exp_avg_sq'] -> Tensor", "deepcopy",
+              f"global opt.state{W}['exp_avg_sq'] -> Tensor", 4 * MiB)]
 if got != sorted(want):
     sys.exit("FAIL: duplicate_copy problems\n  want: %s\n  got:  %s" % (sorted(want), got))
 # torch.load's storage is fingerprinted: it has the weight's contents

@@ -26,17 +26,17 @@ all=$(grep -c '^alloc .* kind=32 ' dump.txt)
 import json, sys
 rep = json.load(open(sys.argv[1]))
 got = sorted((s["kind"], s["bytes"], s["held_by"], s["held_path"]) for s in rep["end"]["storages"])
-P = "global opt.state[Parameter]"
+W, B = "global opt.state[<Parameter of model.weight>]", "global opt.state[<Parameter of model.bias>]"
 want = sorted([("c10", 16384, "tensor", "global model._parameters['weight'] -> Parameter"),
                ("c10", 16384, "tensor", "global model._parameters['weight'].grad -> Tensor"),
-               ("c10", 16384, "tensor", P + "['exp_avg'] -> Tensor"),
-               ("c10", 16384, "tensor", P + "['exp_avg_sq'] -> Tensor"),
+               ("c10", 16384, "tensor", W + "['exp_avg'] -> Tensor"),
+               ("c10", 16384, "tensor", W + "['exp_avg_sq'] -> Tensor"),
                ("c10", 256, "tensor", "global model._parameters['bias'] -> Parameter"),
                ("c10", 256, "tensor", "global model._parameters['bias'].grad -> Tensor"),
-               ("c10", 256, "tensor", P + "['exp_avg'] -> Tensor"),
-               ("c10", 256, "tensor", P + "['exp_avg_sq'] -> Tensor"),
-               ("c10", 4, "tensor", P + "['step'] -> Tensor"),
-               ("c10", 4, "tensor", P + "['step'] -> Tensor"),
+               ("c10", 256, "tensor", B + "['exp_avg'] -> Tensor"),
+               ("c10", 256, "tensor", B + "['exp_avg_sq'] -> Tensor"),
+               ("c10", 4, "tensor", W + "['step'] -> Tensor"),
+               ("c10", 4, "tensor", B + "['step'] -> Tensor"),
                ("numpy", 8000, "tensor", "global draws -> ndarray")])
 if got != want or rep["end"]["storage_count"] != 11:
     sys.exit("FAIL: storages at the end\n  want: %s\n  got:  %s" % ("\n    ".join(map(str, want)),

@@ -82,8 +82,9 @@ class Walk:
     def seen(self, obj):
         return id(obj) in self.parent
 
-    def path(self, obj):
-        """(text, cause) of the path that reached obj, or None."""
+    def path(self, obj, keys=True):
+        """(text, cause) of the path that reached obj, or None. keys: name a
+        dict key that is a tensor by its own path (key_name)."""
         chain = []
         i = id(obj)
         while i is not None and len(chain) < 64:
@@ -91,17 +92,47 @@ class Walk:
             i = self.parent.get(i)
         chain.reverse()
         label, cause = self.roots.get(id(chain[0]), ("?", _agent.CAUSE_NONE))
-        text, c = render(chain, label)
+        text, c = render(chain, label, self.key_name if keys else None)
         return text, c if c != _agent.CAUSE_NONE else cause
+
+    def key_name(self, k):
+        """A tensor used as a dict key (an optimizer's state is keyed by
+        its parameters), named by the path that reached it, in a module's
+        dotted words: "<Parameter of model.0.weight>"; None when the walk
+        reached it only as that key."""
+        tensor = getattr(sys.modules.get("torch"), "Tensor", None)
+        if not issubclass(type(tensor), type) or not issubclass(type(k), tensor):
+            return None
+        if id(k) not in self.parent or id(k) not in self.objs or self.objs[id(k)] is not k:
+            return None
+        text = self.path(k, keys=False)[0]
+        head, sep, kind = text.rpartition(" -> ")
+        if not sep or head.endswith(" key") or " key ->" in head:
+            return None
+        if head.startswith("global "):
+            head = head[len("global "):]
+        for attr in ("_modules", "_parameters", "_buffers"):
+            while f".{attr}['" in head:
+                a = head.index(f".{attr}['")
+                b = head.find("']", a)
+                if b < 0:
+                    break
+                head = head[:a] + "." + head[a + len(attr) + 3:b] + head[b + 2:]
+        return f"<{kind} of {head}>"
 
 
 def _type_name(obj):
     return type.__dict__["__name__"].__get__(type(obj))
 
 
-def _key(k, depth=0):
-    """A dict key or index, rendered from its type: repr only for builtins."""
+def _key(k, depth=0, key_name=None):
+    """A dict key or index, rendered from its type: repr only for builtins;
+    key_name(k), when given and it knows k, names any other key."""
     t = type(k)
+    if key_name is not None and depth == 0 and not _is_one_of(t, (str, int, float, bool, tuple)):
+        name = key_name(k)
+        if name is not None:
+            return name
     if _is_one_of(t, (str, int, float, bool, type(None))):
         return repr(k) if t is not str or len(k) < 40 else repr(k[:37] + "...")
     if t is tuple and depth < 2:
@@ -215,9 +246,9 @@ def _attr_dict(parent, child):
     return _instance_dict(parent) is child
 
 
-def _step(parent, child, attr):
+def _step(parent, child, attr, key_name=None):
     """How parent refers to child, as path text; attr: parent is an
-    attribute dict (render keys as .name)."""
+    attribute dict (render keys as .name); key_name: as _key's."""
     t = type(parent)
     if _is_ctx(child):
         return ".grad_fn"
@@ -229,7 +260,7 @@ def _step(parent, child, attr):
             if v is child:
                 if attr and type(k) is str:
                     return "." + k
-                return "[" + _key(k) + "]"
+                return "[" + _key(k, key_name=key_name) + "]"
             if k is child:
                 return " key"
         return " -> dict"
@@ -283,8 +314,9 @@ def _step(parent, child, attr):
     return ""
 
 
-def render(chain, root_label):
-    """(text, cause) of a chain of objects from a root down to its last."""
+def render(chain, root_label, key_name=None):
+    """(text, cause) of a chain of objects from a root down to its last;
+    key_name: as _key's."""
     causes = set()
     parts = [root_label]
     attr = False
@@ -325,9 +357,9 @@ def render(chain, root_label):
         if t is tuple and type(grand) is types.FunctionType and grand.__defaults__ is parent:
             causes.add(_agent.CAUSE_CLOSURE)  # a default value: state of the function
             name = _default_name(grand, parent, child)
-            s = f" default '{name}'" if name else _step(parent, child, attr)
+            s = f" default '{name}'" if name else _step(parent, child, attr, key_name)
         else:
-            s = _step(parent, child, attr)
+            s = _step(parent, child, attr, key_name)
         if type(child) is types.FrameType:
             s += f" -> {_frame_name(child)}"
         parts.append(s)

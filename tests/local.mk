@@ -119,6 +119,8 @@ TESTS += tests/integration/dup_deepcopy.sh
 EXTRA_DIST += tests/integration/dup_deepcopy.sh tests/workloads/dup_deepcopy.py
 TESTS += tests/integration/numpy_lazy_import.sh
 EXTRA_DIST += tests/integration/numpy_lazy_import.sh tests/workloads/numpy_lazy_import.py
+TESTS += tests/integration/text_peak_hidden.sh
+EXTRA_DIST += tests/integration/text_peak_hidden.sh
 
 # CUDA storages: libcudart interposition (stand-in), PyTorch's allocator history (fixtures)
 TESTS += tests/integration/cuda_standin.sh tests/integration/cuda_snapshot.sh \

@@ -332,7 +332,7 @@ void tl_render_text(const tl_report_ctx_t *report, FILE *out)
         fprintf(out, "note: %s\n", c->notes[i]);
 
     tl_render_text_end(c, out);
-    print_sites(c, "Peak consumers", m->peak_sites, m->npeak_sites, false, NULL, out);
+    print_sites(c, "Peak consumers", m->peak_sites, m->npeak_sites, false, c->supp, out);
     print_sites(c, "Leaks (live at end)", m->leaks, m->nleaks, false, c->supp, out);
     print_sites(c, "Storages by site", m->storage_sites, m->nstorage_sites, true, NULL, out);
     print_regions(c, out);

@@ -121,6 +121,8 @@ TESTS += tests/integration/numpy_lazy_import.sh
 EXTRA_DIST += tests/integration/numpy_lazy_import.sh tests/workloads/numpy_lazy_import.py
 TESTS += tests/integration/text_peak_hidden.sh
 EXTRA_DIST += tests/integration/text_peak_hidden.sh
+TESTS += tests/integration/diff_torch_same.sh
+EXTRA_DIST += tests/integration/diff_torch_same.sh
 
 # CUDA storages: libcudart interposition (stand-in), PyTorch's allocator history (fixtures)
 TESTS += tests/integration/cuda_standin.sh tests/integration/cuda_snapshot.sh \

@@ -171,7 +171,9 @@ def _on_torch(torch):
     _view_object(torch)
     _on_cuda(torch)
     try:
-        _torch.guard_saved_hooks(torch)
+        from tensorleak import _hooked
+
+        _hooked.guard_saved_hooks(torch)
     except Exception:  # another torch's layout: 1.13's end point would run the hooks
         pass
     try:

@@ -13,17 +13,13 @@ tensor or array is kept and rendered on demand:
 with the kind of holder it runs through (a cache, a traceback, a closure,
 optimizer state, a class attribute, a thread's frame).
 
-cycles() then looks at the tensors gc tracks that no root reaches: one that
-only an unreachable reference cycle refers to is what the collector would
-free (gc garbage), decided the collector's own way without collecting: over
-the objects reachable from it, the references from outside that set are the
-reference counts minus the references from inside it; objects with outside
-references and what they reach are alive, the rest is garbage.
+The tensors no root reaches are then looked at by _cycles (reference
+cycles, gc's and autograd's).
 
 No user code runs: objects are told apart by type(), containers are read
 through dict's, list's and tuple's own methods, keys are rendered from
-their types (never repr() of a user object). Work is capped (MAX_OBJECTS,
-MAX_CYCLE_SET) and the caller is told when a cap cut it.
+their types (never repr() of a user object). Work is capped (MAX_OBJECTS)
+and the caller is told when a cap cut it.
 """
 import gc
 import os
@@ -34,9 +30,6 @@ from collections import deque
 from tensorleak import _agent
 
 MAX_OBJECTS = 2_000_000  # objects one walk visits at most
-MAX_CYCLE_SET = 20_000  # objects reachable from one unreached tensor, at most
-MAX_CANDIDATES = 64  # unreached tensors examined for cycles, at most
-MAX_CYCLE_SECONDS = 2.0  # time the cycle search may take at one report point
 
 _LEAF = (str, bytes, bytearray, int, float, complex, bool, type(None), types.ModuleType,
          types.BuiltinFunctionType, types.CodeType)
@@ -424,53 +417,6 @@ def _grad_getter(tensor_type):
     return grad
 
 
-MAX_GRAD_NODES = 10_000  # autograd nodes one .grad cycle search visits at most
-
-
-def grad_cycle(t, tensor_type):
-    """The cycle backward(create_graph=True) leaves, as path text, when the
-    leaf t holds its .grad and that gradient's graph holds t again (its
-    AccumulateGrad node): gc cannot see it (it runs through autograd's C++
-    graph), so no root and no gc cycle explains t. Else None. Reads torch's
-    own getters only (no subclass property runs). Returns (text, the
-    gradient tensor) or None."""
-    grad_of = _grad_getter(tensor_type)
-    g = grad_of(t) if grad_of else None
-    fn = getattr(type(g), "grad_fn", None) if g is not None else None
-    try:
-        fn = fn.__get__(g) if fn is not None else None
-    except Exception:
-        return None
-    if fn is None:
-        return None
-    # id -> (node, type names from fn down to it); the node is kept: torch
-    # makes a node's Python object on access, and a freed one's id is reused
-    names = {id(fn): (fn, [_type_name(fn)])}
-    q = deque([fn])
-    while q and len(names) < MAX_GRAD_NODES:
-        node = q.popleft()
-        if _type_name(node) == "AccumulateGrad":
-            try:
-                if node.variable is t:
-                    via = names[id(node)][1]
-                    mid = " -> ".join(via[:2] + (["..."] if len(via) > 3 else []) + via[-1:])
-                    return ("held only by a reference cycle gc cannot see (autograd's C++ "
-                            "graph, from backward(create_graph=True)) through the leaf's .grad: "
-                            f"Tensor.grad -> {mid}.variable -> Tensor"), g
-            except Exception:
-                pass
-            continue
-        try:
-            nexts = node.next_functions
-        except Exception:
-            continue
-        for nxt, _ in tuple.__iter__(nexts) if type(nexts) is tuple else ():
-            if nxt is not None and id(nxt) not in names:
-                names[id(nxt)] = (nxt, names[id(node)][1] + [_type_name(nxt)])
-                q.append(nxt)
-    return None
-
-
 def _program_class(cls, program):
     try:
         mod = type.__dict__["__module__"].__get__(cls)
@@ -569,133 +515,3 @@ def walk(module_roots, program_modules, tensor_type, array_type, module_dicts, e
             w.parent[i], w.objs[i] = i_obj, ref
             (later if opt_type is not None and issubclass(cls, opt_type) else q).append(ref)
     return w
-
-
-def _ancestors(cands, k, own, roots):
-    """The objects that reach cands[k] (it first), found level by level with
-    gc.get_referrers, leaving out our own containers and frames (ids in
-    own); (None, None) past MAX_CYCLE_SET objects or when a root (a module,
-    a class, a namespace whose id is in roots) reaches it: not garbage."""
-    s = [cands[k]]
-    index = {id(s[0]): 0}
-    frontier = [0]
-    own = set(own) | {id(s), id(frontier), id(cands), id(index)}
-    while frontier:
-        objs = [s[n] for n in frontier]
-        own.add(id(objs))
-        nxt = []
-        for r in gc.get_referrers(*objs):
-            i = id(r)
-            if i in index or i in own:
-                continue
-            if type(r) is types.FrameType and r.f_code.co_filename.startswith(_OURS):
-                continue
-            if i in roots or type(r) is types.ModuleType or issubclass(type(r), type):
-                return None, None
-            if len(s) >= MAX_CYCLE_SET:
-                return None, None
-            index[i] = len(s)
-            nxt.append(len(s))
-            s.append(r)
-        objs = None
-        frontier[:] = nxt
-    return s, index
-
-
-def garbage(cands, k, own=(), roots=()):
-    """Is cands[k] reachable only from objects no outside reference keeps
-    (what gc would free)? Returns (objects that reach it, their index) when
-    it is, else (None, None). The caller holds cands[k] only through the list
-    cands, and lists the ids of its other containers in own."""
-    s, index = _ancestors(cands, k, own, roots)
-    if s is None:
-        return None, None
-    internal = [0] * len(s)
-    for n in range(len(s)):
-        for r in gc.get_referents(s[n]):
-            j = index.get(id(r))
-            if j is not None:
-                internal[j] += 1
-    r = None
-    s.append(object())  # calibration: referred to by s only
-    base = sys.getrefcount(s[-1])
-    s.pop()
-    alive = [False] * len(s)
-    todo = []
-    for n in range(len(s)):
-        extra = 1 if n == 0 else 0  # cands[k] itself
-        if sys.getrefcount(s[n]) - base - extra - internal[n] > 0:
-            alive[n] = True
-            todo.append(n)
-    while todo:
-        n = todo.pop()
-        for r in gc.get_referents(s[n]):
-            j = index.get(id(r))
-            if j is not None and not alive[j]:
-                alive[j] = True
-                todo.append(j)
-    r = None
-    if alive[0]:
-        return None, None
-    return s, index
-
-
-def _edges(s, index):
-    out = []
-    for n in range(len(s)):
-        out.append([j for j in (index.get(id(r)) for r in gc.get_referents(s[n])) if j is not None])
-    return out
-
-
-def _shortest(edges, a, b):
-    """Shortest path a -> b over edges (a != b, or a cycle when a == b)."""
-    prev = {}
-    q = deque([a])
-    while q:
-        n = q.popleft()
-        for j in edges[n]:
-            if j == b:
-                path = [b, n]
-                while path[-1] != a:
-                    path.append(prev[path[-1]])
-                path.reverse()
-                return path
-            if j not in prev and j != a:
-                prev[j] = n
-                q.append(j)
-    return None
-
-
-def cycle_text(s, index):
-    """How garbage s[0] is held: the reference cycle nearest to it (among
-    the objects that reach it) and the path from that cycle down to it."""
-    edges = _edges(s, index)
-    rev = [[] for _ in s]
-    for n, js in enumerate(edges):
-        for j in js:
-            rev[j].append(n)
-    seen, q = {0}, deque([0])
-    while q:  # nearest ancestor on a cycle, breadth first upward
-        n = q.popleft()
-        cyc = _shortest(edges, n, n)
-        if cyc:
-            # start the ring at an object the user made (not a dict, a cell)
-            ring = cyc[:-1]
-            for r, i in enumerate(ring):
-                if not issubclass(type(s[i]), _PLUMBING):
-                    ring = ring[r:] + ring[:r]
-                    break
-            n = ring[0]
-            ring = render([s[i] for i in ring + ring[:1]], _type_name(s[n]))[0]
-            text = "held only by a reference cycle (gc would free it; the cycle runs through " + ring
-            if n != 0:
-                down = _shortest(edges, n, 0)
-                if down:
-                    text += "; from it: " + render([s[i] for i in down], _type_name(s[n]))[0]
-            return text + ")"
-        for m in rev[n]:
-            if m not in seen:
-                seen.add(m)
-                q.append(m)
-    kinds = sorted({_type_name(o) for o in s[1:6]})
-    return "held only by unreachable objects (gc garbage: " + ", ".join(kinds) + ")"

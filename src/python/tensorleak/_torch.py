@@ -26,7 +26,6 @@ import _thread
 import functools
 import os
 import sys
-import weakref
 
 from tensorleak import _agent
 
@@ -192,80 +191,6 @@ FREED = ("Trying to backward through the graph a second time (or directly access
 _HEAPTYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE: a class made by a class statement (or type())
 
 
-class HookBlocked(RuntimeError):
-    """What a guarded unpack hook raises, instead of running, while a report
-    point reads the saved tensors of a graph (_guarded). torch 1.13's getter
-    raises it again as a RuntimeError whose text holds HOOK_BLOCKED."""
-
-
-HOOK_BLOCKED = "tensorleak: a saved-tensor hook is the program's code, not run at a report point"
-
-
-def _blocked(exc):
-    """Is exc a guarded hook's HookBlocked, as raised or as torch passed it on?"""
-    return type(exc) is HookBlocked or (type(exc) is RuntimeError and HOOK_BLOCKED in str(exc))
-
-
-_walking = None  # the thread id of a report point reading saved tensors, else None
-_guarded_hooks = weakref.WeakSet()  # torch 1.13: the unpack hooks _guarded wraps, while live
-
-
-def _guarded(unpack_hook):
-    """unpack_hook, wrapped so that it raises HookBlocked without running
-    while this thread's report point reads saved tensors."""
-
-    def unpack_hook_guarded(packed):
-        if _walking is not None and _walking == _thread.get_ident():
-            raise HookBlocked(HOOK_BLOCKED)
-        return unpack_hook(packed)
-
-    unpack_hook_guarded._tensorleak_real = unpack_hook
-    _guarded_hooks.add(unpack_hook_guarded)
-    return unpack_hook_guarded
-
-
-def guard_saved_hooks(torch):
-    """torch 1.13: a saved tensor's getter runs the unpack hook it was saved
-    with (torch.autograd.graph.saved_tensors_hooks: non-reentrant
-    torch.utils.checkpoint recomputes its block there, save_on_cpu copies),
-    and its SavedTensor does not say whether it has one. So the hooks pushed
-    through torch._C._autograd._push_saved_tensors_default_hooks (what
-    saved_tensors_hooks.__enter__ calls) are wrapped (_guarded). torch 2.x
-    says (SavedTensor.unpack_hook): nothing is wrapped there."""
-    C = torch._C._autograd
-    real = getattr(C, "_push_saved_tensors_default_hooks", None)
-    saved_tensor = getattr(C, "SavedTensor", None)
-    if (real is None or getattr(real, "_tensorleak_wrapped", False) or saved_tensor is None
-            or hasattr(saved_tensor, "unpack_hook")):
-        return
-
-    @functools.wraps(real)
-    def _push_saved_tensors_default_hooks(pack_hook, unpack_hook):
-        if callable(unpack_hook):  # else torch's own error, now
-            unpack_hook = _guarded(unpack_hook)
-        return real(pack_hook, unpack_hook)
-
-    _push_saved_tensors_default_hooks._tensorleak_wrapped = True
-    C._push_saved_tensors_default_hooks = _push_saved_tensors_default_hooks
-
-
-def _behind_hook(node, field):
-    """torch 2.x: (the unpack hook, the packed value) of the first saved
-    tensor of node's field (a _saved_* name, "saved_tensors") saved behind a
-    saved-tensor hook, read from its SavedTensor (_raw_saved_*) without
-    running the hook; None when none is (or torch cannot tell: 1.13).
-    Raises what the getter raises (a field backward() freed)."""
-    raw = getattr(node, "_raw" + field if field.startswith("_saved_") else "_raw_saved_tensors", None)
-    for r in tuple.__iter__(raw) if type(raw) is tuple else list.__iter__(raw) if type(raw) is list else (raw,):
-        hook = getattr(r, "unpack_hook", None) if type(r).__module__ == "torch._C._autograd" else None
-        if hook is not None:
-            try:
-                return hook, r.data
-            except Exception:
-                return hook, None
-    return None
-
-
 def saved_by_autograd(tensors, how=None, hooked=None):
     """Tensors saved for backward in the graphs of the given tensors. how: a
     list to fill, one entry per tensor returned, with (the given tensor whose
@@ -275,15 +200,16 @@ def saved_by_autograd(tensors, how=None, hooked=None):
     behind a saved-tensor hook is not read (the hook is the program's code)
     but listed in hooked, when given: (tensor, node names, field, the hook
     and its packed value (torch 2.x) or None (1.13))."""
-    global _walking
-    _walking = _thread.get_ident()
+    from tensorleak import _hooked
+
+    _hooked.walking = _thread.get_ident()
     try:
-        return _saved(tensors, how, hooked if hooked is not None else [])
+        return _saved(tensors, how, hooked if hooked is not None else [], _hooked)
     finally:
-        _walking = None
+        _hooked.walking = None
 
 
-def _saved(tensors, how, hooked):
+def _saved(tensors, how, hooked, hk):
     k = kit()
     out, seen, keep = [], set(), []
     tensor = k.tensor
@@ -320,13 +246,13 @@ def _saved(tensors, how, hooked):
                 if not name.startswith("_saved_"):
                     continue
                 try:
-                    behind = _behind_hook(node, name)
+                    behind = hk.behind_hook(node, name)
                     if behind is not None:
                         hooked.append((root, names, name, behind))
                         continue
                     value = getattr(node, name)
                 except Exception as exc:  # freed by backward(), or not a tensor
-                    if _blocked(exc):
+                    if hk.blocked(exc):
                         hooked.append((root, names, name, None))
                         continue
                     if generated and type(exc) is RuntimeError and str(exc).startswith(FREED):
@@ -347,13 +273,13 @@ def _saved(tensors, how, hooked):
                 # saved with ctx.save_for_backward, and tensors set on ctx
                 fields = []
                 try:
-                    behind = _behind_hook(node, "saved_tensors")
+                    behind = hk.behind_hook(node, "saved_tensors")
                     if behind is not None:
                         hooked.append((root, names, "saved_tensors", behind))
                     else:
                         fields = [("saved_tensors[%d]" % i, v) for i, v in enumerate(node.saved_tensors)]
                 except Exception as exc:  # freed by backward()
-                    if _blocked(exc):
+                    if hk.blocked(exc):
                         hooked.append((root, names, "saved_tensors", None))
                 try:
                     d = object.__getattribute__(node, "__dict__")

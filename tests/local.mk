@@ -123,6 +123,8 @@ TESTS += tests/integration/text_peak_hidden.sh
 EXTRA_DIST += tests/integration/text_peak_hidden.sh
 TESTS += tests/integration/diff_torch_same.sh
 EXTRA_DIST += tests/integration/diff_torch_same.sh
+TESTS += tests/integration/report_json_sites.sh
+EXTRA_DIST += tests/integration/report_json_sites.sh
 
 # CUDA storages: libcudart interposition (stand-in), PyTorch's allocator history (fixtures)
 TESTS += tests/integration/cuda_standin.sh tests/integration/cuda_snapshot.sh \

@@ -111,6 +111,20 @@ EXTRA_DIST += tests/integration/pinned_strided.sh tests/workloads/pinned_strided
 	tests/python/test_cover.py
 TESTS += tests/integration/holders_kinds.sh
 EXTRA_DIST += tests/integration/holders_kinds.sh tests/workloads/holders_kinds.py
+TESTS += tests/integration/holders_dict_attr.sh
+EXTRA_DIST += tests/integration/holders_dict_attr.sh tests/workloads/holders_dict_attr.py
+TESTS += tests/integration/checkpoint_calls.sh
+EXTRA_DIST += tests/integration/checkpoint_calls.sh tests/workloads/checkpoint_calls.py
+TESTS += tests/integration/dup_deepcopy.sh
+EXTRA_DIST += tests/integration/dup_deepcopy.sh tests/workloads/dup_deepcopy.py
+TESTS += tests/integration/numpy_lazy_import.sh
+EXTRA_DIST += tests/integration/numpy_lazy_import.sh tests/workloads/numpy_lazy_import.py
+TESTS += tests/integration/text_peak_hidden.sh
+EXTRA_DIST += tests/integration/text_peak_hidden.sh
+TESTS += tests/integration/diff_torch_same.sh
+EXTRA_DIST += tests/integration/diff_torch_same.sh
+TESTS += tests/integration/report_json_sites.sh
+EXTRA_DIST += tests/integration/report_json_sites.sh
 
 # CUDA storages: libcudart interposition (stand-in), PyTorch's allocator history (fixtures)
 TESTS += tests/integration/cuda_standin.sh tests/integration/cuda_snapshot.sh \

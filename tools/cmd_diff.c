@@ -15,16 +15,21 @@
 #include "tools/outfile.h"
 
 static const char help[] =
-    "usage: tensorleak diff [--format=text|json] [--top=N] BASE.tlt NEW.tlt\n"
+    "usage: tensorleak diff [--format=text|json] [--top=N] [--no-default-suppressions]\n"
+    "                       BASE.tlt NEW.tlt\n"
     "\n"
     "Compare two runs: for each allocation site, the change of its bytes live at the\n"
     "peak and at the end point, largest absolute change first. Sites are matched by\n"
     "their symbolized frames (function, file, line, module), not by address, and by\n"
     "device: when either trace has GPU storages, each device's storages are compared\n"
-    "too, and one line's storages on two devices are two sites.\n"
+    "too, and one line's storages on two devices are two sites. The sites check's\n"
+    "default suppressions hide (one-time allocations: import machinery, the loader)\n"
+    "are counted in one line, not compared site by site.\n"
     "\n"
     "  --format=text|json  text for people (default); json: schema tensorleak-diff/1\n"
     "  --top=N             sites shown (default 10; 0 = all)\n"
+    "  --no-default-suppressions\n"
+    "                      compare the one-time allocations site by site too\n"
     "  --help              print this help\n"
     "\n"
     "exit status: 0 ok, 2 usage, 3-5 a trace cannot be read, 6 output not writable\n";
@@ -64,6 +69,8 @@ int tl_cmd_diff(int argc, char **argv)
             if (!tl_parse_uint(v, 1000000, &n))
                 return usage_error("--top", "expected a number of sites (0 = all)");
             opts.top = (unsigned)n;
+        } else if (!strcmp(a, "--no-default-suppressions")) {
+            opts.no_default_supp = true;
         } else {
             return usage_error(a, "unknown option");
         }

@@ -12,10 +12,30 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
+/* Is exe (the main trace's program) the file argv0 names, found as execvp
+ * finds it (through PATH when argv0 has no '/'), symbolic links resolved? */
+static bool names_exe(const char *argv0, const char *exe)
+{
+    char want[PATH_MAX], got[PATH_MAX], cand[PATH_MAX];
+    if (!realpath(exe, want)) return false;
+    if (strchr(argv0, '/')) return realpath(argv0, got) && !strcmp(got, want);
+    const char *path = getenv("PATH");
+    for (const char *p = path ? path : "/usr/bin:/bin"; *p;) {
+        size_t n = strcspn(p, ":");
+        int k = snprintf(cand, sizeof cand, "%.*s%s%s", (int)n, p, n ? "/" : "", argv0);
+        if (k > 0 && (size_t)k < sizeof cand && access(cand, X_OK) == 0)
+            return realpath(cand, got) && !strcmp(got, want);
+        p += n + (p[n] == ':');
+    }
+    return false;
+}
 
 static const char run_usage[] =
     "usage: tensorleak run [--output=PATTERN] [--report=FILE] [--format=FORMAT] [--top=N]\n"
@@ -164,8 +184,13 @@ int tl_cmd_run(int argc, char **argv)
             if (!l.traces[i].main && !l.traces[i].execd && !l.traces[i].quiet)
                 paths[npaths++] = l.traces[i].path;
     }
-    tl_say("trace of %s (pid %d) written to %s", /* main_exe is read from the trace */
-           l.main_exe[0] ? l.main_exe : argv[optind], (int)l.pid, l.main_trace);
+    /* the command as given, as check says it (issue 29), unless the main
+     * process is another program its process exec'd (python3 behind a shim):
+     * then main_exe, read from the trace */
+    const char *cmd = argv[optind];
+    tl_say("trace of %s (pid %d) written to %s",
+           !l.main_exe[0] || names_exe(cmd, l.main_exe) ? cmd : l.main_exe, (int)l.pid,
+           l.main_trace);
     tl_launch_say_others(&l); /* after the main trace's line */
     tl_msgs_t msgs = {0};
     int rc = tl_cli_exit(paths ? tl_report_run(paths, npaths, &opts, out, &msgs)

@@ -31,6 +31,7 @@ libtlreport_la_SOURCES = \
 	src/report/render/common.c \
 	src/report/render/mode.c \
 	src/report/render/render_text.c \
+	src/report/render/site_group.c src/report/render/site_group.h \
 	src/report/render/text_frames.c \
 	src/report/render/text_end.c \
 	src/report/render/render_json.c \

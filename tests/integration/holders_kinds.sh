@@ -18,8 +18,8 @@ MiB = 1048576
 want = [
     (MiB, "tensor", "class", "global Cache.table['emb'] -> Tensor"),
     (MiB, "tensor", "closure", "global fn -> f() closure[0].cell_contents -> Tensor"),
-    (MiB, "tensor", "optimizer", "global opt.state[Parameter]['exp_avg'] -> Tensor"),
-    (MiB, "tensor", "optimizer", "global opt.state[Parameter]['exp_avg_sq'] -> Tensor"),
+    (MiB, "tensor", "optimizer", "global opt.state[<Parameter of model.weight>]['exp_avg'] -> Tensor"),
+    (MiB, "tensor", "optimizer", "global opt.state[<Parameter of model.weight>]['exp_avg_sq'] -> Tensor"),
     # a parameter (and its .grad) is the model's, though the optimizer refers to it
     (MiB, "tensor", "none", "global model._parameters['weight'].grad -> Tensor"),
     (MiB, "tensor", "none", "global model._parameters['weight'] -> Parameter"),

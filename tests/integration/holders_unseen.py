@@ -163,8 +163,8 @@ FACTS = {
          f"global model._modules['{m}']._parameters['{p}'].grad -> Tensor", 0, None)
         for m, p, n in PARAMS
     ] + [
-        ("step", 1, n, "tensor", "optimizer", "global opt.state[Parameter]['momentum_buffer'] -> Tensor",
-         0, None) for _, _, n in PARAMS
+        ("step", 1, n, "tensor", "optimizer", f"global opt.state[<Parameter of model.{m}.{p}>]['momentum_buffer'] -> Tensor",
+         0, None) for m, p, n in PARAMS
     ], {}, []),
     # the view's line is not known: numpy makes a subclass's objects through its
     # own allocator, which the agent does not see (docs/report-schema.md)

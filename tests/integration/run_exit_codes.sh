@@ -1,7 +1,8 @@
 #!/bin/sh
 # run_exit_codes.sh - `tensorleak run` passes the command's status through
 # (128+N for signal N), 127/126 when it cannot be run, 2 on usage errors
-# (before anything runs), each with one line on stderr.
+# (before anything runs), each with one line on stderr; the trace is named
+# by the command as given, as check names it.
 . "$TL_SRCDIR/tests/integration/lib.sh"
 make_tmp
 
@@ -61,4 +62,15 @@ sleep 0.2
 if pgrep -f '^sleep 37$' >/dev/null; then
     pkill -f '^sleep 37$'
     fail "the command outlived tensorleak run"
+fi
+# the trace is named by the command as given (as check names it), unless the
+# main process is another program the command exec'd (issue 29 item 5)
+if [ -x "$PYTHON3" ]; then
+    "$TL" run -o "$TMP/h.%p.tlt" -- "$PYTHON3" -c pass >out 2>err || fail "run $PYTHON3 exited $?"
+    grep -q "^tensorleak: trace of $PYTHON3 (pid [0-9]*) written to $TMP/h\\." err ||
+        fail "run names $(grep 'trace of' err), want $PYTHON3"
+    real=$(realpath "$PYTHON3")
+    "$TL" run -o "$TMP/i.%p.tlt" -- env "$PYTHON3" -c pass >out 2>err || fail "run env exited $?"
+    grep -q "^tensorleak: trace of $real (pid [0-9]*) written to $TMP/i\\." err ||
+        fail "run env names $(grep 'trace of' err), want $real"
 fi

@@ -4,9 +4,10 @@
 #
 # Described (host memory, known owner): `dense` (2 MiB c10 storage, also
 # viewed by `dense_view`) and `owned` (2 MiB numpy buffer).
-# Described, host memory of another owner (2.x: not fingerprinted; 1.13
-# cannot tell): `shared` (from_numpy), `via_buffer` (frombuffer of a
-# bytearray), `via_dlpack` (DLPack of a numpy array).
+# Described, host memory of another owner: `shared` (from_numpy) and
+# `via_dlpack` (DLPack of a numpy array), numpy's buffers (fingerprinted:
+# storages the agent recorded), `via_buffer` (frombuffer of a bytearray;
+# 2.x: not fingerprinted, 1.13 cannot tell).
 # Skipped and counted in the note: meta, sparse_coo, sparse_csr, quantized,
 # nested, mkldnn (if built), a __torch_dispatch__ wrapper subclass, and a
 # subclass whose __torch_function__ raises.

@@ -34,15 +34,19 @@ _done_end = None  # the pid that took its end point: a forked child takes its ow
 # (import.c, remove_importlib_frames) and ours with them, so the program's
 # stderr shows the traceback it shows without us.
 _EXEC_SRC = """
+def put_back(loader, real_exec, own):
+    try:  # the loader's own method again: a shared loader wraps one import only
+        if own:
+            loader.exec_module = real_exec
+        else:
+            del loader.exec_module
+    except Exception:
+        pass
+
+
 def make(loader, real_exec, own, name, cb, note):
     def exec_module(module):
-        try:
-            if own:
-                loader.exec_module = real_exec
-            else:
-                del loader.exec_module
-        except Exception:
-            pass
+        put_back(loader, real_exec, own)
         real_exec(module)
         try:
             if getattr(module, "__name__", None) == name:
@@ -50,10 +54,22 @@ def make(loader, real_exec, own, name, cb, note):
         except Exception as exc:  # never break the import
             note(f"{name} lineage disabled: {type(exc).__name__}: {exc}"[:250])
     return exec_module
+
+
+def make_around(loader, real_exec, own, before, after):
+    def exec_module(module):
+        put_back(loader, real_exec, own)
+        token = before()
+        try:
+            real_exec(module)
+        finally:
+            after(token)
+    return exec_module
 """
 _exec_ns = {}
 exec(compile(_EXEC_SRC, "<frozen importlib._bootstrap_external>", "exec"), _exec_ns)
 _make_exec = _exec_ns["make"]
+_make_around = _exec_ns["make_around"]
 
 
 class _AfterImport:
@@ -76,8 +92,14 @@ class _AfterImport:
 
     def find_spec(self, name, path, target=None):
         cb = self.callbacks.get(name)
+        around = None
         if cb is None:
-            return None
+            # numpy's modules imported after numpy's own import (and its
+            # handler's wrap): their buffers stay plain blocks
+            np_mod = sys.modules.get("tensorleak._numpy") if name.startswith("numpy.") else None
+            around = np_mod.plain_import(name) if np_mod is not None else None
+            if around is None:
+                return None
         try:
             for finder in sys.meta_path:
                 if finder is self or not hasattr(finder, "find_spec"):
@@ -92,7 +114,10 @@ class _AfterImport:
             if real_exec is None:
                 return spec
             own = "exec_module" in getattr(loader, "__dict__", {})
-            exec_module = _make_exec(loader, real_exec, own, name, cb, _agent.note)
+            if around is not None:
+                exec_module = _make_around(loader, real_exec, own, *around)
+            else:
+                exec_module = _make_exec(loader, real_exec, own, name, cb, _agent.note)
             loader.exec_module = exec_module
             return spec
         except Exception:
@@ -145,6 +170,12 @@ def _on_torch(torch):
 
     _view_object(torch)
     _on_cuda(torch)
+    try:
+        from tensorleak import _hooked
+
+        _hooked.guard_saved_hooks(torch)
+    except Exception:  # another torch's layout: 1.13's end point would run the hooks
+        pass
     try:
         _torch.wrap_shared(torch)
     except Exception:  # another torch's layout: shared storages stay unnamed

@@ -6,7 +6,7 @@ without entering library modules, library classes or tensors, collects the
 tensors and ndarrays found, and reports to the agent, per storage: whether a
 reachable tensor covers all of it ("tensor"), only views of part of it
 ("view"), only autograd graphs hanging off reachable tensors ("autograd"),
-or only an uncollected reference cycle ("cycle", _paths.garbage); every view
+or only an uncollected reference cycle ("cycle", _cycles.garbage); every view
 with its byte offset, extent and numel x itemsize bytes; and (SNAP_WHY) the
 path that reached it, the kind of holder on it and the bytes its views'
 elements occupy (_cover.covered: pinned bytes are exact for strided views).
@@ -24,7 +24,6 @@ import re
 import stat
 import sys
 import sysconfig
-import time
 import types
 
 from tensorleak import _agent, _cover, _paths
@@ -373,60 +372,6 @@ def _unreached(w, tensor_type):
             if not w.seen(o)]
 
 
-def _cycles(w, storages, tensor_type, skipped, module_dicts):
-    """Storages of tensors no root reaches that only a reference cycle
-    keeps: added to storages as cycle storages. Returns a note or None."""
-    from tensorleak import _torch
-
-    # one reference each, from this list only (garbage() counts on it)
-    cands = _unreached(w, tensor_type)
-    note = None
-    if len(cands) > _paths.MAX_CANDIDATES:
-        note = f"holders: {len(cands)} unreached tensors, {_paths.MAX_CANDIDATES} examined for cycles"
-        del cands[_paths.MAX_CANDIDATES:]
-    own = {id(storages), id(w.objs), id(w.parent), id(w.tensors), id(w.arrays), id(w.roots)}
-    t0 = time.monotonic()
-    for k in range(len(cands)):
-        if time.monotonic() - t0 > _paths.MAX_CYCLE_SECONDS:
-            note = f"holders: cycle search stopped after {_paths.MAX_CYCLE_SECONDS} s ({k} of {len(cands)} tensors)"
-            break
-        base = _base_of(cands[k], tensor_type)
-        if not base or (base in storages and not storages[base].cycle):
-            continue
-        grad = None
-        try:
-            s, index = _paths.garbage(cands, k, own, module_dicts)
-            if s is not None:
-                text = _paths.cycle_text(s, index)
-            else:  # no gc cycle: backward(create_graph=True)'s, through C++?
-                text, grad = _paths.grad_cycle(cands[k], tensor_type) or (None, None)
-        except Exception as exc:
-            skipped.failed(exc)
-            continue
-        s = index = None
-        if text is None:
-            continue
-        held = [(cands[k], text)]
-        if grad is not None:  # the gradient is in the same ring, and what its graph saved
-            held.append((grad, text + "; this is its .grad"))
-            how = []
-            for t, (_, names, field) in zip(_torch.saved_by_autograd([grad], how), how):
-                held.append((t, graph_text(text + "; saved by its .grad's graph: Tensor", names, field)))
-            how = None
-        for t, why_text in held:
-            why = _torch.add_tensor(storages, t, _Storage, _extent)
-            if why is not None:
-                skipped.add(why)
-                continue
-            st = storages.get(_base_of(t, tensor_type))
-            if st is not None:
-                st.cycle = True
-                if st.why is None:
-                    st.why = (why_text, _agent.CAUSE_CYCLE)
-        held = grad = None
-    return note
-
-
 def _all_found(api, storages):
     """Did the walk find every live storage the agent recorded (so that no
     tensor outside it can hold one and the search of gc's objects for
@@ -539,7 +484,7 @@ def describe(api, snap, extra_roots=()):
         _agent.note(f"lineage skipped: cannot walk the program's objects ({type(exc).__name__}: {exc})"[:250], snap)
         return
     storages = {}
-    saved, how = [], []  # per saved tensor: the reachable tensor whose graph saved it, and where
+    saved, how, hooked = [], [], []  # per saved tensor: the reachable tensor whose graph saved it, and where
     tensors_skipped, arrays_skipped = _Skipped(), _Skipped()
     if tensor_type is not None:
         from tensorleak import _torch
@@ -547,9 +492,9 @@ def describe(api, snap, extra_roots=()):
         _each(tensors, tensors_skipped,
               lambda t: _torch.add_tensor(storages, t, _Storage, _extent))
         try:
-            saved = _torch.saved_by_autograd(tensors, how)
+            saved = _torch.saved_by_autograd(tensors, how, hooked)
         except Exception as exc:
-            saved, how[:] = [], []
+            saved, how[:], hooked[:] = [], [], []
             tensors_skipped.failed(exc)
         _each(saved, tensors_skipped,
               lambda t: _torch.add_tensor(storages, t, _Storage, _extent, autograd=True))
@@ -562,10 +507,16 @@ def describe(api, snap, extra_roots=()):
     try:
         _name_holders(w, storages, tensor_type)
         _name_graph_holders(w, storages, tensor_type, saved, how)
+        if hooked:
+            from tensorleak import _hooked
+
+            _hooked.add(w, hooked, storages, tensor_type, _Storage, _extent, tensors_skipped)
         if w.capped:
             notes.add(f"holders: walk capped at {_paths.MAX_OBJECTS} objects")
         if tensor_type is not None and not _all_found(api, storages):
-            n = _cycles(w, storages, tensor_type, tensors_skipped, w.module_dicts)
+            from tensorleak import _cycles
+
+            n = _cycles.search(w, storages, tensor_type, tensors_skipped, w.module_dicts)
             if n:
                 notes.add(n)
     except Exception as exc:
@@ -575,8 +526,12 @@ def describe(api, snap, extra_roots=()):
             _library_holders(api, storages, array_type, w.module_dicts, arrays_skipped)
         except Exception as exc:
             arrays_skipped.failed(exc)
-    w = tensors = arrays = saved = how = None
+    w = tensors = arrays = saved = how = hooked = None
     _register_shared(api, storages)
+    # host memory of c10's CPU allocator or numpy's handler, whatever torch
+    # says of its resizability (2.x: False for torch.load's storages)
+    for base in _agent.storages_live(api, storages)[1]:
+        storages[base].fingerprint = True
     why_ok = _agent.has(api, "snapshot_why")
     for base, s in storages.items():
         if s.cycle:

@@ -14,6 +14,7 @@ COPY_FUNCTIONS = ("array", "copy", "ascontiguousarray", "asfortranarray", "tile"
 # numbers from numpy_api.py, the same in numpy 1.22 to 2.4 (checked in the
 # installed numpy/__multiarray_api.h of 1.24.2 and 2.4.6).
 SLOT_FEATURE_VERSION = 211  # unsigned PyArray_GetNDArrayCFeatureVersion(void), numpy >= 1.4
+SLOT_SET_HANDLER = 304  # PyObject *PyDataMem_SetHandler(PyObject *handler): the old one
 SLOT_GET_HANDLER = 305  # PyObject *PyDataMem_GetHandler(void)
 SLOT_DEFAULT_HANDLER = 306  # PyObject **: &PyDataMem_DefaultHandler
 FEATURE_1_22 = 0x0F  # NPY_1_22_API_VERSION: the first with a handler (slots 304-306)
@@ -23,11 +24,60 @@ HEAP_MIN_STORAGE = 65536  # without the handler: smaller buffers are not storage
 UMATH_MODULES = ("numpy.core._multiarray_umath", "numpy._core._multiarray_umath")
 
 handler_wrapped = False  # numpy's default handler records our storages
+# PyDataMem_Handler (numpy/ndarraytypes.h, version 1): char name[127], uint8
+# version, then PyDataMemAllocator {ctx, malloc, calloc, realloc, free}
+HANDLER_BYTES = 128 + 5 * 8
+_plain = None  # (capsule, its struct, its name, SetHandler): numpy's handler as it was
 
 
 def min_storage():
     """Bytes below which a numpy buffer is no storage at a report point."""
     return 0 if handler_wrapped else HEAP_MIN_STORAGE
+
+
+def _keep_plain(umath, handler):
+    """Keeps a copy of numpy's default handler (the struct at address
+    handler) as it is before the agent wraps it, in a capsule of its own,
+    for numpy's imports after its first (plain_import)."""
+    global _plain
+    py = ctypes.pythonapi
+    struct = ctypes.create_string_buffer(HANDLER_BYTES)
+    ctypes.memmove(struct, handler, HANDLER_BYTES)
+    name = ctypes.create_string_buffer(b"mem_handler")
+    py.PyCapsule_New.restype = ctypes.py_object
+    py.PyCapsule_New.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p]
+    cap = py.PyCapsule_New(ctypes.addressof(struct), ctypes.addressof(name), None)
+    table = ctypes.cast(py.PyCapsule_GetPointer(umath._ARRAY_API, None), ctypes.POINTER(ctypes.c_void_p))
+    setter = ctypes.PYFUNCTYPE(ctypes.py_object, ctypes.py_object)(table[SLOT_SET_HANDLER])
+    _plain = (cap, struct, name, setter)
+
+
+def plain_import(name):
+    """(before, after) to run around the import of numpy's module `name`
+    once numpy's handler is wrapped (numpy.random, numpy.fft imported on
+    first use, torch 2.x's dynamo does at optimizer creation): the buffers
+    it makes are numpy's constants, plain blocks as those of numpy's own
+    import are, so the import's context allocates through the handler's
+    copy from before the wrap (an array frees through the handler it was
+    made with: those buffers stay plain). None for other modules."""
+    if not handler_wrapped or _plain is None or not name.startswith("numpy."):
+        return None
+    setter = _plain[3]
+
+    def before():
+        try:
+            return (setter(_plain[0]),)
+        except Exception:
+            return None
+
+    def after(token):
+        if token is not None:
+            try:
+                setter(token[0])
+            except Exception:
+                pass
+
+    return before, after
 
 
 def _handler_of(umath):
@@ -111,7 +161,12 @@ def wrap_handler():
     else:
         try:
             views = os.environ.get("TENSORLEAK_NUMPY_VIEW_LINES", "1") != "0"
-            rc = api.numpy_handler(_handler_of(umath), _array_type(umath.ndarray) if views else None)
+            handler = _handler_of(umath)
+            try:
+                _keep_plain(umath, handler)
+            except Exception:  # numpy's later imports then make storages
+                pass
+            rc = api.numpy_handler(handler, _array_type(umath.ndarray) if views else None)
             if rc:
                 why = f"the agent refused numpy's handler (error {-rc})"
         except Exception as exc:

@@ -13,17 +13,13 @@ tensor or array is kept and rendered on demand:
 with the kind of holder it runs through (a cache, a traceback, a closure,
 optimizer state, a class attribute, a thread's frame).
 
-cycles() then looks at the tensors gc tracks that no root reaches: one that
-only an unreachable reference cycle refers to is what the collector would
-free (gc garbage), decided the collector's own way without collecting: over
-the objects reachable from it, the references from outside that set are the
-reference counts minus the references from inside it; objects with outside
-references and what they reach are alive, the rest is garbage.
+The tensors no root reaches are then looked at by _cycles (reference
+cycles, gc's and autograd's).
 
 No user code runs: objects are told apart by type(), containers are read
 through dict's, list's and tuple's own methods, keys are rendered from
-their types (never repr() of a user object). Work is capped (MAX_OBJECTS,
-MAX_CYCLE_SET) and the caller is told when a cap cut it.
+their types (never repr() of a user object). Work is capped (MAX_OBJECTS)
+and the caller is told when a cap cut it.
 """
 import gc
 import os
@@ -34,9 +30,6 @@ from collections import deque
 from tensorleak import _agent
 
 MAX_OBJECTS = 2_000_000  # objects one walk visits at most
-MAX_CYCLE_SET = 20_000  # objects reachable from one unreached tensor, at most
-MAX_CANDIDATES = 64  # unreached tensors examined for cycles, at most
-MAX_CYCLE_SECONDS = 2.0  # time the cycle search may take at one report point
 
 _LEAF = (str, bytes, bytearray, int, float, complex, bool, type(None), types.ModuleType,
          types.BuiltinFunctionType, types.CodeType)
@@ -82,8 +75,9 @@ class Walk:
     def seen(self, obj):
         return id(obj) in self.parent
 
-    def path(self, obj):
-        """(text, cause) of the path that reached obj, or None."""
+    def path(self, obj, keys=True):
+        """(text, cause) of the path that reached obj, or None. keys: name a
+        dict key that is a tensor by its own path (key_name)."""
         chain = []
         i = id(obj)
         while i is not None and len(chain) < 64:
@@ -91,18 +85,48 @@ class Walk:
             i = self.parent.get(i)
         chain.reverse()
         label, cause = self.roots.get(id(chain[0]), ("?", _agent.CAUSE_NONE))
-        text, c = render(chain, label)
+        text, c = render(chain, label, self.key_name if keys else None)
         return text, c if c != _agent.CAUSE_NONE else cause
+
+    def key_name(self, k):
+        """A tensor used as a dict key (an optimizer's state is keyed by
+        its parameters), named by the path that reached it, in a module's
+        dotted words: "<Parameter of model.0.weight>"; None when the walk
+        reached it only as that key."""
+        tensor = getattr(sys.modules.get("torch"), "Tensor", None)
+        if not issubclass(type(tensor), type) or not issubclass(type(k), tensor):
+            return None
+        if id(k) not in self.parent or id(k) not in self.objs or self.objs[id(k)] is not k:
+            return None
+        text = self.path(k, keys=False)[0]
+        head, sep, kind = text.rpartition(" -> ")
+        if not sep or head.endswith(" key") or " key ->" in head:
+            return None
+        if head.startswith("global "):
+            head = head[len("global "):]
+        for attr in ("_modules", "_parameters", "_buffers"):
+            while f".{attr}['" in head:
+                a = head.index(f".{attr}['")
+                b = head.find("']", a)
+                if b < 0:
+                    break
+                head = head[:a] + "." + head[a + len(attr) + 3:b] + head[b + 2:]
+        return f"<{kind} of {head}>"
 
 
 def _type_name(obj):
     return type.__dict__["__name__"].__get__(type(obj))
 
 
-def _key(k, depth=0):
-    """A dict key or index, rendered from its type: repr only for builtins."""
+def _key(k, depth=0, key_name=None):
+    """A dict key or index, rendered from its type: repr only for builtins;
+    key_name(k), when given and it knows k, names any other key."""
     t = type(k)
-    if t in (str, int, float, bool, type(None)):
+    if key_name is not None and depth == 0 and not _is_one_of(t, (str, int, float, bool, tuple)):
+        name = key_name(k)
+        if name is not None:
+            return name
+    if _is_one_of(t, (str, int, float, bool, type(None))):
         return repr(k) if t is not str or len(k) < 40 else repr(k[:37] + "...")
     if t is tuple and depth < 2:
         return "(" + ", ".join(_key(x, depth + 1) for x in tuple.__iter__(k)) + ")"
@@ -180,18 +204,44 @@ def referents(obj):
     return refs
 
 
+def _is_one_of(t, kinds):
+    """Is class t one of kinds? By identity: `t in kinds` would compare with
+    ==, which runs the __eq__ of t's metaclass when it has one."""
+    for k in kinds:
+        if t is k:
+            return True
+    return False
+
+
+def _class_dict(cls):
+    """The dict behind a class's __dict__ mappingproxy (its tp_dict), or None."""
+    try:
+        proxy = type.__dict__["__dict__"].__get__(cls)
+        refs = gc.get_referents(proxy)
+    except Exception:
+        return None
+    return refs[0] if len(refs) == 1 and type(refs[0]) is dict else None
+
+
 def _attr_dict(parent, child):
-    """Is dict child the attribute dict of parent (an instance, a class)?"""
+    """Is dict child the attribute dict of parent (an instance, a class)?
+    Only that very dict: since CPython 3.11 an instance's attribute values
+    are its gc referents directly, so a dict it holds in an attribute
+    (n.store = {"k": t}) is a referent too, and its keys are no attributes
+    (n.store['k'], not n.k)."""
     t = type(parent)
-    if t in (dict, list, tuple, set, frozenset, types.FrameType, types.TracebackType,
-             types.CellType) or issubclass(t, dict):
+    if type(child) is not dict or issubclass(t, dict) or _is_one_of(
+            t, (list, tuple, set, frozenset, types.FrameType, types.TracebackType,
+                types.CellType)):
         return False
-    return type(child) is dict
+    if issubclass(t, type):
+        return _class_dict(parent) is child
+    return _instance_dict(parent) is child
 
 
-def _step(parent, child, attr):
+def _step(parent, child, attr, key_name=None):
     """How parent refers to child, as path text; attr: parent is an
-    attribute dict (render keys as .name)."""
+    attribute dict (render keys as .name); key_name: as _key's."""
     t = type(parent)
     if _is_ctx(child):
         return ".grad_fn"
@@ -203,7 +253,7 @@ def _step(parent, child, attr):
             if v is child:
                 if attr and type(k) is str:
                     return "." + k
-                return "[" + _key(k) + "]"
+                return "[" + _key(k, key_name=key_name) + "]"
             if k is child:
                 return " key"
         return " -> dict"
@@ -222,8 +272,8 @@ def _step(parent, child, attr):
         return ".cell_contents"
     if _is_exception(parent):
         for name in ("__traceback__", "__context__", "__cause__"):
-            try:
-                if getattr(parent, name) is child:
+            try:  # BaseException's own getters: no property of a subclass runs
+                if BaseException.__dict__[name].__get__(parent) is child:
                     return "." + name
             except Exception:
                 pass
@@ -234,13 +284,13 @@ def _step(parent, child, attr):
         if child is parent.__defaults__:
             return ""  # the tuple's step names the parameter (render)
         return ""
-    if t in _SUSPENDED:
+    if _is_one_of(t, _SUSPENDED):
         fr = _suspended_frame(parent)
         if fr is None or child is fr:
             return " (generator)"  # before 3.11 its frame is a referent: render names it
         name = _local_name(fr, child)
         return f" (generator) -> {_frame_name(fr)} local '{name}'" if name else " (generator)"
-    if t in _lru_types():
+    if _is_one_of(t, _lru_types()):
         try:
             if child is parent.__dict__:
                 return ""
@@ -257,8 +307,9 @@ def _step(parent, child, attr):
     return ""
 
 
-def render(chain, root_label):
-    """(text, cause) of a chain of objects from a root down to its last."""
+def render(chain, root_label, key_name=None):
+    """(text, cause) of a chain of objects from a root down to its last;
+    key_name: as _key's."""
     causes = set()
     parts = [root_label]
     attr = False
@@ -277,7 +328,7 @@ def render(chain, root_label):
         t = type(parent)
         if t is types.TracebackType or _is_exception(parent) and type(child) is types.TracebackType:
             causes.add(_agent.CAUSE_TRACEBACK)
-        elif t in lru:
+        elif _is_one_of(t, lru):
             causes.add(_agent.CAUSE_CACHE)
         elif t is types.CellType:
             causes.add(_agent.CAUSE_CLOSURE)
@@ -299,14 +350,13 @@ def render(chain, root_label):
         if t is tuple and type(grand) is types.FunctionType and grand.__defaults__ is parent:
             causes.add(_agent.CAUSE_CLOSURE)  # a default value: state of the function
             name = _default_name(grand, parent, child)
-            s = f" default '{name}'" if name else _step(parent, child, attr)
+            s = f" default '{name}'" if name else _step(parent, child, attr, key_name)
         else:
-            s = _step(parent, child, attr)
+            s = _step(parent, child, attr, key_name)
         if type(child) is types.FrameType:
             s += f" -> {_frame_name(child)}"
         parts.append(s)
-        attr = s != " -> lru_cache" and (_attr_dict(parent, child) or
-                                         (issubclass(t, type) and type(child) is dict))
+        attr = s != " -> lru_cache" and _attr_dict(parent, child)
         if attr and _is_ctx(parent):
             parts.append(f" ({_type_name(parent)}) -> ctx")
     last = chain[-1]
@@ -367,53 +417,6 @@ def _grad_getter(tensor_type):
     return grad
 
 
-MAX_GRAD_NODES = 10_000  # autograd nodes one .grad cycle search visits at most
-
-
-def grad_cycle(t, tensor_type):
-    """The cycle backward(create_graph=True) leaves, as path text, when the
-    leaf t holds its .grad and that gradient's graph holds t again (its
-    AccumulateGrad node): gc cannot see it (it runs through autograd's C++
-    graph), so no root and no gc cycle explains t. Else None. Reads torch's
-    own getters only (no subclass property runs). Returns (text, the
-    gradient tensor) or None."""
-    grad_of = _grad_getter(tensor_type)
-    g = grad_of(t) if grad_of else None
-    fn = getattr(type(g), "grad_fn", None) if g is not None else None
-    try:
-        fn = fn.__get__(g) if fn is not None else None
-    except Exception:
-        return None
-    if fn is None:
-        return None
-    # id -> (node, type names from fn down to it); the node is kept: torch
-    # makes a node's Python object on access, and a freed one's id is reused
-    names = {id(fn): (fn, [_type_name(fn)])}
-    q = deque([fn])
-    while q and len(names) < MAX_GRAD_NODES:
-        node = q.popleft()
-        if _type_name(node) == "AccumulateGrad":
-            try:
-                if node.variable is t:
-                    via = names[id(node)][1]
-                    mid = " -> ".join(via[:2] + (["..."] if len(via) > 3 else []) + via[-1:])
-                    return ("held only by a reference cycle gc cannot see (autograd's C++ "
-                            "graph, from backward(create_graph=True)) through the leaf's .grad: "
-                            f"Tensor.grad -> {mid}.variable -> Tensor"), g
-            except Exception:
-                pass
-            continue
-        try:
-            nexts = node.next_functions
-        except Exception:
-            continue
-        for nxt, _ in tuple.__iter__(nexts) if type(nexts) is tuple else ():
-            if nxt is not None and id(nxt) not in names:
-                names[id(nxt)] = (nxt, names[id(node)][1] + [_type_name(nxt)])
-                q.append(nxt)
-    return None
-
-
 def _program_class(cls, program):
     try:
         mod = type.__dict__["__module__"].__get__(cls)
@@ -423,11 +426,11 @@ def _program_class(cls, program):
 
 
 def walk(module_roots, program_modules, tensor_type, array_type, module_dicts, extra_roots=(),
-         frames=True):
+         frames=True, objects=()):
     """Breadth-first walk from module_roots ([(name, dict)]), the live
-    frames of all threads (unless frames is false), then extra_roots (dicts
-    of locals). program_modules: the names of the program's own modules
-    (their classes are entered)."""
+    frames of all threads (unless frames is false), extra_roots (dicts
+    of locals), then objects ([(object, its path text)]). program_modules:
+    the names of the program's own modules (their classes are entered)."""
     w = Walk()
     w.module_dicts = module_dicts
     grad_of = _grad_getter(tensor_type)
@@ -449,7 +452,10 @@ def walk(module_roots, program_modules, tensor_type, array_type, module_dicts, e
         import threading
 
         for th in threading.enumerate():
-            names[th.ident] = th.name
+            d = _instance_dict(th) or {}  # not th.name: a subclass's property would run
+            ident, name = d.get("_ident"), d.get("_name")
+            if type(ident) is int and type(name) is str:
+                names[ident] = name
     except Exception:
         pass
     me, f = sys._getframe(), None
@@ -463,6 +469,8 @@ def walk(module_roots, program_modules, tensor_type, array_type, module_dicts, e
     for d in extra_roots:
         if type(d) is dict:
             root(d, "local ", _agent.CAUSE_NONE)
+    for obj, label in objects:
+        root(obj, label, _agent.CAUSE_NONE)
     # an optimizer refers to every parameter (param_groups, its state's
     # keys): walked last, so a parameter is named through its model and only
     # what the optimizer alone keeps (Adam's moments) through the optimizer
@@ -507,133 +515,3 @@ def walk(module_roots, program_modules, tensor_type, array_type, module_dicts, e
             w.parent[i], w.objs[i] = i_obj, ref
             (later if opt_type is not None and issubclass(cls, opt_type) else q).append(ref)
     return w
-
-
-def _ancestors(cands, k, own, roots):
-    """The objects that reach cands[k] (it first), found level by level with
-    gc.get_referrers, leaving out our own containers and frames (ids in
-    own); (None, None) past MAX_CYCLE_SET objects or when a root (a module,
-    a class, a namespace whose id is in roots) reaches it: not garbage."""
-    s = [cands[k]]
-    index = {id(s[0]): 0}
-    frontier = [0]
-    own = set(own) | {id(s), id(frontier), id(cands), id(index)}
-    while frontier:
-        objs = [s[n] for n in frontier]
-        own.add(id(objs))
-        nxt = []
-        for r in gc.get_referrers(*objs):
-            i = id(r)
-            if i in index or i in own:
-                continue
-            if type(r) is types.FrameType and r.f_code.co_filename.startswith(_OURS):
-                continue
-            if i in roots or type(r) is types.ModuleType or issubclass(type(r), type):
-                return None, None
-            if len(s) >= MAX_CYCLE_SET:
-                return None, None
-            index[i] = len(s)
-            nxt.append(len(s))
-            s.append(r)
-        objs = None
-        frontier[:] = nxt
-    return s, index
-
-
-def garbage(cands, k, own=(), roots=()):
-    """Is cands[k] reachable only from objects no outside reference keeps
-    (what gc would free)? Returns (objects that reach it, their index) when
-    it is, else (None, None). The caller holds cands[k] only through the list
-    cands, and lists the ids of its other containers in own."""
-    s, index = _ancestors(cands, k, own, roots)
-    if s is None:
-        return None, None
-    internal = [0] * len(s)
-    for n in range(len(s)):
-        for r in gc.get_referents(s[n]):
-            j = index.get(id(r))
-            if j is not None:
-                internal[j] += 1
-    r = None
-    s.append(object())  # calibration: referred to by s only
-    base = sys.getrefcount(s[-1])
-    s.pop()
-    alive = [False] * len(s)
-    todo = []
-    for n in range(len(s)):
-        extra = 1 if n == 0 else 0  # cands[k] itself
-        if sys.getrefcount(s[n]) - base - extra - internal[n] > 0:
-            alive[n] = True
-            todo.append(n)
-    while todo:
-        n = todo.pop()
-        for r in gc.get_referents(s[n]):
-            j = index.get(id(r))
-            if j is not None and not alive[j]:
-                alive[j] = True
-                todo.append(j)
-    r = None
-    if alive[0]:
-        return None, None
-    return s, index
-
-
-def _edges(s, index):
-    out = []
-    for n in range(len(s)):
-        out.append([j for j in (index.get(id(r)) for r in gc.get_referents(s[n])) if j is not None])
-    return out
-
-
-def _shortest(edges, a, b):
-    """Shortest path a -> b over edges (a != b, or a cycle when a == b)."""
-    prev = {}
-    q = deque([a])
-    while q:
-        n = q.popleft()
-        for j in edges[n]:
-            if j == b:
-                path = [b, n]
-                while path[-1] != a:
-                    path.append(prev[path[-1]])
-                path.reverse()
-                return path
-            if j not in prev and j != a:
-                prev[j] = n
-                q.append(j)
-    return None
-
-
-def cycle_text(s, index):
-    """How garbage s[0] is held: the reference cycle nearest to it (among
-    the objects that reach it) and the path from that cycle down to it."""
-    edges = _edges(s, index)
-    rev = [[] for _ in s]
-    for n, js in enumerate(edges):
-        for j in js:
-            rev[j].append(n)
-    seen, q = {0}, deque([0])
-    while q:  # nearest ancestor on a cycle, breadth first upward
-        n = q.popleft()
-        cyc = _shortest(edges, n, n)
-        if cyc:
-            # start the ring at an object the user made (not a dict, a cell)
-            ring = cyc[:-1]
-            for r, i in enumerate(ring):
-                if not issubclass(type(s[i]), _PLUMBING):
-                    ring = ring[r:] + ring[:r]
-                    break
-            n = ring[0]
-            ring = render([s[i] for i in ring + ring[:1]], _type_name(s[n]))[0]
-            text = "held only by a reference cycle (gc would free it; the cycle runs through " + ring
-            if n != 0:
-                down = _shortest(edges, n, 0)
-                if down:
-                    text += "; from it: " + render([s[i] for i in down], _type_name(s[n]))[0]
-            return text + ")"
-        for m in rev[n]:
-            if m not in seen:
-                seen.add(m)
-                q.append(m)
-    kinds = sorted({_type_name(o) for o in s[1:6]})
-    return "held only by unreachable objects (gc garbage: " + ", ".join(kinds) + ")"

@@ -15,11 +15,14 @@ metadata only (data_ptr, nbytes, strides: host memory of torch's), never by
 reading device memory: it is never offered for fingerprinting, so CUDA
 storages have no duplicates. Its bytes are offered for fingerprinting only when torch
 says its CPU allocator owns them (a resizable storage, torch >= 2.0; on 1.13,
-which cannot tell, the agent's own page check guards). Everything is called
+which cannot tell, the agent's own page check guards), or when the agent
+recorded the storage itself (_holders.describe asks: torch.load's are not
+resizable on 2.x). Everything is called
 through torch's C base class, so no code of a subclass runs, and through APIs
 that warn in no torch version (untyped_storage on 2.x: Tensor.storage() warns
 there).
 """
+import _thread
 import functools
 import os
 import sys
@@ -58,6 +61,7 @@ class _Kit:
         self.shape = tb.shape.__get__
         self.element_size, self.stride = tb.element_size, tb.stride
         self.storage_offset, self.numel, self.is_view = tb.storage_offset, tb.numel, tb._is_view
+        self.tb_is_contiguous = tb.is_contiguous
         self.strided = torch.strided
         self.plain_tf = {getattr(C, "_disabled_torch_function_impl", None)}
         self.plain_td = {getattr(C, "_disabled_torch_dispatch_impl", None)}
@@ -187,12 +191,25 @@ FREED = ("Trying to backward through the graph a second time (or directly access
 _HEAPTYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE: a class made by a class statement (or type())
 
 
-def saved_by_autograd(tensors, how=None):
+def saved_by_autograd(tensors, how=None, hooked=None):
     """Tensors saved for backward in the graphs of the given tensors. how: a
     list to fill, one entry per tensor returned, with (the given tensor whose
     graph holds it, the node type names from that tensor's grad_fn down to
     the node that saved it, the saved field's name). Each graph node is
-    walked once, from the first given tensor that reaches it."""
+    walked once, from the first given tensor that reaches it. A field saved
+    behind a saved-tensor hook is not read (the hook is the program's code)
+    but listed in hooked, when given: (tensor, node names, field, the hook
+    and its packed value (torch 2.x) or None (1.13))."""
+    from tensorleak import _hooked
+
+    _hooked.walking = _thread.get_ident()
+    try:
+        return _saved(tensors, how, hooked if hooked is not None else [], _hooked)
+    finally:
+        _hooked.walking = None
+
+
+def _saved(tensors, how, hooked, hk):
     k = kit()
     out, seen, keep = [], set(), []
     tensor = k.tensor
@@ -229,8 +246,15 @@ def saved_by_autograd(tensors, how=None):
                 if not name.startswith("_saved_"):
                     continue
                 try:
+                    behind = hk.behind_hook(node, name)
+                    if behind is not None:
+                        hooked.append((root, names, name, behind))
+                        continue
                     value = getattr(node, name)
                 except Exception as exc:  # freed by backward(), or not a tensor
+                    if hk.blocked(exc):
+                        hooked.append((root, names, name, None))
+                        continue
                     if generated and type(exc) is RuntimeError and str(exc).startswith(FREED):
                         # backward() released every tensor this node saved at
                         # once (its generated release_variables): the others
@@ -247,10 +271,16 @@ def saved_by_autograd(tensors, how=None):
             if "saved_tensors" in attrs:
                 # a custom autograd.Function's node is its ctx: what forward
                 # saved with ctx.save_for_backward, and tensors set on ctx
+                fields = []
                 try:
-                    fields = [("saved_tensors[%d]" % i, v) for i, v in enumerate(node.saved_tensors)]
-                except Exception:  # freed by backward()
-                    fields = []
+                    behind = hk.behind_hook(node, "saved_tensors")
+                    if behind is not None:
+                        hooked.append((root, names, "saved_tensors", behind))
+                    else:
+                        fields = [("saved_tensors[%d]" % i, v) for i, v in enumerate(node.saved_tensors)]
+                except Exception as exc:  # freed by backward()
+                    if hk.blocked(exc):
+                        hooked.append((root, names, "saved_tensors", None))
                 try:
                     d = object.__getattribute__(node, "__dict__")
                     fields += [(key, v) for key, v in dict.items(d) if type(key) is str]
@@ -328,11 +358,69 @@ def _script_builtin(real, wrapper):
         pass
 
 
+def _whole(t, k):
+    """(base, bytes) of dense CPU or CUDA tensor t's storage when t's
+    elements cover all of it, contiguous from its first byte; else None."""
+    if skip_reason(t, k) is not None:
+        return None
+    base, nbytes = storage_info(t, k)[:2]
+    itemsize = k.element_size(t)
+    if (not base or k.storage_offset(t) or k.numel(t) * itemsize != nbytes
+            or not k.tb_is_contiguous(t)):
+        return None
+    return base, nbytes
+
+
+def _note_copy_into(dst, src):
+    """dst.copy_(src) made all of dst's storage a copy of all of src's
+    (Module.load_state_dict's param.copy_(input_param)): a copy with its
+    source, as if dst were new. Partial copies (into or from a view) are no
+    duplicate of anything: not noted."""
+    api = _agent.api()
+    k = kit()
+    if api is None or not issubclass(type(src), k.tensor) or not issubclass(type(dst), k.tensor):
+        return
+    d, s = _whole(dst, k), _whole(src, k)
+    if d and s and d[0] != s[0] and d[1] == s[1] and k.device(dst) == k.device(src):
+        api.copy(d[0], s[0], d[1], b"copy_")
+
+
+def _wrap_copy_into(torch):
+    """Wraps Tensor.copy_ (the source is its second argument, the result
+    its first) to note whole-storage copies (_note_copy_into)."""
+    real = getattr(torch.Tensor, "copy_", None)
+    if real is None or getattr(real, "_tensorleak_wrapped", False):
+        return
+
+    @functools.wraps(real)
+    def copy_(self, src, *args, **kwargs):
+        out = real(self, src, *args, **kwargs)
+        try:
+            _note_copy_into(self, src)
+        except Exception:
+            pass
+        return out
+
+    copy_._tensorleak_wrapped = True
+    torch.Tensor.copy_ = copy_
+
+
 def wrap_copies(torch):
+    """Wraps the entry points that copy a tensor into a new storage, so each
+    copy names its source: COPY_METHODS, COPY_FUNCTIONS, the deep copies of
+    a tensor and a Parameter (copy.deepcopy: optimizer.load_state_dict on
+    torch 1.13, a model's deepcopy), and Tensor.copy_ of a whole storage
+    into another (Module.load_state_dict). copy.copy of a tensor shares its
+    storage (both torches): no copy."""
     for name in COPY_METHODS:
         _wrap(torch.Tensor, name, name)
     for name in COPY_FUNCTIONS:
         _wrap(torch, name, name)
+    _wrap(torch.Tensor, "__deepcopy__", "deepcopy")
+    parameter = getattr(getattr(torch, "nn", None), "Parameter", None)
+    if issubclass(type(parameter), type) and "__deepcopy__" in type.__dict__["__dict__"].__get__(parameter):
+        _wrap(parameter, "__deepcopy__", "deepcopy")
+    _wrap_copy_into(torch)
 
 
 def start_dispatch_mode(torch):

@@ -21,6 +21,8 @@
 typedef struct side {
     const char *path;
     tl_analysis_t a; /* the pipeline's result */
+    tl_supp_t supp;  /* check's default suppressions, bound to this trace; empty: none */
+    uint64_t hidden_peak, hidden_live; /* bytes of the sites they hide */
 } side_t;
 
 typedef struct entry {
@@ -111,9 +113,16 @@ static entry_t *lookup(table_t *tb, char *key)
     return e;
 }
 
+/* Each site of st[0, n) into its entry of tb, side k; a site that the
+ * default suppressions hide (one-time allocations: import torch's differ
+ * from run to run) is only added to the side's hidden bytes. */
 static bool fold(table_t *tb, side_t *s, int k, const tl_site_stat_t *st, size_t n, bool peak)
 {
     for (size_t i = 0; i < n; i++) {
+        if (tl_supp_site(&s->supp, st[i].site) >= 0) {
+            *(peak ? &s->hidden_peak : &s->hidden_live) += st[i].bytes;
+            continue;
+        }
         char *key = site_key(s, st[i].site);
         if (!key) return true;
         entry_t *e = lookup(tb, key);
@@ -158,7 +167,11 @@ static tl_status_t load(side_t *s, const char *path, const tl_report_opts_t *opt
 {
     char why[256];
     s->path = path;
-    tl_analysis_opts_t ao = {.render = opts};
+    if (!opts->no_default_supp && tl_supp_add_defaults(&s->supp)) {
+        tl_msgs_add(msgs, "out of memory");
+        return TL_STATUS_NOMEM;
+    }
+    tl_analysis_opts_t ao = {.render = opts, .supp = opts->no_default_supp ? NULL : &s->supp};
     tl_status_t rc = tl_analysis_run(&s->a, path, &ao, why, sizeof why);
     if (rc) tl_msgs_add(msgs, "%s: %s", path, why);
     return rc;
@@ -167,6 +180,7 @@ static tl_status_t load(side_t *s, const char *path, const tl_report_opts_t *opt
 static void side_free(side_t *s)
 {
     tl_analysis_free(&s->a);
+    tl_supp_free(&s->supp);
 }
 
 static void signed_bytes(int64_t d, char *buf, size_t n)
@@ -236,6 +250,14 @@ static void text(const void *arg, FILE *out)
             tl_size_text(s[0].a.model.live_bytes, b1, sizeof b1),
             tl_size_text(s[1].a.model.live_bytes, b2, sizeof b2), d);
     devices_text(s, out);
+    if (s[0].hidden_peak || s[0].hidden_live || s[1].hidden_peak || s[1].hidden_live) {
+        signed_bytes(delta(s[0].hidden_live, s[1].hidden_live), d, sizeof d);
+        fprintf(out, "  hidden: one-time allocations (check's default suppressions) live at end %s",
+                d);
+        fprintf(out, " (%s -> %s), not compared site by site; --no-default-suppressions does\n",
+                tl_size_text(s[0].hidden_live, b1, sizeof b1),
+                tl_size_text(s[1].hidden_live, b2, sizeof b2));
+    }
     fprintf(out, "\nSites by change: %zu changed", changed);
     if (shown < changed) fprintf(out, ", top %zu shown", shown);
     fputs(changed ? "\n" : "\n  (none)\n", out);
@@ -292,6 +314,8 @@ static void json(side_t s[2], const table_t *tb, size_t shown, size_t changed, F
     tl_json_obj_begin(j);
     pair(j, "peak_bytes", s[0].a.model.peak_bytes, s[1].a.model.peak_bytes);
     pair(j, "leaked_bytes", s[0].a.model.live_bytes, s[1].a.model.live_bytes);
+    pair(j, "suppressed_peak_bytes", s[0].hidden_peak, s[1].hidden_peak);
+    pair(j, "suppressed_leaked_bytes", s[0].hidden_live, s[1].hidden_live);
     tl_json_key(j, "changed_sites");
     tl_json_u64(j, changed);
     tl_json_obj_end(j);

@@ -10,6 +10,7 @@
 #include "report/analyze/frames.h"
 #include "report/analyze/lineage.h"
 #include "report/render/render.h"
+#include "report/render/site_group.h"
 
 static void frame(tl_json_t *j, const tl_frame_t *f, bool python, unsigned opts)
 {
@@ -556,20 +557,26 @@ void tl_render_json(const tl_report_ctx_t *c, FILE *out)
     live_sites(c, j, m->peak_sites, m->npeak_sites, c->supp, false);
     tl_json_obj_end(j);
 
+    /* grouped by line as the text groups them (alone when out of memory) */
+    tl_site_list_t l;
+    bool alone = tl_site_list_build(c, m->storage_sites, m->nstorage_sites, NULL, &l);
     tl_json_key(j, "storage_sites");
     tl_json_arr_begin(j);
-    size_t shown = tl_render_shown(c, m->nstorage_sites);
+    size_t shown = tl_render_shown(c, alone ? m->nstorage_sites : l.ng);
     for (size_t i = 0; i < shown; i++) {
-        const tl_site_stat_t *s = &m->storage_sites[i];
+        const tl_site_stat_t *s = &m->storage_sites[alone ? i : l.g[i].lead];
         tl_json_obj_begin(j);
         tl_json_key(j, "bytes");
-        tl_json_u64(j, s->bytes);
+        tl_json_u64(j, alone ? s->bytes : l.g[i].bytes);
         tl_json_key(j, "count");
-        tl_json_u64(j, s->blocks);
+        tl_json_u64(j, alone ? s->blocks : l.g[i].blocks);
+        tl_json_key(j, "sites");
+        tl_json_u64(j, alone ? 1 : l.g[i].nsites);
         stack(c, j, s->site);
         tl_json_obj_end(j);
     }
     tl_json_arr_end(j);
+    tl_site_list_free(&l);
 
     tl_json_key(j, "notes");
     tl_json_arr_begin(j);

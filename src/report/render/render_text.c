@@ -17,6 +17,7 @@
 #include "report/analyze/lineage.h"
 #include "report/read/aggregate.h"
 #include "report/render/render.h"
+#include "report/render/site_group.h"
 
 #define WHERE_MAX 512
 
@@ -63,107 +64,9 @@ static void print_devices(const tl_report_ctx_t *c, FILE *out)
     }
 }
 
-/* The sites of a list grouped by where they are in the program: one entry
- * per Python line ("at FILE:LINE"; and plain/storage), the frames of its
- * largest site. A native "in FUNCTION" names no line: such sites stay alone. */
-typedef struct site_entry {
-    size_t index; /* into the list */
-    char *where;  /* malloc'd; "" when none: the site stays alone */
-} site_entry_t;
-
-typedef struct site_group {
-    size_t lead, nsites; /* lead: list index of its largest site */
-    uint64_t bytes, blocks;
-    bool storage;
-    const char *where;
-} site_group_t;
-
-typedef struct site_list {
-    const tl_site_stat_t *s;
-    site_entry_t *e;
-    site_group_t *g;
-    size_t n, ng;
-    uint64_t hidden_bytes, hidden_blocks; /* by the suppressions */
-    uint64_t hidden_rules;                /* bit i: rule i hid some (rules 0-63) */
-} site_list_t;
-
-/* qsort's context: the list being grouped (renderers run one at a time). */
-static const tl_site_stat_t *cmp_list;
-
-static int cmp_entry(const void *pa, const void *pb)
-{
-    const site_entry_t *a = pa, *b = pb;
-    int r = strcmp(a->where, b->where);
-    if (r) return r;
-    bool sa = cmp_list[a->index].storage, sb = cmp_list[b->index].storage;
-    if (sa != sb) return sa ? -1 : 1;
-    return a->index < b->index ? -1 : a->index > b->index;
-}
-
-static int cmp_site_group(const void *pa, const void *pb)
-{
-    const site_group_t *a = pa, *b = pb;
-    if (a->bytes != b->bytes) return a->bytes > b->bytes ? -1 : 1;
-    return a->lead < b->lead ? -1 : a->lead > b->lead;
-}
-
-static void site_list_free(site_list_t *l)
-{
-    for (size_t i = 0; l->e && i < l->n; i++)
-        free(l->e[i].where);
-    free(l->e);
-    free(l->g);
-}
-
-/* Group s[0, n) into l; suppressed sites (supp) left out and counted.
- * true when out of memory (l then groups each site alone, unsuppressed). */
-static bool site_list_build(const tl_report_ctx_t *c, const tl_site_stat_t *s, size_t n,
-                            tl_supp_t *supp, site_list_t *l)
-{
-    *l = (site_list_t){.s = s};
-    l->e = malloc((n ? n : 1) * sizeof *l->e);
-    l->g = malloc((n ? n : 1) * sizeof *l->g);
-    if (!l->e || !l->g) goto oom;
-    for (size_t i = 0; i < n; i++) {
-        int rule = supp ? tl_supp_site(supp, s[i].site) : -1;
-        if (rule >= 0) {
-            l->hidden_bytes += s[i].bytes;
-            l->hidden_blocks += s[i].blocks;
-            if (rule < 64) l->hidden_rules |= 1ull << rule;
-            continue;
-        }
-        char w[WHERE_MAX];
-        char *where = strdup(tl_lineage_where(c->trace, c->sym, s[i].site, w, sizeof w));
-        if (!where) goto oom;
-        l->e[l->n++] = (site_entry_t){.index = i, .where = where};
-    }
-    cmp_list = s;
-    qsort(l->e, l->n, sizeof *l->e, cmp_entry);
-    for (size_t i = 0; i < l->n; i++) {
-        const site_entry_t *e = &l->e[i];
-        const tl_site_stat_t *st = &s[e->index];
-        site_group_t *g = l->ng ? &l->g[l->ng - 1] : NULL;
-        if (!g || strncmp(e->where, "at ", 3) || strcmp(g->where, e->where) ||
-            g->storage != st->storage) {
-            g = &l->g[l->ng++];
-            *g = (site_group_t){.lead = e->index, .storage = st->storage, .where = e->where};
-        }
-        if (e->index < g->lead) g->lead = e->index;
-        g->nsites++;
-        g->bytes += st->bytes;
-        g->blocks += st->blocks;
-    }
-    qsort(l->g, l->ng, sizeof *l->g, cmp_site_group);
-    return false;
-oom:
-    site_list_free(l);
-    *l = (site_list_t){.s = s};
-    return true;
-}
-
 /* "  hidden: 62.5 MiB in 326855 blocks of one-time allocations (CPython
  * import machinery, dlopen); --no-default-suppressions shows them" */
-static void print_hidden(const tl_report_ctx_t *c, const site_list_t *l, FILE *out)
+static void print_hidden(const tl_report_ctx_t *c, const tl_site_list_t *l, FILE *out)
 {
     char b[32];
     if (!l->hidden_blocks && !l->hidden_bytes) return;
@@ -198,8 +101,8 @@ static void print_sites(const tl_report_ctx_t *c, const char *title, const tl_si
                         size_t n, bool storage_list, tl_supp_t *supp, FILE *out)
 {
     char b[32];
-    site_list_t l;
-    bool ungrouped = site_list_build(c, s, n, supp, &l);
+    tl_site_list_t l;
+    bool ungrouped = tl_site_list_build(c, s, n, supp, &l);
     size_t ng = ungrouped ? n : l.ng, nsites = ungrouped ? n : l.n;
     size_t shown = tl_render_shown(c, ng);
     fprintf(out, "\n%s: %zu site%s", title, nsites, nsites == 1 ? "" : "s");
@@ -208,17 +111,17 @@ static void print_sites(const tl_report_ctx_t *c, const char *title, const tl_si
     fputs(ng ? "\n" : "\n  (none)\n", out);
     if (!ungrouped) print_hidden(c, &l, out);
     for (size_t i = 0; i < shown; i++) {
-        site_group_t one;
-        const site_group_t *g = &one;
+        tl_site_group_t one;
+        const tl_site_group_t *g = &one;
         char w[WHERE_MAX];
         if (ungrouped)
-            one =
-                (site_group_t){.lead = i,
-                               .nsites = 1,
-                               .bytes = s[i].bytes,
-                               .blocks = s[i].blocks,
-                               .storage = s[i].storage,
-                               .where = tl_lineage_where(c->trace, c->sym, s[i].site, w, sizeof w)};
+            one = (tl_site_group_t){.lead = i,
+                                    .nsites = 1,
+                                    .bytes = s[i].bytes,
+                                    .blocks = s[i].blocks,
+                                    .storage = s[i].storage,
+                                    .where =
+                                        tl_lineage_where(c->trace, c->sym, s[i].site, w, sizeof w)};
         else
             g = &l.g[i];
         /* The program's own line first: below it, the frames start deep in
@@ -237,7 +140,7 @@ static void print_sites(const tl_report_ctx_t *c, const char *title, const tl_si
         fputc('\n', out);
         tl_render_text_frames(c, s[g->lead].site, out);
     }
-    site_list_free(&l);
+    tl_site_list_free(&l);
 }
 
 /* Per region: iterations, the last one's leak and its top sites; then the
@@ -332,7 +235,7 @@ void tl_render_text(const tl_report_ctx_t *report, FILE *out)
         fprintf(out, "note: %s\n", c->notes[i]);
 
     tl_render_text_end(c, out);
-    print_sites(c, "Peak consumers", m->peak_sites, m->npeak_sites, false, NULL, out);
+    print_sites(c, "Peak consumers", m->peak_sites, m->npeak_sites, false, c->supp, out);
     print_sites(c, "Leaks (live at end)", m->leaks, m->nleaks, false, c->supp, out);
     print_sites(c, "Storages by site", m->storage_sites, m->nstorage_sites, true, NULL, out);
     print_regions(c, out);

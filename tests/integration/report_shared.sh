@@ -113,8 +113,10 @@ s = r["summary"]
 # (plus the main process's own small storages of the moment)
 assert 8 * MiB <= s["peak_storage_bytes"] <= 41 * MiB, s
 assert s["leaked_storage_blocks"] == 0 and r["end"]["storage_count"] == 0, (s, r["end"]["storage_count"])
-got = sum(x["count"] for x in r["storage_sites"] if x["bytes"] == x["count"] * 8 * MiB)
-assert got == 16, [(x["count"], x["bytes"]) for x in r["storage_sites"]]
+# the 16 batches received at the loop's line (JSON groups a line's sites:
+# with them, the small storages made there)
+got = [x for x in r["storage_sites"] if x["bytes"] // (8 * MiB) == 16 and x["count"] >= 16]
+assert len(got) == 1, [(x["count"], x["bytes"]) for x in r["storage_sites"]]
 print("stream: storage peak", s["peak_storage_bytes"] // MiB, "MiB")
 PY
 

@@ -176,12 +176,14 @@ def _on_torch(torch):
         _hooked.guard_saved_hooks(torch)
     except Exception:  # another torch's layout: 1.13's end point would run the hooks
         pass
+    from tensorleak import _shm
+
     try:
-        _torch.wrap_shared(torch)
+        _shm.wrap_shared(torch)
     except Exception:  # another torch's layout: shared storages stay unnamed
         pass
     try:
-        _torch.wrap_received(torch)
+        _shm.wrap_received(torch)
     except Exception:  # another torch's layout: received storages wait for the end point
         pass
     try:

@@ -401,12 +401,12 @@ def _covered(s, snap, notes):
 
 # Shared-memory storages registered so far (base addresses): once each.
 _shared_registered = set()
-# ... and those registered when received (_torch._note_received): base ->
+# ... and those registered when received (_shm._note_received): base ->
 # tag; the walk registers such a base again only under another tag (a
 # new segment mapped where an unmapped one was).
 received = {}
 SHARED_ORIGIN = b"shared memory"
-SHARED_MADE_ORIGIN = b"shared memory made"  # _torch._note_shared: where a segment was made
+SHARED_MADE_ORIGIN = b"shared memory made"  # _shm._note_shared: where a segment was made
 
 
 _SHM_LINE = re.compile(rb"^([0-9a-f]+)-([0-9a-f]+) \S+ \S+ \S+ (\d+) +(/dev/shm/[^\n]*)$", re.M)
@@ -420,7 +420,7 @@ def _shm_mappings():
         with open("/proc/self/maps", "rb") as f:
             text = f.read()
         # one search over the text, not a split of its ~1000 lines: a
-        # worker's collate asks once per batch (_torch._note_shared)
+        # worker's collate asks once per batch (_shm._note_shared)
         return [(int(m[1], 16), int(m[2], 16), int(m[3]), m[4].decode("utf-8", "replace"))
                 for m in _SHM_LINE.finditer(text)]
     except (OSError, ValueError):

@@ -1,6 +1,6 @@
 #!/bin/sh
 # diff_torch_same.sh - `tensorleak diff` of two runs of one torch script
-# reports no change at the end (issue 29 item 5): import torch's one-time
+# reports no change at the end beyond the sampler's (issue 29 item 5): import torch's one-time
 # allocations, which differ from run to run, are hidden by check's default
 # suppressions and counted in one line; a real change (KEEP=1 keeps 4 MiB more at the
 # script's line) is still the top site.
@@ -37,8 +37,15 @@ same, keep = (json.load(open(f)) for f in sys.argv[1:3])
 # process: import torch's sampled one-time allocations (~60 MiB, estimated
 # to +-4 MiB) can move it, by about one run in six, to within opt.step(),
 # whose transient blocks then differ "at peak" only (not fixed, issue 29).
-live = [(x["where"], x["leaked_bytes_change"]) for x in same["sites"] if x["leaked_bytes_change"]]
-if live or same["summary"]["leaked_bytes_change"] != same["summary"]["suppressed_leaked_bytes_change"]:
+# A plain site's live bytes are sampled (default mode: one block in ~512 KiB
+# recorded, weighted as 512 KiB): one or two samples more or less at a
+# site are the sampler's, not the program's (seen in CI: 524524 B at the
+# backward() line under torch 2.13).
+SAMPLING = 2 * 524288 + 4096
+changes = [(x["where"], x["leaked_bytes_change"]) for x in same["sites"] if x["leaked_bytes_change"]]
+live = [c for c in changes if abs(c[1]) > SAMPLING]
+noise = sum(c[1] for c in changes if abs(c[1]) <= SAMPLING)
+if live or same["summary"]["leaked_bytes_change"] != same["summary"]["suppressed_leaked_bytes_change"] + noise:
     sys.exit(f"FAIL: same script, live at end: {live} {same['summary']}")
 if same["summary"]["base_suppressed_leaked_bytes"] < 10 << 20:
     sys.exit(f"FAIL: import torch's one-time allocations not counted: {same['summary']}")

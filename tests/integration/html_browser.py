@@ -118,6 +118,31 @@ class Browser:
             self.call(m, session=sid)
         return sid
 
+    def evaluate(self, sid, expr):
+        """The value of JavaScript expr in the page (promises awaited);
+        raises RuntimeError when it throws."""
+        r = self.call("Runtime.evaluate", {"expression": expr, "returnByValue": True,
+                                           "awaitPromise": True}, session=sid)
+        if "exceptionDetails" in r:
+            raise RuntimeError("evaluate %s: %s" % (expr, r["exceptionDetails"]))
+        return r["result"].get("value")
+
+    def requests_and_errors(self, sid):
+        """What happened meanwhile: the URLs the page requested, and its
+        console errors and warnings, console.error/warn/assert calls and
+        exceptions, as text."""
+        self.call("Runtime.evaluate", {"expression": "1"}, session=sid)
+        requests = [m["params"]["request"]["url"] for m in self.events
+                    if m.get("method") == "Network.requestWillBeSent"]
+        errors = [m["params"]["entry"]["text"] for m in self.events
+                  if m.get("method") == "Log.entryAdded" and m["params"]["entry"]["level"] in ("error", "warning")]
+        errors += [str(m["params"]["args"]) for m in self.events
+                   if m.get("method") == "Runtime.consoleAPICalled" and m["params"]["type"] in ("error", "warning", "assert")]
+        errors += [m["params"]["exceptionDetails"].get("text", "") + " " +
+                   str(m["params"]["exceptionDetails"].get("exception", {}).get("description", ""))
+                   for m in self.events if m.get("method") == "Runtime.exceptionThrown"]
+        return requests, errors
+
     def close(self):
         try:
             self.call("Browser.close")
@@ -157,11 +182,7 @@ def main():
         b.wait_event("Page.loadEventFired")
 
         def ev(expr):
-            r = b.call("Runtime.evaluate", {"expression": expr, "returnByValue": True,
-                                             "awaitPromise": True}, session=sid)
-            if "exceptionDetails" in r:
-                raise RuntimeError("evaluate %s: %s" % (expr, r["exceptionDetails"]))
-            return r["result"].get("value")
+            return b.evaluate(sid, expr)
 
         ready = ev("document.body.getAttribute('data-ready')")
         print("page ready in %.2f s" % (time.time() - t0))
@@ -318,18 +339,9 @@ def main():
             print("screenshot: %s" % name)
 
         # what happened meanwhile: requests, console errors, exceptions
-        b.call("Runtime.evaluate", {"expression": "1"}, session=sid)
-        requests = [m["params"]["request"]["url"] for m in b.events
-                    if m.get("method") == "Network.requestWillBeSent"]
+        requests, errors = b.requests_and_errors(sid)
         other = [u for u in requests if u != url]
         check(other == [], "no request leaves the page: %r" % other)
-        errors = [m["params"]["entry"]["text"] for m in b.events
-                  if m.get("method") == "Log.entryAdded" and m["params"]["entry"]["level"] in ("error", "warning")]
-        errors += [str(m["params"]["args"]) for m in b.events
-                   if m.get("method") == "Runtime.consoleAPICalled" and m["params"]["type"] in ("error", "warning", "assert")]
-        errors += [m["params"]["exceptionDetails"].get("text", "") + " " +
-                   str(m["params"]["exceptionDetails"].get("exception", {}).get("description", ""))
-                   for m in b.events if m.get("method") == "Runtime.exceptionThrown"]
         check(errors == [], "no console errors: %r" % errors)
     except Exception as e:  # noqa: BLE001 - any failure to drive the browser
         print("ERROR: %s" % e, file=sys.stderr)

@@ -19,7 +19,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from html_browser import Browser  # noqa: E402
+from html_browser import Browser, fmt_bytes  # noqa: E402
 
 
 def main():
@@ -44,10 +44,7 @@ def main():
         sid = b.attach()
 
         def ev(expr):
-            r = b.call("Runtime.evaluate", {"expression": expr, "returnByValue": True}, session=sid)
-            if "exceptionDetails" in r:
-                raise RuntimeError("evaluate %s: %s" % (expr, r["exceptionDetails"]))
-            return r["result"].get("value")
+            return b.evaluate(sid, expr)
 
         def shown(entry, what):
             b.wait_event("Page.loadEventFired")
@@ -76,7 +73,7 @@ def main():
         got = ev("[...document.querySelectorAll('#rank-table tr[data-rank]')].map((r) => [...r.cells].map((c) => c.textContent))")
         check([int(r[0]) for r in got] == [k["rank"] for k in ranks] and
               [r[5] for r in got] == [("none" if not k["steps"] else "%s over %d steps" % (
-                  fmt(k["growth_per_step"]), k["steps"])) for k in ranks],
+                  fmt_bytes(k["growth_per_step"]), k["steps"])) for k in ranks],
               "the ranks side by side: %r" % got)
         keeps = ev("[...document.querySelectorAll('#run-ranks p.keeps')].map((p) => Number(p.getAttribute('data-rank')))")
         check(keeps == [k["rank"] for k in ranks for _ in k["keeps"]], "keeps lines by rank: %r" % keeps)
@@ -92,13 +89,9 @@ def main():
         with open(shot, "wb") as f:
             f.write(base64.b64decode(shot_data))
         print("screenshot: %s" % shot)
-        b.call("Runtime.evaluate", {"expression": "1"}, session=sid)
-        requests = [m["params"]["request"]["url"] for m in b.events if m.get("method") == "Network.requestWillBeSent"]
-        other = [u for u in requests if not u.startswith(url)]
+        requests, errors = b.requests_and_errors(sid)
+        other = [u for u in requests if not u.startswith(url)]  # the page again, at #pid=N
         check(other == [], "no request leaves the page: %r" % other)
-        errors = [m["params"]["entry"]["text"] for m in b.events
-                  if m.get("method") == "Log.entryAdded" and m["params"]["entry"]["level"] in ("error", "warning")]
-        errors += [str(m["params"]["exceptionDetails"]) for m in b.events if m.get("method") == "Runtime.exceptionThrown"]
         check(errors == [], "no console errors: %r" % errors)
     except Exception as e:  # noqa: BLE001 - any failure to drive the browser
         print("ERROR: %s" % e, file=sys.stderr)
@@ -107,11 +100,6 @@ def main():
         b.close()
         subprocess.run(["rm", "-rf", profile])
     return 1 if failures else 0
-
-
-def fmt(b):
-    from html_browser import fmt_bytes
-    return fmt_bytes(b)
 
 
 if __name__ == "__main__":

@@ -26,8 +26,8 @@
 /* Version of the agent entry table below; the agent serves this version and
  * every older one whose table is a prefix of it. */
 /* 2: frame, stack, device_alloc, device_free; 3: numpy_handler;
- * 4: view_object, numpy_storages; 5: storages_live */
-#define TL_AGENT_API_VERSION 5
+ * 4: view_object, numpy_storages; 5: storages_live; 6: storage_stack */
+#define TL_AGENT_API_VERSION 6
 
 /* Why a storage is alive, as a report point's provider saw it. */
 enum {
@@ -149,6 +149,15 @@ typedef struct tl_agent_api {
      * allocations, the answer of one moment. Present when `size` covers
      * it. */
     int64_t (*storages_live)(const uint64_t *ptrs, size_t n, uint8_t *is_live);
+    /* Version 6: the allocation site of the live host storage whose base
+     * address is ptr (as storages_live sees them): the id of its stack in
+     * this process's trace (the STACK record its ALLOC refers to), or 0
+     * when the agent does not know it (not such a storage, `all` mode, not
+     * recording, a fork child's storage inherited from its parent). The
+     * Python package tags a DataLoader worker's batch with the sites of
+     * the samples it was collated from. Any thread; the answer of one
+     * moment. Present when `size` covers it. */
+    uint64_t (*storage_stack)(const void *ptr);
 } tl_agent_api_t;
 
 /* Exported by libtensorleak.so: returns the table, or NULL if the agent does

@@ -330,6 +330,15 @@ static int64_t storages_live(const uint64_t *ptrs, size_t n, uint8_t *is_live)
     return tl_live_storages_query(ptrs, n, is_live);
 }
 
+static uint64_t storage_stack(const void *ptr)
+{
+    TL_GUARD_SCOPE;
+    tl_live_entry_t e;
+    /* `all` mode's table (if any) is the leak scan's, without stack ids */
+    if (!enter() || tl_record_mode == TL_MODE_ALL || !ptr) return 0;
+    return tl_live_get((uintptr_t)ptr, &e) && tl_live_host_storage(e.kind) ? e.stack_id : 0;
+}
+
 static const tl_agent_api_t api_table = {
     .version = TL_AGENT_API_VERSION,
     .size = sizeof(tl_agent_api_t),
@@ -357,6 +366,7 @@ static const tl_agent_api_t api_table = {
     .view_object = view_object,
     .numpy_storages = numpy_storages,
     .storages_live = storages_live,
+    .storage_stack = storage_stack,
 };
 
 /* A fork child's trace starts its mark ids at 1 again (a fork handler:

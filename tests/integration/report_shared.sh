@@ -10,7 +10,9 @@
 # still the loop variable's). The workers note where they make each segment
 # (torch.storage._StorageBase._new_shared, registered and at once
 # unregistered): the run report joins the two by /dev/shm name and inode,
-# "Made by pid N (DataLoader worker 0) at dataloader_pinned.py:LOOP".
+# "Made by pid N (DataLoader worker 0) at dataloader_pinned.py:LOOP from
+# samples made at dataloader_pinned.py:SAMPLE" (the worker tags each batch
+# with the allocation sites of the samples collate stacked into it).
 # Then tensors passed through a torch.multiprocessing queue: the producer
 # moves them to shared memory with share_memory_() (noted too, not only
 # collate's _new_shared), and the consumer, started first, keeps views; the
@@ -26,14 +28,15 @@ make_tmp
 cp "$SRC_WL/dataloader_pinned.py" . || hard_error "no workload"
 VIEW=$(site_line dataloader_pinned.py view)
 LOOP=$(site_line dataloader_pinned.py loop)
+SAMPLE=$(site_line dataloader_pinned.py sample)
 "$TL" run --output="$TMP/t.%p.tlt" --format=json --report=r.json -- "$PYTHON3" dataloader_pinned.py >run.out 2>run.err
 rc=$?
 [ $rc -eq 0 ] || { cat run.err >&2; fail "run exited $rc"; }
 grep -qx 'batches 8' run.out || fail "program output: $(cat run.out)"
-"$PYTHON3" - r.json "$VIEW" "$LOOP" <<'PY' || fail "JSON"
+"$PYTHON3" - r.json "$VIEW" "$LOOP" "$SAMPLE" <<'PY' || fail "JSON"
 import json, sys
 r = json.load(open(sys.argv[1]))
-view, loop = int(sys.argv[2]), int(sys.argv[3])
+view, loop, sample = int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
 MiB = 1 << 20
 e = r["end"]
 shm = [s for s in e["storages"] if s["origin"] == "shared memory"]
@@ -71,6 +74,8 @@ for p in probs:
     m = p["made_by"]
     assert m and m["pid"] in workers and m["role"] in ("DataLoader worker 0", "DataLoader worker 1"), m
     assert m["where"] == f"at dataloader_pinned.py:{loop}", m
+    # the dataset line that made the batch's samples (in the worker)
+    assert m["samples"] == f"at dataloader_pinned.py:{sample}", m
 made = 0
 for p in r["processes"]:
     if not p["role"].startswith("DataLoader worker "):
@@ -94,7 +99,7 @@ html_run_check r.html dir.json "$w1" run-dataloader
 grep -qx '  \[pinned_by_view\] 7 shared-memory storages of 8.00 MiB in shared memory (mapped from another process or moved by share_memory_()), kept alive only by views; pinned: 56.0 MiB (#[-0-9, #]*)' run.txt ||
     fail "text: $(sed -n '/^Problems: /,/^Storages/p' run.txt)"
 grep -qx "      views: 7 (448 B in all), slice at dataloader_pinned.py:$VIEW" run.txt || fail "text: views line"
-[ "$(grep -cE "^  pid [0-9]+ \(main\): pinned_by_view: 8.00 MiB storage #[0-9]+ in shared memory .*; 8.00 MiB pinned\. Made by pid [0-9]+ \(DataLoader worker [01]\) at dataloader_pinned.py:$LOOP\.$" run.txt)" -eq 7 ] ||
+[ "$(grep -cE "^  pid [0-9]+ \(main\): pinned_by_view: 8.00 MiB storage #[0-9]+ in shared memory .*; 8.00 MiB pinned\. Made by pid [0-9]+ \(DataLoader worker [01]\) at dataloader_pinned.py:$LOOP from samples made at dataloader_pinned.py:$SAMPLE\.$" run.txt)" -eq 7 ] ||
     fail "text: made by: $(grep '^  pid' run.txt)"
 
 cp "$SRC_WL/dataloader_stream.py" . || hard_error "no workload"
@@ -119,6 +124,26 @@ got = [x for x in r["storage_sites"] if x["bytes"] // (8 * MiB) == 16 and x["cou
 assert len(got) == 1, [(x["count"], x["bytes"]) for x in r["storage_sites"]]
 print("stream: storage peak", s["peak_storage_bytes"] // MiB, "MiB")
 PY
+
+# The file_system sharing strategy: segments by file name, rebuilt by
+# rebuild_storage_filename (registered at receipt too), made and tagged by
+# their /dev/shm file's inode: the same problems, makers and samples' line,
+# and a stream's batches in the timeline (before, its storage peak was 0).
+mkdir fsp fss || hard_error "mkdir"
+"$TL" run --output="$TMP/fsp/t.%p.tlt" -- "$PYTHON3" dataloader_pinned.py file_system >fsp.txt 2>fsp.err ||
+    { cat fsp.err >&2; fail "file_system: run exited $?"; }
+grep -qx 'batches 8' fsp.txt || fail "file_system: program output: $(head -3 fsp.txt)"
+[ "$(grep -cE "^  pid [0-9]+ \(main\): pinned_by_view: 8.00 MiB storage #[0-9]+ in shared memory .*; 8.00 MiB pinned\. Made by pid [0-9]+ \(DataLoader worker [01]\) at dataloader_pinned.py:$LOOP from samples made at dataloader_pinned.py:$SAMPLE\.$" fsp.txt)" -eq 7 ] ||
+    fail "file_system: made by: $(grep '^  pid' fsp.txt)"
+"$TL" run --output="$TMP/fss/t.%p.tlt" --format=json --report=fss.json -- "$PYTHON3" dataloader_stream.py file_system >fss.out 2>fss.err ||
+    { cat fss.err >&2; fail "file_system stream: run exited $?"; }
+"$PYTHON3" -c '
+import json, sys
+r = json.load(open(sys.argv[1]))
+MiB = 1 << 20
+s = r["summary"]
+assert 8 * MiB <= s["peak_storage_bytes"] <= 41 * MiB and r["end"]["storage_count"] == 0, (s, r["end"]["storage_count"])
+' fss.json || fail "file_system stream: JSON"
 
 cp "$SRC_WL/mp_queue_pinned.py" . || hard_error "no workload"
 mkdir q || hard_error "mkdir"

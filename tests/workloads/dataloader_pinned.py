@@ -3,8 +3,13 @@
 # (8 samples of 256 x 1024 float32) in shared memory, and the main script
 # keeps a 64-byte view of each, batch[0, 0, :16], so all 8 stay mapped.
 # tests/integration/report_shared.sh.
+import sys
+
 import torch
 from torch.utils.data import DataLoader, Dataset
+
+if sys.argv[1:] == ["file_system"]:  # the other sharing strategy: by file name
+    torch.multiprocessing.set_sharing_strategy("file_system")
 
 
 class Samples(Dataset):
@@ -12,7 +17,7 @@ class Samples(Dataset):
         return 64
 
     def __getitem__(self, i):
-        return torch.full((256, 1024), float(i))
+        return torch.full((256, 1024), float(i))  # SITE:sample
 
 
 kept = []

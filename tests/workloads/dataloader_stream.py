@@ -4,8 +4,13 @@
 # as a storage then), used and dropped (unmapped: unregistered then).
 # tests/integration/report_shared.sh (issue 24: shared storages in the
 # timeline before the end point).
+import sys
+
 import torch
 from torch.utils.data import DataLoader, Dataset
+
+if sys.argv[1:] == ["file_system"]:  # the other sharing strategy: by file name
+    torch.multiprocessing.set_sharing_strategy("file_system")
 
 
 class Samples(Dataset):

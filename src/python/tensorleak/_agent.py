@@ -5,7 +5,7 @@ not loaded. Field order must match struct tl_agent_api exactly.
 """
 import ctypes
 
-API_VERSION = 5
+API_VERSION = 6
 
 HELD_UNKNOWN, HELD_TENSOR, HELD_VIEW, HELD_AUTOGRAD, HELD_CYCLE = 0, 1, 2, 3, 4
 # TL_CAUSE_* (src/common/trace_format.h): the kind of holder on a path
@@ -50,6 +50,8 @@ class _Api(ctypes.Structure):
         ("numpy_storages", _F(_u64)),
         # version 5: which host storages are live (_holders.py)
         ("storages_live", _F(ctypes.c_int64, ctypes.POINTER(_u64), _s, ctypes.POINTER(ctypes.c_uint8))),
+        # version 6: a live host storage's allocation site (_shm.py)
+        ("storage_stack", _F(_u64, _p)),
     ]
 
 

@@ -12,16 +12,26 @@ import sys
 from tensorleak import _agent
 
 
-def _segment(st):
-    """(api, base, bytes, the descriptor torch keeps) of CPU storage st in
-    shared memory by descriptor, or None (no agent, not CPU, no bytes)."""
+def _segment(st, by_name):
+    """(api, base, bytes, its /dev/shm path, its inode) of CPU storage st in
+    shared memory, or None (no agent, not CPU, no bytes). by_name: shared
+    by file name (the file_system strategy: _share_filename_cpu_ gives its
+    handle), else by descriptor (file_descriptor, Linux's default: the
+    descriptor torch keeps). Each asks only the strategy st was shared
+    with: the other would move st to a new segment. No /proc/self/maps
+    read: it costs ~2 ms in a torch process under the agent, too much once
+    per batch."""
     api = _agent.api()
     if api is None or st.device.type != "cpu":
         return None
     base, nbytes = st.data_ptr(), st.nbytes()
     if not base or not nbytes:
         return None
-    return api, base, nbytes, st._share_fd_cpu_()[0]  # (fd, size) in 1.13 and 2.x
+    if by_name:
+        path = "/dev/shm" + os.fsdecode(st._share_filename_cpu_()[1])  # (manager, handle, size)
+        return api, base, nbytes, path, os.stat(path).st_ino
+    fd = st._share_fd_cpu_()[0]  # (fd, size) in 1.13 and 2.x
+    return api, base, nbytes, os.readlink(f"/proc/self/fd/{fd}"), os.fstat(fd).st_ino
 
 
 def _note_shared(st):
@@ -34,17 +44,61 @@ def _note_shared(st):
     from tensorleak import _holders
     from torch.multiprocessing import get_sharing_strategy
 
-    # The segment's inode from the descriptor torch keeps (file_descriptor,
-    # Linux's default strategy): /proc/self/maps costs ~2 ms a read in a
-    # torch process under the agent, too much once per batch.
-    seg = _segment(st) if get_sharing_strategy() == "file_descriptor" else None
+    seg = _segment(st, get_sharing_strategy() == "file_system")
     if seg is None:
         return
-    api, base, nbytes, fd = seg
-    tag = f"shm inode {os.fstat(fd).st_ino}".encode()
+    api, base, nbytes, _, ino = seg
+    samples = _samples_tag(api)
     api.storage_register(base, nbytes, _holders.SHARED_MADE_ORIGIN)
-    api.tag(base, tag)
+    api.tag(base, f"shm inode {ino}".encode())
+    if samples:
+        api.tag(base, samples)
     api.storage_unregister(base)
+
+
+# The functions of torch.utils.data._utils.collate that make a worker's
+# batch in shared memory, and their list of samples: collate_tensor_fn
+# (2.x) and default_collate (1.13) each name it `batch`.
+_COLLATE = ("collate_tensor_fn", "default_collate")
+
+
+def _batch_samples():
+    """The samples a DataLoader worker's collate is stacking into the
+    segment being made: the local `batch` of the collate frame among the
+    callers of _note_shared, read from the frame (no code of the program
+    runs), or ()."""
+    f = sys._getframe(2)
+    for _ in range(6):
+        if f is None:
+            break
+        c = f.f_code
+        if c.co_name in _COLLATE and c.co_filename.endswith("collate.py"):
+            b = f.f_locals.get("batch")
+            return b if type(b) in (list, tuple) else ()
+        f = f.f_back
+    return ()
+
+
+def _samples_tag(api):
+    """b"samples ID,..." for a DataLoader worker's batch: the allocation
+    sites (the agent's stack ids, in this process's trace) of the storages
+    of the samples it is made from, the first 4 distinct, for the run
+    report's "from samples made at"; None when none is known (not a
+    collate, `all` mode, samples inherited from the parent)."""
+    from tensorleak import _torch
+
+    if not _agent.has(api, "storage_stack"):
+        return None
+    torch = sys.modules["torch"]
+    ids = []
+    for x in _batch_samples()[:64]:
+        base = _torch.storage_of(x)[0] if issubclass(type(x), torch.Tensor) else 0
+        sid = api.storage_stack(base) if base else 0
+        if sid and sid not in ids:
+            ids.append(sid)
+            if len(ids) == 4:
+                break
+    return ("samples " + ",".join(map(str, ids))).encode() if ids else None
 
 
 def wrap_shared(torch):
@@ -88,49 +142,54 @@ def wrap_shared(torch):
         base.share_memory_ = share_memory_
 
 
-def _note_received(st):
+def _note_received(st, by_name):
     """A CPU storage just received in shared memory (rebuilt from another
-    process's descriptor: a DataLoader batch, a torch.multiprocessing
-    queue's tensor): registered now, where it was received, so it is in
-    the timeline and its views are seen as they are made; the agent
-    unregisters it at its munmap (src/agent/shm.h). Tagged as the end
-    point's walk tags it ("shm /dev/shm/NAME inode N", from the descriptor
-    torch keeps: /proc/self/maps costs ~2 ms a read under the agent), and
-    remembered so that the walk does not register it again."""
+    process's descriptor or file name: a DataLoader batch, a
+    torch.multiprocessing queue's tensor): registered now, where it was
+    received, so it is in the timeline and its views are seen as they are
+    made; the agent unregisters it at its munmap (src/agent/shm.h). Tagged
+    as the end point's walk tags it ("shm /dev/shm/NAME inode N"), and
+    remembered so that the walk does not register it again. One received
+    again (torch's cache of rebuilt storages) is registered once."""
     from tensorleak import _holders
 
-    seg = _segment(st)
+    seg = _segment(st, by_name)
     if seg is None:
         return
-    api, base, nbytes, fd = seg
-    path = os.readlink(f"/proc/self/fd/{fd}")
-    tag = f"shm {path} inode {os.fstat(fd).st_ino}".encode("utf-8", "replace")[:200]
+    api, base, nbytes, path, ino = seg
+    tag = f"shm {path} inode {ino}".encode("utf-8", "replace")[:200]
+    if _holders.received.get(base) == tag:
+        return
     api.storage_register(base, nbytes, _holders.SHARED_ORIGIN)
     api.tag(base, tag)
     _holders.received[base] = tag
 
 
 def wrap_received(torch):
-    """Wraps torch.multiprocessing.reductions.rebuild_storage_fd (how every
-    CPU storage sent by descriptor is rebuilt by its receiver, 1.13 and 2.x;
-    pickle finds it by name, so the receiver runs the wrapper where the
-    provider wrapped it) to register what it returns (_note_received)."""
+    """Wraps torch.multiprocessing.reductions.rebuild_storage_fd and
+    rebuild_storage_filename (how every CPU storage sent by descriptor or
+    by file name is rebuilt by its receiver, 1.13 and 2.x; pickle finds
+    them by name, so the receiver runs the wrapper where the provider
+    wrapped it) to register what they return (_note_received)."""
     r = sys.modules.get("torch.multiprocessing.reductions")
-    real = getattr(r, "rebuild_storage_fd", None)
-    if real is None or getattr(real, "_tensorleak_wrapped", False):
-        return
+    for name, by_name in (("rebuild_storage_fd", False), ("rebuild_storage_filename", True)):
+        real = getattr(r, name, None)
+        if real is not None and not getattr(real, "_tensorleak_wrapped", False):
+            setattr(r, name, _received_wrapper(real, by_name))
 
+
+def _received_wrapper(real, by_name):
     @functools.wraps(real)
-    def rebuild_storage_fd(*args, **kwargs):
+    def rebuild(*args, **kwargs):
         out = real(*args, **kwargs)
         try:
-            _note_received(out)
+            _note_received(out, by_name)
         except Exception:
             pass
         return out
 
-    rebuild_storage_fd._tensorleak_wrapped = True
-    r.rebuild_storage_fd = rebuild_storage_fd
+    rebuild._tensorleak_wrapped = True
+    return rebuild
 
 
 def _shared_now(st):

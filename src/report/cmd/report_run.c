@@ -53,21 +53,54 @@ typedef struct made_tab {
     size_t n, cap;
 } made_tab_t;
 
-/* Adds t's "shared memory made" registrations (_torch._note_shared: a
- * registration, its tag, its unregistration) to mt. true = out of memory. */
+/* m->samples from a tag "samples ID,ID,...": the sites of those stack ids
+ * in t, each once. */
+static void made_samples(tl_report_made_t *m, const tl_trace_t *t, tl_symbolizer_t *sym,
+                         const char *tag)
+{
+    const char *p = tag + strlen("samples ");
+    size_t len = 0;
+    while (*p) {
+        char *end;
+        uint64_t id = strtoull(p, &end, 10);
+        if (end == p) return;
+        p = *end == ',' ? end + 1 : end;
+        const tl_map_entry_t *e = tl_map_get(&t->site_by_id, id);
+        char where[160];
+        if (!e || !tl_lineage_where(t, sym, (uint32_t)e->a, where, sizeof where)[0] ||
+            strstr(m->samples, where))
+            continue;
+        int k = snprintf(m->samples + len, sizeof m->samples - len, "%s%s", len ? ", " : "", where);
+        if (k < 0 || (size_t)k >= sizeof m->samples - len) {
+            m->samples[len] = '\0'; /* whole sites only */
+            return;
+        }
+        len += (size_t)k;
+    }
+}
+
+/* Adds t's "shared memory made" registrations (_shm._note_shared: a
+ * registration, its tag, the samples' tag of a worker's batch, its
+ * unregistration) to mt. true = out of memory. */
 static bool collect_made(made_tab_t *mt, const tl_trace_t *t, tl_symbolizer_t *sym,
                          const char *role)
 {
     uint64_t base = 0;
     uint32_t site = 0;
+    tl_report_made_t *last = NULL; /* base's entry, for its samples' tag */
     for (size_t i = 0; i < t->nlineage; i++) {
         const tl_lineage_t *l = &t->lineage[i];
         if (l->type == TL_REC_STORAGE_REG) {
             base = !strcmp(l->str, TL_ORIGIN_SHARED " made") ? l->a[0] : 0;
             site = l->site;
+            last = NULL;
             continue;
         }
         if (l->type != TL_REC_TAG || !base || l->a[0] != base) continue;
+        if (last) {
+            if (!strncmp(l->str, "samples ", 8)) made_samples(last, t, sym, l->str);
+            continue;
+        }
         if (mt->n == mt->cap) {
             size_t c = mt->cap ? 2 * mt->cap : 64;
             tl_report_made_t *v = realloc(mt->v, c * sizeof *v);
@@ -80,8 +113,8 @@ static bool collect_made(made_tab_t *mt, const tl_trace_t *t, tl_symbolizer_t *s
         m->pid = t->pid;
         snprintf(m->role, sizeof m->role, "%s", role);
         tl_lineage_where(t, sym, site, m->where, sizeof m->where);
-        mt->n++;
-        base = 0;
+        m->samples[0] = '\0';
+        last = &mt->v[mt->n++];
     }
     return false;
 }
@@ -203,6 +236,10 @@ static void problem_lines(const proc_t *p, const tl_endpoint_t *e, const tl_repo
             if (m->where[0]) {
                 fputc(' ', out);
                 tl_esc_puts(out, m->where);
+            }
+            if (m->samples[0]) {
+                fputs(" from samples made ", out);
+                tl_esc_puts(out, m->samples);
             }
             fputc('.', out);
         }

@@ -25,6 +25,10 @@ typedef struct tl_report_made {
     uint64_t pid;
     char role[48];
     char where[160]; /* tl_lineage_where of the registration's site */
+    /* A DataLoader worker's batch: where the storages of the samples it
+     * was collated from were made (the tag "samples ID,...", _shm.py),
+     * each tl_lineage_where, ", "-joined; "" when not known. */
+    char samples[160];
 } tl_report_made_t;
 
 /* The "inode N" key of a tag "shm /dev/shm/NAME[ (deleted)] inode N" (the

@@ -49,6 +49,8 @@ void tl_render_json_problem_obj(const tl_report_ctx_t *c, tl_json_t *j,
             tl_json_str(j, m->role);
             tl_json_key(j, "where");
             tl_json_str(j, m->where);
+            tl_json_key(j, "samples");
+            tl_json_str(j, m->samples[0] ? m->samples : NULL);
             tl_json_obj_end(j);
         } else {
             tl_json_null(j);

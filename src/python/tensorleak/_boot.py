@@ -220,6 +220,12 @@ def _on_numpy(np):
         _numpy.wrap_copies(np)
 
 
+def _on_shared_memory(mod):
+    from tensorleak import _shm
+
+    _shm.wrap_shared_memory(mod)
+
+
 def _numpy_storages():
     """numpy's buffers as storages (docs/python.md), once numpy's import
     finished (the constants it makes for itself stay plain blocks); off
@@ -242,7 +248,8 @@ def start():
         _agent.note(f"unknown TENSORLEAK_LINEAGE={_mode!r}, using 'copies'"[:250])
         _mode = "copies"
     # CUDA storages and numpy's storages even without lineage
-    hooks = {"torch": _on_torch, "numpy": _on_numpy}
+    hooks = {"torch": _on_torch, "numpy": _on_numpy,
+             "multiprocessing.shared_memory": _on_shared_memory}
     for name in list(hooks):
         if name in sys.modules:  # imported before us (a .pth file): now
             try:

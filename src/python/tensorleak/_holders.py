@@ -454,8 +454,8 @@ def _register_shared(api, storages):
         for base in new:
             s = storages[base]
             tag = shm_tag(base, maps)
-            if tag and received.get(base) == tag:
-                continue  # registered when received, and still the same segment
+            if tag and received.get(base, b"").rsplit(b" ", 1)[-1] == tag.rsplit(b" ", 1)[-1]:
+                continue  # registered when received, and still the same segment (inode)
             api.storage_register(base, s.nbytes, SHARED_ORIGIN)
             _shared_registered.add(base)
             if tag:
@@ -527,6 +527,8 @@ def describe(api, snap, extra_roots=()):
         except Exception as exc:
             arrays_skipped.failed(exc)
     w = tensors = arrays = saved = how = hooked = None
+    if "tensorleak._shm" in sys.modules:
+        sys.modules["tensorleak._shm"].add_open_segments(storages, _Storage)
     _register_shared(api, storages)
     # host memory of c10's CPU allocator or numpy's handler, whatever torch
     # says of its resizability (2.x: False for torch.load's storages)

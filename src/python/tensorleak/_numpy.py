@@ -219,16 +219,25 @@ def buffer_of(a, k=None):
     return k.interface(o)["data"][0], k.nbytes(o), bool(k.flags(o).owndata)
 
 
+def _shm_segment_of(addr):
+    shm = sys.modules.get("tensorleak._shm")
+    return shm.segment_of(addr) if shm is not None and shm.segments else None
+
+
 def add_array(storages, a, make, extent_fn, min_bytes):
     k = kit()
     base, nbytes, owned = buffer_of(a, k)
     if not base:
         return
+    seg = None if owned else _shm_segment_of(base)
+    if seg:  # over a multiprocessing.shared_memory mapping: a view of it
+        base, nbytes = seg
     s = storages.get(base)
     if s is None:
         if nbytes < min_bytes:
             return
         s = storages[base] = make(nbytes)
+    s.shm = s.shm or bool(seg)
     s.fingerprint = s.fingerprint or owned
     lo, extent = extent_fn(k.shape(a), k.strides(a), k.itemsize(a))
     first = k.interface(a)["data"][0] - base

@@ -198,3 +198,87 @@ def _shared_now(st):
         return bool(st.is_shared())
     except Exception:
         return None
+
+
+# numpy arrays (or anything) over multiprocessing.shared_memory: each
+# SharedMemory mapping of this process registered as a storage: its base
+# address -> (bytes, a weak reference to its SharedMemory object).
+segments = {}
+
+
+def wrap_shared_memory(mod):
+    """Wraps multiprocessing.shared_memory.SharedMemory.__init__ (CPython
+    3.8+) to register each mapping it makes (_note_shared_memory)."""
+    cls = getattr(mod, "SharedMemory", None)
+    real = cls.__dict__.get("__init__") if isinstance(cls, type) else None
+    if real is None or getattr(real, "_tensorleak_wrapped", False):
+        return
+
+    @functools.wraps(real)
+    def __init__(self, *args, **kwargs):
+        real(self, *args, **kwargs)
+        try:
+            _note_shared_memory(self, bool(kwargs.get("create", args[1] if len(args) > 1 else False)))
+        except Exception:
+            pass
+
+    __init__._tensorleak_wrapped = True
+    cls.__init__ = __init__
+
+
+def _note_shared_memory(shm, created):
+    """A SharedMemory object just mapped its segment (POSIX: /dev/shm/NAME,
+    kept open by its descriptor): a "shared memory" storage from now to
+    its munmap (close(), or the mapping's last buffer gone), tagged with
+    the segment's file and inode; the process that created it tags it
+    "shm inode N" first, for the run report's "Made by" (its maker is
+    where it was registered)."""
+    from tensorleak import _holders
+
+    api = _agent.api()
+    if api is None or os.name != "posix":
+        return
+    import ctypes
+    import weakref
+
+    c = ctypes.c_char.from_buffer(shm._mmap)  # exported for this line only
+    base = ctypes.addressof(c)
+    del c
+    size, ino = len(shm._mmap), os.fstat(shm._fd).st_ino
+    if not base or not size:
+        return
+    tag = f"shm /dev/shm{shm._name} inode {ino}".encode("utf-8", "replace")[:200]
+    api.storage_register(base, size, _holders.SHARED_ORIGIN)
+    if created:  # the maker's tag first (the run report's collect_made)
+        api.tag(base, f"shm inode {ino}".encode())
+    api.tag(base, tag)
+    _holders.received[base] = tag
+    segments[base] = (size, weakref.ref(shm))
+
+
+def segment_of(addr):
+    """(base, bytes) of the SharedMemory mapping of this process that holds
+    address addr, or None."""
+    for base, (size, _) in list(segments.items()):
+        if base <= addr < base + size:
+            return base, size
+    return None
+
+
+def add_open_segments(storages, make):
+    """At a report point: each registered SharedMemory mapping whose object
+    is still open holds its whole segment (only close() unmaps it): its
+    storage in storages (made with make(bytes) when no array over it was
+    found) is held in full, by that object. Those closed or gone are
+    forgotten."""
+    for base, (size, ref) in list(segments.items()):
+        shm = ref()
+        if shm is None or shm._mmap is None:
+            del segments[base]
+            continue
+        s = storages.get(base)
+        if s is None:
+            s = storages[base] = make(size)
+        if not s.full:  # the arrays found hold part of it: the object holds it all
+            s.why = (f"SharedMemory {shm._name.lstrip('/')!r} (not closed)", _agent.CAUSE_NONE)
+        s.shm = s.full = True

@@ -79,19 +79,33 @@ static void made_samples(tl_report_made_t *m, const tl_trace_t *t, tl_symbolizer
     }
 }
 
-/* Adds t's "shared memory made" registrations (_shm._note_shared: a
- * registration, its tag, the samples' tag of a worker's batch, its
- * unregistration) to mt. true = out of memory. */
+/* Whether l, a TAG of a registration of origin "shared memory made" (made
+ * is true) or "shared memory", names the segment's maker: the first tag of
+ * the former (_shm._note_shared: "shm inode N" or a mapping's), the
+ * "shm inode N" of the latter (a SharedMemory's creator; a receiver's
+ * tags name its mapping). */
+static bool maker_tag(const tl_lineage_t *l, bool made)
+{
+    return made || !strncmp(l->str, "shm inode ", 10);
+}
+
+/* Adds t's makings of shared-memory segments to mt: registrations of
+ * origin "shared memory made" (_shm._note_shared: a registration, its
+ * tag, the samples' tag of a worker's batch, its unregistration) and
+ * those of origin "shared memory" tagged "shm inode N" (a SharedMemory's
+ * creator). true = out of memory. */
 static bool collect_made(made_tab_t *mt, const tl_trace_t *t, tl_symbolizer_t *sym,
                          const char *role)
 {
     uint64_t base = 0;
     uint32_t site = 0;
+    bool made = false;
     tl_report_made_t *last = NULL; /* base's entry, for its samples' tag */
     for (size_t i = 0; i < t->nlineage; i++) {
         const tl_lineage_t *l = &t->lineage[i];
         if (l->type == TL_REC_STORAGE_REG) {
-            base = !strcmp(l->str, TL_ORIGIN_SHARED " made") ? l->a[0] : 0;
+            made = !strcmp(l->str, TL_ORIGIN_SHARED " made");
+            base = made || !strcmp(l->str, TL_ORIGIN_SHARED) ? l->a[0] : 0;
             site = l->site;
             last = NULL;
             continue;
@@ -101,6 +115,7 @@ static bool collect_made(made_tab_t *mt, const tl_trace_t *t, tl_symbolizer_t *s
             if (!strncmp(l->str, "samples ", 8)) made_samples(last, t, sym, l->str);
             continue;
         }
+        if (!maker_tag(l, made)) continue;
         if (mt->n == mt->cap) {
             size_t c = mt->cap ? 2 * mt->cap : 64;
             tl_report_made_t *v = realloc(mt->v, c * sizeof *v);
@@ -119,12 +134,12 @@ static bool collect_made(made_tab_t *mt, const tl_trace_t *t, tl_symbolizer_t *s
     return false;
 }
 
-/* Whether t registered any segment it made (collect_made's registrations). */
+/* Whether t registered any shared-memory segment (collect_made looks at those). */
 static bool made_any(const tl_trace_t *t)
 {
     for (size_t i = 0; i < t->nlineage; i++)
         if (t->lineage[i].type == TL_REC_STORAGE_REG &&
-            !strcmp(t->lineage[i].str, TL_ORIGIN_SHARED " made"))
+            !strncmp(t->lineage[i].str, TL_ORIGIN_SHARED, strlen(TL_ORIGIN_SHARED)))
             return true;
     return false;
 }
@@ -230,7 +245,7 @@ static void problem_lines(const proc_t *p, const tl_endpoint_t *e, const tl_repo
                 tl_problem_kind_name(pr->kind));
         tl_esc_puts(out, pr->message ? pr->message : "");
         const tl_end_storage_t *s = tl_endpoint_storage_of(by_id, e->nstorages, pr->storage);
-        const tl_report_made_t *m = s ? tl_report_made_of(run, s) : NULL;
+        const tl_report_made_t *m = s ? tl_report_made_of(run, s, p->pid) : NULL;
         if (m) {
             fprintf(out, " Made by pid %" PRIu64 " (%s)", m->pid, m->role);
             if (m->where[0]) {

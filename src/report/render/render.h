@@ -63,8 +63,11 @@ typedef struct tl_report_run {
     size_t nmade;
 } tl_report_run_t;
 
-/* The entry of run->made for storage s (by one of its tags), or NULL. */
-const tl_report_made_t *tl_report_made_of(const tl_report_run_t *run, const tl_end_storage_t *s);
+/* The entry of run->made for storage s (by one of its tags) of process
+ * pid, or NULL; NULL too when pid made it itself (a SharedMemory it
+ * created, a storage it moved with share_memory_()). */
+const tl_report_made_t *tl_report_made_of(const tl_report_run_t *run, const tl_end_storage_t *s,
+                                          uint64_t pid);
 
 typedef struct tl_report_ctx {
     const char *path;
@@ -96,6 +99,9 @@ void tl_render_json_problem(const tl_report_ctx_t *c, size_t i, FILE *out);
 struct tl_json;
 void tl_render_json_problem_obj(const tl_report_ctx_t *c, struct tl_json *j,
                                 const tl_end_storage_t **by_id, size_t i, bool process);
+/* "made_by": {pid, role, where, samples} of s (NULL: null), a shared-memory
+ * segment another process of c->run made (tl_report_made_of), or null. */
+void tl_render_json_made_by(const tl_report_ctx_t *c, struct tl_json *j, const tl_end_storage_t *s);
 /* These two return true when out of memory (then nothing, or an unfinished
  * page, was written). */
 bool tl_render_html(const tl_report_ctx_t *c, FILE *out); /* render_html.c */

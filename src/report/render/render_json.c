@@ -22,10 +22,7 @@ static void frame(tl_json_t *j, const tl_frame_t *f, bool python, unsigned opts)
     tl_json_key(j, "file");
     tl_json_str(j, f->file);
     tl_json_key(j, "line");
-    if (f->line)
-        tl_json_u64(j, f->line);
-    else
-        tl_json_null(j);
+    f->line ? tl_json_u64(j, f->line) : tl_json_null(j);
     tl_json_key(j, "module");
     tl_json_str(j,
                 f->module && (opts & TL_JFRAMES_MODULE_BASE) ? tl_path_base(f->module) : f->module);
@@ -179,6 +176,7 @@ static void end_storage(const tl_report_ctx_t *c, tl_json_t *j, const tl_end_sto
     for (size_t i = 0; i < s->ntags; i++)
         tl_json_str(j, s->tags[i]);
     tl_json_arr_end(j);
+    if (c->run) tl_render_json_made_by(c, j, s); /* a run report's */
     tl_json_obj_end(j);
 }
 

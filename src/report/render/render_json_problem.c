@@ -38,24 +38,27 @@ void tl_render_json_problem_obj(const tl_report_ctx_t *c, tl_json_t *j,
     tl_json_str(j, s ? s->held_path : NULL);
     tl_json_key(j, "fix");
     tl_json_str(j, s ? tl_problem_fix(p, s->s.kind, s->held_path) : NULL);
-    if (process) { /* a shared-memory segment another process of the run made */
-        const tl_report_made_t *m = s ? tl_report_made_of(c->run, s) : NULL;
-        tl_json_key(j, "made_by");
-        if (m) {
-            tl_json_obj_begin(j);
-            tl_json_key(j, "pid");
-            tl_json_u64(j, m->pid);
-            tl_json_key(j, "role");
-            tl_json_str(j, m->role);
-            tl_json_key(j, "where");
-            tl_json_str(j, m->where);
-            tl_json_key(j, "samples");
-            tl_json_str(j, m->samples[0] ? m->samples : NULL);
-            tl_json_obj_end(j);
-        } else {
-            tl_json_null(j);
-        }
+    if (process) tl_render_json_made_by(c, j, s);
+    tl_json_obj_end(j);
+}
+
+void tl_render_json_made_by(const tl_report_ctx_t *c, tl_json_t *j, const tl_end_storage_t *s)
+{
+    const tl_report_made_t *m = s ? tl_report_made_of(c->run, s, c->trace->pid) : NULL;
+    tl_json_key(j, "made_by");
+    if (!m) {
+        tl_json_null(j);
+        return;
     }
+    tl_json_obj_begin(j);
+    tl_json_key(j, "pid");
+    tl_json_u64(j, m->pid);
+    tl_json_key(j, "role");
+    tl_json_str(j, m->role);
+    tl_json_key(j, "where");
+    tl_json_str(j, m->where);
+    tl_json_key(j, "samples");
+    tl_json_str(j, m->samples[0] ? m->samples : NULL);
     tl_json_obj_end(j);
 }
 
@@ -79,13 +82,15 @@ bool tl_report_made_key(const char *tag, char *key, size_t n)
     return true;
 }
 
-const tl_report_made_t *tl_report_made_of(const tl_report_run_t *run, const tl_end_storage_t *s)
+const tl_report_made_t *tl_report_made_of(const tl_report_run_t *run, const tl_end_storage_t *s,
+                                          uint64_t pid)
 {
     char key[160];
     for (size_t t = 0; run && t < s->ntags; t++) {
         if (!tl_report_made_key(s->tags[t], key, sizeof key)) continue;
         for (size_t i = run->nmade; i-- > 0;) /* the latest made: an inode may be reused */
-            if (!strcmp(run->made[i].key, key)) return &run->made[i];
+            if (!strcmp(run->made[i].key, key))
+                return run->made[i].pid == pid ? NULL : &run->made[i];
     }
     return NULL;
 }

@@ -59,6 +59,9 @@ static const char *held_phrase(const tl_end_storage_t *s)
         default:
             break;
         }
+        /* _shm.add_open_segments: a multiprocessing.shared_memory mapping */
+        if (s->held_path && !strncmp(s->held_path, "SharedMemory ", 13))
+            return "held by its SharedMemory object";
         if (tl_held_by_array(s)) return "held by an array";
         return "held by a tensor";
     case TL_HELD_VIEW:
@@ -383,8 +386,24 @@ static void print_problems(const tl_report_ctx_t *c, FILE *out)
     free(items);
 }
 
+/* A run report's "made by" line of a shared-memory storage another
+ * process of the run made (tl_report_made_of). */
+static void print_made_by(const tl_report_ctx_t *c, const tl_end_storage_t *s, FILE *out)
+{
+    const tl_report_made_t *m = c->run ? tl_report_made_of(c->run, s, c->trace->pid) : NULL;
+    if (!m) return;
+    fprintf(out, "      made by pid %" PRIu64 " (", m->pid);
+    tl_esc_puts(out, m->role);
+    fputc(')', out);
+    if (m->where[0]) fputc(' ', out);
+    tl_esc_puts(out, m->where);
+    if (m->samples[0]) fputs(" from samples made ", out);
+    tl_esc_puts(out, m->samples);
+    fputc('\n', out);
+}
+
 /* One live storage's own lines: id, size, kind, op, holder, where; then its
- * source, views, duplicates and tags. */
+ * source, views, duplicates, tags and maker. */
 static void print_storage(const tl_report_ctx_t *c, const tl_end_storage_t *s, FILE *out)
 {
     const tl_trace_t *t = c->trace;
@@ -444,6 +463,7 @@ static void print_storage(const tl_report_ctx_t *c, const tl_end_storage_t *s, F
         }
         fputc('\n', out);
     }
+    print_made_by(c, s, out);
 }
 
 /* A group of storages: one line, then the holder path, copies and views

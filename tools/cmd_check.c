@@ -33,9 +33,11 @@ static const char help[] =
     "usage: tensorleak check [LIMITS] [OPTIONS] -- CMD [ARGS...]\n"
     "       tensorleak check --trace=TRACE [--region=NAME] [LIMITS] [OPTIONS]\n"
     "\n"
-    "Run CMD under the agent, recording every allocation with its stack, and fail\n"
-    "when its memory exceeds the limits; or check a trace already recorded (it may\n"
-    "still be growing). The end point is the end of a Python main script, else\n"
+    "Run CMD under the agent and fail when its memory exceeds the limits; or check a\n"
+    "trace already recorded (it may still be growing). CMD's every allocation is\n"
+    "recorded with its stack when a limit measures plain heap blocks (--max-leak,\n"
+    "--max-peak, --max-growth, a baseline); the storage limits alone record every\n"
+    "storage, at run's cost. The end point is the end of a Python main script, else\n"
     "process exit; with --region=NAME, the last iteration of that region.\n"
     "\n"
     "limits (SIZE: 0, 512KiB, 1.5GB; without any limit, --max-leak=0):\n"
@@ -77,6 +79,8 @@ static const char help[] =
     "  --main-process-only       check only the main process (CMD's own, the image it\n"
     "                            exec'd last); by default every process of the run is\n"
     "                            checked (forked workers too) and named when it fails\n"
+    "  --record-all              record every allocation whatever the limits (a trace\n"
+    "                            to study with --trace-output)\n"
     "  --wait=SECONDS            after CMD ends, wait at most this long for the run's\n"
     "                            other processes (a forkserver, a daemon) to end, so\n"
     "                            each is checked at its end (default 10; 0 = none)\n"
@@ -166,6 +170,7 @@ typedef struct args {
     size_t nsupp;
     bool no_defaults;
     bool main_only;  /* --main-process-only */
+    bool record_all; /* --record-all: `all` mode whatever the limits */
     unsigned wait_s; /* --wait */
     const char *output, *trace, *baseline, *pattern;
     const char *html; /* --html=FILE, or NULL */
@@ -227,6 +232,8 @@ static int parse(int argc, char **argv, args_t *a)
             a->no_defaults = true;
         } else if (!strcmp(arg, "--main-process-only")) {
             a->main_only = true;
+        } else if (!strcmp(arg, "--record-all")) {
+            a->record_all = true;
         } else if ((v = tl_opt_value(argc, argv, &i, "--format", &m)), m) {
             if (v && !strcmp(v, "text"))
                 a->o.format = TL_CHECK_TEXT;
@@ -289,6 +296,8 @@ static int parse(int argc, char **argv, args_t *a)
     if (a->trace && a->cmd) return usage_error(a->cmd[0], "--trace takes no command");
     if (a->trace && a->main_only)
         return usage_error("--main-process-only", "--trace checks one trace already");
+    if (a->trace && a->record_all)
+        return usage_error("--record-all", "--trace checks a trace already recorded");
     if (!a->trace && !a->cmd) return usage_error("check", "no command given (check -- CMD ...)");
     if (a->o.set[TL_LIMIT_BASELINE] != (a->baseline != NULL))
         return usage_error(a->baseline ? "--baseline" : "--max-growth-vs-baseline",
@@ -483,10 +492,13 @@ int tl_cmd_check(int argc, char **argv)
         char plug[1024];
         snprintf(plug, sizeof plug, "%s%stensorleak.pytest_plugin", plugins ? plugins : "",
                  plugins && *plugins ? "," : "");
+        /* what the limits need (tl_check_needs_every_block): every block, with
+         * the leak scan's kinds at exit; else every storage */
+        bool every = a.record_all || tl_check_needs_every_block(&a.o);
         const char *env[] = {"TENSORLEAK_MODE",
-                             "all",
-                             "TENSORLEAK_LEAK_SCAN", /* leak kinds at exit (--max-leak) */
-                             "1",
+                             every ? "all" : "default",
+                             "TENSORLEAK_LEAK_SCAN",
+                             every ? "1" : "0",
                              "PYTEST_PLUGINS",
                              plug,
                              "TENSORLEAK_CHECK_LIMITS",

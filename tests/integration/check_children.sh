@@ -32,6 +32,10 @@ for how in fork mp; do
     grep -q "^  scope: end point os_exit of .*\\.$child\\.tlt\$" out || fail "$how: child's scope"
     grep -Eq "^  97.7 KiB in 1 block at fork_worker_leak.py:$line; (definitely|possibly) lost 97.7 KiB\$" out ||
         fail "$how: the child's leak line: $(cat out)"
+    # the suppressions said once, for the run (CPython's import machinery
+    # in both processes), not once per process
+    [ "$(grep -c '^suppressed' out)" -eq 1 ] && grep -q '^suppressed over the 2 processes: ' out ||
+        fail "$how: suppressions: $(grep '^suppressed' out)"
     rm -f tensorleak.*.tlt
 done
 

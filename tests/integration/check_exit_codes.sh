@@ -61,6 +61,8 @@ expect 0 "$TL" check --leak-kinds=all --help
 "$TL" run -o "$TMP/t.%p.tlt" -- "$LEAKS" leak >/dev/null 2>&1 || fail "run failed"
 set -- "$TMP"/t.*.tlt
 expect 23 "$TL" check --leak-kinds=all --trace="$1" --max-leak=0
+expect 2 "$TL" check --record-all --trace="$1" --max-leak=0
+grep -qx "tensorleak: --record-all: --trace checks a trace already recorded (try tensorleak check --help)" err || fail "stderr: $(cat err)"
 expect 0 "$TL" check --leak-kinds=all --trace="$1" --max-leak=3000
 expect 3 "$TL" check --leak-kinds=all --trace="$TMP/none.tlt"
 exit 0

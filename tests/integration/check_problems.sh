@@ -80,12 +80,18 @@ Y=$(site_line ctx.py y)
 rc=$?
 [ $rc -eq 0 ] || { cat out err >&2; fail "clean: exit $rc"; }
 $J clean.json "limit('max-problem-storage')['measured_bytes'] == 0" \
-    "limit('max-problem-storage')['problems'] == []" "v['passed']" || fail "clean verdict"
+    "limit('max-problem-storage')['problems'] == []" "v['passed']" "v['exact']" || fail "clean verdict"
+# a storage limit alone records every storage, in the default mode (at
+# run's cost: docs/ci.md), not every allocation; --record-all does
+"$TL" report --format=json clean.*.tlt >clean.r.json || fail "clean: report exited $?"
+"$PYTHON3" -c 'import json, sys; m = json.load(open(sys.argv[1]))["summary"]["mode"]; assert m == "default", m' clean.r.json ||
+    fail "clean: trace not in the default mode"
 
 # three steps' inputs and ReLU outputs are held only by the graphs of the
 # kept losses (the fourth step's by the names x and h): 64x256 floats each;
 # --max-leak=0 passes them (still reachable), --max-problem-storage does not
-"$TL" check --max-problem-storage=0 --top=0 --trace-output=losses.%p.tlt \
+# (--record-all: the trace is checked with --max-leak below)
+"$TL" check --max-problem-storage=0 --top=0 --record-all --trace-output=losses.%p.tlt \
     -- "$PYTHON3" losses.py >out 2>err
 rc=$?
 [ $rc -eq 23 ] || { cat out err >&2; fail "losses: exit $rc, want 23"; }
@@ -103,6 +109,9 @@ grep -qx "      held: global losses\[0\] -> Tensor.grad_fn -> SumBackward0 -> Re
 grep -qx "      held: global losses\[0\] -> Tensor.grad_fn -> SumBackward0 -> ReluBackward0._saved_result -> Tensor" out ||
     fail "losses: h's holder: $(cat out)"
 T=$(ls losses.*.tlt)
+"$TL" report --format=json "$T" >losses.r.json || fail "losses: report exited $?"
+"$PYTHON3" -c 'import json, sys; m = json.load(open(sys.argv[1]))["summary"]["mode"]; assert m == "all", m' losses.r.json ||
+    fail "losses: --record-all did not record every allocation"
 "$TL" check --max-leak=0 --trace="$T" >out 2>err || { cat out err >&2; fail "losses: --max-leak=0 should pass"; }
 "$TL" check --max-problem-storage=0 --format=json --output=losses.json --trace="$T" >/dev/null 2>&1
 [ $? -eq 23 ] || fail "losses json: want 23"

@@ -6,7 +6,7 @@
 # multiprocessing.Process each pin a 12 MiB storage with an 8-byte view;
 # traces of two hosts (%h, unshare -u) in one directory; a torchrun job of 2
 # gloo ranks where rank 1 alone keeps views (run names rank 1 with its
-# line; check exits 23 naming "rank 1", with the suppressions said once).
+# line; check --max-problem-storage exits 23 naming "rank 1").
 . "$TL_SRCDIR/tests/integration/lib.sh"
 . "$TL_SRCDIR/tests/integration/html_lib.sh"
 need_torch
@@ -135,6 +135,10 @@ grep -qx 'tensorleak check: FAILED: 1 of 3 processes exceeded a limit' c.out || 
 grep -qE '^process [0-9]+ \(rank 1, child of [0-9]+\) python[0-9.]* -u ddp_rank_leak.py: FAILED: 1 of 1 limit exceeded$' c.out ||
     fail "torchrun check: rank 1's line: $(grep '^process' c.out)"
 grep -qE '^process [0-9]+ \(rank 0, child of [0-9]+\) python[0-9.]* -u ddp_rank_leak.py: passed' c.out || fail "torchrun check: rank 0's line"
-[ "$(grep -c '^suppressed' c.out)" -eq 1 ] && grep -q '^suppressed over the 3 processes: ' c.out ||
-    fail "torchrun check: suppressions: $(grep '^suppressed' c.out)"
+# a storage limit alone: every storage recorded, not every allocation
+# (docs/ci.md); the default suppressions hide no storage of this job, and
+# no process says a suppression line of its own (check_children.sh has the
+# run's one line)
+! grep -q '^suppressed' c.out || fail "torchrun check: suppressions: $(grep '^suppressed' c.out)"
+grep -q '^  note: the trace was recorded in' c.out && fail "torchrun check: a sampled-trace note"
 exit 0

@@ -8,8 +8,35 @@
 #include "report/analyze/model.h"
 #include "report/analyze/steps.h"
 #include "report/analyze/suppress.h"
+#include "report/render/check_verdict.h"
 #include "tests/unit/test_report.h"
 #include "tests/workloads/report_tracegen.h"
+
+/* check -- CMD's recording by its limits: `all` mode for a limit of plain
+ * heap blocks, the default mode's every storage for storage limits and a
+ * CUDA device's (check_verdict.h). */
+START_TEST(record_by_limits)
+{
+    static const unsigned every[] = {TL_LIMIT_LEAK, TL_LIMIT_PEAK, TL_LIMIT_GROWTH,
+                                     TL_LIMIT_BASELINE};
+    static const unsigned storages[] = {TL_LIMIT_LEAK_STORAGE, TL_LIMIT_PINNED, TL_LIMIT_PROBLEM};
+    tl_check_opts_t o = {0};
+    ck_assert(!tl_check_needs_every_block(&o));
+    for (size_t i = 0; i < 3; i++)
+        o.set[storages[i]] = true;
+    ck_assert(!tl_check_needs_every_block(&o));
+    for (size_t i = 0; i < 4; i++) {
+        o.set[every[i]] = true;
+        o.device = 0; /* every device */
+        ck_assert(tl_check_needs_every_block(&o));
+        o.device = 1; /* the cpu: its plain heap blocks */
+        ck_assert(tl_check_needs_every_block(&o));
+        o.device = 2; /* cuda:0: its storages alone */
+        ck_assert(!tl_check_needs_every_block(&o));
+        o.set[every[i]] = false;
+    }
+}
+END_TEST
 
 START_TEST(supp_template_match)
 {
@@ -378,6 +405,7 @@ Suite *make_check_suite(void)
 {
     Suite *s = suite_create("check");
     TCase *tc = tcase_create("check");
+    tcase_add_test(tc, record_by_limits);
     tcase_add_test(tc, supp_template_match);
     tcase_add_test(tc, supp_parse_and_errors);
     tcase_add_test(tc, regions_nested_exact);

@@ -209,14 +209,18 @@ static bool scope_growth(tl_chk_t *c)
     return false;
 }
 
+/* Each rule's bytes and blocks hidden in the scope: of every site, or of
+ * its storage sites when the limits count storages only (the plain blocks
+ * of a default-mode trace are a sample: not what any limit counted). */
 static void credit(tl_chk_t *c, const tl_site_stat_t *s, size_t n)
 {
     tl_supp_t *sp = c->o->supp;
     if (!sp) return;
+    bool storages_only = !tl_check_needs_every_block(c->o);
     for (size_t i = 0; i < sp->nrules; i++)
         sp->rules[i].bytes = sp->rules[i].blocks = 0;
     for (size_t i = 0; i < n; i++) {
-        int r = tl_supp_site(sp, s[i].site);
+        int r = storages_only && !s[i].storage ? -1 : tl_supp_site(sp, s[i].site);
         if (r < 0) continue;
         sp->rules[r].bytes += s[i].bytes;
         sp->rules[r].blocks += s[i].blocks;

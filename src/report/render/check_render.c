@@ -27,6 +27,13 @@ const char *tl_check_limit_name(unsigned limit)
     return limit < TL_LIMIT_COUNT ? names[limit] : "unknown";
 }
 
+bool tl_check_needs_every_block(const tl_check_opts_t *o)
+{
+    if (o->device > 1) return false; /* 1 = the cpu, 2 = cuda:0, ... */
+    return o->set[TL_LIMIT_LEAK] || o->set[TL_LIMIT_PEAK] || o->set[TL_LIMIT_GROWTH] ||
+           o->set[TL_LIMIT_BASELINE];
+}
+
 /* Grouping looks past operator new too: the program's function is the place. */
 static bool allocator_module(const char *path)
 {
@@ -499,7 +506,7 @@ void tl_chk_render_text(tl_chk_t *c, FILE *out)
         fputs("  note: no END record: the program was killed or is still running; it is checked "
               "at its last recorded event\n",
               out);
-    if (c->a.trace.agg && c->a.trace.agg->mode != TL_TMODE_ALL)
+    if (c->a.trace.agg && c->a.trace.agg->mode != TL_TMODE_ALL && tl_check_needs_every_block(c->o))
         fprintf(out,
                 "  note: the trace was recorded in %s mode: small blocks were sampled or only "
                 "counted, so leaks may be missed (tensorleak check -- CMD records every "

@@ -90,6 +90,15 @@ typedef struct tl_check_opts {
 /* "max-leak", "max-leak-storage", ... */
 const char *tl_check_limit_name(unsigned limit);
 
+/* Whether o's limits measure plain heap blocks, which only a trace of
+ * every allocation (`all` mode) gives exactly: --max-leak, --max-peak,
+ * --max-growth, --max-growth-vs-baseline, on the cpu or every device. The
+ * storage limits (--max-leak-storage, --max-pinned, --max-problem-storage)
+ * and any limit of a CUDA device (--device=cuda:N: its storages alone)
+ * are exact on the default mode's trace, which records every storage and
+ * its stack. check -- CMD records in the mode its limits need. */
+bool tl_check_needs_every_block(const tl_check_opts_t *o);
+
 #define TL_CHK_WHERE_MAX 320
 
 /* Live blocks of the sites that share one program line ("where"). */

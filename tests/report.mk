@@ -157,11 +157,12 @@ EXTRA_DIST += tests/integration/check_children.sh tests/workloads/fork_worker_le
 
 # one report over every process of a run: workers, hosts, ranks
 TESTS += tests/integration/report_run.sh tests/integration/report_shared.sh \
-	tests/integration/report_shm_numpy.sh
+	tests/integration/report_shm_numpy.sh tests/integration/report_pool.sh
 EXTRA_DIST += tests/integration/report_run.sh tests/workloads/ddp_rank_leak.py \
 	tests/integration/report_shared.sh tests/workloads/dataloader_pinned.py \
 	tests/workloads/mp_queue_pinned.py tests/workloads/dataloader_stream.py \
-	tests/integration/report_shm_numpy.sh tests/workloads/numpy_shared_memory.py
+	tests/integration/report_shm_numpy.sh tests/workloads/numpy_shared_memory.py \
+	tests/integration/report_pool.sh tests/workloads/pool_cache.py
 
 # the system's tools a program runs are not gated
 TESTS += tests/integration/check_system_tools.sh

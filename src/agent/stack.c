@@ -382,6 +382,9 @@ static bool ucache_fill(tl_stack_buf_t *b, tl_ucache_entry_t *e, uintptr_t cfa, 
     return true;
 }
 
+_Static_assert(TL_UCACHE_ADMIT >= 2 && TL_UCACHE_ADMIT <= 4, "a 2-bit count");
+unsigned tl_ucache_admit = TL_UCACHE_ADMIT;
+
 size_t tl_stack_cache_note(tl_stack_buf_t *b, uintptr_t site, uintptr_t cfa, size_t depth, int n,
                            const uint64_t *frames, size_t k)
 {
@@ -392,17 +395,25 @@ size_t tl_stack_cache_note(tl_stack_buf_t *b, uintptr_t site, uintptr_t cfa, siz
     if (last >= TL_UCACHE_FRAMES || last < 1 || (uint64_t)b->raw[1] != ra) return k;
     uint64_t h = tl_ucache_hash(site, ra, cfa);
     uint64_t *seen = &b->seen[h & ((1u << TL_UCACHE_SEEN_LG) - TL_UCACHE_SEEN_WAYS)];
+    /* A seen entry: the key with its misses so far in the low 2 bits (the
+     * fill comes at the one after tl_ucache_admit - 1 of them), or ~key:
+     * refused, not cacheable. */
+    const uint64_t key = h & ~UINT64_C(3), admitted = tl_ucache_admit - 1;
     unsigned w = 0;
-    while (w < TL_UCACHE_SEEN_WAYS && seen[w] != h && seen[w] != ~h)
+    while (w < TL_UCACHE_SEEN_WAYS && (seen[w] & ~UINT64_C(3)) != key && seen[w] != ~key)
         w++;
     if (w == TL_UCACHE_SEEN_WAYS) { /* first miss: remember the key only */
         memmove(seen + 1, seen, (TL_UCACHE_SEEN_WAYS - 1) * sizeof *seen);
-        seen[0] = h;
+        seen[0] = key | 1;
         return k;
     }
     seen += w;
-    if (*seen == ~h) return k; /* refused: not cacheable */
-    *seen = ~h;                /* until the fill succeeds */
+    if (*seen == ~key) return k; /* refused: not cacheable */
+    if ((*seen & 3) < admitted) {
+        (*seen)++; /* one more miss, not yet admitted */
+        return k;
+    }
+    *seen = ~key; /* until the fill succeeds */
     if (!stack_bounds(b) || cfa < b->stack_lo || cfa >= b->stack_hi) return k;
     size_t set = tl_ucache_set(h);
     /* An empty way, else each way in turn (first in, first out: a hit
@@ -438,7 +449,9 @@ size_t tl_stack_cache_note(tl_stack_buf_t *b, uintptr_t site, uintptr_t cfa, siz
     e->gen = 0;
     e->site = site;
     b->tag[slot] = h;
-    *seen = h; /* evicted later: filled again at its next miss */
+    /* Evicted later, it is filled again after as many misses: `import
+     * torch`'s keys churn through the cache, each refill a walk. */
+    *seen = key | 1;
     b->hit = e;
     b->fills++;
     return k;

@@ -80,7 +80,7 @@ size_t tl_stack_capture(const uint64_t **frames, size_t depth);
  * function keeps a frame pointer, so its caller's rbp is at cfa - 16).
  * Realigned frames (GCC's DRAP), signal frames and foreign stacks (not this
  * thread's: sigaltstack, coroutines) are never cached. A key is cached on
- * its second miss. Used by tl_stack_capture_inline: the hooks in `all`
+ * its TL_UCACHE_ADMIT-th miss. Used by tl_stack_capture_inline: the hooks in `all`
  * mode, and outside it C++ news recorded in full and CPU storages
  * (hooks_cxx.c). */
 /* Chains of more raw frames are not cached. */
@@ -90,7 +90,18 @@ size_t tl_stack_capture(const uint64_t **frames, size_t depth);
 #define TL_UCACHE_WAYS      (1u << TL_UCACHE_WAYS_LG)
 #define TL_UCACHE_SEEN_LG   12 /* keys missed once (admission), */
 #define TL_UCACHE_SEEN_WAYS 4u /* in sets of 4, the oldest out */
-#define TL_UCACHE_RBP       16 /* frame-pointer frames per chain, at most */
+/* Misses of a key before its fill (a libunwind walk of every frame, ~3x a
+ * capture): `import torch`'s stacks mostly come back once or twice, a
+ * training loop's every step. At the 4th miss rather than the 2nd, torch
+ * 2.13's import in `all` mode took 5.2 s instead of 6.9 s (plain 1.3 s),
+ * W3's 1000-step loop the same 0.55 s (BENCHMARKS.md). At most 4: the
+ * count lives in the key's low 2 bits. A key evicted from the cache is
+ * filled again after as many misses. */
+#define TL_UCACHE_ADMIT 4u
+/* The misses before a fill now: TL_UCACHE_ADMIT, or 2 to 4 as a unit
+ * test sets it before any capture. */
+extern unsigned tl_ucache_admit;
+#define TL_UCACHE_RBP 16 /* frame-pointer frames per chain, at most */
 
 typedef struct tl_ucache_entry {
     uint64_t site, ra, cfa; /* key; site 0 = empty */

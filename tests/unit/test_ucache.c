@@ -94,6 +94,33 @@ static void same_frames(const uint64_t *a, size_t na, const uint64_t *b, size_t 
         ck_assert_uint_eq(a[i], b[i]);
 }
 
+/* The "unwind" tests count captures with a key taken at its second miss
+ * (the fewest the cache allows), so that each one's arithmetic stays short;
+ * ucache_admit_default checks the agent's own count. */
+static void admit_second_miss(void)
+{
+    tl_ucache_admit = 2;
+}
+
+/* The agent's admission: a key's first TL_UCACHE_ADMIT - 1 captures are
+ * libunwind's, the next fills the cache, the rest are answered from it. */
+START_TEST(ucache_admit_default)
+{
+    tl_stack_unwind_init();
+    enum { N = TL_UCACHE_ADMIT + 4 };
+    uint64_t f[N][MAXF];
+    size_t n[N];
+    uint64_t h0 = hits(), f0 = fills();
+    volatile unsigned captures = N;
+    for (unsigned i = 0; i < captures; i++) /* one call site: one stack */
+        n[i] = outer_a(f[i]);
+    for (int i = 1; i < N; i++)
+        same_frames(f[0], n[0], f[i], n[i]);
+    ck_assert_uint_eq(fills() - f0, 1);
+    ck_assert_uint_eq(hits() - h0, N - TL_UCACHE_ADMIT);
+}
+END_TEST
+
 /* The first capture is libunwind's; the second fills the cache (a key is
  * taken at its second miss); the next ones are answered from it, frame for
  * frame the same. */
@@ -658,7 +685,11 @@ END_TEST
 static Suite *make_ucache_suite(void)
 {
     Suite *s = suite_create("ucache");
+    TCase *ta = tcase_create("admit");
+    tcase_add_test(ta, ucache_admit_default);
+    suite_add_tcase(s, ta);
     TCase *tc = tcase_create("unwind");
+    tcase_add_checked_fixture(tc, admit_second_miss, NULL);
     tcase_add_test(tc, ucache_hit);
     tcase_add_test(tc, ucache_changed_chain_is_a_miss);
     tcase_add_test(tc, ucache_eviction);

@@ -16,7 +16,8 @@ tests_unit_test_report_SOURCES = \
 	tests/unit/test_report_lineage.c \
 	tests/unit/test_report_json.c \
 	tests/unit/test_report_sym.c \
-	tests/unit/test_report_check.c
+	tests/unit/test_report_check.c \
+	tests/unit/test_report_progress.c
 tests_unit_test_report_CPPFLAGS = $(AM_CPPFLAGS) \
 	-DTL_SYMTARGET='"$(abs_top_builddir)/tests/workloads/report_symtarget"'
 tests_unit_test_report_CFLAGS = $(UNIT_CFLAGS) $(LIBDW_CFLAGS)

@@ -72,12 +72,14 @@ TESTS += \
 	tests/integration/cli_fifo.sh \
 	tests/integration/cli_damaged.sh \
 	tests/integration/cli_output.sh \
-	tests/integration/cli_escape.sh
+	tests/integration/cli_escape.sh \
+	tests/integration/cli_progress.sh
 EXTRA_DIST += \
 	tests/integration/cli_fifo.sh \
 	tests/integration/cli_damaged.sh \
 	tests/integration/cli_output.sh \
-	tests/integration/cli_escape.sh
+	tests/integration/cli_escape.sh \
+	tests/integration/cli_progress.sh
 
 # The trace reader's fuzz target (docs/fuzzing.md): the report library's
 # sources compiled again by clang with libFuzzer, ASan and UBSan (Automake

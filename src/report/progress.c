@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -24,7 +25,9 @@ static struct {
     const char *phase; /* NULL: no pass */
     uint64_t start_ns, drawn_ns;
     size_t drawn_len; /* characters on the terminal's line now, after the \r */
-} g = {.fd = -1};
+    size_t cols;      /* the terminal's width when enabled: a longer line would wrap,
+                       * and \r would go back to its last row only */
+} g = {.fd = -1, .cols = 80};
 
 static uint64_t now_ns(void)
 {
@@ -52,6 +55,7 @@ static void draw(uint64_t now)
     len += tl_progress_format(line + len, sizeof line - len, g.phase, tl_progress_g.done,
                               tl_progress_g.total, now - g.start_ns);
     if (len > sizeof line - 1) len = sizeof line - 1;
+    if (len > g.cols) len = g.cols; /* \r and cols - 1 characters */
     size_t shown = len - 1, pad = g.drawn_len > shown ? g.drawn_len - shown : 0;
     if (pad > sizeof line - 1 - len) pad = sizeof line - 1 - len;
     memset(line + len, ' ', pad);
@@ -63,6 +67,8 @@ static void draw(uint64_t now)
 void tl_progress_enable(int fd)
 {
     g.fd = fd;
+    struct winsize ws;
+    if (fd >= 0 && ioctl(fd, TIOCGWINSZ, &ws) == 0 && ws.ws_col >= 2) g.cols = ws.ws_col;
 }
 
 void tl_progress_begin(const char *phase, uint64_t total)

@@ -24,7 +24,8 @@ typedef struct tl_progress {
 extern tl_progress_t tl_progress_g;
 
 /* Draw the lines on fd (2: stderr), or never (-1, the default). The CLI
- * calls it once, before any pass, when isatty(2) and not --quiet. */
+ * calls it once, before any pass, when isatty(2) and not --quiet. Lines
+ * are cut to the terminal's width then (TIOCGWINSZ; 80 when unknown). */
 void tl_progress_enable(int fd);
 
 /* A pass over total bytes begins: its first line is drawn at once (phase,

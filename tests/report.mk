@@ -16,7 +16,8 @@ tests_unit_test_report_SOURCES = \
 	tests/unit/test_report_lineage.c \
 	tests/unit/test_report_json.c \
 	tests/unit/test_report_sym.c \
-	tests/unit/test_report_check.c
+	tests/unit/test_report_check.c \
+	tests/unit/test_report_progress.c
 tests_unit_test_report_CPPFLAGS = $(AM_CPPFLAGS) \
 	-DTL_SYMTARGET='"$(abs_top_builddir)/tests/workloads/report_symtarget"'
 tests_unit_test_report_CFLAGS = $(UNIT_CFLAGS) $(LIBDW_CFLAGS)
@@ -71,12 +72,14 @@ TESTS += \
 	tests/integration/cli_fifo.sh \
 	tests/integration/cli_damaged.sh \
 	tests/integration/cli_output.sh \
-	tests/integration/cli_escape.sh
+	tests/integration/cli_escape.sh \
+	tests/integration/cli_progress.sh
 EXTRA_DIST += \
 	tests/integration/cli_fifo.sh \
 	tests/integration/cli_damaged.sh \
 	tests/integration/cli_output.sh \
-	tests/integration/cli_escape.sh
+	tests/integration/cli_escape.sh \
+	tests/integration/cli_progress.sh
 
 # The trace reader's fuzz target (docs/fuzzing.md): the report library's
 # sources compiled again by clang with libFuzzer, ASan and UBSan (Automake

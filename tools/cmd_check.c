@@ -86,6 +86,8 @@ static const char help[] =
     "                            each is checked at its end (default 10; 0 = none)\n"
     "  --trace=TRACE             check this trace instead of running a command\n"
     "  --region=NAME             check the last iteration of region NAME\n"
+    "  --quiet                   no progress line on stderr while traces are read\n"
+    "                            (drawn only when stderr is a terminal)\n"
     "  --help                    print this help\n"
     "\n"
     "exit status: CMD's own when it fails (128+N for signal N); 23 (or N) when a limit\n"
@@ -171,6 +173,7 @@ typedef struct args {
     bool no_defaults;
     bool main_only;  /* --main-process-only */
     bool record_all; /* --record-all: `all` mode whatever the limits */
+    bool quiet;      /* --quiet: no progress line */
     unsigned wait_s; /* --wait */
     const char *output, *trace, *baseline, *pattern;
     const char *html; /* --html=FILE, or NULL */
@@ -234,6 +237,8 @@ static int parse(int argc, char **argv, args_t *a)
             a->main_only = true;
         } else if (!strcmp(arg, "--record-all")) {
             a->record_all = true;
+        } else if (!strcmp(arg, "--quiet")) {
+            a->quiet = true;
         } else if ((v = tl_opt_value(argc, argv, &i, "--format", &m)), m) {
             if (v && !strcmp(v, "text"))
                 a->o.format = TL_CHECK_TEXT;
@@ -425,6 +430,7 @@ int tl_cmd_check(int argc, char **argv)
     memset(&a, 0, sizeof a);
     int rc = parse(argc, argv, &a);
     if (rc) return rc < 0 ? TL_EXIT_OK : rc;
+    tl_say_progress(a.quiet);
 
     tl_supp_t supp = {0};
     char why[512];

@@ -16,7 +16,7 @@
 
 static const char help[] =
     "usage: tensorleak diff [--format=text|json] [--top=N] [--no-default-suppressions]\n"
-    "                       BASE.tlt NEW.tlt\n"
+    "                       [--quiet] BASE.tlt NEW.tlt\n"
     "\n"
     "Compare two runs: for each allocation site, the change of its bytes live at the\n"
     "peak and at the end point, largest absolute change first. Sites are matched by\n"
@@ -30,6 +30,8 @@ static const char help[] =
     "  --top=N             sites shown (default 10; 0 = all)\n"
     "  --no-default-suppressions\n"
     "                      compare the one-time allocations site by site too\n"
+    "  --quiet             no progress line on stderr (drawn only when stderr is a\n"
+    "                      terminal, while a trace is read: phase, bytes, rate, ETA)\n"
     "  --help              print this help\n"
     "\n"
     "exit status: 0 ok, 2 usage, 3-5 a trace cannot be read, 6 output not writable\n";
@@ -45,7 +47,7 @@ int tl_cmd_diff(int argc, char **argv)
     tl_report_opts_t opts = {.format = TL_FORMAT_TEXT, .top = 10};
     const char *files[2] = {NULL, NULL};
     size_t nfiles = 0;
-    bool operands = false;
+    bool operands = false, quiet = false;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (operands || a[0] != '-' || !strcmp(a, "-")) {
@@ -71,11 +73,14 @@ int tl_cmd_diff(int argc, char **argv)
             opts.top = (unsigned)n;
         } else if (!strcmp(a, "--no-default-suppressions")) {
             opts.no_default_supp = true;
+        } else if (!strcmp(a, "--quiet")) {
+            quiet = true;
         } else {
             return usage_error(a, "unknown option");
         }
     }
     if (nfiles != 2) return usage_error("diff", "expected BASE.tlt and NEW.tlt");
+    tl_say_progress(quiet);
     tl_msgs_t msgs = {0};
     int rc = tl_cli_exit(tl_diff_files(files[0], files[1], &opts, stdout, &msgs));
     tl_say_msgs(&msgs);

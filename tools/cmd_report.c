@@ -22,7 +22,8 @@
 
 static const char help[] =
     "usage: tensorleak report [--format=FORMAT] [--top=N] [--frames=user|all]\n"
-    "                         [--no-default-suppressions] [--output=FILE] TRACE|DIR...\n"
+    "                         [--no-default-suppressions] [--output=FILE] [--quiet]\n"
+    "                         TRACE|DIR...\n"
     "\n"
     "Render the report of a trace written by `tensorleak run`: peak, leaks (blocks live\n"
     "at the end point: the end of a Python main script, else process exit), the storages\n"
@@ -53,6 +54,8 @@ static const char help[] =
     "  --output=FILE       write the report to FILE instead of standard output (mode\n"
     "                      0600; FILE is replaced only once a report is written; a\n"
     "                      symbolic link is refused)\n"
+    "  --quiet             no progress line on stderr (drawn only when stderr is a\n"
+    "                      terminal, while a trace is read: phase, bytes, rate, ETA)\n"
     "  --help              print this help\n"
     "\n"
     "exit status: 0 ok, 2 usage, 3 trace cannot be read, 4 not a trace or corrupt header,\n"
@@ -73,7 +76,7 @@ int tl_cmd_report(int argc, char **argv)
      * past the option being read). */
     const char **traces = (const char **)argv + 1;
     size_t ntraces = 0;
-    bool only_operands = false;
+    bool only_operands = false, quiet = false;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v;
         bool m;
@@ -99,6 +102,8 @@ int tl_cmd_report(int argc, char **argv)
                 return usage_error("--frames", "expected user or all");
         } else if (!strcmp(a, "--no-default-suppressions")) {
             opts.no_default_supp = true;
+        } else if (!strcmp(a, "--quiet")) {
+            quiet = true;
         } else if ((v = tl_opt_value(argc, argv, &i, "--output", &m)), m) {
             if (!v || !*v) return usage_error("--output", "expected a file name");
             output = opts.output_name = v;
@@ -107,6 +112,7 @@ int tl_cmd_report(int argc, char **argv)
         }
     }
     if (!ntraces) return usage_error("report", "missing TRACE");
+    tl_say_progress(quiet);
     /* One file: its report. A directory, or several files: the run's. */
     struct stat st;
     bool one = ntraces == 1 && !(stat(traces[0], &st) == 0 && S_ISDIR(st.st_mode));

@@ -40,7 +40,7 @@ static bool names_exe(const char *argv0, const char *exe)
 static const char run_usage[] =
     "usage: tensorleak run [--output=PATTERN] [--report=FILE] [--format=FORMAT] [--top=N]\n"
     "                      [--frames=user|all] [--no-default-suppressions]\n"
-    "                      [--keep-helpers] [--] CMD [ARGS...]\n"
+    "                      [--keep-helpers] [--quiet] [--] CMD [ARGS...]\n"
     "\n"
     "Runs CMD with the tensorleak agent preloaded and prints the report of the run:\n"
     "its main process (the last image CMD's own process exec'd: python3 behind a\n"
@@ -53,6 +53,8 @@ static const char run_usage[] =
     "                        per run, tensorleak.%p.tlt in it)\n"
     "  -k, --keep-helpers    keep the traces of helper processes that recorded\n"
     "                        nothing (removed by default: a shim's env, bash, ...)\n"
+    "  --quiet               no progress line on stderr while the traces are read\n"
+    "                        after CMD exits (drawn only when stderr is a terminal)\n"
     "  -r, --report=FILE     write the report to FILE instead of stdout (where the\n"
     "                        command's own output goes)\n"
     "  -f, --format=FORMAT   report format: text (default), json, html, folded,\n"
@@ -91,10 +93,11 @@ int tl_cmd_run(int argc, char **argv)
         {"keep-helpers", no_argument, NULL, 'k'},
         {"frames", required_argument, NULL, 'F'},
         {"no-default-suppressions", no_argument, NULL, 'S'},
+        {"quiet", no_argument, NULL, 'Q'},
         {NULL, 0, NULL, 0},
     };
     const char *pattern = NULL; /* a directory per run (launch.h) */
-    bool keep_helpers = false;
+    bool keep_helpers = false, quiet = false;
     tl_report_opts_t opts = {.format = TL_FORMAT_TEXT, .top = 10};
     const char *report_path = NULL;
     bool format_given = false;
@@ -141,6 +144,9 @@ int tl_cmd_run(int argc, char **argv)
         case 'S':
             opts.no_default_supp = true;
             break;
+        case 'Q':
+            quiet = true;
+            break;
         case 'h':
             return tl_outfile_stdout_text(run_usage);
         default:
@@ -161,6 +167,7 @@ int tl_cmd_run(int argc, char **argv)
         if (tl_outfile_open(&of, report_path)) return TL_EXIT_OUTPUT;
         out = of.f;
     }
+    tl_say_progress(quiet); /* only the reads after CMD exits draw it */
     tl_launch_t l = {.pattern = pattern, .keep_helpers = keep_helpers};
     int code;
     if (!tl_launch_run(&l, argv + optind, NULL, &code)) {

@@ -4,9 +4,16 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
+#include "report/progress.h"
 #include "report/render/escape.h"
 #include "tools/exit_codes.h"
+
+void tl_say_progress(bool quiet)
+{
+    if (!quiet && isatty(STDERR_FILENO)) tl_progress_enable(STDERR_FILENO);
+}
 
 void tl_say(const char *fmt, ...)
 {

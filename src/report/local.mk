@@ -43,6 +43,7 @@ libtlreport_la_SOURCES = \
 	src/report/render/check_render.c src/report/render/check_render_json.c \
 	src/report/render/check_verdict.h \
 	src/report/status.c src/report/status.h \
+	src/report/progress.c src/report/progress.h \
 	src/report/pipeline.c src/report/pipeline.h \
 	src/report/cmd/check.c src/report/cmd/check.h \
 	src/report/cmd/check_run.c src/report/cmd/check_run.h \

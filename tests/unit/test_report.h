@@ -11,5 +11,6 @@ Suite *make_json_suite(void);
 Suite *make_symbolize_suite(void);
 Suite *make_report_suite(void);
 Suite *make_check_suite(void);
+Suite *make_progress_suite(void);
 
 #endif

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "common/trace_chunk.h"
+#include "report/progress.h"
 #include "report/read/aggregate.h"
 #include "report/read/grow.h"
 #include "report/read/skim.h"
@@ -389,7 +390,12 @@ static bool read_chunks(rd_t *r, const uint8_t *buf, size_t size)
     bool oom = false;
     tl_chunk_iter_t it;
     tl_chunk_iter_init(&it, buf, size, t->hdr.header_bytes, t->hdr.chunk_bytes, t->hdr.chunk_count);
+    uint64_t at = 0; /* bytes of the file passed, for the progress line */
+    tl_progress_begin("reading", size);
     for (tl_chunk_t c; !oom && tl_chunk_iter_next(&it, &c);) {
+        uint64_t end = (uint64_t)(c.data - buf) + c.len;
+        tl_progress_add(end - at);
+        at = end;
         bool ckpt; /* an aggregate checkpoint chunk: aggregate.c reads it */
         if (tl_agg_chunk(t, c.tid, c.data, c.len, &ckpt)) {
             oom = true;
@@ -403,6 +409,7 @@ static bool read_chunks(rd_t *r, const uint8_t *buf, size_t size)
         oom = read_chunk(r, c.data, c.len, c.base_ts, c.cut, frames);
         tl_trace_release(t, c.data);
     }
+    tl_progress_end();
     t->truncated |= it.truncated;
     t->bad_chunks += it.bad_chunks;
     free(frames);

@@ -15,6 +15,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "report/progress.h"
 #include "report/read/aggregate.h"
 
 typedef struct tl_evcur {
@@ -166,6 +167,7 @@ static bool advance(tl_events_t *it, size_t s)
         return true;
     }
     tl_trace_release(t, src->chunk);
+    tl_progress_add(src->len); /* per source, not per event: the loop stays as it was */
     return false;
 }
 
@@ -221,6 +223,10 @@ bool tl_events_open(const tl_trace_t *t, tl_events_t *it)
         tl_events_close(it);
         return true;
     }
+    uint64_t bytes = 0;
+    for (size_t s = 0; s < t->nsrcs; s++)
+        bytes += t->srcs[s].len;
+    tl_progress_begin("replaying", bytes);
     for (size_t s = 0; s < t->nsrcs; s++) {
         it->cur[s].ts = it->cur[s].ev[0].ts = t->srcs[s].base_ts;
         it->heap[it->nheap++] = (uint32_t)s;
@@ -260,6 +266,7 @@ bool tl_events_next(tl_events_t *it, tl_event_t *ev)
 
 void tl_events_close(tl_events_t *it)
 {
+    if (it->cur) tl_progress_end(); /* a pass was open */
     free(it->cur);
     free(it->heap);
     free(it->rec);

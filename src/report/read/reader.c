@@ -206,6 +206,8 @@ static bool take_pyframe(rd_t *r, const tl_record_t *rec)
         tl_map_remove(&t->pyframe_by_id, rec->u.pyframe.id);
         return true;
     }
+    f->content = tl_str_hash(f->file) ^ (tl_str_hash(f->function) * 31) ^
+                 (f->line * 0x9e3779b97f4a7c15ull);
     e = tl_map_get(&t->pyframe_by_id, rec->u.pyframe.id);
     e->a = t->npyframes++;
     return false;

@@ -36,10 +36,7 @@ uint64_t tl_trace_site_content_hash(const tl_trace_t *t, uint32_t site)
     uint64_t h = 0xcbf29ce484222325ull ^ n;
     for (size_t i = 0; i < n; i++) {
         const tl_pyframe_t *pf = tl_trace_pyframe(t, frames[i]);
-        uint64_t v = frames[i];
-        if (pf)
-            v = tl_str_hash(pf->file) ^ (tl_str_hash(pf->function) * 31) ^
-                (pf->line * 0x9e3779b97f4a7c15ull);
+        uint64_t v = pf ? pf->content : frames[i];
         h = (h ^ v) * 0x100000001b3ull;
         h ^= h >> 29;
     }

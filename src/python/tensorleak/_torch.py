@@ -206,6 +206,7 @@ def saved_by_autograd(tensors, how=None, hooked=None):
         return _saved(tensors, how, hooked if hooked is not None else [], _hooked)
     finally:
         _hooked.walking = None
+        _hooked.take_refused()  # a packed value is not kept past the walk
 
 
 def _saved(tensors, how, hooked, hk):
@@ -252,7 +253,7 @@ def _saved(tensors, how, hooked, hk):
                     value = getattr(node, name)
                 except Exception as exc:  # freed by backward(), or not a tensor
                     if hk.blocked(exc):
-                        hooked.append((root, names, name, None))
+                        hooked.append((root, names, name, hk.take_refused()))
                         continue
                     if generated and type(exc) is RuntimeError and str(exc).startswith(FREED):
                         # backward() released every tensor this node saved at
@@ -279,7 +280,7 @@ def _saved(tensors, how, hooked, hk):
                         fields = [("saved_tensors[%d]" % i, v) for i, v in enumerate(node.saved_tensors)]
                 except Exception as exc:  # freed by backward()
                     if hk.blocked(exc):
-                        hooked.append((root, names, "saved_tensors", None))
+                        hooked.append((root, names, "saved_tensors", hk.take_refused()))
                 try:
                     d = object.__getattribute__(node, "__dict__")
                     fields += [(key, v) for key, v in dict.items(d) if type(key) is str]

@@ -48,12 +48,14 @@ static const void *owner_data(const void *a)
 {
     for (int hops = 0; hops < 64; hops++) {
         const void *base = field(a, TL_NP_ARRAY_BASE);
-        if (!base || field(base, sizeof(intptr_t)) != ndarray) break; /* ob_type */
+        if (!base || field(base, TL_NP_OB_TYPE) != ndarray) break;
         a = base;
     }
     return field(a, TL_NP_ARRAY_DATA);
 }
 
+/* ndarray.copy's C function, wrapped: numpy's result (or NULL and its
+ * exception), with a COPY record when it has a new buffer of numpy's. */
 static void *np_copy(void *self, void *const *args, intptr_t nargs, void *kwnames)
 {
     tl_numpy_last_buffer = NULL;

@@ -112,7 +112,9 @@ typedef struct tl_agent_api {
      * wrapped in place, for every thread and context, so each buffer numpy
      * allocates is recorded with its stack. `array_type` (or NULL) is
      * numpy's PyArray_Type, whose tp_alloc and tp_free are wrapped so an
-     * ndarray object (a view) names the line that made it. Returns 0
+     * ndarray object (a view) names the line that made it, and whose copy
+     * method's C function is wrapped so ndarray.copy() writes a COPY with
+     * its source (op "ndarray.copy"). Returns 0
      * (wrapped, now or before), -EINVAL (not numpy's default handler of
      * version 1, a NULL slot), -EFAULT (not writable), -EBUSY (another one
      * is wrapped already) or -ENOSYS (not recording). Call with the GIL

@@ -151,6 +151,10 @@ TESTS += tests/integration/report_layers.sh
 EXTRA_DIST += tests/integration/report_layers.sh
 
 # numpy's buffers of every size as storages, through numpy's data-memory handler
+TESTS += tests/integration/diff_storage_peak.sh
+EXTRA_DIST += tests/integration/diff_storage_peak.sh tests/workloads/diff_storage_peak.py
+TESTS += tests/integration/numpy_copy.sh
+EXTRA_DIST += tests/integration/numpy_copy.sh tests/workloads/numpy_copy.py
 TESTS += tests/integration/numpy_handler.sh
 EXTRA_DIST += tests/integration/numpy_handler.sh tests/workloads/numpy_handler.py \
 	tests/python/test_numpy_handler.py

@@ -23,6 +23,7 @@
 #include "agent/agent.h"
 #include "agent/blocks.h"
 #include "agent/numpy.h"
+#include "agent/numpy_copy.h"
 #include "agent/record.h"
 #include "agent/shm.h"
 #include "common/trace_format.h"
@@ -291,6 +292,7 @@ static int numpy_handler(void *handler, void *array_type)
     if (!enter()) return -ENOSYS;
     int rc = tl_numpy_wrap(handler);
     if (rc == 0 && array_type) rc = tl_numpy_wrap_type(array_type);
+    if (rc == 0 && array_type) rc = tl_numpy_wrap_copy(array_type);
     return rc;
 }
 

@@ -9,6 +9,7 @@ libtlagent_la_SOURCES = \
 	src/agent/agent.c src/agent/agent.h \
 	src/agent/c10.c src/agent/c10.h \
 	src/agent/numpy.c src/agent/numpy.h \
+	src/agent/numpy_copy.c src/agent/numpy_copy.h \
 	src/agent/cudalibs.c src/agent/cudalibs.h src/agent/cudart.c src/agent/cudart.h \
 	src/agent/cudart_static.c src/agent/cudart_static.h \
 	src/agent/checkpoint.c src/agent/checkpoint.h \

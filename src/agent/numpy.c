@@ -11,6 +11,7 @@
 #include <config.h> /* autoconf first: _GNU_SOURCE */
 
 #include "agent/numpy.h"
+#include "agent/numpy_copy.h"
 
 #include <errno.h>
 #include <malloc.h>
@@ -52,6 +53,8 @@ static void stored(void *p, size_t size)
     if (!atomic_load_explicit(&stored_any, memory_order_relaxed))
         atomic_store_explicit(&stored_any, true, memory_order_relaxed);
     tl_record_alloc(TL_KIND_STORAGE_NUMPY, p, size);
+    tl_numpy_last_buffer = p; /* numpy_copy.c: a copy's new buffer */
+    tl_numpy_last_bytes = size;
 }
 
 static void released(void *p)
@@ -120,13 +123,13 @@ static void np_free(void *ctx, void *ptr, size_t size)
 /* Copy n bytes between our memory and the handler's through the kernel
  * (process_vm_readv / writev on ourselves): EFAULT instead of a fault for
  * memory that is not there or not writable. */
-static bool peek(void *dst, const void *src, size_t n)
+bool tl_numpy_peek(void *dst, const void *src, size_t n)
 {
     struct iovec local = {dst, n}, remote = {(void *)src, n};
     return process_vm_readv(getpid(), &local, 1, &remote, 1, 0) == (ssize_t)n;
 }
 
-static bool poke(void *dst, const void *src, size_t n)
+bool tl_numpy_poke(void *dst, const void *src, size_t n)
 {
     struct iovec local = {(void *)src, n}, remote = {dst, n};
     return process_vm_writev(getpid(), &local, 1, &remote, 1, 0) == (ssize_t)n;
@@ -135,7 +138,7 @@ static bool poke(void *dst, const void *src, size_t n)
 int tl_numpy_wrap(void *handler)
 {
     tl_np_handler_t *h = handler, now;
-    if (!h || !peek(&now, h, sizeof now)) return -EINVAL;
+    if (!h || !tl_numpy_peek(&now, h, sizeof now)) return -EINVAL;
     tl_np_handler_t *had = atomic_load(&wrapped);
     if (had) return had == h ? 0 : -EBUSY;
     if (now.version != 1 || strncmp(now.name, NP_HANDLER_NAME, sizeof now.name) != 0 ||
@@ -144,7 +147,7 @@ int tl_numpy_wrap(void *handler)
         return -EINVAL;
     /* Writing the values it already holds tells whether the page is
      * writable, without a fault and without changing anything. */
-    if (!poke(&h->allocator, &now.allocator, sizeof now.allocator)) return -EFAULT;
+    if (!tl_numpy_poke(&h->allocator, &now.allocator, sizeof now.allocator)) return -EFAULT;
     orig = now.allocator;
     tl_np_handler_t *none = NULL;
     if (!atomic_compare_exchange_strong(&wrapped, &none, h)) return none == h ? 0 : -EBUSY;
@@ -219,10 +222,11 @@ int tl_numpy_wrap_type(void *type)
 {
     char *t = type;
     void *now[3]; /* tp_alloc, tp_new, tp_free */
-    if (!t || !peek(now, t + TL_NP_TP_ALLOC, sizeof now) || !now[0] || !now[2]) return -EINVAL;
+    if (!t || !tl_numpy_peek(now, t + TL_NP_TP_ALLOC, sizeof now) || !now[0] || !now[2])
+        return -EINVAL;
     void *had = atomic_load(&array_type);
     if (had) return had == type ? 0 : -EBUSY;
-    if (!poke(t + TL_NP_TP_ALLOC, now, sizeof now)) return -EFAULT;
+    if (!tl_numpy_poke(t + TL_NP_TP_ALLOC, now, sizeof now)) return -EFAULT;
     orig_tp_alloc = (tp_alloc_fn)now[0];
     orig_tp_free = (tp_free_fn)now[2];
     void *none = NULL;
@@ -234,6 +238,7 @@ int tl_numpy_wrap_type(void *type)
 
 void tl_numpy_reset(void)
 {
+    tl_numpy_copy_reset();
     atomic_store(&stored_any, false);
     tl_np_handler_t *h = atomic_exchange(&wrapped, NULL);
     if (h) h->allocator = orig;

@@ -13,6 +13,7 @@
 #ifndef TL_AGENT_NUMPY_H
 #define TL_AGENT_NUMPY_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -42,6 +43,12 @@ typedef struct tl_np_handler {
  * calling them). Never undone: the wrappers pass straight through once
  * the agent stops recording. */
 int tl_numpy_wrap(void *handler);
+
+/* Copy n bytes from src to dst (peek: src is the process's memory that may
+ * not be there; poke: dst is) through the kernel (process_vm_readv /
+ * writev on ourselves): false instead of a fault. Any thread. */
+bool tl_numpy_peek(void *dst, const void *src, size_t n);
+bool tl_numpy_poke(void *dst, const void *src, size_t n);
 
 /* CPython's PyTypeObject (Include/cpython/object.h, the same in 3.8-3.13):
  * byte offsets of tp_alloc and tp_free (tp_new between them), and of an

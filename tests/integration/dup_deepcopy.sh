@@ -3,8 +3,9 @@
 # source, so duplicate_copy names them (issue 29 item 3): a model's
 # copy.deepcopy, optimizer.load_state_dict's deep copies (torch 1.13 only:
 # 2.x keeps the same tensors), Module.load_state_dict of a torch.load'ed
-# state; torch.load's storages are fingerprinted though torch 2.x says they
-# are not resizable. check --max-problem-storage=0
+# state, a torch.load'ed state copied into existing tensors (Tensor.copy_) and
+# storages (UntypedStorage.copy_); torch.load's storages are fingerprinted
+# though torch 2.x says they are not resizable; copy.copy shares (no copy). check --max-problem-storage=0
 # --problem-kinds=duplicate_copy exits 23. dup_deepcopy.py.
 . "$TL_SRCDIR/tests/integration/lib.sh"
 need_torch
@@ -29,7 +30,10 @@ got = sorted((by_id[p["storage"]]["held_path"], by_id[p["storage"]]["origin"],
 want = [("global model2._parameters['weight'] -> Parameter", "copy_",
          "global loaded['weight'] -> Tensor", 4 * MiB),
         ("global twin._parameters['weight'] -> Parameter", "deepcopy",
-         "global model._parameters['weight'] -> Parameter", 4 * MiB)]
+         "global model._parameters['weight'] -> Parameter", 4 * MiB),
+        # a torch.load'ed state copied into the program's own tensors
+        ("global into -> Tensor", "copy_", "global state['weight'] -> Tensor", 4 * MiB),
+        ("global raw -> Tensor", "storage.copy_", "global state['weight'] -> Tensor", 4 * MiB)]
 if old:  # 1.13's Optimizer.load_state_dict deep-copies its state
     W = "[<Parameter of model.weight>]"
     want += [(f"global opt2.state{W}['exp_avg'] -> Tensor", "deepcopy",

@@ -12,7 +12,8 @@ found there is held by autograd, with a path that says where the hook is:
 saved-tensor hook) -> unpack_hook() closure[2].cell_contents -> Tensor".
 Which fields have a hook: torch 2.x says (SavedTensor.unpack_hook); on 1.13
 the hooks saved_tensors_hooks pushes are wrapped (guard_saved_hooks) so
-that they raise instead of running while a report point reads a graph.
+that they raise instead of running while a report point reads a graph, and
+note the hook and the packed value the getter gave them (take_refused).
 """
 import _thread
 import functools
@@ -39,6 +40,18 @@ def blocked(exc):
 
 walking = None  # the thread id of a report point reading saved tensors, else None
 _guarded_hooks = weakref.WeakSet()  # torch 1.13: the unpack hooks _guarded wraps, while live
+_refused = None  # torch 1.13: (unpack hook, packed value) of the call _guarded last refused
+
+
+def take_refused():
+    """torch 1.13: (the program's unpack hook, the packed value it was
+    given) of the call a guarded hook refused last, once (then None): the
+    getter that raised HookBlocked passed them, so the field that raised is
+    named with its own hook, as on torch 2.x. None when no guarded hook
+    refused since the last call."""
+    global _refused
+    out, _refused = _refused, None
+    return out
 
 
 def _guarded(unpack_hook):
@@ -47,6 +60,8 @@ def _guarded(unpack_hook):
 
     def unpack_hook_guarded(packed):
         if walking is not None and walking == _thread.get_ident():
+            global _refused
+            _refused = (unpack_hook, packed)
             raise HookBlocked(HOOK_BLOCKED)
         return unpack_hook(packed)
 
@@ -100,9 +115,10 @@ def behind_hook(node, field):
 def roots(w, hooked):
     """[(object, path text)] to walk for the fields of hooked (what
     _torch.saved_by_autograd listed), their graph's tensor reached by walk
-    w. torch 2.x names each field's own hook and packed value; 1.13 knows
-    only the hooks still live (_guarded_hooks), not whose they are:
-    named through the one hooked field when there is one."""
+    w. Each field's own hook and packed value (torch 2.x: its SavedTensor;
+    1.13: what the guarded hook was called with); should a field's hook not
+    be known, the guarded hooks still live (_guarded_hooks), named through
+    the one hooked graph when there is one."""
     from tensorleak import _holders
 
     out, seen, graphs = [], set(), set()

@@ -206,6 +206,7 @@ def saved_by_autograd(tensors, how=None, hooked=None):
         return _saved(tensors, how, hooked if hooked is not None else [], _hooked)
     finally:
         _hooked.walking = None
+        _hooked.take_refused()  # a packed value is not kept past the walk
 
 
 def _saved(tensors, how, hooked, hk):
@@ -252,7 +253,7 @@ def _saved(tensors, how, hooked, hk):
                     value = getattr(node, name)
                 except Exception as exc:  # freed by backward(), or not a tensor
                     if hk.blocked(exc):
-                        hooked.append((root, names, name, None))
+                        hooked.append((root, names, name, hk.take_refused()))
                         continue
                     if generated and type(exc) is RuntimeError and str(exc).startswith(FREED):
                         # backward() released every tensor this node saved at
@@ -279,7 +280,7 @@ def _saved(tensors, how, hooked, hk):
                         fields = [("saved_tensors[%d]" % i, v) for i, v in enumerate(node.saved_tensors)]
                 except Exception as exc:  # freed by backward()
                     if hk.blocked(exc):
-                        hooked.append((root, names, "saved_tensors", None))
+                        hooked.append((root, names, "saved_tensors", hk.take_refused()))
                 try:
                     d = object.__getattribute__(node, "__dict__")
                     fields += [(key, v) for key, v in dict.items(d) if type(key) is str]
@@ -384,10 +385,26 @@ def _note_copy_into(dst, src):
         api.copy(d[0], s[0], d[1], b"copy_")
 
 
-def _wrap_copy_into(torch):
-    """Wraps Tensor.copy_ (the source is its second argument, the result
-    its first) to note whole-storage copies (_note_copy_into)."""
-    real = getattr(torch.Tensor, "copy_", None)
+def _note_storage_copy(dst, src):
+    """dst.copy_(src) of two storages (UntypedStorage.copy_; TypedStorage's
+    calls it): all of dst's bytes are a copy of all of src's when both have
+    the same size on the same device (a torch.load'ed storage copied into
+    one the program had). Sizes that differ: not noted."""
+    api = _agent.api()
+    base = sys.modules["torch"]._C.StorageBase
+    if api is None or not issubclass(type(src), base) or not issubclass(type(dst), base):
+        return
+    d, s, nbytes = base.data_ptr(dst), base.data_ptr(src), base.nbytes(dst)
+    device = base.__dict__["device"].__get__  # the C getter: no subclass property runs
+    if d and s and d != s and nbytes and nbytes == base.nbytes(src) and device(dst) == device(src):
+        api.copy(d, s, nbytes, b"storage.copy_")
+
+
+def _wrap_copy_into(owner, note):
+    """Wraps owner.copy_ (the source is its second argument, the result its
+    first) to note whole-storage copies with note(dst, src): Tensor.copy_
+    (_note_copy_into), UntypedStorage.copy_ (_note_storage_copy)."""
+    real = getattr(owner, "copy_", None)
     if real is None or getattr(real, "_tensorleak_wrapped", False):
         return
 
@@ -395,13 +412,13 @@ def _wrap_copy_into(torch):
     def copy_(self, src, *args, **kwargs):
         out = real(self, src, *args, **kwargs)
         try:
-            _note_copy_into(self, src)
+            note(self, src)
         except Exception:
             pass
         return out
 
     copy_._tensorleak_wrapped = True
-    torch.Tensor.copy_ = copy_
+    owner.copy_ = copy_
 
 
 def wrap_copies(torch):
@@ -409,8 +426,10 @@ def wrap_copies(torch):
     copy names its source: COPY_METHODS, COPY_FUNCTIONS, the deep copies of
     a tensor and a Parameter (copy.deepcopy: optimizer.load_state_dict on
     torch 1.13, a model's deepcopy), and Tensor.copy_ of a whole storage
-    into another (Module.load_state_dict). copy.copy of a tensor shares its
-    storage (both torches): no copy."""
+    into another (Module.load_state_dict), and UntypedStorage.copy_ (a
+    storage the program had, given a torch.load'ed one's bytes). copy.copy of
+    a tensor (its __reduce_ex__: _rebuild_tensor_v2 of the same storage)
+    shares its storage (both torches): no copy."""
     for name in COPY_METHODS:
         _wrap(torch.Tensor, name, name)
     for name in COPY_FUNCTIONS:
@@ -419,7 +438,10 @@ def wrap_copies(torch):
     parameter = getattr(getattr(torch, "nn", None), "Parameter", None)
     if issubclass(type(parameter), type) and "__deepcopy__" in type.__dict__["__dict__"].__get__(parameter):
         _wrap(parameter, "__deepcopy__", "deepcopy")
-    _wrap_copy_into(torch)
+    _wrap_copy_into(torch.Tensor, _note_copy_into)
+    untyped = getattr(torch, "UntypedStorage", None)  # a Python class over _C.StorageBase
+    if issubclass(type(untyped), type) and type.__dict__["__flags__"].__get__(untyped) & _HEAPTYPE:
+        _wrap_copy_into(untyped, _note_storage_copy)
 
 
 def start_dispatch_mode(torch):

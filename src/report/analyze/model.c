@@ -1,12 +1,11 @@
 /* model.c - replay the events in time order (see model.h).
  *
- * One pass over the event stream (tl_events_*) with a live-block table (ptr
- * -> size, site, flags, time), the live set by site kept as it changes, and
- * its copy at the all-bytes peak, brought up to date at each new peak from
- * the sites touched since the last one (amortised O(1) per event). The pass
- * also tracks storage instances and their lineage (storages.c) to capture
- * the end point. Memory: one table entry per live block, one record per live
- * storage, a few counters per site.
+ * One pass over the event stream (tl_events_*) with a live-block table (ptr -> size, site,
+ * flags, time), the live set by site kept as it changes, and its copy at the peak (all bytes, or
+ * tl_model_opts_t.peak_device's), brought up to date at each new peak from the sites touched
+ * since the last one (amortised O(1) per event). The pass also tracks storage instances and
+ * their lineage (storages.c) to capture the end point. Memory: one table entry per live block,
+ * one record per live storage, a few counters per site.
  */
 #include "report/analyze/model.h"
 
@@ -157,7 +156,8 @@ static unsigned block_device(unsigned flags)
 static void count_block(replay_t *r, uint64_t size, unsigned flags, int sign)
 {
     unsigned dev = block_device(flags);
-    if (r->pk_device && dev + 1 == r->pk_device) r->dev_live += (uint64_t)sign * size;
+    if (r->pk_device && tl_model_peak_counts(r->pk_device, dev, flags & BF_STORAGE))
+        r->dev_live += (uint64_t)sign * size;
     r->c->live_bytes += (uint64_t)sign * size;
     r->c->live_blocks += (uint64_t)sign;
     if (flags & BF_STORAGE) {
@@ -534,7 +534,7 @@ bool tl_model_build_with(const tl_trace_t *t, tl_model_t *m, const tl_model_opts
     r.site_device = m->site_device;
     if (!m->site_device || !sacc || !r.cur || !r.pk || !r.touched || !r.is_touched) goto oom;
     if (tl_regions_init(&m->regions, t, o->filter, o->filter_ctx)) goto oom;
-    m->regions.peak_device = peak_device;
+    m->regions.peak_device = peak_device < TL_MODEL_PEAK_STORAGES ? peak_device : 0;
     r.st = &st;
     r.sacc = sacc;
     r.rg = &m->regions;

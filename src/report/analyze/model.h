@@ -103,9 +103,21 @@ typedef struct tl_model_opts {
     bool timeline;
     /* Take peak_sites at the high-water mark of one device: 1 + its
      * TL_DEVICE_* (the cpu's plain heap blocks count with it), 0 = all bytes
-     * (m->device_peak_bytes; check --device --max-peak). */
+     * (m->device_peak_bytes; check --device --max-peak), or
+     * TL_MODEL_PEAK_STORAGES: every device's storages, no plain block (diff:
+     * storages are recorded in full, so that moment does not move with the
+     * sampler's estimate of plain blocks). Regions ignore the latter. */
     unsigned peak_device;
 } tl_model_opts_t;
+
+#define TL_MODEL_PEAK_STORAGES (TL_MODEL_DEVICES + 1u) /* tl_model_opts_t.peak_device */
+
+/* Whether a block (a storage of device dev, or a plain heap block: dev is
+ * then TL_DEVICE_CPU) counts towards the peak of peak_device (as above). */
+static inline bool tl_model_peak_counts(unsigned peak_device, unsigned dev, bool storage)
+{
+    return peak_device == TL_MODEL_PEAK_STORAGES ? storage : dev + 1 == peak_device;
+}
 
 /* Build the model of t, with o (NULL: no filter, no timeline). Sorted
  * lists: bytes descending, then blocks descending, then site index, then

@@ -146,6 +146,10 @@ EXTRA_DIST += tests/integration/text_report.sh tests/integration/text_frames.sh 
 TESTS += tests/integration/src_file_lines.sh
 EXTRA_DIST += tests/integration/src_file_lines.sh
 
+# docs/architecture.md names only files and file:function pairs that exist
+TESTS += tests/integration/docs_paths.sh
+EXTRA_DIST += tests/integration/docs_paths.sh
+
 # Report library layering: no tools/ header, no printing (tl_status_t, tl_msgs_t)
 TESTS += tests/integration/report_layers.sh
 EXTRA_DIST += tests/integration/report_layers.sh

@@ -1,8 +1,9 @@
 /* cmd_check.c - `tensorleak check`: the CI gate.
  *
- * Runs a command under the agent with every allocation recorded
- * (TENSORLEAK_MODE=all), or takes an existing trace (--trace), and checks it
- * against leak limits (src/report/check.h). Everything that can be wrong
+ * Runs a command under the agent, recording what its limits measure
+ * (tl_check_needs_every_block: every allocation, TENSORLEAK_MODE=all with
+ * the leak scan, or every storage, the default mode), or takes an existing
+ * trace (--trace), and checks it against leak limits (src/report/check.h). Everything that can be wrong
  * with the command line, the suppression files or the baseline is found
  * before the command runs (exit 2, or the baseline's trace error). Exit: the
  * command's own failure passes through; else 23 (or --error-exitcode) when a

@@ -292,7 +292,7 @@ static int numpy_handler(void *handler, void *array_type)
     if (!enter()) return -ENOSYS;
     int rc = tl_numpy_wrap(handler);
     if (rc == 0 && array_type) rc = tl_numpy_wrap_type(array_type);
-    if (rc == 0 && array_type) rc = tl_numpy_wrap_copy(array_type);
+    if (rc == 0 && array_type) rc = tl_numpy_wrap_copy(array_type, copy);
     return rc;
 }
 

@@ -11,7 +11,6 @@
 #include <config.h> /* autoconf first: _GNU_SOURCE */
 
 #include "agent/numpy.h"
-#include "agent/numpy_copy.h"
 
 #include <errno.h>
 #include <malloc.h>
@@ -33,6 +32,8 @@
  * points at our wrappers; never cleared while a wrapper may run. */
 static tl_np_allocator_t orig;
 static _Atomic(tl_np_handler_t *) wrapped;
+__thread void *tl_numpy_last_buffer __attribute__((tls_model("initial-exec")));
+__thread size_t tl_numpy_last_bytes __attribute__((tls_model("initial-exec")));
 
 static inline bool tracking(void)
 {
@@ -238,7 +239,6 @@ int tl_numpy_wrap_type(void *type)
 
 void tl_numpy_reset(void)
 {
-    tl_numpy_copy_reset();
     atomic_store(&stored_any, false);
     tl_np_handler_t *h = atomic_exchange(&wrapped, NULL);
     if (h) h->allocator = orig;

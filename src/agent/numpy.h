@@ -76,4 +76,10 @@ uint64_t tl_numpy_storages(void);
  * that a storage was recorded (unit tests: their fake handlers go away). */
 void tl_numpy_reset(void);
 
+/* The thread's last numpy buffer that the wrapped handler recorded and its
+ * bytes (set here): what tells numpy_copy.c that a copy's result has a new
+ * buffer. */
+extern __thread void *tl_numpy_last_buffer __attribute__((tls_model("initial-exec")));
+extern __thread size_t tl_numpy_last_bytes __attribute__((tls_model("initial-exec")));
+
 #endif /* TL_AGENT_NUMPY_H */

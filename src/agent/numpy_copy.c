@@ -14,13 +14,11 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "agent/api.h"
 #include "agent/numpy.h"
 #include "agent/record.h"
 #include "agent/tsd.h"
 
-__thread void *tl_numpy_last_buffer __attribute__((tls_model("initial-exec")));
-__thread size_t tl_numpy_last_bytes __attribute__((tls_model("initial-exec")));
+static _Atomic(tl_numpy_copy_fn) record_copy_fn; /* tl_numpy_wrap_copy's */
 
 /* CPython's PyMethodDef (Include/methodobject.h) and the flags handled. */
 typedef struct py_method_def {
@@ -63,8 +61,8 @@ static void *np_copy(void *self, void *const *args, intptr_t nargs, void *kwname
     void *dst = out ? field(out, TL_NP_ARRAY_DATA) : NULL;
     if (!dst || dst != tl_numpy_last_buffer || tl_tsd.guard || !tl_agent_recording()) return out;
     const void *src = owner_data(self);
-    const tl_agent_api_t *api = tl_api_table(TL_AGENT_API_VERSION);
-    if (src && src != dst && api) api->copy(dst, src, tl_numpy_last_bytes, "ndarray.copy");
+    tl_numpy_copy_fn rec = atomic_load_explicit(&record_copy_fn, memory_order_acquire);
+    if (src && src != dst && rec) rec(dst, src, tl_numpy_last_bytes, "ndarray.copy");
     return out;
 }
 
@@ -82,8 +80,9 @@ static py_method_def_t *find_copy(void *type, bool *bad)
     return NULL;
 }
 
-int tl_numpy_wrap_copy(void *type)
+int tl_numpy_wrap_copy(void *type, tl_numpy_copy_fn record_copy)
 {
+    atomic_store_explicit(&record_copy_fn, record_copy, memory_order_release);
     bool bad;
     py_method_def_t *def = type ? find_copy(type, &bad) : NULL, now;
     if (!type || bad) return -EINVAL;

@@ -22,18 +22,16 @@
 #define TL_NP_ARRAY_DATA 16
 #define TL_NP_ARRAY_BASE 48
 
-/* The thread's last numpy buffer that the wrapped handler recorded (numpy.c
- * sets it): what tells that a copy's result has a new buffer. */
-extern __thread void *tl_numpy_last_buffer __attribute__((tls_model("initial-exec")));
-extern __thread size_t tl_numpy_last_bytes __attribute__((tls_model("initial-exec")));
-
 /* Wrap ndarray.copy of type (numpy's PyArray_Type, whose tp_alloc and
  * tp_free numpy.h wraps): 0 when wrapped (now or before) or when its
  * method is not of the one calling convention handled (METH_FASTCALL |
  * METH_KEYWORDS: numpy 1.22 to 2.4), so that copies simply name no source;
  * -EINVAL when the table cannot be read, -EFAULT when it cannot be
- * written. Call with the GIL held. Never undone but by tl_numpy_copy_reset. */
-int tl_numpy_wrap_copy(void *type);
+ * written. Call with the GIL held. Never undone but by tl_numpy_copy_reset.
+ * record_copy writes a copy's COPY record (the lineage API's copy, given
+ * by api.c, which is above this module: dst and src storages, bytes, op). */
+typedef void (*tl_numpy_copy_fn)(const void *dst, const void *src, size_t bytes, const char *op);
+int tl_numpy_wrap_copy(void *type, tl_numpy_copy_fn record_copy);
 
 /* Put numpy's function back (the unit tests' reset). */
 void tl_numpy_copy_reset(void);

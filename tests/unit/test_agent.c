@@ -8,6 +8,7 @@
 #include "agent/config.h"
 #include "agent/cudart_static.h"
 #include "agent/numpy.h"
+#include "agent/numpy_copy.h"
 #include "agent/stack.h"
 #include "agent/unwinder.h"
 #include "agent/vm.h"
@@ -1118,6 +1119,7 @@ START_TEST(numpy_wrap_passes_through)
     ck_assert_int_eq(np_calls[2], 3);
     ck_assert_int_eq(np_calls[3], 5);
     tl_numpy_reset();
+    tl_numpy_copy_reset();
     ck_assert_ptr_eq((void *)h.allocator.malloc, (void *)fake_malloc);
     ck_assert_ptr_eq((void *)h.allocator.free, (void *)fake_free);
 }
@@ -1197,6 +1199,7 @@ START_TEST(numpy_wrap_type_passes_through)
     ck_assert_int_eq(tp_calls[0], 1);
     ck_assert_int_eq(tp_calls[1], 1);
     tl_numpy_reset();
+    tl_numpy_copy_reset();
     ck_assert_ptr_eq(*alloc_slot, (void *)fake_tp_alloc);
     ck_assert_ptr_eq(*free_slot, (void *)fake_tp_free);
 }

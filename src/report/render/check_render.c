@@ -34,6 +34,12 @@ bool tl_check_needs_every_block(const tl_check_opts_t *o)
            o->set[TL_LIMIT_BASELINE];
 }
 
+bool tl_chk_exact(const tl_chk_t *c)
+{
+    return !c->a.trace.agg || c->a.trace.agg->mode == TL_TMODE_ALL ||
+           !tl_check_needs_every_block(c->o);
+}
+
 /* Grouping looks past operator new too: the program's function is the place. */
 static bool allocator_module(const char *path)
 {
@@ -506,7 +512,7 @@ void tl_chk_render_text(tl_chk_t *c, FILE *out)
         fputs("  note: no END record: the program was killed or is still running; it is checked "
               "at its last recorded event\n",
               out);
-    if (c->a.trace.agg && c->a.trace.agg->mode != TL_TMODE_ALL && tl_check_needs_every_block(c->o))
+    if (!tl_chk_exact(c))
         fprintf(out,
                 "  note: the trace was recorded in %s mode: small blocks were sampled or only "
                 "counted, so leaks may be missed (tensorleak check -- CMD records every "

@@ -170,8 +170,7 @@ void tl_chk_render_json(tl_chk_t *c, FILE *out)
     tl_json_key(j, "finished");
     tl_json_bool(j, c->a.trace.has_end);
     tl_json_key(j, "exact");
-    tl_json_bool(j, !c->a.trace.agg || c->a.trace.agg->mode == TL_TMODE_ALL ||
-                        !tl_check_needs_every_block(c->o));
+    tl_json_bool(j, tl_chk_exact(c));
     tl_json_key(j, "point");
     tl_json_str(j, c->region ? "region" : c->a.model.end.point);
     tl_json_key(j, "region");

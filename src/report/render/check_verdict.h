@@ -183,6 +183,12 @@ static inline bool tl_chk_passed(const tl_chk_t *c)
     return c->nfailed == 0 && !c->incomplete && !(c->o->proc && c->o->proc->others_failed);
 }
 
+/* Whether the trace records what the limits measure: every allocation
+ * (`all` mode, or no aggregate header), or every storage for limits that
+ * count storages only (tl_check_needs_every_block). JSON "exact"; the text
+ * says the opposite in a note. */
+bool tl_chk_exact(const tl_chk_t *c);
+
 /* Sites shown of n: all with --top=0, else at most --top. */
 size_t tl_chk_shown(const tl_chk_t *c, size_t n);
 

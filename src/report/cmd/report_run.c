@@ -53,6 +53,17 @@ typedef struct made_tab {
     size_t n, cap;
 } made_tab_t;
 
+/* Whether the ", "-joined list holds item whole (not "at a.py:1" in "at a.py:12"). */
+static bool list_has(const char *list, const char *item)
+{
+    size_t n = strlen(item);
+    for (const char *p = list; (p = strstr(p, item)); p++)
+        if ((p == list || (p - list >= 2 && !strncmp(p - 2, ", ", 2))) &&
+            (!p[n] || !strncmp(p + n, ", ", 2)))
+            return true;
+    return false;
+}
+
 /* m->samples from a tag "samples ID,ID,...": the sites of those stack ids
  * in t, each once. */
 static void made_samples(tl_report_made_t *m, const tl_trace_t *t, tl_symbolizer_t *sym,
@@ -68,7 +79,7 @@ static void made_samples(tl_report_made_t *m, const tl_trace_t *t, tl_symbolizer
         const tl_map_entry_t *e = tl_map_get(&t->site_by_id, id);
         char where[160];
         if (!e || !tl_lineage_where(t, sym, (uint32_t)e->a, where, sizeof where)[0] ||
-            strstr(m->samples, where))
+            list_has(m->samples, where))
             continue;
         int k = snprintf(m->samples + len, sizeof m->samples - len, "%s%s", len ? ", " : "", where);
         if (k < 0 || (size_t)k >= sizeof m->samples - len) {
@@ -247,15 +258,8 @@ static void problem_lines(const proc_t *p, const tl_endpoint_t *e, const tl_repo
         const tl_end_storage_t *s = tl_endpoint_storage_of(by_id, e->nstorages, pr->storage);
         const tl_report_made_t *m = s ? tl_report_made_of(run, s, p->pid) : NULL;
         if (m) {
-            fprintf(out, " Made by pid %" PRIu64 " (%s)", m->pid, m->role);
-            if (m->where[0]) {
-                fputc(' ', out);
-                tl_esc_puts(out, m->where);
-            }
-            if (m->samples[0]) {
-                fputs(" from samples made ", out);
-                tl_esc_puts(out, m->samples);
-            }
+            fputs(" Made by ", out);
+            tl_report_made_text(m, out);
             fputc('.', out);
         }
         fputc('\n', out);

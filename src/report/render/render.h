@@ -68,6 +68,10 @@ typedef struct tl_report_run {
  * created, a storage it moved with share_memory_()). */
 const tl_report_made_t *tl_report_made_of(const tl_report_run_t *run, const tl_end_storage_t *s,
                                           uint64_t pid);
+/* "pid N (ROLE) at x.py:24 from samples made at x.py:20": who made m's
+ * segment, where, and where its samples were made (text_end.c; each part
+ * escaped as the text report's strings are). */
+void tl_report_made_text(const tl_report_made_t *m, FILE *out);
 
 typedef struct tl_report_ctx {
     const char *path;

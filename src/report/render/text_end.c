@@ -386,19 +386,25 @@ static void print_problems(const tl_report_ctx_t *c, FILE *out)
     free(items);
 }
 
-/* A run report's "made by" line of a shared-memory storage another
- * process of the run made (tl_report_made_of). */
-static void print_made_by(const tl_report_ctx_t *c, const tl_end_storage_t *s, FILE *out)
+void tl_report_made_text(const tl_report_made_t *m, FILE *out)
 {
-    const tl_report_made_t *m = c->run ? tl_report_made_of(c->run, s, c->trace->pid) : NULL;
-    if (!m) return;
-    fprintf(out, "      made by pid %" PRIu64 " (", m->pid);
+    fprintf(out, "pid %" PRIu64 " (", m->pid);
     tl_esc_puts(out, m->role);
     fputc(')', out);
     if (m->where[0]) fputc(' ', out);
     tl_esc_puts(out, m->where);
     if (m->samples[0]) fputs(" from samples made ", out);
     tl_esc_puts(out, m->samples);
+}
+
+/* A run report's "made by" line of a shared-memory storage another
+ * process of the run made (tl_report_made_of). */
+static void print_made_by(const tl_report_ctx_t *c, const tl_end_storage_t *s, FILE *out)
+{
+    const tl_report_made_t *m = c->run ? tl_report_made_of(c->run, s, c->trace->pid) : NULL;
+    if (!m) return;
+    fputs("      made by ", out);
+    tl_report_made_text(m, out);
     fputc('\n', out);
 }
 

@@ -64,6 +64,12 @@ static void draw(uint64_t now)
     g.drawn_ns = now;
 }
 
+/* Bytes between two clock reads: 0.5% of total, at least MIN_STEP. */
+static uint64_t step_of(uint64_t total)
+{
+    return total / 200 > MIN_STEP ? total / 200 : MIN_STEP;
+}
+
 void tl_progress_enable(int fd)
 {
     g.fd = fd;
@@ -78,8 +84,7 @@ void tl_progress_begin(const char *phase, uint64_t total)
     g.phase = phase;
     g.start_ns = now_ns();
     if (g.start_ns - g.drawn_ns >= REDRAW_NS) draw(g.start_ns); /* many small traces: not all */
-    uint64_t step = total / 200 > MIN_STEP ? total / 200 : MIN_STEP;
-    tl_progress_g.next = step;
+    tl_progress_g.next = step_of(total);
 }
 
 void tl_progress_tick(void)
@@ -90,9 +95,7 @@ void tl_progress_tick(void)
     }
     uint64_t now = now_ns();
     if (now - g.drawn_ns >= REDRAW_NS) draw(now);
-    uint64_t t = tl_progress_g.total;
-    uint64_t step = t / 200 > MIN_STEP ? t / 200 : MIN_STEP;
-    tl_progress_g.next = tl_progress_g.done + step;
+    tl_progress_g.next = tl_progress_g.done + step_of(tl_progress_g.total);
 }
 
 void tl_progress_end(void)

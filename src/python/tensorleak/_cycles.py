@@ -42,7 +42,7 @@ def search(w, storages, tensor_type, skipped, module_dicts):
         if time.monotonic() - t0 > MAX_CYCLE_SECONDS:
             note = f"holders: cycle search stopped after {MAX_CYCLE_SECONDS} s ({k} of {len(cands)} tensors)"
             break
-        base = _holders._base_of(cands[k], tensor_type)
+        base = _holders._base_of(cands[k])
         if not base or (base in storages and not storages[base].cycle):
             continue
         grad = None
@@ -71,7 +71,7 @@ def search(w, storages, tensor_type, skipped, module_dicts):
             if why is not None:
                 skipped.add(why)
                 continue
-            st = storages.get(_holders._base_of(t, tensor_type))
+            st = storages.get(_holders._base_of(t))
             if st is not None:
                 st.cycle = True
                 if st.why is None:

@@ -26,7 +26,7 @@ import sys
 import sysconfig
 import types
 
-from tensorleak import _agent, _cover, _paths
+from tensorleak import _agent, _buffers, _cover, _paths
 
 
 
@@ -223,18 +223,11 @@ def _each(items, skipped, fn):
                 skipped.add(why)
 
 
-def _base_of(obj, tensor_type):
+def _base_of(obj):
     """The storage base address of a tensor or array, or 0."""
-    if tensor_type is not None and issubclass(type(obj), tensor_type):
-        from tensorleak import _torch
+    from tensorleak import _numpy, _torch  # noqa: F401 (they register with _buffers)
 
-        return _torch.storage_of(obj)[0]
-    from tensorleak import _numpy
-
-    try:
-        return _numpy.buffer_of(obj)[0]
-    except Exception:
-        return 0
+    return _buffers.base_of(obj)
 
 
 def _library_roots():
@@ -277,7 +270,7 @@ def _library_holders(api, storages, array_type, module_dicts, skipped):
         if live >= 0:
             plain = set(found) - hit
     for obj in w.arrays:
-        base = _base_of(obj, None)
+        base = _base_of(obj)
         s = found.get(base)
         if s is None or s.why is not None or base in storages or base in plain:
             continue
@@ -307,7 +300,7 @@ def _library_may_hold(api):
 def _name_holders(w, storages, tensor_type):
     """Each storage's path: the first (shortest) path to one of its tensors."""
     for obj in w.tensors + w.arrays:
-        base = _base_of(obj, tensor_type)
+        base = _base_of(obj)
         s = storages.get(base)
         if s is not None and s.why is None:
             s.why = w.path(obj)
@@ -327,7 +320,7 @@ def _name_graph_holders(w, storages, tensor_type, saved, how):
     """The path of each storage held only by autograd: through the first
     reachable tensor whose graph saved one of its tensors."""
     for t, (root, names, field) in zip(saved, how):
-        s = storages.get(_base_of(t, tensor_type))
+        s = storages.get(_base_of(t))
         if s is None or s.why is not None or s.full or any(not v[4] for v in s.views):
             continue
         path = w.path(root)

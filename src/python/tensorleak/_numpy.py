@@ -6,7 +6,7 @@ import functools
 import os
 import sys
 
-from tensorleak import _agent
+from tensorleak import _agent, _buffers
 
 COPY_FUNCTIONS = ("array", "copy", "ascontiguousarray", "asfortranarray", "tile", "repeat")
 
@@ -219,6 +219,9 @@ def buffer_of(a, k=None):
     return k.interface(o)["data"][0], k.nbytes(o), bool(k.flags(o).owndata)
 
 
+_buffers.provide("numpy", "ndarray", lambda a: buffer_of(a)[0])
+
+
 def _shm_segment_of(addr):
     shm = sys.modules.get("tensorleak._shm")
     return shm.segment_of(addr) if shm is not None and shm.segments else None
@@ -261,12 +264,7 @@ def _wrap(np, name):
         try:
             api = _agent.api()
             if api is not None and args and issubclass(type(out), np.ndarray):
-                src = args[0]
-                sp = buffer_of(src)[0] if issubclass(type(src), np.ndarray) else 0
-                if not sp and "torch" in sys.modules:
-                    from tensorleak import _torch
-
-                    sp = _torch._source_ptr(src)
+                sp = _buffers.base_of(args[0])
                 dp, nbytes, _ = buffer_of(out)
                 if sp and dp and sp != dp:
                     api.copy(dp, sp, nbytes, ("numpy." + name).encode())

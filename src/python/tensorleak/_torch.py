@@ -26,7 +26,7 @@ import _thread
 import functools
 import sys
 
-from tensorleak import _agent
+from tensorleak import _agent, _buffers
 
 # Entry points that produce a new storage from a source (when they copy at
 # all: x.contiguous() on contiguous x returns x itself; that is no copy).
@@ -135,6 +135,9 @@ def storage_of(t):
         return storage_info(t, k)[:2]
     except Exception:
         return 0, 0
+
+
+_buffers.provide("torch", "Tensor", lambda t: storage_of(t)[0])
 
 
 def add_tensor(storages, t, make, extent_fn, autograd=False):
@@ -297,25 +300,13 @@ def _saved(tensors, how, hooked, hk):
     return out
 
 
-def _source_ptr(x):
-    torch = sys.modules.get("torch")
-    if torch is not None and issubclass(type(x), torch.Tensor):
-        return storage_of(x)[0]
-    np = sys.modules.get("numpy")
-    if np is not None and issubclass(type(x), np.ndarray):
-        from tensorleak import _numpy
-
-        return _numpy.buffer_of(x)[0]
-    return 0
-
-
 def _note_copy(out, src, op):
     api = _agent.api()
     torch = sys.modules["torch"]
     if api is None or not issubclass(type(out), torch.Tensor):
         return
     dst, nbytes = storage_of(out)
-    s = _source_ptr(src)
+    s = _buffers.base_of(src)
     if dst and s and dst != s:
         api.copy(dst, s, nbytes, op.encode())
 

@@ -437,21 +437,6 @@ static bool timeline_step(const replay_t *r, tl_timeline_t *tl, const tl_event_t
     return tl_timeline_step(tl, r->t, ev, v);
 }
 
-/* The lineage record after whose event the end point is taken: the last
- * end-point MARK ("script_end", "os_exit": tl_endpoint_name) in time order
- * (*mark_id set; returns its index), else SIZE_MAX: the end of the trace. */
-static size_t end_mark(const tl_trace_t *t, uint64_t *mark_id)
-{
-    for (size_t i = t->nlineage; i-- > 0;) {
-        const tl_lineage_t *l = &t->lineage[t->lineage_by_time[i]];
-        if (l->type == TL_REC_MARK && tl_endpoint_name(l->str)) {
-            *mark_id = l->a[0];
-            return t->lineage_by_time[i];
-        }
-    }
-    return SIZE_MAX;
-}
-
 /* Shared-memory storages the end point's walk registered after its mark were live at it. */
 static bool found_at_end(replay_t *r, size_t end_lin)
 {
@@ -501,6 +486,24 @@ bool tl_model_build(const tl_trace_t *t, tl_model_t *m)
     return tl_model_build_with(t, m, &all);
 }
 
+/* The end point's live figures into m (at the end point; the rest of m is
+ * the whole pass's: peaks, seen devices). */
+static void take_end(tl_model_t *m, const tl_model_t *at_end)
+{
+    m->live_bytes = at_end->live_bytes;
+    m->live_blocks = at_end->live_blocks;
+    m->live_storage_bytes = at_end->live_storage_bytes;
+    m->live_storage_blocks = at_end->live_storage_blocks;
+    for (size_t d = 0; d < TL_MODEL_DEVICES; d++) {
+        tl_device_stat_t pass = m->devices[d];
+        m->devices[d] = at_end->devices[d]; /* live and reserved at the end point */
+        m->devices[d].seen = pass.seen;
+        m->devices[d].peak_storage_bytes = pass.peak_storage_bytes;
+        m->devices[d].peak_storage_ts = pass.peak_storage_ts;
+        m->devices[d].peak_reserved_bytes = pass.peak_reserved_bytes;
+    }
+}
+
 bool tl_model_build_with(const tl_trace_t *t, tl_model_t *m, const tl_model_opts_t *o)
 {
     static const tl_model_opts_t none = {0};
@@ -523,7 +526,7 @@ bool tl_model_build_with(const tl_trace_t *t, tl_model_t *m, const tl_model_opts
     if (o->timeline && !(tl = m->timeline = tl_timeline_new(t))) goto oom;
 
     uint64_t mark_id = 0;
-    size_t end_lin = end_mark(t, &mark_id);
+    size_t end_lin = tl_endpoint_mark(t, &mark_id);
     bool script_end = end_lin != SIZE_MAX, ended = false;
     sacc = calloc(nsites * 2 + 2, sizeof *sacc);
     r.cur = calloc(nsites * 2 + 2, sizeof *r.cur);
@@ -562,18 +565,7 @@ bool tl_model_build_with(const tl_trace_t *t, tl_model_t *m, const tl_model_opts
     if (tl_site_stats_collect(sacc, nsites, &m->storage_sites, &m->nstorage_sites)) goto oom;
     if (tl_regions_finish(&m->regions)) goto oom;
 
-    m->live_bytes = at_end.live_bytes; /* at the end point; the rest of the whole pass */
-    m->live_blocks = at_end.live_blocks;
-    m->live_storage_bytes = at_end.live_storage_bytes;
-    m->live_storage_blocks = at_end.live_storage_blocks;
-    for (size_t d = 0; d < TL_MODEL_DEVICES; d++) {
-        tl_device_stat_t pass = m->devices[d];
-        m->devices[d] = at_end.devices[d]; /* live and reserved at the end point */
-        m->devices[d].seen = pass.seen;
-        m->devices[d].peak_storage_bytes = pass.peak_storage_bytes;
-        m->devices[d].peak_storage_ts = pass.peak_storage_ts;
-        m->devices[d].peak_reserved_bytes = pass.peak_reserved_bytes;
-    }
+    take_end(m, &at_end);
     failed = tl_site_stats_aggregate(t, m); /* aggregate mode: exact site totals, after replay's */
 oom:
     tl_events_close(&it); /* closed already on success: closing twice is harmless */

@@ -377,6 +377,18 @@ const char *tl_endpoint_name(const char *mark)
     return NULL;
 }
 
+size_t tl_endpoint_mark(const tl_trace_t *t, uint64_t *mark_id)
+{
+    for (size_t i = t->nlineage; i-- > 0;) {
+        const tl_lineage_t *l = &t->lineage[t->lineage_by_time[i]];
+        if (l->type == TL_REC_MARK && tl_endpoint_name(l->str)) {
+            *mark_id = l->a[0];
+            return t->lineage_by_time[i];
+        }
+    }
+    return SIZE_MAX;
+}
+
 /* The end point's name: the MARK's, else how the trace ended. */
 static const char *point_name(const tl_trace_t *t, bool script_end, uint64_t mark_id)
 {

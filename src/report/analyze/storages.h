@@ -121,6 +121,11 @@ const tl_end_storage_t *tl_endpoint_storage_of(const tl_end_storage_t *const *by
  * see docs/python.md), as a static string; NULL when the name is no end point. */
 const char *tl_endpoint_name(const char *mark);
 
+/* The lineage record after whose event the end point is taken: the last
+ * end-point MARK (tl_endpoint_name) of t in time order (*mark_id set;
+ * returns its index into t->lineage), else SIZE_MAX: the end of the trace. */
+size_t tl_endpoint_mark(const tl_trace_t *t, uint64_t *mark_id);
+
 /* The live storages during the replay. A zeroed tl_stor_t is empty. */
 typedef struct tl_stor {
     tl_storage_t *slots; /* compact: a removal moves the last slot into the hole */

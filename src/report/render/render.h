@@ -178,6 +178,16 @@ void tl_render_json_process_id(const tl_trace_t *t, struct tl_json *j);
  * be NULL (then only "bytes"); bytes NULL (no leak scan): both null. */
 void tl_render_json_leak_kinds(struct tl_json *j, const uint64_t bytes[4], const uint64_t *blocks);
 
+/* "stack_id" and "stack" (tl_render_json_frames with addresses) of a site,
+ * into the object open in j (render_json.c). */
+void tl_render_json_stack(const tl_report_ctx_t *c, struct tl_json *j, uint32_t site);
+
+/* The members "end" ({point, time_ns, mark_id, storage_count,
+ * storage_bytes, storages[]}) and "problems" (full lists: ids in one refer to
+ * the other, so --top does not cut them; a run's report: every process's
+ * problems) into the object open in j (render_json_end.c). */
+void tl_render_json_endpoint(const tl_report_ctx_t *c, struct tl_json *j);
+
 /* Options of tl_render_json_frames. */
 #define TL_JFRAMES_ADDRESS       1u /* each frame's "address" (null for a Python frame) */
 #define TL_JFRAMES_MODULE_BASE   2u /* "module": the file's base name, not its path */

@@ -98,17 +98,10 @@ static void site_row(gather_t *g, uint32_t site, uint64_t bytes, uint64_t blocks
 
 /* "timeline": {start_ns, bucket_ns, series[{name, max[], last[]}], bands[],
  * marks[], checkpoints[]} */
-static void timeline(gather_t *g)
+/* "series": every byte series of the timeline's n buckets that has data. */
+static void all_series(gather_t *g, const tl_timeline_t *tl, size_t n)
 {
     tl_json_t *j = g->j;
-    const tl_timeline_t *tl = g->c->model->timeline;
-    size_t n = tl ? tl_timeline_nbuckets(tl) : 0;
-    tl_json_key(j, "timeline");
-    tl_json_obj_begin(j);
-    tl_json_key(j, "start_ns");
-    tl_json_u64(j, tl && tl->any ? rel(g, tl->t0) : 0);
-    tl_json_key(j, "bucket_ns");
-    tl_json_u64(j, tl && tl->any ? tl->width_ns : 0);
     tl_json_key(j, "series");
     tl_json_arr_begin(j);
     if (n) {
@@ -126,6 +119,50 @@ static void timeline(gather_t *g)
         }
     }
     tl_json_arr_end(j);
+}
+
+/* "checkpoints": the aggregate mode's live-set checkpoints. */
+static void checkpoints(gather_t *g, const tl_timeline_t *tl)
+{
+    tl_json_t *j = g->j;
+    tl_json_key(j, "checkpoints");
+    tl_json_arr_begin(j);
+    for (size_t i = 0; tl && i < tl->ncps; i++) {
+        const tl_timeline_cp_t *cp = &tl->cps[i];
+        tl_json_obj_begin(j);
+        tl_json_key(j, "time_ns");
+        tl_json_u64(j, rel(g, cp->ts));
+        tl_json_key(j, "bytes");
+        tl_json_u64(j, cp->bytes);
+        tl_json_key(j, "blocks");
+        tl_json_u64(j, cp->blocks);
+        tl_json_key(j, "storage_bytes");
+        tl_json_u64(j, cp->storage_bytes);
+        tl_json_key(j, "site_count");
+        tl_json_u64(j, cp->site_count);
+        tl_json_key(j, "sites");
+        tl_json_arr_begin(j);
+        for (size_t k = 0; k < cp->nsites; k++)
+            site_row(g, cp->sites[k].site, cp->sites[k].bytes, cp->sites[k].blocks,
+                     cp->sites[k].storage);
+        tl_json_arr_end(j);
+        tl_json_obj_end(j);
+    }
+    tl_json_arr_end(j);
+}
+
+static void timeline(gather_t *g)
+{
+    tl_json_t *j = g->j;
+    const tl_timeline_t *tl = g->c->model->timeline;
+    size_t n = tl ? tl_timeline_nbuckets(tl) : 0;
+    tl_json_key(j, "timeline");
+    tl_json_obj_begin(j);
+    tl_json_key(j, "start_ns");
+    tl_json_u64(j, tl && tl->any ? rel(g, tl->t0) : 0);
+    tl_json_key(j, "bucket_ns");
+    tl_json_u64(j, tl && tl->any ? tl->width_ns : 0);
+    all_series(g, tl, n);
     tl_json_key(j, "bands");
     tl_json_arr_begin(j);
     for (size_t i = 0; tl && i < tl->nbands; i++) {
@@ -159,30 +196,7 @@ static void timeline(gather_t *g)
     tl_json_arr_end(j);
     tl_json_key(j, "marks_dropped");
     tl_json_u64(j, tl ? tl->marks_dropped : 0);
-    tl_json_key(j, "checkpoints");
-    tl_json_arr_begin(j);
-    for (size_t i = 0; tl && i < tl->ncps; i++) {
-        const tl_timeline_cp_t *cp = &tl->cps[i];
-        tl_json_obj_begin(j);
-        tl_json_key(j, "time_ns");
-        tl_json_u64(j, rel(g, cp->ts));
-        tl_json_key(j, "bytes");
-        tl_json_u64(j, cp->bytes);
-        tl_json_key(j, "blocks");
-        tl_json_u64(j, cp->blocks);
-        tl_json_key(j, "storage_bytes");
-        tl_json_u64(j, cp->storage_bytes);
-        tl_json_key(j, "site_count");
-        tl_json_u64(j, cp->site_count);
-        tl_json_key(j, "sites");
-        tl_json_arr_begin(j);
-        for (size_t k = 0; k < cp->nsites; k++)
-            site_row(g, cp->sites[k].site, cp->sites[k].bytes, cp->sites[k].blocks,
-                     cp->sites[k].storage);
-        tl_json_arr_end(j);
-        tl_json_obj_end(j);
-    }
-    tl_json_arr_end(j);
+    checkpoints(g, tl);
     tl_json_obj_end(j);
 }
 

@@ -58,18 +58,12 @@ void tl_render_json_frames(const tl_report_ctx_t *c, tl_json_t *j, uint32_t site
     tl_json_arr_end(j);
 }
 
-static void stack(const tl_report_ctx_t *c, tl_json_t *j, uint32_t site)
+void tl_render_json_stack(const tl_report_ctx_t *c, tl_json_t *j, uint32_t site)
 {
     tl_json_key(j, "stack_id");
     tl_json_u64(j, c->trace->sites[site].stack_id);
     tl_json_key(j, "stack");
     tl_render_json_frames(c, j, site, TL_JFRAMES_ADDRESS);
-}
-
-static const char *held_name(unsigned held)
-{
-    static const char *const names[] = {"unknown", "tensor", "view", "autograd", "cycle"};
-    return held < sizeof names / sizeof names[0] ? names[held] : "unknown";
 }
 
 /* "devices": the storages of each device seen (docs/report-schema.md). */
@@ -105,125 +99,6 @@ static void devices(const tl_report_ctx_t *c, tl_json_t *j)
         }
         tl_json_obj_end(j);
     }
-    tl_json_arr_end(j);
-}
-
-static void view(const tl_report_ctx_t *c, tl_json_t *j, const tl_end_view_t *v)
-{
-    tl_json_obj_begin(j);
-    tl_json_key(j, "offset");
-    tl_json_u64(j, v->offset);
-    tl_json_key(j, "extent");
-    tl_json_u64(j, v->extent);
-    tl_json_key(j, "bytes");
-    tl_json_u64(j, v->bytes);
-    tl_json_key(j, "op");
-    tl_json_str(j, v->op);
-    tl_json_key(j, "api");
-    tl_json_bool(j, v->api);
-    tl_json_key(j, "stack");
-    tl_render_json_frames(c, j, v->site, TL_JFRAMES_ADDRESS);
-    tl_json_obj_end(j);
-}
-
-static void end_storage(const tl_report_ctx_t *c, tl_json_t *j, const tl_end_storage_t *s)
-{
-    const tl_trace_t *t = c->trace;
-    tl_json_obj_begin(j);
-    tl_json_key(j, "id");
-    tl_json_u64(j, s->s.id);
-    tl_json_key(j, "bytes");
-    tl_json_u64(j, s->s.bytes);
-    tl_json_key(j, "kind");
-    tl_json_str(j, tl_render_storage_kind(s->s.kind));
-    char dev[16];
-    tl_json_key(j, "device");
-    tl_json_str(j, tl_render_device(s->s.device, dev, sizeof dev));
-    tl_json_key(j, "time_ns");
-    tl_json_u64(j, tl_render_rel_ns(t, s->s.ts));
-    stack(c, j, s->s.site);
-    tl_json_key(j, "origin");
-    tl_json_str(j, s->origin);
-    tl_json_key(j, "source");
-    if (s->s.source)
-        tl_json_u64(j, s->s.source);
-    else
-        tl_json_null(j);
-    tl_json_key(j, "source_stack");
-    tl_render_json_frames(c, j, s->s.source ? s->s.source_site : TL_NO_SITE, TL_JFRAMES_ADDRESS);
-    tl_json_key(j, "views");
-    tl_json_arr_begin(j);
-    for (size_t i = 0; i < s->nviews; i++)
-        view(c, j, &s->views[i]);
-    tl_json_arr_end(j);
-    tl_json_key(j, "pinned_bytes");
-    tl_json_u64(j, s->pinned_bytes);
-    tl_json_key(j, "duplicates");
-    tl_json_arr_begin(j);
-    for (size_t i = 0; i < s->ndups; i++)
-        tl_json_u64(j, s->dups[i]);
-    tl_json_arr_end(j);
-    tl_json_key(j, "held_by");
-    tl_json_str(j, held_name(s->held_by));
-    tl_json_key(j, "held_by_recorded");
-    tl_json_bool(j, s->held_recorded);
-    tl_json_key(j, "held_cause");
-    tl_json_str(j, tl_render_cause_name(s->cause));
-    tl_json_key(j, "held_path");
-    tl_json_str(j, s->held_path);
-    tl_json_key(j, "tags");
-    tl_json_arr_begin(j);
-    for (size_t i = 0; i < s->ntags; i++)
-        tl_json_str(j, s->tags[i]);
-    tl_json_arr_end(j);
-    if (c->run) tl_render_json_made_by(c, j, s); /* a run report's */
-    tl_json_obj_end(j);
-}
-
-/* "end": {point, time_ns, mark_id, storage_count, storage_bytes, storages[]}
- * and "problems": [{kind, bytes, storage, message}] (full lists: ids in one
- * refer to the other, so --top does not cut them). */
-static void endpoint(const tl_report_ctx_t *c, tl_json_t *j)
-{
-    const tl_endpoint_t *e = &c->model->end;
-    uint64_t total = 0;
-    for (size_t i = 0; i < e->nstorages; i++)
-        total += e->storages[i].s.bytes;
-    tl_json_key(j, "end");
-    tl_json_obj_begin(j);
-    tl_json_key(j, "point");
-    tl_json_str(j, e->point);
-    tl_json_key(j, "time_ns");
-    tl_json_u64(j, tl_render_rel_ns(c->trace, e->ts));
-    tl_json_key(j, "mark_id");
-    if (e->script_end)
-        tl_json_u64(j, e->mark_id);
-    else
-        tl_json_null(j);
-    tl_json_key(j, "storage_count");
-    tl_json_u64(j, e->nstorages);
-    tl_json_key(j, "storage_bytes");
-    tl_json_u64(j, total);
-    tl_json_key(j, "storages");
-    tl_json_arr_begin(j);
-    for (size_t i = 0; i < e->nstorages; i++)
-        end_storage(c, j, &e->storages[i]);
-    tl_json_arr_end(j);
-    tl_json_obj_end(j);
-
-    tl_json_key(j, "problems");
-    tl_json_arr_begin(j);
-    if (c->run && !c->run->entry) { /* a run's report: every process's problems */
-        for (size_t i = 0; i < c->run->nproblems; i++)
-            tl_json_raw(j, c->run->problems[i], c->run->problem_len[i]);
-        tl_json_arr_end(j);
-        return;
-    }
-    /* out of memory: the problems without their holder path and fix */
-    const tl_end_storage_t **by_id = e->nproblems ? tl_endpoint_by_id(e) : NULL;
-    for (size_t i = 0; i < e->nproblems; i++)
-        tl_render_json_problem_obj(c, j, by_id, i, false);
-    free(by_id);
     tl_json_arr_end(j);
 }
 
@@ -303,7 +178,7 @@ static void live_sites(const tl_report_ctx_t *c, tl_json_t *j, const tl_site_sta
             tl_json_key(j, "stack");
             tl_json_null(j);
         } else {
-            stack(c, j, s[i].site);
+            tl_render_json_stack(c, j, s[i].site);
         }
         tl_json_obj_end(j);
     }
@@ -365,7 +240,7 @@ static void regions(const tl_report_ctx_t *c, tl_json_t *j)
         tl_json_u64(j, g->first_bytes);
         tl_json_key(j, "last_bytes");
         tl_json_u64(j, g->last_bytes);
-        stack(c, j, g->site);
+        tl_render_json_stack(c, j, g->site);
         tl_json_obj_end(j);
     }
     tl_json_arr_end(j);
@@ -499,6 +374,74 @@ static void summary(const tl_report_ctx_t *c, tl_json_t *j)
     tl_json_obj_end(j);
 }
 
+/* "leaks_suppressed": {bytes, blocks, sites}, what the text report's leaks
+ * hide, over every site. */
+static void leaks_suppressed(const tl_report_ctx_t *c, tl_json_t *j)
+{
+    const tl_model_t *m = c->model;
+    uint64_t bytes = 0, blocks = 0, sites = 0;
+    for (size_t i = 0; i < m->nleaks; i++)
+        if (tl_supp_site(c->supp, m->leaks[i].site) >= 0) {
+            bytes += m->leaks[i].bytes;
+            blocks += m->leaks[i].blocks;
+            sites++;
+        }
+    tl_json_key(j, "leaks_suppressed");
+    tl_json_obj_begin(j);
+    tl_json_key(j, "bytes");
+    tl_json_u64(j, bytes);
+    tl_json_key(j, "blocks");
+    tl_json_u64(j, blocks);
+    tl_json_key(j, "sites");
+    tl_json_u64(j, sites);
+    tl_json_obj_end(j);
+}
+
+/* "peak": {time_ns, bytes, blocks, site_count, sites[]}. */
+static void peak(const tl_report_ctx_t *c, tl_json_t *j)
+{
+    const tl_model_t *m = c->model;
+    tl_json_key(j, "peak");
+    tl_json_obj_begin(j);
+    tl_json_key(j, "time_ns");
+    tl_json_u64(j, m->peak_bytes ? tl_render_rel_ns(c->trace, m->peak_ts) : 0);
+    tl_json_key(j, "bytes");
+    tl_json_u64(j, m->peak_bytes);
+    tl_json_key(j, "blocks");
+    tl_json_u64(j, m->peak_blocks);
+    tl_json_key(j, "site_count");
+    tl_json_u64(j, m->npeak_sites);
+    tl_json_key(j, "sites");
+    live_sites(c, j, m->peak_sites, m->npeak_sites, c->supp, false);
+    tl_json_obj_end(j);
+}
+
+/* "storage_sites": grouped by line as the text groups them (alone when out
+ * of memory). */
+static void storage_sites(const tl_report_ctx_t *c, tl_json_t *j)
+{
+    const tl_model_t *m = c->model;
+    tl_site_list_t l;
+    bool alone = tl_site_list_build(c, m->storage_sites, m->nstorage_sites, NULL, &l);
+    tl_json_key(j, "storage_sites");
+    tl_json_arr_begin(j);
+    size_t shown = tl_render_shown(c, alone ? m->nstorage_sites : l.ng);
+    for (size_t i = 0; i < shown; i++) {
+        const tl_site_stat_t *s = &m->storage_sites[alone ? i : l.g[i].lead];
+        tl_json_obj_begin(j);
+        tl_json_key(j, "bytes");
+        tl_json_u64(j, alone ? s->bytes : l.g[i].bytes);
+        tl_json_key(j, "count");
+        tl_json_u64(j, alone ? s->blocks : l.g[i].blocks);
+        tl_json_key(j, "sites");
+        tl_json_u64(j, alone ? 1 : l.g[i].nsites);
+        tl_render_json_stack(c, j, s->site);
+        tl_json_obj_end(j);
+    }
+    tl_json_arr_end(j);
+    tl_site_list_free(&l);
+}
+
 void tl_render_json(const tl_report_ctx_t *c, FILE *out)
 {
     const tl_trace_t *t = c->trace;
@@ -519,63 +462,13 @@ void tl_render_json(const tl_report_ctx_t *c, FILE *out)
 
     tl_json_key(j, "leaks");
     live_sites(c, j, m->leaks, m->nleaks, c->supp, true);
-    if (c->supp) { /* what the text report's leaks hide, over every site */
-        uint64_t bytes = 0, blocks = 0, sites = 0;
-        for (size_t i = 0; i < m->nleaks; i++)
-            if (tl_supp_site(c->supp, m->leaks[i].site) >= 0) {
-                bytes += m->leaks[i].bytes;
-                blocks += m->leaks[i].blocks;
-                sites++;
-            }
-        tl_json_key(j, "leaks_suppressed");
-        tl_json_obj_begin(j);
-        tl_json_key(j, "bytes");
-        tl_json_u64(j, bytes);
-        tl_json_key(j, "blocks");
-        tl_json_u64(j, blocks);
-        tl_json_key(j, "sites");
-        tl_json_u64(j, sites);
-        tl_json_obj_end(j);
-    }
+    if (c->supp) leaks_suppressed(c, j);
     regions(c, j);
 
-    endpoint(c, j);
+    tl_render_json_endpoint(c, j);
 
-    tl_json_key(j, "peak");
-    tl_json_obj_begin(j);
-    tl_json_key(j, "time_ns");
-    tl_json_u64(j, m->peak_bytes ? tl_render_rel_ns(t, m->peak_ts) : 0);
-    tl_json_key(j, "bytes");
-    tl_json_u64(j, m->peak_bytes);
-    tl_json_key(j, "blocks");
-    tl_json_u64(j, m->peak_blocks);
-    tl_json_key(j, "site_count");
-    tl_json_u64(j, m->npeak_sites);
-    tl_json_key(j, "sites");
-    live_sites(c, j, m->peak_sites, m->npeak_sites, c->supp, false);
-    tl_json_obj_end(j);
-
-    /* grouped by line as the text groups them (alone when out of memory) */
-    tl_site_list_t l;
-    bool alone = tl_site_list_build(c, m->storage_sites, m->nstorage_sites, NULL, &l);
-    tl_json_key(j, "storage_sites");
-    tl_json_arr_begin(j);
-    size_t shown = tl_render_shown(c, alone ? m->nstorage_sites : l.ng);
-    for (size_t i = 0; i < shown; i++) {
-        const tl_site_stat_t *s = &m->storage_sites[alone ? i : l.g[i].lead];
-        tl_json_obj_begin(j);
-        tl_json_key(j, "bytes");
-        tl_json_u64(j, alone ? s->bytes : l.g[i].bytes);
-        tl_json_key(j, "count");
-        tl_json_u64(j, alone ? s->blocks : l.g[i].blocks);
-        tl_json_key(j, "sites");
-        tl_json_u64(j, alone ? 1 : l.g[i].nsites);
-        stack(c, j, s->site);
-        tl_json_obj_end(j);
-    }
-    tl_json_arr_end(j);
-    tl_site_list_free(&l);
-
+    peak(c, j);
+    storage_sites(c, j);
     tl_json_key(j, "notes");
     tl_json_arr_begin(j);
     for (size_t i = 0; i < c->nnotes; i++)

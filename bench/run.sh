@@ -13,12 +13,13 @@ set -euo pipefail
 
 usage() {
     cat <<'EOF'
-usage: bench/run.sh [--quick] [--runs=N] [--only=W1,...,W8] [--configs=C,...] [--keep]
+usage: bench/run.sh [--quick] [--runs=N] [--only=W1,...,W8,W3p] [--configs=C,...] [--keep]
 
   --quick         3 runs and smaller workloads (about 1-2 minutes)
   --runs=N        runs per configuration (default 5)
   --only=LIST     workloads to run (default all; W4 and W5 use W1's traces,
-                  W7 (the readers) W3's; W6 and W8 are NumPy workloads)
+                  W7 (the readers) W3's; W6 and W8 are NumPy workloads;
+                  W3p is W3 under PYTHON2's pip torch)
   --configs=LIST  configurations to run (default all that apply; plain is
                   always run, ratios need it)
   --keep          keep the temporary directory (workloads, logs, traces)
@@ -36,7 +37,9 @@ TENSORLEAK_BUILD (a build directory holding both; default: build/, ../build/,
 _build/ next to the source tree), JEMALLOC, HEAPTRACK, HEAPTRACK_PRINT,
 PYTHON (default /usr/bin/python3), MEMRAY_PATH (a directory put on
 PYTHONPATH for the memray rows only, e.g. a pip --target install; default
-/opt/memray-deb when it exists), CC, TMPDIR.
+/opt/memray-deb when it exists), PYTHON2 and MEMRAY2_PATH (the same for W3p:
+default test-all's pip torch 2.13 venv, ~/.cache/tensorleak/venv-torch-2.13.0,
+and ~/.cache/tensorleak/memray-cp311), CC, TMPDIR.
 EOF
 }
 
@@ -49,7 +52,7 @@ say() { printf '%s\n' "$*" >&2; }
 runs=5
 quick=0
 keep=0
-only="W1,W2,W3,W4,W5,W6,W7,W8"
+only="W1,W2,W3,W4,W5,W6,W7,W8,W3p"
 want_configs=""
 for arg in "$@"; do
     case $arg in
@@ -74,7 +77,7 @@ if [ "$quick" = 1 ]; then w1_pairs=500000 w2_count=50000 w3_steps=250 w6_steps=1
 
 has() { [[ ",$1," == *",$2,"* ]]; }
 for w in ${only//,/ }; do
-    case $w in W1 | W2 | W3 | W4 | W5 | W6 | W7 | W8) ;; *) die "unknown workload '$w' in --only" ;; esac
+    case $w in W1 | W2 | W3 | W4 | W5 | W6 | W7 | W8 | W3p) ;; *) die "unknown workload '$w' in --only" ;; esac
 done
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -83,6 +86,8 @@ repo=$(cd "$here/.." && pwd)
 # --- locate the tools; one line and exit 1 for anything missing ------------
 CC=${CC:-cc}
 PYTHON=${PYTHON:-/usr/bin/python3}
+cache=${XDG_CACHE_HOME:-$HOME/.cache}/tensorleak
+PYTHON2=${PYTHON2:-$cache/venv-torch-2.13.0/bin/python}
 JEMALLOC=${JEMALLOC:-/usr/lib/x86_64-linux-gnu/libjemalloc.so.2}
 HEAPTRACK=${HEAPTRACK:-heaptrack}
 HEAPTRACK_PRINT=${HEAPTRACK_PRINT:-heaptrack_print}
@@ -125,6 +130,14 @@ if [ -z "$MEMRAY_PATH" ] && [ -d /opt/memray-deb ]; then MEMRAY_PATH=/opt/memray
 memray_env=(env ${MEMRAY_PATH:+PYTHONPATH="$MEMRAY_PATH${PYTHONPATH:+:$PYTHONPATH}"})
 has_memray=0
 if "${memray_env[@]}" "$PYTHON" -c 'import memray' 2>/dev/null; then has_memray=1; fi
+# W3p: pip's torch in its own interpreter, memray installed for it.
+if has "$only" W3p; then
+    "$PYTHON2" -c 'import torch' 2>/dev/null || die "$PYTHON2 cannot import torch: set PYTHON2"
+fi
+MEMRAY2_PATH=${MEMRAY2_PATH-$cache/memray-cp311}
+memray2_env=(env ${MEMRAY2_PATH:+PYTHONPATH="$MEMRAY2_PATH"})
+has_memray2=0
+if "${memray2_env[@]}" "$PYTHON2" -c 'import memray' 2>/dev/null; then has_memray2=1; fi
 
 # The agent grows modes (issue 5 item 3); run `all` beside the default once
 # it reads TENSORLEAK_MODE.
@@ -185,7 +198,9 @@ run_one() {
         local mopt=()
         [ "$c" = memray-native ] && mopt=(--native)
         [ "$c" = memray-agg ] && mopt=(--aggregate)
-        pfx=("${memray_env[@]}" "$1" -m memray run -q -f "${mopt[@]}" -o "$tmp/$tag.bin")
+        local menv=("${memray_env[@]}")
+        [ "$w" = W3p ] && menv=("${memray2_env[@]}")
+        pfx=("${menv[@]}" "$1" -m memray run -q -f "${mopt[@]}" -o "$tmp/$tag.bin")
         shift
         ;;
     *) die "internal: unknown configuration $c" ;;
@@ -270,6 +285,15 @@ if has "$only" W2; then
 fi
 if has "$only" W3 || has "$only" W7; then
     run_workload W3 "$py_configs" "$PYTHON" "$here/w3_mlp.py" "$w3_steps"
+fi
+if has "$only" W3p; then
+    m2=""
+    if [ "$has_memray2" = 1 ]; then
+        m2="memray memray-native"
+    else
+        say "bench: $PYTHON2 cannot import memray (MEMRAY2_PATH=${MEMRAY2_PATH:-unset}): no W3p memray rows"
+    fi
+    run_workload W3p "$(pick "plain jemalloc $tl_c $m2")" "$PYTHON2" "$here/w3_mlp.py" "$w3_steps"
 fi
 if has "$only" W6; then
     run_workload W6 "$py_configs" "$PYTHON" "$here/w6_numpy.py" "$w6_steps"
@@ -403,10 +427,10 @@ END {
     }
 }' "$results"
 
-if has "$only" W3 || has "$only" W6; then
+if has "$only" W3 || has "$only" W3p || has "$only" W6; then
     printf '\nOutput size on the Python workloads (median bytes a run left: trace files, memray captures)\n\n'
     awk -F'\t' "$awk_lib"'
-    ($1 == "W3" || $1 == "W6") && $7 > 0 { k = $1 SUBSEP $2; if (!(k in sz)) { order[++n] = k; wl[n] = $1; cf[n] = $2 }; sz[k] = sz[k] " " $7 }
+    ($1 == "W3" || $1 == "W3p" || $1 == "W6") && $7 > 0 { k = $1 SUBSEP $2; if (!(k in sz)) { order[++n] = k; wl[n] = $1; cf[n] = $2 }; sz[k] = sz[k] " " $7 }
     END {
         print "| workload | config | output MiB |"
         print "|---|---|---:|"

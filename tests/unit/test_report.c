@@ -88,6 +88,50 @@ START_TEST(reader_empty_first_stack)
 }
 END_TEST
 
+/* A site's frames are decoded from its STACK record when asked: the same
+ * frames as written, the first definition of an id kept, the pointer stable
+ * after other sites' frames are decoded, and tl_trace_site_frames_in's
+ * transient copy equal to the kept one. */
+START_TEST(reader_lazy_frames)
+{
+    static const uint64_t fa[3] = {0x401000, 0x7f0000123456, 0x400010};
+    static const uint64_t fb[2] = {0x7fffffff0000, 0x10};
+    static const uint64_t other[1] = {0x999};
+    uint8_t rec[512];
+    tl_wbuf_t w = {rec, rec + sizeof rec, false};
+    tl_rec_put_stack(&w, 0, 7, fa, 3);
+    tl_rec_put_stack(&w, 0, 8, fb, 2);
+    tl_rec_put_stack(&w, 0, 7, other, 1); /* a second definition: ignored */
+    tl_rec_put_alloc(&w, 10, TL_KIND_MALLOC, 0x5000, 64, 7);
+    tl_rec_put_alloc(&w, 10, TL_KIND_MALLOC, 0x6000, 32, 8);
+    tl_tgen_t g;
+    tl_tgen_header(&g, 1024, 0, 0, 1, 1000);
+    tl_tgen_chunk(&g, 1, 0, 1000, rec, (size_t)(w.p - rec));
+    ck_assert_int_eq(read_buf(g.buf, g.len), 0);
+    ck_assert_uint_eq(tr.nevents, 2);
+    uint32_t sa = evs[0].site, sb = evs[1].site;
+    uint64_t buf[TL_REC_MAX_FRAMES];
+    size_t n = 0;
+    const uint64_t *t1 = tl_trace_site_frames_in(&tr, sb, buf, &n); /* not kept */
+    ck_assert_ptr_eq(t1, buf);
+    ck_assert_uint_eq(n, 2);
+    ck_assert_uint_eq(t1[0], fb[0]);
+    ck_assert_uint_eq(t1[1], fb[1]);
+    const uint64_t *a = tl_trace_site_frames(&tr, sa, &n);
+    ck_assert_uint_eq(n, 3);
+    for (size_t i = 0; i < 3; i++)
+        ck_assert_uint_eq(a[i], fa[i]);
+    const uint64_t *b = tl_trace_site_frames(&tr, sb, &n);
+    ck_assert_uint_eq(n, 2);
+    ck_assert_uint_eq(b[1], fb[1]);
+    ck_assert_ptr_eq(tl_trace_site_frames(&tr, sa, &n), a); /* kept where it was */
+    ck_assert_ptr_eq(tl_trace_site_frames_in(&tr, sa, buf, &n), a);
+    ck_assert_uint_eq(a[2], fa[2]);
+    tl_trace_free(&tr);
+    free(g.buf);
+}
+END_TEST
+
 /* Version 5's packed ALLOC/FREE records read as the full ones of a
  * version 4 file: the same events, the pointer deltas starting again at
  * the OWNER record of another thread's run in the same chunk. */
@@ -574,6 +618,7 @@ Suite *make_reader_suite(void)
     tcase_add_test(tc, reader_merge_threads);
     tcase_add_test(tc, reader_owner_runs);
     tcase_add_test(tc, reader_empty_first_stack);
+    tcase_add_test(tc, reader_lazy_frames);
     tcase_add_test(tc, reader_packed_blocks); /* version 5 */
     tcase_add_test(tc, reader_truncate_everywhere);
     tcase_add_test(tc, reader_bad_headers);

@@ -72,7 +72,8 @@ static bool numpy_site(replay_t *r, uint32_t site)
     if (site >= r->t->nsites || !r->numpy_site || r->t->nnumpy_buffers) return false;
     if (r->numpy_site[site]) return r->numpy_site[site] == 2;
     size_t n;
-    const uint64_t *frames = tl_trace_site_frames(r->t, site, &n);
+    uint64_t buf[TL_REC_MAX_FRAMES]; /* 8 KiB: asked once for each big block's site */
+    const uint64_t *frames = tl_trace_site_frames_in(r->t, site, buf, &n);
     bool yes = false;
     for (size_t i = 0; i < n; i++) {
         if (frames[i] & TL_FRAME_PY_TAG) continue;

@@ -50,8 +50,9 @@ typedef struct steps {
 static size_t py_frames(const tl_trace_t *t, uint32_t site, uint64_t *out, size_t cap)
 {
     size_t n, k = 0;
+    uint64_t buf[TL_REC_MAX_FRAMES]; /* 8 KiB: asked for the sites of many events */
     if (site >= t->nsites) return 0;
-    const uint64_t *f = tl_trace_site_frames(t, site, &n);
+    const uint64_t *f = tl_trace_site_frames_in(t, site, buf, &n);
     for (size_t i = 0; i < n && k < cap; i++)
         if (f[i] & TL_FRAME_PY_TAG) out[k++] = f[i];
     return k;
@@ -61,8 +62,9 @@ static size_t py_frames(const tl_trace_t *t, uint32_t site, uint64_t *out, size_
 static uint64_t frames_key(const tl_trace_t *t, uint32_t site)
 {
     size_t n;
+    uint64_t buf[TL_REC_MAX_FRAMES]; /* 8 KiB: asked for every site */
     if (site >= t->nsites) return 0;
-    const uint64_t *f = tl_trace_site_frames(t, site, &n);
+    const uint64_t *f = tl_trace_site_frames_in(t, site, buf, &n);
     if (!n) return 0;
     uint64_t h = 0xcbf29ce484222325ull ^ n; /* as tl_trace_site_content_hash mixes */
     for (size_t i = 0; i < n; i++) {

@@ -344,7 +344,8 @@ static int match_site(tl_supp_t *s, uint32_t site)
     if (!s->nrules) return -1;
     bool repeated = s->site_repeated && s->site_repeated[site];
     size_t n;
-    const uint64_t *frames = tl_trace_site_frames(s->t, site, &n);
+    uint64_t buf[TL_REC_MAX_FRAMES]; /* 8 KiB: asked for every site with a live block */
+    const uint64_t *frames = tl_trace_site_frames_in(s->t, site, buf, &n);
     bool python = false;
     for (int pass = 0; pass < 2; pass++) {
         uint64_t mask = 0;

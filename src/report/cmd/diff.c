@@ -64,7 +64,8 @@ static char *site_key(side_t *s, uint32_t site)
     if (!f) return NULL;
     fprintf(f, "dev|%u\n", site_device(s, site));
     size_t n;
-    const uint64_t *frames = tl_trace_site_frames(&s->a.trace, site, &n);
+    uint64_t fbuf[TL_REC_MAX_FRAMES]; /* 8 KiB: asked for every site of both traces */
+    const uint64_t *frames = tl_trace_site_frames_in(&s->a.trace, site, fbuf, &n);
     for (size_t i = 0; i < n; i++) {
         tl_frame_t fr;
         if (tl_render_frame(&s->a.ctx, frames[i], &fr)) {

@@ -90,7 +90,8 @@ static bool reserve(void **p, size_t *cap, size_t need, size_t elem)
 
 typedef struct rd {
     tl_trace_t *t;
-    size_t src_cap, extra_cap, site_cap, frame_cap, mod_cap, py_cap, lin_cap, leak_cap;
+    size_t src_cap, extra_cap, site_cap, mod_cap, py_cap, lin_cap, leak_cap;
+    const uint8_t *rec_at;   /* the record take_record is given, in the trace's bytes */
     size_t str_len, str_cap; /* the string pool, as offsets until the end of reading */
     uint32_t tid;            /* of the chunk being read */
     tl_site_cache_t sites;   /* the sites of the events' stack ids (stream.h) */
@@ -173,15 +174,9 @@ static bool take_stack(rd_t *r, const tl_record_t *rec)
     if (si == UINT32_MAX) return true;
     tl_site_t *s = &t->sites[si];
     if (s->defined) return false; /* keep the first definition */
-    size_t nf = (size_t)rec->u.stack.nframes;
-    if (reserve((void **)&t->frames, &r->frame_cap, t->nframes + nf, sizeof *t->frames))
-        return true;
-    if (nf) /* an empty first stack leaves frames NULL: NULL + 0 is undefined */
-        memcpy(t->frames + t->nframes, rec->u.stack.frames, nf * sizeof *t->frames);
     s->defined = true;
-    s->frame_off = t->nframes;
-    s->nframes = (uint32_t)nf;
-    t->nframes += nf;
+    s->rec = r->rec_at; /* its frames are decoded when asked (tl_trace_site_frames) */
+    s->nframes = (uint32_t)rec->u.stack.nframes;
     return false;
 }
 
@@ -206,8 +201,8 @@ static bool take_pyframe(rd_t *r, const tl_record_t *rec)
         tl_map_remove(&t->pyframe_by_id, rec->u.pyframe.id);
         return true;
     }
-    f->content = tl_str_hash(f->file) ^ (tl_str_hash(f->function) * 31) ^
-                 (f->line * 0x9e3779b97f4a7c15ull);
+    f->content =
+        tl_str_hash(f->file) ^ (tl_str_hash(f->function) * 31) ^ (f->line * 0x9e3779b97f4a7c15ull);
     e = tl_map_get(&t->pyframe_by_id, rec->u.pyframe.id);
     e->a = t->npyframes++;
     return false;
@@ -365,6 +360,7 @@ static bool read_chunk(rd_t *r, const uint8_t *p, size_t n, uint64_t base_ts, bo
             if (!cut) r->t->bad_records++;
             break;
         }
+        r->rec_at = p + off;
         any = true;
         if (rec.type == TL_REC_OWNER) { /* another thread's records follow */
             if (add_source(r, p, p + run, off - run, run_ts, nev, lin)) return true;
@@ -558,9 +554,9 @@ void tl_trace_free(tl_trace_t *t)
     }
     free(t->pyframes);
     tl_map_free(&t->pyframe_by_id);
+    tl_trace_frames_free(t);
     free(t->sites);
     tl_map_free(&t->site_by_id);
-    free(t->frames);
     free(t->srcs);
     free(t->extra);
     free(t->lineage_by_time);

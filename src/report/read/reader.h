@@ -44,10 +44,11 @@ typedef struct tl_event {
 
 /* An allocation site: one stack id of the trace. */
 typedef struct tl_site {
-    uint64_t stack_id; /* as recorded; 0 = no stack */
-    size_t frame_off;  /* first frame in tl_trace_t.frames */
-    uint32_t nframes;  /* 0 when no STACK record defined this id */
-    bool defined;      /* a STACK record was seen */
+    uint64_t stack_id;      /* as recorded; 0 = no stack */
+    const uint8_t *rec;     /* its STACK record in tl_trace_t.buf (the first definition) */
+    const uint64_t *frames; /* decoded on the first tl_trace_site_frames; NULL until then */
+    uint32_t nframes;       /* 0 when no STACK record defined this id */
+    bool defined;           /* a STACK record was seen */
 } tl_site_t;
 
 typedef struct tl_module {
@@ -114,8 +115,10 @@ typedef struct tl_trace {
     tl_site_t *sites; /* sites[i]; ids interned in site_by_id (key stack id, a = index) */
     size_t nsites;
     tl_map_t site_by_id;
-    uint64_t *frames; /* return addresses of all defined stacks */
-    size_t nframes;
+    /* The frames of the sites asked for so far (tl_trace_site_frames): a
+     * trace of `import torch` in `all` mode defines ~10^6 stacks of ~60
+     * frames (over 1 GB decoded), of which a report reads a few thousand. */
+    struct tl_frame_block *frame_blocks;
 
     tl_pyframe_t *pyframes; /* by first definition; ids interned in pyframe_by_id (a = index) */
     size_t npyframes;
@@ -268,13 +271,18 @@ bool tl_events_open(const tl_trace_t *t, tl_events_t *it);
 bool tl_events_next(tl_events_t *it, tl_event_t *ev);
 void tl_events_close(tl_events_t *it);
 
-/* A site's frames (NULL, 0 when its stack is unknown). */
-static inline const uint64_t *tl_trace_site_frames(const tl_trace_t *t, uint32_t site, size_t *n)
-{
-    const tl_site_t *s = &t->sites[site];
-    *n = s->nframes;
-    return s->nframes ? t->frames + s->frame_off : NULL;
-}
+/* A site's frames, innermost first (NULL, 0 when its stack is unknown),
+ * decoded from its STACK record on the first ask (sites.c) and kept with t
+ * until tl_trace_free (the pointer stays valid that long). Out of memory: NULL, 0
+ * as if unknown. Not thread-safe: one thread per trace. */
+const uint64_t *tl_trace_site_frames(const tl_trace_t *t, uint32_t site, size_t *n);
+/* The same without keeping them, for a pass over every site: the kept
+ * frames when the site's were asked for, else decoded into buf (of
+ * TL_REC_MAX_FRAMES entries), valid until buf is reused. */
+const uint64_t *tl_trace_site_frames_in(const tl_trace_t *t, uint32_t site, uint64_t *buf,
+                                        size_t *n);
+/* Free the decoded frames of t (tl_trace_free does). */
+void tl_trace_frames_free(tl_trace_t *t);
 
 /* The module whose mapping contains addr (a later MODULE record wins over an
  * earlier one that overlaps it), or NULL. Linear in the module count. */

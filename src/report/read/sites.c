@@ -1,7 +1,9 @@
 /* sites.c - lookups in a loaded trace's tables: the module of an address,
- * a Python frame, a site's content hash (see reader.h). Read-only.
+ * a Python frame, a site's content hash, a site's frames (see reader.h).
+ * Read-only but for the cache of decoded frames.
  */
 #include <stdint.h>
+#include <stdlib.h>
 
 #include "report/read/reader.h"
 
@@ -32,7 +34,8 @@ uint64_t tl_str_hash(const char *s)
 uint64_t tl_trace_site_content_hash(const tl_trace_t *t, uint32_t site)
 {
     size_t n;
-    const uint64_t *frames = tl_trace_site_frames(t, site, &n);
+    uint64_t buf[TL_REC_MAX_FRAMES]; /* 8 KiB: every site of a trace may be hashed */
+    const uint64_t *frames = tl_trace_site_frames_in(t, site, buf, &n);
     uint64_t h = 0xcbf29ce484222325ull ^ n;
     for (size_t i = 0; i < n; i++) {
         const tl_pyframe_t *pf = tl_trace_pyframe(t, frames[i]);
@@ -41,4 +44,75 @@ uint64_t tl_trace_site_content_hash(const tl_trace_t *t, uint32_t site)
         h ^= h >> 29;
     }
     return h;
+}
+
+/* A block of decoded frames (tl_trace_site_frames); never moved, so the
+ * frames handed out stay where they are. */
+typedef struct tl_frame_block {
+    struct tl_frame_block *next;
+    size_t used, cap;
+    uint64_t frames[];
+} tl_frame_block_t;
+
+#define FRAME_BLOCK_FRAMES 65536 /* 512 KiB: at most one ~60-frame stack wasted each */
+
+/* Room for n frames in t's newest block, or a new block; NULL = no memory. */
+static uint64_t *frame_room(tl_trace_t *t, size_t n)
+{
+    tl_frame_block_t *b = t->frame_blocks;
+    if (!b || b->cap - b->used < n) {
+        size_t cap = n > FRAME_BLOCK_FRAMES ? n : FRAME_BLOCK_FRAMES;
+        b = malloc(sizeof *b + cap * sizeof b->frames[0]);
+        if (!b) return NULL;
+        *b = (tl_frame_block_t){.next = t->frame_blocks, .cap = cap};
+        t->frame_blocks = b;
+    }
+    return b->frames + b->used;
+}
+
+/* Decode site s's STACK record into out (s->nframes entries): the record
+ * decoded when the trace was read, from the same bytes. false: it no longer
+ * decodes so (never for a trace read whole). */
+static bool decode_frames(const tl_trace_t *t, const tl_site_t *s, uint64_t *out)
+{
+    tl_record_t rec; /* about 5 KiB: a STACK record uses its stack part only */
+    tl_rec_state_t st = {0};
+    return tl_rec_decode(s->rec, (size_t)(t->buf + t->buf_len - s->rec), &rec, out, &st) > 0 &&
+           rec.type == TL_REC_STACK && rec.u.stack.nframes == s->nframes;
+}
+
+const uint64_t *tl_trace_site_frames(const tl_trace_t *t, uint32_t site, size_t *n)
+{
+    tl_site_t *s = &t->sites[site];
+    *n = 0;
+    if (!s->nframes) return NULL;
+    if (!s->frames) {
+        tl_trace_t *w = (tl_trace_t *)t; /* the cache of decoded frames, not the trace */
+        uint64_t *out = frame_room(w, s->nframes);
+        if (!out || !decode_frames(t, s, out)) return NULL;
+        w->frame_blocks->used += s->nframes;
+        s->frames = out;
+    }
+    *n = s->nframes;
+    return s->frames;
+}
+
+const uint64_t *tl_trace_site_frames_in(const tl_trace_t *t, uint32_t site, uint64_t *buf,
+                                        size_t *n)
+{
+    const tl_site_t *s = &t->sites[site];
+    *n = 0;
+    if (!s->nframes) return NULL;
+    if (!s->frames && !decode_frames(t, s, buf)) return NULL;
+    *n = s->nframes;
+    return s->frames ? s->frames : buf;
+}
+
+void tl_trace_frames_free(tl_trace_t *t)
+{
+    for (tl_frame_block_t *b = t->frame_blocks, *next; b; b = next) {
+        next = b->next;
+        free(b);
+    }
+    t->frame_blocks = NULL;
 }

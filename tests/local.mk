@@ -159,8 +159,9 @@ TESTS += tests/integration/diff_storage_peak.sh
 EXTRA_DIST += tests/integration/diff_storage_peak.sh tests/workloads/diff_storage_peak.py
 TESTS += tests/integration/numpy_copy.sh
 EXTRA_DIST += tests/integration/numpy_copy.sh tests/workloads/numpy_copy.py
-TESTS += tests/integration/copy_cross_kind.sh
-EXTRA_DIST += tests/integration/copy_cross_kind.sh tests/workloads/copy_cross_kind.py
+TESTS += tests/integration/copy_cross_kind.sh tests/integration/py_layers.sh
+EXTRA_DIST += tests/integration/copy_cross_kind.sh tests/workloads/copy_cross_kind.py \
+	tests/integration/py_layers.sh
 TESTS += tests/integration/numpy_handler.sh
 EXTRA_DIST += tests/integration/numpy_handler.sh tests/workloads/numpy_handler.py \
 	tests/python/test_numpy_handler.py

@@ -171,9 +171,9 @@ def _on_torch(torch):
     _view_object(torch)
     _on_cuda(torch)
     try:
-        from tensorleak import _hooked
+        from tensorleak import _hookguard
 
-        _hooked.guard_saved_hooks(torch)
+        _hookguard.guard_saved_hooks(torch)
     except Exception:  # another torch's layout: 1.13's end point would run the hooks
         pass
     from tensorleak import _shm

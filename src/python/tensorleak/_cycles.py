@@ -17,7 +17,7 @@ import time
 import types
 from collections import deque
 
-from tensorleak import _agent
+from tensorleak import _agent, _buffers, _paths
 from tensorleak._paths import _OURS, _PLUMBING, _grad_getter, _type_name, render
 
 MAX_CYCLE_SET = 20_000  # objects reachable from one unreached tensor, at most
@@ -25,13 +25,13 @@ MAX_CANDIDATES = 64  # unreached tensors examined for cycles, at most
 MAX_CYCLE_SECONDS = 2.0  # time the cycle search may take at one report point
 
 
-def search(w, storages, tensor_type, skipped, module_dicts):
+def search(w, storages, tensor_type, skipped, module_dicts, cands, make, extent_fn):
     """Storages of tensors no root reaches that only a reference cycle
-    keeps: added to storages as cycle storages. Returns a note or None."""
-    from tensorleak import _holders, _torch
-
-    # one reference each, from this list only (garbage() counts on it)
-    cands = _holders._unreached(w, tensor_type)
+    keeps: added to storages (make(nbytes) a new entry, extent_fn a view's
+    extent, as _torch.add_tensor takes them) as cycle storages. cands: the
+    tracked tensors walk w did not reach, the list their only reference
+    here (garbage() counts on it). Returns a note or None."""
+    from tensorleak import _torch
     note = None
     if len(cands) > MAX_CANDIDATES:
         note = f"holders: {len(cands)} unreached tensors, {MAX_CANDIDATES} examined for cycles"
@@ -42,7 +42,7 @@ def search(w, storages, tensor_type, skipped, module_dicts):
         if time.monotonic() - t0 > MAX_CYCLE_SECONDS:
             note = f"holders: cycle search stopped after {MAX_CYCLE_SECONDS} s ({k} of {len(cands)} tensors)"
             break
-        base = _holders._base_of(cands[k])
+        base = _buffers.base_of(cands[k])
         if not base or (base in storages and not storages[base].cycle):
             continue
         grad = None
@@ -63,15 +63,15 @@ def search(w, storages, tensor_type, skipped, module_dicts):
             held.append((grad, text + "; this is its .grad"))
             how = []
             for t, (_, names, field) in zip(_torch.saved_by_autograd([grad], how), how):
-                held.append((t, _holders.graph_text(text + "; saved by its .grad's graph: Tensor",
-                                                    names, field)))
+                held.append((t, _paths.graph_text(text + "; saved by its .grad's graph: Tensor",
+                                                  names, field)))
             how = None
         for t, why_text in held:
-            why = _torch.add_tensor(storages, t, _holders._Storage, _holders._extent)
+            why = _torch.add_tensor(storages, t, make, extent_fn)
             if why is not None:
                 skipped.add(why)
                 continue
-            st = storages.get(_holders._base_of(t))
+            st = storages.get(_buffers.base_of(t))
             if st is not None:
                 st.cycle = True
                 if st.why is None:

@@ -306,16 +306,6 @@ def _name_holders(w, storages, tensor_type):
             s.why = w.path(obj)
 
 
-def graph_text(root_path, names, field):
-    """How an autograd graph holds a tensor it saved, after the path to the
-    tensor that owns the graph: "global history[0] -> Tensor.grad_fn ->
-    MeanBackward0 -> TanhBackward0._saved_result -> Tensor"."""
-    names = list(names)
-    if len(names) > 4:
-        names = names[:2] + ["..."] + names[-1:]
-    return f"{root_path}.grad_fn -> {' -> '.join(names)}.{field} -> Tensor"
-
-
 def _name_graph_holders(w, storages, tensor_type, saved, how):
     """The path of each storage held only by autograd: through the first
     reachable tensor whose graph saved one of its tensors."""
@@ -325,7 +315,7 @@ def _name_graph_holders(w, storages, tensor_type, saved, how):
             continue
         path = w.path(root)
         if path is not None:
-            s.why = (graph_text(path[0], names, field), path[1])
+            s.why = (_paths.graph_text(path[0], names, field), path[1])
 
 
 def _subclass_ids(cls):
@@ -509,7 +499,8 @@ def describe(api, snap, extra_roots=()):
         if tensor_type is not None and not _all_found(api, storages):
             from tensorleak import _cycles
 
-            n = _cycles.search(w, storages, tensor_type, tensors_skipped, w.module_dicts)
+            n = _cycles.search(w, storages, tensor_type, tensors_skipped, w.module_dicts,
+                               _unreached(w, tensor_type), _Storage, _extent)
             if n:
                 notes.add(n)
     except Exception as exc:

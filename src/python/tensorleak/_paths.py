@@ -515,3 +515,13 @@ def walk(module_roots, program_modules, tensor_type, array_type, module_dicts, e
             w.parent[i], w.objs[i] = i_obj, ref
             (later if opt_type is not None and issubclass(cls, opt_type) else q).append(ref)
     return w
+
+
+def graph_text(root_path, names, field):
+    """How an autograd graph holds a tensor it saved, after the path to the
+    tensor that owns the graph: "global history[0] -> Tensor.grad_fn ->
+    MeanBackward0 -> TanhBackward0._saved_result -> Tensor"."""
+    names = list(names)
+    if len(names) > 4:
+        names = names[:2] + ["..."] + names[-1:]
+    return f"{root_path}.grad_fn -> {' -> '.join(names)}.{field} -> Tensor"

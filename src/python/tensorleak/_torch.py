@@ -26,7 +26,7 @@ import _thread
 import functools
 import sys
 
-from tensorleak import _agent, _buffers
+from tensorleak import _agent, _buffers, _hookguard
 
 # Entry points that produce a new storage from a source (when they copy at
 # all: x.contiguous() on contiguous x returns x itself; that is no copy).
@@ -202,14 +202,12 @@ def saved_by_autograd(tensors, how=None, hooked=None):
     behind a saved-tensor hook is not read (the hook is the program's code)
     but listed in hooked, when given: (tensor, node names, field, the hook
     and its packed value (torch 2.x) or None (1.13))."""
-    from tensorleak import _hooked
-
-    _hooked.walking = _thread.get_ident()
+    _hookguard.walking = _thread.get_ident()
     try:
-        return _saved(tensors, how, hooked if hooked is not None else [], _hooked)
+        return _saved(tensors, how, hooked if hooked is not None else [], _hookguard)
     finally:
-        _hooked.walking = None
-        _hooked.take_refused()  # a packed value is not kept past the walk
+        _hookguard.walking = None
+        _hookguard.take_refused()  # a packed value is not kept past the walk
 
 
 def _saved(tensors, how, hooked, hk):

@@ -1,10 +1,10 @@
-/* check_run.c - the gate over a run's processes (check_run.h).
+/* run.c - the gate over a run's processes (check.h: tl_check_run).
  *
  * Each trace is evaluated and rendered into memory on its own, then freed,
  * so a run of many workers holds one analysis at a time. The main process
  * comes last: its JSON carries the others' verdicts and the run's result.
  */
-#include "report/cmd/check_run.h"
+#include "report/check/verdict.h"
 
 #include <inttypes.h>
 #include <stdlib.h>

@@ -149,12 +149,10 @@ static void run_json(const tl_chk_t *c, tl_json_t *j)
     tl_json_u64(j, p->execd_unchecked);
 }
 
-void tl_chk_render_json(tl_chk_t *c, FILE *out)
+/* The verdict's head: the trace, the process, passed, complete, the
+ * scope (point, region). */
+static void head_json(tl_chk_t *c, tl_json_t *j)
 {
-    tl_json_t jw, *j = &jw;
-    char w[TL_CHK_WHERE_MAX];
-    tl_json_init(j, out, true);
-    tl_json_obj_begin(j);
     tl_json_key(j, "schema");
     tl_json_str(j, "tensorleak-check/1");
     tl_json_key(j, "trace");
@@ -183,46 +181,52 @@ void tl_chk_render_json(tl_chk_t *c, FILE *out)
     } else {
         tl_json_null(j);
     }
-    tl_json_key(j, "limits");
-    tl_json_arr_begin(j);
-    for (unsigned k = 0; k < TL_LIMIT_COUNT; k++) {
-        const tl_chk_limit_t *l = &c->lim[k];
-        if (!l->checked) continue;
-        tl_json_obj_begin(j);
-        tl_json_key(j, "name");
-        tl_json_str(j, tl_check_limit_name(k));
-        tl_json_key(j, "limit_bytes");
-        if (k == TL_LIMIT_BASELINE && c->o->baseline_is_percent)
-            tl_json_null(j);
+}
+
+/* One limit checked: {name, limit_bytes, limit_percent, measured_bytes,
+ * [leak_kinds, counted], [problem_kinds, problems], passed, sites}. */
+static void limit_json(tl_chk_t *c, tl_json_t *j, unsigned k)
+{
+    const tl_chk_limit_t *l = &c->lim[k];
+    tl_json_obj_begin(j);
+    tl_json_key(j, "name");
+    tl_json_str(j, tl_check_limit_name(k));
+    tl_json_key(j, "limit_bytes");
+    if (k == TL_LIMIT_BASELINE && c->o->baseline_is_percent)
+        tl_json_null(j);
+    else
+        tl_json_u64(j, l->limit);
+    tl_json_key(j, "limit_percent");
+    if (k == TL_LIMIT_BASELINE && c->o->baseline_is_percent)
+        tl_json_double(j, c->o->baseline_percent);
+    else
+        tl_json_null(j);
+    tl_json_key(j, "measured_bytes");
+    tl_json_u64(j, l->measured);
+    if (k == TL_LIMIT_LEAK) {
+        tl_json_key(j, "leak_kinds"); /* null: no leak scan (not all mode), or a region */
+        if (c->leak_scan)
+            kinds_json(j, c->leak_kind_bytes, c->leak_kinds_counted);
         else
-            tl_json_u64(j, l->limit);
-        tl_json_key(j, "limit_percent");
-        if (k == TL_LIMIT_BASELINE && c->o->baseline_is_percent)
-            tl_json_double(j, c->o->baseline_percent);
-        else
             tl_json_null(j);
-        tl_json_key(j, "measured_bytes");
-        tl_json_u64(j, l->measured);
-        if (k == TL_LIMIT_LEAK) {
-            tl_json_key(j, "leak_kinds"); /* null: no leak scan (not all mode), or a region */
-            if (c->leak_scan)
-                kinds_json(j, c->leak_kind_bytes, c->leak_kinds_counted);
-            else
-                tl_json_null(j);
-            tl_json_key(j, "counted"); /* what measured_bytes is of */
-            tl_json_str(j, c->leak_scan ? "leak_kinds" : c->region ? "region_live" : "live");
-        }
-        if (k == TL_LIMIT_PROBLEM) problems_json(c, j);
-        tl_json_key(j, "passed");
-        tl_json_bool(j, !l->failed);
-        tl_json_key(j, "sites");
-        tl_json_arr_begin(j);
-        for (size_t i = 0; i < tl_chk_shown(c, l->ngroups); i++)
-            group_json(c, j, &l->groups[i], k == TL_LIMIT_LEAK || k == TL_LIMIT_LEAK_STORAGE);
-        tl_json_arr_end(j);
-        tl_json_obj_end(j);
+        tl_json_key(j, "counted"); /* what measured_bytes is of */
+        tl_json_str(j, c->leak_scan ? "leak_kinds" : c->region ? "region_live" : "live");
     }
+    if (k == TL_LIMIT_PROBLEM) problems_json(c, j);
+    tl_json_key(j, "passed");
+    tl_json_bool(j, !l->failed);
+    tl_json_key(j, "sites");
+    tl_json_arr_begin(j);
+    for (size_t i = 0; i < tl_chk_shown(c, l->ngroups); i++)
+        group_json(c, j, &l->groups[i], k == TL_LIMIT_LEAK || k == TL_LIMIT_LEAK_STORAGE);
     tl_json_arr_end(j);
+    tl_json_obj_end(j);
+}
+
+/* "growth": [{region, where, bytes_per_iteration, iterations, stack}]. */
+static void growth_json(tl_chk_t *c, tl_json_t *j)
+{
+    char w[TL_CHK_WHERE_MAX];
     tl_json_key(j, "growth");
     tl_json_arr_begin(j);
     for (size_t i = 0; i < tl_chk_shown(c, c->ngrowth); i++) {
@@ -240,6 +244,11 @@ void tl_chk_render_json(tl_chk_t *c, FILE *out)
         tl_json_obj_end(j);
     }
     tl_json_arr_end(j);
+}
+
+/* What the suppressions hid, in all and per rule. */
+static void supp_json(const tl_chk_t *c, tl_json_t *j)
+{
     tl_json_key(j, "suppressed_bytes");
     tl_json_u64(j, c->supp_bytes);
     tl_json_key(j, "suppressed_blocks");
@@ -265,23 +274,44 @@ void tl_chk_render_json(tl_chk_t *c, FILE *out)
         tl_json_obj_end(j);
     }
     tl_json_arr_end(j);
+}
+
+/* "baseline": its totals and this run's change, or null. */
+static void baseline_json(const tl_chk_t *c, tl_json_t *j)
+{
     tl_json_key(j, "baseline");
-    if (c->o->base) {
-        tl_json_obj_begin(j);
-        tl_json_key(j, "path");
-        tl_json_str(j, c->o->base->path);
-        tl_json_key(j, "leaked_bytes");
-        tl_json_u64(j, c->o->base->leaked_bytes);
-        tl_json_key(j, "peak_bytes");
-        tl_json_u64(j, c->o->base->peak_bytes);
-        tl_json_key(j, "leaked_bytes_change");
-        tl_json_i64(j, c->base_leak_delta);
-        tl_json_key(j, "peak_bytes_change");
-        tl_json_i64(j, c->base_peak_delta);
-        tl_json_obj_end(j);
-    } else {
+    if (!c->o->base) {
         tl_json_null(j);
+        return;
     }
+    tl_json_obj_begin(j);
+    tl_json_key(j, "path");
+    tl_json_str(j, c->o->base->path);
+    tl_json_key(j, "leaked_bytes");
+    tl_json_u64(j, c->o->base->leaked_bytes);
+    tl_json_key(j, "peak_bytes");
+    tl_json_u64(j, c->o->base->peak_bytes);
+    tl_json_key(j, "leaked_bytes_change");
+    tl_json_i64(j, c->base_leak_delta);
+    tl_json_key(j, "peak_bytes_change");
+    tl_json_i64(j, c->base_peak_delta);
+    tl_json_obj_end(j);
+}
+
+void tl_chk_render_json(tl_chk_t *c, FILE *out)
+{
+    tl_json_t jw, *j = &jw;
+    tl_json_init(j, out, true);
+    tl_json_obj_begin(j);
+    head_json(c, j);
+    tl_json_key(j, "limits");
+    tl_json_arr_begin(j);
+    for (unsigned k = 0; k < TL_LIMIT_COUNT; k++)
+        if (c->lim[k].checked) limit_json(c, j, k);
+    tl_json_arr_end(j);
+    growth_json(c, j);
+    supp_json(c, j);
+    baseline_json(c, j);
     run_json(c, j);
     tl_json_obj_end(j);
     tl_json_finish(j);

@@ -82,107 +82,152 @@ static void supp_say(const tl_supp_t *s, const uint64_t *sb, size_t nprocs, FILE
     }
 }
 
+/* A run's verdicts while they are gathered: one per process, the other
+ * processes' JSON for the main one's, the suppressions' sums. */
+typedef struct gather {
+    verdict_t *v;
+    const char **json;
+    size_t *json_len, nothers;
+    bool once;    /* text of several processes: the suppressions said once, at the end */
+    uint64_t *sb; /* with once: per rule, bytes, blocks, processes (supp_add) */
+    unsigned execd;
+} gather_t;
+
+/* Every process but the main one, first: the main process's JSON carries
+ * their verdicts. */
+static void eval_others(tl_check_proc_t *p, size_t n, const tl_check_opts_t *o, gather_t *g,
+                        tl_msgs_t *msgs)
+{
+    tl_check_proc_ctx_t ctx = {
+        .role = "child", .name_process = true, .main_pid = p[0].pid, .supp_once = g->once};
+    for (size_t i = 1; i < n; i++) {
+        ctx.role = p[i].role;
+        eval_one(&p[i], o, &ctx, &g->v[i], msgs);
+        if (g->once && !g->v[i].r.execd) supp_add(o->supp, g->sb);
+        if (g->v[i].r.execd) {
+            g->execd++;
+            continue;
+        }
+        if (g->v[i].text && !g->v[i].rc) {
+            g->json[g->nothers] = g->v[i].text;
+            g->json_len[g->nothers++] = g->v[i].len;
+        }
+    }
+}
+
+/* The main process last, told of the others (their JSON, whether one failed,
+ * what was left out). */
+static void eval_main(tl_check_proc_t *p, size_t n, unsigned unchecked, const tl_check_opts_t *o,
+                      gather_t *g, tl_msgs_t *msgs)
+{
+    size_t nchecked = n - g->execd;
+    tl_check_proc_ctx_t ctx = {.role = "main",
+                               .name_process = nchecked > 1,
+                               .main_pid = p[0].pid,
+                               .supp_once = g->once && nchecked > 1,
+                               .others_json = g->json,
+                               .others_json_len = g->json_len,
+                               .nothers = o->format == TL_CHECK_JSON ? g->nothers : 0,
+                               .helpers_unchecked = unchecked,
+                               .execd_unchecked = g->execd};
+    for (size_t i = 1; i < n; i++)
+        ctx.others_failed |= g->v[i].rc || g->v[i].r.nfailed || g->v[i].r.incomplete;
+    eval_one(&p[0], o, &ctx, &g->v[0], msgs);
+    if (g->once) supp_add(o->supp, g->sb);
+}
+
+/* The run's verdict in text or JUnit: a head when there are several
+ * processes, each process's verdict, then what was said once or left out. */
+static void run_text(const tl_check_proc_t *p, size_t n, unsigned unchecked,
+                     const tl_check_opts_t *o, const gather_t *g, FILE *out)
+{
+    unsigned nfailed = 0, tests = 0, failures = 0, errors = 0, nexceeded = 0;
+    for (size_t i = 0; i < n; i++) {
+        nfailed += !p[i].passed;
+        nexceeded += g->v[i].r.nfailed > 0;
+        tests += g->v[i].r.nchecked + g->v[i].r.incomplete;
+        failures += g->v[i].r.nfailed;
+        errors += g->v[i].r.incomplete;
+    }
+    size_t nchecked = n - g->execd;
+    bool several = nchecked > 1, junit = o->format == TL_CHECK_JUNIT;
+    if (several && junit)
+        fprintf(out,
+                "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+                "<testsuites name=\"tensorleak\" tests=\"%u\" failures=\"%u\" errors=\"%u\">\n",
+                tests, failures, errors);
+    else if (several && nfailed)
+        fprintf(out, "tensorleak check: FAILED: %u of %zu processes %s\n", nfailed, nchecked,
+                nexceeded == nfailed ? "exceeded a limit"
+                                     : "cannot pass (a limit exceeded or a trace not read whole)");
+    else if (several)
+        fprintf(out, "tensorleak check: passed: %zu processes checked\n", nchecked);
+    for (size_t i = 0; i < n; i++)
+        if (g->v[i].text) fwrite(g->v[i].text, 1, g->v[i].len, out);
+    if (g->once && nchecked > 1) supp_say(o->supp, g->sb, nchecked, out);
+    if (unchecked && !junit)
+        fprintf(out,
+                "not checked: %u helper process%s with nothing of interest (a system tool, "
+                "such as a shell or a compiler, or another program that made no storage and "
+                "no block of 64 KiB or more)\n",
+                unchecked, unchecked == 1 ? "" : "es");
+    if (g->execd && !junit)
+        fprintf(out,
+                "not checked: %u forked process%s that exec'd an untraced program (exec gave "
+                "its memory back)\n",
+                g->execd, g->execd == 1 ? "" : "es");
+    if (several && junit) fputs("</testsuites>\n", out);
+}
+
+static void gather_free(gather_t *g, size_t n)
+{
+    for (size_t i = 0; g->v && i < n; i++)
+        free(g->v[i].text);
+    free(g->sb);
+    free(g->v);
+    free(g->json);
+    free(g->json_len);
+}
+
 tl_status_t tl_check_run(tl_check_proc_t *p, size_t n, unsigned unchecked, const tl_check_opts_t *o,
                          FILE *out, bool *failed, tl_msgs_t *msgs)
 {
     *failed = false;
-    verdict_t *v = calloc(n ? n : 1, sizeof *v);
-    const char **json = calloc(n ? n : 1, sizeof *json);
-    size_t *json_len = calloc(n ? n : 1, sizeof *json_len);
-    if (!v || !json || !json_len) {
-        free(v);
-        free(json);
-        free(json_len);
+    gather_t g = {.v = calloc(n ? n : 1, sizeof *g.v),
+                  .json = calloc(n ? n : 1, sizeof *g.json),
+                  .json_len = calloc(n ? n : 1, sizeof *g.json_len)};
+    if (!g.v || !g.json || !g.json_len) {
+        gather_free(&g, 0);
         tl_msgs_add(msgs, "out of memory");
         return TL_STATUS_NOMEM;
+    }
+    if (!n) { /* nothing to check */
+        if (o->format != TL_CHECK_JSON) run_text(p, 0, unchecked, o, &g, out);
+        gather_free(&g, 0);
+        return TL_STATUS_OK;
     }
     /* Several processes in text: the suppressions of them all, said once
      * at the end (per rule: bytes, blocks, processes). */
     size_t nrules = o->supp ? o->supp->nrules : 0;
-    bool once = n > 1 && o->format == TL_CHECK_TEXT && nrules;
-    uint64_t *sb = once ? calloc(3 * nrules, sizeof *sb) : NULL;
-    if (once && !sb) once = false;
-    /* The others first: the main process's JSON carries their verdicts. */
-    unsigned nfailed = 0, tests = 0, failures = 0, errors = 0, nexceeded = 0, execd = 0;
-    tl_check_proc_ctx_t ctx[2] = {
-        {.role = "child", .name_process = true, .main_pid = n ? p[0].pid : 0, .supp_once = once}};
-    size_t nothers = 0;
-    for (size_t i = 1; i < n; i++) {
-        ctx[0].role = p[i].role;
-        eval_one(&p[i], o, &ctx[0], &v[i], msgs);
-        if (once && !v[i].r.execd) supp_add(o->supp, sb);
-        if (v[i].r.execd) {
-            execd++;
-            continue;
-        }
-        if (v[i].text && !v[i].rc) {
-            json[nothers] = v[i].text;
-            json_len[nothers++] = v[i].len;
-        }
-    }
-    size_t nchecked = n - execd;
-    ctx[1] = (tl_check_proc_ctx_t){.role = "main",
-                                   .name_process = nchecked > 1,
-                                   .main_pid = n ? p[0].pid : 0,
-                                   .supp_once = once && nchecked > 1,
-                                   .others_json = json,
-                                   .others_json_len = json_len,
-                                   .nothers = o->format == TL_CHECK_JSON ? nothers : 0,
-                                   .helpers_unchecked = unchecked,
-                                   .execd_unchecked = execd};
-    for (size_t i = 1; i < n; i++)
-        ctx[1].others_failed |= v[i].rc || v[i].r.nfailed || v[i].r.incomplete;
-    if (n) eval_one(&p[0], o, &ctx[1], &v[0], msgs);
-    if (once && n) supp_add(o->supp, sb);
+    g.once = n > 1 && o->format == TL_CHECK_TEXT && nrules;
+    g.sb = g.once ? calloc(3 * nrules, sizeof *g.sb) : NULL;
+    if (g.once && !g.sb) g.once = false;
+    eval_others(p, n, o, &g, msgs);
+    eval_main(p, n, unchecked, o, &g, msgs);
+    unsigned nfailed = 0;
     for (size_t i = 0; i < n; i++) {
-        p[i].passed = !v[i].rc && !v[i].r.nfailed && !v[i].r.incomplete;
+        p[i].passed = !g.v[i].rc && !g.v[i].r.nfailed && !g.v[i].r.incomplete;
         nfailed += !p[i].passed;
-        nexceeded += v[i].r.nfailed > 0;
-        tests += v[i].r.nchecked + v[i].r.incomplete;
-        failures += v[i].r.nfailed;
-        errors += v[i].r.incomplete;
     }
     if (o->format == TL_CHECK_JSON) {
-        if (v[0].text) fwrite(v[0].text, 1, v[0].len, out);
+        if (g.v[0].text) fwrite(g.v[0].text, 1, g.v[0].len, out);
     } else {
-        bool several = nchecked > 1, junit = o->format == TL_CHECK_JUNIT;
-        if (several && junit)
-            fprintf(out,
-                    "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-                    "<testsuites name=\"tensorleak\" tests=\"%u\" failures=\"%u\" errors=\"%u\">\n",
-                    tests, failures, errors);
-        else if (several && nfailed)
-            fprintf(out, "tensorleak check: FAILED: %u of %zu processes %s\n", nfailed, nchecked,
-                    nexceeded == nfailed
-                        ? "exceeded a limit"
-                        : "cannot pass (a limit exceeded or a trace not read whole)");
-        else if (several)
-            fprintf(out, "tensorleak check: passed: %zu processes checked\n", nchecked);
-        for (size_t i = 0; i < n; i++)
-            if (v[i].text) fwrite(v[i].text, 1, v[i].len, out);
-        if (once && nchecked > 1) supp_say(o->supp, sb, nchecked, out);
-        if (unchecked && !junit)
-            fprintf(out,
-                    "not checked: %u helper process%s with nothing of interest (a system tool, "
-                    "such as a shell or a compiler, or another program that made no storage and "
-                    "no block of 64 KiB or more)\n",
-                    unchecked, unchecked == 1 ? "" : "es");
-        if (execd && !junit)
-            fprintf(out,
-                    "not checked: %u forked process%s that exec'd an untraced program (exec gave "
-                    "its memory back)\n",
-                    execd, execd == 1 ? "" : "es");
-        if (several && junit) fputs("</testsuites>\n", out);
+        run_text(p, n, unchecked, o, &g, out);
     }
     tl_status_t rc = TL_STATUS_OK;
     for (size_t i = 0; i < n && !rc; i++)
-        rc = v[i].rc;
+        rc = g.v[i].rc;
     *failed = nfailed > 0;
-    for (size_t i = 0; i < n; i++)
-        free(v[i].text);
-    free(sb);
-    free(v);
-    free(json);
-    free(json_len);
+    gather_free(&g, n);
     return rc;
 }

@@ -1,16 +1,18 @@
-/* cmd_check.c - `tensorleak check`: the CI gate.
+/* cmd_check.c - `tensorleak check`: the CI gate, as a few steps over the
+ * check module (src/report/check/check.h); its options are
+ * tools/check_args.c's.
  *
  * Runs a command under the agent, recording what its limits measure
  * (tl_check_needs_every_block: every allocation, TENSORLEAK_MODE=all with
  * the leak scan, or every storage, the default mode), or takes an existing
- * trace (--trace), and checks it against leak limits (src/report/check/check.h). Everything that
- * can be wrong with the command line, the suppression files or the baseline is found before the
- * command runs (exit 2, or the baseline's trace error). Exit: the command's own failure passes
- * through; else 23 (or --error-exitcode) when a limit is exceeded; else 0.
+ * trace (--trace), and checks it against leak limits. Everything that can
+ * be wrong with the command line, the suppression files or the baseline is
+ * found before the command runs (exit 2, or the baseline's trace error).
+ * Exit: the command's own failure passes through; else 23 (or
+ * --error-exitcode) when a limit is exceeded; else 0.
  */
 #include "config.h"
 
-#include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
@@ -25,7 +27,6 @@
 #include "tools/launch.h"
 #include "tools/outfile.h"
 #include "tools/say.h"
-#include "tools/size.h"
 
 /* The HTML report of a failed gate's trace to of, opened before the
  * command ran and closed here; true when it could not be written (the line

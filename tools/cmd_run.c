@@ -82,7 +82,18 @@ static bool parse_top(const char *s, unsigned *out)
     return true;
 }
 
-int tl_cmd_run(int argc, char **argv)
+/* What `run` was asked. */
+typedef struct run_args {
+    const char *pattern; /* --output; NULL: a directory per run (launch.h) */
+    bool keep_helpers, quiet;
+    tl_report_opts_t opts;
+    const char *report_path; /* --report, or NULL: stdout */
+    char **cmd;
+} run_args_t;
+
+/* Parse argv into a; 0, or an exit status (help printed, or a usage error
+ * said). */
+static int parse(int argc, char **argv, run_args_t *a)
 {
     static const struct option longopts[] = {
         {"output", required_argument, NULL, 'o'},
@@ -96,10 +107,7 @@ int tl_cmd_run(int argc, char **argv)
         {"quiet", no_argument, NULL, 'Q'},
         {NULL, 0, NULL, 0},
     };
-    const char *pattern = NULL; /* a directory per run (launch.h) */
-    bool keep_helpers = false, quiet = false;
-    tl_report_opts_t opts = {.format = TL_FORMAT_TEXT, .top = 10};
-    const char *report_path = NULL;
+    *a = (run_args_t){.opts = {.format = TL_FORMAT_TEXT, .top = 10}};
     bool format_given = false;
     int c;
     optind = 1;
@@ -112,10 +120,10 @@ int tl_cmd_run(int argc, char **argv)
                 return TL_EXIT_USAGE;
             }
             if (tl_launch_pattern_bad(optarg, "run: --output")) return TL_EXIT_USAGE;
-            pattern = optarg;
+            a->pattern = optarg;
             break;
         case 'f':
-            if (!tl_format_parse(optarg, &opts.format)) {
+            if (!tl_format_parse(optarg, &a->opts.format)) {
                 tl_say("run: unknown format '%s' (text, json, html, folded, folded-peak or "
                        "folded-end)",
                        optarg);
@@ -124,31 +132,31 @@ int tl_cmd_run(int argc, char **argv)
             format_given = true;
             break;
         case 'n':
-            if (!parse_top(optarg, &opts.top)) {
+            if (!parse_top(optarg, &a->opts.top)) {
                 tl_say("run: bad --top '%s' (a number 0-1000000)", optarg);
                 return TL_EXIT_USAGE;
             }
             break;
         case 'r':
-            report_path = optarg;
+            a->report_path = optarg;
             break;
         case 'k':
-            keep_helpers = true;
+            a->keep_helpers = true;
             break;
         case 'F':
-            if (!tl_frames_parse(optarg, &opts.all_frames)) {
+            if (!tl_frames_parse(optarg, &a->opts.all_frames)) {
                 tl_say("run: bad --frames '%s' (user or all)", optarg);
                 return TL_EXIT_USAGE;
             }
             break;
         case 'S':
-            opts.no_default_supp = true;
+            a->opts.no_default_supp = true;
             break;
         case 'Q':
-            quiet = true;
+            a->quiet = true;
             break;
         case 'h':
-            return tl_outfile_stdout_text(run_usage);
+            return tl_outfile_stdout_text(run_usage) ? TL_EXIT_OUTPUT : -1;
         default:
             tl_say("run: unknown option '%s' (try tensorleak run --help)", argv[optind - 1]);
             return TL_EXIT_USAGE;
@@ -158,56 +166,71 @@ int tl_cmd_run(int argc, char **argv)
         tl_say("run: no command given (tensorleak run -- CMD ...)");
         return TL_EXIT_USAGE;
     }
-    size_t rl = report_path ? strlen(report_path) : 0;
-    if (!format_given && rl > 5 && !strcmp(report_path + rl - 5, ".html"))
-        opts.format = TL_FORMAT_HTML; /* --report=FILE.html */
+    a->cmd = argv + optind;
+    size_t rl = a->report_path ? strlen(a->report_path) : 0;
+    if (!format_given && rl > 5 && !strcmp(a->report_path + rl - 5, ".html"))
+        a->opts.format = TL_FORMAT_HTML; /* --report=FILE.html */
+    return 0;
+}
+
+/* The report of the run l to out: the main trace, then every other one
+ * still there but the images that exec'd (launch.h), helpers with nothing
+ * of interest left out when kept. Its lines said; the CLI's exit code. */
+static int report(const run_args_t *a, const tl_launch_t *l, FILE *out)
+{
+    const char **paths = calloc(l->ntraces + 1, sizeof *paths);
+    size_t npaths = 0;
+    if (paths) {
+        paths[npaths++] = l->main_trace;
+        for (size_t i = 0; i < l->ntraces; i++)
+            if (!l->traces[i].main && !l->traces[i].execd && !l->traces[i].quiet)
+                paths[npaths++] = l->traces[i].path;
+    }
+    /* the command as given, as check says it (issue 29), unless the main
+     * process is another program its process exec'd (python3 behind a shim):
+     * then main_exe, read from the trace */
+    const char *cmd = a->cmd[0];
+    tl_say("trace of %s (pid %d) written to %s",
+           !l->main_exe[0] || names_exe(cmd, l->main_exe) ? cmd : l->main_exe, (int)l->pid,
+           l->main_trace);
+    tl_launch_say_others(l); /* after the main trace's line */
+    tl_msgs_t msgs = {0};
+    int rc = tl_cli_exit(paths ? tl_report_run(paths, npaths, &a->opts, out, &msgs)
+                               : tl_report_file(l->main_trace, &a->opts, out, &msgs));
+    tl_say_msgs(&msgs);
+    free(paths);
+    return rc;
+}
+
+int tl_cmd_run(int argc, char **argv)
+{
+    run_args_t a;
+    int rc = parse(argc, argv, &a);
+    if (rc) return rc < 0 ? TL_EXIT_OK : rc;
     FILE *out = stdout;
     tl_outfile_t of;
-    if (report_path) {
-        if (tl_outfile_open(&of, report_path)) return TL_EXIT_OUTPUT;
+    if (a.report_path) {
+        if (tl_outfile_open(&of, a.report_path)) return TL_EXIT_OUTPUT;
         out = of.f;
     }
-    tl_say_progress(quiet); /* only the reads after CMD exits draw it */
-    tl_launch_t l = {.pattern = pattern, .keep_helpers = keep_helpers};
+    tl_say_progress(a.quiet); /* only the reads after CMD exits draw it */
+    tl_launch_t l = {.pattern = a.pattern, .keep_helpers = a.keep_helpers};
     int code;
-    if (!tl_launch_run(&l, argv + optind, NULL, &code)) {
-        if (report_path) tl_outfile_close(&of, false);
+    if (!tl_launch_run(&l, a.cmd, NULL, &code)) {
+        if (a.report_path) tl_outfile_close(&of, false);
         return code;
     }
     if (!l.main_trace[0]) {
         tl_launch_say_others(&l);
         tl_launch_free(&l);
-        if (report_path) tl_outfile_close(&of, false);
+        if (a.report_path) tl_outfile_close(&of, false);
         return l.status;
     }
-    /* The report is of the run: the main trace, then every other one still
-     * there but the images that exec'd (launch.h), helpers with nothing of
-     * interest left out when kept */
-    const char **paths = calloc(l.ntraces + 1, sizeof *paths);
-    size_t npaths = 0;
-    if (paths) {
-        paths[npaths++] = l.main_trace;
-        for (size_t i = 0; i < l.ntraces; i++)
-            if (!l.traces[i].main && !l.traces[i].execd && !l.traces[i].quiet)
-                paths[npaths++] = l.traces[i].path;
-    }
-    /* the command as given, as check says it (issue 29), unless the main
-     * process is another program its process exec'd (python3 behind a shim):
-     * then main_exe, read from the trace */
-    const char *cmd = argv[optind];
-    tl_say("trace of %s (pid %d) written to %s",
-           !l.main_exe[0] || names_exe(cmd, l.main_exe) ? cmd : l.main_exe, (int)l.pid,
-           l.main_trace);
-    tl_launch_say_others(&l); /* after the main trace's line */
-    tl_msgs_t msgs = {0};
-    int rc = tl_cli_exit(paths ? tl_report_run(paths, npaths, &opts, out, &msgs)
-                               : tl_report_file(l.main_trace, &opts, out, &msgs));
-    tl_say_msgs(&msgs);
-    free(paths);
+    rc = report(&a, &l, out);
     tl_launch_free(&l);
     bool keep = rc == TL_EXIT_OK || rc == TL_EXIT_TRUNCATED;
-    if (report_path ? tl_outfile_close(&of, keep) && keep : fflush(stdout) != 0) {
-        if (!report_path) tl_say("cannot write the report to stdout: %s", strerror(errno));
+    if (a.report_path ? tl_outfile_close(&of, keep) && keep : fflush(stdout) != 0) {
+        if (!a.report_path) tl_say("cannot write the report to stdout: %s", strerror(errno));
         if (l.status == 0) return TL_EXIT_OUTPUT;
     }
     if (rc != TL_EXIT_OK && rc != TL_EXIT_TRUNCATED && l.status == 0) return rc;

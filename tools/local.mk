@@ -17,5 +17,7 @@ tensorleak_SOURCES = \
 	tools/args.h \
 	tools/cmd_report.c \
 	tools/cmd_check.c \
+	tools/check_args.c \
+	tools/check_args.h \
 	tools/cmd_diff.c
 tensorleak_LDADD = libtlreport.la libtlcommon.la $(LIBDW_LIBS) -lstdc++ -lm

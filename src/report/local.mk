@@ -1,8 +1,9 @@
 # src/report: the report library, one folder per stage of the pipeline
 # (docs/internals.md): read/ (open, load, stream the events), analyze/
 # (model, symbolize, lineage, regions, suppressions), render/ (text, JSON,
-# check verdicts), cmd/ (what report, check and diff run). Linked into the
-# tensorleak CLI and the report unit tests.
+# HTML), cmd/ (what report and diff run), check/ (`check` as one module:
+# its model, evaluation and verdicts). Linked into the tensorleak CLI and
+# the report unit tests.
 noinst_LTLIBRARIES += libtlreport.la
 libtlreport_la_SOURCES = \
 	src/report/read/map.c src/report/read/map.h src/report/read/grow.h \
@@ -41,17 +42,18 @@ libtlreport_la_SOURCES = \
 	src/report/render/flame.c src/report/render/flame.h \
 	src/report/render/render_folded.c \
 	src/report/render/render_html.c \
-	src/report/render/check_render.c src/report/render/check_render_json.c \
-	src/report/render/check_verdict.h \
 	src/report/status.c src/report/status.h \
 	src/report/progress.c src/report/progress.h \
 	src/report/pipeline.c src/report/pipeline.h \
-	src/report/cmd/check.c src/report/cmd/check.h \
-	src/report/cmd/check_run.c src/report/cmd/check_run.h \
 	src/report/cmd/diff.c src/report/cmd/diff.h \
 	src/report/cmd/report.c src/report/cmd/report.h \
 	src/report/cmd/report_run.c src/report/cmd/run_paths.c \
-	src/report/cmd/run_ranks.c src/report/cmd/run_ranks.h
+	src/report/cmd/run_ranks.c src/report/cmd/run_ranks.h \
+	src/report/check/check.h src/report/check/options.c \
+	src/report/check/verdict.h src/report/check/verdict.c \
+	src/report/check/eval.c src/report/check/run.c \
+	src/report/check/verdict_text.c src/report/check/verdict_json.c \
+	src/report/check/verdict_junit.c
 libtlreport_la_CFLAGS = $(AM_CFLAGS) $(LIBDW_CFLAGS)
 libtlreport_la_LIBADD = libtlcommon.la $(LIBDW_LIBS)
 

@@ -19,7 +19,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "report/cmd/check.h"
+#include "report/check/check.h"
 #include "report/analyze/model.h"
 #include "report/read/reader.h"
 #include "report/cmd/diff.h"

@@ -20,10 +20,13 @@ done
 # cmd/; analyze/ nothing of render/ or cmd/ (lineage.c used render's size
 # text, aggregate.c wrote the renderers' mode lines, peek.c included cmd/);
 # render/ nothing of cmd/ (check's renderers included cmd/check_impl.h and
-# called check.c's tl_chk_where).
+# called check.c's tl_chk_where); check/ (`check` as one module: its model,
+# evaluation and verdicts) sits on top, and nothing below calls it (its
+# model lived in render/ and embedded the pipeline's result).
 stage() { n=$(find "$TL_BUILDDIR/src/report/$1" -name 'libtlreport_la-*.o' | sort); [ -n "$n" ] || hard_error "no objects in $1/"; echo "$n"; }
 defs() { for o in $(stage "$1"); do nm --defined-only "$o" | awk 'NF == 3 && $2 ~ /[TDBR]/ {print $3}'; done | sort -u; }
-for pair in "read analyze" "read render" "read cmd" "analyze render" "analyze cmd" "render cmd"; do
+for pair in "read analyze" "read render" "read cmd" "read check" "analyze render" "analyze cmd" \
+    "analyze check" "render cmd" "render check" "cmd check"; do
     set -- $pair
     defs "$2" > "def.$2"
     for o in $(stage "$1"); do
@@ -36,6 +39,12 @@ for pair in "read analyze" "read render" "read cmd" "analyze render" "analyze cm
 done
 grep -q '^tl_status_t tl_report_file' "$TL_SRCDIR/src/report/cmd/report.h" ||
     fail "tl_report_file does not return a tl_status_t"
+# The CLI knows check by its one header: the model (verdict.h) is the
+# module's own.
+if grep -n '#include "report/check/' "$TL_SRCDIR"/tools/*.[ch] | grep -v 'report/check/check\.h"' > inc; then
+    cat inc >&2
+    fail "tools/ includes check/'s internals"
+fi
 if grep -rn '#include "tools/' "$TL_SRCDIR/src/report" > inc; then
     cat inc >&2
     fail "src/report includes the CLI's headers"

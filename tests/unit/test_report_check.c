@@ -8,13 +8,13 @@
 #include "report/analyze/model.h"
 #include "report/analyze/steps.h"
 #include "report/analyze/suppress.h"
-#include "report/render/check_verdict.h"
+#include "report/check/check.h"
 #include "tests/unit/test_report.h"
 #include "tests/workloads/report_tracegen.h"
 
 /* check -- CMD's recording by its limits: `all` mode for a limit of plain
  * heap blocks, the default mode's every storage for storage limits and a
- * CUDA device's (check_verdict.h). */
+ * CUDA device's (check/check.h). */
 START_TEST(record_by_limits)
 {
     static const unsigned every[] = {TL_LIMIT_LEAK, TL_LIMIT_PEAK, TL_LIMIT_GROWTH,
@@ -35,6 +35,25 @@ START_TEST(record_by_limits)
         ck_assert(!tl_check_needs_every_block(&o));
         o.set[every[i]] = false;
     }
+}
+END_TEST
+
+/* --leak-kinds and --problem-kinds lists (check/options.c). */
+START_TEST(kind_lists)
+{
+    unsigned m;
+    ck_assert(!tl_check_leak_kinds_parse("definite,possible", &m));
+    ck_assert_uint_eq(m, (1u << TL_LEAK_DEFINITE) | (1u << TL_LEAK_POSSIBLE));
+    ck_assert(!tl_check_leak_kinds_parse("all", &m));
+    ck_assert_uint_eq(m, 15u);
+    ck_assert(tl_check_leak_kinds_parse("definite,", &m)); /* a trailing comma */
+    ck_assert(tl_check_leak_kinds_parse("lost", &m));
+    ck_assert(tl_check_leak_kinds_parse("", &m));
+    ck_assert(!tl_check_problem_kinds_parse("held_by_autograd,pinned_by_view", &m));
+    ck_assert_uint_eq(m, (1u << TL_PROBLEM_AUTOGRAD) | (1u << TL_PROBLEM_PINNED));
+    ck_assert(!tl_check_problem_kinds_parse("all", &m));
+    ck_assert_uint_eq(m, TL_CHECK_PROBLEM_KINDS_ALL);
+    ck_assert(tl_check_problem_kinds_parse("pinned", &m));
 }
 END_TEST
 
@@ -406,6 +425,7 @@ Suite *make_check_suite(void)
     Suite *s = suite_create("check");
     TCase *tc = tcase_create("check");
     tcase_add_test(tc, record_by_limits);
+    tcase_add_test(tc, kind_lists);
     tcase_add_test(tc, supp_template_match);
     tcase_add_test(tc, supp_parse_and_errors);
     tcase_add_test(tc, regions_nested_exact);

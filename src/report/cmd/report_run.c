@@ -3,7 +3,7 @@
  * One trace is analysed at a time and freed before the next: what is kept
  * of each is its row of the process table and its rendered texts (bounded
  * by --top), so the memory is the biggest trace's analysis plus small
- * per-process texts. The main process comes last, as in check_run.c: its
+ * per-process texts. The main process comes last, as in check/run.c: its
  * JSON carries every process's entry and problems. The traces of a run are
  * found by run_paths.c; the ranks compared by run_ranks.c.
  */

@@ -1,14 +1,13 @@
-/* check_render_json.c - the verdict of `tensorleak check` as JSON
- * ("tensorleak-check/1", docs/report-schema.md) and JUnit XML (one
- * testsuite "tensorleak" with one testcase per limit checked, whose failure
- * carries the text verdict). The text verdict is check_render.c's.
+/* verdict_json.c - the verdict of `tensorleak check` as JSON
+ * ("tensorleak-check/1", docs/report-schema.md). The text verdict is
+ * verdict_text.c's, JUnit XML verdict_junit.c's.
  */
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "report/check/verdict.h"
 #include "report/read/aggregate.h"
-#include "report/render/check_verdict.h"
 #include "report/render/escape.h"
 #include "report/render/json.h"
 #include "report/analyze/frames.h"
@@ -150,12 +149,10 @@ static void run_json(const tl_chk_t *c, tl_json_t *j)
     tl_json_u64(j, p->execd_unchecked);
 }
 
-void tl_chk_render_json(tl_chk_t *c, FILE *out)
+/* The verdict's head: the trace, the process, passed, complete, the
+ * scope (point, region). */
+static void head_json(tl_chk_t *c, tl_json_t *j)
 {
-    tl_json_t jw, *j = &jw;
-    char w[TL_CHK_WHERE_MAX];
-    tl_json_init(j, out, true);
-    tl_json_obj_begin(j);
     tl_json_key(j, "schema");
     tl_json_str(j, "tensorleak-check/1");
     tl_json_key(j, "trace");
@@ -184,46 +181,52 @@ void tl_chk_render_json(tl_chk_t *c, FILE *out)
     } else {
         tl_json_null(j);
     }
-    tl_json_key(j, "limits");
-    tl_json_arr_begin(j);
-    for (unsigned k = 0; k < TL_LIMIT_COUNT; k++) {
-        const tl_chk_limit_t *l = &c->lim[k];
-        if (!l->checked) continue;
-        tl_json_obj_begin(j);
-        tl_json_key(j, "name");
-        tl_json_str(j, tl_check_limit_name(k));
-        tl_json_key(j, "limit_bytes");
-        if (k == TL_LIMIT_BASELINE && c->o->baseline_is_percent)
-            tl_json_null(j);
+}
+
+/* One limit checked: {name, limit_bytes, limit_percent, measured_bytes,
+ * [leak_kinds, counted], [problem_kinds, problems], passed, sites}. */
+static void limit_json(tl_chk_t *c, tl_json_t *j, unsigned k)
+{
+    const tl_chk_limit_t *l = &c->lim[k];
+    tl_json_obj_begin(j);
+    tl_json_key(j, "name");
+    tl_json_str(j, tl_check_limit_name(k));
+    tl_json_key(j, "limit_bytes");
+    if (k == TL_LIMIT_BASELINE && c->o->baseline_is_percent)
+        tl_json_null(j);
+    else
+        tl_json_u64(j, l->limit);
+    tl_json_key(j, "limit_percent");
+    if (k == TL_LIMIT_BASELINE && c->o->baseline_is_percent)
+        tl_json_double(j, c->o->baseline_percent);
+    else
+        tl_json_null(j);
+    tl_json_key(j, "measured_bytes");
+    tl_json_u64(j, l->measured);
+    if (k == TL_LIMIT_LEAK) {
+        tl_json_key(j, "leak_kinds"); /* null: no leak scan (not all mode), or a region */
+        if (c->leak_scan)
+            kinds_json(j, c->leak_kind_bytes, c->leak_kinds_counted);
         else
-            tl_json_u64(j, l->limit);
-        tl_json_key(j, "limit_percent");
-        if (k == TL_LIMIT_BASELINE && c->o->baseline_is_percent)
-            tl_json_double(j, c->o->baseline_percent);
-        else
             tl_json_null(j);
-        tl_json_key(j, "measured_bytes");
-        tl_json_u64(j, l->measured);
-        if (k == TL_LIMIT_LEAK) {
-            tl_json_key(j, "leak_kinds"); /* null: no leak scan (not all mode), or a region */
-            if (c->leak_scan)
-                kinds_json(j, c->leak_kind_bytes, c->leak_kinds_counted);
-            else
-                tl_json_null(j);
-            tl_json_key(j, "counted"); /* what measured_bytes is of */
-            tl_json_str(j, c->leak_scan ? "leak_kinds" : c->region ? "region_live" : "live");
-        }
-        if (k == TL_LIMIT_PROBLEM) problems_json(c, j);
-        tl_json_key(j, "passed");
-        tl_json_bool(j, !l->failed);
-        tl_json_key(j, "sites");
-        tl_json_arr_begin(j);
-        for (size_t i = 0; i < tl_chk_shown(c, l->ngroups); i++)
-            group_json(c, j, &l->groups[i], k == TL_LIMIT_LEAK || k == TL_LIMIT_LEAK_STORAGE);
-        tl_json_arr_end(j);
-        tl_json_obj_end(j);
+        tl_json_key(j, "counted"); /* what measured_bytes is of */
+        tl_json_str(j, c->leak_scan ? "leak_kinds" : c->region ? "region_live" : "live");
     }
+    if (k == TL_LIMIT_PROBLEM) problems_json(c, j);
+    tl_json_key(j, "passed");
+    tl_json_bool(j, !l->failed);
+    tl_json_key(j, "sites");
+    tl_json_arr_begin(j);
+    for (size_t i = 0; i < tl_chk_shown(c, l->ngroups); i++)
+        group_json(c, j, &l->groups[i], k == TL_LIMIT_LEAK || k == TL_LIMIT_LEAK_STORAGE);
     tl_json_arr_end(j);
+    tl_json_obj_end(j);
+}
+
+/* "growth": [{region, where, bytes_per_iteration, iterations, stack}]. */
+static void growth_json(tl_chk_t *c, tl_json_t *j)
+{
+    char w[TL_CHK_WHERE_MAX];
     tl_json_key(j, "growth");
     tl_json_arr_begin(j);
     for (size_t i = 0; i < tl_chk_shown(c, c->ngrowth); i++) {
@@ -241,6 +244,11 @@ void tl_chk_render_json(tl_chk_t *c, FILE *out)
         tl_json_obj_end(j);
     }
     tl_json_arr_end(j);
+}
+
+/* What the suppressions hid, in all and per rule. */
+static void supp_json(const tl_chk_t *c, tl_json_t *j)
+{
     tl_json_key(j, "suppressed_bytes");
     tl_json_u64(j, c->supp_bytes);
     tl_json_key(j, "suppressed_blocks");
@@ -266,127 +274,45 @@ void tl_chk_render_json(tl_chk_t *c, FILE *out)
         tl_json_obj_end(j);
     }
     tl_json_arr_end(j);
+}
+
+/* "baseline": its totals and this run's change, or null. */
+static void baseline_json(const tl_chk_t *c, tl_json_t *j)
+{
     tl_json_key(j, "baseline");
-    if (c->o->base) {
-        tl_json_obj_begin(j);
-        tl_json_key(j, "path");
-        tl_json_str(j, c->o->base->path);
-        tl_json_key(j, "leaked_bytes");
-        tl_json_u64(j, c->o->base->leaked_bytes);
-        tl_json_key(j, "peak_bytes");
-        tl_json_u64(j, c->o->base->peak_bytes);
-        tl_json_key(j, "leaked_bytes_change");
-        tl_json_i64(j, c->base_leak_delta);
-        tl_json_key(j, "peak_bytes_change");
-        tl_json_i64(j, c->base_peak_delta);
-        tl_json_obj_end(j);
-    } else {
+    if (!c->o->base) {
         tl_json_null(j);
+        return;
     }
+    tl_json_obj_begin(j);
+    tl_json_key(j, "path");
+    tl_json_str(j, c->o->base->path);
+    tl_json_key(j, "leaked_bytes");
+    tl_json_u64(j, c->o->base->leaked_bytes);
+    tl_json_key(j, "peak_bytes");
+    tl_json_u64(j, c->o->base->peak_bytes);
+    tl_json_key(j, "leaked_bytes_change");
+    tl_json_i64(j, c->base_leak_delta);
+    tl_json_key(j, "peak_bytes_change");
+    tl_json_i64(j, c->base_peak_delta);
+    tl_json_obj_end(j);
+}
+
+void tl_chk_render_json(tl_chk_t *c, FILE *out)
+{
+    tl_json_t jw, *j = &jw;
+    tl_json_init(j, out, true);
+    tl_json_obj_begin(j);
+    head_json(c, j);
+    tl_json_key(j, "limits");
+    tl_json_arr_begin(j);
+    for (unsigned k = 0; k < TL_LIMIT_COUNT; k++)
+        if (c->lim[k].checked) limit_json(c, j, k);
+    tl_json_arr_end(j);
+    growth_json(c, j);
+    supp_json(c, j);
+    baseline_json(c, j);
     run_json(c, j);
     tl_json_obj_end(j);
     tl_json_finish(j);
-}
-
-/* XML text: control characters (not allowed in XML 1.0, even as character
- * references) and bytes that are not UTF-8 as \xNN text (escape.h), then the
- * markup characters as entities. */
-static void xml_escape(const char *s, size_t n, FILE *out)
-{
-    char *text = NULL;
-    size_t len = 0;
-    FILE *mem = open_memstream(&text, &len);
-    if (!mem) return;
-    tl_esc_write(mem, s, n, true);
-    if (fclose(mem) != 0) return;
-    for (size_t i = 0; i < len; i++) {
-        switch (text[i]) {
-        case '<':
-            fputs("&lt;", out);
-            break;
-        case '>':
-            fputs("&gt;", out);
-            break;
-        case '&':
-            fputs("&amp;", out);
-            break;
-        case '"':
-            fputs("&quot;", out);
-            break;
-        default:
-            fputc(text[i], out);
-        }
-    }
-    free(text);
-}
-
-/* What a callback renders, XML-escaped into out. */
-typedef struct xml_arg {
-    tl_chk_t *c;
-    unsigned k;
-} xml_arg_t;
-
-static void xml_render(void (*render)(const xml_arg_t *, FILE *), const xml_arg_t *a, FILE *out)
-{
-    char *text = NULL;
-    size_t len = 0;
-    FILE *mem = open_memstream(&text, &len);
-    if (!mem) return;
-    render(a, mem);
-    if (fclose(mem) == 0) xml_escape(text, len, out);
-    free(text);
-}
-
-static void xml_verdict(const xml_arg_t *a, FILE *out)
-{
-    tl_chk_render_text(a->c, out);
-}
-
-static void xml_limit(const xml_arg_t *a, FILE *out)
-{
-    tl_chk_limit_text(a->c, a->k, out);
-}
-
-static void xml_incomplete(const xml_arg_t *a, FILE *out)
-{
-    tl_chk_incomplete_text(a->c, out);
-}
-
-void tl_chk_render_junit(tl_chk_t *c, FILE *out)
-{
-    bool named = c->o->proc && c->o->proc->name_process; /* in a <testsuites> (check_run.c) */
-    char b[400];
-    if (!named) fputs("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n", out);
-    fputs("<testsuite name=\"tensorleak", out);
-    if (named) {
-        fputs(" ", out);
-        const char *w = tl_chk_process_words(c, b, sizeof b);
-        xml_escape(w, strlen(w), out);
-    }
-    fprintf(out, "\" tests=\"%u\" failures=\"%u\" errors=\"%u\">\n", c->nchecked + c->incomplete,
-            c->nfailed, (unsigned)c->incomplete);
-    xml_arg_t a = {c, 0};
-    if (c->incomplete) { /* a testcase that errs, so that no CI reads the suite as passed */
-        fputs("  <testcase classname=\"tensorleak\" name=\"trace\">\n"
-              "    <error type=\"tensorleak.trace\" message=\"",
-              out);
-        xml_render(xml_incomplete, &a, out);
-        fputs("\"/>\n  </testcase>\n", out);
-    }
-    for (unsigned k = 0; k < TL_LIMIT_COUNT; k++) {
-        const tl_chk_limit_t *l = &c->lim[k];
-        if (!l->checked) continue;
-        fprintf(out, "  <testcase classname=\"tensorleak\" name=\"%s\"", tl_check_limit_name(k));
-        if (!l->failed) {
-            fputs("/>\n", out);
-            continue;
-        }
-        a.k = k;
-        fputs(">\n    <failure type=\"tensorleak.limit\" message=\"", out);
-        xml_render(xml_limit, &a, out);
-        fputs("\">", out);
-        xml_render(xml_verdict, &a, out);
-        fputs("</failure>\n  </testcase>\n", out);
-    }
-    fputs("</testsuite>\n", out);
 }

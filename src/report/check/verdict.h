@@ -1,10 +1,8 @@
-/* check_verdict.h - the verdict of `tensorleak check` as its renderers
- * read it (check_render.c: text; check_render_json.c: JSON, JUnit): the
- * limits and options (cmd/check.h takes them from here), the measured
- * state cmd/check.c fills, and the text of a site's place and holders that
- * both the grouping (check.c) and the renderers use. A render-layer header,
- * so that render/ includes nothing of cmd/ (report_layers.sh). Not
- * installed.
+/* verdict.h - the check module's model (check.h): what eval.c measures
+ * on one trace and what its renderers read (verdict_text.c: text;
+ * verdict_json.c: JSON, JUnit), with the words of a site's place and
+ * holders that both the grouping and the renderers use. Internal to
+ * src/report/check/: the CLI includes check.h only. Not installed.
  */
 #ifndef TL_REPORT_CHECK_VERDICT_H
 #define TL_REPORT_CHECK_VERDICT_H
@@ -16,31 +14,12 @@
 #include "report/analyze/lineage.h"
 #include "report/analyze/model.h"
 #include "report/analyze/suppress.h"
+#include "report/check/check.h"
 #include "report/pipeline.h"
 #include "report/render/render.h"
 
-enum {
-    TL_LIMIT_LEAK = 0,     /* --max-leak: live bytes at the end, after suppressions */
-    TL_LIMIT_LEAK_STORAGE, /* --max-leak-storage: the same, storages only */
-    TL_LIMIT_PINNED,       /* --max-pinned: pinned bytes of live storages */
-    TL_LIMIT_PEAK,         /* --max-peak: peak live bytes */
-    TL_LIMIT_GROWTH,       /* --max-growth: bytes per iteration of a repeated region's site */
-    TL_LIMIT_BASELINE,     /* --max-growth-vs-baseline: leak or peak above the baseline's */
-    TL_LIMIT_PROBLEM,      /* --max-problem-storage: bytes of the scope's problem storages */
-    TL_LIMIT_COUNT
-};
-
-enum { TL_CHECK_TEXT = 0, TL_CHECK_JSON = 1, TL_CHECK_JUNIT = 2 };
-
-/* A baseline's totals (tl_check_baseline). */
-typedef struct tl_check_base {
-    const char *path;
-    uint64_t leaked_bytes; /* as --max-leak counts it (kinds, device), after suppressions */
-    uint64_t peak_bytes;
-} tl_check_base_t;
-
 /* The process a verdict is about, in a gate over a run's processes
- * (check_run.h). */
+ * (tl_check_run, run.c). */
 typedef struct tl_check_proc_ctx {
     const char *role;  /* "main", "child" (a fork of the main program), "helper" */
     bool name_process; /* several processes are listed: the text and JUnit name this one */
@@ -54,50 +33,6 @@ typedef struct tl_check_proc_ctx {
     unsigned helpers_unchecked; /* helpers with nothing of interest, left out */
     unsigned execd_unchecked;   /* processes that exec'd an untraced program, left out */
 } tl_check_proc_ctx_t;
-
-typedef struct tl_check_opts {
-    bool set[TL_LIMIT_COUNT];
-    uint64_t limit[TL_LIMIT_COUNT]; /* bytes */
-    bool baseline_is_percent;       /* TL_LIMIT_BASELINE is baseline_percent % */
-    double baseline_percent;
-    const tl_check_base_t *base; /* with TL_LIMIT_BASELINE */
-    const char *region;          /* NULL: the end point */
-    tl_supp_t *supp;             /* rules to apply (may have none) */
-    int format;                  /* TL_CHECK_* */
-    unsigned top;                /* sites per failed limit (0 = all) */
-    /* The leak kinds --max-leak counts in a trace with a leak scan: a mask of
-     * 1u << TL_LEAK_*; 0 means the default, definitely and indirectly lost.
-     * Without a scan (not `all` mode) every live block counts. */
-    unsigned leak_kinds;
-    /* The problem kinds --max-problem-storage counts: a mask of
-     * 1u << TL_PROBLEM_* (analyze/storages.h); 0 means every kind. */
-    unsigned problem_kinds;
-    /* --device: 1 + the trace's TL_DEVICE_* the limits look at (1 = cpu,
-     * 2 = cuda:0, ...); 0 = every device. A site counts on the device of
-     * its storages; a plain heap block on the cpu. */
-    unsigned device;
-    /* check -- CMD: which process of the run this trace is (check_run.h);
-     * NULL for a lone trace (check --trace). */
-    const tl_check_proc_ctx_t *proc;
-    /* check -- CMD without --trace-output: the run's traces are removed
-     * after a pass, so a passing verdict says so beside the path. */
-    bool traces_removed_on_pass;
-} tl_check_opts_t;
-
-#define TL_CHECK_LEAK_KINDS_DEFAULT ((1u << TL_LEAK_DEFINITE) | (1u << TL_LEAK_INDIRECT))
-#define TL_CHECK_PROBLEM_KINDS_ALL  0x3fu /* the six TL_PROBLEM_* kinds */
-
-/* "max-leak", "max-leak-storage", ... */
-const char *tl_check_limit_name(unsigned limit);
-
-/* Whether o's limits measure plain heap blocks, which only a trace of
- * every allocation (`all` mode) gives exactly: --max-leak, --max-peak,
- * --max-growth, --max-growth-vs-baseline, on the cpu or every device. The
- * storage limits (--max-leak-storage, --max-pinned, --max-problem-storage)
- * and any limit of a CUDA device (--device=cuda:N: its storages alone)
- * are exact on the default mode's trace, which records every storage and
- * its stack. check -- CMD records in the mode its limits need. */
-bool tl_check_needs_every_block(const tl_check_opts_t *o);
 
 #define TL_CHK_WHERE_MAX 320
 
@@ -211,7 +146,7 @@ void tl_chk_limit_text(tl_chk_t *c, unsigned k, FILE *out);
 /* "trace truncated: read 3 chunks with 120 events[, skipped ...]" */
 void tl_chk_incomplete_text(const tl_chk_t *c, FILE *out);
 
-/* The verdicts (check_render.c: text; check_render_json.c: JSON, JUnit). */
+/* The verdicts (verdict_text.c: text; verdict_json.c: JSON, JUnit). */
 void tl_chk_render_text(tl_chk_t *c, FILE *out);
 /* The same, in the shape tl_render_text_escaped takes (c: a tl_chk_t). */
 void tl_chk_render_text_arg(const void *c, FILE *out);

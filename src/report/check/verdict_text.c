@@ -1,5 +1,5 @@
-/* check_render.c - the verdict of `tensorleak check` as text (the JSON
- * and JUnit forms: check_render_json.c).
+/* verdict_text.c - the verdict of `tensorleak check` as text (the JSON
+ * and JUnit forms: verdict_json.c; the model's words: verdict.c).
  *
  * The text names each limit with its measured value, then for each failed
  * one the top sites (the program's Python line first; a C extension's own
@@ -11,94 +11,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "report/check/verdict.h"
 #include "report/read/aggregate.h"
-#include "report/render/check_verdict.h"
 #include "report/render/escape.h"
 #include "report/render/json.h"
 #include "report/analyze/frames.h"
 #include "report/analyze/lineage.h"
 #include "report/analyze/role.h"
-
-const char *tl_check_limit_name(unsigned limit)
-{
-    static const char *const names[] = {
-        "max-leak",   "max-leak-storage",       "max-pinned",         "max-peak",
-        "max-growth", "max-growth-vs-baseline", "max-problem-storage"};
-    return limit < TL_LIMIT_COUNT ? names[limit] : "unknown";
-}
-
-bool tl_check_needs_every_block(const tl_check_opts_t *o)
-{
-    if (o->device > 1) return false; /* 1 = the cpu, 2 = cuda:0, ... */
-    return o->set[TL_LIMIT_LEAK] || o->set[TL_LIMIT_PEAK] || o->set[TL_LIMIT_GROWTH] ||
-           o->set[TL_LIMIT_BASELINE];
-}
-
-bool tl_chk_exact(const tl_chk_t *c)
-{
-    return !c->a.trace.agg || c->a.trace.agg->mode == TL_TMODE_ALL ||
-           !tl_check_needs_every_block(c->o);
-}
-
-/* Grouping looks past operator new too: the program's function is the place. */
-static bool allocator_module(const char *path)
-{
-    return tl_allocator_module(path, TL_ALLOC_NATIVE | TL_ALLOC_CXX);
-}
-
-const char *tl_chk_where(tl_chk_t *c, uint32_t site, char *buf)
-{
-    buf[0] = '\0';
-    const tl_trace_t *t = &c->a.trace;
-    if (site >= t->nsites) return buf;
-    size_t n;
-    const uint64_t *frames = tl_trace_site_frames(t, site, &n);
-    for (size_t i = 0; i < n; i++) /* a Python line: the program's own first */
-        if (frames[i] & TL_FRAME_PY_TAG)
-            return tl_lineage_where(t, c->a.sym, site, buf, TL_CHK_WHERE_MAX);
-    for (size_t i = 0; i < n; i++) {
-        if (frames[i] & TL_FRAME_PY_TAG) continue;
-        tl_frame_t f;
-        tl_sym_lookup(c->a.sym, frames[i], true, &f);
-        if (!f.function || allocator_module(f.module)) continue;
-        const char *paren = strchr(f.function, '(');
-        int len = paren ? (int)(paren - f.function) : (int)strlen(f.function);
-        if (len > 200) len = 200;
-        if (f.file) {
-            const char *b = strrchr(f.file, '/');
-            snprintf(buf, TL_CHK_WHERE_MAX, "in %.*s (%s:%u)", len, f.function, b ? b + 1 : f.file,
-                     f.line);
-        } else {
-            snprintf(buf, TL_CHK_WHERE_MAX, "in %.*s", len, f.function);
-        }
-        return buf;
-    }
-    return buf;
-}
-
-const char *tl_chk_holders(const tl_chk_group_t *g, char *buf, size_t n)
-{
-    /* the last entry: the part of held[TL_HELD_TENSOR] an ndarray holds */
-    static const char *const phrase[] = {"by an array", "by a tensor", "only by views",
-                                         "by the autograd graph of a kept tensor"};
-    static const unsigned order[] = {TL_HELD_AUTOGRAD, TL_HELD_VIEW, TL_HELD_TENSOR, 0};
-    char b[32];
-    size_t len = 0, k = 0;
-    buf[0] = '\0';
-    for (size_t i = 0; i < 4; i++) {
-        unsigned h = order[i];
-        uint64_t bytes = i == 3                ? g->held_array
-                         : h == TL_HELD_TENSOR ? g->held[h] - g->held_array
-                                               : g->held[h];
-        if (!bytes) continue;
-        int w = snprintf(buf + len, n - len, "%s%s (%s)", k ? ", " : "held ", phrase[h],
-                         tl_size_text(bytes, b, sizeof b));
-        if (w < 0 || (size_t)w >= n - len) break;
-        len += (size_t)w;
-        k++;
-    }
-    return buf;
-}
 
 #define STACK_PY_FRAMES     4
 #define STACK_NATIVE_FRAMES 2
@@ -111,39 +30,6 @@ static bool allocator_frame(const tl_frame_t *f)
 {
     return tl_allocator_module(f->module, TL_ALLOC_NATIVE | TL_ALLOC_CXX) ||
            (f->module && !strncmp(tl_path_base(f->module), "libc10", 6));
-}
-
-size_t tl_chk_shown(const tl_chk_t *c, size_t n)
-{
-    unsigned top = c->o->top;
-    return top == 0 || top >= n ? n : top;
-}
-
-/* "process 12716 (child of 12715) python3 work.py --fast": the process
- * of a run's verdict (pid, role, argv with the base names of its paths,
- * cut at about 80 bytes); raw trace bytes: the caller escapes. */
-const char *tl_chk_program_words(const tl_chk_t *c, char *buf, size_t n)
-{
-    return tl_role_program(&c->a.trace, c->o->proc ? c->o->proc->main_pid : 0, buf, n);
-}
-
-const char *tl_chk_process_words(const tl_chk_t *c, char *buf, size_t n)
-{
-    const tl_trace_t *t = &c->a.trace;
-    const tl_check_proc_ctx_t *p = c->o->proc;
-    /* what it is, where the trace says more than main/child/helper: "rank
-     * 1", "DataLoader worker" (role.h) */
-    char what[48];
-    tl_role_of(t, p ? p->main_pid : t->pid, NULL, what, sizeof what);
-    bool more = strcmp(what, "main") && strcmp(what, "child") && strcmp(what, "helper") &&
-                strncmp(what, "multiprocessing ", 16); /* those: in the program's words */
-    int len = snprintf(buf, n, "process %" PRIu64 " (%s%s%s", t->pid, more ? what : "",
-                       more ? ", " : "", p ? p->role : "main");
-    if (p && strcmp(p->role, "main") && len > 0 && (size_t)len < n)
-        len += snprintf(buf + len, n - (size_t)len, " of %" PRIu64, t->ppid);
-    if (len > 0 && (size_t)len < n) len += snprintf(buf + len, n - (size_t)len, ") ");
-    if (len > 0 && (size_t)len < n) tl_chk_program_words(c, buf + len, n - (size_t)len);
-    return buf;
 }
 
 /* The verdict's first words: "tensorleak check", or the process when the

@@ -1,12 +1,12 @@
-/* check.c - measure a trace against the limits of `tensorleak check` (see
- * check.h); check_render.c writes the verdict.
+/* eval.c - measure a trace against the limits of `tensorleak check` (see
+ * check.h) and write its verdict (verdict_text.c, verdict_json.c).
  *
  * Suppressions are applied here, after the replay: a suppressed site's live
  * blocks count neither in the leak limits nor in pinned bytes nor in growth,
  * and each rule is credited with the bytes and blocks it hid at the scope's
  * end. Peak counts every block (a peak is not a leak to forgive).
  */
-#include "report/cmd/check.h"
+#include "report/check/verdict.h"
 
 #include <inttypes.h>
 #include <stdlib.h>

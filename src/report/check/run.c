@@ -1,0 +1,233 @@
+/* run.c - the gate over a run's processes (check.h: tl_check_run).
+ *
+ * Each trace is evaluated and rendered into memory on its own, then freed,
+ * so a run of many workers holds one analysis at a time. The main process
+ * comes last: its JSON carries the others' verdicts and the run's result.
+ */
+#include "report/check/verdict.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report/analyze/size_text.h"
+#include "report/render/escape.h"
+
+typedef struct verdict {
+    char *text;
+    size_t len;
+    tl_check_result_t r;
+    tl_status_t rc;
+} verdict_t;
+
+/* Evaluate p's trace into v (its rendered verdict in v->text). */
+static void eval_one(const tl_check_proc_t *p, const tl_check_opts_t *o,
+                     const tl_check_proc_ctx_t *ctx, verdict_t *v, tl_msgs_t *msgs)
+{
+    tl_check_opts_t po = *o;
+    po.proc = ctx;
+    FILE *mem = open_memstream(&v->text, &v->len);
+    if (!mem) {
+        tl_msgs_add(msgs, "%s: out of memory", p->path);
+        v->rc = TL_STATUS_NOMEM;
+        return;
+    }
+    v->rc = tl_check_eval(p->path, &po, mem, &v->r, msgs);
+    if (fclose(mem) != 0 && !v->rc) {
+        tl_msgs_add(msgs, "%s: out of memory", p->path);
+        v->rc = TL_STATUS_NOMEM;
+    }
+}
+
+/* Adds what each rule hid in the process just checked (tl_supp_rule_t's
+ * bytes and blocks) to sb: per rule, bytes, blocks, processes. */
+static void supp_add(const tl_supp_t *s, uint64_t *sb)
+{
+    for (size_t i = 0; i < s->nrules; i++) {
+        sb[3 * i] += s->rules[i].bytes;
+        sb[3 * i + 1] += s->rules[i].blocks;
+        sb[3 * i + 2] += s->rules[i].blocks != 0;
+    }
+}
+
+/* The run's suppressions, once: "suppressed over the 3 processes: ...". */
+static void supp_say(const tl_supp_t *s, const uint64_t *sb, size_t nprocs, FILE *out)
+{
+    char b[32];
+    uint64_t bytes = 0, blocks = 0;
+    size_t used = 0;
+    for (size_t i = 0; i < s->nrules; i++) {
+        bytes += sb[3 * i];
+        blocks += sb[3 * i + 1];
+        used += sb[3 * i + 1] != 0;
+    }
+    if (!blocks) return;
+    fprintf(out, "suppressed over the %zu processes: %s in %" PRIu64 " block%s by %zu rule%s\n",
+            nprocs, tl_size_text(bytes, b, sizeof b), blocks, blocks == 1 ? "" : "s", used,
+            used == 1 ? "" : "s");
+    for (size_t i = 0; i < s->nrules; i++) {
+        const tl_supp_rule_t *r = &s->rules[i];
+        if (!sb[3 * i + 1]) continue;
+        fprintf(out, "  %s in %" PRIu64 " block%s of %" PRIu64 " process%s: leak:",
+                tl_size_text(sb[3 * i], b, sizeof b), sb[3 * i + 1], sb[3 * i + 1] == 1 ? "" : "s",
+                sb[3 * i + 2], sb[3 * i + 2] == 1 ? "" : "es");
+        tl_esc_puts(out, r->pattern);
+        if (r->line) {
+            fputs(" (", out);
+            tl_esc_puts(out, r->source);
+            fprintf(out, ":%u)\n", r->line);
+        } else {
+            fprintf(out, " (default: %s)\n", r->why ? r->why : "built in");
+        }
+    }
+}
+
+/* A run's verdicts while they are gathered: one per process, the other
+ * processes' JSON for the main one's, the suppressions' sums. */
+typedef struct gather {
+    verdict_t *v;
+    const char **json;
+    size_t *json_len, nothers;
+    bool once;    /* text of several processes: the suppressions said once, at the end */
+    uint64_t *sb; /* with once: per rule, bytes, blocks, processes (supp_add) */
+    unsigned execd;
+} gather_t;
+
+/* Every process but the main one, first: the main process's JSON carries
+ * their verdicts. */
+static void eval_others(tl_check_proc_t *p, size_t n, const tl_check_opts_t *o, gather_t *g,
+                        tl_msgs_t *msgs)
+{
+    tl_check_proc_ctx_t ctx = {
+        .role = "child", .name_process = true, .main_pid = p[0].pid, .supp_once = g->once};
+    for (size_t i = 1; i < n; i++) {
+        ctx.role = p[i].role;
+        eval_one(&p[i], o, &ctx, &g->v[i], msgs);
+        if (g->once && !g->v[i].r.execd) supp_add(o->supp, g->sb);
+        if (g->v[i].r.execd) {
+            g->execd++;
+            continue;
+        }
+        if (g->v[i].text && !g->v[i].rc) {
+            g->json[g->nothers] = g->v[i].text;
+            g->json_len[g->nothers++] = g->v[i].len;
+        }
+    }
+}
+
+/* The main process last, told of the others (their JSON, whether one failed,
+ * what was left out). */
+static void eval_main(tl_check_proc_t *p, size_t n, unsigned unchecked, const tl_check_opts_t *o,
+                      gather_t *g, tl_msgs_t *msgs)
+{
+    size_t nchecked = n - g->execd;
+    tl_check_proc_ctx_t ctx = {.role = "main",
+                               .name_process = nchecked > 1,
+                               .main_pid = p[0].pid,
+                               .supp_once = g->once && nchecked > 1,
+                               .others_json = g->json,
+                               .others_json_len = g->json_len,
+                               .nothers = o->format == TL_CHECK_JSON ? g->nothers : 0,
+                               .helpers_unchecked = unchecked,
+                               .execd_unchecked = g->execd};
+    for (size_t i = 1; i < n; i++)
+        ctx.others_failed |= g->v[i].rc || g->v[i].r.nfailed || g->v[i].r.incomplete;
+    eval_one(&p[0], o, &ctx, &g->v[0], msgs);
+    if (g->once) supp_add(o->supp, g->sb);
+}
+
+/* The run's verdict in text or JUnit: a head when there are several
+ * processes, each process's verdict, then what was said once or left out. */
+static void run_text(const tl_check_proc_t *p, size_t n, unsigned unchecked,
+                     const tl_check_opts_t *o, const gather_t *g, FILE *out)
+{
+    unsigned nfailed = 0, tests = 0, failures = 0, errors = 0, nexceeded = 0;
+    for (size_t i = 0; i < n; i++) {
+        nfailed += !p[i].passed;
+        nexceeded += g->v[i].r.nfailed > 0;
+        tests += g->v[i].r.nchecked + g->v[i].r.incomplete;
+        failures += g->v[i].r.nfailed;
+        errors += g->v[i].r.incomplete;
+    }
+    size_t nchecked = n - g->execd;
+    bool several = nchecked > 1, junit = o->format == TL_CHECK_JUNIT;
+    if (several && junit)
+        fprintf(out,
+                "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+                "<testsuites name=\"tensorleak\" tests=\"%u\" failures=\"%u\" errors=\"%u\">\n",
+                tests, failures, errors);
+    else if (several && nfailed)
+        fprintf(out, "tensorleak check: FAILED: %u of %zu processes %s\n", nfailed, nchecked,
+                nexceeded == nfailed ? "exceeded a limit"
+                                     : "cannot pass (a limit exceeded or a trace not read whole)");
+    else if (several)
+        fprintf(out, "tensorleak check: passed: %zu processes checked\n", nchecked);
+    for (size_t i = 0; i < n; i++)
+        if (g->v[i].text) fwrite(g->v[i].text, 1, g->v[i].len, out);
+    if (g->once && nchecked > 1) supp_say(o->supp, g->sb, nchecked, out);
+    if (unchecked && !junit)
+        fprintf(out,
+                "not checked: %u helper process%s with nothing of interest (a system tool, "
+                "such as a shell or a compiler, or another program that made no storage and "
+                "no block of 64 KiB or more)\n",
+                unchecked, unchecked == 1 ? "" : "es");
+    if (g->execd && !junit)
+        fprintf(out,
+                "not checked: %u forked process%s that exec'd an untraced program (exec gave "
+                "its memory back)\n",
+                g->execd, g->execd == 1 ? "" : "es");
+    if (several && junit) fputs("</testsuites>\n", out);
+}
+
+static void gather_free(gather_t *g, size_t n)
+{
+    for (size_t i = 0; g->v && i < n; i++)
+        free(g->v[i].text);
+    free(g->sb);
+    free(g->v);
+    free(g->json);
+    free(g->json_len);
+}
+
+tl_status_t tl_check_run(tl_check_proc_t *p, size_t n, unsigned unchecked, const tl_check_opts_t *o,
+                         FILE *out, bool *failed, tl_msgs_t *msgs)
+{
+    *failed = false;
+    gather_t g = {.v = calloc(n ? n : 1, sizeof *g.v),
+                  .json = calloc(n ? n : 1, sizeof *g.json),
+                  .json_len = calloc(n ? n : 1, sizeof *g.json_len)};
+    if (!g.v || !g.json || !g.json_len) {
+        gather_free(&g, 0);
+        tl_msgs_add(msgs, "out of memory");
+        return TL_STATUS_NOMEM;
+    }
+    if (!n) { /* nothing to check */
+        if (o->format != TL_CHECK_JSON) run_text(p, 0, unchecked, o, &g, out);
+        gather_free(&g, 0);
+        return TL_STATUS_OK;
+    }
+    /* Several processes in text: the suppressions of them all, said once
+     * at the end (per rule: bytes, blocks, processes). */
+    size_t nrules = o->supp ? o->supp->nrules : 0;
+    g.once = n > 1 && o->format == TL_CHECK_TEXT && nrules;
+    g.sb = g.once ? calloc(3 * nrules, sizeof *g.sb) : NULL;
+    if (g.once && !g.sb) g.once = false;
+    eval_others(p, n, o, &g, msgs);
+    eval_main(p, n, unchecked, o, &g, msgs);
+    unsigned nfailed = 0;
+    for (size_t i = 0; i < n; i++) {
+        p[i].passed = !g.v[i].rc && !g.v[i].r.nfailed && !g.v[i].r.incomplete;
+        nfailed += !p[i].passed;
+    }
+    if (o->format == TL_CHECK_JSON) {
+        if (g.v[0].text) fwrite(g.v[0].text, 1, g.v[0].len, out);
+    } else {
+        run_text(p, n, unchecked, o, &g, out);
+    }
+    tl_status_t rc = TL_STATUS_OK;
+    for (size_t i = 0; i < n && !rc; i++)
+        rc = g.v[i].rc;
+    *failed = nfailed > 0;
+    gather_free(&g, n);
+    return rc;
+}

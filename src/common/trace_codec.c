@@ -293,6 +293,65 @@ long tl_rec_decode_block(const uint8_t *p, size_t n, tl_record_t *out, tl_rec_st
     return (long)(r.p - p);
 }
 
+/* The fields of a PROCESS record. true = more argv than TL_REC_MAX_ARGV. */
+static bool get_process(tl_rbuf_t *r, tl_record_t *out)
+{
+    out->u.process.pid = tl_get_varint(r);
+    out->u.process.ppid = tl_get_varint(r);
+    out->u.process.exec_seq = tl_get_varint(r);
+    out->u.process.exe = get_run(r);
+    uint64_t argc = tl_get_varint(r);
+    if (argc > TL_REC_MAX_ARGV) return true;
+    out->u.process.argc = argc;
+    for (uint64_t i = 0; i < argc && !r->err; i++)
+        out->u.process.argv[i] = get_run(r);
+    return false;
+}
+
+/* The fields of a STACK record into frames (TL_REC_MAX_FRAMES of room).
+ * true = no frames buffer, or too many frames. */
+static bool get_stack(tl_rbuf_t *r, tl_record_t *out, uint64_t *frames)
+{
+    out->u.stack.id = tl_get_varint(r);
+    uint64_t nf = tl_get_varint(r);
+    if (!frames || nf > TL_REC_MAX_FRAMES) return true;
+    uint64_t prev = 0;
+    for (uint64_t i = 0; i < nf && !r->err; i++) {
+        prev += (uint64_t)tl_unzigzag(tl_get_varint(r));
+        frames[i] = prev;
+    }
+    out->u.stack.nframes = nf;
+    out->u.stack.frames = frames;
+    return false;
+}
+
+/* The fields of an OPTIONS record. true = more than TL_REC_MAX_OPTS pairs. */
+static bool get_options(tl_rbuf_t *r, tl_record_t *out)
+{
+    uint64_t count = tl_get_varint(r);
+    if (count > TL_REC_MAX_OPTS) return true;
+    out->u.options.count = count;
+    for (uint64_t i = 0; i < count && !r->err; i++) {
+        out->u.options.key[i] = get_run(r);
+        out->u.options.value[i] = get_run(r);
+    }
+    return false;
+}
+
+/* The fields of a lineage-family record (tl_rec_lineage_shape); an OWNER
+ * record starts another run of st. true = not such a type. */
+static bool get_lineage(tl_rbuf_t *r, unsigned type, tl_record_t *out, tl_rec_state_t *st)
+{
+    unsigned nints;
+    bool has_str;
+    if (!tl_rec_lineage_shape(type, &nints, &has_str)) return true;
+    for (unsigned i = 0; i < 8; i++)
+        out->u.lineage.a[i] = i < nints ? tl_get_varint(r) : 0;
+    out->u.lineage.str = has_str ? get_run(r) : (tl_bytes_t){NULL, 0};
+    if (type == TL_REC_OWNER && st && !r->err) st->ptr = 0; /* another run starts */
+    return false;
+}
+
 long tl_rec_decode(const uint8_t *p, size_t n, tl_record_t *out, uint64_t *frames,
                    tl_rec_state_t *st)
 {
@@ -300,21 +359,13 @@ long tl_rec_decode(const uint8_t *p, size_t n, tl_record_t *out, uint64_t *frame
     if (used) return used;
     tl_rbuf_t r = {p, p + n, false};
     unsigned type = tl_get_u8(&r);
+    bool bad = false;
     out->type = (tl_rec_type_t)type;
     out->ts_delta = tl_get_varint(&r);
     switch (type) {
-    case TL_REC_PROCESS: {
-        out->u.process.pid = tl_get_varint(&r);
-        out->u.process.ppid = tl_get_varint(&r);
-        out->u.process.exec_seq = tl_get_varint(&r);
-        out->u.process.exe = get_run(&r);
-        uint64_t argc = tl_get_varint(&r);
-        if (argc > TL_REC_MAX_ARGV) return -1;
-        out->u.process.argc = argc;
-        for (uint64_t i = 0; i < argc && !r.err; i++)
-            out->u.process.argv[i] = get_run(&r);
+    case TL_REC_PROCESS:
+        bad = get_process(&r, out);
         break;
-    }
     case TL_REC_MODULE:
         out->u.module.base = tl_get_varint(&r);
         out->u.module.start = tl_get_varint(&r);
@@ -322,19 +373,9 @@ long tl_rec_decode(const uint8_t *p, size_t n, tl_record_t *out, uint64_t *frame
         out->u.module.path = get_run(&r);
         out->u.module.build_id = get_run(&r);
         break;
-    case TL_REC_STACK: {
-        out->u.stack.id = tl_get_varint(&r);
-        uint64_t nf = tl_get_varint(&r);
-        if (!frames || nf > TL_REC_MAX_FRAMES) return -1;
-        uint64_t prev = 0;
-        for (uint64_t i = 0; i < nf && !r.err; i++) {
-            prev += (uint64_t)tl_unzigzag(tl_get_varint(&r));
-            frames[i] = prev;
-        }
-        out->u.stack.nframes = nf;
-        out->u.stack.frames = frames;
+    case TL_REC_STACK:
+        bad = get_stack(&r, out, frames);
         break;
-    }
     case TL_REC_THREAD:
         out->u.thread.tid = tl_get_varint(&r);
         out->u.thread.name = get_run(&r);
@@ -347,16 +388,9 @@ long tl_rec_decode(const uint8_t *p, size_t n, tl_record_t *out, uint64_t *frame
         out->u.end.storages = tl_get_varint(&r);
         out->u.end.dropped = tl_get_varint(&r);
         break;
-    case TL_REC_OPTIONS: {
-        uint64_t count = tl_get_varint(&r);
-        if (count > TL_REC_MAX_OPTS) return -1;
-        out->u.options.count = count;
-        for (uint64_t i = 0; i < count && !r.err; i++) {
-            out->u.options.key[i] = get_run(&r);
-            out->u.options.value[i] = get_run(&r);
-        }
+    case TL_REC_OPTIONS:
+        bad = get_options(&r, out);
         break;
-    }
     case TL_REC_PYFRAME:
         out->u.pyframe.id = tl_get_varint(&r);
         out->u.pyframe.line = tl_get_varint(&r);
@@ -367,18 +401,11 @@ long tl_rec_decode(const uint8_t *p, size_t n, tl_record_t *out, uint64_t *frame
         out->u.mark.id = tl_get_varint(&r);
         out->u.mark.name = get_run(&r);
         break;
-    default: {
-        unsigned nints;
-        bool has_str;
-        if (!tl_rec_lineage_shape(type, &nints, &has_str)) return -1;
-        for (unsigned i = 0; i < 8; i++)
-            out->u.lineage.a[i] = i < nints ? tl_get_varint(&r) : 0;
-        out->u.lineage.str = has_str ? get_run(&r) : (tl_bytes_t){NULL, 0};
-        if (type == TL_REC_OWNER && st && !r.err) st->ptr = 0; /* another run starts */
+    default:
+        bad = get_lineage(&r, type, out, st);
         break;
     }
-    }
-    if (r.err) return -1;
+    if (bad || r.err) return -1;
     return (long)(r.p - p);
 }
 

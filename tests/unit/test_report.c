@@ -3,6 +3,7 @@
  * Traces are built in memory with tests/workloads/report_tracegen.h; the
  * truncation and mutation loops assert that no input crashes the reader.
  */
+#include "report/read/event.h"
 #include "report/read/reader.h"
 #include "report/read/skim.h"
 #include "report/read/stream.h"

@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "common/trace_format.h"
+#include "report/read/event.h"
 
 /* What the load keeps of a block record. */
 typedef struct tl_skim {
@@ -145,6 +146,19 @@ static inline long tl_skim_packed(const uint8_t *p, tl_skim_t *out, tl_rec_state
     return (long)(r.p - p);
 }
 
+/* What the load keeps of a decoded block record: the events event.h's
+ * mapping makes of it, counted. */
+static inline void tl_skim_record(const tl_record_t *rec, tl_skim_t *out)
+{
+    tl_event_t ev[2];
+    int n = tl_rec_events(rec, 0, ev, out->stack);
+    out->ts_delta = rec->ts_delta;
+    out->kind = rec->type == TL_REC_ALLOC ? rec->u.alloc.kind : 0;
+    out->nevents = (uint8_t)n;
+    for (int i = 0; i < n; i++)
+        out->alloc[i] = ev[i].type == TL_EV_ALLOC || ev[i].type == TL_EV_RALLOC;
+}
+
 /* Skim the record at p[0, n): its length, *out filled; 0 when it is not a
  * block record; -1 when tl_rec_decode_block would fail on it. rec: scratch
  * for the records the fast path leaves to tl_rec_decode_block. st: the
@@ -219,27 +233,7 @@ static inline long tl_rec_skim_block(const uint8_t *p, size_t n, tl_record_t *re
     }
     long used =
         tl_rec_decode_block(p, n, rec, st); /* packed, long varints, the chunk's last bytes */
-    if (used <= 0) return used;
-    out->ts_delta = rec->ts_delta;
-    out->nevents = 0;
-    switch (rec->type) {
-    case TL_REC_ALLOC:
-        out->kind = rec->u.alloc.kind;
-        if (rec->u.alloc.ptr) {
-            out->nevents = 1;
-            out->alloc[0] = true;
-            out->stack[0] = rec->u.alloc.stack_id;
-        }
-        break;
-    case TL_REC_FREE:
-        out->nevents = rec->u.free.ptr != 0;
-        break;
-    default:
-        out->nevents = (uint8_t)((rec->u.realloc.old_ptr != 0) + (rec->u.realloc.new_ptr != 0));
-        out->stack[rec->u.realloc.old_ptr != 0] = rec->u.realloc.stack_id;
-        out->alloc[rec->u.realloc.old_ptr != 0] = rec->u.realloc.new_ptr != 0;
-        break;
-    }
+    if (used > 0) tl_skim_record(rec, out);
     return used;
 }
 

@@ -17,6 +17,7 @@
 
 #include "report/progress.h"
 #include "report/read/aggregate.h"
+#include "report/read/event.h"
 
 typedef struct tl_evcur {
     size_t off;        /* next record's offset in the chunk; next index in extra */
@@ -30,30 +31,6 @@ typedef struct tl_evcur {
      * written field by field stalls on store forwarding (BENCHMARKS.md, W5). */
     tl_event_t ev[2];
 } tl_evcur_t;
-
-bool tl_rec_is_lineage(unsigned type)
-{
-    switch (type) {
-    case TL_REC_MARK:
-    case TL_REC_STORAGE_REG:
-    case TL_REC_STORAGE_UNREG:
-    case TL_REC_VIEW_BEGIN:
-    case TL_REC_VIEW_END:
-    case TL_REC_COPY:
-    case TL_REC_TAG:
-    case TL_REC_SNAP_HOLD:
-    case TL_REC_SNAP_VIEW:
-    case TL_REC_FINGERPRINT:
-    case TL_REC_ORIGIN:
-    case TL_REC_REGION_BEGIN:
-    case TL_REC_REGION_END:
-    case TL_REC_NOTE:
-    case TL_REC_SNAP_WHY:
-        return true;
-    default:
-        return false;
-    }
-}
 
 void tl_trace_release(const tl_trace_t *t, const uint8_t *data)
 {
@@ -98,9 +75,8 @@ static bool resolve(tl_events_t *it, const tl_evsrc_t *src, tl_evcur_t *c, tl_ev
 #define PACKED_SPAN (TL_REC_PACKED_MAX + 8)
 
 /* The packed record (version 5, most of an `all`-mode trace) at p, with
- * PACKED_SPAN bytes at hand, made straight into c->ev[0] as
- * tl_rec_decode_block and tl_rec_events would make it (its kinds are
- * plain blocks: no storage, no flags), without the record in between.
+ * PACKED_SPAN bytes at hand, made straight into c->ev[0] by event.h's
+ * mapping, without a tl_record_t in between.
  * Returns its length, *nev the events made (0 for a zero pointer) and
  * *stack an ALLOC's stack id; 0 when it is malformed (c untouched: the
  * decoder then says so). */
@@ -115,10 +91,7 @@ static long packed_event(const uint8_t *p, tl_evcur_t *c, int *nev, uint64_t *st
     if (r.err) return 0;
     c->st.ptr = ptr;
     c->ts += ts_delta;
-    *nev = ptr != 0;
-    if (ptr)
-        c->ev[0] = (tl_event_t){
-            .ts = c->ts, .type = alloc ? TL_EV_ALLOC : TL_EV_FREE, .ptr = ptr, .size = size};
+    *nev = tl_event_block(&c->ev[0], c->ts, !alloc, p[0] & 3u, ptr, size, 0);
     return (long)(r.p - p);
 }
 

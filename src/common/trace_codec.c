@@ -8,6 +8,8 @@
 
 #include <string.h>
 
+#include "common/block.h"
+
 static void put_head(tl_wbuf_t *w, tl_rec_type_t type, uint64_t ts_delta)
 {
     tl_put_u8(w, (uint8_t)type);
@@ -62,20 +64,6 @@ void tl_rec_put_dfree(tl_wbuf_t *w, uint64_t ts_delta, uint64_t kind, uint64_t p
 {
     tl_rec_put_free(w, ts_delta, kind, ptr);
     tl_put_varint(w, device);
-}
-
-void tl_rec_put_packed(tl_wbuf_t *w, uint64_t ts_delta, uint64_t kind, uint64_t ptr, uint64_t prev,
-                       uint64_t size, uint64_t stack_id)
-{
-    if (kind > TL_KIND_FREE) {
-        w->overflow = true; /* a caller bug: refuse rather than write garbage */
-        return;
-    }
-    if (w->end - w->p < TL_REC_PACKED_MAX) {
-        w->overflow = true; /* the writer retries in a fresh chunk */
-        return;
-    }
-    w->p = tl_rec_packed_at(w->p, ts_delta, (unsigned)kind, ptr - prev, size, stack_id);
 }
 
 void tl_rec_put_realloc(tl_wbuf_t *w, uint64_t ts_delta, uint64_t old_ptr, uint64_t new_ptr,
@@ -228,36 +216,34 @@ static tl_bytes_t get_run(tl_rbuf_t *r)
     return b;
 }
 
-/* A packed record (TL_REC_PACKED) at p, as the ALLOC or FREE it stands for. */
+/* A packed record (common/block.h) at p, as the ALLOC or FREE it stands for. */
 static long decode_packed(const uint8_t *p, size_t n, tl_record_t *out, tl_rec_state_t *st)
 {
-    if (!st) return -1;
-    tl_rbuf_t r = {p + 1, p + n, false};
-    unsigned kind = p[0] & 3u;
-    out->ts_delta = p[0] & TL_REC_PACKED_TS0 ? 0 : tl_get_varint(&r);
-    uint64_t ptr = st->ptr + (uint64_t)tl_unzigzag(tl_get_varint(&r));
-    if (kind == TL_KIND_FREE) {
+    tl_block_t b;
+    size_t used = st ? tl_block_get(p, n, st->ptr, &b) : 0;
+    if (!used) return -1;
+    out->ts_delta = b.ts_delta;
+    if (b.kind == TL_KIND_FREE) {
         out->type = TL_REC_FREE;
-        out->u.free.kind = kind;
-        out->u.free.ptr = ptr;
+        out->u.free.kind = b.kind;
+        out->u.free.ptr = b.ptr;
         out->u.free.device = 0;
     } else {
         out->type = TL_REC_ALLOC;
-        out->u.alloc.kind = kind;
-        out->u.alloc.ptr = ptr;
-        out->u.alloc.size = tl_get_varint(&r);
-        out->u.alloc.stack_id = tl_get_varint(&r);
+        out->u.alloc.kind = b.kind;
+        out->u.alloc.ptr = b.ptr;
+        out->u.alloc.size = b.size;
+        out->u.alloc.stack_id = b.stack_id;
         out->u.alloc.device = out->u.alloc.stream = 0;
     }
-    if (r.err) return -1;
-    st->ptr = ptr;
-    return (long)(r.p - p);
+    st->ptr = b.ptr;
+    return (long)used;
 }
 
 long tl_rec_decode_block(const uint8_t *p, size_t n, tl_record_t *out, tl_rec_state_t *st)
 {
     if (n == 0) return 0;
-    if (p[0] >= TL_REC_PACKED && p[0] <= TL_REC_PACKED_LAST) return decode_packed(p, n, out, st);
+    if (tl_block_is(p[0])) return decode_packed(p, n, out, st);
     if (p[0] != TL_REC_ALLOC && p[0] != TL_REC_FREE && p[0] != TL_REC_REALLOC) return 0;
     tl_rbuf_t r = {p + 1, p + n, false};
     out->type = (tl_rec_type_t)p[0];

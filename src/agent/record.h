@@ -99,22 +99,14 @@ extern atomic_bool tl_record_scan_on;
 static inline __attribute__((always_inline)) bool
 tl_record_packed_fast(unsigned kind, uintptr_t ptr, uint64_t size, uint64_t stack_id, bool foreign)
 {
-    tl_wcursor_t *c = &tl_tsd.cur;
     tl_counters_t *s = tl_tsd.slot;
-    if (__builtin_expect(
-            c->gen != tl_record_w.gen || !s || s == TL_COUNTERS_SHARED || !c->chunk || c->ended ||
-                tl_record_w.chunk_bytes - TL_CHUNK_HEADER_BYTES - c->used < TL_REC_PACKED_MAX ||
-                atomic_load_explicit(&tl_record_scan_on, memory_order_relaxed),
-            0))
+    if (__builtin_expect(!tl_writer_block_ready(&tl_record_w, &tl_tsd.cur) || !s ||
+                             s == TL_COUNTERS_SHARED ||
+                             atomic_load_explicit(&tl_record_scan_on, memory_order_relaxed),
+                         0))
         return false;
     uint64_t ts = tl_clock_event(&tl_tsd.clk, foreign); /* after the block exists (writer.h) */
-    uint8_t *data = c->chunk + TL_CHUNK_HEADER_BYTES;
-    uint8_t *end = tl_rec_packed_at(data + c->used, ts >= c->last_ts ? ts - c->last_ts : 0, kind,
-                                    ptr - c->prev_ptr, size, stack_id);
-    c->used = (uint32_t)(end - data);
-    __atomic_store_n((uint32_t *)(c->chunk + TL_CHK_USED), c->used, __ATOMIC_RELEASE);
-    if (ts > c->last_ts) c->last_ts = ts;
-    c->prev_ptr = ptr;
+    tl_writer_block_append(&tl_tsd.cur, ts, kind, ptr, size, stack_id);
     tl_ctr_add(kind == TL_KIND_FREE ? &s->frees : &s->allocs, 1);
     return true;
 }

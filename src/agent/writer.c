@@ -369,28 +369,19 @@ static bool commit(tl_wcursor_t *c, const tl_wbuf_t *b, uint64_t ts)
         if ((c)->ended) tl_wcursor_park((w), (c));                                                 \
     } while (0)
 
-/* A plain block's ALLOC or FREE, packed: its pointer a delta of the run's
- * previous one, moved only by a kept record (0 in a fresh chunk). */
+/* A plain block's ALLOC or FREE, packed (tl_writer_block_append): in
+ * place when there is room, else once more in a fresh chunk, as EMIT. */
 static bool put_packed(tl_writer_t *w, tl_wcursor_t *c, uint64_t ts, uint64_t kind, uint64_t ptr,
                        uint64_t size, uint64_t stack_id)
 {
-    /* Nearly always: room in a live thread's chunk; reserve+commit inline. */
-    if (c->chunk && !c->ended &&
-        w->chunk_bytes - TL_CHUNK_HEADER_BYTES - c->used >= TL_REC_PACKED_MAX) {
-        uint8_t *data = c->chunk + TL_CHUNK_HEADER_BYTES;
-        uint64_t delta = ts >= c->last_ts ? ts - c->last_ts : 0;
-        uint8_t *end = tl_rec_packed_at(data + c->used, delta, (unsigned)kind, ptr - c->prev_ptr,
-                                        size, stack_id);
-        c->used = (uint32_t)(end - data);
-        __atomic_store_n((uint32_t *)(c->chunk + TL_CHK_USED), c->used, __ATOMIC_RELEASE);
-        if (ts > c->last_ts) c->last_ts = ts;
-        c->prev_ptr = ptr;
-        return false;
+    bool failed = true;
+    for (int attempt = 0; attempt < 2 && failed; attempt++) {
+        if ((attempt > 0 || !c->chunk) && take_chunk(w, c, ts, !c->chunk)) break;
+        if (!tl_writer_block_room(w, c)) continue;
+        tl_writer_block_append(c, ts, (unsigned)kind, ptr, size, stack_id);
+        failed = false;
     }
-    bool failed;
-    EMIT(w, c, ts, failed,
-         tl_rec_put_packed(&tl_b_, tl_d_, kind, ptr, c->prev_ptr, size, stack_id));
-    if (!failed) c->prev_ptr = ptr;
+    if (c->ended) tl_wcursor_park(w, c);
     return failed;
 }
 

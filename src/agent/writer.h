@@ -16,6 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/block.h"
 #include "common/trace_format.h"
 
 #define TL_WRITER_EXTENT_CHUNKS 128u   /* chunks per mapped extent (4 MiB) */
@@ -81,6 +82,42 @@ typedef struct tl_wcursor {
     uint64_t prev_ptr;    /* pointer of the run's previous packed record (tl_rec_state_t) */
     uint64_t gen;         /* writer generation this cursor belongs to */
 } tl_wcursor_t;
+
+/* Room for one packed block record (common/block.h) in c's current chunk:
+ * it has one, with at least TL_BLOCK_MAX bytes left. */
+static inline bool tl_writer_block_room(const tl_writer_t *w, const tl_wcursor_t *c)
+{
+    return c->chunk && w->chunk_bytes - TL_CHUNK_HEADER_BYTES - c->used >= TL_BLOCK_MAX;
+}
+
+/* Whether tl_writer_block_append may write into c at once: c is bound to
+ * w's generation, has room, and its thread has not ended (an ended
+ * thread's chunk is parked after each record: tl_writer_alloc does it). */
+static inline bool tl_writer_block_ready(const tl_writer_t *w, const tl_wcursor_t *c)
+{
+    return c->gen == w->gen && !c->ended && tl_writer_block_room(w, c);
+}
+
+/* Append a plain block's packed record at ts (CLOCK_MONOTONIC ns) to c's
+ * chunk and publish it (the release store of the chunk's used): kind 0-2
+ * an ALLOC of size bytes at stack_id, TL_KIND_FREE a FREE (size and
+ * stack_id unused). The pointer is written as a delta of the run's
+ * previous one, which becomes ptr. Needs tl_writer_block_room; never
+ * fails, takes no lock, calls nothing, touches no errno: the `all`-mode
+ * hooks' fast path (record.h) and tl_writer_alloc / _free. c is the
+ * calling thread's own. */
+static inline __attribute__((always_inline)) void
+tl_writer_block_append(tl_wcursor_t *c, uint64_t ts, unsigned kind, uint64_t ptr, uint64_t size,
+                       uint64_t stack_id)
+{
+    uint8_t *data = c->chunk + TL_CHUNK_HEADER_BYTES;
+    uint8_t *end = tl_block_put(data + c->used, ts >= c->last_ts ? ts - c->last_ts : 0, kind,
+                                ptr - c->prev_ptr, size, stack_id);
+    c->used = (uint32_t)(end - data);
+    __atomic_store_n((uint32_t *)(c->chunk + TL_CHK_USED), c->used, __ATOMIC_RELEASE);
+    if (ts > c->last_ts) c->last_ts = ts;
+    c->prev_ptr = ptr;
+}
 
 /* Create PATH (O_CREAT|O_EXCL|O_NOFOLLOW|O_CLOEXEC, 0600), map the header and
  * the first extent, write the header, close the descriptor. Returns 0 or a

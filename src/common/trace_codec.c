@@ -8,6 +8,8 @@
 
 #include <string.h>
 
+#include "common/block.h"
+
 static void put_head(tl_wbuf_t *w, tl_rec_type_t type, uint64_t ts_delta)
 {
     tl_put_u8(w, (uint8_t)type);
@@ -62,20 +64,6 @@ void tl_rec_put_dfree(tl_wbuf_t *w, uint64_t ts_delta, uint64_t kind, uint64_t p
 {
     tl_rec_put_free(w, ts_delta, kind, ptr);
     tl_put_varint(w, device);
-}
-
-void tl_rec_put_packed(tl_wbuf_t *w, uint64_t ts_delta, uint64_t kind, uint64_t ptr, uint64_t prev,
-                       uint64_t size, uint64_t stack_id)
-{
-    if (kind > TL_KIND_FREE) {
-        w->overflow = true; /* a caller bug: refuse rather than write garbage */
-        return;
-    }
-    if (w->end - w->p < TL_REC_PACKED_MAX) {
-        w->overflow = true; /* the writer retries in a fresh chunk */
-        return;
-    }
-    w->p = tl_rec_packed_at(w->p, ts_delta, (unsigned)kind, ptr - prev, size, stack_id);
 }
 
 void tl_rec_put_realloc(tl_wbuf_t *w, uint64_t ts_delta, uint64_t old_ptr, uint64_t new_ptr,
@@ -228,36 +216,34 @@ static tl_bytes_t get_run(tl_rbuf_t *r)
     return b;
 }
 
-/* A packed record (TL_REC_PACKED) at p, as the ALLOC or FREE it stands for. */
+/* A packed record (common/block.h) at p, as the ALLOC or FREE it stands for. */
 static long decode_packed(const uint8_t *p, size_t n, tl_record_t *out, tl_rec_state_t *st)
 {
-    if (!st) return -1;
-    tl_rbuf_t r = {p + 1, p + n, false};
-    unsigned kind = p[0] & 3u;
-    out->ts_delta = p[0] & TL_REC_PACKED_TS0 ? 0 : tl_get_varint(&r);
-    uint64_t ptr = st->ptr + (uint64_t)tl_unzigzag(tl_get_varint(&r));
-    if (kind == TL_KIND_FREE) {
+    tl_block_t b;
+    size_t used = st ? tl_block_get(p, n, st->ptr, &b) : 0;
+    if (!used) return -1;
+    out->ts_delta = b.ts_delta;
+    if (b.kind == TL_KIND_FREE) {
         out->type = TL_REC_FREE;
-        out->u.free.kind = kind;
-        out->u.free.ptr = ptr;
+        out->u.free.kind = b.kind;
+        out->u.free.ptr = b.ptr;
         out->u.free.device = 0;
     } else {
         out->type = TL_REC_ALLOC;
-        out->u.alloc.kind = kind;
-        out->u.alloc.ptr = ptr;
-        out->u.alloc.size = tl_get_varint(&r);
-        out->u.alloc.stack_id = tl_get_varint(&r);
+        out->u.alloc.kind = b.kind;
+        out->u.alloc.ptr = b.ptr;
+        out->u.alloc.size = b.size;
+        out->u.alloc.stack_id = b.stack_id;
         out->u.alloc.device = out->u.alloc.stream = 0;
     }
-    if (r.err) return -1;
-    st->ptr = ptr;
-    return (long)(r.p - p);
+    st->ptr = b.ptr;
+    return (long)used;
 }
 
 long tl_rec_decode_block(const uint8_t *p, size_t n, tl_record_t *out, tl_rec_state_t *st)
 {
     if (n == 0) return 0;
-    if (p[0] >= TL_REC_PACKED && p[0] <= TL_REC_PACKED_LAST) return decode_packed(p, n, out, st);
+    if (tl_block_is(p[0])) return decode_packed(p, n, out, st);
     if (p[0] != TL_REC_ALLOC && p[0] != TL_REC_FREE && p[0] != TL_REC_REALLOC) return 0;
     tl_rbuf_t r = {p + 1, p + n, false};
     out->type = (tl_rec_type_t)p[0];
@@ -293,6 +279,65 @@ long tl_rec_decode_block(const uint8_t *p, size_t n, tl_record_t *out, tl_rec_st
     return (long)(r.p - p);
 }
 
+/* The fields of a PROCESS record. true = more argv than TL_REC_MAX_ARGV. */
+static bool get_process(tl_rbuf_t *r, tl_record_t *out)
+{
+    out->u.process.pid = tl_get_varint(r);
+    out->u.process.ppid = tl_get_varint(r);
+    out->u.process.exec_seq = tl_get_varint(r);
+    out->u.process.exe = get_run(r);
+    uint64_t argc = tl_get_varint(r);
+    if (argc > TL_REC_MAX_ARGV) return true;
+    out->u.process.argc = argc;
+    for (uint64_t i = 0; i < argc && !r->err; i++)
+        out->u.process.argv[i] = get_run(r);
+    return false;
+}
+
+/* The fields of a STACK record into frames (TL_REC_MAX_FRAMES of room).
+ * true = no frames buffer, or too many frames. */
+static bool get_stack(tl_rbuf_t *r, tl_record_t *out, uint64_t *frames)
+{
+    out->u.stack.id = tl_get_varint(r);
+    uint64_t nf = tl_get_varint(r);
+    if (!frames || nf > TL_REC_MAX_FRAMES) return true;
+    uint64_t prev = 0;
+    for (uint64_t i = 0; i < nf && !r->err; i++) {
+        prev += (uint64_t)tl_unzigzag(tl_get_varint(r));
+        frames[i] = prev;
+    }
+    out->u.stack.nframes = nf;
+    out->u.stack.frames = frames;
+    return false;
+}
+
+/* The fields of an OPTIONS record. true = more than TL_REC_MAX_OPTS pairs. */
+static bool get_options(tl_rbuf_t *r, tl_record_t *out)
+{
+    uint64_t count = tl_get_varint(r);
+    if (count > TL_REC_MAX_OPTS) return true;
+    out->u.options.count = count;
+    for (uint64_t i = 0; i < count && !r->err; i++) {
+        out->u.options.key[i] = get_run(r);
+        out->u.options.value[i] = get_run(r);
+    }
+    return false;
+}
+
+/* The fields of a lineage-family record (tl_rec_lineage_shape); an OWNER
+ * record starts another run of st. true = not such a type. */
+static bool get_lineage(tl_rbuf_t *r, unsigned type, tl_record_t *out, tl_rec_state_t *st)
+{
+    unsigned nints;
+    bool has_str;
+    if (!tl_rec_lineage_shape(type, &nints, &has_str)) return true;
+    for (unsigned i = 0; i < 8; i++)
+        out->u.lineage.a[i] = i < nints ? tl_get_varint(r) : 0;
+    out->u.lineage.str = has_str ? get_run(r) : (tl_bytes_t){NULL, 0};
+    if (type == TL_REC_OWNER && st && !r->err) st->ptr = 0; /* another run starts */
+    return false;
+}
+
 long tl_rec_decode(const uint8_t *p, size_t n, tl_record_t *out, uint64_t *frames,
                    tl_rec_state_t *st)
 {
@@ -300,21 +345,13 @@ long tl_rec_decode(const uint8_t *p, size_t n, tl_record_t *out, uint64_t *frame
     if (used) return used;
     tl_rbuf_t r = {p, p + n, false};
     unsigned type = tl_get_u8(&r);
+    bool bad = false;
     out->type = (tl_rec_type_t)type;
     out->ts_delta = tl_get_varint(&r);
     switch (type) {
-    case TL_REC_PROCESS: {
-        out->u.process.pid = tl_get_varint(&r);
-        out->u.process.ppid = tl_get_varint(&r);
-        out->u.process.exec_seq = tl_get_varint(&r);
-        out->u.process.exe = get_run(&r);
-        uint64_t argc = tl_get_varint(&r);
-        if (argc > TL_REC_MAX_ARGV) return -1;
-        out->u.process.argc = argc;
-        for (uint64_t i = 0; i < argc && !r.err; i++)
-            out->u.process.argv[i] = get_run(&r);
+    case TL_REC_PROCESS:
+        bad = get_process(&r, out);
         break;
-    }
     case TL_REC_MODULE:
         out->u.module.base = tl_get_varint(&r);
         out->u.module.start = tl_get_varint(&r);
@@ -322,19 +359,9 @@ long tl_rec_decode(const uint8_t *p, size_t n, tl_record_t *out, uint64_t *frame
         out->u.module.path = get_run(&r);
         out->u.module.build_id = get_run(&r);
         break;
-    case TL_REC_STACK: {
-        out->u.stack.id = tl_get_varint(&r);
-        uint64_t nf = tl_get_varint(&r);
-        if (!frames || nf > TL_REC_MAX_FRAMES) return -1;
-        uint64_t prev = 0;
-        for (uint64_t i = 0; i < nf && !r.err; i++) {
-            prev += (uint64_t)tl_unzigzag(tl_get_varint(&r));
-            frames[i] = prev;
-        }
-        out->u.stack.nframes = nf;
-        out->u.stack.frames = frames;
+    case TL_REC_STACK:
+        bad = get_stack(&r, out, frames);
         break;
-    }
     case TL_REC_THREAD:
         out->u.thread.tid = tl_get_varint(&r);
         out->u.thread.name = get_run(&r);
@@ -347,16 +374,9 @@ long tl_rec_decode(const uint8_t *p, size_t n, tl_record_t *out, uint64_t *frame
         out->u.end.storages = tl_get_varint(&r);
         out->u.end.dropped = tl_get_varint(&r);
         break;
-    case TL_REC_OPTIONS: {
-        uint64_t count = tl_get_varint(&r);
-        if (count > TL_REC_MAX_OPTS) return -1;
-        out->u.options.count = count;
-        for (uint64_t i = 0; i < count && !r.err; i++) {
-            out->u.options.key[i] = get_run(&r);
-            out->u.options.value[i] = get_run(&r);
-        }
+    case TL_REC_OPTIONS:
+        bad = get_options(&r, out);
         break;
-    }
     case TL_REC_PYFRAME:
         out->u.pyframe.id = tl_get_varint(&r);
         out->u.pyframe.line = tl_get_varint(&r);
@@ -367,18 +387,11 @@ long tl_rec_decode(const uint8_t *p, size_t n, tl_record_t *out, uint64_t *frame
         out->u.mark.id = tl_get_varint(&r);
         out->u.mark.name = get_run(&r);
         break;
-    default: {
-        unsigned nints;
-        bool has_str;
-        if (!tl_rec_lineage_shape(type, &nints, &has_str)) return -1;
-        for (unsigned i = 0; i < 8; i++)
-            out->u.lineage.a[i] = i < nints ? tl_get_varint(&r) : 0;
-        out->u.lineage.str = has_str ? get_run(&r) : (tl_bytes_t){NULL, 0};
-        if (type == TL_REC_OWNER && st && !r.err) st->ptr = 0; /* another run starts */
+    default:
+        bad = get_lineage(&r, type, out, st);
         break;
     }
-    }
-    if (r.err) return -1;
+    if (bad || r.err) return -1;
     return (long)(r.p - p);
 }
 

@@ -120,62 +120,12 @@ typedef enum tl_rec_type {
     TL_REC_DPEAK = 36,
     TL_REC_MAX_TYPE = 36,
     /* Version 5: packed ALLOC and FREE records of plain blocks, the bulk of
-     * an `all`-mode trace, types TL_REC_PACKED .. +7. The type's bits 0-1
-     * are the kind (0-2: an ALLOC of that kind; 3: a FREE of kind
-     * TL_KIND_FREE), bit 2 (TL_REC_PACKED_TS0) says that ts_delta is 0 and
-     * left out. Then zigzag(ptr - the run's previous packed pointer) and,
-     * for an ALLOC, size and stack_id. The previous pointer is 0 at the
-     * start of a chunk and after an OWNER record (tl_rec_state_t).
-     * Decoded as TL_REC_ALLOC / TL_REC_FREE records. */
+     * an `all`-mode trace, types TL_REC_PACKED .. +7, decoded as
+     * TL_REC_ALLOC / TL_REC_FREE records. Their layout, encoder and decoder
+     * are common/block.h's; each pointer is a delta of the run's previous
+     * packed one (tl_rec_state_t). */
     TL_REC_PACKED = 64,
 } tl_rec_type_t;
-
-#define TL_REC_PACKED_TS0  4u
-#define TL_REC_PACKED_LAST (TL_REC_PACKED + 7)
-#define TL_REC_PACKED_MAX  (1 + 4 * TL_VARINT_MAX) /* the longest packed record, bytes */
-
-/* A varint at p, which has TL_VARINT_MAX bytes of room; returns its end. */
-static inline __attribute__((always_inline)) uint8_t *tl_rec_varint_at(uint8_t *p, uint64_t v)
-{
-#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-    /* Below 2^28 (nearly every pointer delta, size and stack id) without a
-     * branch on the length, which varies from record to record (W1: the
-     * loop's mispredicted exits were ~8% of `all` mode's time): the 7-bit
-     * groups spread, continuation bits on all but the last byte, one 8-byte
-     * store (the room is 10). */
-    if (v < (UINT64_C(1) << 28)) {
-        unsigned bits = 64u - (unsigned)__builtin_clzll(v | 1); /* 1..28 */
-        unsigned len = (bits + 6) / 7;                          /* 1..4 */
-        uint64_t x = (v & 0x7f) | ((v << 1) & 0x7f00) | ((v << 2) & 0x7f0000) |
-                     ((v << 3) & 0x7f000000) | (UINT64_C(0x808080) >> (8 * (4 - len)));
-        __builtin_memcpy(p, &x, sizeof x);
-        return p + len;
-    }
-#endif
-    while (v >= 0x80) {
-        *p++ = (uint8_t)(v | 0x80);
-        v >>= 7;
-    }
-    *p++ = (uint8_t)v;
-    return p;
-}
-
-/* The packed record (see TL_REC_PACKED) of kind 0-3 at p, which has
- * TL_REC_PACKED_MAX bytes of room; ptr_delta = ptr - the run's previous
- * packed pointer. Returns its end. Inline: the writer's hot path. */
-static inline __attribute__((always_inline)) uint8_t *
-tl_rec_packed_at(uint8_t *p, uint64_t ts_delta, unsigned kind, uint64_t ptr_delta, uint64_t size,
-                 uint64_t stack_id)
-{
-    *p++ = (uint8_t)(TL_REC_PACKED + kind + (ts_delta ? 0 : TL_REC_PACKED_TS0));
-    if (ts_delta) p = tl_rec_varint_at(p, ts_delta);
-    p = tl_rec_varint_at(p, tl_zigzag((int64_t)ptr_delta));
-    if (kind != 3u) { /* TL_KIND_FREE */
-        p = tl_rec_varint_at(p, size);
-        p = tl_rec_varint_at(p, stack_id);
-    }
-    return p;
-}
 
 /* What decoding a run of records (a chunk's, or the part after an OWNER
  * record) carries from one record to the next: the pointer packed records
@@ -388,12 +338,6 @@ void tl_rec_put_dalloc(tl_wbuf_t *w, uint64_t ts_delta, uint64_t kind, uint64_t 
                        uint64_t stack_id, uint64_t device, uint64_t stream);
 void tl_rec_put_dfree(tl_wbuf_t *w, uint64_t ts_delta, uint64_t kind, uint64_t ptr,
                       uint64_t device);
-/* Packed ALLOC (kind 0-2) or FREE (kind TL_KIND_FREE, size and stack_id
- * unused) of a plain block (version 5): prev is the run's previous packed
- * pointer (tl_rec_state_t), which the caller sets to ptr once the record is
- * kept. Other kinds: w->overflow (a caller bug). */
-void tl_rec_put_packed(tl_wbuf_t *w, uint64_t ts_delta, uint64_t kind, uint64_t ptr, uint64_t prev,
-                       uint64_t size, uint64_t stack_id);
 void tl_rec_put_realloc(tl_wbuf_t *w, uint64_t ts_delta, uint64_t old_ptr, uint64_t new_ptr,
                         uint64_t size, uint64_t stack_id);
 void tl_rec_put_stack(tl_wbuf_t *w, uint64_t ts_delta, uint64_t id, const uint64_t *frames,

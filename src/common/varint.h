@@ -79,26 +79,37 @@ static inline uint8_t tl_get_u8(tl_rbuf_t *r)
     return *r->p++;
 }
 
+/* The varint at q, of at most 8 bytes (56 bits: sizes, pointers, ids),
+ * with 8 bytes at hand: read as one word, without a bound check or a
+ * branch per byte. Its value, *len its length; *len 0 (value 0) when it is
+ * longer. The fast path of tl_get_varint and of common/block.h. */
+static inline __attribute__((always_inline)) uint64_t tl_varint8(const uint8_t *q, unsigned *len)
+{
+    *len = 1;
+    if (q[0] < 0x80) return q[0]; /* most deltas, kinds, small sizes */
+    uint64_t x;
+    memcpy(&x, q, sizeof x);
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    x = __builtin_bswap64(x);
+#endif
+    uint64_t stop = ~x & 0x8080808080808080ull; /* the top bit of each last byte */
+    *len = stop ? ((unsigned)__builtin_ctzll(stop) >> 3) + 1 : 0;
+    x &= (stop ^ (stop - 1)) & 0x7f7f7f7f7f7f7f7full; /* its bytes, up to the last */
+    x = (x & 0x007f007f007f007full) | ((x & 0x7f007f007f007f00ull) >> 1);
+    x = (x & 0x00003fff00003fffull) | ((x & 0x3fff00003fff0000ull) >> 2);
+    x = (x & 0x000000000fffffffull) | ((x & 0x0fffffff00000000ull) >> 4);
+    return stop ? x : 0;
+}
+
 static inline uint64_t tl_get_varint(tl_rbuf_t *r)
 {
     /* The report decodes every record of a trace, millions (docs/internals.md,
-     * "Memory"): with 8 bytes left, a varint of up to 8 bytes (56 bits: sizes,
-     * pointers, ids) is read as one word, without a bound check or a branch
-     * per byte; longer ones and the file's last bytes take the loop. */
+     * "Memory"): with 8 bytes left, tl_varint8; longer varints and the
+     * file's last bytes take the loop. */
     if (r->end - r->p >= 8) {
-        if (r->p[0] < 0x80) return *r->p++; /* most deltas, kinds, small sizes */
-        uint64_t x;
-        memcpy(&x, r->p, sizeof x);
-#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-        x = __builtin_bswap64(x);
-#endif
-        uint64_t stop = ~x & 0x8080808080808080ull; /* the top bit of each last byte */
-        if (stop) {
-            unsigned len = ((unsigned)__builtin_ctzll(stop) >> 3) + 1;
-            x &= (stop ^ (stop - 1)) & 0x7f7f7f7f7f7f7f7full; /* its bytes, up to the last */
-            x = (x & 0x007f007f007f007full) | ((x & 0x7f007f007f007f00ull) >> 1);
-            x = (x & 0x00003fff00003fffull) | ((x & 0x3fff00003fff0000ull) >> 2);
-            x = (x & 0x000000000fffffffull) | ((x & 0x0fffffff00000000ull) >> 4);
+        unsigned len;
+        uint64_t x = tl_varint8(r->p, &len);
+        if (len) {
             r->p += len;
             return x;
         }

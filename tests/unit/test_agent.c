@@ -860,7 +860,7 @@ START_TEST(writer_packed_runs)
     uint8_t *first = a.chunk;
     uint8_t *rec0 = first + TL_CHUNK_HEADER_BYTES;
     /* The chunk's base_ts is its first record's time: ts_delta 0, left out. */
-    ck_assert_uint_eq(rec0[0], TL_REC_PACKED + TL_KIND_CALLOC + TL_REC_PACKED_TS0);
+    ck_assert_uint_eq(rec0[0], TL_REC_PACKED + TL_KIND_CALLOC + TL_BLOCK_TS0);
     size_t off = 0;
     tl_record_t r;
     ck_assert(next_rec(first, &off, &r));

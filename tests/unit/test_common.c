@@ -1,4 +1,5 @@
 /* test_common.c - Check suites for src/common: varints and record codec. */
+#include "common/block.h"
 #include "common/trace_chunk.h"
 #include "common/trace_format.h"
 #include "tests/unit/check_main.h"
@@ -88,7 +89,7 @@ START_TEST(varint_at_matches_put)
         memset(a, 0xee, sizeof a);
         tl_wbuf_t w = {b, b + sizeof b, false};
         tl_put_varint(&w, v[i]);
-        uint8_t *end = tl_rec_varint_at(a, v[i]);
+        uint8_t *end = tl_block_varint_at(a, v[i]);
         ck_assert_int_eq(end - a, w.p - b);
         ck_assert_mem_eq(a, b, (size_t)(w.p - b));
         for (size_t k = TL_VARINT_MAX; k < sizeof a; k++)
@@ -223,6 +224,15 @@ START_TEST(codec_block_fast_path)
 }
 END_TEST
 
+/* One packed record into w by block.h's encoder, as the writer appends it
+ * (with TL_BLOCK_MAX bytes of room); prev: the run's previous pointer. */
+static void put_block(tl_wbuf_t *w, uint64_t ts, unsigned kind, uint64_t ptr, uint64_t prev,
+                      uint64_t size, uint64_t stack)
+{
+    ck_assert_int_ge(w->end - w->p, TL_BLOCK_MAX);
+    w->p = tl_block_put(w->p, ts, kind, ptr - prev, size, stack);
+}
+
 /* Version 5's packed block records: the ALLOC and FREE they stand for, in
  * fewer bytes (a zero ts_delta in the type byte, the pointer as a delta of
  * the run's previous one); an OWNER record starts a run again; without a
@@ -232,19 +242,19 @@ START_TEST(codec_packed_blocks)
     uint8_t buf[256];
     tl_wbuf_t w = {buf, buf + sizeof buf, false};
     uint64_t prev = 0;
-    tl_rec_put_packed(&w, 0, TL_KIND_MALLOC, 0x7f0000001000, prev, 48, 3);
+    put_block(&w, 0, TL_KIND_MALLOC, 0x7f0000001000, prev, 48, 3);
     ck_assert_int_eq(w.p - buf, 1 + 7 + 1 + 1); /* type, ptr from 0, size, stack */
-    ck_assert_uint_eq(buf[0], TL_REC_PACKED + TL_KIND_MALLOC + TL_REC_PACKED_TS0);
+    ck_assert_uint_eq(buf[0], TL_REC_PACKED + TL_KIND_MALLOC + TL_BLOCK_TS0);
     prev = 0x7f0000001000;
     uint8_t *second = w.p;
-    tl_rec_put_packed(&w, 300, TL_KIND_FREE, 0x7f0000000fc0, prev, 99, 99);
+    put_block(&w, 300, TL_KIND_FREE, 0x7f0000000fc0, prev, 99, 99);
     ck_assert_int_eq(w.p - second, 1 + 2 + 1); /* type, ts_delta 300, ptr -0x40 */
     prev = 0x7f0000000fc0;
-    tl_rec_put_packed(&w, 1, TL_KIND_MEMALIGN, 0x7f0000002000, prev, 1 << 20, 700);
+    put_block(&w, 1, TL_KIND_MEMALIGN, 0x7f0000002000, prev, 1 << 20, 700);
     prev = 0x7f0000002000;
     uint64_t owner[3] = {7, 1, 5000};
     tl_rec_put_lineage(&w, TL_REC_OWNER, 0, owner, NULL, 0);
-    tl_rec_put_packed(&w, 0, TL_KIND_CALLOC, 0x5000, 0, 16, 1); /* the new run: from 0 */
+    put_block(&w, 0, TL_KIND_CALLOC, 0x5000, 0, 16, 1); /* the new run: from 0 */
     ck_assert(!w.overflow);
     size_t n = (size_t)(w.p - buf);
 
@@ -294,12 +304,13 @@ START_TEST(codec_packed_blocks)
     ck_assert_uint_eq(st2.ptr, 0);                                        /* left as it was */
     ck_assert_int_eq(tl_rec_decode_block(buf, n, &rec, &st2), 1 + 7 + 2); /* the fast path too */
     ck_assert_uint_eq(rec.u.alloc.ptr, 0x7f0000001000);
-    tl_wbuf_t bad = {buf, buf + sizeof buf, false};
-    tl_rec_put_packed(&bad, 0, TL_KIND_NEW_FULL, 0x1000, 0, 8, 1); /* not a packed kind */
-    ck_assert(bad.overflow);
-    tl_wbuf_t tight = {buf, buf + 20, false}; /* less than the longest record: refused */
-    tl_rec_put_packed(&tight, 0, TL_KIND_FREE, 0x1000, 0, 0, 0);
-    ck_assert(tight.overflow);
+    tl_block_t b;                         /* block.h's decoder itself: never past end */
+    for (size_t end = 1; end < 10; end++) /* cut short */
+        ck_assert_uint_eq(tl_block_get(buf, end, 0, &b), 0);
+    ck_assert_uint_eq(tl_block_get(buf, 10, 0, &b), 10);
+    ck_assert_uint_eq(b.ptr, 0x7f0000001000);
+    ck_assert_uint_eq(b.size, 48);
+    ck_assert_uint_eq(b.stack_id, 3);
 }
 END_TEST
 

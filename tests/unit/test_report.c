@@ -3,6 +3,8 @@
  * Traces are built in memory with tests/workloads/report_tracegen.h; the
  * truncation and mutation loops assert that no input crashes the reader.
  */
+#include "common/block.h"
+#include "report/read/event.h"
 #include "report/read/reader.h"
 #include "report/read/skim.h"
 #include "report/read/stream.h"
@@ -156,7 +158,7 @@ static void packed_or_not(bool packed, tl_event_t *out, size_t *n)
         for (size_t i = 0; i < sizeof b / sizeof b[0]; i++) {
             uint64_t ptr = b[i].ptr + (uint64_t)run * 0x100000, ts = i % 2 ? 0 : 10;
             if (packed)
-                tl_rec_put_packed(&w, ts, b[i].kind, ptr, prev, b[i].size, b[i].stack);
+                w.p = tl_block_put(w.p, ts, (unsigned)b[i].kind, ptr - prev, b[i].size, b[i].stack);
             else if (b[i].kind == TL_KIND_FREE)
                 tl_rec_put_free(&w, ts, b[i].kind, ptr);
             else
@@ -586,7 +588,7 @@ START_TEST(reader_skim_matches_decode)
                     if (type == 3) tl_rec_put_dfree(&w, ts, kind, vals[a], vals[c]);
                     if (type == 4) tl_rec_put_realloc(&w, ts, vals[a], vals[c], v, kind);
                     if (type == 5) /* packed (version 5): kind 0-3, 3 a FREE */
-                        w.p = tl_rec_packed_at(buf, ts, kind & 3u, vals[a], v, vals[c]);
+                        w.p = tl_block_put(buf, ts, kind & 3u, vals[a], v, vals[c]);
                     ck_assert(!w.overflow);
                     size_t len = (size_t)(w.p - buf);
                     skim_check(buf, sizeof buf);

@@ -332,99 +332,99 @@ static void unregister_storage(replay_t *r, uint64_t ptr)
     e->b &= ~((uint64_t)(BF_STORAGE | BF_REG) << 32);
 }
 
+/* An ALLOC's block, and a storage if its kind is one or numpy's. true = OOM. */
+static bool step_alloc(replay_t *r, const tl_event_t *ev)
+{
+    bool oom = false;
+    bool numpy = !ev->storage && !(ev->pad & TL_EV_F_SAMPLED) && ev->size >= TL_NUMPY_MIN_STORAGE &&
+                 numpy_site(r, ev->site);
+    unsigned dev = device_slot(TL_EV_DEVICE(ev->pad));
+    unsigned pinned = ev->storage && storage_kind(ev) == TL_STORAGE_PINNED ? BF_PINNED : 0;
+    add_block(r, ev->ptr, ev->size, ev->site,
+              ev->storage || numpy ? BF_STORAGE | pinned | dev << 8 : 0, ev->ts, &oom);
+    if (!oom && (ev->storage || numpy)) {
+        if (r->site_device && ev->site < r->t->nsites)
+            r->site_device[ev->site] = (uint8_t)(dev + 1);
+        r->new_device = (uint8_t)dev;
+        oom = new_storage(r, ev->ptr, ev->size, ev->site, ev->ts,
+                          numpy ? TL_STORAGE_NUMPY : storage_kind(ev), NULL);
+        r->new_device = 0;
+    }
+    return oom;
+}
+
+/* An RALLOC's block (i, prev: step's): it keeps the kind of the one it replaced. */
+static bool step_ralloc(replay_t *r, const tl_event_t *ev, size_t i, uint8_t prev)
+{
+    bool oom = false;
+    bool carry = ev->storage && i > 0 && prev == TL_EV_RFREE && r->rfree_known && r->rfree_storage;
+    bool numpy = !carry && !(ev->pad & TL_EV_F_SAMPLED) && ev->size >= TL_NUMPY_MIN_STORAGE &&
+                 numpy_site(r, ev->site);
+    add_block(r, ev->ptr, ev->size, ev->site, carry || numpy ? BF_STORAGE : 0, ev->ts, &oom);
+    if (!oom && carry && r->st) {
+        tl_storage_t s = r->rfree_info; /* the same storage, moved */
+        s.base = ev->ptr, s.bytes = ev->size, s.site = ev->site, s.ts = ev->ts;
+        oom = tl_stor_add(r->st, &s);
+    } else if (!oom && numpy) {
+        oom = new_storage(r, ev->ptr, ev->size, ev->site, ev->ts, TL_STORAGE_NUMPY, NULL);
+    }
+    return oom;
+}
+
+/* A LINEAGE event, number i of the pass. true = OOM. */
+static bool step_lineage(replay_t *r, const tl_event_t *ev, size_t i)
+{
+    if (ev->site >= r->t->nlineage) return false;
+    const tl_lineage_t *l = &r->t->lineage[ev->site];
+    bool oom = false;
+    if (l->type == TL_REC_STORAGE_REG) {
+        oom = register_storage(r, l);
+        note_peak(r, i, ev->ts);
+    } else if (l->type == TL_REC_STORAGE_UNREG) {
+        unregister_storage(r, l->a[0]);
+    } else if (l->type == TL_REC_REGION_BEGIN || l->type == TL_REC_REGION_END ||
+               l->type == TL_REC_MARK) {
+        if (r->rg) oom = tl_regions_on_lineage(r->rg, l, &r->live, r->st);
+    } else if (r->st) {
+        oom = tl_stor_lineage(r->st, r->t, ev->site);
+    }
+    return oom;
+}
+
 /* Apply event number i of the pass; returns true when out of memory. */
 static bool step(replay_t *r, const tl_event_t *ev, size_t i)
 {
-    bool oom = false, numpy;
     uint8_t prev = r->prev_type;
     r->prev_type = ev->type;
     unsigned flags = 0;
     r->now = ev->ts;
-    bool reserve = TL_EV_DKIND(ev->pad) == TL_EV_DK_SEGMENT && r->t->ncuda_blocks;
     if (ev->pad & TL_EV_F_OBJECT) /* not a block: where a (numpy) object was made */
         return (ev->type == TL_EV_ALLOC || ev->type == TL_EV_FREE) && r->st &&
                tl_stor_object(r->st, ev->ptr, ev->site, ev->type == TL_EV_ALLOC);
+    if (TL_EV_DKIND(ev->pad) == TL_EV_DK_SEGMENT && r->t->ncuda_blocks) /* ALLOC, FREE */
+        return reserve_segment(r, ev, ev->type == TL_EV_ALLOC);
+    if (ev->type == TL_EV_ALLOC || ev->type == TL_EV_RALLOC) {
+        r->c->allocations++;
+        if (!(ev->pad & TL_EV_F_SAMPLED) && ev->size > r->c->largest_exact)
+            r->c->largest_exact = ev->size;
+        bool oom = ev->type == TL_EV_ALLOC ? step_alloc(r, ev) : step_ralloc(r, ev, i, prev);
+        note_peak(r, i, ev->ts);
+        return oom;
+    }
     switch (ev->type) {
-    case TL_EV_ALLOC: {
-        if (reserve) {
-            oom = reserve_segment(r, ev, true);
-            break;
-        }
-        r->c->allocations++;
-        if (!(ev->pad & TL_EV_F_SAMPLED) && ev->size > r->c->largest_exact)
-            r->c->largest_exact = ev->size;
-        numpy = !ev->storage && !(ev->pad & TL_EV_F_SAMPLED) && ev->size >= TL_NUMPY_MIN_STORAGE &&
-                numpy_site(r, ev->site);
-        unsigned dev = device_slot(TL_EV_DEVICE(ev->pad));
-        unsigned pinned = ev->storage && storage_kind(ev) == TL_STORAGE_PINNED ? BF_PINNED : 0;
-        add_block(r, ev->ptr, ev->size, ev->site,
-                  ev->storage || numpy ? BF_STORAGE | pinned | dev << 8 : 0, ev->ts, &oom);
-        if (!oom && (ev->storage || numpy)) {
-            if (r->site_device && ev->site < r->t->nsites)
-                r->site_device[ev->site] = (uint8_t)(dev + 1);
-            r->new_device = (uint8_t)dev;
-            oom = new_storage(r, ev->ptr, ev->size, ev->site, ev->ts,
-                              numpy ? TL_STORAGE_NUMPY : storage_kind(ev), NULL);
-            r->new_device = 0;
-        }
-        note_peak(r, i, ev->ts);
-        break;
-    }
-    case TL_EV_RALLOC: {
-        r->c->allocations++;
-        if (!(ev->pad & TL_EV_F_SAMPLED) && ev->size > r->c->largest_exact)
-            r->c->largest_exact = ev->size;
-        /* A realloc'd block keeps the kind (and id) of the block it replaced. */
-        bool carry =
-            ev->storage && i > 0 && prev == TL_EV_RFREE && r->rfree_known && r->rfree_storage;
-        numpy = !carry && !(ev->pad & TL_EV_F_SAMPLED) && ev->size >= TL_NUMPY_MIN_STORAGE &&
-                numpy_site(r, ev->site);
-        add_block(r, ev->ptr, ev->size, ev->site, carry || numpy ? BF_STORAGE : 0, ev->ts, &oom);
-        if (!oom && carry && r->st) {
-            tl_storage_t s = r->rfree_info;
-            s.base = ev->ptr;
-            s.bytes = ev->size;
-            s.site = ev->site;
-            s.ts = ev->ts;
-            oom = tl_stor_add(r->st, &s);
-        } else if (!oom && numpy) {
-            oom = new_storage(r, ev->ptr, ev->size, ev->site, ev->ts, TL_STORAGE_NUMPY, NULL);
-        }
-        note_peak(r, i, ev->ts);
-        break;
-    }
-    case TL_EV_FREE:
-        if (reserve)
-            oom = reserve_segment(r, ev, false);
-        else if (TL_EV_DKIND(ev->pad) == TL_EV_DK_NUMPY && !tl_map_get(&r->live, ev->ptr))
-            ; /* a buffer numpy made before its handler was wrapped, sampled: no unknown free */
-        else
+    case TL_EV_FREE: /* not a buffer numpy made before its handler was wrapped (sampled) */
+        if (TL_EV_DKIND(ev->pad) != TL_EV_DK_NUMPY || tl_map_get(&r->live, ev->ptr))
             drop_block(r, ev->ptr, &flags, NULL);
-        break;
+        return false;
     case TL_EV_RFREE:
         r->rfree_known = drop_block(r, ev->ptr, &flags, &r->rfree_info);
         r->rfree_storage = (flags & BF_STORAGE) != 0;
-        break;
-    case TL_EV_LINEAGE: {
-        if (ev->site >= r->t->nlineage) break;
-        const tl_lineage_t *l = &r->t->lineage[ev->site];
-        if (l->type == TL_REC_STORAGE_REG) {
-            oom = register_storage(r, l);
-            note_peak(r, i, ev->ts);
-        } else if (l->type == TL_REC_STORAGE_UNREG) {
-            unregister_storage(r, l->a[0]);
-        } else if (l->type == TL_REC_REGION_BEGIN || l->type == TL_REC_REGION_END ||
-                   l->type == TL_REC_MARK) {
-            if (r->rg) oom = tl_regions_on_lineage(r->rg, l, &r->live, r->st);
-        } else if (r->st) {
-            oom = tl_stor_lineage(r->st, r->t, ev->site);
-        }
-        break;
-    }
+        return false;
+    case TL_EV_LINEAGE:
+        return step_lineage(r, ev, i);
     default:
-        break;
+        return false;
     }
-    return oom;
 }
 
 /* The timeline's sample after ev: every series' bytes live now. */

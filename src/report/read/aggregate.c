@@ -14,10 +14,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "report/read/event.h"
 #include "report/read/grow.h"
 #include "report/read/map.h"
 #include "report/read/reader.h"
-#include "report/read/stream.h" /* tl_device_pad */
 
 static tl_agg_t *agg_of(tl_trace_t *t)
 {
@@ -193,7 +193,7 @@ static bool push_live(const tl_agg_live_t *l, void *ctx, tl_agg_intern_fn intern
     bool sampled = !storage && l->weight != l->size;
     uint16_t flags = sampled ? TL_EV_F_SAMPLED : 0;
     if (l->kind == TL_KIND_STORAGE_NUMPY || tl_kind_has_device(l->kind))
-        flags |= tl_device_pad(l->kind, l->device);
+        flags |= tl_event_device_pad(l->kind, l->device);
     tl_event_t ev = {.ts = ts, .ptr = l->ptr, .type = type, .storage = storage, .pad = flags};
     if (type == 1) ev.size = l->weight, ev.site = site; /* an ALLOC; else its FREE */
     return push(ctx, &ev);

@@ -7,7 +7,7 @@
  * In the default mode, plain blocks below big_min_bytes were byte-sampled:
  * the event stream gives each such ALLOC / RALLOC event the size it stands for,
  * size / (1 - exp(-size / sample_bytes)), and flags it TL_EV_F_SAMPLED in
- * tl_event_t.pad. Untrusted input: every count is bounded.
+ * tl_event_t.pad (event.h). Untrusted input: every count is bounded.
  */
 #ifndef TL_REPORT_AGGREGATE_H
 #define TL_REPORT_AGGREGATE_H
@@ -19,23 +19,6 @@
 #include "common/trace_format.h"
 
 struct tl_trace;
-
-#define TL_EV_F_SAMPLED 1u /* tl_event_t.pad: the size is an estimate */
-#define TL_EV_F_EXACT   2u /* tl_event_t.pad: recorded in full though small (TL_KIND_NEW_FULL) */
-#define TL_EV_F_OBJECT  4u /* tl_event_t.pad: a Python object's ALLOC / FREE (TL_KIND_PYOBJECT) */
-/* tl_event_t.pad of an ALLOC / FREE of a device kind (trace v3) or of
- * numpy's handler (TL_KIND_STORAGE_NUMPY, host memory): bits 4-7 the kind
- * (TL_EV_DK_*), bits 8-15 the device (TL_DEVICE_* of the trace, capped at
- * 255). */
-enum {
-    TL_EV_DK_NONE = 0,
-    TL_EV_DK_CUDA = 1,
-    TL_EV_DK_SEGMENT = 2,
-    TL_EV_DK_PINNED = 3,
-    TL_EV_DK_NUMPY = 4,
-};
-#define TL_EV_DKIND(pad)  (((unsigned)(pad) >> 4) & 0xfu)
-#define TL_EV_DEVICE(pad) (((unsigned)(pad) >> 8) & 0xffu)
 
 typedef enum tl_trace_mode {
     TL_TMODE_ALL = 0,

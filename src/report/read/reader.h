@@ -20,27 +20,9 @@
 #include <sys/types.h>
 
 #include "common/trace_format.h"
+#include "report/read/event.h"
 #include "report/read/map.h"
 #include "report/status.h"
-
-/* Event types after decoding. A REALLOC record becomes an RFREE of the old
- * pointer (if non-zero) immediately followed by an RALLOC of the new one (if
- * non-zero), both at the record's time. A MARK or lineage-family record
- * becomes a LINEAGE event whose `site` indexes tl_trace_t.lineage. */
-enum { TL_EV_ALLOC = 1, TL_EV_FREE = 2, TL_EV_RFREE = 3, TL_EV_RALLOC = 4, TL_EV_LINEAGE = 5 };
-
-/* One event: 32 bytes, so millions fit. */
-typedef struct tl_event {
-    uint64_t ts;     /* absolute CLOCK_MONOTONIC ns (chunk base_ts + deltas) */
-    uint64_t ptr;    /* never 0, except for LINEAGE events (0 there) */
-    uint64_t size;   /* bytes, for ALLOC / RALLOC */
-    uint32_t site;   /* index into tl_trace_t.sites, for ALLOC / RALLOC;
-                      * into tl_trace_t.lineage for LINEAGE */
-    uint8_t type;    /* TL_EV_* */
-    uint8_t storage; /* ALLOC / FREE: the record's kind is a storage kind;
-                      * RALLOC: 1 when the RFREE of its old pointer precedes it */
-    uint16_t pad;
-} tl_event_t;
 
 /* An allocation site: one stack id of the trace. */
 typedef struct tl_site {

@@ -5,16 +5,18 @@
  *
  * The load reads every record of the trace before the model's pass reads
  * them again, and block records are nearly all of them: decoding them in
- * full was a fifth of W1's report (BENCHMARKS.md, W5). Here pointers and
- * sizes are skipped, not decoded (a packed record's pointer is decoded:
- * the next one is its delta), and the common ALLOC and FREE find
- * where their fields end from one mask (tl_skim_common). It follows the
- * layout of tl_rec_decode_block (common/trace_codec.c) and accepts
- * exactly the records it accepts: a varint longer than 8 bytes, or a
- * record near the end of the bytes at hand, is read by
- * tl_rec_decode_block itself (tests/unit/test_report.c compares the two
- * on every kind and field length, and on random bytes). A change of the
- * block records' encoding changes this file too.
+ * full was a fifth of W1's report (BENCHMARKS.md, W5). A packed record is
+ * decoded by common/block.h's one decoder (its pointer is needed: the next
+ * one is its delta; the size it leaves unused costs nothing inline), and
+ * counted by event.h's mapping. In an unpacked ALLOC, FREE or REALLOC,
+ * pointers and sizes are skipped, not decoded, and the common ALLOC and
+ * FREE find where their fields end from one mask (tl_skim_common); a
+ * varint longer than 8 bytes, or a record near the end of the bytes at
+ * hand, is read by tl_rec_decode_block (common/trace_codec.c) and counted
+ * by the mapping. So it accepts exactly the records tl_rec_decode_block
+ * accepts (tests/unit/test_report.c compares the two on every kind and
+ * field length, and on random bytes). A change of the unpacked block
+ * records' encoding changes this file too.
  */
 #ifndef TL_REPORT_SKIM_H
 #define TL_REPORT_SKIM_H
@@ -24,7 +26,9 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "common/block.h"
 #include "common/trace_format.h"
+#include "report/read/event.h"
 
 /* What the load keeps of a block record. */
 typedef struct tl_skim {
@@ -119,127 +123,117 @@ static inline long tl_skim_common(const uint8_t *p, tl_skim_t *out)
     return (long)(3 + e2 + 1);
 }
 
-/* A packed record (version 5, the bulk of an `all`-mode trace), p having
- * TL_SKIM_SPAN bytes at hand: its time delta and pointer decoded (the
- * pointer is a delta of the run's last one, and a zero pointer makes no
- * event), its size skipped, its stack id decoded; st updated. 0 when its
- * size's varint is longer than 8 bytes or a varint is malformed: then
- * tl_rec_decode_block reads it (st untouched until then). */
-static inline long tl_skim_packed(const uint8_t *p, tl_skim_t *out, tl_rec_state_t *st)
+/* A packed record (common/block.h; the bulk of an `all`-mode trace) at p,
+ * of the n bytes at hand: decoded in full by block.h's decoder (its
+ * pointer is a delta of the run's last one), counted by event.h's
+ * mapping; st updated. -1 when it is malformed (st untouched). */
+static inline long tl_skim_packed(const uint8_t *p, size_t n, tl_skim_t *out, tl_rec_state_t *st)
 {
+    tl_block_t b;
+    size_t used = tl_block_get(p, n, st->ptr, &b);
+    if (!used) return -1;
+    tl_event_t ev;
+    out->ts_delta = b.ts_delta;
+    out->nevents = (uint8_t)tl_event_block(&ev, 0, b.kind == TL_KIND_FREE, b.kind, b.ptr, 0, 0);
+    out->alloc[0] = out->nevents && ev.type == TL_EV_ALLOC;
+    out->alloc[1] = false;
+    out->kind = b.kind == TL_KIND_FREE ? 0 : b.kind;
+    out->stack[0] = b.stack_id;
+    st->ptr = b.ptr;
+    return (long)used;
+}
+
+/* An unpacked ALLOC, FREE or REALLOC with TL_SKIM_SPAN bytes at hand,
+ * its pointers and sizes skipped, not decoded. 0 when a varint is longer
+ * than 8 bytes (tl_rec_decode_block then reads it); -1 for an unknown kind. */
+static inline long tl_skim_full(const uint8_t *p, tl_skim_t *out)
+{
+    if (p[0] != TL_REC_REALLOC) {
+        long used = tl_skim_common(p, out);
+        if (used) return used;
+    }
     tl_rbuf_t r = {p + 1, p + TL_SKIM_SPAN, false};
-    out->ts_delta = p[0] & TL_REC_PACKED_TS0 ? 0 : tl_get_varint(&r);
-    uint64_t ptr = st->ptr + (uint64_t)tl_unzigzag(tl_get_varint(&r));
-    unsigned kind = p[0] & 3u;
-    if (kind != TL_KIND_FREE) {
-        const uint8_t *q = r.p;
-        if (r.err || !tl_skim_skip(&q, NULL)) return 0; /* size */
+    const uint8_t *q;
+    bool z0, z1;
+    out->ts_delta = tl_get_varint(&r);
+    switch (p[0]) {
+    case TL_REC_ALLOC: {
+        uint64_t kind = tl_get_varint(&r);
+        if (!tl_kind_known(kind)) return -1;
+        q = r.p;
+        if (!tl_skim_skip(&q, &z0) || !tl_skim_skip(&q, NULL)) return 0; /* ptr, size */
         r.p = q;
         out->kind = kind;
         out->stack[0] = tl_get_varint(&r);
-        out->alloc[0] = ptr != 0;
+        if (tl_kind_has_device(kind)) {
+            q = r.p;
+            if (!tl_skim_skip(&q, NULL) || !tl_skim_skip(&q, NULL)) return 0; /* device, stream */
+            r.p = q;
+        }
+        if (r.err) return 0;
+        out->nevents = !z0;
+        out->alloc[0] = !z0;
+        return (long)(r.p - p);
     }
-    if (r.err) return 0;
-    out->nevents = ptr != 0;
-    st->ptr = ptr;
-    return (long)(r.p - p);
+    case TL_REC_FREE: {
+        uint64_t kind = tl_get_varint(&r);
+        if (!tl_kind_known(kind)) return -1;
+        q = r.p;
+        if (!tl_skim_skip(&q, &z0)) return 0;                              /* ptr */
+        if (tl_kind_has_device(kind) && !tl_skim_skip(&q, NULL)) return 0; /* device */
+        if (r.err) return 0;
+        out->nevents = !z0;
+        return (long)(q - p);
+    }
+    default: /* TL_REC_REALLOC */
+        q = r.p;
+        if (!tl_skim_skip(&q, &z0) || !tl_skim_skip(&q, &z1) || !tl_skim_skip(&q, NULL))
+            return 0; /* old_ptr, new_ptr, size */
+        r.p = q;
+        uint64_t stack = tl_get_varint(&r);
+        if (r.err) return 0;
+        out->nevents = (uint8_t)(!z0 + !z1);
+        out->stack[!z0] = stack;
+        out->alloc[!z0] = !z1;
+        return (long)(r.p - p);
+    }
+}
+
+/* What the load keeps of a decoded block record: the events event.h's
+ * mapping makes of it, counted. */
+static inline void tl_skim_record(const tl_record_t *rec, tl_skim_t *out)
+{
+    tl_event_t ev[2];
+    int n = tl_rec_events(rec, 0, ev, out->stack);
+    out->ts_delta = rec->ts_delta;
+    out->kind = rec->type == TL_REC_ALLOC ? rec->u.alloc.kind : 0;
+    out->nevents = (uint8_t)n;
+    for (int i = 0; i < n; i++)
+        out->alloc[i] = ev[i].type == TL_EV_ALLOC || ev[i].type == TL_EV_RALLOC;
 }
 
 /* Skim the record at p[0, n): its length, *out filled; 0 when it is not a
  * block record; -1 when tl_rec_decode_block would fail on it. rec: scratch
- * for the records the fast path leaves to tl_rec_decode_block. st: the
- * run's state (tl_rec_state_t), which packed records read and update;
- * NULL fails them as tl_rec_decode_block does. */
+ * for the records the fast path leaves to tl_rec_decode_block (long
+ * varints, the chunk's last bytes). st: the run's state (tl_rec_state_t),
+ * which packed records read and update; NULL fails them as
+ * tl_rec_decode_block does. */
 static inline long tl_rec_skim_block(const uint8_t *p, size_t n, tl_record_t *rec, tl_skim_t *out,
                                      tl_rec_state_t *st)
 {
     if (n == 0) return 0;
-    /* packed records (version 5): each pointer is a delta of the one
-     * before, which the run's state st carries, so it is decoded */
-    bool packed = p[0] >= TL_REC_PACKED && p[0] <= TL_REC_PACKED_LAST;
-    if (!packed && p[0] != TL_REC_ALLOC && p[0] != TL_REC_FREE && p[0] != TL_REC_REALLOC) return 0;
+    if (tl_block_is(p[0])) return st ? tl_skim_packed(p, n, out, st) : -1;
+    if (p[0] != TL_REC_ALLOC && p[0] != TL_REC_FREE && p[0] != TL_REC_REALLOC) return 0;
     out->kind = 0;
     out->alloc[0] = out->alloc[1] = false;
-    if (n >= TL_SKIM_SPAN && packed && st) {
-        long used = tl_skim_packed(p, out, st);
+    if (n >= TL_SKIM_SPAN) {
+        long used = tl_skim_full(p, out);
         if (used) return used;
         out->kind = 0;
-        out->alloc[0] = false;
+        out->alloc[0] = out->alloc[1] = false;
     }
-    if (n >= TL_SKIM_SPAN && !packed) {
-        if (p[0] != TL_REC_REALLOC) {
-            long used = tl_skim_common(p, out);
-            if (used) return used;
-        }
-        tl_rbuf_t r = {p + 1, p + n, false};
-        const uint8_t *q;
-        bool z0, z1;
-        out->ts_delta = tl_get_varint(&r);
-        switch (p[0]) {
-        case TL_REC_ALLOC: {
-            uint64_t kind = tl_get_varint(&r);
-            if (!tl_kind_known(kind)) return -1;
-            q = r.p;
-            if (!tl_skim_skip(&q, &z0) || !tl_skim_skip(&q, NULL)) break; /* ptr, size */
-            r.p = q;
-            out->kind = kind;
-            out->stack[0] = tl_get_varint(&r);
-            if (tl_kind_has_device(kind)) {
-                q = r.p;
-                if (!tl_skim_skip(&q, NULL) || !tl_skim_skip(&q, NULL)) break; /* device, stream */
-                r.p = q;
-            }
-            if (r.err) break;
-            out->nevents = !z0;
-            out->alloc[0] = !z0;
-            return (long)(r.p - p);
-        }
-        case TL_REC_FREE: {
-            uint64_t kind = tl_get_varint(&r);
-            if (!tl_kind_known(kind)) return -1;
-            q = r.p;
-            if (!tl_skim_skip(&q, &z0)) break;                              /* ptr */
-            if (tl_kind_has_device(kind) && !tl_skim_skip(&q, NULL)) break; /* device */
-            if (r.err) break;
-            out->nevents = !z0;
-            return (long)(q - p);
-        }
-        default: /* TL_REC_REALLOC */
-            q = r.p;
-            if (!tl_skim_skip(&q, &z0) || !tl_skim_skip(&q, &z1) || !tl_skim_skip(&q, NULL))
-                break; /* old_ptr, new_ptr, size */
-            r.p = q;
-            uint64_t stack = tl_get_varint(&r);
-            if (r.err) break;
-            out->nevents = (uint8_t)(!z0 + !z1);
-            out->stack[!z0] = stack;
-            out->alloc[!z0] = !z1;
-            return (long)(r.p - p);
-        }
-    }
-    long used =
-        tl_rec_decode_block(p, n, rec, st); /* packed, long varints, the chunk's last bytes */
-    if (used <= 0) return used;
-    out->ts_delta = rec->ts_delta;
-    out->nevents = 0;
-    switch (rec->type) {
-    case TL_REC_ALLOC:
-        out->kind = rec->u.alloc.kind;
-        if (rec->u.alloc.ptr) {
-            out->nevents = 1;
-            out->alloc[0] = true;
-            out->stack[0] = rec->u.alloc.stack_id;
-        }
-        break;
-    case TL_REC_FREE:
-        out->nevents = rec->u.free.ptr != 0;
-        break;
-    default:
-        out->nevents = (uint8_t)((rec->u.realloc.old_ptr != 0) + (rec->u.realloc.new_ptr != 0));
-        out->stack[rec->u.realloc.old_ptr != 0] = rec->u.realloc.stack_id;
-        out->alloc[rec->u.realloc.old_ptr != 0] = rec->u.realloc.new_ptr != 0;
-        break;
-    }
+    long used = tl_rec_decode_block(p, n, rec, st);
+    if (used > 0) tl_skim_record(rec, out);
     return used;
 }
 

@@ -15,8 +15,10 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "common/block.h"
 #include "report/progress.h"
 #include "report/read/aggregate.h"
+#include "report/read/event.h"
 
 typedef struct tl_evcur {
     size_t off;        /* next record's offset in the chunk; next index in extra */
@@ -30,30 +32,6 @@ typedef struct tl_evcur {
      * written field by field stalls on store forwarding (BENCHMARKS.md, W5). */
     tl_event_t ev[2];
 } tl_evcur_t;
-
-bool tl_rec_is_lineage(unsigned type)
-{
-    switch (type) {
-    case TL_REC_MARK:
-    case TL_REC_STORAGE_REG:
-    case TL_REC_STORAGE_UNREG:
-    case TL_REC_VIEW_BEGIN:
-    case TL_REC_VIEW_END:
-    case TL_REC_COPY:
-    case TL_REC_TAG:
-    case TL_REC_SNAP_HOLD:
-    case TL_REC_SNAP_VIEW:
-    case TL_REC_FINGERPRINT:
-    case TL_REC_ORIGIN:
-    case TL_REC_REGION_BEGIN:
-    case TL_REC_REGION_END:
-    case TL_REC_NOTE:
-    case TL_REC_SNAP_WHY:
-        return true;
-    default:
-        return false;
-    }
-}
 
 void tl_trace_release(const tl_trace_t *t, const uint8_t *data)
 {
@@ -93,33 +71,21 @@ static bool resolve(tl_events_t *it, const tl_evsrc_t *src, tl_evcur_t *c, tl_ev
     return true;
 }
 
-/* Bytes a packed record needs at hand for packed_event: its longest
- * encoding and the word tl_get_varint reads past its last varint. */
-#define PACKED_SPAN (TL_REC_PACKED_MAX + 8)
-
-/* The packed record (version 5, most of an `all`-mode trace) at p, with
- * PACKED_SPAN bytes at hand, made straight into c->ev[0] as
- * tl_rec_decode_block and tl_rec_events would make it (its kinds are
- * plain blocks: no storage, no flags), without the record in between.
- * Returns its length, *nev the events made (0 for a zero pointer) and
- * *stack an ALLOC's stack id; 0 when it is malformed (c untouched: the
- * decoder then says so). */
-static long packed_event(const uint8_t *p, tl_evcur_t *c, int *nev, uint64_t *stack)
+/* The packed record (common/block.h; most of an `all`-mode trace) at p,
+ * of the n bytes at hand, made straight into c->ev[0] by event.h's
+ * mapping, without a tl_record_t in between. Returns its length, *nev the
+ * events made (0 for a zero pointer) and *stack an ALLOC's stack id; 0
+ * when it is malformed (c untouched: the decoder then says so). */
+static long packed_event(const uint8_t *p, size_t n, tl_evcur_t *c, int *nev, uint64_t *stack)
 {
-    tl_rbuf_t r = {p + 1, p + PACKED_SPAN, false};
-    uint64_t ts_delta = p[0] & TL_REC_PACKED_TS0 ? 0 : tl_get_varint(&r);
-    uint64_t ptr = c->st.ptr + (uint64_t)tl_unzigzag(tl_get_varint(&r));
-    bool alloc = (p[0] & 3u) != TL_KIND_FREE;
-    uint64_t size = alloc ? tl_get_varint(&r) : 0;
-    *stack = alloc ? tl_get_varint(&r) : 0;
-    if (r.err) return 0;
-    c->st.ptr = ptr;
-    c->ts += ts_delta;
-    *nev = ptr != 0;
-    if (ptr)
-        c->ev[0] = (tl_event_t){
-            .ts = c->ts, .type = alloc ? TL_EV_ALLOC : TL_EV_FREE, .ptr = ptr, .size = size};
-    return (long)(r.p - p);
+    tl_block_t b;
+    size_t used = tl_block_get(p, n, c->st.ptr, &b);
+    if (!used) return 0;
+    c->st.ptr = b.ptr;
+    c->ts += b.ts_delta;
+    *stack = b.stack_id;
+    *nev = tl_event_block(&c->ev[0], c->ts, b.kind == TL_KIND_FREE, b.kind, b.ptr, b.size, 0);
+    return (long)used;
 }
 
 /* Put source s's next event at hand; false when it has none left. */
@@ -140,10 +106,10 @@ static bool advance(tl_events_t *it, size_t s)
     const tl_evsrc_t *src = &t->srcs[s];
     while (c->off < src->len) {
         const uint8_t *p = src->data + c->off;
-        if (*p >= TL_REC_PACKED && *p <= TL_REC_PACKED_LAST && src->len - c->off >= PACKED_SPAN) {
+        if (tl_block_is(*p)) {
             int n;
             uint64_t stack;
-            long used = packed_event(p, c, &n, &stack);
+            long used = packed_event(p, src->len - c->off, c, &n, &stack);
             if (used > 0) {
                 c->off += (size_t)used;
                 if (n && resolve(it, src, c, &c->ev[0], stack)) return true;

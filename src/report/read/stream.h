@@ -1,8 +1,8 @@
 /* stream.h - the reader's internal view of the event stream (reader.c loads
- * the sources, stream.c merges them): the decoding of records into events
- * (the load counts and interns what it would make: skim.h for block
- * records, a unit test holding the two together). Not for analyses or
- * renderers: they use tl_events_* of reader.h.
+ * the sources, stream.c merges them). Records become events by
+ * event.h's mapping, which the load's count follows too (skim.h for block
+ * records). Not for analyses or renderers: they use tl_events_* of
+ * reader.h.
  */
 #ifndef TL_REPORT_STREAM_H
 #define TL_REPORT_STREAM_H
@@ -12,7 +12,6 @@
 #include <stdint.h>
 
 #include "common/trace_format.h"
-#include "report/read/aggregate.h"
 #include "report/read/reader.h"
 
 /* One run of a thread's records that holds events: records [data, data +
@@ -53,74 +52,6 @@ static inline uint32_t tl_site_cache_find(tl_site_cache_t *c, const tl_trace_t *
  * releases it). Returns as tl_trace_read. */
 tl_status_t tl_reader_load(const uint8_t *buf, size_t n, bool mapped, tl_trace_t *t, char *why,
                            size_t whylen);
-
-/* Whether a record type is a MARK or lineage-family record (a LINEAGE event). */
-bool tl_rec_is_lineage(unsigned type);
-
-/* The pad bits of a device kind's ALLOC / FREE (aggregate.h). */
-static inline uint16_t tl_device_pad(uint64_t kind, uint64_t device)
-{
-    unsigned dk = kind == TL_KIND_STORAGE_CUDA           ? TL_EV_DK_CUDA
-                  : kind == TL_KIND_STORAGE_CUDA_SEGMENT ? TL_EV_DK_SEGMENT
-                  : kind == TL_KIND_STORAGE_PINNED       ? TL_EV_DK_PINNED
-                  : kind == TL_KIND_STORAGE_NUMPY        ? TL_EV_DK_NUMPY
-                                                         : TL_EV_DK_NONE;
-    if (dk == TL_EV_DK_NONE) return 0;
-    return (uint16_t)(dk << 4 | (device > 255 ? 255u : (unsigned)device) << 8);
-}
-
-/* The events one decoded record makes at time ts: 0, 1 or 2 (a REALLOC's
- * RFREE, then its RALLOC). ALLOC and RALLOC events leave `site` 0 and put
- * the record's stack id in stack[i]; LINEAGE events leave `site` for the
- * caller (the lineage index). Sizes are as recorded (no sampling weight).
- * Inline: the stream makes it for every record (BENCHMARKS.md, W5). */
-static inline int tl_rec_events(const tl_record_t *rec, uint64_t ts, tl_event_t ev[2],
-                                uint64_t stack[2])
-{
-    int n = 0;
-    stack[0] = stack[1] = 0;
-    switch (rec->type) {
-    case TL_REC_ALLOC:
-        if (rec->u.alloc.ptr == 0) return 0; /* a failed allocation made no block */
-        ev[0] = (tl_event_t){.ts = ts,
-                             .type = TL_EV_ALLOC,
-                             .ptr = rec->u.alloc.ptr,
-                             .size = rec->u.alloc.size,
-                             .storage = tl_kind_is_storage(rec->u.alloc.kind),
-                             .pad = rec->u.alloc.kind == TL_KIND_NEW_FULL ? TL_EV_F_EXACT
-                                    : rec->u.alloc.kind == TL_KIND_PYOBJECT
-                                        ? TL_EV_F_OBJECT
-                                        : tl_device_pad(rec->u.alloc.kind, rec->u.alloc.device)};
-        stack[0] = rec->u.alloc.stack_id;
-        return 1;
-    case TL_REC_FREE:
-        if (rec->u.free.ptr == 0) return 0;
-        ev[0] = (tl_event_t){.ts = ts,
-                             .type = TL_EV_FREE,
-                             .ptr = rec->u.free.ptr,
-                             .storage = tl_kind_is_storage(rec->u.free.kind),
-                             .pad = rec->u.free.kind == TL_KIND_PYOBJECT
-                                        ? TL_EV_F_OBJECT
-                                        : tl_device_pad(rec->u.free.kind, rec->u.free.device)};
-        return 1;
-    case TL_REC_REALLOC:
-        if (rec->u.realloc.old_ptr != 0)
-            ev[n++] = (tl_event_t){.ts = ts, .type = TL_EV_RFREE, .ptr = rec->u.realloc.old_ptr};
-        if (rec->u.realloc.new_ptr != 0) {
-            ev[n] = (tl_event_t){.ts = ts,
-                                 .type = TL_EV_RALLOC,
-                                 .ptr = rec->u.realloc.new_ptr,
-                                 .size = rec->u.realloc.size,
-                                 .storage = rec->u.realloc.old_ptr != 0}; /* an RFREE precedes */
-            stack[n++] = rec->u.realloc.stack_id;
-        }
-        return n;
-    default:
-        if (!tl_rec_is_lineage(rec->type)) return 0;
-        ev[0] = (tl_event_t){.ts = ts, .type = TL_EV_LINEAGE};
-        return 1;
-    }
-}
 
 /* Give the chunk slot whose records start at data back to the kernel (its
  * pages stay in the page cache; a later pass faults them in again), so

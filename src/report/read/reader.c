@@ -24,6 +24,7 @@
 #include "report/read/grow.h"
 #include "report/read/skim.h"
 #include "report/read/stream.h"
+#include "report/read/zchunk.h"
 #include "report/status.h"
 
 #define HDR_MIN_BYTES   ((uint32_t)TL_HDR_RESERVED)
@@ -33,7 +34,8 @@
 tl_status_t tl_reader_parse_header(const uint8_t *buf, size_t n, tl_trace_hdr_t *h,
                                    const char **why)
 {
-    if (n < TL_TRACE_MAGIC_BYTES || memcmp(buf, TL_TRACE_MAGIC, TL_TRACE_MAGIC_BYTES) != 0) {
+    bool z = n >= TL_TRACE_MAGIC_BYTES && !memcmp(buf, TL_TRACE_ZMAGIC, TL_TRACE_MAGIC_BYTES);
+    if (!z && (n < TL_TRACE_MAGIC_BYTES || memcmp(buf, TL_TRACE_MAGIC, TL_TRACE_MAGIC_BYTES))) {
         *why = "not a tensorleak trace";
         return TL_STATUS_BAD_TRACE;
     }
@@ -57,6 +59,7 @@ tl_status_t tl_reader_parse_header(const uint8_t *buf, size_t n, tl_trace_hdr_t 
     h->session = tl_load_le64(buf + TL_HDR_SESSION);
     h->chunk_count = tl_load_le64(buf + TL_HDR_CHUNK_COUNT);
     h->exec_seq = tl_load_le32(buf + TL_HDR_EXEC_SEQ);
+    h->compressed = z;
     if (h->header_bytes < HDR_MIN_BYTES || h->header_bytes > HDR_MAX_BYTES) {
         *why = "corrupt header: impossible header size";
         return TL_STATUS_BAD_TRACE;
@@ -384,14 +387,16 @@ static bool read_chunks(rd_t *r, const uint8_t *buf, size_t size)
 {
     tl_trace_t *t = r->t;
     uint64_t *frames = malloc(TL_REC_MAX_FRAMES * sizeof *frames);
-    if (!frames) return true;
+    tl_walk_t w; /* raw or compressed chunks (zchunk.h) */
+    if (!frames || tl_walk_init(&w, buf, size, &t->hdr)) {
+        free(frames);
+        return true;
+    }
     bool oom = false;
-    tl_chunk_iter_t it;
-    tl_chunk_iter_init(&it, buf, size, t->hdr.header_bytes, t->hdr.chunk_bytes, t->hdr.chunk_count);
     uint64_t at = 0; /* bytes of the file passed, for the progress line */
     tl_progress_begin("reading", size);
-    for (tl_chunk_t c; !oom && tl_chunk_iter_next(&it, &c);) {
-        uint64_t end = (uint64_t)(c.data - buf) + c.len;
+    for (tl_chunk_t c; !oom && tl_walk_next(&w, &c);) {
+        uint64_t end = w.z ? w.off : (uint64_t)(c.data - buf) + c.len;
         tl_progress_add(end - at);
         at = end;
         bool ckpt; /* an aggregate checkpoint chunk: aggregate.c reads it */
@@ -399,17 +404,16 @@ static bool read_chunks(rd_t *r, const uint8_t *buf, size_t size)
             oom = true;
             break;
         }
-        if (ckpt) {
-            tl_trace_release(t, c.data);
-            continue;
+        if (!ckpt) {
+            size_t first = t->nsrcs;
+            r->tid = c.tid;
+            oom = read_chunk(r, c.data, c.len, c.base_ts, c.cut, frames);
+            tl_walk_rebase(&w, &c, t->srcs + first, t->nsrcs - first);
         }
-        r->tid = c.tid;
-        oom = read_chunk(r, c.data, c.len, c.base_ts, c.cut, frames);
-        tl_trace_release(t, c.data);
+        tl_walk_release(&w, t, &c);
     }
     tl_progress_end();
-    t->truncated |= it.truncated;
-    t->bad_chunks += it.bad_chunks;
+    tl_walk_end(&w, t);
     free(frames);
     return oom;
 }

@@ -87,6 +87,7 @@ typedef struct tl_lineage {
 typedef struct tl_trace_hdr {
     uint32_t version, header_bytes, chunk_bytes, flags, exec_seq;
     uint64_t pid, ppid, start_realtime, start_mono, session, chunk_count;
+    bool compressed; /* magic TL_TRACE_ZMAGIC: chunk_count compressed chunks follow */
 } tl_trace_hdr_t;
 
 struct tl_agg;
@@ -262,6 +263,7 @@ typedef struct tl_events {
     struct tl_record *rec; /* decoding scratch */
     uint64_t *frames;
     struct tl_site_cache *sites; /* stack id -> site, the last ones */
+    void *zctx;                  /* a compressed trace's ZSTD_DCtx (zchunk.h), else NULL */
     uint32_t tid; /* kernel tid of the last event's thread; 0: an aggregate checkpoint's */
 } tl_events_t;
 

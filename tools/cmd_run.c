@@ -40,7 +40,7 @@ static bool names_exe(const char *argv0, const char *exe)
 static const char run_usage[] =
     "usage: tensorleak run [--output=PATTERN] [--report=FILE] [--format=FORMAT] [--top=N]\n"
     "                      [--frames=user|all] [--no-default-suppressions]\n"
-    "                      [--keep-helpers] [--quiet] [--] CMD [ARGS...]\n"
+    "                      [--keep-helpers] [--compress] [--quiet] [--] CMD [ARGS...]\n"
     "\n"
     "Runs CMD with the tensorleak agent preloaded and prints the report of the run:\n"
     "its main process (the last image CMD's own process exec'd: python3 behind a\n"
@@ -53,6 +53,8 @@ static const char run_usage[] =
     "                        per run, tensorleak.%p.tlt in it)\n"
     "  -k, --keep-helpers    keep the traces of helper processes that recorded\n"
     "                        nothing (removed by default: a shim's env, bash, ...)\n"
+    "  --compress            compress the run's traces when CMD has ended (zstd, chunk\n"
+    "                        by chunk: tensorleak compress --help)\n"
     "  --quiet               no progress line on stderr while the traces are read\n"
     "                        after CMD exits (drawn only when stderr is a terminal)\n"
     "  -r, --report=FILE     write the report to FILE instead of stdout (where the\n"
@@ -94,10 +96,11 @@ int tl_cmd_run(int argc, char **argv)
         {"frames", required_argument, NULL, 'F'},
         {"no-default-suppressions", no_argument, NULL, 'S'},
         {"quiet", no_argument, NULL, 'Q'},
+        {"compress", no_argument, NULL, 'Z'},
         {NULL, 0, NULL, 0},
     };
     const char *pattern = NULL; /* a directory per run (launch.h) */
-    bool keep_helpers = false, quiet = false;
+    bool keep_helpers = false, quiet = false, compress = false;
     tl_report_opts_t opts = {.format = TL_FORMAT_TEXT, .top = 10};
     const char *report_path = NULL;
     bool format_given = false;
@@ -147,6 +150,9 @@ int tl_cmd_run(int argc, char **argv)
         case 'Q':
             quiet = true;
             break;
+        case 'Z':
+            compress = true;
+            break;
         case 'h':
             return tl_outfile_stdout_text(run_usage);
         default:
@@ -185,6 +191,11 @@ int tl_cmd_run(int argc, char **argv)
      * interest left out when kept */
     const char **paths = calloc(l.ntraces + 1, sizeof *paths);
     size_t npaths = 0;
+    if (paths && compress) { /* every trace still there, before they are read */
+        for (size_t i = 0; i < l.ntraces; i++)
+            paths[i] = l.traces[i].path;
+        tl_compress_traces(paths, l.ntraces, 0, true); /* a failure leaves it raw, said */
+    }
     if (paths) {
         paths[npaths++] = l.main_trace;
         for (size_t i = 0; i < l.ntraces; i++)

@@ -17,5 +17,6 @@ tensorleak_SOURCES = \
 	tools/args.h \
 	tools/cmd_report.c \
 	tools/cmd_check.c \
-	tools/cmd_diff.c
-tensorleak_LDADD = libtlreport.la libtlcommon.la $(LIBDW_LIBS) -lstdc++ -lm
+	tools/cmd_diff.c \
+	tools/cmd_compress.c
+tensorleak_LDADD = libtlreport.la libtlcommon.la $(LIBDW_LIBS) $(ZSTD_LIBS) -lstdc++ -lm

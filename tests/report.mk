@@ -108,6 +108,10 @@ endif
 TESTS += tests/integration/report_memory.sh
 EXTRA_DIST += tests/integration/report_memory.sh
 
+# Compressed traces: run --compress, tensorleak compress, cut anywhere.
+TESTS += tests/integration/compress.sh
+EXTRA_DIST += tests/integration/compress.sh
+
 # Hostile run: the CLI's own stderr lines escape the names they echo.
 TESTS += tests/integration/hostile_cli_lines.sh
 EXTRA_DIST += tests/integration/hostile_cli_lines.sh

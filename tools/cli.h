@@ -22,4 +22,10 @@ int tl_cmd_compress(int argc, char **argv);
  * quiet. Returns 0 or the first failure's exit status (cmd_compress.c). */
 int tl_compress_traces(const char *const *paths, size_t n, int level, bool quiet);
 
+struct tl_launch;
+/* Compress every trace of a run still on disk (tools/launch.h), but its
+ * quiet helpers' when skip_quiet (they are about to go); a trace that
+ * cannot be compressed stays raw, with its line on stderr. */
+void tl_compress_launch(const struct tl_launch *l, bool skip_quiet);
+
 #endif

@@ -3,11 +3,10 @@
  * Runs a command under the agent, recording what its limits measure
  * (tl_check_needs_every_block: every allocation, TENSORLEAK_MODE=all with
  * the leak scan, or every storage, the default mode), or takes an existing
- * trace (--trace), and checks it against leak limits (src/report/check.h). Everything that can be wrong
- * with the command line, the suppression files or the baseline is found
- * before the command runs (exit 2, or the baseline's trace error). Exit: the
- * command's own failure passes through; else 23 (or --error-exitcode) when a
- * limit is exceeded; else 0.
+ * trace (--trace), and checks it against leak limits (src/report/check.h). Everything that can be
+ * wrong with the command line, the suppression files or the baseline is found before the command
+ * runs (exit 2, or the baseline's trace error). Exit: the command's own failure passes through;
+ * else 23 (or --error-exitcode) when a limit is exceeded; else 0.
  */
 #include "config.h"
 
@@ -81,7 +80,8 @@ static const char help[] =
     "                            exec'd last); by default every process of the run is\n"
     "                            checked (forked workers too) and named when it fails\n"
     "  --record-all              record every allocation whatever the limits (a trace\n"
-    "                            to study with --trace-output)\n"
+    "                            to study with --trace-output); --compress: compress\n"
+    "                            the traces kept (tensorleak compress --help)\n"
     "  --wait=SECONDS            after CMD ends, wait at most this long for the run's\n"
     "                            other processes (a forkserver, a daemon) to end, so\n"
     "                            each is checked at its end (default 10; 0 = none)\n"
@@ -172,10 +172,10 @@ typedef struct args {
     const char *supp_files[64];
     size_t nsupp;
     bool no_defaults;
-    bool main_only;  /* --main-process-only */
-    bool record_all; /* --record-all: `all` mode whatever the limits */
-    bool quiet;      /* --quiet: no progress line */
-    unsigned wait_s; /* --wait */
+    bool main_only;       /* --main-process-only */
+    bool record_all;      /* --record-all: `all` mode whatever the limits */
+    bool quiet, compress; /* --quiet: no progress line; --compress: the traces kept */
+    unsigned wait_s;      /* --wait */
     const char *output, *trace, *baseline, *pattern;
     const char *html; /* --html=FILE, or NULL */
     int error_code;
@@ -236,6 +236,8 @@ static int parse(int argc, char **argv, args_t *a)
             a->no_defaults = true;
         } else if (!strcmp(arg, "--main-process-only")) {
             a->main_only = true;
+        } else if (!strcmp(arg, "--compress")) {
+            a->compress = true;
         } else if (!strcmp(arg, "--record-all")) {
             a->record_all = true;
         } else if (!strcmp(arg, "--quiet")) {
@@ -577,6 +579,7 @@ int tl_cmd_check(int argc, char **argv)
         tl_say("trace of %s (pid %d) written to %s (kept: %s%s)", a.cmd[0], (int)l.pid,
                l.main_trace, rc ? "it could not be checked" : "a limit was exceeded", more);
     }
+    if (a.compress && (!l.run_dir[0] || rc || failed)) tl_compress_launch(&l, true);
     l.run_dir[0] = '\0'; /* decided */
     if (status)
         rc = status; /* the command's own failure first */

@@ -14,6 +14,7 @@
 #include "report/cmd/compress.h"
 #include "tools/args.h"
 #include "tools/cli.h"
+#include "tools/launch.h"
 #include "tools/outfile.h"
 #include "tools/say.h"
 
@@ -85,6 +86,12 @@ int tl_compress_traces(const char *const *paths, size_t n, int level, bool quiet
         if (!rc) rc = r;
     }
     return rc;
+}
+
+void tl_compress_launch(const tl_launch_t *l, bool skip_quiet)
+{
+    for (size_t i = 0; i < l->ntraces; i++) /* a failure leaves it raw, said */
+        if (!(skip_quiet && l->traces[i].quiet)) compress_one(l->traces[i].path, 0, true);
 }
 
 int tl_cmd_compress(int argc, char **argv)

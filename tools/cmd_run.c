@@ -191,11 +191,7 @@ int tl_cmd_run(int argc, char **argv)
      * interest left out when kept */
     const char **paths = calloc(l.ntraces + 1, sizeof *paths);
     size_t npaths = 0;
-    if (paths && compress) { /* every trace still there, before they are read */
-        for (size_t i = 0; i < l.ntraces; i++)
-            paths[i] = l.traces[i].path;
-        tl_compress_traces(paths, l.ntraces, 0, true); /* a failure leaves it raw, said */
-    }
+    if (compress) tl_compress_launch(&l, false); /* every trace still there, before the reads */
     if (paths) {
         paths[npaths++] = l.main_trace;
         for (size_t i = 0; i < l.ntraces; i++)

@@ -416,7 +416,7 @@ function spread(s, m,   a, n, i, lo, hi) {
 
 # Medians per (workload, config) with ratios to plain of the same workload.
 awk -F'\t' "$awk_lib"'
-$1 == "W5" || $1 == "W7" { next }
+$1 == "W5" || $1 == "W7" || $1 == "W4z" { next }
 {
     k = $1 SUBSEP $2
     if (!(k in wall)) { order[++n] = k; wl[n] = $1; cf[n] = $2 }

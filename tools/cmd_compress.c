@@ -44,9 +44,10 @@ static int compress_one(const char *path, int level, bool quiet)
     int rc = tl_cli_exit(tl_trace_compress(path, level, &st, &msgs));
     tl_say_msgs(&msgs);
     if (!rc && !quiet && st.already) tl_say("%s: compressed already", path);
+    double mb = st.raw_bytes >= 1000000 ? 1e6 : 1e3; /* MB, or kB for small traces */
     if (!rc && !quiet && !st.already)
-        tl_say("%s: %.1f MB -> %.1f MB (%.1fx)", path, (double)st.raw_bytes / 1e6,
-               (double)st.z_bytes / 1e6,
+        tl_say("%s: %.1f %s -> %.1f %s (%.2fx)", path, (double)st.raw_bytes / mb,
+               mb > 1e3 ? "MB" : "kB", (double)st.z_bytes / mb, mb > 1e3 ? "MB" : "kB",
                st.z_bytes ? (double)st.raw_bytes / (double)st.z_bytes : 0.0);
     return rc;
 }

@@ -39,7 +39,7 @@ LD_PRELOAD="$AGENT" TENSORLEAK_OUTPUT="$T/raw.tlt" "$WL/agent_churn" 200000 >/de
     fail "churn"
 cp "$T/raw.tlt" "$T/z.tlt"
 "$CLI" compress "$T/z.tlt" 2>"$T/c.err" || fail "compress: $(cat "$T/c.err")"
-grep -q "z.tlt: .* MB -> .* MB" "$T/c.err" || fail "compress said: $(cat "$T/c.err")"
+grep -q "z.tlt: .* [kM]B -> .* [kM]B" "$T/c.err" || fail "compress said: $(cat "$T/c.err")"
 [ "$(magic "$T/z.tlt")" = TLTRACEZ ] || fail "not compressed"
 ls -a "$T" | grep -q '\.z' && fail "compress left its temporary file"
 rs=$(stat -c %s "$T/raw.tlt")

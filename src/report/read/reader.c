@@ -408,7 +408,7 @@ static bool read_chunks(rd_t *r, const uint8_t *buf, size_t size)
             size_t first = t->nsrcs;
             r->tid = c.tid;
             oom = read_chunk(r, c.data, c.len, c.base_ts, c.cut, frames);
-            tl_walk_rebase(&w, &c, t->srcs + first, t->nsrcs - first);
+            if (t->nsrcs > first) tl_walk_rebase(&w, &c, t->srcs + first, t->nsrcs - first);
         }
         tl_walk_release(&w, t, &c);
     }

@@ -1,7 +1,8 @@
 #!/bin/sh
 # compress.sh - compressed traces (docs/trace-format.md "Compressed
 # traces"): `run --compress` leaves compressed traces that `report` reads
-# as the raw ones (the same JSON but for the path); `tensorleak compress`
+# as the raw ones (the same JSON but for the path), `check --compress`
+# compresses the traces a failed check keeps; `tensorleak compress`
 # of a copy of a raw `all`-mode trace makes it smaller and the report of
 # it keeps the raw one's flat memory; a compressed trace cut at any of 40
 # places reads up to its last whole chunk (exit 5, one warning line, events
@@ -33,6 +34,12 @@ set -- "$T"/run.*.tlt
 [ -f "$1" ] || fail "run --compress left no trace"
 [ "$(magic "$1")" = TLTRACEZ ] || fail "run --compress left a raw trace"
 "$CLI" report --format=json "$1" >"$T/again.json" || fail "report of run's compressed trace"
+
+# check --compress: a failed check's kept traces are compressed
+(cd "$T" && "$CLI" check --compress --max-peak=1 -- "$WL/check_leaks" leak >/dev/null 2>"$T/ck.err")
+[ $? = 23 ] || fail "check --max-peak=1 did not fail: $(cat "$T/ck.err")"
+set -- "$T"/tensorleak-*/*.tlt
+[ -f "$1" ] && [ "$(magic "$1")" = TLTRACEZ ] || fail "check --compress kept no compressed trace: $*"
 
 # a raw trace, a compressed copy: the same report, smaller
 LD_PRELOAD="$AGENT" TENSORLEAK_OUTPUT="$T/raw.tlt" "$WL/agent_churn" 200000 >/dev/null ||

@@ -86,6 +86,9 @@ rc=$?
 # a second compress, and a file that is not a trace
 "$CLI" compress "$T/z.tlt" 2>"$T/err" || fail "compress of a compressed trace"
 grep -q "compressed already" "$T/err" || fail "said: $(cat "$T/err")"
+ln -s z.tlt "$T/link.tlt"
+"$CLI" compress "$T/link.tlt" 2>"$T/err"
+[ $? = 3 ] && grep -q "symbolic link" "$T/err" || fail "compress of a link: $(cat "$T/err")"
 echo hello >"$T/no.tlt"
 "$CLI" compress "$T/no.tlt" 2>"$T/err"
 [ $? = 4 ] || fail "compress of a non-trace: not exit 4"

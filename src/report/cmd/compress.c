@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <zstd.h>
 
@@ -242,6 +243,11 @@ tl_status_t tl_trace_compress(const char *path, int level, tl_zstats_t *st, tl_m
     *st = (tl_zstats_t){0};
     const char *why;
     uint64_t size;
+    struct stat ls; /* the rename would replace the link, not the trace it names */
+    if (lstat(path, &ls) == 0 && S_ISLNK(ls.st_mode)) {
+        tl_msgs_add(msgs, "%s: a symbolic link (compress the trace it names)", path);
+        return TL_STATUS_NO_TRACE;
+    }
     int fd = tl_open_regular(path, &size, &why);
     if (fd < 0) {
         tl_msgs_add(msgs, "%s: %s", path, why);

@@ -30,7 +30,8 @@ typedef struct tl_zstats {
  * a temporary file beside it (".NAME.zXXXXXX") and renamed over path once
  * whole, so path is a whole trace, raw or compressed, at every moment.
  * level: 1-19, 0 for TL_ZLEVEL_DEFAULT. A compressed trace is left as is
- * (st->already). Returns 0, or NO_TRACE (cannot read it), BAD_TRACE (not
+ * (st->already). Returns 0, or NO_TRACE (cannot read it, or a symbolic
+ * link: it is not followed), BAD_TRACE (not
  * a trace), OUTPUT (cannot write beside it), INCOMPLETE (its writer went
  * on meanwhile: left raw) or NOMEM, with one line "PATH: why" in msgs. */
 tl_status_t tl_trace_compress(const char *path, int level, tl_zstats_t *st, tl_msgs_t *msgs);

@@ -84,6 +84,15 @@ START_TEST(compress_same_events)
     ck_assert_uint_eq(a.nevents, b.nevents);
     ck_assert_uint_eq(a.chunks_read, b.chunks_read);
     ck_assert_uint_eq(a.nsites, b.nsites);
+    for (uint32_t i = 0; i < a.nsites; i++) { /* frames decoded from the kept STACK records */
+        size_t na, nb;
+        const uint64_t *fa = tl_trace_site_frames(&a, i, &na),
+                       *fb = tl_trace_site_frames(&b, i, &nb);
+        ck_assert_uint_eq(na, nb);
+        ck_assert(na == 0 || !memcmp(fa, fb, na * sizeof *fa));
+    }
+    size_t nf;
+    ck_assert(a.nsites == 1 && tl_trace_site_frames(&b, 0, &nf) && nf == 2);
     tl_events_t ia, ib;
     ck_assert(!tl_events_open(&a, &ia) && !tl_events_open(&b, &ib));
     size_t k = 0;

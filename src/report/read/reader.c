@@ -95,6 +95,7 @@ typedef struct rd {
     tl_trace_t *t;
     size_t src_cap, extra_cap, site_cap, mod_cap, py_cap, lin_cap, leak_cap;
     const uint8_t *rec_at;   /* the record take_record is given, in the trace's bytes */
+    size_t rec_len;          /* and its length */
     size_t str_len, str_cap; /* the string pool, as offsets until the end of reading */
     uint32_t tid;            /* of the chunk being read */
     tl_site_cache_t sites;   /* the sites of the events' stack ids (stream.h) */
@@ -180,7 +181,7 @@ static bool take_stack(rd_t *r, const tl_record_t *rec)
     s->defined = true;
     s->rec = r->rec_at; /* its frames are decoded when asked (tl_trace_site_frames) */
     s->nframes = (uint32_t)rec->u.stack.nframes;
-    return false;
+    return t->hdr.compressed && tl_zstack_keep(t, s, r->rec_len);
 }
 
 static bool take_pyframe(rd_t *r, const tl_record_t *rec)
@@ -364,6 +365,7 @@ static bool read_chunk(rd_t *r, const uint8_t *p, size_t n, uint64_t base_ts, bo
             break;
         }
         r->rec_at = p + off;
+        r->rec_len = (size_t)used;
         any = true;
         if (rec.type == TL_REC_OWNER) { /* another thread's records follow */
             if (add_source(r, p, p + run, off - run, run_ts, nev, lin)) return true;
@@ -521,6 +523,7 @@ tl_status_t tl_reader_load(const uint8_t *buf, size_t n, bool mapped, tl_trace_t
     if (!t->exe && !(t->exe = strdup(""))) goto oom;
     for (size_t i = 0; i < t->nlineage; i++) /* the pool stopped moving */
         t->lineage[i].str = t->strings + (uintptr_t)t->lineage[i].str;
+    tl_zstack_fix(t); /* the same for a compressed trace's STACK records */
     return 0;
 oom:
     tl_trace_free(t);
@@ -559,6 +562,7 @@ void tl_trace_free(tl_trace_t *t)
     free(t->pyframes);
     tl_map_free(&t->pyframe_by_id);
     tl_trace_frames_free(t);
+    free(t->zstacks);
     free(t->sites);
     tl_map_free(&t->site_by_id);
     free(t->srcs);

@@ -120,6 +120,11 @@ typedef struct tl_trace {
      * trace of `import torch` in `all` mode defines ~10^6 stacks of ~60
      * frames (over 1 GB decoded), of which a report reads a few thousand. */
     struct tl_frame_block *frame_blocks;
+    /* A compressed trace's STACK records, copied as they are (the chunk
+     * they came in is inflated into a buffer the next one reuses): the
+     * sites' rec point in here (zchunk.h, tl_zstack_keep). */
+    uint8_t *zstacks;
+    size_t zstacks_len, zstacks_cap;
 
     tl_pyframe_t *pyframes; /* by first definition; ids interned in pyframe_by_id (a = index) */
     size_t npyframes;

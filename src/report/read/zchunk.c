@@ -8,10 +8,12 @@
 #include "report/read/zchunk.h"
 
 #include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
 #include <zstd.h>
 
+#include "report/read/grow.h"
 #include "report/read/stream.h"
 
 size_t tl_zchunk_bound(uint32_t chunk_bytes)
@@ -159,6 +161,28 @@ void tl_walk_release(const tl_walk_t *w, const tl_trace_t *t, const tl_chunk_t *
         tl_zchunk_release(t, w->zchunk);
     else
         tl_trace_release(t, c->data);
+}
+
+bool tl_zstack_keep(tl_trace_t *t, tl_site_t *s, size_t len)
+{
+    uint8_t *p = tl_grow(t->zstacks, &t->zstacks_cap, t->zstacks_len + len, 1, 65536);
+    if (!p) {
+        s->rec = NULL, s->nframes = 0; /* as if unknown */
+        return true;
+    }
+    t->zstacks = p;
+    memcpy(p + t->zstacks_len, s->rec, len);
+    s->rec = (const uint8_t *)(uintptr_t)(t->zstacks_len + 1); /* + 1: not NULL */
+    t->zstacks_len += len;
+    return false;
+}
+
+void tl_zstack_fix(tl_trace_t *t)
+{
+    if (!t->hdr.compressed) return;
+    for (size_t i = 0; i < t->nsites; i++)
+        if (t->sites[i].defined && t->sites[i].rec)
+            t->sites[i].rec = t->zstacks + ((uintptr_t)t->sites[i].rec - 1);
 }
 
 void tl_walk_end(tl_walk_t *w, tl_trace_t *t)

@@ -79,6 +79,15 @@ void tl_walk_release(const tl_walk_t *w, const tl_trace_t *t, const tl_chunk_t *
 /* End the walk: its truncated and bad_chunks into t, its buffers freed. */
 void tl_walk_end(tl_walk_t *w, tl_trace_t *t);
 
+/* Keep a copy of site s's STACK record, len bytes at s->rec in the chunk
+ * being read, in t->zstacks; s->rec becomes its offset there + 1 until
+ * tl_zstack_fix. true when out of memory. */
+bool tl_zstack_keep(tl_trace_t *t, tl_site_t *s, size_t len);
+
+/* Point the sites' rec at their copies once t->zstacks stopped moving (the
+ * end of the load; no-op for a raw trace). */
+void tl_zstack_fix(tl_trace_t *t);
+
 /* Give the pages of the compressed chunk at zchunk back to the kernel,
  * as tl_trace_release does for a slot (no-op for a copied buffer). Its
  * neighbours' pages may go too: they are faulted in again when read. */

@@ -340,8 +340,22 @@ if has "$only" W7; then
     done
 fi
 
+# W4 compressed: W1's last `all`-mode trace through `tensorleak compress`
+# (zstd, a frame per chunk): its bytes, and the time and memory it took.
+ztlt=$tmp/last-tl-all-z.tlt
+if { has "$only" W4 || has "$only" W5; } && [ -f "$tmp/last-tl-all.tlt" ]; then
+    cp "$tmp/last-tl-all.tlt" "$ztlt"
+    "$timeit" "$tmp/res" "$tmp/W4z.log" "$cli" compress --quiet "$ztlt" || die "W4: timeit failed"
+    read -r wall rss st <"$tmp/res"
+    [ "$st" = 0 ] || die "W4: tensorleak compress exited with status $st: $(tail -n1 "$tmp/W4z.log")"
+    ev=$(awk -F'\t' '$1 == "W1" && $2 == "tl-all" && $8 != "-" { e = $8 } END { print e }' "$results")
+    printf 'W4z\ttl-all compressed\t1\t%s\t%s\t-\t%s\t%s\n' "$wall" "$rss" \
+        "$(stat -c %s "$ztlt")" "${ev:--}" >>"$results"
+fi
+
 # W5: `tensorleak report` on W1's last trace against heaptrack_print on
-# heaptrack's trace of the same workload, alternating like the rest.
+# heaptrack's trace of the same workload, alternating like the rest; and
+# on the same trace compressed (W4) when there is one.
 if has "$only" W5; then
     # Compare like with like: every event recorded (tl-all) when the agent has modes.
     tlt=$tmp/last-tensorleak.tlt
@@ -349,16 +363,18 @@ if has "$only" W5; then
     htt=$(compgen -G "$tmp/last-heaptrack.*" | head -n1 || true)
     [ -f "$tlt" ] || die "W5 needs W1's tensorleak trace (keep tensorleak in --configs)"
     [ -n "$htt" ] || die "W5 needs W1's heaptrack trace (keep heaptrack in --configs)"
+    w5=(tensorleak-report heaptrack_print)
+    [ -f "$ztlt" ] && w5+=("tensorleak-report (compressed)")
     for ((r = 1; r <= runs; r++)); do
         say "bench: W5: round $r/$runs"
-        for k in 0 1; do
-            if [ $(((k + r) % 2)) = 0 ]; then
-                "$timeit" "$tmp/res" "$tmp/W5.log" "$cli" report "$tlt" || die "W5: timeit failed"
-                c=tensorleak-report
-            else
-                "$timeit" "$tmp/res" "$tmp/W5.log" "$HEAPTRACK_PRINT" "$htt" || die "W5: timeit failed"
-                c=heaptrack_print
-            fi
+        for ((k = 0; k < ${#w5[@]}; k++)); do
+            c=${w5[$(((k + r) % ${#w5[@]}))]}
+            case $c in
+            tensorleak-report) cmd=("$cli" report "$tlt") ;;
+            heaptrack_print) cmd=("$HEAPTRACK_PRINT" "$htt") ;;
+            *) cmd=("$cli" report "$ztlt") ;;
+            esac
+            "$timeit" "$tmp/res" "$tmp/W5.log" "${cmd[@]}" || die "W5: timeit failed"
             read -r wall rss st <"$tmp/res"
             case $st in 0) ;; *)
                 tail -n 3 "$tmp/W5.log" >&2
@@ -400,7 +416,7 @@ function spread(s, m,   a, n, i, lo, hi) {
 
 # Medians per (workload, config) with ratios to plain of the same workload.
 awk -F'\t' "$awk_lib"'
-$1 == "W5" || $1 == "W7" { next }
+$1 == "W5" || $1 == "W7" || $1 == "W4z" { next }
 {
     k = $1 SUBSEP $2
     if (!(k in wall)) { order[++n] = k; wl[n] = $1; cf[n] = $2 }
@@ -442,7 +458,7 @@ if has "$only" W4; then
     printf '\nW4: trace bytes per event on W1 (%s allocations + frees; median trace size)\n\n' \
         "$(awk -F'\t' '$1 == "W1" && $8 != "-" { e = $8 } END { print e }' "$results")"
     awk -F'\t' "$awk_lib"'
-    $1 == "W1" && $7 > 0 { k = $2; if (!(k in sz)) order[++n] = k; sz[k] = sz[k] " " $7; ev[k] = $8 }
+    ($1 == "W1" || $1 == "W4z") && $7 > 0 { k = $2; if (!(k in sz)) order[++n] = k; sz[k] = sz[k] " " $7; ev[k] = $8 }
     END {
         print "| config | trace bytes | bytes/event |"
         print "|---|---:|---:|"
@@ -451,6 +467,7 @@ if has "$only" W4; then
             printf "| %s | %d | %.2f |\n", k, s, s / ev[k]
         }
     }' "$results"
+    awk -F'\t' '$1 == "W4z" { printf "\ntl-all compressed: `tensorleak compress` took %.3f s, peak RSS %.1f MiB\n", $4, $5 / 1024 }' "$results"
 fi
 
 if has "$only" W5; then

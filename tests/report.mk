@@ -17,11 +17,12 @@ tests_unit_test_report_SOURCES = \
 	tests/unit/test_report_json.c \
 	tests/unit/test_report_sym.c \
 	tests/unit/test_report_check.c \
-	tests/unit/test_report_progress.c
+	tests/unit/test_report_progress.c \
+	tests/unit/test_report_compress.c
 tests_unit_test_report_CPPFLAGS = $(AM_CPPFLAGS) \
 	-DTL_SYMTARGET='"$(abs_top_builddir)/tests/workloads/report_symtarget"'
 tests_unit_test_report_CFLAGS = $(UNIT_CFLAGS) $(LIBDW_CFLAGS)
-tests_unit_test_report_LDADD = libtlreport.la libtlcommon.la $(LIBDW_LIBS) $(CHECK_LIBS) -lstdc++
+tests_unit_test_report_LDADD = libtlreport.la libtlcommon.la $(LIBDW_LIBS) $(ZSTD_LIBS) $(CHECK_LIBS) -lstdc++
 TESTS += tests/unit/test_report
 
 # tensorleak check and diff: C workloads with known bytes, the PyTorch
@@ -98,14 +99,18 @@ tests/fuzz/fuzz_trace: $(srcdir)/tests/fuzz/fuzz_trace.c $(libtlreport_la_SOURCE
 	$(AM_V_CCLD)srcs=; for f in $(libtlreport_la_SOURCES) $(libtlcommon_la_SOURCES); do \
 	  case $$f in *.c) srcs="$$srcs $(srcdir)/$$f";; esac; done; \
 	$(FUZZ_CC) $(FUZZ_CFLAGS) $(DEFS) -I$(top_srcdir) $(AM_CPPFLAGS) $(CPPFLAGS) $(LIBDW_CFLAGS) \
-	  $(XXHASH_CFLAGS) -o $@ $(srcdir)/tests/fuzz/fuzz_trace.c $$srcs \
+	  $(XXHASH_CFLAGS) $(ZSTD_CFLAGS) -o $@ $(srcdir)/tests/fuzz/fuzz_trace.c $$srcs \
 	  $(nodist_libtlreport_la_SOURCES) \
-	  $(LIBDW_LIBS) $(XXHASH_LIBS) -lstdc++ -lm
+	  $(LIBDW_LIBS) $(XXHASH_LIBS) $(ZSTD_LIBS) -lstdc++ -lm
 endif
 
 # The streaming reader: the report's memory does not grow with trace length.
 TESTS += tests/integration/report_memory.sh
 EXTRA_DIST += tests/integration/report_memory.sh
+
+# Compressed traces: run --compress, tensorleak compress, cut anywhere.
+TESTS += tests/integration/compress.sh
+EXTRA_DIST += tests/integration/compress.sh
 
 # Hostile run: the CLI's own stderr lines escape the names they echo.
 TESTS += tests/integration/hostile_cli_lines.sh
@@ -120,7 +125,7 @@ EXTRA_DIST += tests/integration/hostile_help_full.sh
 check_PROGRAMS += tests/unit/test_report_html
 tests_unit_test_report_html_SOURCES = tests/unit/test_report_html.c
 tests_unit_test_report_html_CFLAGS = $(UNIT_CFLAGS) $(LIBDW_CFLAGS)
-tests_unit_test_report_html_LDADD = libtlreport.la libtlcommon.la $(LIBDW_LIBS) $(CHECK_LIBS) -lstdc++
+tests_unit_test_report_html_LDADD = libtlreport.la libtlcommon.la $(LIBDW_LIBS) $(ZSTD_LIBS) $(CHECK_LIBS) -lstdc++
 TESTS += tests/unit/test_report_html
 TESTS += tests/integration/html_report.sh tests/integration/html_hostile.sh
 EXTRA_DIST += tests/integration/html_report.sh tests/integration/html_hostile.sh \

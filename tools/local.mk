@@ -19,5 +19,6 @@ tensorleak_SOURCES = \
 	tools/cmd_check.c \
 	tools/check_args.c \
 	tools/check_args.h \
-	tools/cmd_diff.c
-tensorleak_LDADD = libtlreport.la libtlcommon.la $(LIBDW_LIBS) -lstdc++ -lm
+	tools/cmd_diff.c \
+	tools/cmd_compress.c
+tensorleak_LDADD = libtlreport.la libtlcommon.la $(LIBDW_LIBS) $(ZSTD_LIBS) -lstdc++ -lm

@@ -24,6 +24,8 @@ static const char usage[] =
     "        CI gate: fail (exit 23) when CMD's memory exceeds the limits\n"
     "  diff [--format=text|json] [--top=N] BASE.tlt NEW.tlt\n"
     "        per-site change of peak and live-at-end bytes between two runs\n"
+    "  compress [--level=N] TRACE|DIR...\n"
+    "        compress traces in place (zstd, chunk by chunk; every command reads them)\n"
     "\n"
     "tensorleak <command> --help describes a command. tensorleak --version prints the version.\n";
 
@@ -44,6 +46,7 @@ int main(int argc, char **argv)
     if (!strcmp(cmd, "report")) return tl_cmd_report(argc - 1, argv + 1);
     if (!strcmp(cmd, "check")) return tl_cmd_check(argc - 1, argv + 1);
     if (!strcmp(cmd, "diff")) return tl_cmd_diff(argc - 1, argv + 1);
+    if (!strcmp(cmd, "compress")) return tl_cmd_compress(argc - 1, argv + 1);
     tl_say("unknown command '%s' (try tensorleak --help)", cmd);
     return TL_EXIT_USAGE;
 }

@@ -59,6 +59,24 @@ enum {
     TL_CHK_BASE_TS = 16 /* u64 CLOCK_MONOTONIC ns; the first record's ts_delta is from this */
 };
 
+/* The compressed trace (docs/trace-format.md "Compressed traces"): the
+ * same header with magic TL_TRACE_ZMAGIC and chunk_count = the compressed
+ * chunks that follow it, then, from header_bytes on, one compressed chunk
+ * per chunk slot in use, in file order: a TL_ZCHUNK_HEADER_BYTES header and
+ * one zstd frame of the slot's bytes in use (its 32-byte header and `used`
+ * bytes of records). Written by the CLI after the fact, never by the agent. */
+#define TL_TRACE_ZMAGIC        "TLTRACEZ"  /* 8 bytes, no NUL */
+#define TL_ZCHUNK_MAGIC        0x5a434c54u /* "TLCZ" little-endian */
+#define TL_ZCHUNK_HEADER_BYTES 16u
+
+/* Compressed chunk header field offsets. */
+enum {
+    TL_ZCHK_MAGIC = 0,  /* u32 TL_ZCHUNK_MAGIC */
+    TL_ZCHK_ZBYTES = 4, /* u32 bytes of the zstd frame that follows */
+    TL_ZCHK_RAW = 8,    /* u32 bytes the frame holds: <= chunk_bytes */
+    TL_ZCHK_SLOT = 12   /* u32 the chunk's slot number in the uncompressed trace */
+};
+
 /* Record types: the first byte of every record. After it comes ts_delta (ns
  * since the previous record of the same chunk, or since the chunk's base_ts for
  * the first), then the fields listed. str = varint length + bytes. */

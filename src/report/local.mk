@@ -14,6 +14,7 @@ libtlreport_la_SOURCES = \
 	src/report/read/stream.c src/report/read/stream.h \
 	src/report/read/aggregate.c src/report/read/aggregate.h \
 	src/report/read/peek.c \
+	src/report/read/zchunk.c src/report/read/zchunk.h \
 	src/report/analyze/model.c src/report/analyze/model.h \
 	src/report/analyze/site_stats.c src/report/analyze/site_stats.h \
 	src/report/analyze/storages.c src/report/analyze/storages.h \
@@ -45,6 +46,7 @@ libtlreport_la_SOURCES = \
 	src/report/status.c src/report/status.h \
 	src/report/progress.c src/report/progress.h \
 	src/report/pipeline.c src/report/pipeline.h \
+	src/report/cmd/compress.c src/report/cmd/compress.h \
 	src/report/cmd/diff.c src/report/cmd/diff.h \
 	src/report/cmd/report.c src/report/cmd/report.h \
 	src/report/cmd/report_run.c src/report/cmd/run_paths.c \
@@ -54,8 +56,8 @@ libtlreport_la_SOURCES = \
 	src/report/check/eval.c src/report/check/run.c \
 	src/report/check/verdict_text.c src/report/check/verdict_json.c \
 	src/report/check/verdict_junit.c
-libtlreport_la_CFLAGS = $(AM_CFLAGS) $(LIBDW_CFLAGS)
-libtlreport_la_LIBADD = libtlcommon.la $(LIBDW_LIBS)
+libtlreport_la_CFLAGS = $(AM_CFLAGS) $(LIBDW_CFLAGS) $(ZSTD_CFLAGS)
+libtlreport_la_LIBADD = libtlcommon.la $(LIBDW_LIBS) $(ZSTD_LIBS)
 
 # The HTML report's page (markup, style, script), compiled in as bytes.
 nodist_libtlreport_la_SOURCES = src/report/render/html_page.c

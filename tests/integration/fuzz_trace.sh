@@ -4,8 +4,8 @@
 # crashes found before, must pass) and real traces (the agent on
 # check_leaks: regions, growth, a storage with a view, an exit status, the
 # default mode) once each, then fuzzing from the generated traces (sample,
-# truncated, damaged, killed, hostile strings, a missing module) and the
-# kept corpus. FUZZ_SECONDS (default 20) bounds the run;
+# truncated, damaged, killed, hostile strings, a missing module; the first
+# four compressed too) and the kept corpus. FUZZ_SECONDS (default 20) bounds the run;
 # docs/fuzzing.md says how to run it longer. Skipped (77) without clang and
 # libFuzzer. Exit 0 pass, 1 fail (a crash: its input is left in
 # build/tests/fuzz/crashes), 77 skip, 99 hard error.
@@ -33,6 +33,10 @@ fi
 "$MK" seeds/sample.tlt && "$MK" seeds/cut.tlt 4248 && "$MK" --damaged seeds/damaged.tlt &&
     "$MK" --killed seeds/killed.tlt && "$MK" --hostile seeds/hostile.tlt &&
     "$MK" --module=/nonexistent/lib.so seeds/module.tlt || hard_error "report_mktrace"
+for f in sample cut damaged killed; do # compressed traces (tensorleak compress)
+    cp "seeds/$f.tlt" "seeds/z-$f.tlt" && "$TL" compress --quiet "seeds/z-$f.tlt" ||
+        hard_error "tensorleak compress seeds/$f.tlt"
+done
 # ... and real ones from the agent, whose modules (libc, the agent's own
 # libraries) libdw reads on every pass: each is run once, all paths, under
 # the sanitizers, but not fuzzed here (a few executions per second).

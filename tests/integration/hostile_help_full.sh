@@ -7,7 +7,8 @@
 . "$TL_SRCDIR/tests/integration/lib.sh"
 make_tmp
 [ -w /dev/full ] || skip "no /dev/full"
-for args in --help --version "report --help" "run --help" "check --help" "diff --help"; do
+for args in --help --version "report --help" "run --help" "check --help" "diff --help" \
+    "compress --help"; do
     # shellcheck disable=SC2086 # the words of args are the arguments
     "$TL" $args >/dev/full 2>err
     rc=$?

@@ -5,7 +5,7 @@
 # fresh venv of CPython 3.12 (3.11 where pip has no CPU torch 2.13.0 for
 # 3.12: PyPI's is the CUDA build, GBs) with torch 2.13.0 and pytest. There,
 # the venv's `tensorleak`: --version is AC_INIT's (so is the wheel's name);
-# ldd finds jemalloc, libunwind, libdw and libelf in the wheel's
+# ldd finds jemalloc, libunwind, libdw, libelf and libzstd in the wheel's
 # tensorleak.libs/, never the system's; it profiles the bundled example with
 # its storages at the right lines (graphs kept by autograd, batches pinned by
 # views); `check` exits 23 on its leak; `python -m tensorleak` works; the
@@ -99,11 +99,11 @@ echo "wheel $(basename "$WHL"), venv of $("$V/bin/python" -V) at $V"
 AGENT=$SITE/tensorleak/libtensorleak.so
 ldd "$AGENT" >ldd.out || fail "ldd $AGENT"
 ldd "$SITE/tensorleak/_bin/tensorleak" >>ldd.out || fail "ldd of the CLI"
-for lib in libjemalloc libunwind libdw libelf; do
+for lib in libjemalloc libunwind libdw libelf libzstd; do
     grep -q "$lib-[^ ]* => $SITE/tensorleak/[^ ]*tensorleak.libs/$lib-" ldd.out ||
         fail "$lib not the wheel's: $(cat ldd.out)"
 done
-grep -E '=> /(usr/)?lib(64)?/[^ ]*lib(jemalloc|unwind|dw|elf|lzma|bz2)[.-]' ldd.out &&
+grep -E '=> /(usr/)?lib(64)?/[^ ]*lib(jemalloc|unwind|dw|elf|lzma|bz2|zstd)[.-]' ldd.out &&
     fail "one of the vendored libraries from the system"
 
 # the example: its storages by line, as README tells

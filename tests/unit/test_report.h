@@ -12,5 +12,6 @@ Suite *make_symbolize_suite(void);
 Suite *make_report_suite(void);
 Suite *make_check_suite(void);
 Suite *make_progress_suite(void);
+Suite *make_compress_suite(void);
 
 #endif

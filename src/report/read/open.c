@@ -95,8 +95,8 @@ void tl_trace_extent(int fd, uint64_t size, tl_extent_t *e)
         e->bytes = size < sizeof hbuf ? size : sizeof hbuf;
         return;
     }
-    e->ended = (h.flags & TL_HDR_F_CLEAN_END) != 0;
-    if (size <= h.header_bytes) return;
+    e->ended = (h.flags & TL_HDR_F_CLEAN_END) != 0 || h.compressed; /* never written again */
+    if (size <= h.header_bytes || h.compressed) return;
     uint64_t nslots = (size - h.header_bytes + h.chunk_bytes - 1) / h.chunk_bytes;
     if (e->ended && h.chunk_count) { /* the agent finished it: the header says how far */
         if (h.chunk_count < nslots) e->bytes = h.header_bytes + h.chunk_count * h.chunk_bytes;

@@ -11,6 +11,7 @@
 
 #include "common/trace_chunk.h"
 #include "report/read/reader.h"
+#include "report/read/zchunk.h"
 
 #define PEEK_MAX_CHUNKS 64
 
@@ -45,6 +46,29 @@ static bool scan_chunk(const uint8_t *c, size_t n, uint32_t chunk_bytes, tl_trac
     return false;
 }
 
+/* The first chunks of a compressed trace (zchunk.h), inflated into chunk
+ * (chunk_bytes) one after the other, until a PROCESS record. */
+static void peek_z(int fd, const tl_trace_hdr_t *h, uint8_t *chunk, tl_trace_info_t *info,
+                   tl_record_t *rec, uint64_t *frames)
+{
+    void *dctx = tl_zchunk_dctx_new();
+    uint8_t *z = malloc(tl_zchunk_bound(h->chunk_bytes));
+    uint64_t off = h->header_bytes;
+    for (uint64_t ci = 0; dctx && z && ci < PEEK_MAX_CHUNKS; ci++) {
+        uint8_t zh_bytes[TL_ZCHUNK_HEADER_BYTES];
+        tl_zhead_t zh;
+        if (tl_read_at(fd, zh_bytes, sizeof zh_bytes, off) != (ssize_t)sizeof zh_bytes ||
+            !tl_zchunk_head(zh_bytes, h->chunk_bytes, &zh) ||
+            tl_read_at(fd, z, zh.zbytes, off + sizeof zh_bytes) != (ssize_t)zh.zbytes ||
+            tl_zchunk_inflate(dctx, z, &zh, chunk))
+            break;
+        off += sizeof zh_bytes + zh.zbytes;
+        if (scan_chunk(chunk, zh.raw, h->chunk_bytes, info, rec, frames)) break;
+    }
+    free(z);
+    tl_zchunk_dctx_free(dctx);
+}
+
 tl_status_t tl_trace_peek(const char *path, tl_trace_info_t *info)
 {
     memset(info, 0, sizeof *info);
@@ -75,6 +99,10 @@ tl_status_t tl_trace_peek(const char *path, tl_trace_info_t *info)
     frames = malloc(TL_REC_MAX_FRAMES * sizeof *frames);
     rec = malloc(sizeof *rec);
     if (!chunk || !frames || !rec) goto out; /* header facts are in; exe/argv0 stay "" */
+    if (h.compressed) {
+        peek_z(fd, &h, chunk, info, rec, frames);
+        goto out;
+    }
     for (uint64_t ci = 0; ci < PEEK_MAX_CHUNKS; ci++) {
         if (h.chunk_count && ci >= h.chunk_count) break;
         got = tl_read_at(fd, chunk, h.chunk_bytes, h.header_bytes + ci * h.chunk_bytes);

@@ -24,6 +24,7 @@
 #include "report/read/grow.h"
 #include "report/read/skim.h"
 #include "report/read/stream.h"
+#include "report/read/zchunk.h"
 #include "report/status.h"
 
 #define HDR_MIN_BYTES   ((uint32_t)TL_HDR_RESERVED)
@@ -33,7 +34,8 @@
 tl_status_t tl_reader_parse_header(const uint8_t *buf, size_t n, tl_trace_hdr_t *h,
                                    const char **why)
 {
-    if (n < TL_TRACE_MAGIC_BYTES || memcmp(buf, TL_TRACE_MAGIC, TL_TRACE_MAGIC_BYTES) != 0) {
+    bool z = n >= TL_TRACE_MAGIC_BYTES && !memcmp(buf, TL_TRACE_ZMAGIC, TL_TRACE_MAGIC_BYTES);
+    if (!z && (n < TL_TRACE_MAGIC_BYTES || memcmp(buf, TL_TRACE_MAGIC, TL_TRACE_MAGIC_BYTES))) {
         *why = "not a tensorleak trace";
         return TL_STATUS_BAD_TRACE;
     }
@@ -57,6 +59,7 @@ tl_status_t tl_reader_parse_header(const uint8_t *buf, size_t n, tl_trace_hdr_t 
     h->session = tl_load_le64(buf + TL_HDR_SESSION);
     h->chunk_count = tl_load_le64(buf + TL_HDR_CHUNK_COUNT);
     h->exec_seq = tl_load_le32(buf + TL_HDR_EXEC_SEQ);
+    h->compressed = z;
     if (h->header_bytes < HDR_MIN_BYTES || h->header_bytes > HDR_MAX_BYTES) {
         *why = "corrupt header: impossible header size";
         return TL_STATUS_BAD_TRACE;
@@ -92,6 +95,7 @@ typedef struct rd {
     tl_trace_t *t;
     size_t src_cap, extra_cap, site_cap, mod_cap, py_cap, lin_cap, leak_cap;
     const uint8_t *rec_at;   /* the record take_record is given, in the trace's bytes */
+    size_t rec_len;          /* and its length */
     size_t str_len, str_cap; /* the string pool, as offsets until the end of reading */
     uint32_t tid;            /* of the chunk being read */
     tl_site_cache_t sites;   /* the sites of the events' stack ids (stream.h) */
@@ -177,7 +181,7 @@ static bool take_stack(rd_t *r, const tl_record_t *rec)
     s->defined = true;
     s->rec = r->rec_at; /* its frames are decoded when asked (tl_trace_site_frames) */
     s->nframes = (uint32_t)rec->u.stack.nframes;
-    return false;
+    return t->hdr.compressed && tl_zstack_keep(t, s, r->rec_len);
 }
 
 static bool take_pyframe(rd_t *r, const tl_record_t *rec)
@@ -361,6 +365,7 @@ static bool read_chunk(rd_t *r, const uint8_t *p, size_t n, uint64_t base_ts, bo
             break;
         }
         r->rec_at = p + off;
+        r->rec_len = (size_t)used;
         any = true;
         if (rec.type == TL_REC_OWNER) { /* another thread's records follow */
             if (add_source(r, p, p + run, off - run, run_ts, nev, lin)) return true;
@@ -384,14 +389,16 @@ static bool read_chunks(rd_t *r, const uint8_t *buf, size_t size)
 {
     tl_trace_t *t = r->t;
     uint64_t *frames = malloc(TL_REC_MAX_FRAMES * sizeof *frames);
-    if (!frames) return true;
+    tl_walk_t w; /* raw or compressed chunks (zchunk.h) */
+    if (!frames || tl_walk_init(&w, buf, size, &t->hdr)) {
+        free(frames);
+        return true;
+    }
     bool oom = false;
-    tl_chunk_iter_t it;
-    tl_chunk_iter_init(&it, buf, size, t->hdr.header_bytes, t->hdr.chunk_bytes, t->hdr.chunk_count);
     uint64_t at = 0; /* bytes of the file passed, for the progress line */
     tl_progress_begin("reading", size);
-    for (tl_chunk_t c; !oom && tl_chunk_iter_next(&it, &c);) {
-        uint64_t end = (uint64_t)(c.data - buf) + c.len;
+    for (tl_chunk_t c; !oom && tl_walk_next(&w, &c);) {
+        uint64_t end = w.z ? w.off : (uint64_t)(c.data - buf) + c.len;
         tl_progress_add(end - at);
         at = end;
         bool ckpt; /* an aggregate checkpoint chunk: aggregate.c reads it */
@@ -399,17 +406,16 @@ static bool read_chunks(rd_t *r, const uint8_t *buf, size_t size)
             oom = true;
             break;
         }
-        if (ckpt) {
-            tl_trace_release(t, c.data);
-            continue;
+        if (!ckpt) {
+            size_t first = t->nsrcs;
+            r->tid = c.tid;
+            oom = read_chunk(r, c.data, c.len, c.base_ts, c.cut, frames);
+            if (t->nsrcs > first) tl_walk_rebase(&w, &c, t->srcs + first, t->nsrcs - first);
         }
-        r->tid = c.tid;
-        oom = read_chunk(r, c.data, c.len, c.base_ts, c.cut, frames);
-        tl_trace_release(t, c.data);
+        tl_walk_release(&w, t, &c);
     }
     tl_progress_end();
-    t->truncated |= it.truncated;
-    t->bad_chunks += it.bad_chunks;
+    tl_walk_end(&w, t);
     free(frames);
     return oom;
 }
@@ -517,6 +523,7 @@ tl_status_t tl_reader_load(const uint8_t *buf, size_t n, bool mapped, tl_trace_t
     if (!t->exe && !(t->exe = strdup(""))) goto oom;
     for (size_t i = 0; i < t->nlineage; i++) /* the pool stopped moving */
         t->lineage[i].str = t->strings + (uintptr_t)t->lineage[i].str;
+    tl_zstack_fix(t); /* the same for a compressed trace's STACK records */
     return 0;
 oom:
     tl_trace_free(t);
@@ -555,6 +562,7 @@ void tl_trace_free(tl_trace_t *t)
     free(t->pyframes);
     tl_map_free(&t->pyframe_by_id);
     tl_trace_frames_free(t);
+    free(t->zstacks);
     free(t->sites);
     tl_map_free(&t->site_by_id);
     free(t->srcs);

@@ -69,6 +69,7 @@ typedef struct tl_lineage {
 typedef struct tl_trace_hdr {
     uint32_t version, header_bytes, chunk_bytes, flags, exec_seq;
     uint64_t pid, ppid, start_realtime, start_mono, session, chunk_count;
+    bool compressed; /* magic TL_TRACE_ZMAGIC: chunk_count compressed chunks follow */
 } tl_trace_hdr_t;
 
 struct tl_agg;
@@ -101,6 +102,11 @@ typedef struct tl_trace {
      * trace of `import torch` in `all` mode defines ~10^6 stacks of ~60
      * frames (over 1 GB decoded), of which a report reads a few thousand. */
     struct tl_frame_block *frame_blocks;
+    /* A compressed trace's STACK records, copied as they are (the chunk
+     * they came in is inflated into a buffer the next one reuses): the
+     * sites' rec point in here (zchunk.h, tl_zstack_keep). */
+    uint8_t *zstacks;
+    size_t zstacks_len, zstacks_cap;
 
     tl_pyframe_t *pyframes; /* by first definition; ids interned in pyframe_by_id (a = index) */
     size_t npyframes;
@@ -244,6 +250,7 @@ typedef struct tl_events {
     struct tl_record *rec; /* decoding scratch */
     uint64_t *frames;
     struct tl_site_cache *sites; /* stack id -> site, the last ones */
+    void *zctx;                  /* a compressed trace's ZSTD_DCtx (zchunk.h), else NULL */
     uint32_t tid; /* kernel tid of the last event's thread; 0: an aggregate checkpoint's */
 } tl_events_t;
 

@@ -77,7 +77,9 @@ static bool decode_frames(const tl_trace_t *t, const tl_site_t *s, uint64_t *out
 {
     tl_record_t rec; /* about 5 KiB: a STACK record uses its stack part only */
     tl_rec_state_t st = {0};
-    return tl_rec_decode(s->rec, (size_t)(t->buf + t->buf_len - s->rec), &rec, out, &st) > 0 &&
+    /* a compressed trace's STACK records are copies (reader.h, zstacks) */
+    const uint8_t *end = t->hdr.compressed ? t->zstacks + t->zstacks_len : t->buf + t->buf_len;
+    return tl_rec_decode(s->rec, (size_t)(end - s->rec), &rec, out, &st) > 0 &&
            rec.type == TL_REC_STACK && rec.u.stack.nframes == s->nframes;
 }
 

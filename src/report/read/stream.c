@@ -19,12 +19,15 @@
 #include "report/progress.h"
 #include "report/read/aggregate.h"
 #include "report/read/event.h"
+#include "report/read/zchunk.h"
 
 typedef struct tl_evcur {
-    size_t off;        /* next record's offset in the chunk; next index in extra */
-    uint64_t ts;       /* time of the last record decoded */
-    uint32_t lin;      /* lineage records seen in the chunk */
-    tl_rec_state_t st; /* the run's decoding state; a source is one run */
+    const uint8_t *data; /* the source's records: in the file, or in zbuf */
+    uint8_t *zbuf;       /* a compressed trace's source: its chunk, inflated (ready) */
+    size_t off;          /* next record's offset in the chunk; next index in extra */
+    uint64_t ts;         /* time of the last record decoded */
+    uint32_t lin;        /* lineage records seen in the chunk */
+    tl_rec_state_t st;   /* the run's decoding state; a source is one run */
     bool primed; /* ev[0] holds the source's next event; else ev[0].ts is its base_ts, a bound */
     bool has_pend;
     /* ev[0]: the event at hand; ev[1]: a RALLOC waiting behind its RFREE.
@@ -105,7 +108,7 @@ static bool advance(tl_events_t *it, size_t s)
     }
     const tl_evsrc_t *src = &t->srcs[s];
     while (c->off < src->len) {
-        const uint8_t *p = src->data + c->off;
+        const uint8_t *p = c->data + c->off;
         if (tl_block_is(*p)) {
             int n;
             uint64_t stack;
@@ -116,10 +119,9 @@ static bool advance(tl_events_t *it, size_t s)
                 continue;
             }
         }
-        long used = tl_rec_decode_block(src->data + c->off, src->len - c->off, it->rec, &c->st);
+        long used = tl_rec_decode_block(c->data + c->off, src->len - c->off, it->rec, &c->st);
         if (used == 0) /* not an ALLOC, FREE or REALLOC */
-            used =
-                tl_rec_decode(src->data + c->off, src->len - c->off, it->rec, it->frames, &c->st);
+            used = tl_rec_decode(c->data + c->off, src->len - c->off, it->rec, it->frames, &c->st);
         if (used <= 0) break; /* cannot happen: len is the prefix the load decoded */
         c->off += (size_t)used;
         c->ts += it->rec->ts_delta;
@@ -132,9 +134,37 @@ static bool advance(tl_events_t *it, size_t s)
         c->has_pend = k0 && k1;
         return true;
     }
-    tl_trace_release(t, src->chunk);
+    if (c->zbuf) {
+        free(c->zbuf);
+        c->zbuf = NULL;
+        tl_zchunk_release(t, src->chunk);
+    } else {
+        tl_trace_release(t, src->chunk);
+    }
     tl_progress_add(src->len); /* per source, not per event: the loop stays as it was */
     return false;
+}
+
+/* Source s's records at hand: in a compressed trace, its chunk inflated
+ * again (the load checked it did); false when that fails (out of memory),
+ * and the source then yields nothing. */
+static bool ready(tl_events_t *it, size_t s)
+{
+    tl_evcur_t *c = &it->cur[s];
+    if (c->data) return true;
+    const tl_evsrc_t *src = &it->t->srcs[s];
+    tl_zhead_t zh;
+    if (!it->zctx || !tl_zchunk_head(src->chunk, it->t->hdr.chunk_bytes, &zh)) return false;
+    c->zbuf = malloc(zh.raw ? zh.raw : 1);
+    if (!c->zbuf ||
+        tl_zchunk_inflate(it->zctx, src->chunk + TL_ZCHUNK_HEADER_BYTES, &zh, c->zbuf) ||
+        (uint64_t)TL_CHUNK_HEADER_BYTES + src->zoff + src->len > zh.raw) {
+        free(c->zbuf);
+        c->zbuf = NULL;
+        return false;
+    }
+    c->data = c->zbuf + TL_CHUNK_HEADER_BYTES + src->zoff;
+    return true;
 }
 
 static bool before(const tl_events_t *it, uint32_t a, uint32_t b)
@@ -185,7 +215,9 @@ bool tl_events_open(const tl_trace_t *t, tl_events_t *it)
     it->rec = malloc(sizeof *it->rec);
     it->frames = malloc(TL_REC_MAX_FRAMES * sizeof *it->frames);
     it->sites = calloc(1, sizeof *it->sites);
-    if (!it->cur || !it->heap || !it->rec || !it->frames || !it->sites || n > UINT32_MAX) {
+    if (t->hdr.compressed) it->zctx = tl_zchunk_dctx_new();
+    if (!it->cur || !it->heap || !it->rec || !it->frames || !it->sites || n > UINT32_MAX ||
+        (t->hdr.compressed && !it->zctx)) {
         tl_events_close(it);
         return true;
     }
@@ -195,6 +227,7 @@ bool tl_events_open(const tl_trace_t *t, tl_events_t *it)
     tl_progress_begin("replaying", bytes);
     for (size_t s = 0; s < t->nsrcs; s++) {
         it->cur[s].ts = it->cur[s].ev[0].ts = t->srcs[s].base_ts;
+        it->cur[s].data = t->srcs[s].data; /* NULL in a compressed trace: see ready */
         it->heap[it->nheap++] = (uint32_t)s;
     }
     it->cur[t->nsrcs].primed = true;
@@ -209,7 +242,7 @@ bool tl_events_next(tl_events_t *it, tl_event_t *ev)
     uint32_t s;
     while (it->nheap && !it->cur[s = it->heap[0]].primed) { /* its bound is the least */
         it->cur[s].primed = true;
-        if (!advance(it, s)) it->heap[0] = it->heap[--it->nheap];
+        if (!ready(it, s) || !advance(it, s)) it->heap[0] = it->heap[--it->nheap];
         sift_down(it, 0);
         it->below_ok = false;
     }
@@ -233,6 +266,9 @@ bool tl_events_next(tl_events_t *it, tl_event_t *ev)
 void tl_events_close(tl_events_t *it)
 {
     if (it->cur) tl_progress_end(); /* a pass was open */
+    for (size_t s = 0; it->cur && s < it->t->nsrcs; s++)
+        free(it->cur[s].zbuf); /* a pass left before its end */
+    tl_zchunk_dctx_free(it->zctx);
     free(it->cur);
     free(it->heap);
     free(it->rec);

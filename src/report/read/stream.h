@@ -16,11 +16,15 @@
 
 /* One run of a thread's records that holds events: records [data, data +
  * len) of the chunk whose records start at `chunk`, len ending where the load
- * stopped decoding (an error) or where an OWNER record hands the chunk on. */
+ * stopped decoding (an error) or where an OWNER record hands the chunk on.
+ * In a compressed trace, `chunk` is the compressed chunk (its header, in
+ * the file), data NULL, and the run starts zoff bytes into the records the
+ * stream inflates from it (zchunk.h). */
 typedef struct tl_evsrc {
     const uint8_t *chunk;
     const uint8_t *data;
     size_t len;
+    uint32_t zoff;
     uint64_t base_ts;
     uint32_t lineage_base; /* index in tl_trace_t.lineage of the chunk's first lineage record */
     uint32_t tid;          /* kernel tid of the thread whose run of records this is */

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/block.h"
 #include "report/cmd/compress.h"
 #include "report/read/reader.h"
 #include "report/read/zchunk.h"
@@ -35,7 +36,8 @@ static void make_raw(tl_tgen_t *g)
         uint64_t prev = 0;
         for (uint64_t j = 0; j < 20 + i; j++) {
             uint64_t p = 0x100000 + i * 0x10000 + j * 48;
-            tl_rec_put_packed(&w, j % 3, TL_KIND_MALLOC, p, prev, 16 + j, 1);
+            ck_assert_int_ge(w.end - w.p, TL_BLOCK_MAX);
+            w.p = tl_block_put(w.p, j % 3, TL_KIND_MALLOC, p - prev, 16 + j, 1);
             tl_rec_put_free(&w, 7, TL_KIND_FREE, p);
             prev = p;
         }

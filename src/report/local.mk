@@ -17,6 +17,7 @@ libtlreport_la_SOURCES = \
 	src/report/read/zchunk.c src/report/read/zchunk.h \
 	src/report/analyze/model.c src/report/analyze/model.h \
 	src/report/analyze/site_stats.c src/report/analyze/site_stats.h \
+	src/report/analyze/model_agg.c \
 	src/report/analyze/storages.c src/report/analyze/storages.h \
 	src/report/analyze/regions.c src/report/analyze/regions.h \
 	src/report/analyze/role.c src/report/analyze/role.h \

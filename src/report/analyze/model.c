@@ -567,7 +567,7 @@ bool tl_model_build_with(const tl_trace_t *t, tl_model_t *m, const tl_model_opts
     if (tl_regions_finish(&m->regions)) goto oom;
 
     take_end(m, &at_end);
-    failed = tl_site_stats_aggregate(t, m); /* aggregate mode: exact site totals, after replay's */
+    failed = tl_model_take_aggregate(t, m); /* aggregate mode: exact site totals, after replay's */
 oom:
     tl_events_close(&it); /* closed already on success: closing twice is harmless */
     free_acc(&r);

@@ -22,18 +22,9 @@
 
 #include "report/read/reader.h"
 #include "report/analyze/regions.h"
+#include "report/analyze/site_stats.h"
 #include "report/analyze/storages.h"
 #include "report/analyze/timeline.h"
-
-typedef struct tl_site_stat {
-    uint32_t site; /* index into tl_trace_t.sites */
-    bool storage;  /* these blocks are storages */
-    uint64_t bytes;
-    uint64_t blocks; /* live blocks (leaks, peak); allocations (storage_sites) */
-    /* leaks with a leak scan (tl_trace_t.has_leak_scan): bytes and blocks by
-     * tl_leak_kind_t; zero elsewhere. */
-    uint64_t kind_bytes[4], kind_blocks[4];
-} tl_site_stat_t;
 
 /* Storages of one device (cpu, cuda:0, ...), the model's per-device view. */
 #define TL_MODEL_DEVICES 17 /* cpu and cuda:0..15; devices beyond share the last */
@@ -87,11 +78,6 @@ typedef struct tl_model {
     tl_timeline_t *timeline; /* live bytes over time, bands, marks, checkpoints (owned) */
 } tl_model_t;
 
-/* The order of every sorted list of tl_site_stat_t (qsort's comparator):
- * bytes descending, then blocks descending, then site index, then plain
- * before storage. */
-int tl_site_stat_cmp(const void *a, const void *b);
-
 /* What a model is built with (tl_model_build_with). */
 typedef struct tl_model_opts {
     /* Sites filter rejects (suppressions) are left out of region leaks and
@@ -128,5 +114,11 @@ bool tl_model_build_with(const tl_trace_t *t, tl_model_t *m, const tl_model_opts
 bool tl_model_build(const tl_trace_t *t, tl_model_t *m);
 
 void tl_model_free(tl_model_t *m);
+
+/* Aggregate mode (aggregate.h): the last complete checkpoint's exact site
+ * totals replace the storage sites and counts of *m that replay gave;
+ * nothing changes for a trace of another mode (model_agg.c; called at the
+ * end of tl_model_build_with). true when out of memory. */
+bool tl_model_take_aggregate(const tl_trace_t *t, tl_model_t *m);
 
 #endif

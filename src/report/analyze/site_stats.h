@@ -1,4 +1,5 @@
-/* site_stats.h - the model's lists of live (or created) blocks by site:
+/* site_stats.h - the model's lists of live (or created) blocks by site
+ * (below model.h, which holds them):
  * per-(site, storage) accumulators turned into sorted tl_site_stat_t lists.
  *
  * Accumulator arrays are indexed site * 2 + storage (nsites * 2 + 2 entries
@@ -14,8 +15,25 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "report/analyze/model.h"
 #include "report/read/map.h"
+#include "report/read/reader.h"
+
+/* Live (or created) blocks of one site, as the model's lists hold them. */
+typedef struct tl_site_stat {
+    uint32_t site; /* index into tl_trace_t.sites */
+    bool storage;  /* these blocks are storages */
+    uint64_t bytes;
+    uint64_t blocks; /* live blocks (leaks, peak); allocations (storage_sites) */
+    /* leaks with a leak scan (tl_trace_t.has_leak_scan): bytes and blocks by
+     * tl_leak_kind_t; zero elsewhere. */
+    uint64_t kind_bytes[4], kind_blocks[4];
+} tl_site_stat_t;
+
+/* The order of every sorted list of tl_site_stat_t (qsort's comparator):
+ * bytes descending, then blocks descending, then site index, then plain
+ * before storage. */
+int tl_site_stat_cmp(const void *a, const void *b);
+
 
 /* Bytes and blocks of one (site, storage) pair. */
 typedef struct tl_site_acc {
@@ -36,10 +54,5 @@ bool tl_site_stats_live(tl_map_t *live, size_t nsites, const tl_map_t *kinds, tl
 /* The trace's leak-scan kinds (tl_trace_t.leak_kinds) as a map: key ptr,
  * a = tl_leak_kind_t. The caller frees the map, also after a failure. */
 bool tl_site_stats_leak_kinds(const tl_trace_t *t, tl_map_t *kinds);
-
-/* Aggregate mode (aggregate.h): the last complete checkpoint's exact site
- * totals replace the storage sites and counts of *m that replay gave;
- * nothing changes for a trace of another mode. */
-bool tl_site_stats_aggregate(const tl_trace_t *t, tl_model_t *m);
 
 #endif /* TL_REPORT_SITE_STATS_H */

@@ -39,6 +39,7 @@ libtlreport_la_SOURCES = \
 	src/report/render/text_end.c \
 	src/report/render/render_json.c \
 	src/report/render/render_json_end.c \
+	src/report/render/render_json_frames.c \
 	src/report/render/render_json_problem.c \
 	src/report/analyze/timeline.c src/report/analyze/timeline.h \
 	src/report/render/flame.c src/report/render/flame.h \

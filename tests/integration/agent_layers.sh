@@ -7,17 +7,8 @@ make_tmp
 objs=$(find "$TL_BUILDDIR/src/agent" -name 'libtlagent_la-*.o' | sort)
 [ -n "$objs" ] || hard_error "no libtlagent objects under $TL_BUILDDIR/src/agent"
 mod() { n=${1##*/libtlagent_la-}; echo "${n%.o}"; }
-for o in $objs; do nm --defined-only "$o" | awk 'NF == 3 && $2 ~ /[TDBR]/ {print $3}' > "def.$(mod "$o")"; done
-: > edges
-for o in $objs; do
-    a=$(mod "$o")
-    nm -u "$o" | awk '{print $2}' > undef
-    for d in def.*; do
-        b=${d#def.}
-        [ "$b" = "$a" ] && continue
-        grep -qxFf undef "$d" && echo "$a $b" >> edges
-    done
-done
+# shellcheck disable=SC2086
+call_edges mod $objs
 grep -q '^agent ' edges || fail "no edge from agent: the objects were not read ($(wc -l < edges) edges)"
 if ! tsort edges > order 2> loop; then
     cat edges >&2

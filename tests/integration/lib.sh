@@ -109,3 +109,25 @@ cuda_standin() {
     "${CC:-cc}" -g -O0 -fno-inline -I"$TL_SRCDIR/include" -o "$1" "$SRC_WL/$1.c" ./libcudart.so.13 \
         -Wl,-rpath,"$PWD" || hard_error "build $1"
 }
+
+# call_edges NAMEFN OBJ...: the call graph of the objects into ./edges, a
+# line "A B" for each object A with an undefined symbol that another object
+# B defines; NAMEFN OBJ prints an object's node name (no '/'). Run in $TMP.
+call_edges() {
+    _namefn=$1
+    shift
+    rm -rf cdefs && mkdir cdefs
+    for _o in "$@"; do
+        nm --defined-only "$_o" | awk 'NF == 3 && $2 ~ /[TDBR]/ {print $3}' > "cdefs/$($_namefn "$_o")"
+    done
+    : > edges
+    for _o in "$@"; do
+        _a=$($_namefn "$_o")
+        nm -u "$_o" | awk '{print $2}' > undef
+        for _d in cdefs/*; do
+            _b=${_d#cdefs/}
+            [ "$_b" = "$_a" ] && continue
+            grep -qxFf undef "$_d" && echo "$_a $_b" >> edges
+        done
+    done
+}

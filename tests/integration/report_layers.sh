@@ -49,4 +49,23 @@ if grep -rn '#include "tools/' "$TL_SRCDIR/src/report" > inc; then
     cat inc >&2
     fail "src/report includes the CLI's headers"
 fi
-echo "ok: $n objects, none prints, no tools/ header"
+# No two files of the library call each other, directly or round a loop
+# (issue 27: stream.c and zchunk.c, render_json.c and render_json_end.c
+# did). A node: a file, named by its stage and its object; an edge A -> B:
+# an undefined symbol of A's object that B's defines.
+name() {
+    d=${1%/*}
+    d=${d%/.libs}
+    d=${d#"$TL_BUILDDIR"/src/report}
+    d=${d#/}
+    f=${1##*/libtlreport_la-}
+    echo "${d:+$d:}${f%.o}" | tr / _
+}
+# shellcheck disable=SC2086
+call_edges name $objs
+grep -q '^cmd:report pipeline$' edges || fail "no edge cmd:report -> pipeline: the objects were not read ($(wc -l < edges) edges)"
+sort -u edges > uedges
+if ! tsort uedges > order 2> loop; then
+    fail "a call cycle between the library's files: $(tr '\n' ' ' < loop)"
+fi
+echo "ok: $n objects, none prints, no tools/ header, $(wc -l < uedges) call edges without a cycle"

@@ -36,18 +36,6 @@ typedef struct tl_evcur {
     tl_event_t ev[2];
 } tl_evcur_t;
 
-void tl_trace_release(const tl_trace_t *t, const uint8_t *data)
-{
-    if (!t->buf_mapped) return;
-    /* The whole slot, header included: slots are page-aligned when the
-     * header and chunk sizes are (the agent's are), so nothing stays. */
-    const uint8_t *p = data - TL_CHUNK_HEADER_BYTES, *end = t->buf + t->buf_len;
-    size_t n = (size_t)(end - p) < t->hdr.chunk_bytes ? (size_t)(end - p) : t->hdr.chunk_bytes;
-    uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
-    uintptr_t lo = ((uintptr_t)p + page - 1) & ~(page - 1), hi = ((uintptr_t)p + n) & ~(page - 1);
-    if (hi > lo) madvise((void *)lo, hi - lo, MADV_DONTNEED);
-}
-
 /* Site and weight of an ALLOC / RALLOC, lineage index of a LINEAGE event;
  * false when the event is to be skipped. */
 static bool resolve(tl_events_t *it, const tl_evsrc_t *src, tl_evcur_t *c, tl_event_t *ev,

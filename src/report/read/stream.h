@@ -57,10 +57,4 @@ static inline uint32_t tl_site_cache_find(tl_site_cache_t *c, const tl_trace_t *
 tl_status_t tl_reader_load(const uint8_t *buf, size_t n, bool mapped, tl_trace_t *t, char *why,
                            size_t whylen);
 
-/* Give the chunk slot whose records start at data back to the kernel (its
- * pages stay in the page cache; a later pass faults them in again), so
- * resident memory stays that of the chunks being merged. No-op for a
- * copied buffer. */
-void tl_trace_release(const tl_trace_t *t, const uint8_t *data);
-
 #endif

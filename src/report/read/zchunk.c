@@ -198,3 +198,15 @@ void tl_walk_end(tl_walk_t *w, tl_trace_t *t)
     }
     *w = (tl_walk_t){0};
 }
+
+void tl_trace_release(const tl_trace_t *t, const uint8_t *data)
+{
+    if (!t->buf_mapped) return;
+    /* The whole slot, header included: slots are page-aligned when the
+     * header and chunk sizes are (the agent's are), so nothing stays. */
+    const uint8_t *p = data - TL_CHUNK_HEADER_BYTES, *end = t->buf + t->buf_len;
+    size_t n = (size_t)(end - p) < t->hdr.chunk_bytes ? (size_t)(end - p) : t->hdr.chunk_bytes;
+    uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+    uintptr_t lo = ((uintptr_t)p + page - 1) & ~(page - 1), hi = ((uintptr_t)p + n) & ~(page - 1);
+    if (hi > lo) madvise((void *)lo, hi - lo, MADV_DONTNEED);
+}

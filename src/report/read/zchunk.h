@@ -93,4 +93,10 @@ void tl_zstack_fix(tl_trace_t *t);
  * neighbours' pages may go too: they are faulted in again when read. */
 void tl_zchunk_release(const tl_trace_t *t, const uint8_t *zchunk);
 
+/* Give the raw chunk slot whose records start at data back to the kernel (its
+ * pages stay in the page cache; a later pass faults them in again), so
+ * resident memory stays that of the chunks being merged. No-op for a
+ * copied buffer. */
+void tl_trace_release(const tl_trace_t *t, const uint8_t *data);
+
 #endif

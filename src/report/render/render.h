@@ -95,7 +95,7 @@ void tl_render_text_end(const tl_report_ctx_t *c, FILE *out);
 void tl_render_json(const tl_report_ctx_t *c, FILE *out);
 /* Problem i of c's end point (i < c->model->end.nproblems) as one JSON
  * object, with its process's "pid", "rank" (null: none) and "role" first:
- * an item of a run report's top-level problems (render_json.c). */
+ * an item of a run report's top-level problems (render_json_problem.c). */
 void tl_render_json_problem(const tl_report_ctx_t *c, size_t i, FILE *out);
 /* The same into j, where process says whether pid, rank and role come
  * first; by_id: tl_endpoint_by_id's table, or NULL (out of memory: then
@@ -179,7 +179,7 @@ void tl_render_json_process_id(const tl_trace_t *t, struct tl_json *j);
 void tl_render_json_leak_kinds(struct tl_json *j, const uint64_t bytes[4], const uint64_t *blocks);
 
 /* "stack_id" and "stack" (tl_render_json_frames with addresses) of a site,
- * into the object open in j (render_json.c). */
+ * into the object open in j (render_json_frames.c). */
 void tl_render_json_stack(const tl_report_ctx_t *c, struct tl_json *j, uint32_t site);
 
 /* The members "end" ({point, time_ns, mark_id, storage_count,
@@ -193,7 +193,7 @@ void tl_render_json_endpoint(const tl_report_ctx_t *c, struct tl_json *j);
 #define TL_JFRAMES_MODULE_BASE   2u /* "module": the file's base name, not its path */
 #define TL_JFRAMES_EMPTY_UNKNOWN 4u /* [] for TL_NO_SITE or an unknown site, not null */
 
-/* The one JSON writer of a site's frames (render_json.c): an array of
+/* The one JSON writer of a site's frames (render_json_frames.c): an array of
  * {kind, function, file, line, module[, address]} objects, innermost first
  * (docs/report-schema.md); null or [] for an unknown site (opts). */
 void tl_render_json_frames(const tl_report_ctx_t *c, struct tl_json *j, uint32_t site,

@@ -311,6 +311,45 @@ static bool get_stack(tl_rbuf_t *r, tl_record_t *out, uint64_t *frames)
     return false;
 }
 
+long tl_rec_step_stack(const uint8_t *p, size_t n, tl_record_t *out)
+{
+    if (!n || p[0] != TL_REC_STACK) return 0;
+    tl_rbuf_t r = {p + 1, p + n, false};
+    out->type = TL_REC_STACK;
+    out->ts_delta = tl_get_varint(&r);
+    out->u.stack.id = tl_get_varint(&r);
+    uint64_t nf = tl_get_varint(&r);
+    if (r.err || nf > TL_REC_MAX_FRAMES) return -1;
+    /* A varint ends at each byte with its top bit clear: eight bytes at a
+     * time while there are eight, then byte by byte. */
+    const uint8_t *q = r.p;
+    uint64_t left = nf;
+    while (left && r.end - q >= 8) {
+        uint64_t x;
+        memcpy(&x, q, sizeof x);
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+        x = __builtin_bswap64(x);
+#endif
+        uint64_t ends = ~x & 0x8080808080808080ull;
+        uint64_t k = ((ends >> 7) * 0x0101010101010101ull) >> 56; /* ends counted, no popcnt */
+        if (k < left) {
+            left -= k;
+            q += 8;
+            continue;
+        }
+        while (--left) /* the left-th end in this word */
+            ends &= ends - 1;
+        q += ((unsigned)__builtin_ctzll(ends) >> 3) + 1;
+    }
+    for (; left && q < r.end; q++)
+        left -= !(*q & 0x80);
+    if (left) return -1;
+    r.p = q;
+    out->u.stack.nframes = nf;
+    out->u.stack.frames = NULL;
+    return r.p - p;
+}
+
 /* The fields of an OPTIONS record. true = more than TL_REC_MAX_OPTS pairs. */
 static bool get_options(tl_rbuf_t *r, tl_record_t *out)
 {

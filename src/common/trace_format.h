@@ -399,6 +399,15 @@ void tl_rec_put_mark(tl_wbuf_t *w, uint64_t ts_delta, uint64_t id, const char *n
 long tl_rec_decode(const uint8_t *p, size_t n, tl_record_t *out, uint64_t *frames,
                    tl_rec_state_t *st);
 
+/* A STACK record stepped over, for a pass that needs no frames (the event
+ * stream steps over ~10^6 of them in a trace of `import torch`): its
+ * ts_delta, id and nframes into out, u.stack.frames NULL, the frames' varints
+ * only walked to their end (their lengths are not checked: for the bytes
+ * tl_rec_decode accepted at the load). Returns bytes consumed, 0 when the
+ * record at p is no STACK record (or n is 0), -1 when it is cut or has too
+ * many frames. Never reads outside [p, p+n). */
+long tl_rec_step_stack(const uint8_t *p, size_t n, tl_record_t *out);
+
 /* The same for the records that make up most of a trace, ALLOC, FREE and
  * REALLOC, packed or not; 0 (out and st untouched) when the record at p is
  * of another type or n is 0: then tl_rec_decode it. A small function whose

@@ -352,6 +352,44 @@ START_TEST(codec_stack_process_end)
 }
 END_TEST
 
+/* tl_rec_step_stack steps over a STACK record exactly as far as
+ * tl_rec_decode reads it, with its ts_delta, id and frame count, for
+ * stacks of 0 to 40 frames of 1- to 10-byte varints; a cut record is -1;
+ * another type is 0. */
+START_TEST(codec_step_stack)
+{
+    uint8_t buf[1024];
+    uint64_t frames_in[40], frames[TL_REC_MAX_FRAMES];
+    for (size_t nf = 0; nf <= 40; nf++) {
+        for (size_t i = 0; i < nf; i++) /* deltas from 1 byte to 10 (zigzag of huge ones) */
+            frames_in[i] = (i % 5 == 0)   ? i
+                           : (i % 5 == 1) ? 0x7f0000000000ull + i * 0x1234567
+                           : (i % 5 == 2) ? 0x401000 + i
+                           : (i % 5 == 3) ? ~0ull - i
+                                          : 1ull << 62;
+        tl_wbuf_t w = {buf, buf + sizeof buf, false};
+        tl_rec_put_stack(&w, 300 + nf, 7 + nf, frames_in, nf);
+        ck_assert(!w.overflow);
+        size_t n = (size_t)(w.p - buf);
+        tl_record_t dec, st;
+        ck_assert_int_eq(tl_rec_decode(buf, n, &dec, frames, NULL), (long)n);
+        ck_assert_int_eq(tl_rec_step_stack(buf, n, &st), (long)n);
+        ck_assert_uint_eq(st.ts_delta, 300 + nf);
+        ck_assert_uint_eq(st.u.stack.id, 7 + nf);
+        ck_assert_uint_eq(st.u.stack.nframes, nf);
+        ck_assert_ptr_null(st.u.stack.frames);
+        for (size_t cut = 0; cut < n; cut++)
+            ck_assert_int_le(tl_rec_step_stack(buf, cut, &st), 0);
+        buf[n] = 0x80; /* bytes after the record are not read as its own */
+        ck_assert_int_eq(tl_rec_step_stack(buf, n + 1, &st), (long)n);
+    }
+    tl_wbuf_t w = {buf, buf + sizeof buf, false};
+    tl_rec_put_end(&w, 3, TL_END_EXIT, 0, 1, 1, 0, 0);
+    tl_record_t rec;
+    ck_assert_int_eq(tl_rec_step_stack(buf, (size_t)(w.p - buf), &rec), 0);
+}
+END_TEST
+
 START_TEST(codec_rejects_bad_input)
 {
     uint8_t buf[64];
@@ -579,6 +617,7 @@ static Suite *make_codec_suite(void)
     tcase_add_test(tc, codec_device_kinds);
     tcase_add_test(tc, codec_unknown_kinds);
     tcase_add_test(tc, codec_stack_process_end);
+    tcase_add_test(tc, codec_step_stack);
     tcase_add_test(tc, codec_rejects_bad_input);
     tcase_add_test(tc, codec_overflow_flagged);
     tcase_add_test(tc, codec_lineage_pyframe_mark);

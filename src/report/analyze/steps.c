@@ -58,20 +58,11 @@ static size_t py_frames(const tl_trace_t *t, uint32_t site, uint64_t *out, size_
     return k;
 }
 
-/* A stack's raw frames as one key (0: no frames recorded). */
+/* A stack's raw frames as one key (0: no frames recorded), computed when
+ * the trace was read (tl_site_t.frames_key). */
 static uint64_t frames_key(const tl_trace_t *t, uint32_t site)
 {
-    size_t n;
-    uint64_t buf[TL_REC_MAX_FRAMES]; /* 8 KiB: asked for every site */
-    if (site >= t->nsites) return 0;
-    const uint64_t *f = tl_trace_site_frames_in(t, site, buf, &n);
-    if (!n) return 0;
-    uint64_t h = 0xcbf29ce484222325ull ^ n; /* as tl_trace_site_content_hash mixes */
-    for (size_t i = 0; i < n; i++) {
-        h = (h ^ f[i]) * 0x100000001b3ull;
-        h ^= h >> 29;
-    }
-    return h ? h : 1;
+    return site < t->nsites ? t->sites[site].frames_key : 0;
 }
 
 /* Do the Python frames py[0, la) of an allocation in the thread of

@@ -181,6 +181,7 @@ static bool take_stack(rd_t *r, const tl_record_t *rec)
     s->defined = true;
     s->rec = r->rec_at; /* its frames are decoded when asked (tl_trace_site_frames) */
     s->nframes = (uint32_t)rec->u.stack.nframes;
+    s->frames_key = tl_frames_key(rec->u.stack.frames, s->nframes); /* decoded here anyway */
     return t->hdr.compressed && tl_zstack_keep(t, s, r->rec_len);
 }
 

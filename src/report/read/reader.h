@@ -29,6 +29,7 @@ typedef struct tl_site {
     uint64_t stack_id;      /* as recorded; 0 = no stack */
     const uint8_t *rec;     /* its STACK record in tl_trace_t.buf (the first definition) */
     const uint64_t *frames; /* decoded on the first tl_trace_site_frames; NULL until then */
+    uint64_t frames_key;    /* tl_frames_key of its frames (0: none), at the load */
     uint32_t nframes;       /* 0 when no STACK record defined this id */
     bool defined;           /* a STACK record was seen */
 } tl_site_t;
@@ -270,6 +271,19 @@ const uint64_t *tl_trace_site_frames(const tl_trace_t *t, uint32_t site, size_t 
  * TL_REC_MAX_FRAMES entries), valid until buf is reused. */
 const uint64_t *tl_trace_site_frames_in(const tl_trace_t *t, uint32_t site, uint64_t *buf,
                                         size_t *n);
+/* A stack's raw frames f[0, n) as one key: 0 when n is 0, else non-zero
+ * (FNV-1a-like, mixed as tl_trace_site_content_hash mixes). Equal frames,
+ * equal keys; a collision of different frames is ~2^-64 a pair. */
+static inline uint64_t tl_frames_key(const uint64_t *f, size_t n)
+{
+    if (!n) return 0;
+    uint64_t h = 0xcbf29ce484222325ull ^ n;
+    for (size_t i = 0; i < n; i++) {
+        h = (h ^ f[i]) * 0x100000001b3ull;
+        h ^= h >> 29;
+    }
+    return h ? h : 1;
+}
 /* Free the decoded frames of t (tl_trace_free does). */
 void tl_trace_frames_free(tl_trace_t *t);
 

@@ -108,7 +108,9 @@ static bool advance(tl_events_t *it, size_t s)
             }
         }
         long used = tl_rec_decode_block(c->data + c->off, src->len - c->off, it->rec, &c->st);
-        if (used == 0) /* not an ALLOC, FREE or REALLOC */
+        if (used == 0) /* a STACK makes no event: its frames are not read */
+            used = tl_rec_step_stack(c->data + c->off, src->len - c->off, it->rec);
+        if (used == 0) /* not an ALLOC, FREE, REALLOC or STACK */
             used = tl_rec_decode(c->data + c->off, src->len - c->off, it->rec, it->frames, &c->st);
         if (used <= 0) break; /* cannot happen: len is the prefix the load decoded */
         c->off += (size_t)used;

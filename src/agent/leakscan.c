@@ -96,7 +96,41 @@ typedef struct scan {
     size_t ndead;
     uint64_t root_bytes;
     size_t leader; /* the definitely lost block whose contents are being scanned */
+    /* The filter a word passes before the binary search (most words are no
+     * heap address): [lo, hi) spans every block; gran, when mapped, has the
+     * bit of each 64 KiB granule a block overlaps (hashed, so a bit may
+     * stand for others too: a false "maybe", never a false "no"). */
+    uint64_t lo, hi;
+    uint64_t *gran;
 } scan_t;
+
+#define GRAN_SHIFT 16 /* 64 KiB granules */
+#define GRAN_LG    24 /* 2^24 bits: 2 MiB */
+
+static size_t gran_bit(uint64_t g)
+{
+    return (size_t)((g * UINT64_C(0x9E3779B97F4A7C15)) >> (64 - GRAN_LG));
+}
+
+/* The filter of the sorted blocks s->b[0, n) (gran mapped or NULL). */
+static void filter_build(scan_t *s)
+{
+    s->lo = s->n ? s->b[0].ptr : 1;
+    s->hi = 0;
+    for (size_t i = 0; i < s->n; i++) {
+        if (s->b[i].end > s->hi) s->hi = s->b[i].end;
+        if (!s->gran) continue;
+        uint64_t g0 = s->b[i].ptr >> GRAN_SHIFT, g1 = (s->b[i].end - 1) >> GRAN_SHIFT;
+        if (g1 - g0 >= (UINT64_C(1) << GRAN_LG)) { /* a block over 1 TiB: every bit */
+            memset(s->gran, 0xff, (size_t)1 << (GRAN_LG - 3));
+            continue;
+        }
+        for (uint64_t g = g0; g <= g1; g++) {
+            size_t k = gran_bit(g);
+            s->gran[k >> 6] |= UINT64_C(1) << (k & 63);
+        }
+    }
+}
 
 static void *map_anon(size_t bytes)
 {
@@ -162,6 +196,11 @@ static long find(const scan_t *s, uint64_t w)
  * lost block holds) and queue it for its own contents. */
 static void saw(scan_t *s, uint64_t w, bool from_lost)
 {
+    if (w < s->lo || w >= s->hi) return;
+    if (s->gran) {
+        size_t k = gran_bit(w >> GRAN_SHIFT);
+        if (!(s->gran[k >> 6] >> (k & 63) & 1)) return;
+    }
     long i = find(s, w);
     if (i < 0) return;
     blk_t *b = &s->b[i];
@@ -252,6 +291,7 @@ void tl_leakscan_classify(tl_leakscan_blk_t *b, size_t n, uint32_t *work,
     scan_t s = {.b = b, .n = n, .cap = n, .work = work};
     for (size_t i = 0; i < n; i++)
         b[i].state = ST_NONE;
+    filter_build(&s); /* [lo, hi) only: no granule map */
     for (size_t i = 0; i < nroots; i++)
         scan_range(&s, roots[i][0], roots[i][1], false);
     classify_rest(&s);
@@ -344,8 +384,9 @@ __attribute__((noinline)) static bool run(const uintptr_t excl[2][2], tl_leaksca
     s.cap = count;
     s.b = map_anon(count * sizeof *s.b);
     s.work = map_anon(count * sizeof *s.work);
-    enum { TEXT_CAP = 8 << 20 };
+    enum { TEXT_CAP = 8 << 20, GRAN_BYTES = 1 << (GRAN_LG - 3) };
     char *text = map_anon(TEXT_CAP);
+    s.gran = map_anon(GRAN_BYTES); /* none: the search alone, as slow as it was */
     if (!s.b || !s.work || !text) return true;
     for (int k = 0; k < 2; k++) {
         s.excl[k][0] = excl[k][0];
@@ -365,6 +406,7 @@ __attribute__((noinline)) static bool run(const uintptr_t excl[2][2], tl_leaksca
         s.b[m++] = s.b[i];
     }
     s.n = m;
+    filter_build(&s);
     scan_roots(&s, sp, text, TEXT_CAP);
     st->root_bytes = s.root_bytes;
     classify_rest(&s);
@@ -379,6 +421,7 @@ __attribute__((noinline)) static bool run(const uintptr_t excl[2][2], tl_leaksca
     munmap(s.b, count * sizeof *s.b);
     munmap(s.work, count * sizeof *s.work);
     munmap(text, TEXT_CAP);
+    if (s.gran) munmap(s.gran, GRAN_BYTES);
     return false;
 }
 

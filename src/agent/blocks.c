@@ -68,17 +68,17 @@ bool tl_blocks_leaf_make(uintptr_t p)
         atomic_store(&tl_blocks_degraded, true);
         return false;
     }
-    void *m = mmap(NULL, LEAF_BYTES, PROT_READ | PROT_WRITE,
-                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    void *m;
+    int err = tl_vm_map_anon(&m, LEAF_BYTES, true);
     errno = saved;
-    if (m == MAP_FAILED) {
+    if (err) {
         atomic_store(&tl_blocks_degraded, true);
         return false;
     }
     uint8_t *expected = NULL;
     if (!atomic_compare_exchange_strong_explicit(slot, &expected, (uint8_t *)m,
                                                  memory_order_acq_rel, memory_order_acquire))
-        munmap(m, LEAF_BYTES); /* another thread mapped it first */
+        tl_vm_unmap(m, LEAF_BYTES); /* another thread mapped it first */
     return true;
 }
 

@@ -12,6 +12,7 @@
 #include <sys/mman.h>
 
 #include "agent/counters.h"
+#include "agent/vm.h"
 #include "common/trace_format.h"
 
 typedef struct site_tot {
@@ -96,9 +97,12 @@ bool tl_ckpt_init(tl_writer_t *w, uint64_t period_ns)
     atomic_store(&next_due, 0);
     dev_reset();
     size_t bytes = sizeof(site_tot_t) * TL_CKPT_MAX_SITES;
-    void *m = mmap(sites ? (void *)sites : NULL, bytes, PROT_READ | PROT_WRITE,
-                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | (sites ? MAP_FIXED : 0), -1, 0);
-    if (m == MAP_FAILED) return true;
+    if (sites) {
+        tl_vm_zero(sites, bytes, true);
+        return false;
+    }
+    void *m;
+    if (tl_vm_map_anon(&m, bytes, true)) return true;
     sites = m;
     return false;
 }

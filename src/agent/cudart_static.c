@@ -9,6 +9,7 @@
 #include "agent/cudart_static.h"
 
 #include "agent/cudalibs.h"
+#include "agent/vm.h"
 
 #include <elf.h>
 #include <fcntl.h>
@@ -93,10 +94,10 @@ bool tl_cudart_static_in(const char *path)
     bool found = false;
     if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
         size_t len = (size_t)st.st_size;
-        void *m = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0);
-        if (m != MAP_FAILED) {
+        void *m;
+        if (!tl_vm_map(&m, NULL, len, PROT_READ, MAP_PRIVATE, fd, 0)) {
             found = scan(m, len);
-            munmap(m, len);
+            tl_vm_unmap(m, len);
         }
     }
     close(fd);

@@ -40,9 +40,8 @@ bool tl_live_init_lg(unsigned lg_slots)
     /* Under `ulimit -v`, a smaller table: what it cannot take is counted
      * (tl_live_storage_missed, the leak scan's missed blocks). */
     lg_slots = tl_vm_fit_lg(tl_vm_limit(), lg_slots, lg_slots < 12 ? lg_slots : 12, sizeof(slot_t));
-    void *m = mmap(NULL, sizeof(slot_t) << lg_slots, PROT_READ | PROT_WRITE,
-                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (m == MAP_FAILED) return true;
+    void *m;
+    if (tl_vm_map_anon(&m, sizeof(slot_t) << lg_slots, true)) return true;
     lg = lg_slots;
     table = m;
     return false;
@@ -60,10 +59,7 @@ void tl_live_reset(void)
     /* A fork child: the parent's storages live on in it, outside the table. */
     if (atomic_exchange(&storages, 0) != 0) atomic_store(&storages_missed, true);
     if (!table) return;
-    size_t bytes = sizeof(slot_t) << lg;
-    void *m = mmap(table, bytes, PROT_READ | PROT_WRITE,
-                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0);
-    if (m == MAP_FAILED) memset(table, 0, bytes);
+    tl_vm_zero(table, sizeof(slot_t) << lg, true);
 }
 
 static void filter_add(uint64_t p, int d)

@@ -13,6 +13,7 @@
 #include "agent/pyframes_layout.h"
 #include "agent/utf8.h"
 #include "agent/stack.h" /* the per-thread work area */
+#include "agent/vm.h"
 #include "common/trace_format.h"
 
 #include <dlfcn.h>
@@ -259,9 +260,8 @@ bool tl_pyframes_init(void)
     const ElfW(Sym) *sym = NULL;
     if (!dladdr1(eval, &info, (void **)&sym, RTLD_DL_SYMENT) || !sym || !sym->st_size) return false;
     if (!table) {
-        void *m = mmap(NULL, TABLE_SLOTS * sizeof(slot_t), PROT_READ | PROT_WRITE,
-                       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-        if (m == MAP_FAILED) return false;
+        void *m;
+        if (tl_vm_map_anon(&m, TABLE_SLOTS * sizeof(slot_t), false)) return false;
         table = m;
     }
     *(void **)&py.this_tstate = tstate;
@@ -279,9 +279,7 @@ void tl_pyframes_reset(void)
 {
     /* Fresh zero pages: cheaper than a memset (and its copy-on-write faults
      * in a fork child) of a mostly untouched table. */
-    if (table && mmap(table, TABLE_SLOTS * sizeof(slot_t), PROT_READ | PROT_WRITE,
-                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) == MAP_FAILED)
-        memset(table, 0, TABLE_SLOTS * sizeof(slot_t));
+    if (table) tl_vm_zero(table, TABLE_SLOTS * sizeof(slot_t), false);
     atomic_store(&next_id, 1);
 }
 

@@ -38,9 +38,8 @@ bool tl_stack_table_init(tl_stack_table_t *t, unsigned lg_slots)
     lg_slots = tl_vm_fit_lg(tl_vm_limit(), lg_slots, lg_slots < 10 ? lg_slots : 10,
                             sizeof(tl_stack_slot_t));
     size_t n = (size_t)1 << lg_slots;
-    void *m = mmap(NULL, n * sizeof(tl_stack_slot_t), PROT_READ | PROT_WRITE,
-                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (m == MAP_FAILED) return true;
+    void *m;
+    if (tl_vm_map_anon(&m, n * sizeof(tl_stack_slot_t), false)) return true;
     t->slots = m;
     t->mask = n - 1;
     atomic_store(&t->next_id, 0);
@@ -54,18 +53,14 @@ void tl_stack_table_reset(tl_stack_table_t *t)
 {
     atomic_fetch_add(&tl_stack_gen, 1);
     if (!t->slots) return;
-    size_t bytes = (t->mask + 1) * sizeof(tl_stack_slot_t);
-    /* Fresh zero pages are cheaper than memset of a mostly untouched table. */
-    void *m = mmap(t->slots, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED,
-                   -1, 0);
-    if (m == MAP_FAILED) memset(t->slots, 0, bytes);
+    tl_vm_zero(t->slots, (t->mask + 1) * sizeof(tl_stack_slot_t), false);
     atomic_store(&t->next_id, 0);
     atomic_store(&t->full_count, 0);
 }
 
 void tl_stack_table_destroy(tl_stack_table_t *t)
 {
-    if (t->slots) munmap(t->slots, (t->mask + 1) * sizeof(tl_stack_slot_t));
+    if (t->slots) tl_vm_unmap(t->slots, (t->mask + 1) * sizeof(tl_stack_slot_t));
     t->slots = NULL;
 }
 
@@ -201,7 +196,7 @@ static bool buf_key_ok;
 static void buf_release(void *b)
 {
     if (tl_stack_tbuf == b) tl_stack_tbuf = NULL;
-    munmap(b, sizeof(tl_stack_buf_t));
+    tl_vm_unmap(b, sizeof(tl_stack_buf_t));
 }
 
 void tl_stack_unwind_init(void)
@@ -244,9 +239,8 @@ _Static_assert(sizeof(void *) == sizeof(uint64_t), "frames are converted in plac
 tl_stack_buf_t *tl_stack_buf_get(void)
 {
     if (tl_stack_tbuf) return tl_stack_tbuf;
-    void *m = mmap(NULL, sizeof(tl_stack_buf_t), PROT_READ | PROT_WRITE,
-                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (m == MAP_FAILED) return NULL;
+    void *m;
+    if (tl_vm_map_anon(&m, sizeof(tl_stack_buf_t), false)) return NULL;
     tl_stack_tbuf = m;
     /* A key below PTHREAD_KEY_2NDLEVEL_SIZE (32): setspecific does not allocate. */
     if (buf_key_ok) pthread_setspecific(buf_key, m);

@@ -31,6 +31,7 @@
 #include "agent/modules.h"
 #include "agent/pyframes.h"
 #include "agent/record.h"
+#include "agent/record_scan.h"
 #include "agent/stack.h"
 #include "common/notes.h"
 #include "common/trace_format.h"
@@ -433,7 +434,7 @@ void tl_agent_init(void)
         say("cannot map the stack table", "", "");
         return;
     }
-    if (cfg.mode == TL_MODE_ALL && cfg.leak_scan && tl_record_leak_scan_init())
+    if (cfg.mode == TL_MODE_ALL && cfg.leak_scan && tl_record_scan_init())
         say("cannot map the live block table; no leak scan", "", "");
     uintptr_t lo, hi;
     if (!tl_modules_range_of((uintptr_t)&tl_agent_init, &lo, &hi)) tl_stack_skip_add(lo, hi);

@@ -327,7 +327,7 @@ static void emit_leak_kind(void *ctx, uint64_t ptr, unsigned kind)
 void tl_record_leak_scan(void)
 {
     uint64_t v[6];
-    if (tl_record_scan_classify(emit_leak_kind, v)) tl_record_lineage(TL_REC_LEAKSCAN, v, NULL, 0);
+    if (!tl_record_scan_classify(emit_leak_kind, v)) tl_record_lineage(TL_REC_LEAKSCAN, v, NULL, 0);
 }
 
 /* `all` mode: the ALLOC record of a block whose stack has id id. */

@@ -73,6 +73,23 @@ const char *tl_config_env(const char *const *envp, const char *name)
     return NULL;
 }
 
+/* TENSORLEAK_EXEC_SEQ's value v, "PID:N": N earlier images of PID. Another
+ * pid's value was inherited across fork or spawn, so this image is that
+ * pid's first: 0 (and 0 when v is NULL or malformed). */
+static uint32_t exec_seq(const char *v, uint64_t pid)
+{
+    const char *colon = v ? strchr(v, ':') : NULL;
+    if (!colon || (size_t)(colon - v) >= 24) return 0;
+    char pidbuf[24];
+    memcpy(pidbuf, v, (size_t)(colon - v));
+    pidbuf[colon - v] = '\0';
+    uint64_t p, n;
+    if (tl_config_parse_u64(pidbuf, &p) || tl_config_parse_u64(colon + 1, &n) || p != pid ||
+        n > UINT32_MAX)
+        return 0;
+    return (uint32_t)n;
+}
+
 void tl_config_parse(tl_config_t *cfg, const char *const *envp, uint64_t pid)
 {
     memset(cfg, 0, sizeof *cfg);
@@ -95,19 +112,7 @@ void tl_config_parse(tl_config_t *cfg, const char *const *envp, uint64_t pid)
     v = tl_config_env(envp, "TENSORLEAK_SESSION");
     if (v && tl_config_parse_u64(v, &cfg->session)) cfg->session = 0;
 
-    /* "PID:N": N earlier images of PID. Another pid's value was inherited
-     * across fork or spawn, so this image is that pid's first. */
-    v = tl_config_env(envp, TL_CONFIG_EXEC_SEQ_ENV);
-    const char *colon = v ? strchr(v, ':') : NULL;
-    if (colon && (size_t)(colon - v) < 24) {
-        char pidbuf[24];
-        memcpy(pidbuf, v, (size_t)(colon - v));
-        pidbuf[colon - v] = '\0';
-        uint64_t p, n;
-        if (!tl_config_parse_u64(pidbuf, &p) && !tl_config_parse_u64(colon + 1, &n) && p == pid &&
-            n <= UINT32_MAX)
-            cfg->exec_seq = (uint32_t)n;
-    }
+    cfg->exec_seq = exec_seq(tl_config_env(envp, TL_CONFIG_EXEC_SEQ_ENV), pid);
 
     cfg->fingerprint_min = TL_CONFIG_FINGERPRINT_MIN_DEFAULT;
     v = tl_config_env(envp, "TENSORLEAK_FINGERPRINT_MIN");

@@ -393,7 +393,7 @@ bool tl_ckpt_dev_alloc(uint64_t kind, uint64_t ptr, uint64_t size, uint64_t devi
      * wrapped) loses its old storage, as the report's replay does: gone
      * without a free. */
     tl_live_entry_t old;
-    if (tl_live_remove(e.ptr, &old)) {
+    if (!tl_live_remove(e.ptr, &old)) {
         atomic_fetch_sub(&devs[old.device].live[kind - TL_KIND_STORAGE_CUDA], old.size);
         atomic_fetch_sub(&devs[old.device].blocks, 1);
     }
@@ -425,12 +425,12 @@ bool tl_ckpt_dev_alloc(uint64_t kind, uint64_t ptr, uint64_t size, uint64_t devi
 
 bool tl_ckpt_dev_free(uint64_t kind, uint64_t ptr, uint64_t now)
 {
-    if (!sites || !tl_kind_has_device(kind)) return false;
+    if (!sites || !tl_kind_has_device(kind)) return true;
     tl_live_entry_t e;
     dev_lock();
-    if (!tl_live_remove((ptr & DEV_PTR_MASK) | kind << TL_CKPT_DEV_TAG_SHIFT, &e)) {
+    if (tl_live_remove((ptr & DEV_PTR_MASK) | kind << TL_CKPT_DEV_TAG_SHIFT, &e)) {
         dev_unlock();
-        return false;
+        return true;
     }
     /* The first free after a new peak: the live set just before it is the
      * device's peak set (this storage in it). */
@@ -440,7 +440,7 @@ bool tl_ckpt_dev_free(uint64_t kind, uint64_t ptr, uint64_t now)
     atomic_fetch_sub(&d->blocks, 1);
     dsite_add(&e, true);
     dev_unlock();
-    return true;
+    return false;
 }
 
 void tl_ckpt_tick(uint64_t now)

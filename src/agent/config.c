@@ -186,13 +186,13 @@ const char *tl_config_mode_name(tl_mode_t mode)
     return mode == TL_MODE_ALL ? "all" : mode == TL_MODE_AGGREGATE ? "aggregate" : "default";
 }
 
-/* Append to [*p, end); false when it does not fit (NUL kept in mind). */
+/* Append to [*p, end). true = failure: it does not fit (NUL kept in mind). */
 static bool put(char **p, char *end, const char *s, size_t n)
 {
-    if ((size_t)(end - *p) <= n) return false;
+    if ((size_t)(end - *p) <= n) return true;
     memcpy(*p, s, n);
     *p += n;
-    return true;
+    return false;
 }
 
 static size_t fmt_u64(char *buf, uint64_t v)
@@ -215,23 +215,23 @@ int tl_config_expand(const char *pattern, const char *cwd, uint64_t pid, const c
     char *p = out, *end = out + outlen;
     char num[24];
     if (pattern[0] != '/' && cwd) {
-        if (!put(&p, end, cwd, strlen(cwd)) || !put(&p, end, "/", 1)) return -ENAMETOOLONG;
+        if (put(&p, end, cwd, strlen(cwd)) || put(&p, end, "/", 1)) return -ENAMETOOLONG;
     }
     for (const char *s = pattern; *s; s++) {
-        bool ok;
+        bool full;
         if (s[0] == '%' && s[1] == 'p') {
-            ok = put(&p, end, num, fmt_u64(num, pid));
+            full = put(&p, end, num, fmt_u64(num, pid));
             s++;
         } else if (s[0] == '%' && s[1] == 'h' && host) {
-            ok = put(&p, end, host, strlen(host));
+            full = put(&p, end, host, strlen(host));
             s++;
         } else if (s[0] == '%' && s[1] == '%') {
-            ok = put(&p, end, "%", 1);
+            full = put(&p, end, "%", 1);
             s++;
         } else {
-            ok = put(&p, end, s, 1);
+            full = put(&p, end, s, 1);
         }
-        if (!ok) return -ENAMETOOLONG;
+        if (full) return -ENAMETOOLONG;
     }
     *p = '\0';
     if (uniq == 0) return 0;
@@ -256,8 +256,8 @@ int tl_config_exec_seq_env(char *out, size_t outlen, uint64_t pid, uint64_t n)
     char *p = out, *end = out + outlen;
     char num[24];
     static const char name[] = TL_CONFIG_EXEC_SEQ_ENV "=";
-    if (!put(&p, end, name, sizeof name - 1) || !put(&p, end, num, fmt_u64(num, pid)) ||
-        !put(&p, end, ":", 1) || !put(&p, end, num, fmt_u64(num, n)))
+    if (put(&p, end, name, sizeof name - 1) || put(&p, end, num, fmt_u64(num, pid)) ||
+        put(&p, end, ":", 1) || put(&p, end, num, fmt_u64(num, n)))
         return -ENAMETOOLONG;
     *p = '\0';
     return 0;

@@ -86,7 +86,7 @@ static bool scan(const uint8_t *f, size_t len)
     return false;
 }
 
-bool tl_cudart_static_in(const char *path)
+bool tl_cudart_static_is_in(const char *path)
 {
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) return false;
@@ -151,9 +151,9 @@ static bool sysv_hash_defines(const uint32_t *h, const ElfW(Sym) * sym, const ch
     return false;
 }
 
-bool tl_cudart_static_loaded(const struct dl_phdr_info *info, uintptr_t lo, uintptr_t hi)
+bool tl_cudart_static_is_loaded(const struct dl_phdr_info *info, uintptr_t lo, uintptr_t hi)
 {
-    uintptr_t self = (uintptr_t)&tl_cudart_static_loaded;
+    uintptr_t self = (uintptr_t)&tl_cudart_static_is_loaded;
     if (self >= lo && self < hi) return false; /* the agent's own interposers */
     const char *name = info->dlpi_name;
     if (!name || !*name) return false;

@@ -109,7 +109,7 @@ static int exec_seq(const exec_target_t *to, char *const argv[], char *const env
     const char *seq = tl_agent_exec_env(); /* NULL in a vfork child */
     size_t map_bytes = 0;
     char **env = seq ? exec_envp(envp, seq, &map_bytes) : NULL;
-    bool marked = tl_agent_exec_begin();
+    bool marked = !tl_agent_exec_begin();
     int r = exec_call(to, argv, env ? env : envp);
     int saved = errno;
     if (marked) tl_agent_exec_failed(); /* still running: the trace goes on */
@@ -143,7 +143,7 @@ static int exec_marked(const char *name, const char *file, char *const argv[], c
         errno = ENOSYS;
         return -1;
     }
-    bool marked = !tl_tsd.guard && tl_agent_exec_begin();
+    bool marked = !tl_tsd.guard && !tl_agent_exec_begin();
     int r = with_env ? ((exec_fn)real)(file, argv, envp)
                      : ((int (*)(const char *, char *const[]))real)(file, argv);
     int saved = errno;
@@ -188,7 +188,7 @@ TL_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *
 TL_EXPORT int sigprocmask(int how, const sigset_t *set, sigset_t *oset)
 {
     if (UNLIKELY(tl_unwinder.depth) &&
-        tl_unwinder_sigmask_skip(how, set, oset, (uintptr_t)__builtin_return_address(0)))
+        !tl_unwinder_sigmask_answer(how, set, oset, (uintptr_t)__builtin_return_address(0)))
         return 0;
     tl_unwinder_sigmask_fn real = tl_unwinder_real_sigprocmask();
     if (!real) {

@@ -38,7 +38,7 @@ void tl_leakscan_on_munmap(const void *addr, size_t len)
     tl_vm_ranges_remove(&maps, (uintptr_t)addr, len);
 }
 
-bool tl_leakscan_knows(const void *addr)
+bool tl_leakscan_has_mapping(const void *addr)
 {
     uint64_t r[2], a = (uintptr_t)addr;
     return tl_vm_ranges_has(&maps, a, a + 1, NULL, NULL, r);

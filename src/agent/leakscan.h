@@ -30,7 +30,7 @@ void tl_leakscan_on_mmap(const void *addr, size_t len, uintptr_t caller);
 void tl_leakscan_on_munmap(const void *addr, size_t len);
 /* Is addr in a mapping the interposed mmap told of (and not unmapped
  * since)? The agent's own mappings (vm.h) never are. Lock-free; for tests. */
-bool tl_leakscan_knows(const void *addr);
+bool tl_leakscan_has_mapping(const void *addr);
 
 typedef struct tl_leakscan_stats {
     uint64_t blocks;      /* live blocks classified */

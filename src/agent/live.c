@@ -99,12 +99,12 @@ bool tl_live_insert(const tl_live_entry_t *e)
 
 bool tl_live_remove(uint64_t ptr, tl_live_entry_t *out)
 {
-    if (!table || ptr <= TOMB) return false;
+    if (!table || ptr <= TOMB) return true;
     size_t h = home(ptr);
     for (unsigned i = 0; i < TL_LIVE_PROBES; i++) {
         slot_t *s = &table[(h + i) & MASK];
         uint64_t k = atomic_load_explicit(&s->key, memory_order_acquire);
-        if (k == EMPTY) return false;
+        if (k == EMPTY) return true;
         if (k != ptr) continue;
         *out = s->e;
         atomic_store_explicit(&s->key, TOMB, memory_order_release);
@@ -112,12 +112,12 @@ bool tl_live_remove(uint64_t ptr, tl_live_entry_t *out)
         atomic_fetch_sub_explicit(&count, 1, memory_order_relaxed);
         if (tl_live_host_storage(out->kind))
             atomic_fetch_sub_explicit(&storages, 1, memory_order_relaxed);
-        return true;
+        return false;
     }
-    return false;
+    return true;
 }
 
-bool tl_live_get(uint64_t ptr, tl_live_entry_t *out)
+bool tl_live_has(uint64_t ptr, tl_live_entry_t *out)
 {
     if (!table || ptr <= TOMB) return false;
     size_t h = home(ptr);
@@ -167,7 +167,7 @@ int64_t tl_live_storages_query(const uint64_t *ptrs, size_t n, uint8_t *is_live)
     if (!table || atomic_load_explicit(&storages_missed, memory_order_relaxed)) return -1;
     for (size_t i = 0; i < n; i++) {
         tl_live_entry_t e;
-        is_live[i] = tl_live_get(ptrs[i], &e) && tl_live_host_storage(e.kind);
+        is_live[i] = tl_live_has(ptrs[i], &e) && tl_live_host_storage(e.kind);
     }
     return (int64_t)tl_live_storages();
 }

@@ -184,8 +184,8 @@ void tl_record_dalloc(uint64_t kind, const void *ptr, size_t size, uint64_t devi
 void tl_record_dfree(uint64_t kind, const void *ptr, uint64_t device);
 void tl_record_realloc(const void *old_ptr, const void *new_ptr, size_t size);
 
-/* Lineage API support (api.c). tl_record_api_begin binds the thread and is
- * true when recording; call the others only after it returned true. */
+/* Lineage API support (api.c). tl_record_api_begin binds the thread; true =
+ * failure (not recording): call the others only after it returned false. */
 bool tl_record_api_begin(void);
 /* Id of the caller's stack (Python frames merged), written if new. */
 uint64_t tl_record_stack(void);

@@ -57,7 +57,8 @@ static bool defines_cuda_alloc(const uint8_t *f, size_t len, const ElfW(Shdr) * 
     return false;
 }
 
-static bool scan(const uint8_t *f, size_t len)
+/* Does the ELF image f[0, len) hold a static libcudart (tl_cudart_static_is_in)? */
+static bool holds_cudart(const uint8_t *f, size_t len)
 {
     if (len < sizeof(ElfW(Ehdr)) || memcmp(f, ELFMAG, SELFMAG) != 0) return false;
     const ElfW(Ehdr) *eh = (const ElfW(Ehdr) *)f;
@@ -96,7 +97,7 @@ bool tl_cudart_static_is_in(const char *path)
         size_t len = (size_t)st.st_size;
         void *m;
         if (!tl_vm_map(&m, NULL, len, PROT_READ, MAP_PRIVATE, fd, 0)) {
-            found = scan(m, len);
+            found = holds_cudart(m, len);
             tl_vm_unmap(m, len);
         }
     }

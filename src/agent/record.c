@@ -236,7 +236,7 @@ void tl_record_sample_restart(uint64_t seed)
 /* Outside `all` mode: is this block to be recorded? Counts plain blocks by
  * size class (unless the hooks' fast path did), runs the byte sampler;
  * *weight = the bytes the record stands for (size / P(sampled), or size). */
-static bool select_block(uint64_t kind, size_t size, uint64_t *weight)
+static bool is_selected(uint64_t kind, size_t size, uint64_t *weight)
 {
     *weight = size;
     if (tl_kind_is_storage(kind)) {
@@ -280,7 +280,7 @@ static bool enter_live(tl_live_entry_t *e, uint64_t kind, const void *ptr, size_
     return tl_live_insert(e);
 }
 
-/* The stack of a block select_block chose: numpy's buffers' Python frames
+/* The stack of a block is_selected chose: numpy's buffers' Python frames
  * only (their native ones are numpy's; BENCHMARKS.md W8), else a capture. */
 static uint64_t selected_stack(uint64_t kind)
 {
@@ -346,7 +346,7 @@ void tl_record_alloc(uint64_t kind, const void *ptr, size_t size)
     tl_record_thread_begin();
     if (tl_record_mode != TL_MODE_ALL) {
         uint64_t weight;
-        if (select_block(kind, size, &weight))
+        if (is_selected(kind, size, &weight))
             record_selected(kind, ptr, size, weight, selected_stack(kind));
     } else {
         record_all(kind, ptr, size, tl_record_stack());
@@ -362,7 +362,7 @@ void tl_record_alloc_captured(uint64_t kind, const void *ptr, size_t size, const
     uint64_t weight;
     if (tl_record_mode == TL_MODE_ALL)
         record_all(kind, ptr, size, record_frames(frames, n));
-    else if (select_block(kind, size, &weight))
+    else if (is_selected(kind, size, &weight))
         record_selected(kind, ptr, size, weight, record_frames(frames, n));
     errno = saved;
 }
@@ -470,7 +470,7 @@ static void realloc_selected(const void *old_ptr, const void *new_ptr, size_t si
     tl_live_entry_t old;
     bool old_rec = tl_live_maybe(old_ptr) && !tl_live_remove((uintptr_t)old_ptr, &old);
     uint64_t weight;
-    bool new_rec = select_block(TL_KIND_MALLOC, size, &weight);
+    bool new_rec = is_selected(TL_KIND_MALLOC, size, &weight);
     if (tl_record_mode == TL_MODE_AGGREGATE || !old_rec || !new_rec) {
         if (old_rec) forget_live(TL_KIND_FREE, old_ptr, &old);
         if (new_rec) record_selected(TL_KIND_MALLOC, new_ptr, size, weight, tl_record_stack());

@@ -90,7 +90,7 @@ START_TEST(the_hook_sees_the_program)
 }
 END_TEST
 
-static void emit(void *ctx, uint64_t ptr, unsigned kind)
+static void __attribute__((unused)) emit(void *ctx, uint64_t ptr, unsigned kind)
 {
     (void)ctx, (void)ptr, (void)kind;
 }
@@ -122,10 +122,13 @@ START_TEST(agent_mappings_never_reach_the_hook)
     ck_assert(!tl_ckpt_init(&w, 1000000));
     ck_assert(!tl_ckpt_init(&w, 1000000)); /* again: its sites made zero in place */
     (void)tl_cudart_static_is_in(file);    /* maps the file to read it */
+#if !defined(__SANITIZE_ADDRESS__)
+    /* (Not under ASan: its shadow, terabytes of rw-p, would be a root.) */
     const uintptr_t excl[2][2] = {{0, 0}, {0, 0}};
     tl_leakscan_stats_t ls;
     ck_assert(!tl_leakscan_run(excl, emit, NULL, &ls));
     ck_assert_uint_eq(ls.blocks, 0);
+#endif
     tl_writer_release(&w);
     tl_stack_table_destroy(&st);
     ck_assert_uint_eq(atomic_load(&hook_calls), 0);
@@ -138,6 +141,7 @@ END_TEST
 START_TEST(unmap_forgets_and_errno_stays)
 {
     void *p;
+    unsigned calls = atomic_load(&hook_calls);
     errno = 1234;
     ck_assert_int_eq(tl_vm_map_anon(&p, 3 * 4096, false), 0);
     assert_own(p, "anon");
@@ -154,7 +158,7 @@ START_TEST(unmap_forgets_and_errno_stays)
     ck_assert_int_eq(tl_vm_map(&p, NULL, 4096, PROT_READ, MAP_PRIVATE, -1, 0), -EBADF);
     ck_assert_int_eq(tl_vm_advise(NULL, 4096, 12345), -EINVAL);
     ck_assert_int_eq(errno, 1234); /* never the program's errno */
-    ck_assert_uint_eq(atomic_load(&hook_calls), 0);
+    ck_assert_uint_eq(atomic_load(&hook_calls), calls);
 }
 END_TEST
 

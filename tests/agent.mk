@@ -202,6 +202,14 @@ tests_unit_test_leakscan_LDADD = libtlagent.la libtlcommon.la $(CHECK_LIBS) \
 	$(LIBUNWIND_LIBS) $(XXHASH_LIBS) -ldl -lpthread -lm
 TESTS += tests/unit/test_leakscan
 
+# The agent's own mappings go through vm.c, never through the mmap hook (vm.c)
+check_PROGRAMS += tests/unit/test_vm
+tests_unit_test_vm_SOURCES = tests/unit/test_vm.c
+tests_unit_test_vm_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_vm_LDADD = libtlagent.la libtlcommon.la $(CHECK_LIBS) \
+	$(LIBUNWIND_LIBS) $(XXHASH_LIBS) -ldl -lpthread -lm
+TESTS += tests/unit/test_vm
+
 # Shared-memory storages the API registered: forgotten at their munmap (shm.c)
 check_PROGRAMS += tests/unit/test_shm
 tests_unit_test_shm_SOURCES = tests/unit/test_shm.c

@@ -143,8 +143,8 @@ EXTRA_DIST += tests/integration/text_report.sh tests/integration/text_frames.sh 
 	tests/workloads/four_graphs.py
 
 # File sizes: every C file of src/ under ~600 lines (STYLE.md)
-TESTS += tests/integration/src_file_lines.sh
-EXTRA_DIST += tests/integration/src_file_lines.sh
+TESTS += tests/integration/src_file_lines.sh tests/integration/src_function_lines.sh
+EXTRA_DIST += tests/integration/src_file_lines.sh tests/integration/src_function_lines.sh
 
 # docs/architecture.md names only files and file:function pairs that exist
 TESTS += tests/integration/docs_paths.sh

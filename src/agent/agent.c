@@ -31,6 +31,7 @@
 #include "agent/modules.h"
 #include "agent/pyframes.h"
 #include "agent/record.h"
+#include "agent/record_scan.h"
 #include "agent/stack.h"
 #include "common/notes.h"
 #include "common/trace_format.h"
@@ -107,12 +108,12 @@ static const char *say_escaped(const char *s, char *buf, size_t n)
  * of stack (this may run on a small thread stack, after fork), the escaped
  * copies of b and c in static buffers (only init and a fork child, one
  * thread each, say anything but constants). */
-/* Under a session, the line goes to the CLI instead (common/notes.h): true
- * when it was sent. */
+/* Under a session, the line goes to the CLI instead (common/notes.h). true
+ * = failure: not sent (no session, or no socket). */
 static bool tell_cli(const char *a, const char *b, const char *c)
 {
     static char msg[TL_NOTES_MAX];
-    if (!cfg.session) return false;
+    if (!cfg.session) return true;
     char digits[24];
     size_t nd = 0, k = 0;
     for (uint64_t v = self_pid ? self_pid : (uint64_t)getpid(); v || !nd; v /= 10)
@@ -128,13 +129,13 @@ static bool tell_cli(const char *a, const char *b, const char *c)
         k += n;
     }
     int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-    if (fd < 0) return false;
+    if (fd < 0) return true;
     struct sockaddr_un addr;
     socklen_t alen = tl_notes_addr(cfg.session, &addr);
-    bool sent = sendto(fd, msg, k, MSG_DONTWAIT | MSG_NOSIGNAL, (struct sockaddr *)&addr, alen) ==
+    bool lost = sendto(fd, msg, k, MSG_DONTWAIT | MSG_NOSIGNAL, (struct sockaddr *)&addr, alen) !=
                 (ssize_t)k;
     close(fd);
-    return sent;
+    return lost;
 }
 
 static void say(const char *a, const char *b, const char *c)
@@ -142,7 +143,7 @@ static void say(const char *a, const char *b, const char *c)
     static char eb[4 * TL_CONFIG_PATH_MAX + 1], ec[1024];
     b = say_escaped(b, eb, sizeof eb);
     c = say_escaped(c, ec, sizeof ec);
-    if (tell_cli(a, b, c)) return;
+    if (!tell_cli(a, b, c)) return;
     const char *parts[] = {"tensorleak: ", a, b, c, "\n"};
     struct iovec iov[5];
     for (size_t i = 0; i < 5; i++) {
@@ -224,7 +225,7 @@ static bool trace_open(void)
     }
     tl_record_options(nopts, keys, values);
     tl_modules_scan(true, false, tl_record_module, NULL);
-    if (tl_cudart_static_in("/proc/self/exe"))
+    if (tl_cudart_static_is_in("/proc/self/exe"))
         tl_record_cudart_static_note("the executable", strlen("the executable"));
     if (cfg.mode == TL_MODE_AGGREGATE &&
         tl_ckpt_init(&writer, (uint64_t)cfg.checkpoint_ms * 1000000u))
@@ -433,7 +434,7 @@ void tl_agent_init(void)
         say("cannot map the stack table", "", "");
         return;
     }
-    if (cfg.mode == TL_MODE_ALL && cfg.leak_scan && tl_record_leak_scan_init())
+    if (cfg.mode == TL_MODE_ALL && cfg.leak_scan && tl_record_scan_init())
         say("cannot map the live block table; no leak scan", "", "");
     uintptr_t lo, hi;
     if (!tl_modules_range_of((uintptr_t)&tl_agent_init, &lo, &hi)) tl_stack_skip_add(lo, hi);
@@ -443,7 +444,7 @@ void tl_agent_init(void)
     tl_stack_unwind_init();
     atomic_store(&real_exit, dlsym(RTLD_NEXT, "exit"));
     const tl_pyframes_cpython_t *py = tl_pyframes_cpython();
-    if ((!cfg.no_python_frames && tl_pyframes_init()) || (py && py->supported) ||
+    if ((!cfg.no_python_frames && !tl_pyframes_init()) || (py && py->supported) ||
         dlsym(RTLD_DEFAULT, "Py_Version"))
         python_path();
 
@@ -481,8 +482,8 @@ static void finish(int status)
 /* A fatal SIGTERM (endsig.h; signal context): the leak scan (when the stack
  * has room for it, scan_room) and END with reason signal and the signal's
  * number. A worker its parent terminates (a Pool leaving its with block)
- * is so judged by what it leaks, not by every block it has live. false,
- * with nothing done, when the signal interrupted the agent itself (this
+ * is so judged by what it leaks, not by every block it has live. true =
+ * failure, nothing done, when the signal interrupted the agent itself (this
  * thread's records or counters may be half-written): endsig.c holds the
  * signal until the agent is left. When another thread is writing the END,
  * it waits for it (at most END_WAIT_NS), so the signal cannot cut it. No
@@ -490,7 +491,7 @@ static void finish(int status)
  * hold. The scan takes no lock and no malloc (leakscan.h). */
 static bool finish_signal(int sig, bool scan_room)
 {
-    if (tl_tsd.guard) return false;
+    if (tl_tsd.guard) return true;
     /* By hand, not TL_GUARD_SCOPE: its drop would run the held signal */
     tl_tsd.guard++;
     int expected = TL_AGENT_ON;
@@ -510,7 +511,7 @@ static bool finish_signal(int sig, bool scan_room)
         atomic_store(&tl_agent_state, TL_AGENT_DONE);
     }
     tl_tsd.guard--;
-    return true;
+    return false;
 }
 
 void tl_agent_fini(void)
@@ -537,11 +538,11 @@ void tl_agent_finish_now(int status)
 bool tl_agent_exec_begin(void)
 {
     TL_GUARD_SCOPE;
-    if (!tl_agent_recording() || (uint64_t)getpid() != self_pid) return false;
+    if (!tl_agent_recording() || (uint64_t)getpid() != self_pid) return true;
     tl_record_thread_begin();
     tl_record_end(TL_END_EXEC, -1);
     tl_writer_mark_end(&writer, TL_WRITER_EXEC, false);
-    return true;
+    return false;
 }
 
 void tl_agent_exec_failed(void)

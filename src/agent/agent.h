@@ -24,9 +24,9 @@ void tl_agent_set_exit_status(int status);
 /* _exit/_Exit: destructors will not run, so finish the trace now. */
 void tl_agent_finish_now(int status);
 
-/* exec: write END (TL_END_EXEC) and mark the file; returns true when it did
- * (then call tl_agent_exec_failed if the exec returns). Does nothing in a
- * vfork child (another pid sharing our memory). */
+/* exec: write END (TL_END_EXEC) and mark the file (then call
+ * tl_agent_exec_failed if the exec returns). true = failure: nothing done
+ * (not recording, or a vfork child: another pid sharing our memory). */
 bool tl_agent_exec_begin(void);
 void tl_agent_exec_failed(void);
 /* "TENSORLEAK_EXEC_SEQ=PID:N" for the next image of this pid. */

@@ -33,11 +33,12 @@
 static _Atomic uint64_t next_mark;       /* last snapshot (MARK) id handed out */
 static _Atomic uint64_t snapshots_ended; /* snapshot_end calls, for debugging */
 
-/* Entry: false when the call must do nothing. Sets up the guard scope in
- * the caller through TL_GUARD_SCOPE before this is called. */
-static bool enter(void)
+/* Entry: true = failure, the call must do nothing (nested, or not
+ * recording); else the thread is bound to the trace. The caller raised the
+ * guard (TL_GUARD_SCOPE) before this is called. */
+static bool refused(void)
 {
-    return tl_tsd.guard == 1 && tl_record_api_begin();
+    return tl_tsd.guard != 1 || tl_record_api_begin();
 }
 
 static size_t cap(const char **s)
@@ -63,7 +64,7 @@ static void record(tl_rec_type_t type, const uint64_t *ints, const char *str)
 static void storage_register(const void *base, size_t bytes, const char *origin)
 {
     TL_GUARD_SCOPE;
-    if (!enter()) return;
+    if (refused()) return;
     uint64_t ints[3] = {u(base), bytes, tl_record_stack()};
     record(TL_REC_STORAGE_REG, ints, origin);
     if (origin && !strcmp(origin, TL_API_ORIGIN_SHARED)) {
@@ -72,14 +73,14 @@ static void storage_register(const void *base, size_t bytes, const char *origin)
          * (a process that only receives batches makes none) */
         atomic_store_explicit(&tl_record_cxx_full, true, memory_order_relaxed);
         /* it ends at its munmap (shm.h) */
-        if (!tl_shm_on_register(u(base))) record(TL_REC_STORAGE_UNREG, ints, NULL);
+        if (tl_shm_on_register(u(base))) record(TL_REC_STORAGE_UNREG, ints, NULL);
     }
 }
 
 static void storage_unregister(const void *base)
 {
     TL_GUARD_SCOPE;
-    if (!enter()) return;
+    if (refused()) return;
     uint64_t ints[1] = {u(base)};
     record(TL_REC_STORAGE_UNREG, ints, NULL);
 }
@@ -88,7 +89,7 @@ static void view_begin(const void *view_id, const void *storage, size_t offset, 
                        size_t bytes, const char *op)
 {
     TL_GUARD_SCOPE;
-    if (!enter()) return;
+    if (refused()) return;
     uint64_t ints[6] = {u(view_id), u(storage), offset, extent, bytes, tl_record_stack()};
     record(TL_REC_VIEW_BEGIN, ints, op);
 }
@@ -96,7 +97,7 @@ static void view_begin(const void *view_id, const void *storage, size_t offset, 
 static void view_end(const void *view_id)
 {
     TL_GUARD_SCOPE;
-    if (!enter()) return;
+    if (refused()) return;
     uint64_t ints[1] = {u(view_id)};
     record(TL_REC_VIEW_END, ints, NULL);
 }
@@ -104,7 +105,7 @@ static void view_end(const void *view_id)
 static void copy(const void *dst_storage, const void *src_storage, size_t bytes, const char *op)
 {
     TL_GUARD_SCOPE;
-    if (!enter()) return;
+    if (refused()) return;
     uint64_t ints[3] = {u(dst_storage), u(src_storage), bytes};
     record(TL_REC_COPY, ints, op);
 }
@@ -112,7 +113,7 @@ static void copy(const void *dst_storage, const void *src_storage, size_t bytes,
 static void origin(const void *storage, const char *op)
 {
     TL_GUARD_SCOPE;
-    if (!enter()) return;
+    if (refused()) return;
     uint64_t ints[1] = {u(storage)};
     record(TL_REC_ORIGIN, ints, op);
 }
@@ -120,7 +121,7 @@ static void origin(const void *storage, const char *op)
 static void tag(const void *storage, const char *tag_name)
 {
     TL_GUARD_SCOPE;
-    if (!enter()) return;
+    if (refused()) return;
     uint64_t ints[1] = {u(storage)};
     record(TL_REC_TAG, ints, tag_name);
 }
@@ -131,7 +132,7 @@ static void tag(const void *storage, const char *tag_name)
 static void region_begin(const char *name)
 {
     TL_GUARD_SCOPE;
-    if (!enter()) return;
+    if (refused()) return;
     size_t n = cap(&name);
     tl_record_lineage(TL_REC_REGION_BEGIN, NULL, name, n);
     tl_record_sample_restart(XXH3_64bits(name, n));
@@ -140,14 +141,14 @@ static void region_begin(const char *name)
 static void region_end(const char *name)
 {
     TL_GUARD_SCOPE;
-    if (!enter()) return;
+    if (refused()) return;
     record(TL_REC_REGION_END, NULL, name);
 }
 
 static uint64_t snapshot_begin(const char *name)
 {
     TL_GUARD_SCOPE;
-    if (!enter()) return 0;
+    if (refused()) return 0;
     uint64_t id = atomic_fetch_add_explicit(&next_mark, 1, memory_order_relaxed) + 1;
     size_t n = cap(&name);
     if (tl_record_mark(id, name, n)) return 0; /* dropped: nothing would refer to it */
@@ -190,7 +191,7 @@ static void snapshot_hold(uint64_t snapshot, const void *storage, size_t bytes, 
                           const void *object)
 {
     TL_GUARD_SCOPE;
-    if (!snapshot || !enter()) return;
+    if (!snapshot || refused()) return;
     uint64_t held = held_by >= TL_HELD_UNKNOWN && held_by <= TL_HELD_CYCLE
                         ? (uint64_t)held_by
                         : (uint64_t)TL_HELD_UNKNOWN;
@@ -209,7 +210,7 @@ static void snapshot_view(uint64_t snapshot, const void *storage, size_t offset,
                           size_t bytes, const void *object, const char *op)
 {
     TL_GUARD_SCOPE;
-    if (!snapshot || !enter()) return;
+    if (!snapshot || refused()) return;
     uint64_t ints[6] = {snapshot, u(storage), offset, extent, bytes, u(object)};
     record(TL_REC_SNAP_VIEW, ints, op);
 }
@@ -224,7 +225,7 @@ static void snapshot_end(uint64_t snapshot)
 static void note(uint64_t snapshot, const char *text)
 {
     TL_GUARD_SCOPE;
-    if (!enter()) return;
+    if (refused()) return;
     uint64_t ints[1] = {snapshot};
     record(TL_REC_NOTE, ints, text);
 }
@@ -233,7 +234,7 @@ static void snapshot_why(uint64_t snapshot, const void *storage, size_t covered,
                          const char *path)
 {
     TL_GUARD_SCOPE;
-    if (!snapshot || !enter()) return;
+    if (!snapshot || refused()) return;
     uint64_t c = cause >= TL_CAUSE_NONE && cause <= TL_CAUSE_MAX ? (uint64_t)cause : TL_CAUSE_NONE;
     uint64_t ints[4] = {snapshot, u(storage), covered == SIZE_MAX ? UINT64_MAX : covered, c};
     if (!path) path = "";
@@ -248,7 +249,7 @@ static const char *trace_path(void)
 static uint64_t frame(const char *file, const char *function, uint32_t line)
 {
     TL_GUARD_SCOPE;
-    if (!enter()) return 0;
+    if (refused()) return 0;
     size_t nf = cap(&file), nfn = cap(&function);
     return tl_record_api_frame(file, nf, function, nfn, line);
 }
@@ -256,17 +257,18 @@ static uint64_t frame(const char *file, const char *function, uint32_t line)
 static uint64_t stack(const uint64_t *frames, size_t n)
 {
     TL_GUARD_SCOPE;
-    if (!enter() || (!frames && n)) return 0;
+    if (refused() || (!frames && n)) return 0;
     return tl_record_stack_of(frames, n);
 }
 
-/* A kind of device_alloc: one of the device kinds, else no record. */
+/* A kind of device_alloc: one of the device kinds into *dev. true = failure
+ * (another kind, or a device below -1: no record). */
 static bool device_args(int kind, int device, uint64_t *dev)
 {
     if (kind < (int)TL_KIND_STORAGE_CUDA || kind > (int)TL_KIND_STORAGE_PINNED || device < -1)
-        return false;
+        return true;
     *dev = device < 0 ? TL_DEVICE_CPU : TL_DEVICE_CUDA(device);
-    return true;
+    return false;
 }
 
 static void device_alloc(int kind, int device, uint64_t stream, const void *ptr, size_t bytes,
@@ -274,7 +276,7 @@ static void device_alloc(int kind, int device, uint64_t stream, const void *ptr,
 {
     TL_GUARD_SCOPE;
     uint64_t dev;
-    if (!ptr || !device_args(kind, device, &dev) || !enter()) return;
+    if (!ptr || device_args(kind, device, &dev) || refused()) return;
     tl_record_api_device(false, (uint64_t)kind, dev, stream, u(ptr), bytes, stack_id, ts_ns);
 }
 
@@ -282,14 +284,14 @@ static void device_free(int kind, int device, const void *ptr, uint64_t ts_ns)
 {
     TL_GUARD_SCOPE;
     uint64_t dev;
-    if (!ptr || !device_args(kind, device, &dev) || !enter()) return;
+    if (!ptr || device_args(kind, device, &dev) || refused()) return;
     tl_record_api_device(true, (uint64_t)kind, dev, 0, u(ptr), 0, 0, ts_ns);
 }
 
 static int numpy_handler(void *handler, void *array_type)
 {
     TL_GUARD_SCOPE;
-    if (!enter()) return -ENOSYS;
+    if (refused()) return -ENOSYS;
     int rc = tl_numpy_wrap(handler);
     if (rc == 0 && array_type) rc = tl_numpy_wrap_type(array_type);
     if (rc == 0 && array_type) rc = tl_numpy_wrap_copy(array_type, copy);
@@ -302,7 +304,7 @@ void (*tl_api_size_class)(const void *obj, size_t *usable, size_t *lo);
 static int view_object(const void *obj)
 {
     TL_GUARD_SCOPE;
-    if (!enter()) return -ENOSYS;
+    if (refused()) return -ENOSYS;
     if (!tl_api_size_class) return -ENOSYS;
     if (!obj || atomic_load_explicit(&tl_blocks_degraded, memory_order_relaxed) ||
         tl_blocks_check(obj, false) != TL_BLOCK_LIVE)
@@ -325,7 +327,7 @@ static int64_t storages_live(const uint64_t *ptrs, size_t n, uint8_t *is_live)
     TL_GUARD_SCOPE;
     if (n && (!ptrs || !is_live)) return -1;
     /* `all` mode's table (if any) is the leak scan's, of other blocks */
-    if (!enter() || tl_record_mode == TL_MODE_ALL) {
+    if (refused() || tl_record_mode == TL_MODE_ALL) {
         if (n) memset(is_live, 0, n);
         return -1;
     }
@@ -337,8 +339,8 @@ static uint64_t storage_stack(const void *ptr)
     TL_GUARD_SCOPE;
     tl_live_entry_t e;
     /* `all` mode's table (if any) is the leak scan's, without stack ids */
-    if (!enter() || tl_record_mode == TL_MODE_ALL || !ptr) return 0;
-    return tl_live_get((uintptr_t)ptr, &e) && tl_live_host_storage(e.kind) ? e.stack_id : 0;
+    if (refused() || tl_record_mode == TL_MODE_ALL || !ptr) return 0;
+    return tl_live_has((uintptr_t)ptr, &e) && tl_live_host_storage(e.kind) ? e.stack_id : 0;
 }
 
 static const tl_agent_api_t api_table = {

@@ -58,7 +58,7 @@ void tl_blocks_tags_reset(void)
 bool tl_blocks_leaf_make(uintptr_t p)
 {
     uint8_t *_Atomic *slot = &tl_blocks_leaf[p >> TL_BLOCKS_REGION_LG];
-    if (atomic_load_explicit(slot, memory_order_acquire)) return true;
+    if (atomic_load_explicit(slot, memory_order_acquire)) return false;
     /* Called after a successful allocation: a refused mapping (RLIMIT_AS)
      * must not leave its ENOMEM in the program's errno. */
     int saved = errno;
@@ -66,20 +66,20 @@ bool tl_blocks_leaf_make(uintptr_t p)
      * over 1/64 of it: no shadow, frees unchecked (as for a failed map). */
     if (!tl_vm_fits(tl_vm_limit(), LEAF_BYTES)) {
         atomic_store(&tl_blocks_degraded, true);
-        return false;
+        return true;
     }
-    void *m = mmap(NULL, LEAF_BYTES, PROT_READ | PROT_WRITE,
-                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    void *m;
+    int err = tl_vm_map_anon(&m, LEAF_BYTES, true);
     errno = saved;
-    if (m == MAP_FAILED) {
+    if (err) {
         atomic_store(&tl_blocks_degraded, true);
-        return false;
+        return true;
     }
     uint8_t *expected = NULL;
     if (!atomic_compare_exchange_strong_explicit(slot, &expected, (uint8_t *)m,
                                                  memory_order_acq_rel, memory_order_acquire))
-        munmap(m, LEAF_BYTES); /* another thread mapped it first */
-    return true;
+        tl_vm_unmap(m, LEAF_BYTES); /* another thread mapped it first */
+    return false;
 }
 
 /* The report: one line, built in a static buffer (the process is about to

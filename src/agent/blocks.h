@@ -62,8 +62,9 @@ extern uint8_t *_Atomic tl_blocks_leaf[1u << (TL_BLOCKS_VA_LG - TL_BLOCKS_REGION
  * block that is not marked live is no longer proof of a bad free. */
 extern atomic_bool tl_blocks_degraded;
 
-/* Map the leaf of p's region; false when mmap failed (p stays unmarked and
- * its free is not checked: tl_blocks_release then says TL_BLOCK_LIVE). */
+/* Map the leaf of p's region (nothing when it is mapped). true = failure:
+ * no mapping (p stays unmarked and its free is not checked:
+ * tl_blocks_release then says TL_BLOCK_LIVE). */
 bool tl_blocks_leaf_make(uintptr_t p);
 
 static inline uint8_t *tl_blocks_byte(uintptr_t p, uint8_t *leaf)
@@ -80,7 +81,7 @@ static inline void tl_blocks_mark(const void *p)
     uint8_t *leaf =
         atomic_load_explicit(&tl_blocks_leaf[a >> TL_BLOCKS_REGION_LG], memory_order_acquire);
     if (__builtin_expect(!leaf, 0)) {
-        if (!tl_blocks_leaf_make(a)) return;
+        if (tl_blocks_leaf_make(a)) return;
         leaf =
             atomic_load_explicit(&tl_blocks_leaf[a >> TL_BLOCKS_REGION_LG], memory_order_acquire);
     }

@@ -12,6 +12,7 @@
 #include <sys/mman.h>
 
 #include "agent/counters.h"
+#include "agent/vm.h"
 #include "common/trace_format.h"
 
 typedef struct site_tot {
@@ -96,9 +97,12 @@ bool tl_ckpt_init(tl_writer_t *w, uint64_t period_ns)
     atomic_store(&next_due, 0);
     dev_reset();
     size_t bytes = sizeof(site_tot_t) * TL_CKPT_MAX_SITES;
-    void *m = mmap(sites ? (void *)sites : NULL, bytes, PROT_READ | PROT_WRITE,
-                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | (sites ? MAP_FIXED : 0), -1, 0);
-    if (m == MAP_FAILED) return true;
+    if (sites) {
+        tl_vm_zero(sites, bytes, true);
+        return false;
+    }
+    void *m;
+    if (tl_vm_map_anon(&m, bytes, true)) return true;
     sites = m;
     return false;
 }
@@ -389,7 +393,7 @@ bool tl_ckpt_dev_alloc(uint64_t kind, uint64_t ptr, uint64_t size, uint64_t devi
      * wrapped) loses its old storage, as the report's replay does: gone
      * without a free. */
     tl_live_entry_t old;
-    if (tl_live_remove(e.ptr, &old)) {
+    if (!tl_live_remove(e.ptr, &old)) {
         atomic_fetch_sub(&devs[old.device].live[kind - TL_KIND_STORAGE_CUDA], old.size);
         atomic_fetch_sub(&devs[old.device].blocks, 1);
     }
@@ -421,12 +425,12 @@ bool tl_ckpt_dev_alloc(uint64_t kind, uint64_t ptr, uint64_t size, uint64_t devi
 
 bool tl_ckpt_dev_free(uint64_t kind, uint64_t ptr, uint64_t now)
 {
-    if (!sites || !tl_kind_has_device(kind)) return false;
+    if (!sites || !tl_kind_has_device(kind)) return true;
     tl_live_entry_t e;
     dev_lock();
-    if (!tl_live_remove((ptr & DEV_PTR_MASK) | kind << TL_CKPT_DEV_TAG_SHIFT, &e)) {
+    if (tl_live_remove((ptr & DEV_PTR_MASK) | kind << TL_CKPT_DEV_TAG_SHIFT, &e)) {
         dev_unlock();
-        return false;
+        return true;
     }
     /* The first free after a new peak: the live set just before it is the
      * device's peak set (this storage in it). */
@@ -436,7 +440,7 @@ bool tl_ckpt_dev_free(uint64_t kind, uint64_t ptr, uint64_t now)
     atomic_fetch_sub(&d->blocks, 1);
     dsite_add(&e, true);
     dev_unlock();
-    return true;
+    return false;
 }
 
 void tl_ckpt_tick(uint64_t now)

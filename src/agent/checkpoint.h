@@ -48,7 +48,7 @@ uint64_t tl_ckpt_flush(uint64_t now);
  * few: cudaMalloc's callers cache, PyTorch's history comes in batches).
  * tl_ckpt_dev_alloc: true = not recorded (no room in the live table, or
  * not initialized): counted as dropped by the caller. tl_ckpt_dev_free:
- * true when the storage was live. */
+ * true = not found (the storage was not live; nothing written). */
 #define TL_CKPT_DEV_TAG_SHIFT 56
 bool tl_ckpt_dev_alloc(uint64_t kind, uint64_t ptr, uint64_t size, uint64_t device,
                        uint64_t stack_id, uint64_t now);

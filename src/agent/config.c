@@ -73,6 +73,23 @@ const char *tl_config_env(const char *const *envp, const char *name)
     return NULL;
 }
 
+/* TENSORLEAK_EXEC_SEQ's value v, "PID:N": N earlier images of PID. Another
+ * pid's value was inherited across fork or spawn, so this image is that
+ * pid's first: 0 (and 0 when v is NULL or malformed). */
+static uint32_t exec_seq(const char *v, uint64_t pid)
+{
+    const char *colon = v ? strchr(v, ':') : NULL;
+    if (!colon || (size_t)(colon - v) >= 24) return 0;
+    char pidbuf[24];
+    memcpy(pidbuf, v, (size_t)(colon - v));
+    pidbuf[colon - v] = '\0';
+    uint64_t p, n;
+    if (tl_config_parse_u64(pidbuf, &p) || tl_config_parse_u64(colon + 1, &n) || p != pid ||
+        n > UINT32_MAX)
+        return 0;
+    return (uint32_t)n;
+}
+
 void tl_config_parse(tl_config_t *cfg, const char *const *envp, uint64_t pid)
 {
     memset(cfg, 0, sizeof *cfg);
@@ -95,19 +112,7 @@ void tl_config_parse(tl_config_t *cfg, const char *const *envp, uint64_t pid)
     v = tl_config_env(envp, "TENSORLEAK_SESSION");
     if (v && tl_config_parse_u64(v, &cfg->session)) cfg->session = 0;
 
-    /* "PID:N": N earlier images of PID. Another pid's value was inherited
-     * across fork or spawn, so this image is that pid's first. */
-    v = tl_config_env(envp, TL_CONFIG_EXEC_SEQ_ENV);
-    const char *colon = v ? strchr(v, ':') : NULL;
-    if (colon && (size_t)(colon - v) < 24) {
-        char pidbuf[24];
-        memcpy(pidbuf, v, (size_t)(colon - v));
-        pidbuf[colon - v] = '\0';
-        uint64_t p, n;
-        if (!tl_config_parse_u64(pidbuf, &p) && !tl_config_parse_u64(colon + 1, &n) && p == pid &&
-            n <= UINT32_MAX)
-            cfg->exec_seq = (uint32_t)n;
-    }
+    cfg->exec_seq = exec_seq(tl_config_env(envp, TL_CONFIG_EXEC_SEQ_ENV), pid);
 
     cfg->fingerprint_min = TL_CONFIG_FINGERPRINT_MIN_DEFAULT;
     v = tl_config_env(envp, "TENSORLEAK_FINGERPRINT_MIN");
@@ -181,13 +186,13 @@ const char *tl_config_mode_name(tl_mode_t mode)
     return mode == TL_MODE_ALL ? "all" : mode == TL_MODE_AGGREGATE ? "aggregate" : "default";
 }
 
-/* Append to [*p, end); false when it does not fit (NUL kept in mind). */
+/* Append to [*p, end). true = failure: it does not fit (NUL kept in mind). */
 static bool put(char **p, char *end, const char *s, size_t n)
 {
-    if ((size_t)(end - *p) <= n) return false;
+    if ((size_t)(end - *p) <= n) return true;
     memcpy(*p, s, n);
     *p += n;
-    return true;
+    return false;
 }
 
 static size_t fmt_u64(char *buf, uint64_t v)
@@ -210,23 +215,23 @@ int tl_config_expand(const char *pattern, const char *cwd, uint64_t pid, const c
     char *p = out, *end = out + outlen;
     char num[24];
     if (pattern[0] != '/' && cwd) {
-        if (!put(&p, end, cwd, strlen(cwd)) || !put(&p, end, "/", 1)) return -ENAMETOOLONG;
+        if (put(&p, end, cwd, strlen(cwd)) || put(&p, end, "/", 1)) return -ENAMETOOLONG;
     }
     for (const char *s = pattern; *s; s++) {
-        bool ok;
+        bool full;
         if (s[0] == '%' && s[1] == 'p') {
-            ok = put(&p, end, num, fmt_u64(num, pid));
+            full = put(&p, end, num, fmt_u64(num, pid));
             s++;
         } else if (s[0] == '%' && s[1] == 'h' && host) {
-            ok = put(&p, end, host, strlen(host));
+            full = put(&p, end, host, strlen(host));
             s++;
         } else if (s[0] == '%' && s[1] == '%') {
-            ok = put(&p, end, "%", 1);
+            full = put(&p, end, "%", 1);
             s++;
         } else {
-            ok = put(&p, end, s, 1);
+            full = put(&p, end, s, 1);
         }
-        if (!ok) return -ENAMETOOLONG;
+        if (full) return -ENAMETOOLONG;
     }
     *p = '\0';
     if (uniq == 0) return 0;
@@ -251,8 +256,8 @@ int tl_config_exec_seq_env(char *out, size_t outlen, uint64_t pid, uint64_t n)
     char *p = out, *end = out + outlen;
     char num[24];
     static const char name[] = TL_CONFIG_EXEC_SEQ_ENV "=";
-    if (!put(&p, end, name, sizeof name - 1) || !put(&p, end, num, fmt_u64(num, pid)) ||
-        !put(&p, end, ":", 1) || !put(&p, end, num, fmt_u64(num, n)))
+    if (put(&p, end, name, sizeof name - 1) || put(&p, end, num, fmt_u64(num, pid)) ||
+        put(&p, end, ":", 1) || put(&p, end, num, fmt_u64(num, n)))
         return -ENAMETOOLONG;
     *p = '\0';
     return 0;

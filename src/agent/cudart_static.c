@@ -9,6 +9,7 @@
 #include "agent/cudart_static.h"
 
 #include "agent/cudalibs.h"
+#include "agent/vm.h"
 
 #include <elf.h>
 #include <fcntl.h>
@@ -56,7 +57,8 @@ static bool defines_cuda_alloc(const uint8_t *f, size_t len, const ElfW(Shdr) * 
     return false;
 }
 
-static bool scan(const uint8_t *f, size_t len)
+/* Does the ELF image f[0, len) hold a static libcudart (tl_cudart_static_is_in)? */
+static bool holds_cudart(const uint8_t *f, size_t len)
 {
     if (len < sizeof(ElfW(Ehdr)) || memcmp(f, ELFMAG, SELFMAG) != 0) return false;
     const ElfW(Ehdr) *eh = (const ElfW(Ehdr) *)f;
@@ -85,7 +87,7 @@ static bool scan(const uint8_t *f, size_t len)
     return false;
 }
 
-bool tl_cudart_static_in(const char *path)
+bool tl_cudart_static_is_in(const char *path)
 {
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) return false;
@@ -93,10 +95,10 @@ bool tl_cudart_static_in(const char *path)
     bool found = false;
     if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
         size_t len = (size_t)st.st_size;
-        void *m = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0);
-        if (m != MAP_FAILED) {
-            found = scan(m, len);
-            munmap(m, len);
+        void *m;
+        if (!tl_vm_map(&m, NULL, len, PROT_READ, MAP_PRIVATE, fd, 0)) {
+            found = holds_cudart(m, len);
+            tl_vm_unmap(m, len);
         }
     }
     close(fd);
@@ -150,9 +152,9 @@ static bool sysv_hash_defines(const uint32_t *h, const ElfW(Sym) * sym, const ch
     return false;
 }
 
-bool tl_cudart_static_loaded(const struct dl_phdr_info *info, uintptr_t lo, uintptr_t hi)
+bool tl_cudart_static_is_loaded(const struct dl_phdr_info *info, uintptr_t lo, uintptr_t hi)
 {
-    uintptr_t self = (uintptr_t)&tl_cudart_static_loaded;
+    uintptr_t self = (uintptr_t)&tl_cudart_static_is_loaded;
     if (self >= lo && self < hi) return false; /* the agent's own interposers */
     const char *name = info->dlpi_name;
     if (!name || !*name) return false;

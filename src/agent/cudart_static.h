@@ -18,19 +18,19 @@
  * read-only data (up to 64 MiB a section)? false for anything unreadable
  * or not ELF. Maps the file for the call; no allocation, no stdio. Call at
  * init. */
-bool tl_cudart_static_in(const char *path);
+bool tl_cudart_static_is_in(const char *path);
 
 /* Does the loaded library info (its PT_LOAD span [lo, hi)) define
  * cudaMalloc, cudaMallocAsync or cudaHostAlloc as a function in its dynamic
  * symbol table, as a .so linked with libcudart_static.a does (nvcc's default
  * for -shared too)? Read from the loader's mapping through its hash table
  * (DT_GNU_HASH, else DT_HASH): no file is opened. false for the executable
- * (no name: tl_cudart_static_in reads its file), the agent itself (its
+ * (no name: tl_cudart_static_is_in reads its file), the agent itself (its
  * interposers) and NVIDIA's own libraries (tl_cudalibs_is_library: libcudart.so
  * defines them, and a static runtime inside cuFFT or cuRAND is not the
  * program's to rebuild). No allocation, no lock: safe inside a
  * dl_iterate_phdr callback. */
-bool tl_cudart_static_loaded(const struct dl_phdr_info *info, uintptr_t lo, uintptr_t hi);
+bool tl_cudart_static_is_loaded(const struct dl_phdr_info *info, uintptr_t lo, uintptr_t hi);
 
 /* The text of the NOTE that who[0..len) (a library's path, or "the
  * executable"; cut at 1024 bytes) links the CUDA runtime statically,

@@ -77,19 +77,19 @@ static bool stack_has_room(size_t need)
  * runs: a thread with less room than that still dies of SIGSEGV, where the
  * default action alone needs no frame. */
 /* End the trace for sig (unless the stack is too short) and die of it: the
- * signal re-raised with its default action, which on_term restored. false
- * (nothing done) when end_trace found this thread inside the agent. */
+ * signal re-raised with its default action, which on_term restored. true =
+ * failure (nothing done): end_trace found this thread inside the agent. */
 static bool end_and_raise(int sig)
 {
     if (end_trace && stack_has_room(END_STACK_NEED) &&
-        !end_trace(sig, stack_has_room(SCAN_STACK_NEED)))
-        return false;
+        end_trace(sig, stack_has_room(SCAN_STACK_NEED)))
+        return true;
     sigset_t one;
     sigemptyset(&one);
     sigaddset(&one, sig);
     raise(sig); /* pending while a handler blocks it */
     pthread_sigmask(SIG_UNBLOCK, &one, NULL);
-    return true;
+    return false;
 }
 
 /* A signal that interrupted the agent (a malloc hook mid-record, the
@@ -107,7 +107,7 @@ static void on_term(int sig)
     /* Give the signal back first: a second SIGTERM now kills at once. */
     atomic_store(&owned, false);
     real_sigaction(sig, &dfl, NULL);
-    if (!end_and_raise(sig)) atomic_store(&tl_endsig_deferred, sig);
+    if (end_and_raise(sig)) atomic_store(&tl_endsig_deferred, sig);
     errno = saved; /* only reached if the default action did not end us */
 }
 
@@ -116,7 +116,7 @@ void tl_endsig_run_deferred(void)
     int sig = atomic_exchange(&tl_endsig_deferred, 0);
     if (!sig) return;
     int saved = errno;
-    if (!end_and_raise(sig)) atomic_store(&tl_endsig_deferred, sig);
+    if (end_and_raise(sig)) atomic_store(&tl_endsig_deferred, sig);
     errno = saved;
 }
 

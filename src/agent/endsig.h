@@ -27,8 +27,8 @@ typedef int (*tl_sigaction_fn)(int, const struct sigaction *, struct sigaction *
  * ends the trace; it must be async-signal-safe. scan_room: the thread's
  * stack has room for the leak scan too (12 KiB below the handler's frame,
  * against 4 KiB for the END alone; with less than that, no call, and the
- * process dies without an END). on_signal returns false when the signal
- * came inside the agent (guard held): the signal is then held
+ * process dies without an END). on_signal returns true (failure: nothing
+ * done) when the signal came inside the agent (guard held): it is then held
  * (tl_endsig_deferred, tsd.h) until the guard drops to 0, where
  * tl_endsig_run_deferred calls on_signal again and re-raises it. */
 void tl_endsig_init(tl_sigaction_fn real, bool (*on_signal)(int sig, bool scan_room));

@@ -40,9 +40,9 @@ bool tl_heapinfo_trim(void)
 {
     tl_heapinfo_t before, after;
     tl_heapinfo_read(&before);
-    if (mallctl("arena." STR(MALLCTL_ARENAS_ALL) ".purge", NULL, NULL, NULL, 0) != 0) return false;
+    if (mallctl("arena." STR(MALLCTL_ARENAS_ALL) ".purge", NULL, NULL, NULL, 0) != 0) return true;
     tl_heapinfo_read(&after);
-    return after.resident < before.resident;
+    return after.resident >= before.resident;
 }
 
 /* "arena.<ind>.<what>" into buf (64 bytes): no stdio in the agent. */

@@ -23,8 +23,8 @@ typedef struct tl_heapinfo {
 /* Read the totals now. true = failure (stats unavailable: all zero). */
 bool tl_heapinfo_read(tl_heapinfo_t *h);
 
-/* Return dirty pages of every arena to the kernel; true when resident
- * memory went down (malloc_trim's return value is then 1). */
+/* Return dirty pages of every arena to the kernel. true = failure: resident
+ * memory did not go down (malloc_trim's return value is then 0). */
 bool tl_heapinfo_trim(void);
 
 /* Blocks of at least this many bytes (glibc's DEFAULT_MMAP_THRESHOLD_MAX on

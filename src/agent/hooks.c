@@ -372,7 +372,7 @@ TL_EXPORT int malloc_trim(size_t pad)
 {
     (void)pad; /* jemalloc purges whole extents; there is no top chunk to pad */
     TL_GUARD_SCOPE;
-    return tl_heapinfo_trim() ? 1 : 0;
+    return tl_heapinfo_trim() ? 0 : 1;
 }
 
 TL_EXPORT void malloc_stats(void)

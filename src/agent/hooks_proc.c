@@ -23,6 +23,7 @@
 #include "agent/leakscan.h"
 #include "agent/shm.h"
 #include "agent/unwinder.h"
+#include "agent/vm.h"
 
 /* --- process end and exec --- */
 
@@ -76,8 +77,8 @@ static char **exec_envp(char *const envp[], const char *seq, size_t *map_bytes)
     while (envp && envp[n])
         n++;
     *map_bytes = (n + 2) * sizeof(char *);
-    char **v = mmap(NULL, *map_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (v == MAP_FAILED) return NULL;
+    char **v;
+    if (tl_vm_map_anon((void **)&v, *map_bytes, false)) return NULL;
     size_t k = 0;
     static const char name[] = TL_CONFIG_EXEC_SEQ_ENV "=";
     for (size_t i = 0; i < n; i++)
@@ -108,11 +109,11 @@ static int exec_seq(const exec_target_t *to, char *const argv[], char *const env
     const char *seq = tl_agent_exec_env(); /* NULL in a vfork child */
     size_t map_bytes = 0;
     char **env = seq ? exec_envp(envp, seq, &map_bytes) : NULL;
-    bool marked = tl_agent_exec_begin();
+    bool marked = !tl_agent_exec_begin();
     int r = exec_call(to, argv, env ? env : envp);
     int saved = errno;
     if (marked) tl_agent_exec_failed(); /* still running: the trace goes on */
-    if (env) munmap(env, map_bytes);
+    if (env) tl_vm_unmap(env, map_bytes);
     errno = saved;
     return r;
 }
@@ -142,7 +143,7 @@ static int exec_marked(const char *name, const char *file, char *const argv[], c
         errno = ENOSYS;
         return -1;
     }
-    bool marked = !tl_tsd.guard && tl_agent_exec_begin();
+    bool marked = !tl_tsd.guard && !tl_agent_exec_begin();
     int r = with_env ? ((exec_fn)real)(file, argv, envp)
                      : ((int (*)(const char *, char *const[]))real)(file, argv);
     int saved = errno;
@@ -187,7 +188,7 @@ TL_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *
 TL_EXPORT int sigprocmask(int how, const sigset_t *set, sigset_t *oset)
 {
     if (UNLIKELY(tl_unwinder.depth) &&
-        tl_unwinder_sigmask_skip(how, set, oset, (uintptr_t)__builtin_return_address(0)))
+        !tl_unwinder_sigmask_answer(how, set, oset, (uintptr_t)__builtin_return_address(0)))
         return 0;
     tl_unwinder_sigmask_fn real = tl_unwinder_real_sigprocmask();
     if (!real) {
@@ -255,8 +256,12 @@ static char **list_argv(const char *arg0, va_list ap, size_t *map_bytes, char **
         n++;
     va_end(count);
     *map_bytes = (n + 1) * sizeof(char *);
-    char **v = mmap(NULL, *map_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (v == MAP_FAILED) return NULL;
+    char **v;
+    int err = tl_vm_map_anon((void **)&v, *map_bytes, false);
+    if (err) {
+        errno = -err; /* execl's own failure: ENOMEM */
+        return NULL;
+    }
     v[0] = (char *)arg0;
     for (size_t i = 1; arg0 && i < n; i++)
         v[i] = va_arg(ap, char *);
@@ -268,9 +273,7 @@ static char **list_argv(const char *arg0, va_list ap, size_t *map_bytes, char **
 
 static int list_done(int r, char **argv, size_t map_bytes)
 {
-    int saved = errno;
-    munmap(argv, map_bytes);
-    errno = saved;
+    tl_vm_unmap(argv, map_bytes); /* errno unchanged */
     return r;
 }
 
@@ -309,10 +312,11 @@ TL_EXPORT int execlp(const char *file, const char *arg, ...)
     return list_done(execvp(file, argv), argv, map_bytes);
 }
 
-/* mmap and munmap: the mappings jemalloc and the agent make are known to the
- * leak scan, which leaves them out of its roots (leakscan.h). The system
- * call itself, never glibc's wrapper through dlsym (which may allocate, and
- * these run before init). */
+/* mmap and munmap: the program's mappings (jemalloc's among them) are known
+ * to the leak scan, which leaves jemalloc's out of its roots (leakscan.h);
+ * the agent's own never come here (vm.h). The system call itself, never
+ * glibc's wrapper through dlsym (which may allocate, and these run before
+ * init). */
 TL_EXPORT void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
 {
     long r = syscall(SYS_mmap, addr, len, prot, flags, fd, off);
@@ -331,6 +335,7 @@ TL_EXPORT int munmap(void *addr, size_t len)
     if (r == 0) {
         tl_leakscan_on_munmap(addr, len);
         tl_shm_on_munmap(addr, len);
+        tl_vm_on_munmap(addr, len); /* the program unmapped ours: no longer ours */
     }
     return (int)r;
 }

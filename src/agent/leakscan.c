@@ -2,8 +2,8 @@
  * does (see leakscan.h), by a conservative scan of the process's roots.
  *
  * Runs once, in finish(), with the reentrancy guard held: its own memory
- * comes from mmap, memory is read through process_vm_readv (a page unmapped
- * meanwhile is skipped, never a fault). No stdio.
+ * comes from vm.c (left out of the roots with the agent's other mappings), memory is read through
+ * process_vm_readv (a page unmapped meanwhile is skipped, never a fault). No stdio.
  */
 #include <config.h> /* autoconf first: _GNU_SOURCE */
 
@@ -11,73 +11,37 @@
 
 #include <fcntl.h>
 #include <setjmp.h>
-#include <stdatomic.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
 #include "agent/deadstacks.h"
 #include "agent/live.h"
+#include "agent/vm.h"
 
 /* --- mappings made through the interposed mmap --- */
 
 #define MAPS_MAX 16384
-typedef struct mapping {
-    _Atomic uint64_t start; /* 0 = free slot */
-    uint64_t end, caller;
-} mapping_t;
-static mapping_t maps[MAPS_MAX];
-static _Atomic bool maps_full;
-/* Slots [0, maps_used) have been taken at some time: the walks stop there
- * instead of reading all 16384 (256 KiB) at every munmap (Python's arenas
- * come and go with mmap and munmap). Only grows. */
-static _Atomic size_t maps_used;
-
-static size_t maps_bound(void)
-{
-    return atomic_load_explicit(&maps_used, memory_order_acquire);
-}
+static tl_vm_range_t map_slot[MAPS_MAX];
+/* The program's mappings (the agent's own are vm.c's), tagged with the
+ * return address of the code that made them. */
+static tl_vm_ranges_t maps = {.slot = map_slot, .cap = MAPS_MAX};
 
 void tl_leakscan_on_mmap(const void *addr, size_t len, uintptr_t caller)
 {
-    uint64_t s = (uintptr_t)addr;
-    for (size_t i = 0; i < MAPS_MAX; i++) {
-        uint64_t z = 0;
-        if (atomic_load_explicit(&maps[i].start, memory_order_relaxed) != 0) continue;
-        maps[i].end = s + len;
-        maps[i].caller = caller;
-        if (atomic_compare_exchange_strong(&maps[i].start, &z, s)) {
-            /* Before mmap returns: no munmap of it can miss the slot. */
-            size_t u = atomic_load_explicit(&maps_used, memory_order_relaxed);
-            while (u <= i && !atomic_compare_exchange_weak_explicit(
-                                 &maps_used, &u, i + 1, memory_order_release, memory_order_relaxed))
-                ;
-            return;
-        }
-    }
-    atomic_store(&maps_full, true);
+    tl_vm_ranges_add(&maps, (uintptr_t)addr, len, caller);
 }
 
 void tl_leakscan_on_munmap(const void *addr, size_t len)
 {
-    uint64_t s = (uintptr_t)addr, e = s + len;
-    for (size_t i = 0, n = maps_bound(); i < n; i++) {
-        uint64_t ms = atomic_load_explicit(&maps[i].start, memory_order_relaxed);
-        if (!ms || maps[i].end <= s || ms >= e) continue;
-        uint64_t me = maps[i].end;
-        if (ms >= s && me <= e) {
-            atomic_store(&maps[i].start, 0);
-        } else if (ms < s) {
-            maps[i].end = s;
-            /* a hole in the middle: the part above it is an entry of its own,
-             * so that what is mapped into the hole later is no longer ours */
-            if (me > e) tl_leakscan_on_mmap((const void *)(uintptr_t)e, me - e, maps[i].caller);
-        } else {
-            atomic_store(&maps[i].start, e);
-        }
-    }
+    tl_vm_ranges_remove(&maps, (uintptr_t)addr, len);
+}
+
+bool tl_leakscan_has_mapping(const void *addr)
+{
+    uint64_t r[2], a = (uintptr_t)addr;
+    return tl_vm_ranges_has(&maps, a, a + 1, NULL, NULL, r);
 }
 
 /* --- the live blocks, sorted by address --- */
@@ -134,8 +98,8 @@ static void filter_build(scan_t *s)
 
 static void *map_anon(size_t bytes)
 {
-    void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    return p == MAP_FAILED ? NULL : p;
+    void *p;
+    return tl_vm_map_anon(&p, bytes, false) ? NULL : p;
 }
 
 static void collect(void *ctx, const tl_live_entry_t *e)
@@ -297,6 +261,14 @@ void tl_leakscan_classify(tl_leakscan_blk_t *b, size_t n, uint32_t *work,
     classify_rest(&s);
 }
 
+/* Was a mapping made by code of the agent's or jemalloc's module (caller:
+ * the return address into it)? */
+static bool made_by_us(void *ctx, uint64_t c)
+{
+    const scan_t *s = ctx;
+    return (c >= s->excl[0][0] && c < s->excl[0][1]) || (c >= s->excl[1][0] && c < s->excl[1][1]);
+}
+
 /* A root range less the excluded ones (the agent's and jemalloc's modules
  * and mappings). */
 static void scan_root(scan_t *s, uint64_t lo, uint64_t hi)
@@ -313,15 +285,10 @@ static void scan_root(scan_t *s, uint64_t lo, uint64_t hi)
             if (s->dead[k][1] < hi) scan_root(s, s->dead[k][1], hi);
             return;
         }
-    for (size_t i = 0, n = maps_bound(); i < n; i++) {
-        uint64_t ms = atomic_load_explicit(&maps[i].start, memory_order_relaxed), me = maps[i].end;
-        if (!ms || me <= lo || ms >= hi) continue;
-        uint64_t c = maps[i].caller;
-        bool ours =
-            (c >= s->excl[0][0] && c < s->excl[0][1]) || (c >= s->excl[1][0] && c < s->excl[1][1]);
-        if (!ours) continue;
-        if (ms > lo) scan_root(s, lo, ms);
-        if (me < hi) scan_root(s, me, hi);
+    uint64_t r[2];
+    if (tl_vm_is_own(lo, hi, r) || tl_vm_ranges_has(&maps, lo, hi, made_by_us, s, r)) {
+        if (r[0] > lo) scan_root(s, lo, r[0]);
+        if (r[1] < hi) scan_root(s, r[1], hi);
         return;
     }
     s->root_bytes += hi - lo;
@@ -418,10 +385,10 @@ __attribute__((noinline)) static bool run(const uintptr_t excl[2][2], tl_leaksca
         }
     }
     st->blocks = s.n;
-    munmap(s.b, count * sizeof *s.b);
-    munmap(s.work, count * sizeof *s.work);
-    munmap(text, TEXT_CAP);
-    if (s.gran) munmap(s.gran, GRAN_BYTES);
+    tl_vm_unmap(s.b, count * sizeof *s.b);
+    tl_vm_unmap(s.work, count * sizeof *s.work);
+    tl_vm_unmap(text, TEXT_CAP);
+    if (s.gran) tl_vm_unmap(s.gran, GRAN_BYTES);
     return false;
 }
 

@@ -8,8 +8,8 @@
  * of the process (modules' data and bss, every thread's stack mapping whole
  * and its TLS, memory other allocators mapped, such as CPython's object
  * arenas), the calling thread's stack from its sp and its registers;
- * excluded: the agent's and jemalloc's modules and the mappings they made
- * (jemalloc's metadata, the heap itself), and the stacks of threads that
+ * excluded: the agent's and jemalloc's modules, the agent's own mappings
+ * (vm.h) and the ones jemalloc made (its metadata, the heap itself), and the stacks of threads that
  * have ended (deadstacks.h). Other threads are not stopped:
  * their whole stack mapping is scanned, stale words included (conservative:
  * errs toward reachable). Blocks come from the live table.
@@ -28,6 +28,9 @@
 void tl_leakscan_on_mmap(const void *addr, size_t len, uintptr_t caller);
 /* Forget [addr, addr + len). */
 void tl_leakscan_on_munmap(const void *addr, size_t len);
+/* Is addr in a mapping the interposed mmap told of (and not unmapped
+ * since)? The agent's own mappings (vm.h) never are. Lock-free; for tests. */
+bool tl_leakscan_has_mapping(const void *addr);
 
 typedef struct tl_leakscan_stats {
     uint64_t blocks;      /* live blocks classified */

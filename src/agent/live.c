@@ -40,9 +40,8 @@ bool tl_live_init_lg(unsigned lg_slots)
     /* Under `ulimit -v`, a smaller table: what it cannot take is counted
      * (tl_live_storage_missed, the leak scan's missed blocks). */
     lg_slots = tl_vm_fit_lg(tl_vm_limit(), lg_slots, lg_slots < 12 ? lg_slots : 12, sizeof(slot_t));
-    void *m = mmap(NULL, sizeof(slot_t) << lg_slots, PROT_READ | PROT_WRITE,
-                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (m == MAP_FAILED) return true;
+    void *m;
+    if (tl_vm_map_anon(&m, sizeof(slot_t) << lg_slots, true)) return true;
     lg = lg_slots;
     table = m;
     return false;
@@ -60,10 +59,7 @@ void tl_live_reset(void)
     /* A fork child: the parent's storages live on in it, outside the table. */
     if (atomic_exchange(&storages, 0) != 0) atomic_store(&storages_missed, true);
     if (!table) return;
-    size_t bytes = sizeof(slot_t) << lg;
-    void *m = mmap(table, bytes, PROT_READ | PROT_WRITE,
-                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0);
-    if (m == MAP_FAILED) memset(table, 0, bytes);
+    tl_vm_zero(table, sizeof(slot_t) << lg, true);
 }
 
 static void filter_add(uint64_t p, int d)
@@ -103,12 +99,12 @@ bool tl_live_insert(const tl_live_entry_t *e)
 
 bool tl_live_remove(uint64_t ptr, tl_live_entry_t *out)
 {
-    if (!table || ptr <= TOMB) return false;
+    if (!table || ptr <= TOMB) return true;
     size_t h = home(ptr);
     for (unsigned i = 0; i < TL_LIVE_PROBES; i++) {
         slot_t *s = &table[(h + i) & MASK];
         uint64_t k = atomic_load_explicit(&s->key, memory_order_acquire);
-        if (k == EMPTY) return false;
+        if (k == EMPTY) return true;
         if (k != ptr) continue;
         *out = s->e;
         atomic_store_explicit(&s->key, TOMB, memory_order_release);
@@ -116,12 +112,12 @@ bool tl_live_remove(uint64_t ptr, tl_live_entry_t *out)
         atomic_fetch_sub_explicit(&count, 1, memory_order_relaxed);
         if (tl_live_host_storage(out->kind))
             atomic_fetch_sub_explicit(&storages, 1, memory_order_relaxed);
-        return true;
+        return false;
     }
-    return false;
+    return true;
 }
 
-bool tl_live_get(uint64_t ptr, tl_live_entry_t *out)
+bool tl_live_has(uint64_t ptr, tl_live_entry_t *out)
 {
     if (!table || ptr <= TOMB) return false;
     size_t h = home(ptr);
@@ -171,7 +167,7 @@ int64_t tl_live_storages_query(const uint64_t *ptrs, size_t n, uint8_t *is_live)
     if (!table || atomic_load_explicit(&storages_missed, memory_order_relaxed)) return -1;
     for (size_t i = 0; i < n; i++) {
         tl_live_entry_t e;
-        is_live[i] = tl_live_get(ptrs[i], &e) && tl_live_host_storage(e.kind);
+        is_live[i] = tl_live_has(ptrs[i], &e) && tl_live_host_storage(e.kind);
     }
     return (int64_t)tl_live_storages();
 }

@@ -57,12 +57,12 @@ bool tl_live_init_lg(unsigned lg_slots);
 void tl_live_reset(void);
 /* Enter e. true = the table is full around e->ptr (not entered). */
 bool tl_live_insert(const tl_live_entry_t *e);
-/* Take ptr out; true when it was there (then *out holds its entry). */
+/* Take ptr out (then *out holds its entry). true = not found: it was not
+ * in the table (*out untouched). */
 bool tl_live_remove(uint64_t ptr, tl_live_entry_t *out);
-/* Copy ptr's entry into *out without taking it out; true when ptr is in
- * the table. Racy against a concurrent remove of ptr (as tl_live_foreach):
- * the answer of one moment. */
-bool tl_live_get(uint64_t ptr, tl_live_entry_t *out);
+/* Is ptr in the table? true: its entry copied into *out, left in. Racy against a concurrent remove
+ * of ptr (as tl_live_foreach): the answer of one moment. */
+bool tl_live_has(uint64_t ptr, tl_live_entry_t *out);
 /* Call fn for each entry present now. */
 void tl_live_foreach(void (*fn)(void *ctx, const tl_live_entry_t *e), void *ctx);
 /* Entries present (approximate under concurrency). */

@@ -25,7 +25,7 @@ libtlagent_la_SOURCES = \
 	src/agent/modules.c src/agent/modules.h \
 	src/agent/stack.c src/agent/stack.h \
 	src/agent/unwinder.c src/agent/unwinder.h \
-	src/agent/writer.c src/agent/writer.h \
+	src/agent/writer.c src/agent/writer.h src/agent/wcursor.h \
 	src/agent/api.c src/agent/api.h src/agent/shm.c src/agent/shm.h \
 	src/agent/blocks.c src/agent/blocks.h \
 	src/agent/vm.c src/agent/vm.h \

@@ -205,7 +205,7 @@ static int scan_one(struct dl_phdr_info *info, size_t size, void *data)
      * NVRTC load at their first use): its own C++ blocks are not forced
      * to full stacks either (cudart.h) */
     tl_cudalibs_note_module(m.path, m.path_len, m.start, m.start + m.size);
-    m.cudart_static = index > 0 && tl_cudart_static_loaded(info, lo, hi);
+    m.cudart_static = index > 0 && tl_cudart_static_is_loaded(info, lo, hi);
     ctx->emit(ctx->arg, &m);
     return 0;
 }

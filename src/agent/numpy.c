@@ -123,23 +123,23 @@ static void np_free(void *ctx, void *ptr, size_t size)
 
 /* Copy n bytes between our memory and the handler's through the kernel
  * (process_vm_readv / writev on ourselves): EFAULT instead of a fault for
- * memory that is not there or not writable. */
+ * memory that is not there or not writable: true = failure. */
 bool tl_numpy_peek(void *dst, const void *src, size_t n)
 {
     struct iovec local = {dst, n}, remote = {(void *)src, n};
-    return process_vm_readv(getpid(), &local, 1, &remote, 1, 0) == (ssize_t)n;
+    return process_vm_readv(getpid(), &local, 1, &remote, 1, 0) != (ssize_t)n;
 }
 
 bool tl_numpy_poke(void *dst, const void *src, size_t n)
 {
     struct iovec local = {(void *)src, n}, remote = {dst, n};
-    return process_vm_writev(getpid(), &local, 1, &remote, 1, 0) == (ssize_t)n;
+    return process_vm_writev(getpid(), &local, 1, &remote, 1, 0) != (ssize_t)n;
 }
 
 int tl_numpy_wrap(void *handler)
 {
     tl_np_handler_t *h = handler, now;
-    if (!h || !tl_numpy_peek(&now, h, sizeof now)) return -EINVAL;
+    if (!h || tl_numpy_peek(&now, h, sizeof now)) return -EINVAL;
     tl_np_handler_t *had = atomic_load(&wrapped);
     if (had) return had == h ? 0 : -EBUSY;
     if (now.version != 1 || strncmp(now.name, NP_HANDLER_NAME, sizeof now.name) != 0 ||
@@ -148,7 +148,7 @@ int tl_numpy_wrap(void *handler)
         return -EINVAL;
     /* Writing the values it already holds tells whether the page is
      * writable, without a fault and without changing anything. */
-    if (!tl_numpy_poke(&h->allocator, &now.allocator, sizeof now.allocator)) return -EFAULT;
+    if (tl_numpy_poke(&h->allocator, &now.allocator, sizeof now.allocator)) return -EFAULT;
     orig = now.allocator;
     tl_np_handler_t *none = NULL;
     if (!atomic_compare_exchange_strong(&wrapped, &none, h)) return none == h ? 0 : -EBUSY;
@@ -223,11 +223,11 @@ int tl_numpy_wrap_type(void *type)
 {
     char *t = type;
     void *now[3]; /* tp_alloc, tp_new, tp_free */
-    if (!t || !tl_numpy_peek(now, t + TL_NP_TP_ALLOC, sizeof now) || !now[0] || !now[2])
+    if (!t || tl_numpy_peek(now, t + TL_NP_TP_ALLOC, sizeof now) || !now[0] || !now[2])
         return -EINVAL;
     void *had = atomic_load(&array_type);
     if (had) return had == type ? 0 : -EBUSY;
-    if (!tl_numpy_poke(t + TL_NP_TP_ALLOC, now, sizeof now)) return -EFAULT;
+    if (tl_numpy_poke(t + TL_NP_TP_ALLOC, now, sizeof now)) return -EFAULT;
     orig_tp_alloc = (tp_alloc_fn)now[0];
     orig_tp_free = (tp_free_fn)now[2];
     void *none = NULL;

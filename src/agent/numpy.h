@@ -46,7 +46,8 @@ int tl_numpy_wrap(void *handler);
 
 /* Copy n bytes from src to dst (peek: src is the process's memory that may
  * not be there; poke: dst is) through the kernel (process_vm_readv /
- * writev on ourselves): false instead of a fault. Any thread. */
+ * writev on ourselves): true = failure (not all n bytes copied) instead of
+ * a fault. Any thread. */
 bool tl_numpy_peek(void *dst, const void *src, size_t n);
 bool tl_numpy_poke(void *dst, const void *src, size_t n);
 

@@ -71,11 +71,11 @@ static py_method_def_t *find_copy(void *type, bool *bad)
 {
     py_method_def_t *defs = NULL, d;
     char name[8];
-    *bad = !tl_numpy_peek(&defs, (char *)type + TL_NP_TP_METHODS, sizeof defs) || !defs;
+    *bad = tl_numpy_peek(&defs, (char *)type + TL_NP_TP_METHODS, sizeof defs) || !defs;
     for (size_t i = 0; !*bad && i < 256; i++) {
-        if (!tl_numpy_peek(&d, &defs[i], sizeof d)) *bad = true;
+        if (tl_numpy_peek(&d, &defs[i], sizeof d)) *bad = true;
         if (*bad || !d.ml_name) break;
-        if (tl_numpy_peek(name, d.ml_name, 5) && !memcmp(name, "copy", 5)) return &defs[i];
+        if (!tl_numpy_peek(name, d.ml_name, 5) && !memcmp(name, "copy", 5)) return &defs[i];
     }
     return NULL;
 }
@@ -86,11 +86,11 @@ int tl_numpy_wrap_copy(void *type, tl_numpy_copy_fn record_copy)
     bool bad;
     py_method_def_t *def = type ? find_copy(type, &bad) : NULL, now;
     if (!type || bad) return -EINVAL;
-    if (!def || !tl_numpy_peek(&now, def, sizeof now) || now.ml_flags != METH_FASTCALL_KEYWORDS ||
+    if (!def || tl_numpy_peek(&now, def, sizeof now) || now.ml_flags != METH_FASTCALL_KEYWORDS ||
         !now.ml_meth)
         return 0; /* another convention: copies name no source */
     if (atomic_load(&wrapped_def)) return 0;
-    if (!tl_numpy_poke(&def->ml_meth, &now.ml_meth, sizeof now.ml_meth)) return -EFAULT;
+    if (tl_numpy_poke(&def->ml_meth, &now.ml_meth, sizeof now.ml_meth)) return -EFAULT;
     orig_copy = (copy_fn)now.ml_meth;
     ndarray = type;
     py_method_def_t *none = NULL;

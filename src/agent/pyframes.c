@@ -13,6 +13,7 @@
 #include "agent/pyframes_layout.h"
 #include "agent/utf8.h"
 #include "agent/stack.h" /* the per-thread work area */
+#include "agent/vm.h"
 #include "common/trace_format.h"
 
 #include <dlfcn.h>
@@ -242,11 +243,11 @@ const tl_pyframes_cpython_t *tl_pyframes_cpython(void)
 bool tl_pyframes_init(void)
 {
 #ifdef TL_NO_PYTHON_FRAMES
-    return false; /* configure --disable-python-frames */
+    return true; /* configure --disable-python-frames */
 #endif
-    if (tl_pyframes_enabled()) return true;
+    if (tl_pyframes_enabled()) return false;
     const tl_pyframes_cpython_t *c = tl_pyframes_cpython();
-    if (!c || !c->supported) return false;
+    if (!c || !c->supported) return true;
     void *tstate = dlsym(RTLD_DEFAULT, "PyGILState_GetThisThreadState");
     void *a2l = dlsym(RTLD_DEFAULT, "PyCode_Addr2Line");
     void *eval = dlsym(RTLD_DEFAULT, "_PyEval_EvalFrameDefault");
@@ -254,14 +255,13 @@ bool tl_pyframes_init(void)
     if (!fin) fin = dlsym(RTLD_DEFAULT, "Py_IsFinalizing"); /* 3.13 */
     void *code_type = dlsym(RTLD_DEFAULT, "PyCode_Type");
     void *str_type = dlsym(RTLD_DEFAULT, "PyUnicode_Type");
-    if (!tstate || !a2l || !eval || !fin || !code_type || !str_type) return false;
+    if (!tstate || !a2l || !eval || !fin || !code_type || !str_type) return true;
     Dl_info info;
     const ElfW(Sym) *sym = NULL;
-    if (!dladdr1(eval, &info, (void **)&sym, RTLD_DL_SYMENT) || !sym || !sym->st_size) return false;
+    if (!dladdr1(eval, &info, (void **)&sym, RTLD_DL_SYMENT) || !sym || !sym->st_size) return true;
     if (!table) {
-        void *m = mmap(NULL, TABLE_SLOTS * sizeof(slot_t), PROT_READ | PROT_WRITE,
-                       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-        if (m == MAP_FAILED) return false;
+        void *m;
+        if (tl_vm_map_anon(&m, TABLE_SLOTS * sizeof(slot_t), false)) return true;
         table = m;
     }
     *(void **)&py.this_tstate = tstate;
@@ -272,16 +272,14 @@ bool tl_pyframes_init(void)
     py.eval_start = (uintptr_t)eval;
     py.eval_end = (uintptr_t)eval + sym->st_size;
     atomic_store_explicit(&tl_pyframes_on, true, memory_order_release);
-    return true;
+    return false;
 }
 
 void tl_pyframes_reset(void)
 {
     /* Fresh zero pages: cheaper than a memset (and its copy-on-write faults
      * in a fork child) of a mostly untouched table. */
-    if (table && mmap(table, TABLE_SLOTS * sizeof(slot_t), PROT_READ | PROT_WRITE,
-                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) == MAP_FAILED)
-        memset(table, 0, TABLE_SLOTS * sizeof(slot_t));
+    if (table) tl_vm_zero(table, TABLE_SLOTS * sizeof(slot_t), false);
     atomic_store(&next_id, 1);
 }
 

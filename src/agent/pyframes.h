@@ -35,9 +35,9 @@ typedef struct tl_pyframes_cpython {
  * other threads call this (agent init, or the module-rescan retry). */
 const tl_pyframes_cpython_t *tl_pyframes_cpython(void);
 
-/* Looks up the interpreter's entry points in the process (dlsym). Returns
- * true if this is a supported CPython (3.10-3.13, see tl_pyframes_cpython)
- * and frames can be read. Call once at agent init (before threads); cheap to
+/* Looks up the interpreter's entry points in the process (dlsym). true =
+ * failure: no supported CPython (3.10-3.13, see tl_pyframes_cpython) whose
+ * frames can be read. Call once at agent init (before threads); cheap to
  * call again later. */
 bool tl_pyframes_init(void);
 

@@ -188,7 +188,7 @@ static uint64_t record_frames(const uint64_t *frames, size_t n)
     if (e && merged) {
         uint64_t pk = tl_pyframes_key();
         mkey = pk ? tl_stack_merged_key(e, pk) : 0;
-        if (mkey && tl_stack_merged_get(b, mkey, gen, &id)) return id;
+        if (mkey && !tl_stack_merged_get(b, mkey, gen, &id)) return id;
     }
     size_t nm =
         merged ? tl_pyframes_merge(frames, n, merged, TL_REC_MAX_FRAMES, emit_pyframe, NULL) : 0;
@@ -236,7 +236,7 @@ void tl_record_sample_restart(uint64_t seed)
 /* Outside `all` mode: is this block to be recorded? Counts plain blocks by
  * size class (unless the hooks' fast path did), runs the byte sampler;
  * *weight = the bytes the record stands for (size / P(sampled), or size). */
-static bool select_block(uint64_t kind, size_t size, uint64_t *weight)
+static bool is_selected(uint64_t kind, size_t size, uint64_t *weight)
 {
     *weight = size;
     if (tl_kind_is_storage(kind)) {
@@ -280,7 +280,7 @@ static bool enter_live(tl_live_entry_t *e, uint64_t kind, const void *ptr, size_
     return tl_live_insert(e);
 }
 
-/* The stack of a block select_block chose: numpy's buffers' Python frames
+/* The stack of a block is_selected chose: numpy's buffers' Python frames
  * only (their native ones are numpy's; BENCHMARKS.md W8), else a capture. */
 static uint64_t selected_stack(uint64_t kind)
 {
@@ -327,7 +327,7 @@ static void emit_leak_kind(void *ctx, uint64_t ptr, unsigned kind)
 void tl_record_leak_scan(void)
 {
     uint64_t v[6];
-    if (tl_record_scan_classify(emit_leak_kind, v)) tl_record_lineage(TL_REC_LEAKSCAN, v, NULL, 0);
+    if (!tl_record_scan_classify(emit_leak_kind, v)) tl_record_lineage(TL_REC_LEAKSCAN, v, NULL, 0);
 }
 
 /* `all` mode: the ALLOC record of a block whose stack has id id. */
@@ -346,7 +346,7 @@ void tl_record_alloc(uint64_t kind, const void *ptr, size_t size)
     tl_record_thread_begin();
     if (tl_record_mode != TL_MODE_ALL) {
         uint64_t weight;
-        if (select_block(kind, size, &weight))
+        if (is_selected(kind, size, &weight))
             record_selected(kind, ptr, size, weight, selected_stack(kind));
     } else {
         record_all(kind, ptr, size, tl_record_stack());
@@ -362,7 +362,7 @@ void tl_record_alloc_captured(uint64_t kind, const void *ptr, size_t size, const
     uint64_t weight;
     if (tl_record_mode == TL_MODE_ALL)
         record_all(kind, ptr, size, record_frames(frames, n));
-    else if (select_block(kind, size, &weight))
+    else if (is_selected(kind, size, &weight))
         record_selected(kind, ptr, size, weight, record_frames(frames, n));
     errno = saved;
 }
@@ -384,7 +384,7 @@ static void device_record(bool is_free, uint64_t kind, uint64_t device, uint64_t
     if (tl_record_mode == TL_MODE_AGGREGATE) { /* totals and live sets (checkpoint.h) */
         if (!is_free)
             tally(tl_ckpt_dev_alloc(kind, ptr, size, device, stack_id, ts), AS_ALLOC, kind);
-        else if (tl_ckpt_dev_free(kind, ptr, ts))
+        else if (!tl_ckpt_dev_free(kind, ptr, ts))
             tally(false, AS_FREE, kind);
         tl_ckpt_tick(tl_clock_now());
         return;
@@ -450,7 +450,7 @@ void tl_record_free_block(uint64_t kind, const void *ptr, bool foreign)
     tl_counters_add(&tl_tsd.slot->frees_all, 1);
     tl_live_entry_t e;
     bool aggregate = tl_record_mode == TL_MODE_AGGREGATE;
-    bool in_table = tl_live_remove((uintptr_t)ptr, &e); /* a storage's too: the table counts them */
+    bool in_table = !tl_live_remove((uintptr_t)ptr, &e); /* storages too: the table counts them */
     if (!aggregate && tl_kind_is_storage(kind)) {
         /* a default-mode storage: recorded even when the table had no room */
         write_free(kind, ptr, kind == TL_KIND_STORAGE_NUMPY ? tl_record_py_time() : tl_clock_now());
@@ -468,9 +468,9 @@ static void realloc_selected(const void *old_ptr, const void *new_ptr, size_t si
 {
     tl_counters_add(&tl_tsd.slot->frees_all, 1);
     tl_live_entry_t old;
-    bool old_rec = tl_live_maybe(old_ptr) && tl_live_remove((uintptr_t)old_ptr, &old);
+    bool old_rec = tl_live_maybe(old_ptr) && !tl_live_remove((uintptr_t)old_ptr, &old);
     uint64_t weight;
-    bool new_rec = select_block(TL_KIND_MALLOC, size, &weight);
+    bool new_rec = is_selected(TL_KIND_MALLOC, size, &weight);
     if (tl_record_mode == TL_MODE_AGGREGATE || !old_rec || !new_rec) {
         if (old_rec) forget_live(TL_KIND_FREE, old_ptr, &old);
         if (new_rec) record_selected(TL_KIND_MALLOC, new_ptr, size, weight, tl_record_stack());
@@ -540,9 +540,9 @@ void tl_record_end(uint64_t reason, int status)
 
 bool tl_record_api_begin(void)
 {
-    if (!tl_agent_recording()) return false;
+    if (!tl_agent_recording()) return true;
     tl_record_thread_begin();
-    return true;
+    return false;
 }
 
 void tl_record_lineage(tl_rec_type_t type, const uint64_t *ints, const char *str, size_t len)

@@ -20,6 +20,7 @@
 #include "agent/counters.h"
 #include "agent/live.h"
 #include "agent/modules.h"
+#include "agent/record_scan.h"
 #include "agent/tsd.h"
 #include "agent/writer.h"
 #include "common/trace_format.h"
@@ -84,10 +85,8 @@ static inline bool tl_record_free_unrecorded(const void *p)
  * Needs tl_record_init; this thread's state only. */
 void tl_record_sample_restart(uint64_t seed);
 
-/* The trace's writer (record.c; created and ended by the lifecycle), and
- * whether `all` mode's leak scan follows every live block (record.c). */
+/* The trace's writer (record.c; created and ended by the lifecycle). */
 extern tl_writer_t tl_record_w;
-extern atomic_bool tl_record_scan_on;
 
 /* `all` mode's fast path (hooks.h, guard raised) for a plain block's
  * packed record: an ALLOC of kind 0-2 with its stack's id known, or a FREE
@@ -134,11 +133,10 @@ void tl_record_options(size_t n, const char **keys, const char **values);
  * (aggregate mode) and the exact per-class COUNT records. */
 void tl_record_end(uint64_t reason, int status);
 
-/* The leak scan (leakscan.h) of an `all`-mode run with TENSORLEAK_LEAK_SCAN=1:
- * _init maps the live table that then follows every live block (true =
- * failure: no scan); tl_record_leak_scan classifies them and writes LEAKKIND
- * and LEAKSCAN, once (at the script_end mark, else at exit). Guard held. */
-bool tl_record_leak_scan_init(void);
+/* The leak scan (record_scan.h) of an `all`-mode run with
+ * TENSORLEAK_LEAK_SCAN=1, once tl_record_scan_init turned it on: classify
+ * the live blocks and write LEAKKIND and LEAKSCAN, once (at the script_end
+ * mark, else at exit; later calls do nothing). Guard held. */
 void tl_record_leak_scan(void);
 
 /* Events. kind is a tl_kind_t; ptr non-NULL; size as requested. They keep
@@ -178,8 +176,8 @@ void tl_record_dalloc(uint64_t kind, const void *ptr, size_t size, uint64_t devi
 void tl_record_dfree(uint64_t kind, const void *ptr, uint64_t device);
 void tl_record_realloc(const void *old_ptr, const void *new_ptr, size_t size);
 
-/* Lineage API support (api.c). tl_record_api_begin binds the thread and is
- * true when recording; call the others only after it returned true. */
+/* Lineage API support (api.c). tl_record_api_begin binds the thread; true =
+ * failure (not recording): call the others only after it returned false. */
 bool tl_record_api_begin(void);
 /* Id of the caller's stack (Python frames merged), written if new. */
 uint64_t tl_record_stack(void);

@@ -19,7 +19,7 @@ atomic_bool tl_record_scan_on;
 _Atomic uint64_t tl_record_scan_missed;
 static uintptr_t scan_excl[2][2];
 
-bool tl_record_leak_scan_init(void)
+bool tl_record_scan_init(void)
 {
     /* 1M slots (58 MB of address space, touched as blocks come): room for
      * the ~330,000 blocks `import torch` leaves live, at 1/3 load. */
@@ -43,15 +43,15 @@ bool tl_record_scan_classify(tl_leakscan_emit_fn emit, uint64_t v[6])
 {
     bool on = true;
     /* once; frees from now on are not the scan's */
-    if (!atomic_compare_exchange_strong(&tl_record_scan_on, &on, false)) return false;
+    if (!atomic_compare_exchange_strong(&tl_record_scan_on, &on, false)) return true;
     uint64_t t0 = tl_clock_now();
     tl_leakscan_stats_t st;
-    if (tl_leakscan_run((const uintptr_t(*)[2])scan_excl, emit, NULL, &st)) return false;
+    if (tl_leakscan_run((const uintptr_t(*)[2])scan_excl, emit, NULL, &st)) return true;
     v[0] = TL_LEAKSCAN_VERSION;
     v[1] = st.blocks;
     v[2] = atomic_load(&tl_record_scan_missed);
     v[3] = st.root_bytes;
     v[4] = tl_clock_now() - t0;
     v[5] = st.lost_blocks;
-    return true;
+    return false;
 }

@@ -1,9 +1,10 @@
 /* record_scan.h - `all` mode's leak scan (TENSORLEAK_LEAK_SCAN=1) as the
- * recording path sees it: once tl_record_leak_scan_init mapped the live
- * table (record.h), every live block is in it, so that tl_record_leak_scan
- * (record.c, through tl_record_scan_classify) can classify them
- * (leakscan.h). For record.c and record_scan.c only. Guard held; thread-safe (the live table is
- * lock-free).
+ * recording path sees it: once tl_record_scan_init mapped the live table,
+ * every live block is in it (tl_record_scan_track, untrack), so that
+ * tl_record_scan_classify can classify them (leakscan.h); record.c writes
+ * what it finds (tl_record_leak_scan). A module below record: it calls
+ * live, leakscan, modules, deadstacks and clock, never record. Guard held;
+ * thread-safe (the live table is lock-free). Errors: bool true = failure.
  */
 #ifndef TL_AGENT_RECORD_SCAN_H
 #define TL_AGENT_RECORD_SCAN_H
@@ -14,10 +15,18 @@
 
 #include "agent/leakscan.h"
 #include "agent/live.h"
-#include "agent/record.h"
 
+/* Whether the leak scan follows every live block: set by
+ * tl_record_scan_init, cleared by the scan itself (tl_record_scan_classify:
+ * frees from then on are not the scan's). Read by the hot paths, relaxed. */
+extern atomic_bool tl_record_scan_on;
 /* Blocks the full live table could not take: counted, not classified. */
 extern _Atomic uint64_t tl_record_scan_missed;
+
+/* Map the live table that then follows every live block, find the agent's
+ * and jemalloc's modules (left out of the roots), and turn the scan on.
+ * true = failure (no memory for the table: no scan). Once, at init. */
+bool tl_record_scan_init(void);
 
 /* A block of size bytes at ptr (NULL: nothing) became live. */
 static inline void tl_record_scan_track(const void *ptr, size_t size)
@@ -37,10 +46,10 @@ static inline void tl_record_scan_untrack(const void *ptr)
 }
 
 /* Classifies every block of the live table once (the first call; later
- * ones return false): each block's kind through emit (leakscan.h), and v
- * the LEAKSCAN record's values (version, blocks, blocks missed, root
- * bytes, nanoseconds taken, lost blocks). false = no scan (done before, or
- * it failed). */
+ * ones fail): each block's kind through emit (leakscan.h), and v the
+ * LEAKSCAN record's values (version, blocks, blocks missed, root bytes,
+ * nanoseconds taken, lost blocks). true = failure: no scan (done before,
+ * or no memory for it); v is then not set. */
 bool tl_record_scan_classify(tl_leakscan_emit_fn emit, uint64_t v[6]);
 
 #endif /* TL_AGENT_RECORD_SCAN_H */

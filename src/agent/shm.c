@@ -17,10 +17,10 @@ static _Atomic size_t used;
 
 bool tl_shm_on_register(uint64_t base)
 {
-    if (!base) return true;
+    if (!base) return false;
     size_t n = atomic_load_explicit(&used, memory_order_acquire);
     for (size_t i = 0; i < n; i++) /* one slot a base */
-        if (atomic_load_explicit(&bases[i], memory_order_relaxed) == base) return true;
+        if (atomic_load_explicit(&bases[i], memory_order_relaxed) == base) return false;
     for (size_t i = 0; i < TL_SHM_SLOTS; i++) {
         uint64_t z = 0;
         if (atomic_compare_exchange_strong(&bases[i], &z, base)) {
@@ -28,10 +28,10 @@ bool tl_shm_on_register(uint64_t base)
             while (u <= i && !atomic_compare_exchange_weak_explicit(
                                  &used, &u, i + 1, memory_order_release, memory_order_relaxed))
                 ;
-            return true;
+            return false;
         }
     }
-    return false;
+    return true;
 }
 
 void tl_shm_on_munmap(const void *addr, size_t len)
@@ -42,7 +42,7 @@ void tl_shm_on_munmap(const void *addr, size_t len)
         uint64_t b = atomic_load_explicit(&bases[i], memory_order_relaxed);
         if (!b || b < s || b >= e || !atomic_compare_exchange_strong(&bases[i], &b, 0)) continue;
         TL_GUARD_SCOPE;
-        if (tl_tsd.guard == 1 && tl_record_api_begin()) {
+        if (tl_tsd.guard == 1 && !tl_record_api_begin()) {
             uint64_t ints[1] = {b};
             tl_record_lineage(TL_REC_STORAGE_UNREG, ints, "", 0);
         }

@@ -22,7 +22,7 @@
 #define TL_SHM_SLOTS 4096 /* shared-memory storages registered at once */
 
 /* A STORAGE_REG of base with origin "shared memory" was recorded: remember
- * base. false when every slot is taken (the caller then unregisters it). */
+ * base. true = failure: every slot is taken (the caller then unregisters it). */
 bool tl_shm_on_register(uint64_t base);
 
 /* The program unmapped [addr, addr + len): every remembered base in it is

@@ -38,9 +38,8 @@ bool tl_stack_table_init(tl_stack_table_t *t, unsigned lg_slots)
     lg_slots = tl_vm_fit_lg(tl_vm_limit(), lg_slots, lg_slots < 10 ? lg_slots : 10,
                             sizeof(tl_stack_slot_t));
     size_t n = (size_t)1 << lg_slots;
-    void *m = mmap(NULL, n * sizeof(tl_stack_slot_t), PROT_READ | PROT_WRITE,
-                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (m == MAP_FAILED) return true;
+    void *m;
+    if (tl_vm_map_anon(&m, n * sizeof(tl_stack_slot_t), false)) return true;
     t->slots = m;
     t->mask = n - 1;
     atomic_store(&t->next_id, 0);
@@ -54,18 +53,14 @@ void tl_stack_table_reset(tl_stack_table_t *t)
 {
     atomic_fetch_add(&tl_stack_gen, 1);
     if (!t->slots) return;
-    size_t bytes = (t->mask + 1) * sizeof(tl_stack_slot_t);
-    /* Fresh zero pages are cheaper than memset of a mostly untouched table. */
-    void *m = mmap(t->slots, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED,
-                   -1, 0);
-    if (m == MAP_FAILED) memset(t->slots, 0, bytes);
+    tl_vm_zero(t->slots, (t->mask + 1) * sizeof(tl_stack_slot_t), false);
     atomic_store(&t->next_id, 0);
     atomic_store(&t->full_count, 0);
 }
 
 void tl_stack_table_destroy(tl_stack_table_t *t)
 {
-    if (t->slots) munmap(t->slots, (t->mask + 1) * sizeof(tl_stack_slot_t));
+    if (t->slots) tl_vm_unmap(t->slots, (t->mask + 1) * sizeof(tl_stack_slot_t));
     t->slots = NULL;
 }
 
@@ -201,7 +196,7 @@ static bool buf_key_ok;
 static void buf_release(void *b)
 {
     if (tl_stack_tbuf == b) tl_stack_tbuf = NULL;
-    munmap(b, sizeof(tl_stack_buf_t));
+    tl_vm_unmap(b, sizeof(tl_stack_buf_t));
 }
 
 void tl_stack_unwind_init(void)
@@ -244,9 +239,8 @@ _Static_assert(sizeof(void *) == sizeof(uint64_t), "frames are converted in plac
 tl_stack_buf_t *tl_stack_buf_get(void)
 {
     if (tl_stack_tbuf) return tl_stack_tbuf;
-    void *m = mmap(NULL, sizeof(tl_stack_buf_t), PROT_READ | PROT_WRITE,
-                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (m == MAP_FAILED) return NULL;
+    void *m;
+    if (tl_vm_map_anon(&m, sizeof(tl_stack_buf_t), false)) return NULL;
     tl_stack_tbuf = m;
     /* A key below PTHREAD_KEY_2NDLEVEL_SIZE (32): setspecific does not allocate. */
     if (buf_key_ok) pthread_setspecific(buf_key, m);
@@ -278,10 +272,11 @@ size_t tl_stack_trim(const tl_stack_buf_t *b, const uint64_t **frames, int n, si
 
 /* This thread's stack [lo, hi), looked up once: a pthread's from its
  * attributes, the main thread's from the top glibc recorded at start and
- * RLIMIT_STACK (no stdio: pthread_getattr_np would read /proc for it). */
+ * RLIMIT_STACK (no stdio: pthread_getattr_np would read /proc for it).
+ * true = failure: not known (then nothing is cached for this thread). */
 static bool stack_bounds(tl_stack_buf_t *b)
 {
-    if (b->stack_state) return b->stack_state > 0;
+    if (b->stack_state) return b->stack_state < 0;
     b->stack_state = -1;
     uintptr_t lo, hi;
     if (gettid() == getpid()) {
@@ -289,39 +284,40 @@ static bool stack_bounds(tl_stack_buf_t *b)
         struct rlimit rl;
         if (getrlimit(RLIMIT_STACK, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY ||
             rl.rlim_cur > ((rlim_t)1 << 32))
-            return false;
+            return true;
         hi = (uintptr_t)__libc_stack_end;
         lo = hi - (uintptr_t)rl.rlim_cur;
     } else {
         pthread_attr_t a;
         void *addr;
         size_t size;
-        if (pthread_getattr_np(pthread_self(), &a) != 0) return false;
+        if (pthread_getattr_np(pthread_self(), &a) != 0) return true;
         int r = pthread_attr_getstack(&a, &addr, &size);
         pthread_attr_destroy(&a);
-        if (r != 0) return false;
+        if (r != 0) return true;
         lo = (uintptr_t)addr;
         hi = lo + size;
     }
     b->stack_lo = lo;
     b->stack_hi = hi;
     b->stack_state = 1;
-    return true;
+    return false;
 }
 
 /* Frame j's rbp (a frame pointer: its CFA is rbp + 16) is saved at loc,
  * by a frame further in whose place is proven (the hook's own push at
  * cfa - 16, or a callee's fixed save slot): checked there on every hit,
- * which proves frame j's CFA and so the place of its return address. */
+ * which proves frame j's CFA and so the place of its return address. true =
+ * failure: the slot proves nothing (nothing kept). */
 static bool ucache_rbp(const tl_stack_buf_t *b, tl_ucache_entry_t *e, uintptr_t cfa,
                        const unw_save_loc_t *loc, uint64_t rbp)
 {
-    if (loc->type != UNW_SLT_MEMORY || e->nrbp >= TL_UCACHE_RBP) return false;
+    if (loc->type != UNW_SLT_MEMORY || e->nrbp >= TL_UCACHE_RBP) return true;
     uintptr_t a = (uintptr_t)loc->u.addr;
-    if (a < cfa - 16 || a > b->stack_hi - 8 || (a & 7) || *(const uint64_t *)a != rbp) return false;
+    if (a < cfa - 16 || a > b->stack_hi - 8 || (a & 7) || *(const uint64_t *)a != rbp) return true;
     e->rbp_off[e->nrbp] = (int32_t)(intptr_t)(a - cfa);
     e->rbp_val[e->nrbp++] = rbp;
-    return true;
+    return false;
 }
 
 /* Fill e from a walk of the stack with libunwind's cursor, which gives
@@ -330,7 +326,7 @@ static bool ucache_rbp(const tl_stack_buf_t *b, tl_ucache_entry_t *e, uintptr_t 
  * pointer - 8. A frame whose size is fixed at its return address is proven
  * by the frames further in; one with a frame pointer (rbp + 16 is its CFA:
  * its size may vary, alloca) by its rbp's value where it is saved
- * (ucache_rbp). false = not cacheable (any frame differs from
+ * (ucache_rbp). true = failure, not cacheable (any frame differs from
  * unw_backtrace's, a signal frame, a frame pointer whose save slot is not
  * in a proven frame, a realigned frame (a copy of its return address at
  * rbp + 8, GCC's DRAP: its CFA is not rbp + 16), a slot outside the stack,
@@ -341,27 +337,27 @@ static bool ucache_fill(tl_stack_buf_t *b, tl_ucache_entry_t *e, uintptr_t cfa, 
     unw_context_t uc;
     unw_cursor_t c;
     unw_word_t ip, sp, rbp;
-    if (unw_getcontext(&uc) != 0 || unw_init_local(&c, &uc) != 0) return false;
+    if (unw_getcontext(&uc) != 0 || unw_init_local(&c, &uc) != 0) return true;
     for (unsigned up = 0;; up++) { /* up through this function and the capture's */
-        if (up > 8 || unw_step(&c) <= 0 || unw_get_reg(&c, UNW_REG_SP, &sp) != 0) return false;
+        if (up > 8 || unw_step(&c) <= 0 || unw_get_reg(&c, UNW_REG_SP, &sp) != 0) return true;
         if (sp == cfa) break;
-        if (sp > cfa) return false;
+        if (sp > cfa) return true;
     }
     if (unw_get_reg(&c, UNW_REG_IP, &ip) != 0 || ip != (unw_word_t)b->raw[1] ||
         unw_get_reg(&c, UNW_X86_64_RBP, &rbp) != 0)
-        return false;
+        return true;
     unw_word_t prev_sp = sp, prev_rbp = rbp;
     e->nrbp = 0;
     for (size_t j = 2; j <= last; j++) {
         unw_save_loc_t rbp_loc; /* where frame j - 1's rbp is saved */
         if (unw_get_save_loc(&c, UNW_X86_64_RBP, &rbp_loc) != 0) rbp_loc.type = UNW_SLT_NONE;
-        if (unw_is_signal_frame(&c) != 0 || unw_step(&c) <= 0) return false;
+        if (unw_is_signal_frame(&c) != 0 || unw_step(&c) <= 0) return true;
         if (unw_get_reg(&c, UNW_REG_IP, &ip) != 0 || unw_get_reg(&c, UNW_REG_SP, &sp) != 0 ||
             unw_get_reg(&c, UNW_X86_64_RBP, &rbp) != 0)
-            return false;
+            return true;
         if (ip != (unw_word_t)b->raw[j] || sp <= prev_sp || sp > b->stack_hi ||
             sp - 8 - cfa > UINT32_MAX || *(const uint64_t *)(sp - 8) != ip)
-            return false;
+            return true;
         /* rbp inside the frame (or just below it) and the frame laid out
          * around it as a frame pointer's: its CFA is rbp + 16, or a copy of
          * its return address sits at rbp + 8 (GCC's realigned frames). rbp
@@ -371,15 +367,15 @@ static bool ucache_fill(tl_stack_buf_t *b, tl_ucache_entry_t *e, uintptr_t cfa, 
         if (prev_rbp + 16 >= prev_sp && prev_rbp < sp &&
             (prev_rbp + 16 == sp || *(const uint64_t *)(prev_rbp + 8) == ip) &&
             !skipped((uintptr_t)b->raw[j - 1]) &&
-            (prev_rbp + 16 != sp || !ucache_rbp(b, e, cfa, &rbp_loc, prev_rbp)))
-            return false;
+            (prev_rbp + 16 != sp || ucache_rbp(b, e, cfa, &rbp_loc, prev_rbp)))
+            return true;
         e->slot[j - 2] = (uint32_t)(sp - 8 - cfa);
         prev_sp = sp;
         prev_rbp = rbp;
     }
     /* A stack that ended before the capture's limit: at its outermost frame. */
-    if (ends && (unw_is_signal_frame(&c) != 0 || unw_step(&c) != 0)) return false;
-    return true;
+    if (ends && (unw_is_signal_frame(&c) != 0 || unw_step(&c) != 0)) return true;
+    return false;
 }
 
 _Static_assert(TL_UCACHE_ADMIT >= 2 && TL_UCACHE_ADMIT <= 4, "a 2-bit count");
@@ -414,7 +410,7 @@ size_t tl_stack_cache_note(tl_stack_buf_t *b, uintptr_t site, uintptr_t cfa, siz
         return k;
     }
     *seen = ~key; /* until the fill succeeds */
-    if (!stack_bounds(b) || cfa < b->stack_lo || cfa >= b->stack_hi) return k;
+    if (stack_bounds(b) || cfa < b->stack_lo || cfa >= b->stack_hi) return k;
     size_t set = tl_ucache_set(h);
     /* An empty way, else each way in turn (first in, first out: a hit
      * does not move it, so one hot way cannot make the fills of every
@@ -434,10 +430,11 @@ size_t tl_stack_cache_note(tl_stack_buf_t *b, uintptr_t site, uintptr_t cfa, siz
      * is in it): its words are read without a check. */
     tl_stack_unwind_sp = b->stack_hi;
     tl_unwinder_enter();
-    bool ok = ucache_fill(b, e, cfa, last, last + 1 == (size_t)n && (size_t)n < depth + SKIP_SLACK);
+    bool bad =
+        ucache_fill(b, e, cfa, last, last + 1 == (size_t)n && (size_t)n < depth + SKIP_SLACK);
     tl_unwinder_leave();
     readable_forget();
-    if (!ok) return k;
+    if (bad) return k;
     memcpy(e->raw, b->raw, (last + 1) * sizeof e->raw[0]);
     e->ra = ra;
     e->cfa = cfa;

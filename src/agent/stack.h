@@ -252,8 +252,8 @@ static inline uint64_t tl_stack_merged_key(const tl_ucache_entry_t *e, uint64_t 
     k ^= k >> 31;
     return k + !k;
 }
-/* The merged stack id kept under key, of table generation gen: true and
- * *id, else false. */
+/* The merged stack id kept under key, of table generation gen, into *id.
+ * true = not found (*id untouched). */
 static inline bool tl_stack_merged_get(const tl_stack_buf_t *b, uint64_t key, uint64_t gen,
                                        uint64_t *id)
 {
@@ -261,10 +261,10 @@ static inline bool tl_stack_merged_get(const tl_stack_buf_t *b, uint64_t key, ui
     for (size_t w = set; w < set + TL_STACK_MERGED_WAYS; w++) {
         if (b->merged_key[w] == key && b->merged_val[w].gen == gen) {
             *id = b->merged_val[w].id;
-            return true;
+            return false;
         }
     }
-    return false;
+    return true;
 }
 /* Keep id (of generation gen) under key: first in its set, whose oldest
  * goes. */

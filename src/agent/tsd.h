@@ -3,7 +3,9 @@
  *
  * The thread-local state starts valid as static zero (guard 0, no cursor,
  * no counter slot), so a hook that runs before the constructor or in a
- * brand-new thread is fine. Header of data only: no module below it.
+ * brand-new thread is fine. Header of data only: it includes only types
+ * (clock.h's tl_clock_reuse_t, wcursor.h's tl_wcursor_t), never a module
+ * it calls; its guard drop calls endsig (declared here, below).
  */
 #ifndef TL_AGENT_TSD_H
 #define TL_AGENT_TSD_H
@@ -13,7 +15,7 @@
 #include <stdint.h>
 
 #include "agent/clock.h"
-#include "agent/writer.h"
+#include "agent/wcursor.h"
 
 struct tl_counters;
 

@@ -60,19 +60,19 @@ void tl_unwinder_init(void)
  * pointer (libunwind restores from the very oset it blocked with), innermost
  * first, and any other call (another pattern, a caller outside libunwind: a
  * signal handler's own calls) goes to glibc's sigprocmask. */
-bool tl_unwinder_sigmask_skip(int how, const sigset_t *set, sigset_t *oset, uintptr_t caller)
+bool tl_unwinder_sigmask_answer(int how, const sigset_t *set, sigset_t *oset, uintptr_t caller)
 {
     tl_unwinder_tls_t *u = &tl_unwinder;
-    if (how != SIG_SETMASK || !set || caller < unw_lo || caller >= unw_hi) return false;
+    if (how != SIG_SETMASK || !set || caller < unw_lo || caller >= unw_hi) return true;
     if (oset) { /* block: SIG_SETMASK of the full set, saving the old one */
         if (u->npending == TL_UNWINDER_PENDING || memcmp(set, &full_mask, sizeof full_mask) != 0)
-            return false;
+            return true;
         /* Read by nobody but the restore below, which is skipped too. */
         memcpy(oset, set, sizeof *oset);
         u->pending[u->npending++] = oset;
     } else { /* restore: from the innermost skipped block's oset */
-        if (u->npending == 0 || u->pending[u->npending - 1] != set) return false;
+        if (u->npending == 0 || u->pending[u->npending - 1] != set) return true;
         u->npending--;
     }
-    return true;
+    return false;
 }

@@ -48,10 +48,10 @@ void tl_unwinder_init(void);
 typedef int (*tl_unwinder_sigmask_fn)(int, const sigset_t *, sigset_t *);
 tl_unwinder_sigmask_fn tl_unwinder_real_sigprocmask(void);
 
-/* The hook's question, inside an agent unwind (depth > 0): is this call,
- * made from caller (its return address), one of libunwind's block/restore
- * pairs? true = answered (sigprocmask returns 0, no system call made), false
- * = call glibc's. */
-bool tl_unwinder_sigmask_skip(int how, const sigset_t *set, sigset_t *oset, uintptr_t caller);
+/* The hook's answer, inside an agent unwind (depth > 0), to a call made from
+ * caller (its return address) that is one of libunwind's block/restore
+ * pairs: done here (sigprocmask returns 0, no system call made). true =
+ * failure: not such a call, nothing done (call glibc's). */
+bool tl_unwinder_sigmask_answer(int how, const sigset_t *set, sigset_t *oset, uintptr_t caller);
 
 #endif /* TL_AGENT_UNWINDER_H */

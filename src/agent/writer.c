@@ -19,6 +19,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "agent/vm.h"
+
 #if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "the writer publishes le32 fields with native stores"
 #endif
@@ -90,10 +92,10 @@ static int grow_fd(tl_writer_t *w, int fd)
     off_t off = (off_t)(TL_TRACE_HEADER_BYTES + w->nextents * extent_bytes(w));
     off_t len = (off_t)extent_bytes(w);
     int err = fsize_check((uint64_t)(off + len));
+    void *m = NULL;
     if (!err) err = extend(fd, off, len);
+    if (!err) err = tl_vm_map(&m, NULL, (size_t)len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, off);
     if (err) return err;
-    void *m = mmap(NULL, (size_t)len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, off);
-    if (m == MAP_FAILED) return -errno;
     w->extent[w->nextents] = m;
     w->retired[w->nextents] = 0;
     w->nextents++;
@@ -130,15 +132,13 @@ int tl_writer_create(tl_writer_t *w, const char *path, const tl_writer_hdr_t *hd
     struct stat st;
     if (fstat(fd, &st) != 0) err = -errno;
     if (!err) err = extend(fd, 0, TL_TRACE_HEADER_BYTES);
-    void *m = MAP_FAILED;
-    if (!err) {
-        m = mmap(NULL, TL_TRACE_HEADER_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-        if (m == MAP_FAILED) err = -errno;
-    }
+    void *m = NULL;
+    if (!err)
+        err = tl_vm_map(&m, NULL, TL_TRACE_HEADER_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     if (!err) err = grow_fd(w, fd);
     close(fd);
     if (err) {
-        if (m != MAP_FAILED) munmap(m, TL_TRACE_HEADER_BYTES);
+        if (m) tl_vm_unmap(m, TL_TRACE_HEADER_BYTES);
         tl_writer_release(w);
         unlink(path);
         return err;
@@ -230,9 +230,9 @@ uint8_t *tl_writer_chunk_raw(tl_writer_t *w)
 static void retire_locked(tl_writer_t *w, uint8_t *ch, uint32_t ext)
 {
     if (ext >= w->nextents || !w->extent[ext]) return;
-    madvise(ch, w->chunk_bytes, MADV_DONTNEED);
+    tl_vm_advise(ch, w->chunk_bytes, MADV_DONTNEED);
     if (++w->retired[ext] == TL_WRITER_EXTENT_CHUNKS) {
-        munmap(w->extent[ext], (size_t)extent_bytes(w));
+        tl_vm_unmap(w->extent[ext], (size_t)extent_bytes(w));
         w->extent[ext] = NULL;
     }
 }
@@ -565,12 +565,12 @@ void tl_writer_unmark_end(tl_writer_t *w)
 void tl_writer_release(tl_writer_t *w)
 {
     for (uint64_t i = 0; i < w->nextents; i++) {
-        if (w->extent[i]) munmap(w->extent[i], (size_t)extent_bytes(w));
+        if (w->extent[i]) tl_vm_unmap(w->extent[i], (size_t)extent_bytes(w));
         w->extent[i] = NULL;
     }
     w->nextents = 0;
     w->npool = 0;
-    if (w->header) munmap(w->header, TL_TRACE_HEADER_BYTES);
+    if (w->header) tl_vm_unmap(w->header, TL_TRACE_HEADER_BYTES);
     w->header = NULL;
     w->path[0] = '\0';
     w->dev = w->ino = 0;

@@ -16,6 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "agent/wcursor.h"
 #include "common/block.h"
 #include "common/trace_format.h"
 
@@ -67,21 +68,6 @@ typedef struct tl_writer {
 /* TL_WRITER_FULL: the file could not grow (disk full, quota, mapping
  * limit); new chunks are refused at once, without retrying per event. */
 enum { TL_WRITER_OPEN = 0, TL_WRITER_FINISHED = 1, TL_WRITER_EXEC = 2, TL_WRITER_FULL = 3 };
-
-/* One thread's position in one writer. Zero-initialised is valid (no chunk);
- * a cursor whose gen differs from the writer's must be reset (tl_wcursor_reset)
- * before use. Owned by one thread, never shared. */
-typedef struct tl_wcursor {
-    uint8_t *chunk;       /* current chunk, NULL = none yet */
-    uint32_t used;        /* record bytes in chunk */
-    uint32_t seq;         /* number of the next chunk this thread takes */
-    uint32_t tid;         /* kernel tid written into chunk headers */
-    uint32_t extent : 31; /* index of chunk's extent */
-    uint32_t ended : 1;   /* the thread ended (tl_wcursor_park): park after each record */
-    uint64_t last_ts;     /* CLOCK_MONOTONIC ns of the previous record in chunk */
-    uint64_t prev_ptr;    /* pointer of the run's previous packed record (tl_rec_state_t) */
-    uint64_t gen;         /* writer generation this cursor belongs to */
-} tl_wcursor_t;
 
 /* Room for one packed block record (common/block.h) in c's current chunk:
  * it has one, with at least TL_BLOCK_MAX bytes left. */

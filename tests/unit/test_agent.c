@@ -484,17 +484,17 @@ START_TEST(unwinder_sigmask_pairs)
     ck_assert_ptr_nonnull(tl_unwinder_real_sigprocmask());
     tl_unwinder_enter();
     ck_assert(
-        !tl_unwinder_sigmask_skip(SIG_SETMASK, &full, &a, (uintptr_t)&full)); /* not libunwind */
-    ck_assert(!tl_unwinder_sigmask_skip(SIG_BLOCK, &full, &a, unw));
-    ck_assert(!tl_unwinder_sigmask_skip(SIG_SETMASK, &one, &a, unw)); /* not the full set */
-    ck_assert(!tl_unwinder_sigmask_skip(SIG_SETMASK, &a, NULL, unw)); /* nothing pending */
-    ck_assert(tl_unwinder_sigmask_skip(SIG_SETMASK, &full, &a, unw));
-    ck_assert(tl_unwinder_sigmask_skip(SIG_SETMASK, &full, &b, unw));
-    ck_assert(!tl_unwinder_sigmask_skip(SIG_SETMASK, &full, &c, unw)); /* third: the kernel's */
-    ck_assert(!tl_unwinder_sigmask_skip(SIG_SETMASK, &a, NULL, unw));  /* b is innermost */
-    ck_assert(tl_unwinder_sigmask_skip(SIG_SETMASK, &b, NULL, unw));
-    ck_assert(tl_unwinder_sigmask_skip(SIG_SETMASK, &a, NULL, unw));
-    ck_assert(!tl_unwinder_sigmask_skip(SIG_SETMASK, &a, NULL, unw));
+        tl_unwinder_sigmask_answer(SIG_SETMASK, &full, &a, (uintptr_t)&full)); /* not libunwind */
+    ck_assert(tl_unwinder_sigmask_answer(SIG_BLOCK, &full, &a, unw));
+    ck_assert(tl_unwinder_sigmask_answer(SIG_SETMASK, &one, &a, unw)); /* not the full set */
+    ck_assert(tl_unwinder_sigmask_answer(SIG_SETMASK, &a, NULL, unw)); /* nothing pending */
+    ck_assert(!tl_unwinder_sigmask_answer(SIG_SETMASK, &full, &a, unw));
+    ck_assert(!tl_unwinder_sigmask_answer(SIG_SETMASK, &full, &b, unw));
+    ck_assert(tl_unwinder_sigmask_answer(SIG_SETMASK, &full, &c, unw)); /* third: the kernel's */
+    ck_assert(tl_unwinder_sigmask_answer(SIG_SETMASK, &a, NULL, unw));  /* b is innermost */
+    ck_assert(!tl_unwinder_sigmask_answer(SIG_SETMASK, &b, NULL, unw));
+    ck_assert(!tl_unwinder_sigmask_answer(SIG_SETMASK, &a, NULL, unw));
+    ck_assert(tl_unwinder_sigmask_answer(SIG_SETMASK, &a, NULL, unw));
     tl_unwinder_leave();
     ck_assert_uint_eq(tl_unwinder.depth, 0);
     /* An unwind records as before with the pairs skipped. */
@@ -1231,15 +1231,15 @@ START_TEST(cudart_static_bad_files)
     char dir[] = "/tmp/tl-cudart-XXXXXX", path[64];
     ck_assert_ptr_nonnull(mkdtemp(dir));
     snprintf(path, sizeof path, "%s/f", dir);
-    ck_assert(!tl_cudart_static_in("/nonexistent/tensorleak"));
-    ck_assert(!tl_cudart_static_in(dir)); /* a directory */
+    ck_assert(!tl_cudart_static_is_in("/nonexistent/tensorleak"));
+    ck_assert(!tl_cudart_static_is_in(dir)); /* a directory */
     write_file(path, "", 0);
-    ck_assert(!tl_cudart_static_in(path));
+    ck_assert(!tl_cudart_static_is_in(path));
     write_file(path, "not an ELF file at all", 22);
-    ck_assert(!tl_cudart_static_in(path));
+    ck_assert(!tl_cudart_static_is_in(path));
     /* this test program (no CUDA runtime), whole and cut at every few bytes
      * of its headers and section table */
-    ck_assert(!tl_cudart_static_in("/proc/self/exe"));
+    ck_assert(!tl_cudart_static_is_in("/proc/self/exe"));
     FILE *f = fopen("/proc/self/exe", "rb");
     ck_assert_ptr_nonnull(f);
     static uint8_t img[1 << 16];
@@ -1247,14 +1247,14 @@ START_TEST(cudart_static_bad_files)
     fclose(f);
     for (size_t cut = 0; cut < n; cut += cut < 256 ? 1 : 997) {
         write_file(path, img, cut);
-        ck_assert(!tl_cudart_static_in(path));
+        ck_assert(!tl_cudart_static_is_in(path));
     }
     /* an ELF header whose section table lies past the file's end */
     ElfW(Ehdr) eh;
     memcpy(&eh, img, sizeof eh);
     eh.e_shoff = UINT64_MAX - 8;
     write_file(path, &eh, sizeof eh);
-    ck_assert(!tl_cudart_static_in(path));
+    ck_assert(!tl_cudart_static_is_in(path));
     unlink(path);
     rmdir(dir);
 }

@@ -112,7 +112,7 @@ static bool on_end(int sig, bool scan_room)
     (void)scan_room;
     unsigned char b = (unsigned char)sig;
     if (write(end_pipe[1], &b, 1) != 1) _exit(3);
-    return true;
+    return false;
 }
 
 static int end_calls;
@@ -123,7 +123,7 @@ static bool on_end_busy_once(int sig, bool scan_room)
 {
     if (end_calls++ == 0) {
         if (write(end_pipe[1], "B", 1) != 1) _exit(3);
-        return false;
+        return true;
     }
     return on_end(sig, scan_room);
 }

@@ -54,22 +54,22 @@ START_TEST(live_insert_remove)
     ck_assert(!tl_live_insert(&e));
     ck_assert(tl_live_maybe((void *)(uintptr_t)e.ptr));
     ck_assert_uint_eq(tl_live_count(), 1);
-    ck_assert(!tl_live_remove(e.ptr + 16, &out)); /* another block */
-    ck_assert(!tl_live_get(e.ptr + 16, &out));
+    ck_assert(tl_live_remove(e.ptr + 16, &out)); /* another block */
+    ck_assert(!tl_live_has(e.ptr + 16, &out));
     memset(&out, 0, sizeof out);
-    ck_assert(tl_live_get(e.ptr, &out)); /* looked at, left in */
+    ck_assert(tl_live_has(e.ptr, &out)); /* looked at, left in */
     ck_assert_mem_eq(&out, &e, sizeof e);
     ck_assert_uint_eq(tl_live_count(), 1);
-    ck_assert(tl_live_remove(e.ptr, &out));
+    ck_assert(!tl_live_remove(e.ptr, &out));
     ck_assert_mem_eq(&out, &e, sizeof e);
-    ck_assert(!tl_live_remove(e.ptr, &out)); /* once only */
-    ck_assert(!tl_live_get(e.ptr, &out));
+    ck_assert(tl_live_remove(e.ptr, &out)); /* once only */
+    ck_assert(!tl_live_has(e.ptr, &out));
     ck_assert(!tl_live_maybe((void *)(uintptr_t)e.ptr));
     ck_assert_uint_eq(tl_live_count(), 0);
     /* 0, 1 and 2 are the slot states, never a block. */
     tl_live_entry_t bad = entry(2, 1);
     ck_assert(tl_live_insert(&bad));
-    ck_assert(!tl_live_remove(2, &out));
+    ck_assert(tl_live_remove(2, &out));
 }
 END_TEST
 
@@ -90,11 +90,11 @@ START_TEST(live_counts_host_storages)
     }
     ck_assert_uint_eq(tl_live_count(), 6);
     ck_assert_uint_eq(tl_live_storages(), 2);
-    ck_assert(tl_live_remove(0x7f0000102000, &out)); /* the c10 storage */
+    ck_assert(!tl_live_remove(0x7f0000102000, &out)); /* the c10 storage */
     ck_assert_uint_eq(out.kind, TL_KIND_STORAGE_C10);
     ck_assert_uint_eq(tl_live_storages(), 1);
-    ck_assert(tl_live_remove(0x7f0000103000, &out)); /* a device storage */
-    ck_assert(tl_live_remove(0x7f0000100000, &out)); /* a plain block */
+    ck_assert(!tl_live_remove(0x7f0000103000, &out)); /* a device storage */
+    ck_assert(!tl_live_remove(0x7f0000100000, &out)); /* a plain block */
     ck_assert_uint_eq(tl_live_storages(), 1);
     /* The numpy storage is one; the plain block, the gone c10 storage, the
      * pinned (device kind) storage and an address inside one are not. */
@@ -108,7 +108,7 @@ START_TEST(live_counts_host_storages)
     /* Reset with a storage in (a fork child): its storages are unknown. */
     tl_live_reset();
     ck_assert_uint_eq(tl_live_storages(), 0);
-    ck_assert(!tl_live_get(0x7f0000104000, &out));
+    ck_assert(!tl_live_has(0x7f0000104000, &out));
     memset(live, 7, sizeof live);
     ck_assert_int_eq(tl_live_storages_query(q, 5, live), -1);
     const uint8_t none[5] = {0};
@@ -139,30 +139,30 @@ START_TEST(live_full_chain_and_tombstones)
     tl_live_entry_t other = entry(p[0] + 16, 7);
     ck_assert_uint_ne(home_of(other.ptr), 4242);
     ck_assert(!tl_live_insert(&other));
-    ck_assert(tl_live_remove(other.ptr, &out));
+    ck_assert(!tl_live_remove(other.ptr, &out));
 
-    ck_assert(tl_live_remove(p[10], &out));
+    ck_assert(!tl_live_remove(p[10], &out));
     ck_assert_uint_eq(out.stack_id, 11);
-    ck_assert(!tl_live_get(p[10], &out));
+    ck_assert(!tl_live_has(p[10], &out));
     for (size_t i = 11; i < TL_LIVE_PROBES; i++) { /* behind the tombstone */
-        ck_assert(tl_live_get(p[i], &out));
+        ck_assert(tl_live_has(p[i], &out));
         ck_assert_uint_eq(out.stack_id, i + 1);
-        ck_assert(tl_live_remove(p[i], &out));
+        ck_assert(!tl_live_remove(p[i], &out));
         ck_assert_uint_eq(out.stack_id, i + 1);
         e = entry(p[i], i + 1);
         ck_assert(!tl_live_insert(&e));
     }
-    ck_assert(!tl_live_get(p[N - 1], &out)); /* refused: not in */
+    ck_assert(!tl_live_has(p[N - 1], &out)); /* refused: not in */
     ck_assert(!tl_live_insert(&(tl_live_entry_t){.ptr = p[N - 1], .stack_id = 99})); /* the tomb */
     ck_assert(tl_live_insert(&(tl_live_entry_t){.ptr = p[10], .stack_id = 11})); /* full again */
-    ck_assert(tl_live_remove(p[N - 1], &out));
+    ck_assert(!tl_live_remove(p[N - 1], &out));
     ck_assert_uint_eq(out.stack_id, 99);
 
     tl_live_reset();
     ck_assert_uint_eq(tl_live_count(), 0);
     for (size_t i = 0; i < N; i++) {
         ck_assert(!tl_live_maybe((void *)(uintptr_t)p[i]));
-        ck_assert(!tl_live_remove(p[i], &out));
+        ck_assert(tl_live_remove(p[i], &out));
     }
     for (size_t i = 0; i < TL_LIVE_PROBES; i++) { /* the whole chain is free again */
         e = entry(p[i], i + 1);
@@ -192,7 +192,7 @@ static void *churn(void *arg)
         for (unsigned k = 0; k < T_BLOCKS; k++) {
             unsigned i = r & 1 ? T_BLOCKS - 1 - k : k;
             tl_live_entry_t out, want = entry(mine[i], t + 1);
-            if (!tl_live_remove(mine[i], &out)) return "block not found";
+            if (tl_live_remove(mine[i], &out)) return "block not found";
             if (memcmp(&out, &want, sizeof out)) return "wrong entry";
         }
     }
@@ -340,7 +340,7 @@ static void alloc_live(uint64_t ptr, uint64_t weight, uint64_t stack, uint32_t k
 static void free_live(uint64_t ptr)
 {
     tl_live_entry_t e;
-    ck_assert(tl_live_remove(ptr, &e));
+    ck_assert(!tl_live_remove(ptr, &e));
     tl_ckpt_on_free(&e);
 }
 
@@ -530,8 +530,8 @@ START_TEST(ckpt_device_sets)
     ck_assert(!tl_ckpt_dev_alloc(SEG, 0x400000, M, CUDA0, 8, 20));
     unsigned r0 = (TL_CKPT_DEVICE + (unsigned)CUDA0) * 2; /* cuda:0's regions */
     ck_assert_uint_eq(read_region(r0, r, 64), 0);         /* no free yet: pending */
-    ck_assert(tl_ckpt_dev_free(SEG, 0x400000, 30));
-    ck_assert(!tl_ckpt_dev_free(SEG, 0x999000, 31)); /* never live */
+    ck_assert(!tl_ckpt_dev_free(SEG, 0x400000, 30));
+    ck_assert(tl_ckpt_dev_free(SEG, 0x999000, 31)); /* never live */
     ck_assert_uint_eq(read_region(r0, r, 64), 4);
     CK_REC(r[0], TL_REC_CKPT_BEGIN, 1, TL_CKPT_DEVICE + CUDA0, 4 * M, 2, 4 * M, 30);
     const rec_t *l = find_rec(r, 4, TL_REC_DLIVE, SEG, 0x400000);
@@ -569,7 +569,7 @@ START_TEST(ckpt_device_sets)
     ck_assert(find_rec(r, n, TL_REC_DLIVE, PIN, 0x800000));
     ck_assert(!find_rec(r, n, TL_REC_LIVE, SEG, 0x100000));
     /* the block goes, its segment stays */
-    ck_assert(tl_ckpt_dev_free(BLK, 0x100000, 110));
+    ck_assert(!tl_ckpt_dev_free(BLK, 0x100000, 110));
     tl_ckpt_flush(120);
     n = read_region(1, r, 64);
     ck_assert(find_rec(r, n, TL_REC_DLIVE, SEG, 0x100000));

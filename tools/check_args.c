@@ -261,6 +261,9 @@ static int parse_agree(tl_check_args_t *a)
         return usage_error("--main-process-only", "--trace checks one trace already");
     if (a->trace && a->record_all)
         return usage_error("--record-all", "--trace checks a trace already recorded");
+    if (a->trace && a->compress)
+        return usage_error("--compress", "--trace checks a trace already recorded "
+                                         "(tensorleak compress TRACE compresses it)");
     if (!a->trace && !a->cmd) return usage_error("check", "no command given (check -- CMD ...)");
     if (a->o.set[TL_LIMIT_BASELINE] != (a->baseline != NULL))
         return usage_error(a->baseline ? "--baseline" : "--max-growth-vs-baseline",

@@ -7,7 +7,11 @@
 # it keeps the raw one's flat memory; a compressed trace cut at any of 40
 # places reads up to its last whole chunk (exit 5, one warning line, events
 # never fewer than at a shorter cut); a cut inside the header, a second
-# compress, a file that is no trace: one clear line each.
+# compress, a file that is no trace: one clear line each. A trace whose
+# process still runs, idle or not, is left raw (exit 5; its writer would go
+# on writing the file the rename replaced), in `compress` and in `run
+# --compress` (a daemon outliving the command); `check --trace --compress`
+# is a usage error.
 . "$TL_SRCDIR/tests/integration/agent_lib.sh"
 CLI=${TL_CLI:-$TL_BUILDDIR/tensorleak}
 [ -x "$CLI" ] || { echo "missing $CLI"; exit 99; }
@@ -25,7 +29,7 @@ events() { # events in the JSON report of $1 (exit 0 or 5 allowed)
     [ "$rc" = 0 ] || [ "$rc" = 5 ] || fail "report of a cut trace exited $rc: $(cat "$T/err")"
     "$PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))["trace"]["events"])' "$T/ev.json"
 }
-magic() { head -c 8 "$1"; }
+magic() { head -c 8 "$1" | tr -d '\0'; }
 
 # run --compress: the run's traces are compressed before they are read
 "$CLI" run --compress -o "$T/run.%p.tlt" --format=json -- "$WL/agent_churn" 20000 \
@@ -89,6 +93,46 @@ grep -q "compressed already" "$T/err" || fail "said: $(cat "$T/err")"
 ln -s z.tlt "$T/link.tlt"
 "$CLI" compress "$T/link.tlt" 2>"$T/err"
 [ $? = 3 ] && grep -q "symbolic link" "$T/err" || fail "compress of a link: $(cat "$T/err")"
+# a trace being written by an idle process; a daemon outliving run's command
+"$PY" -c 'import time; x = [bytearray(70000) for _ in range(20)]; time.sleep(3)' &
+sleeper=$!
+TENSORLEAK_OUTPUT="$T/idle.%p.tlt" LD_PRELOAD="$AGENT" "$PY" -c '
+import os, sys, time
+x = [bytearray(70000) for _ in range(20)]
+open(sys.argv[1], "w").write("ready")
+time.sleep(4)' "$T/ready" &
+idle=$!
+for _ in 1 2 3 4 5 6 7 8 9 10; do [ -s "$T/ready" ] && break; sleep 0.5; done
+set -- "$T"/idle.*.tlt
+"$CLI" compress "$1" 2>"$T/err"
+rc=$?
+wait "$idle" "$sleeper"
+[ $rc = 5 ] && grep -q "still being written; left uncompressed" "$T/err" ||
+    fail "compress of a trace being written: exit $rc: $(cat "$T/err")"
+[ "$(magic "$1")" = TLTRACE ] || fail "the trace being written was replaced"
+"$CLI" report "$1" 2>"$T/err" | grep -q "live at end in" || fail "its report: $(cat "$T/err")"
+"$CLI" run --compress --output="$T/d.%p.tlt" -- "$PY" -c '
+import os, time
+if os.fork() == 0:
+    os.setsid()
+    time.sleep(1)
+    keep = [bytearray(200000) for _ in range(50)]
+    os._exit(0)' >/dev/null 2>"$T/err" || fail "run --compress of a daemon: $(cat "$T/err")"
+grep -q "still being written; left uncompressed" "$T/err" || fail "run said: $(cat "$T/err")"
+sleep 3
+n=0
+for f in "$T"/d.*.tlt; do
+    [ "$(magic "$f")" = TLTRACE ] || continue
+    n=$((n + 1))
+    "$CLI" report --format=json "$f" >"$T/d.json" || fail "report of the daemon's trace"
+    "$PY" -c 'import json, sys; r = json.load(open(sys.argv[1]))
+sys.exit(0 if r["summary"]["leaked_blocks"] >= 50 else "daemon: %s" % r["summary"])' "$T/d.json" ||
+        fail "the daemon's trace lost its blocks"
+done
+[ $n = 1 ] || fail "$n raw traces after run --compress of a daemon, want 1"
+"$CLI" check --trace="$T/z.tlt" --compress 2>"$T/err"
+[ $? = 2 ] && grep -q "^tensorleak: --compress: --trace checks" "$T/err" ||
+    fail "check --trace --compress: $(cat "$T/err")"
 echo hello >"$T/no.tlt"
 "$CLI" compress "$T/no.tlt" 2>"$T/err"
 [ $? = 4 ] || fail "compress of a non-trace: not exit 4"

@@ -253,6 +253,11 @@ tl_status_t tl_trace_compress(const char *path, int level, tl_zstats_t *st, tl_m
         tl_msgs_add(msgs, "%s: %s", path, why);
         return TL_STATUS_NO_TRACE;
     }
+    if (tl_trace_in_use(fd)) { /* its process still writes it, maybe idle now */
+        tl_msgs_add(msgs, "%s: still being written; left uncompressed", path);
+        close(fd);
+        return TL_STATUS_INCOMPLETE;
+    }
     tl_extent_t ext;
     tl_trace_extent(fd, size, &ext);
     if (ext.bytes == 0 || ext.bytes > SIZE_MAX) {

@@ -11,11 +11,13 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "report/read/reader.h"
@@ -114,6 +116,41 @@ bool tl_trace_moved(int fd, const tl_extent_t *then)
     tl_trace_extent(fd, (uint64_t)st.st_size, &now);
     return now.ended || now.size != then->size || now.last != then->last ||
            now.last_used != then->last_used;
+}
+
+/* Does /proc/PID/maps map the file of device dev and inode ino? -1 when
+ * the maps cannot be read (another user's process), else 0 or 1. */
+static int maps_file(uint64_t pid, dev_t dev, ino_t ino)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%llu/maps", (unsigned long long)pid);
+    FILE *f = fopen(path, "re");
+    if (!f) return errno == ENOENT || errno == ESRCH ? 0 : -1;
+    char line[4096];
+    int found = 0;
+    while (!found && fgets(line, sizeof line, f)) {
+        unsigned maj, min;
+        unsigned long long inode;
+        if (sscanf(line, "%*s %*s %*s %x:%x %llu", &maj, &min, &inode) == 3)
+            found = inode == (unsigned long long)ino && makedev(maj, min) == dev;
+    }
+    fclose(f);
+    return found;
+}
+
+bool tl_trace_in_use(int fd)
+{
+    uint8_t hbuf[TL_HDR_RESERVED];
+    ssize_t got = tl_read_at(fd, hbuf, sizeof hbuf, 0);
+    tl_trace_hdr_t h;
+    const char *why;
+    struct stat st;
+    if (got < 0 || tl_reader_parse_header(hbuf, (size_t)got, &h, &why) || fstat(fd, &st) != 0)
+        return false;
+    if ((h.flags & TL_HDR_F_CLEAN_END) || h.compressed || !h.pid || h.pid > INT32_MAX) return false;
+    int m = maps_file(h.pid, st.st_dev, st.st_ino);
+    if (m >= 0) return m == 1;
+    return kill((pid_t)h.pid, 0) == 0 || errno == EPERM; /* unreadable: alive is in use */
 }
 
 tl_status_t tl_trace_read(const char *path, tl_trace_t *t, char *why, size_t whylen)

@@ -215,6 +215,14 @@ void tl_trace_extent(int fd, uint64_t size, tl_extent_t *e);
  * writer still runs or ended meanwhile. false for a trace that had ended. */
 bool tl_trace_moved(int fd, const tl_extent_t *then);
 
+/* Whether the process that writes the trace of fd still has it mapped (the
+ * agent maps its trace's header until it ends the file): a trace without
+ * CLEAN_END whose header's pid maps the file's device and inode in
+ * /proc/PID/maps, or, when those maps cannot be read, whose pid exists. An
+ * idle writer changes nothing tl_trace_moved could see. false for an ended,
+ * compressed or unreadable trace. Reads the file and /proc only. */
+bool tl_trace_in_use(int fd);
+
 /* Read the trace at path into t (zeroed by the call). Returns 0 (check
  * t->truncated, bad_chunks, bad_records) or a TL_STATUS_* code: NO_TRACE (cannot
  * open/read, or not a regular file: tl_open_regular), BAD_TRACE (not a trace,

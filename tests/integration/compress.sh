@@ -49,7 +49,9 @@ set -- "$T"/tensorleak-*/*.tlt
 LD_PRELOAD="$AGENT" TENSORLEAK_OUTPUT="$T/raw.tlt" "$WL/agent_churn" 200000 >/dev/null ||
     fail "churn"
 cp "$T/raw.tlt" "$T/z.tlt"
+chmod 0640 "$T/z.tlt"
 "$CLI" compress "$T/z.tlt" 2>"$T/c.err" || fail "compress: $(cat "$T/c.err")"
+[ "$(stat -c %a "$T/z.tlt")" = 640 ] || fail "compress changed the mode to $(stat -c %a "$T/z.tlt")"
 grep -q "z.tlt: .* [kM]B -> .* [kM]B" "$T/c.err" || fail "compress said: $(cat "$T/c.err")"
 [ "$(magic "$T/z.tlt")" = TLTRACEZ ] || fail "not compressed"
 ls -a "$T" | grep -q '\.z' && fail "compress left its temporary file"

@@ -210,6 +210,8 @@ static tl_status_t compress_file(const char *path, int fd, const tl_extent_t *ex
         tl_msgs_add(msgs, "%s: cannot write beside it: %s", path, strerror(errno));
         return TL_STATUS_OUTPUT;
     }
+    struct stat rs; /* the trace keeps its permissions (mkstemp makes 0600) */
+    if (fstat(fd, &rs) == 0) (void)fchmod(o.fd, rs.st_mode & 07777);
     tl_status_t rc = compress_into(&o, raw, ext->bytes, true, level, path, msgs, &st->already);
     uint8_t cnt[8];
     tl_store_le64(cnt, o.chunks);

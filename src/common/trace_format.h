@@ -67,6 +67,10 @@ enum {
  * bytes of records). Written by the CLI after the fact, never by the agent. */
 #define TL_TRACE_ZMAGIC        "TLTRACEZ"  /* 8 bytes, no NUL */
 #define TL_ZCHUNK_MAGIC        0x5a434c54u /* "TLCZ" little-endian */
+/* The same chunk whose frame holds the slot's block model (report/read/
+ * zmodel.h: its packed records as streams of like fields) instead of its
+ * bytes. */
+#define TL_ZCHUNK_MAGIC_MODEL 0x4d434c54u /* "TLCM" little-endian */
 #define TL_ZCHUNK_HEADER_BYTES 16u
 
 /* Compressed chunk header field offsets. */

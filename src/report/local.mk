@@ -15,6 +15,7 @@ libtlreport_la_SOURCES = \
 	src/report/read/aggregate.c src/report/read/aggregate.h \
 	src/report/read/peek.c \
 	src/report/read/zchunk.c src/report/read/zchunk.h \
+	src/report/read/zmodel.c src/report/read/zmodel.h \
 	src/report/analyze/model.c src/report/analyze/model.h \
 	src/report/analyze/site_stats.c src/report/analyze/site_stats.h \
 	src/report/analyze/model_agg.c \

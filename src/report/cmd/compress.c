@@ -22,6 +22,7 @@
 #include "common/trace_format.h"
 #include "report/read/reader.h"
 #include "report/read/zchunk.h"
+#include "report/read/zmodel.h"
 
 /* Where the compressed trace goes: a file (fd >= 0) or a growing buffer. */
 typedef struct zout {
@@ -32,6 +33,8 @@ typedef struct zout {
     uint8_t *frame; /* a compressed chunk being made */
     size_t frame_cap;
     ZSTD_CCtx *cc;
+    uint8_t *model; /* a slot's block model (zmodel.h), tl_zmodel_cap(chunk_bytes) */
+    tl_zmodel_t zm;
 } zout_t;
 
 /* true on failure (errno set). */
@@ -60,17 +63,20 @@ static bool put(zout_t *o, const void *p, size_t n)
     return false;
 }
 
-/* One compressed chunk of the n bytes of slot number slot. */
+/* One compressed chunk of the n bytes of slot number slot: its block model
+ * when it has one, else its bytes. */
 static bool put_chunk(zout_t *o, const uint8_t *p, size_t n, uint64_t slot)
 {
     uint8_t *f = o->frame;
-    size_t z = ZSTD_compress2(o->cc, f + TL_ZCHUNK_HEADER_BYTES,
-                              o->frame_cap - TL_ZCHUNK_HEADER_BYTES, p, n);
+    size_t mn = tl_zmodel_encode(&o->zm, p, n, o->model);
+    size_t z =
+        ZSTD_compress2(o->cc, f + TL_ZCHUNK_HEADER_BYTES, o->frame_cap - TL_ZCHUNK_HEADER_BYTES,
+                       mn ? o->model : p, mn ? mn : n);
     if (ZSTD_isError(z)) {
         errno = ENOMEM;
         return true;
     }
-    tl_store_le32(f + TL_ZCHK_MAGIC, TL_ZCHUNK_MAGIC);
+    tl_store_le32(f + TL_ZCHK_MAGIC, mn ? TL_ZCHUNK_MAGIC_MODEL : TL_ZCHUNK_MAGIC);
     tl_store_le32(f + TL_ZCHK_ZBYTES, (uint32_t)z);
     tl_store_le32(f + TL_ZCHK_RAW, (uint32_t)n);
     tl_store_le32(f + TL_ZCHK_SLOT, (uint32_t)slot);
@@ -144,10 +150,11 @@ static tl_status_t compress_into(zout_t *o, const uint8_t *raw, size_t n, bool m
         tl_msgs_add(msgs, "%s: the trace ends inside its header", name);
         return TL_STATUS_BAD_TRACE;
     }
-    o->frame_cap = TL_ZCHUNK_HEADER_BYTES + ZSTD_compressBound(h.chunk_bytes);
+    o->frame_cap = TL_ZCHUNK_HEADER_BYTES + tl_zchunk_bound(h.chunk_bytes);
     o->frame = malloc(o->frame_cap > h.header_bytes ? o->frame_cap : h.header_bytes);
+    o->model = malloc(tl_zmodel_cap(h.chunk_bytes));
     o->cc = ZSTD_createCCtx();
-    if (!o->frame || !o->cc ||
+    if (!o->frame || !o->model || !o->cc ||
         ZSTD_isError(ZSTD_CCtx_setParameter(o->cc, ZSTD_c_compressionLevel,
                                             level ? level : TL_ZLEVEL_DEFAULT)) ||
         ZSTD_isError(ZSTD_CCtx_setParameter(o->cc, ZSTD_c_checksumFlag, 1))) {
@@ -167,6 +174,8 @@ static tl_status_t compress_into(zout_t *o, const uint8_t *raw, size_t n, bool m
 static void zout_free(zout_t *o)
 {
     free(o->frame);
+    free(o->model);
+    tl_zmodel_free(&o->zm);
     ZSTD_freeCCtx(o->cc);
 }
 

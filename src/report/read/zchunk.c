@@ -15,16 +15,28 @@
 
 #include "report/read/grow.h"
 #include "report/read/stream.h"
+#include "report/read/zmodel.h"
+
+/* What inflating takes: zstd's context, and for a modelled chunk the
+ * model's bytes and the decoder's scratch. */
+typedef struct zctx {
+    ZSTD_DCtx *z;
+    uint8_t *model;
+    size_t model_cap;
+    tl_zmodel_t m;
+} zctx_t;
 
 size_t tl_zchunk_bound(uint32_t chunk_bytes)
 {
-    return ZSTD_compressBound(chunk_bytes);
+    return ZSTD_compressBound(tl_zmodel_cap(chunk_bytes));
 }
 
 bool tl_zchunk_head(const uint8_t *p, uint32_t chunk_bytes, tl_zhead_t *h)
 {
-    if (tl_load_le32(p + TL_ZCHK_MAGIC) != TL_ZCHUNK_MAGIC) return false;
-    *h = (tl_zhead_t){.zbytes = tl_load_le32(p + TL_ZCHK_ZBYTES),
+    uint32_t magic = tl_load_le32(p + TL_ZCHK_MAGIC);
+    if (magic != TL_ZCHUNK_MAGIC && magic != TL_ZCHUNK_MAGIC_MODEL) return false;
+    *h = (tl_zhead_t){.model = magic == TL_ZCHUNK_MAGIC_MODEL,
+                      .zbytes = tl_load_le32(p + TL_ZCHK_ZBYTES),
                       .raw = tl_load_le32(p + TL_ZCHK_RAW),
                       .slot = tl_load_le32(p + TL_ZCHK_SLOT)};
     return h->raw <= chunk_bytes && h->zbytes <= tl_zchunk_bound(chunk_bytes);
@@ -32,18 +44,40 @@ bool tl_zchunk_head(const uint8_t *p, uint32_t chunk_bytes, tl_zhead_t *h)
 
 bool tl_zchunk_inflate(void *dctx, const uint8_t *src, const tl_zhead_t *h, uint8_t *dst)
 {
-    size_t n = ZSTD_decompressDCtx(dctx, dst, h->raw, src, h->zbytes);
-    return ZSTD_isError(n) || n != h->raw;
+    zctx_t *c = dctx;
+    if (!h->model) {
+        size_t n = ZSTD_decompressDCtx(c->z, dst, h->raw, src, h->zbytes);
+        return ZSTD_isError(n) || n != h->raw;
+    }
+    size_t cap = tl_zmodel_cap(h->raw);
+    if (cap > c->model_cap) {
+        free(c->model);
+        c->model = malloc(cap);
+        c->model_cap = c->model ? cap : 0;
+        if (!c->model) return true;
+    }
+    size_t n = ZSTD_decompressDCtx(c->z, c->model, cap, src, h->zbytes);
+    return ZSTD_isError(n) || tl_zmodel_decode(&c->m, c->model, n, dst, h->raw);
 }
 
 void *tl_zchunk_dctx_new(void)
 {
-    return ZSTD_createDCtx();
+    zctx_t *c = calloc(1, sizeof *c);
+    if (c && !(c->z = ZSTD_createDCtx())) {
+        free(c);
+        return NULL;
+    }
+    return c;
 }
 
 void tl_zchunk_dctx_free(void *dctx)
 {
-    ZSTD_freeDCtx(dctx);
+    zctx_t *c = dctx;
+    if (!c) return;
+    ZSTD_freeDCtx(c->z);
+    free(c->model);
+    tl_zmodel_free(&c->m);
+    free(c);
 }
 
 bool tl_walk_init(tl_walk_t *w, const uint8_t *buf, uint64_t size, const tl_trace_hdr_t *h)
@@ -60,10 +94,10 @@ bool tl_walk_init(tl_walk_t *w, const uint8_t *buf, uint64_t size, const tl_trac
     }
     w->truncated = size < h->header_bytes;
     w->out = malloc(h->chunk_bytes);
-    w->dctx = ZSTD_createDCtx();
+    w->dctx = tl_zchunk_dctx_new();
     if (w->out && w->dctx) return false;
     free(w->out);
-    ZSTD_freeDCtx(w->dctx);
+    tl_zchunk_dctx_free(w->dctx);
     return true;
 }
 
@@ -191,7 +225,7 @@ void tl_walk_end(tl_walk_t *w, tl_trace_t *t)
         t->truncated |= w->truncated;
         t->bad_chunks += w->bad_chunks;
         free(w->out);
-        ZSTD_freeDCtx(w->dctx);
+        tl_zchunk_dctx_free(w->dctx);
     } else {
         t->truncated |= w->raw.truncated;
         t->bad_chunks += w->raw.bad_chunks;

@@ -19,6 +19,7 @@
 
 /* A compressed chunk's header, validated. */
 typedef struct tl_zhead {
+    bool model;      /* the frame holds the slot's block model (zmodel.h) */
     uint32_t zbytes; /* bytes of the zstd frame after the header */
     uint32_t raw;    /* bytes the frame holds: the slot's bytes in use */
     uint32_t slot;   /* the chunk's slot number in the uncompressed trace */
@@ -30,15 +31,18 @@ typedef struct tl_zhead {
  * chunk_bytes). */
 bool tl_zchunk_head(const uint8_t *p, uint32_t chunk_bytes, tl_zhead_t *h);
 
-/* The largest frame a chunk of chunk_bytes compresses to (zstd's bound). */
+/* The largest frame a chunk of chunk_bytes compresses to (zstd's bound of
+ * the longest model of it). */
 size_t tl_zchunk_bound(uint32_t chunk_bytes);
 
 /* Inflate the frame at src (h->zbytes) into dst, which holds h->raw bytes
- * or more, with dctx (a ZSTD_DCtx). true on failure: a damaged frame, or
- * one that does not hold exactly h->raw bytes. */
+ * or more, with dctx (tl_zchunk_dctx_new's), decoding a modelled chunk's
+ * model. true on failure: a damaged frame or model, one that does not hold
+ * exactly h->raw bytes, or no memory for the model. */
 bool tl_zchunk_inflate(void *dctx, const uint8_t *src, const tl_zhead_t *h, uint8_t *dst);
 
-/* A new ZSTD_DCtx (NULL when out of memory), and its release (NULL: no-op). */
+/* A new inflating context (zstd's and the model's scratch; NULL when out
+ * of memory), and its release (NULL: no-op). One thread at a time each. */
 void *tl_zchunk_dctx_new(void);
 void tl_zchunk_dctx_free(void *dctx);
 

@@ -24,8 +24,9 @@ usage: bench/run.sh [--quick] [--runs=N] [--only=W1,...,W8,W3p] [--configs=C,...
                   always run, ratios need it)
   --keep          keep the temporary directory (workloads, logs, traces)
 
-Configurations: plain (glibc), jemalloc (LD_PRELOAD), tensorleak (the
-agent's default mode), tl-all (TENSORLEAK_MODE=all, when the agent has it),
+Configurations: plain (glibc), jemalloc (LD_PRELOAD), tl-off (the agent
+preloaded with TENSORLEAK_DISABLE=1: its allocator settings, no recording;
+W1, W2, W3p), tensorleak (the agent's default mode), tl-all (TENSORLEAK_MODE=all, when the agent has it),
 tl-agg (W3, W6, W8: TENSORLEAK_MODE=aggregate, beside memray-agg),
 tl-lin-off / tl-lin-ops (W3: TENSORLEAK_LINEAGE=off / ops; tensorleak is
 the default, copies), heaptrack; on W3, W6 and W8 memray, memray-native
@@ -187,6 +188,7 @@ run_one() {
     case $c in
     plain) ;;
     jemalloc) pfx=(env LD_PRELOAD="$JEMALLOC") ;;
+    tl-off) pfx=(env LD_PRELOAD="$agent" TENSORLEAK_DISABLE=1) ;;
     tensorleak) pfx=(env LD_PRELOAD="$agent" TENSORLEAK_OUTPUT="$tmp/$tag.tlt" "${pyenv[@]}") ;;
     tl-all) pfx=(env LD_PRELOAD="$agent" TENSORLEAK_OUTPUT="$tmp/$tag.tlt" TENSORLEAK_MODE=all "${pyenv[@]}") ;;
     tl-agg) pfx=(env LD_PRELOAD="$agent" TENSORLEAK_OUTPUT="$tmp/$tag.tlt" TENSORLEAK_MODE=aggregate "${pyenv[@]}") ;;
@@ -227,7 +229,7 @@ run_one() {
             rm -f "$f"
         fi
     done
-    case $c in tensorleak | tl-* | heaptrack | memray*)
+    case $c in tl-off) ;; tensorleak | tl-* | heaptrack | memray*)
         [ "$bytes" -gt 0 ] || die "$w under $c (round $r) left no trace in $tmp"
         ;;
     esac
@@ -262,7 +264,7 @@ pick() { # the configurations of LIST the user asked for (plain always)
 }
 tl_c="tensorleak"
 [ "$has_modes" = 1 ] && tl_c="tensorleak tl-all"
-c_configs=$(pick "plain jemalloc $tl_c heaptrack")
+c_configs=$(pick "plain jemalloc tl-off $tl_c heaptrack")
 memray_c=""
 if [ "$has_memray" = 1 ]; then
     memray_c="memray memray-native memray-agg"
@@ -279,6 +281,9 @@ if has "$only" W1 || has "$only" W4 || has "$only" W5; then
 fi
 if has "$only" W1; then
     run_workload W1-2thr "$c_configs" "$tmp/w1_malloc" --pairs="$w1_pairs" --threads=2
+    # issue 26's malloc loop: ten times W1, long enough that the start and
+    # the end (the agent's init, the trace's close) are not the figure.
+    run_workload W1-20M "$(pick "plain jemalloc tl-off $tl_c")" "$tmp/w1_malloc" --pairs=$((w1_pairs * 10))
 fi
 if has "$only" W2; then
     run_workload W2 "$c_configs" "$tmp/w2_memalign" "$w2_count"
@@ -293,7 +298,7 @@ if has "$only" W3p; then
     else
         say "bench: $PYTHON2 cannot import memray (MEMRAY2_PATH=${MEMRAY2_PATH:-unset}): no W3p memray rows"
     fi
-    run_workload W3p "$(pick "plain jemalloc $tl_c $m2")" "$PYTHON2" "$here/w3_mlp.py" "$w3_steps"
+    run_workload W3p "$(pick "plain jemalloc tl-off $tl_c $m2")" "$PYTHON2" "$here/w3_mlp.py" "$w3_steps"
 fi
 if has "$only" W6; then
     run_workload W6 "$py_configs" "$PYTHON" "$here/w6_numpy.py" "$w6_steps"

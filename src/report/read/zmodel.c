@@ -140,6 +140,17 @@ static size_t map_slot(tl_zmodel_t *m, uint64_t ptr)
     return i;
 }
 
+/* n bytes at p onto w (overflow set when they do not fit). */
+static void put_run(tl_wbuf_t *w, const uint8_t *p, size_t n)
+{
+    if ((size_t)(w->end - w->p) < n) {
+        w->overflow = true;
+        return;
+    }
+    memcpy(w->p, p, n);
+    w->p += n;
+}
+
 /* One packed record's fields into the streams. */
 static void put_block(tl_zmodel_t *m, tl_wbuf_t *s, uint8_t type, const tl_block_t *b,
                       uint64_t prev, size_t *na, size_t *nf)
@@ -180,12 +191,13 @@ static void put_records(tl_zmodel_t *m, tl_wbuf_t *s, const uint8_t *p, const ui
             st.ptr = b.ptr;
         } else {
             tl_record_t rec;
-            long r = tl_block_is(p[0]) ? -1 : tl_rec_decode(p, left, &rec, m->frames, &st);
+            long r = tl_block_is(p[0])      ? -1
+                     : p[0] == TL_REC_STACK ? tl_rec_step_stack(p, left, &rec) /* no frames */
+                                            : tl_rec_decode(p, left, &rec, m->frames, &st);
             used = r > 0 ? (size_t)r : left; /* a bad record: the rest as it is */
             tl_put_u8(&s[S_OP], 0);
             tl_put_varint(&s[S_LEN], used);
-            for (size_t i = 0; i < used; i++)
-                tl_put_u8(&s[S_RAW], p[i]);
+            put_run(&s[S_RAW], p, used);
         }
         p += used;
     }
@@ -203,8 +215,7 @@ size_t tl_zmodel_encode(tl_zmodel_t *m, const uint8_t *p, size_t n, uint8_t *out
     size_t each = 2 * n + 16;
     for (unsigned i = 0; i < S_COUNT; i++)
         s[i] = (tl_wbuf_t){m->streams + i * each, m->streams + (i + 1) * each, false};
-    for (size_t i = 0; i < TL_CHUNK_HEADER_BYTES; i++)
-        tl_put_u8(&s[S_RAW], p[i]);
+    put_run(&s[S_RAW], p, TL_CHUNK_HEADER_BYTES);
     put_records(m, s, p + TL_CHUNK_HEADER_BYTES, p + n);
     tl_wbuf_t w = {out, out + tl_zmodel_cap(n), false};
     tl_put_u8(&w, MODEL_VERSION);
@@ -213,8 +224,7 @@ size_t tl_zmodel_encode(tl_zmodel_t *m, const uint8_t *p, size_t n, uint8_t *out
         tl_put_varint(&w, (size_t)(s[i].p - (m->streams + i * each)));
     }
     for (unsigned i = 0; i < S_COUNT; i++)
-        for (const uint8_t *q = m->streams + i * each; q < s[i].p; q++)
-            tl_put_u8(&w, *q);
+        put_run(&w, m->streams + i * each, (size_t)(s[i].p - (m->streams + i * each)));
     size_t len = (size_t)(w.p - out);
     if (w.overflow || tl_zmodel_decode(m, out, len, m->check, n) || memcmp(m->check, p, n))
         return 0;
@@ -260,10 +270,14 @@ static bool get_block(tl_zmodel_t *m, zin_t *d, uint8_t op)
         free_add(m, d->nf++, b.ptr);
     else
         m->allocs[d->na++] = b.ptr;
-    uint8_t tmp[TL_BLOCK_MAX + 16];
-    size_t len =
-        (size_t)(tl_block_put(tmp, b.ts_delta, b.kind, b.ptr - d->prev, b.size, b.stack_id) - tmp);
+    uint64_t delta = b.ptr - d->prev;
     d->prev = b.ptr;
+    if (d->end - d->o >= (ptrdiff_t)TL_BLOCK_MAX) { /* the encoder's room */
+        d->o = tl_block_put(d->o, b.ts_delta, b.kind, delta, b.size, b.stack_id);
+        return false;
+    }
+    uint8_t tmp[TL_BLOCK_MAX];
+    size_t len = (size_t)(tl_block_put(tmp, b.ts_delta, b.kind, delta, b.size, b.stack_id) - tmp);
     tl_rbuf_t r = {tmp, tmp + len, false};
     return copy(&r, &d->o, d->end, len);
 }

@@ -109,7 +109,8 @@ const char *tl_lineage_where(const tl_trace_t *t, tl_symbolizer_t *sym, uint32_t
     buf[0] = '\0';
     if (site >= t->nsites) return buf;
     size_t nf;
-    const uint64_t *frames = tl_trace_site_frames(t, site, &nf);
+    uint64_t fb[TL_REC_MAX_FRAMES]; /* check asks for every live site: not kept */
+    const uint64_t *frames = tl_trace_site_frames_in(t, site, fb, &nf);
     const tl_pyframe_t *first = NULL;
     for (size_t i = 0; i < nf; i++) {
         const tl_pyframe_t *pf = tl_trace_pyframe(t, frames[i]);

@@ -24,10 +24,10 @@ bool tl_model_take_aggregate(const tl_trace_t *t, tl_model_t *m)
         allocs += s->allocs;
         storages += s->allocs;
         dev_frees += s->frees;
-        tl_map_entry_t *e = tl_map_get(&t->site_by_id, s->stack_id);
-        if (!e) continue;
-        ss[n++] = (tl_site_stat_t){
-            .site = (uint32_t)e->a, .storage = true, .bytes = s->bytes, .blocks = s->allocs};
+        uint32_t site = tl_trace_site_of(t, s->stack_id);
+        if (site == UINT32_MAX) continue;
+        ss[n++] =
+            (tl_site_stat_t){.site = site, .storage = true, .bytes = s->bytes, .blocks = s->allocs};
     }
     /* Their exact peaks (DPEAK), for the CUDA devices: the replay's come
      * from the device's peak set, which a full live table or a device past
@@ -48,10 +48,10 @@ bool tl_model_take_aggregate(const tl_trace_t *t, tl_model_t *m)
         frees += s->frees;
         if (!(s->flags & 1)) continue;
         storages += s->allocs;
-        tl_map_entry_t *e = tl_map_get(&t->site_by_id, s->stack_id);
-        if (!e) continue;
-        ss[n++] = (tl_site_stat_t){
-            .site = (uint32_t)e->a, .storage = true, .bytes = s->bytes, .blocks = s->allocs};
+        uint32_t site = tl_trace_site_of(t, s->stack_id);
+        if (site == UINT32_MAX) continue;
+        ss[n++] =
+            (tl_site_stat_t){.site = site, .storage = true, .bytes = s->bytes, .blocks = s->allocs};
     }
     /* Sites without totals here (device storages of a trace from before
      * DSITE, whose device storages are events) keep the replay's. */

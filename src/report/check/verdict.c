@@ -31,7 +31,9 @@ const char *tl_chk_where(tl_chk_t *c, uint32_t site, char *buf)
     const tl_trace_t *t = &c->a.trace;
     if (site >= t->nsites) return buf;
     size_t n;
-    const uint64_t *frames = tl_trace_site_frames(t, site, &n);
+    /* every live site is asked: decoded here, not kept (reader.h) */
+    uint64_t fb[TL_REC_MAX_FRAMES];
+    const uint64_t *frames = tl_trace_site_frames_in(t, site, fb, &n);
     for (size_t i = 0; i < n; i++) /* a Python line: the program's own first */
         if (frames[i] & TL_FRAME_PY_TAG)
             return tl_lineage_where(t, c->a.sym, site, buf, TL_CHK_WHERE_MAX);

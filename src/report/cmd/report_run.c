@@ -76,9 +76,9 @@ static void made_samples(tl_report_made_t *m, const tl_trace_t *t, tl_symbolizer
         uint64_t id = strtoull(p, &end, 10);
         if (end == p) return;
         p = *end == ',' ? end + 1 : end;
-        const tl_map_entry_t *e = tl_map_get(&t->site_by_id, id);
+        uint32_t site = tl_trace_site_of(t, id);
         char where[160];
-        if (!e || !tl_lineage_where(t, sym, (uint32_t)e->a, where, sizeof where)[0] ||
+        if (site == UINT32_MAX || !tl_lineage_where(t, sym, site, where, sizeof where)[0] ||
             list_has(m->samples, where))
             continue;
         int k = snprintf(m->samples + len, sizeof m->samples - len, "%s%s", len ? ", " : "", where);

@@ -101,20 +101,39 @@ typedef struct rd {
     tl_site_cache_t sites;   /* the sites of the events' stack ids (stream.h) */
 } rd_t;
 
+/* Room in t->site_dense for id, when id is dense enough (below twice the
+ * sites plus 2^20: the array stays within a few bytes a site). false: the
+ * id goes to the map. */
+static bool dense_room(tl_trace_t *t, uint64_t id)
+{
+    if (id >= 2 * (uint64_t)t->nsites + (UINT64_C(1) << 20)) return false;
+    if (id < t->site_dense_n) return true;
+    size_t n = t->site_dense_n;
+    uint32_t *d = tl_grow(t->site_dense, &n, (size_t)id + 1, sizeof *d, 4096);
+    if (!d) return false;
+    memset(d + t->site_dense_n, 0, (n - t->site_dense_n) * sizeof *d);
+    t->site_dense = d;
+    t->site_dense_n = n;
+    return true;
+}
+
 /* Site index for a stack id, interned on first sight; UINT32_MAX on failure. */
 static uint32_t intern_site(rd_t *r, uint64_t stack_id)
 {
     tl_trace_t *t = r->t;
-    bool created;
-    tl_map_entry_t *e = tl_map_put(&t->site_by_id, stack_id, &created);
-    if (!e) return UINT32_MAX;
-    if (!created) return (uint32_t)e->a;
+    uint32_t site = tl_trace_site_of(t, stack_id);
+    if (site != UINT32_MAX) return site;
     if (t->nsites >= UINT32_MAX - 1 ||
-        reserve((void **)&t->sites, &r->site_cap, t->nsites + 1, sizeof *t->sites)) {
-        tl_map_remove(&t->site_by_id, stack_id);
+        reserve((void **)&t->sites, &r->site_cap, t->nsites + 1, sizeof *t->sites))
         return UINT32_MAX;
+    if (dense_room(t, stack_id)) {
+        t->site_dense[stack_id] = (uint32_t)t->nsites + 1;
+    } else {
+        bool created;
+        tl_map_entry_t *e = tl_map_put(&t->site_by_id, stack_id, &created);
+        if (!e) return UINT32_MAX;
+        e->a = t->nsites;
     }
-    e->a = t->nsites;
     t->sites[t->nsites] = (tl_site_t){.stack_id = stack_id};
     return (uint32_t)t->nsites++;
 }
@@ -565,6 +584,7 @@ void tl_trace_free(tl_trace_t *t)
     tl_trace_frames_free(t);
     free(t->zstacks);
     free(t->sites);
+    free(t->site_dense);
     tl_map_free(&t->site_by_id);
     free(t->srcs);
     free(t->extra);

@@ -96,8 +96,16 @@ typedef struct tl_trace {
     tl_module_t *modules;
     size_t nmodules;
 
-    tl_site_t *sites; /* sites[i]; ids interned in site_by_id (key stack id, a = index) */
+    tl_site_t *sites; /* sites[i]; their stack ids: tl_trace_site_of */
     size_t nsites;
+    /* Stack id -> site: site_dense[id] = index + 1 (0: none there) for the
+     * ids below site_dense_n, which the agent hands out densely from 1 (an
+     * `all`-mode trace of a torch script has ~10^6: 4 bytes each, where a
+     * map took 200 MB and a fifth of `check`'s time); the ids beyond it
+     * (sparse ones, of a damaged or made-up trace) in site_by_id (key
+     * stack id, a = index). */
+    uint32_t *site_dense;
+    size_t site_dense_n;
     tl_map_t site_by_id;
     /* The frames of the sites asked for so far (tl_trace_site_frames): a
      * trace of `import torch` in `all` mode defines ~10^6 stacks of ~60
@@ -291,6 +299,14 @@ static inline uint64_t tl_frames_key(const uint64_t *f, size_t n)
         h ^= h >> 29;
     }
     return h ? h : 1;
+}
+/* The site of stack id, or UINT32_MAX when no record named the id. */
+static inline uint32_t tl_trace_site_of(const tl_trace_t *t, uint64_t id)
+{
+    if (id < t->site_dense_n && t->site_dense[id]) return t->site_dense[id] - 1;
+    if (!t->site_by_id.count) return UINT32_MAX;
+    const tl_map_entry_t *e = tl_map_get(&t->site_by_id, id);
+    return e ? (uint32_t)e->a : UINT32_MAX;
 }
 /* Free the decoded frames of t (tl_trace_free does). */
 void tl_trace_frames_free(tl_trace_t *t);

@@ -44,11 +44,11 @@ static inline uint32_t tl_site_cache_find(tl_site_cache_t *c, const tl_trace_t *
 {
     unsigned k = (unsigned)(id % TL_SITE_CACHE);
     if (c->site1[k] && c->id[k] == id) return c->site1[k] - 1;
-    tl_map_entry_t *e = tl_map_get(&t->site_by_id, id);
-    if (!e) return UINT32_MAX;
+    uint32_t site = tl_trace_site_of(t, id);
+    if (site == UINT32_MAX) return UINT32_MAX;
     c->id[k] = id;
-    c->site1[k] = (uint32_t)e->a + 1;
-    return (uint32_t)e->a;
+    c->site1[k] = site + 1;
+    return site;
 }
 
 /* Load the trace held in buf (mapped: an mmap of n bytes, open.c; else

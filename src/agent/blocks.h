@@ -22,6 +22,7 @@
 
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #define TL_BLOCKS_GRANULE_LG 4  /* 16 bytes per shadow byte */
@@ -72,23 +73,45 @@ static inline uint8_t *tl_blocks_byte(uintptr_t p, uint8_t *leaf)
     return leaf + ((p & ((UINT64_C(1) << TL_BLOCKS_REGION_LG) - 1)) >> TL_BLOCKS_GRANULE_LG);
 }
 
+/* The leaf of p's region, mapped when it is not yet; NULL for an address
+ * beyond the user address space or a leaf that could not be mapped. */
+static inline uint8_t *tl_blocks_leaf_for(uintptr_t a)
+{
+    if (a >> TL_BLOCKS_VA_LG) return NULL;
+    uint8_t *leaf =
+        atomic_load_explicit(&tl_blocks_leaf[a >> TL_BLOCKS_REGION_LG], memory_order_acquire);
+    if (__builtin_expect(!leaf, 0)) {
+        if (tl_blocks_leaf_make(a)) return NULL;
+        leaf =
+            atomic_load_explicit(&tl_blocks_leaf[a >> TL_BLOCKS_REGION_LG], memory_order_acquire);
+    }
+    return leaf;
+}
+
 /* p (non-NULL, from the allocator) is live now. */
 static inline void tl_blocks_mark(const void *p)
 {
     uintptr_t a = (uintptr_t)p;
     tl_blocks_foreign = true; /* unless the byte says otherwise */
-    if (a >> TL_BLOCKS_VA_LG) return;
-    uint8_t *leaf =
-        atomic_load_explicit(&tl_blocks_leaf[a >> TL_BLOCKS_REGION_LG], memory_order_acquire);
-    if (__builtin_expect(!leaf, 0)) {
-        if (tl_blocks_leaf_make(a)) return;
-        leaf =
-            atomic_load_explicit(&tl_blocks_leaf[a >> TL_BLOCKS_REGION_LG], memory_order_acquire);
-    }
+    uint8_t *leaf = tl_blocks_leaf_for(a);
+    if (!leaf) return;
     uint8_t *b = tl_blocks_byte(a, leaf);
     /* Never a block start before: no earlier event at this address. */
     tl_blocks_foreign = *b != TL_BLOCK_NEVER && tl_blocks_foreign_of(*b);
     *b = (uint8_t)(TL_BLOCK_LIVE | tl_blocks_tag << TL_BLOCKS_TAG_SHIFT);
+}
+
+/* tl_blocks_mark for a caller that does not ask whose the byte was
+ * (tl_blocks_foreign is left as it is): a store and no load, so a hook that
+ * records nothing (the default mode's unrecorded blocks, a disabled agent)
+ * does not wait for the byte's cache line (W1-20M with TENSORLEAK_DISABLE=1:
+ * that load was a quarter of malloc's time, BENCHMARKS.md). */
+static inline void tl_blocks_set_live(const void *p)
+{
+    uintptr_t a = (uintptr_t)p;
+    uint8_t *leaf = tl_blocks_leaf_for(a);
+    if (leaf)
+        *tl_blocks_byte(a, leaf) = (uint8_t)(TL_BLOCK_LIVE | tl_blocks_tag << TL_BLOCKS_TAG_SHIFT);
 }
 
 /* Is p (non-NULL) a live block? TL_BLOCK_LIVE: yes, and it is marked freed

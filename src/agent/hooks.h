@@ -54,7 +54,9 @@ static inline bool too_big(size_t size)
     return UNLIKELY((uint64_t)size > tl_hooks_refuse_above);
 }
 
-static inline void *raw_alloc(size_t size, int flags)
+/* size bytes from jemalloc (flags: mallocx's), not yet marked live
+ * (blocks.h); NULL with errno ENOMEM. */
+static inline void *raw_alloc_unmarked(size_t size, int flags)
 {
     if (too_big(size)) {
         errno = ENOMEM;
@@ -71,7 +73,14 @@ static inline void *raw_alloc(size_t size, int flags)
     }
     if (UNLIKELY(n >= TL_HEAPINFO_OVERSIZE)) tl_heapinfo_oversize_seen(p);
     errno = saved;
-    tl_blocks_mark(p);
+    return p;
+}
+
+/* raw_alloc_unmarked, the block marked live. */
+static inline void *raw_alloc(size_t size, int flags)
+{
+    void *p = raw_alloc_unmarked(size, flags);
+    if (p) tl_blocks_set_live(p);
     return p;
 }
 
@@ -93,10 +102,11 @@ static inline bool check_live(const char *op, void *p, bool release)
 static inline __attribute__((always_inline)) void *tracked_alloc(uint64_t kind, size_t size,
                                                                  size_t recorded, int flags)
 {
-    void *p = raw_alloc(size, flags);
-    bool foreign = tl_blocks_foreign; /* of p's mark, before anything else marks */
+    void *p = raw_alloc_unmarked(size, flags);
     if (p && tl_record_mode == TL_MODE_ALL) {
-        TL_GUARD_SCOPE; /* libunwind may allocate on a thread's first unwind */
+        tl_blocks_mark(p);
+        bool foreign = tl_blocks_foreign; /* of p's mark, before anything else marks */
+        TL_GUARD_SCOPE;                   /* libunwind may allocate on a thread's first unwind */
         int saved = errno;
         const uint64_t *frames;
         size_t n = tl_stack_capture_inline(&frames, tl_record_stack_depth);
@@ -111,6 +121,7 @@ static inline __attribute__((always_inline)) void *tracked_alloc(uint64_t kind, 
         errno = saved;
         return p;
     }
+    if (p) tl_blocks_set_live(p);
     /* Outside `all` mode most blocks are only counted (record.h). */
     if (p && !tl_record_alloc_unrecorded(recorded)) {
         TL_GUARD_SCOPE;

@@ -29,7 +29,8 @@ enum { S_OP, S_TS, S_AGE, S_AIDX, S_PTRD, S_SIZE, S_STACK, S_LEN, S_RAW, S_COUNT
 
 #define MODEL_VERSION 1u
 /* The recent frees an ALLOC's address is looked for among: W1 (4 sites,
- * 8-4096 B, a ring of 1024 blocks) 2.93 B an event at 32, 2.69 at 255. */
+ * 8-4096 B, a ring of 1024 blocks) compresses to 2.93 B an event at 32,
+ * 2.65 at 255 (BENCHMARKS.md, "the block model"). */
 #define WINDOW 255u
 #define NONE   UINT32_MAX
 

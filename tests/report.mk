@@ -18,7 +18,8 @@ tests_unit_test_report_SOURCES = \
 	tests/unit/test_report_sym.c \
 	tests/unit/test_report_check.c \
 	tests/unit/test_report_progress.c \
-	tests/unit/test_report_compress.c
+	tests/unit/test_report_compress.c \
+	tests/unit/test_report_delta.c
 tests_unit_test_report_CPPFLAGS = $(AM_CPPFLAGS) \
 	-DTL_SYMTARGET='"$(abs_top_builddir)/tests/workloads/report_symtarget"'
 tests_unit_test_report_CFLAGS = $(UNIT_CFLAGS) $(LIBDW_CFLAGS)

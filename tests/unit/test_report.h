@@ -13,5 +13,6 @@ Suite *make_report_suite(void);
 Suite *make_check_suite(void);
 Suite *make_progress_suite(void);
 Suite *make_compress_suite(void);
+Suite *make_delta_suite(void);
 
 #endif

@@ -23,6 +23,7 @@
 #include "report/read/aggregate.h"
 #include "report/read/grow.h"
 #include "report/read/skim.h"
+#include "report/read/stackdelta.h"
 #include "report/read/stream.h"
 #include "report/read/zchunk.h"
 #include "report/status.h"
@@ -99,6 +100,7 @@ typedef struct rd {
     size_t str_len, str_cap; /* the string pool, as offsets until the end of reading */
     uint32_t tid;            /* of the chunk being read */
     tl_site_cache_t sites;   /* the sites of the events' stack ids (stream.h) */
+    tl_stack_memo_t *memo;   /* the last stack decoded (stackdelta.h) */
 } rd_t;
 
 /* Site index for a stack id, interned on first sight; UINT32_MAX on failure. */
@@ -180,8 +182,7 @@ static bool take_stack(rd_t *r, const tl_record_t *rec)
     if (s->defined) return false; /* keep the first definition */
     s->defined = true;
     s->rec = r->rec_at; /* its frames are decoded when asked (tl_trace_site_frames) */
-    s->nframes = (uint32_t)rec->u.stack.nframes;
-    s->frames_key = tl_frames_key(rec->u.stack.frames, s->nframes); /* decoded here anyway */
+    tl_stack_take(t, s, rec, r->memo); /* nframes, frames_key: decoded here anyway */
     return t->hdr.compressed && tl_zstack_keep(t, s, r->rec_len);
 }
 
@@ -265,6 +266,7 @@ static bool take_record(rd_t *r, const tl_record_t *rec, uint64_t ts)
     case TL_REC_MODULE:
         return take_module(r, rec);
     case TL_REC_STACK:
+    case TL_REC_STACK_DELTA:
         return take_stack(r, rec);
     case TL_REC_PYFRAME:
         return take_pyframe(r, rec);
@@ -391,10 +393,13 @@ static bool read_chunks(rd_t *r, const uint8_t *buf, size_t size)
     tl_trace_t *t = r->t;
     uint64_t *frames = malloc(TL_REC_MAX_FRAMES * sizeof *frames);
     tl_walk_t w; /* raw or compressed chunks (zchunk.h) */
-    if (!frames || tl_walk_init(&w, buf, size, &t->hdr)) {
+    r->memo = malloc(sizeof *r->memo);
+    if (!frames || !r->memo || tl_walk_init(&w, buf, size, &t->hdr)) {
         free(frames);
+        free(r->memo);
         return true;
     }
+    r->memo->id = 0;
     bool oom = false;
     uint64_t at = 0; /* bytes of the file passed, for the progress line */
     tl_progress_begin("reading", size);
@@ -418,6 +423,7 @@ static bool read_chunks(rd_t *r, const uint8_t *buf, size_t size)
     tl_progress_end();
     tl_walk_end(&w, t);
     free(frames);
+    free(r->memo);
     return oom;
 }
 
@@ -525,6 +531,7 @@ tl_status_t tl_reader_load(const uint8_t *buf, size_t n, bool mapped, tl_trace_t
     for (size_t i = 0; i < t->nlineage; i++) /* the pool stopped moving */
         t->lineage[i].str = t->strings + (uintptr_t)t->lineage[i].str;
     tl_zstack_fix(t); /* the same for a compressed trace's STACK records */
+    tl_stack_fix(t);  /* the deltas whose base was not the last stack read */
     return 0;
 oom:
     tl_trace_free(t);

@@ -31,7 +31,8 @@ typedef struct tl_site {
     const uint64_t *frames; /* decoded on the first tl_trace_site_frames; NULL until then */
     uint64_t frames_key;    /* tl_frames_key of its frames (0: none), at the load */
     uint32_t nframes;       /* 0 when no STACK record defined this id */
-    bool defined;           /* a STACK record was seen */
+    bool defined;           /* a STACK or STACK_DELTA record was seen */
+    bool pending;           /* a STACK_DELTA left for the end of the load (stackdelta.h) */
 } tl_site_t;
 
 typedef struct tl_module {
@@ -108,6 +109,7 @@ typedef struct tl_trace {
      * sites' rec point in here (zchunk.h, tl_zstack_keep). */
     uint8_t *zstacks;
     size_t zstacks_len, zstacks_cap;
+    size_t nstack_pending; /* sites with pending set (stackdelta.h) */
 
     tl_pyframe_t *pyframes; /* by first definition; ids interned in pyframe_by_id (a = index) */
     size_t npyframes;

@@ -4,8 +4,10 @@
  */
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "report/read/reader.h"
+#include "report/read/stackdelta.h"
 
 const tl_module_t *tl_trace_module_at(const tl_trace_t *t, uint64_t addr)
 {
@@ -70,17 +72,19 @@ static uint64_t *frame_room(tl_trace_t *t, size_t n)
     return b->frames + b->used;
 }
 
-/* Decode site s's STACK record into out (s->nframes entries): the record
- * decoded when the trace was read, from the same bytes. false: it no longer
- * decodes so (never for a trace read whole). */
+/* Decode site s's frames into out (s->nframes entries): from its STACK
+ * record, or through its STACK_DELTA chain (stackdelta.h), decoded when the
+ * trace was read, from the same bytes. false: they no longer decode so
+ * (never for a trace read whole). */
 static bool decode_frames(const tl_trace_t *t, const tl_site_t *s, uint64_t *out)
 {
-    tl_record_t rec; /* about 5 KiB: a STACK record uses its stack part only */
-    tl_rec_state_t st = {0};
-    /* a compressed trace's STACK records are copies (reader.h, zstacks) */
-    const uint8_t *end = t->hdr.compressed ? t->zstacks + t->zstacks_len : t->buf + t->buf_len;
-    return tl_rec_decode(s->rec, (size_t)(end - s->rec), &rec, out, &st) > 0 &&
-           rec.type == TL_REC_STACK && rec.u.stack.nframes == s->nframes;
+    size_t n;
+    if (s->rec && *s->rec == TL_REC_STACK) /* the frames straight into out */
+        return tl_stack_resolve(t, s, out, &n) && n == s->nframes;
+    uint64_t all[TL_REC_MAX_FRAMES]; /* a chain's bases may have more frames */
+    if (!tl_stack_resolve(t, s, all, &n) || n != s->nframes) return false;
+    memcpy(out, all, n * sizeof *out);
+    return true;
 }
 
 const uint64_t *tl_trace_site_frames(const tl_trace_t *t, uint32_t site, size_t *n)

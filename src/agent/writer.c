@@ -448,11 +448,13 @@ bool tl_writer_realloc(tl_writer_t *w, tl_wcursor_t *c, uint64_t ts, uint64_t ol
     return failed;
 }
 
-bool tl_writer_stack(tl_writer_t *w, tl_wcursor_t *c, uint64_t ts, uint64_t id,
-                     const uint64_t *frames, size_t nframes)
+bool tl_writer_stack_delta(tl_writer_t *w, tl_wcursor_t *c, uint64_t ts, uint64_t id,
+                           uint64_t base_id, size_t head, size_t tail, const uint64_t *fresh,
+                           size_t n_new)
 {
     bool failed;
-    EMIT(w, c, ts, failed, tl_rec_put_stack(&tl_b_, tl_d_, id, frames, nframes));
+    EMIT(w, c, ts, failed,
+         tl_rec_put_stack_delta(&tl_b_, tl_d_, id, base_id, head, tail, fresh, n_new));
     return failed;
 }
 

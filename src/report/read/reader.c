@@ -117,7 +117,7 @@ static uint32_t intern_site(rd_t *r, uint64_t stack_id)
         return UINT32_MAX;
     }
     e->a = t->nsites;
-    t->sites[t->nsites] = (tl_site_t){.stack_id = stack_id};
+    t->sites[t->nsites] = (tl_site_t){.stack_id = stack_id, .base = UINT32_MAX};
     return (uint32_t)t->nsites++;
 }
 

@@ -31,6 +31,7 @@ typedef struct tl_site {
     const uint64_t *frames; /* decoded on the first tl_trace_site_frames; NULL until then */
     uint64_t frames_key;    /* tl_frames_key of its frames (0: none), at the load */
     uint32_t nframes;       /* 0 when no STACK record defined this id */
+    uint32_t base;          /* a STACK_DELTA's: its base's site; else UINT32_MAX (stackdelta.h) */
     bool defined;           /* a STACK or STACK_DELTA record was seen */
     bool pending;           /* a STACK_DELTA left for the end of the load (stackdelta.h) */
 } tl_site_t;
@@ -110,6 +111,9 @@ typedef struct tl_trace {
     uint8_t *zstacks;
     size_t zstacks_len, zstacks_cap;
     size_t nstack_pending; /* sites with pending set (stackdelta.h) */
+    /* Stacks tl_stack_resolve resolved (stackdelta.h); NULL until its
+     * first, freed by tl_trace_frames_free. */
+    struct tl_stack_cache *stack_cache;
 
     tl_pyframe_t *pyframes; /* by first definition; ids interned in pyframe_by_id (a = index) */
     size_t npyframes;

@@ -121,4 +121,6 @@ void tl_trace_frames_free(tl_trace_t *t)
         free(b);
     }
     t->frame_blocks = NULL;
+    free(t->stack_cache);
+    t->stack_cache = NULL;
 }

@@ -4,21 +4,32 @@
  */
 #include "report/read/stackdelta.h"
 
+#include <stdlib.h>
 #include <string.h>
 
-/* Edit base frames f[0, *n) in place into the stack of delta rec (its new
- * frames in rec->u.stack.frames, not in f). false, f untouched: the edit
- * does not fit the base or TL_REC_MAX_FRAMES. */
-static bool apply(uint64_t *f, size_t *n, const tl_record_t *rec)
+/* A delta's edit: keep head and tail frames of the base, nn frames new. */
+typedef struct edit {
+    uint64_t head, tail, nn;
+    const uint64_t *fresh; /* the nn new frames, not in the base's buffer */
+} edit_t;
+
+static edit_t edit_of(const tl_record_t *rec)
 {
-    uint64_t nb = *n, head = rec->u.stack.head, tail = rec->u.stack.tail;
-    uint64_t nn = rec->u.stack.nframes;
-    if (nb > TL_REC_MAX_FRAMES || head > nb || tail > nb - head ||
-        nn > TL_REC_MAX_FRAMES - head - tail)
+    return (edit_t){rec->u.stack.head, rec->u.stack.tail, rec->u.stack.nframes,
+                    rec->u.stack.frames};
+}
+
+/* Edit base frames f[0, *n) in place into the delta's stack. false, f
+ * untouched: the edit does not fit the base or TL_REC_MAX_FRAMES. */
+static bool apply(uint64_t *f, size_t *n, edit_t e)
+{
+    uint64_t nb = *n;
+    if (nb > TL_REC_MAX_FRAMES || e.head > nb || e.tail > nb - e.head ||
+        e.nn > TL_REC_MAX_FRAMES - e.head - e.tail)
         return false;
-    memmove(f + head + nn, f + nb - tail, tail * sizeof *f);
-    memcpy(f + head, rec->u.stack.frames, nn * sizeof *f);
-    *n = head + nn + tail;
+    memmove(f + e.head + e.nn, f + nb - e.tail, e.tail * sizeof *f);
+    memcpy(f + e.head, e.fresh, e.nn * sizeof *f);
+    *n = e.head + e.nn + e.tail;
     return true;
 }
 
@@ -28,12 +39,13 @@ void tl_stack_take(tl_trace_t *t, tl_site_t *s, const tl_record_t *rec, tl_stack
     size_t n = rec->u.stack.nframes;
     if (rec->type == TL_REC_STACK_DELTA) {
         if (!rec->u.stack.base || memo->id != rec->u.stack.base ||
-            memo->depth >= TL_STACK_CHAIN_MAX || !apply(memo->frames, &memo->n, rec)) {
+            memo->depth >= TL_STACK_CHAIN_MAX || !apply(memo->frames, &memo->n, edit_of(rec))) {
             s->pending = true; /* tl_stack_fix follows its chain */
             t->nstack_pending++;
             memo->id = 0;
             return;
         }
+        s->base = memo->site;
         f = memo->frames;
         n = memo->n;
         memo->depth++;
@@ -43,6 +55,7 @@ void tl_stack_take(tl_trace_t *t, tl_site_t *s, const tl_record_t *rec, tl_stack
         memo->depth = 0;
     }
     memo->id = rec->u.stack.id;
+    memo->site = (uint32_t)(s - t->sites);
     s->nframes = (uint32_t)n;
     s->frames_key = tl_frames_key(f, n);
 }
@@ -60,30 +73,94 @@ static bool decode_site(const tl_trace_t *t, const tl_site_t *s, tl_record_t *re
            rec->u.stack.id == s->stack_id;
 }
 
+/* Is s defined by a STACK_DELTA record? */
+static bool is_delta(const tl_site_t *s)
+{
+    return s->defined && s->rec && *s->rec == TL_REC_STACK_DELTA;
+}
+
+/* s's slot in t's cache when it holds s, else NULL. */
+static const tl_stack_cache_t *cached(const tl_trace_t *t, const tl_site_t *s, size_t *slot)
+{
+    size_t i = (size_t)(s - t->sites);
+    *slot = i % TL_STACK_CACHE;
+    const tl_stack_cache_t *c = t->stack_cache;
+    return c && c->site1[*slot] == i + 1 ? c : NULL;
+}
+
+/* The sites of s's chain above its root into chain (chain[0] = s), their
+ * count into *depth; the root (a STACK, or a stack in the cache) into
+ * *root. The sites' base fields, set at the load: no record is read here.
+ * false: the chain breaks or is too long. */
+static bool walk(const tl_trace_t *t, const tl_site_t *s, const tl_site_t **chain, size_t *depth,
+                 const tl_site_t **root)
+{
+    size_t slot;
+    for (*depth = 0; is_delta(s) && !cached(t, s, &slot); (*depth)++) { /* ids fall */
+        if (*depth == TL_STACK_CHAIN_MAX || s->base >= t->nsites) return false;
+        chain[*depth] = s;
+        s = &t->sites[s->base];
+    }
+    *root = s;
+    return true;
+}
+
+/* Keep site s's frames f[0, n), depth deltas from a STACK, in t's cache. */
+static void keep(const tl_trace_t *t, const tl_site_t *s, const uint64_t *f, size_t n, size_t depth)
+{
+    tl_stack_cache_t *c = t->stack_cache;
+    if (!c && !(c = ((tl_trace_t *)t)->stack_cache = calloc(1, sizeof *c))) return; /* a cache */
+    if (n > TL_STACK_CACHE_FRAMES) return;
+    size_t i = (size_t)(s - t->sites), slot = i % TL_STACK_CACHE;
+    c->site1[slot] = (uint32_t)i + 1;
+    c->n[slot] = (uint16_t)n;
+    c->depth[slot] = (uint8_t)depth;
+    memcpy(c->frames[slot], f, n * sizeof *f);
+}
+
 bool tl_stack_resolve(const tl_trace_t *t, const tl_site_t *s, uint64_t *out, size_t *n)
 {
     tl_record_t rec;                   /* about 5 KiB */
     uint64_t fresh[TL_REC_MAX_FRAMES]; /* a delta's new frames */
-    const tl_site_t *chain[TL_STACK_CHAIN_MAX];
-    size_t depth = 0;
-    for (;;) { /* down to the full STACK; ids fall at each step */
-        if (!decode_site(t, s, &rec, out)) return false;
-        if (rec.type == TL_REC_STACK) break;
-        if (depth == TL_STACK_CHAIN_MAX || !rec.u.stack.base) return false;
-        chain[depth++] = s;
-        tl_map_entry_t *e = tl_map_get(&t->site_by_id, rec.u.stack.base);
-        if (!e || e->a >= t->nsites) return false;
-        s = &t->sites[e->a];
+    const tl_site_t *chain[TL_STACK_CHAIN_MAX], *root;
+    size_t depth, below = 0, slot;
+    if (!walk(t, s, chain, &depth, &root)) return false;
+    const tl_stack_cache_t *c = cached(t, root, &slot);
+    if (c) {
+        memcpy(out, c->frames[slot], c->n[slot] * sizeof *out);
+        *n = c->n[slot];
+        below = c->depth[slot];
+    } else {
+        if (!decode_site(t, root, &rec, out) || rec.type != TL_REC_STACK) return false;
+        *n = rec.u.stack.nframes;
+        if (depth) keep(t, root, out, *n, 0); /* the next stacks of its chain */
     }
-    *n = rec.u.stack.nframes;
-    while (depth-- > 0) /* and back up, each delta on the stack below it */
-        if (!decode_site(t, chain[depth], &rec, fresh) || !apply(out, n, &rec)) return false;
+    if (depth + below > TL_STACK_CHAIN_MAX) return false;
+    for (size_t i = depth; i-- > 0;) /* back up, each delta on the stack below it */
+        if (!decode_site(t, chain[i], &rec, fresh) || rec.type != TL_REC_STACK_DELTA ||
+            !apply(out, n, edit_of(&rec)))
+            return false;
+    if (depth) keep(t, s, out, *n, depth + below);
     return true;
+}
+
+/* A pending site's base site from its record, or UINT32_MAX. */
+static uint32_t base_of(const tl_trace_t *t, const tl_site_t *s)
+{
+    const uint8_t *end = t->hdr.compressed ? t->zstacks + t->zstacks_len : t->buf + t->buf_len;
+    tl_record_t rec;
+    if (!s->rec || tl_rec_step_stack(s->rec, (size_t)(end - s->rec), &rec) <= 0 ||
+        rec.type != TL_REC_STACK_DELTA || !rec.u.stack.base)
+        return UINT32_MAX;
+    tl_map_entry_t *e = tl_map_get(&t->site_by_id, rec.u.stack.base);
+    return e && e->a < t->nsites ? (uint32_t)e->a : UINT32_MAX;
 }
 
 void tl_stack_fix(tl_trace_t *t)
 {
     if (!t->nstack_pending) return;
+    for (size_t i = 0; i < t->nsites; i++) /* every base first: a base may be pending too */
+        if (t->sites[i].pending) t->sites[i].base = base_of(t, &t->sites[i]);
     uint64_t f[TL_REC_MAX_FRAMES];
     for (size_t i = 0; i < t->nsites; i++) {
         tl_site_t *s = &t->sites[i];

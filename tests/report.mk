@@ -19,7 +19,8 @@ tests_unit_test_report_SOURCES = \
 	tests/unit/test_report_check.c \
 	tests/unit/test_report_progress.c \
 	tests/unit/test_report_compress.c \
-	tests/unit/test_report_zmodel.c
+	tests/unit/test_report_zmodel.c \
+	tests/unit/test_report_delta.c
 tests_unit_test_report_CPPFLAGS = $(AM_CPPFLAGS) \
 	-DTL_SYMTARGET='"$(abs_top_builddir)/tests/workloads/report_symtarget"'
 tests_unit_test_report_CFLAGS = $(UNIT_CFLAGS) $(LIBDW_CFLAGS)
@@ -224,3 +225,10 @@ EXTRA_DIST += tests/integration/check_dead_thread.sh
 # pip package (issue 25): tools/build-wheel.sh's wheel in fresh venvs of two CPythons
 TESTS += tests/integration/pip_wheel.sh
 EXTRA_DIST += tests/integration/pip_wheel.sh
+
+check_PROGRAMS += tests/workloads/deep_stacks
+tests_workloads_deep_stacks_SOURCES = tests/workloads/deep_stacks.c
+tests_workloads_deep_stacks_CFLAGS = $(AM_CFLAGS) -g -O0 -fno-omit-frame-pointer -fno-inline
+tests_workloads_deep_stacks_LDADD = -lpthread
+TESTS += tests/integration/stack_delta.sh
+EXTRA_DIST += tests/integration/stack_delta.sh

@@ -124,6 +124,9 @@ void tl_config_parse(tl_config_t *cfg, const char *const *envp, uint64_t pid)
     v = tl_config_env(envp, "TENSORLEAK_PYTHON_FRAMES");
     cfg->no_python_frames = v && strcmp(v, "0") == 0;
 
+    v = tl_config_env(envp, "TENSORLEAK_STACK_DELTA");
+    cfg->no_stack_delta = v && strcmp(v, "0") == 0;
+
     v = tl_config_env(envp, "TENSORLEAK_LEAK_SCAN");
     cfg->leak_scan = v && strcmp(v, "1") == 0;
 

@@ -43,6 +43,9 @@ typedef struct tl_config {
     bool fingerprint_min_invalid; /* set but not a size: the default is used */
     /* TENSORLEAK_PYTHON_FRAMES=0: native stacks only, even in CPython. */
     bool no_python_frames;
+    /* TENSORLEAK_STACK_DELTA=0: every new stack as a full STACK record,
+     * never a STACK_DELTA of the thread's last one (stackdelta.h). */
+    bool no_stack_delta;
     /* TENSORLEAK_LEAK_SCAN=1 (`all` mode only): keep every live block in the
      * live table and classify them at exit (leakscan.h). */
     bool leak_scan;

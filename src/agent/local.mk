@@ -23,7 +23,7 @@ libtlagent_la_SOURCES = \
 	src/agent/tsd.c src/agent/tsd.h \
 	src/agent/endsig.c src/agent/endsig.h \
 	src/agent/modules.c src/agent/modules.h \
-	src/agent/stack.c src/agent/stack.h \
+	src/agent/stack.c src/agent/stack.h src/agent/stackdelta.c src/agent/stackdelta.h \
 	src/agent/unwinder.c src/agent/unwinder.h \
 	src/agent/writer.c src/agent/writer.h src/agent/wcursor.h \
 	src/agent/api.c src/agent/api.h src/agent/shm.c src/agent/shm.h \

@@ -25,6 +25,7 @@
 #include "agent/modules.h"
 #include "agent/pyframes.h"
 #include "agent/stack.h"
+#include "agent/stackdelta.h"
 
 int tl_record_mode;
 unsigned tl_record_stack_depth = TL_CONFIG_DEPTH_DEFAULT;
@@ -213,7 +214,8 @@ static uint64_t record_frames(const uint64_t *frames, size_t n)
                 break;
             }
         }
-        dropped_if(tl_writer_stack(&tl_record_w, &tl_tsd.cur, tl_clock_now(), id, frames, n));
+        dropped_if(tl_stack_delta_write(&tl_record_w, &tl_tsd.cur, tl_clock_now(), id, frames, n,
+                                        !cfg->no_stack_delta));
     }
     if (mkey) tl_stack_merged_put(b, mkey, id, gen);
     return id;
@@ -580,7 +582,8 @@ uint64_t tl_record_stack_of(const uint64_t *frames, size_t n)
     bool is_new;
     uint64_t id = tl_stack_intern(&stacks, frames, n, &is_new);
     if (is_new)
-        dropped_if(tl_writer_stack(&tl_record_w, &tl_tsd.cur, tl_clock_now(), id, frames, n));
+        dropped_if(tl_stack_delta_write(&tl_record_w, &tl_tsd.cur, tl_clock_now(), id, frames, n,
+                                        !cfg->no_stack_delta));
     return id;
 }
 

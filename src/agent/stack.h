@@ -131,6 +131,15 @@ typedef struct tl_ucache_entry {
 typedef struct tl_merged_val {
     uint64_t id, gen; /* gen: tl_stack_gen of id */
 } tl_merged_val_t;
+/* The last stack a thread wrote, the base of its next STACK_DELTA record
+ * (stackdelta.h). Valid while gen is tl_stack_gen (the trace's ids) and id
+ * is not 0. */
+typedef struct tl_stack_last {
+    uint64_t gen, id;
+    uint32_t n;     /* frames[0, n) */
+    uint32_t depth; /* STACK_DELTA records between it and a full STACK: 0 = full */
+    uint64_t frames[TL_REC_MAX_FRAMES];
+} tl_stack_last_t;
 typedef struct tl_stack_buf {
     void *raw[TL_REC_MAX_FRAMES + TL_STACK_SLACK]; /* unw_backtrace's output */
     uint64_t merged[TL_REC_MAX_FRAMES];            /* native + Python frames (record.c) */
@@ -154,6 +163,7 @@ typedef struct tl_stack_buf {
     _Alignas(64) uint64_t tag[1u << TL_UCACHE_LG];
     uint8_t victim[(1u << TL_UCACHE_LG) / TL_UCACHE_WAYS]; /* each full set's way filled next */
     tl_ucache_entry_t cache[1u << TL_UCACHE_LG];
+    tl_stack_last_t last; /* stackdelta.c's */
 } tl_stack_buf_t;
 extern __thread tl_stack_buf_t *tl_stack_tbuf __attribute__((tls_model("initial-exec")));
 /* This thread's buffers, mapped on first use; NULL when mmap failed. */

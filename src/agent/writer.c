@@ -334,10 +334,17 @@ static void stamp_chunk(tl_wcursor_t *c, uint8_t *ch, uint32_t ext, uint64_t ts)
     c->prev_ptr = 0;
 }
 
+/* The base_ts of c's next chunk for a record at ts: not before c's last record
+ * (an ALLOC, timed at the hook's entry, comes after its later-timed STACK). */
+static uint64_t next_ts(const tl_wcursor_t *c, uint64_t ts)
+{
+    return c->chunk && ts < c->last_ts ? c->last_ts : ts;
+}
+
 static bool reserve(tl_writer_t *w, tl_wcursor_t *c, uint64_t ts, bool fresh, tl_wbuf_t *b,
                     uint64_t *delta)
 {
-    if ((fresh || !c->chunk) && take_chunk(w, c, ts, !c->chunk)) return true;
+    if ((fresh || !c->chunk) && take_chunk(w, c, next_ts(c, ts), !c->chunk)) return true;
     b->p = c->chunk + TL_CHUNK_HEADER_BYTES + c->used;
     b->end = c->chunk + w->chunk_bytes;
     b->overflow = false;
@@ -376,7 +383,7 @@ static bool put_packed(tl_writer_t *w, tl_wcursor_t *c, uint64_t ts, uint64_t ki
 {
     bool failed = true;
     for (int attempt = 0; attempt < 2 && failed; attempt++) {
-        if ((attempt > 0 || !c->chunk) && take_chunk(w, c, ts, !c->chunk)) break;
+        if ((attempt > 0 || !c->chunk) && take_chunk(w, c, next_ts(c, ts), !c->chunk)) break;
         if (!tl_writer_block_room(w, c)) continue;
         tl_writer_block_append(c, ts, (unsigned)kind, ptr, size, stack_id);
         failed = false;
@@ -441,11 +448,13 @@ bool tl_writer_realloc(tl_writer_t *w, tl_wcursor_t *c, uint64_t ts, uint64_t ol
     return failed;
 }
 
-bool tl_writer_stack(tl_writer_t *w, tl_wcursor_t *c, uint64_t ts, uint64_t id,
-                     const uint64_t *frames, size_t nframes)
+bool tl_writer_stack_delta(tl_writer_t *w, tl_wcursor_t *c, uint64_t ts, uint64_t id,
+                           uint64_t base_id, size_t head, size_t tail, const uint64_t *fresh,
+                           size_t n_new)
 {
     bool failed;
-    EMIT(w, c, ts, failed, tl_rec_put_stack(&tl_b_, tl_d_, id, frames, nframes));
+    EMIT(w, c, ts, failed,
+         tl_rec_put_stack_delta(&tl_b_, tl_d_, id, base_id, head, tail, fresh, n_new));
     return failed;
 }
 

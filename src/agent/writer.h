@@ -148,8 +148,18 @@ bool tl_writer_dfree(tl_writer_t *w, tl_wcursor_t *c, uint64_t ts, uint64_t kind
 bool tl_writer_rewind(tl_writer_t *w, tl_wcursor_t *c, uint64_t ts);
 bool tl_writer_realloc(tl_writer_t *w, tl_wcursor_t *c, uint64_t ts, uint64_t old_ptr,
                        uint64_t new_ptr, uint64_t size, uint64_t stack_id);
-bool tl_writer_stack(tl_writer_t *w, tl_wcursor_t *c, uint64_t ts, uint64_t id,
-                     const uint64_t *frames, size_t nframes);
+/* STACK_DELTA of stack id on base_id, an earlier stack of c's thread
+ * (tl_rec_put_stack_delta: fresh are its n_new frames between head and
+ * tail); base_id 0: a STACK of fresh[0, n_new) (head, tail unused). */
+bool tl_writer_stack_delta(tl_writer_t *w, tl_wcursor_t *c, uint64_t ts, uint64_t id,
+                           uint64_t base_id, size_t head, size_t tail, const uint64_t *fresh,
+                           size_t n_new);
+/* STACK of stack id, frames[0, nframes). */
+static inline bool tl_writer_stack(tl_writer_t *w, tl_wcursor_t *c, uint64_t ts, uint64_t id,
+                                   const uint64_t *frames, size_t nframes)
+{
+    return tl_writer_stack_delta(w, c, ts, id, 0, 0, 0, frames, nframes);
+}
 bool tl_writer_module(tl_writer_t *w, tl_wcursor_t *c, uint64_t ts, uint64_t base, uint64_t start,
                       uint64_t size, const char *path, size_t path_len, const uint8_t *build_id,
                       size_t build_id_len);

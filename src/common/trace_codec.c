@@ -76,17 +76,40 @@ void tl_rec_put_realloc(tl_wbuf_t *w, uint64_t ts_delta, uint64_t old_ptr, uint6
     tl_put_varint(w, stack_id);
 }
 
+/* A stack's frames as STACK writes them: each a zigzag delta of the one
+ * before (the first of 0). */
+static void put_frames(tl_wbuf_t *w, const uint64_t *frames, size_t nframes)
+{
+    uint64_t prev = 0;
+    for (size_t i = 0; i < nframes; i++) {
+        tl_put_varint(w, tl_zigzag((int64_t)(frames[i] - prev)));
+        prev = frames[i];
+    }
+}
+
 void tl_rec_put_stack(tl_wbuf_t *w, uint64_t ts_delta, uint64_t id, const uint64_t *frames,
                       size_t nframes)
 {
     put_head(w, TL_REC_STACK, ts_delta);
     tl_put_varint(w, id);
     tl_put_varint(w, nframes);
-    uint64_t prev = 0;
-    for (size_t i = 0; i < nframes; i++) {
-        tl_put_varint(w, tl_zigzag((int64_t)(frames[i] - prev)));
-        prev = frames[i];
+    put_frames(w, frames, nframes);
+}
+
+void tl_rec_put_stack_delta(tl_wbuf_t *w, uint64_t ts_delta, uint64_t id, uint64_t base_id,
+                            size_t head, size_t tail, const uint64_t *fresh, size_t n_new)
+{
+    if (!base_id) {
+        tl_rec_put_stack(w, ts_delta, id, fresh, n_new);
+        return;
     }
+    put_head(w, TL_REC_STACK_DELTA, ts_delta);
+    tl_put_varint(w, id);
+    tl_put_varint(w, id - base_id);
+    tl_put_varint(w, head);
+    tl_put_varint(w, tail);
+    tl_put_varint(w, n_new);
+    put_frames(w, fresh, n_new);
 }
 
 void tl_rec_put_module(tl_wbuf_t *w, uint64_t ts_delta, uint64_t base, uint64_t start,
@@ -294,11 +317,24 @@ static bool get_process(tl_rbuf_t *r, tl_record_t *out)
     return false;
 }
 
+/* A STACK_DELTA record's base, head and tail after its id (0 for a STACK).
+ * An id_delta of 0 or of id or more names no stack: base 0. */
+static void get_delta_fields(tl_rbuf_t *r, tl_record_t *out)
+{
+    out->u.stack.base = out->u.stack.head = out->u.stack.tail = 0;
+    if (out->type != TL_REC_STACK_DELTA) return;
+    uint64_t d = tl_get_varint(r);
+    out->u.stack.base = d && d < out->u.stack.id ? out->u.stack.id - d : 0;
+    out->u.stack.head = tl_get_varint(r);
+    out->u.stack.tail = tl_get_varint(r);
+}
+
 /* The fields of a STACK record into frames (TL_REC_MAX_FRAMES of room).
  * true = no frames buffer, or too many frames. */
 static bool get_stack(tl_rbuf_t *r, tl_record_t *out, uint64_t *frames)
 {
     out->u.stack.id = tl_get_varint(r);
+    get_delta_fields(r, out);
     uint64_t nf = tl_get_varint(r);
     if (!frames || nf > TL_REC_MAX_FRAMES) return true;
     uint64_t prev = 0;
@@ -313,11 +349,12 @@ static bool get_stack(tl_rbuf_t *r, tl_record_t *out, uint64_t *frames)
 
 long tl_rec_step_stack(const uint8_t *p, size_t n, tl_record_t *out)
 {
-    if (!n || p[0] != TL_REC_STACK) return 0;
+    if (!n || (p[0] != TL_REC_STACK && p[0] != TL_REC_STACK_DELTA)) return 0;
     tl_rbuf_t r = {p + 1, p + n, false};
-    out->type = TL_REC_STACK;
+    out->type = (tl_rec_type_t)p[0];
     out->ts_delta = tl_get_varint(&r);
     out->u.stack.id = tl_get_varint(&r);
+    get_delta_fields(&r, out);
     uint64_t nf = tl_get_varint(&r);
     if (r.err || nf > TL_REC_MAX_FRAMES) return -1;
     /* A varint ends at each byte with its top bit clear: eight bytes at a
@@ -399,6 +436,7 @@ long tl_rec_decode(const uint8_t *p, size_t n, tl_record_t *out, uint64_t *frame
         out->u.module.build_id = get_run(&r);
         break;
     case TL_REC_STACK:
+    case TL_REC_STACK_DELTA:
         bad = get_stack(&r, out, frames);
         break;
     case TL_REC_THREAD:
@@ -473,6 +511,7 @@ const char *tl_rec_type_name(unsigned type)
         [TL_REC_DLIVE] = "device_live",
         [TL_REC_DSITE] = "device_site",
         [TL_REC_DPEAK] = "device_peak",
+        [TL_REC_STACK_DELTA] = "stack_delta",
     };
     if (type < sizeof names / sizeof names[0] && names[type]) return names[type];
     return "unknown";

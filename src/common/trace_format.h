@@ -1,4 +1,4 @@
-/* trace_format.h - the tensorleak trace file (.tlt), version 5.
+/* trace_format.h - the tensorleak trace file (.tlt), version 6.
  *
  * The one definition of the on-disk format, shared by the agent (writer) and
  * the report library (reader). docs/trace-format.md describes the same layout
@@ -22,9 +22,9 @@
 #define TL_TRACE_MAGIC       "TLTRACE" /* 8 bytes with the NUL */
 #define TL_TRACE_MAGIC_BYTES 8
 /* Readers also take 1 (no TL_REC_OWNER), 2 (no device kinds), 3 (kinds 5
- * and 32 may be there: some version 3 writers had them, see tl_kind_t) and
- * 4 (no packed block records). */
-#define TL_TRACE_VERSION      5u
+ * and 32 may be there: some version 3 writers had them, see tl_kind_t), 4
+ * (no packed block records) and 5 (no STACK_DELTA records). */
+#define TL_TRACE_VERSION      6u
 #define TL_TRACE_HEADER_BYTES 4096u
 #define TL_TRACE_CHUNK_BYTES  32768u      /* default; the header says which */
 #define TL_CHUNK_MAGIC        0x4b434c54u /* "TLCK" little-endian */
@@ -140,7 +140,13 @@ typedef enum tl_rec_type {
     /* device, storage peak bytes, its ts, the same counting segments as
      * storages, its ts, peak of the segments alone (TL_DEVICE_* device) */
     TL_REC_DPEAK = 36,
-    TL_REC_MAX_TYPE = 36,
+    /* Version 6: a stack as an edit of an earlier one its thread wrote,
+     * stack_id, id_delta (base_id = stack_id - id_delta), head, tail, n_new,
+     * then n_new frames encoded as STACK's: the stack is base[0, head) ++
+     * new ++ base[nbase - tail, nbase) (docs/trace-format.md, "Stack
+     * deltas"). */
+    TL_REC_STACK_DELTA = 37,
+    TL_REC_MAX_TYPE = 37,
     /* Version 5: packed ALLOC and FREE records of plain blocks, the bulk of
      * an `all`-mode trace, types TL_REC_PACKED .. +7, decoded as
      * TL_REC_ALLOC / TL_REC_FREE records. Their layout, encoder and decoder
@@ -302,9 +308,12 @@ typedef struct tl_record {
             uint64_t base, start, size;
             tl_bytes_t path, build_id;
         } module;
+        /* STACK; STACK_DELTA: nframes and frames are its n_new new frames,
+         * base its base_id (0 when id_delta is 0 or above id: no base). */
         struct {
             uint64_t id, nframes;
             uint64_t *frames; /* caller buffer of TL_REC_MAX_FRAMES */
+            uint64_t base, head, tail;
         } stack;
         struct {
             uint64_t kind, ptr, size, stack_id;
@@ -364,6 +373,11 @@ void tl_rec_put_realloc(tl_wbuf_t *w, uint64_t ts_delta, uint64_t old_ptr, uint6
                         uint64_t size, uint64_t stack_id);
 void tl_rec_put_stack(tl_wbuf_t *w, uint64_t ts_delta, uint64_t id, const uint64_t *frames,
                       size_t nframes);
+/* STACK_DELTA of stack id on the earlier stack base_id (< id): head frames
+ * of the base, then the n_new frames fresh, then its last tail frames.
+ * base_id 0: the STACK record of fresh[0, n_new). */
+void tl_rec_put_stack_delta(tl_wbuf_t *w, uint64_t ts_delta, uint64_t id, uint64_t base_id,
+                            size_t head, size_t tail, const uint64_t *fresh, size_t n_new);
 void tl_rec_put_module(tl_wbuf_t *w, uint64_t ts_delta, uint64_t base, uint64_t start,
                        uint64_t size, const char *path, size_t path_len, const uint8_t *build_id,
                        size_t build_id_len);
@@ -403,12 +417,13 @@ void tl_rec_put_mark(tl_wbuf_t *w, uint64_t ts_delta, uint64_t id, const char *n
 long tl_rec_decode(const uint8_t *p, size_t n, tl_record_t *out, uint64_t *frames,
                    tl_rec_state_t *st);
 
-/* A STACK record stepped over, for a pass that needs no frames (the event
- * stream steps over ~10^6 of them in a trace of `import torch`): its
- * ts_delta, id and nframes into out, u.stack.frames NULL, the frames' varints
+/* A STACK or STACK_DELTA record stepped over, for a pass that needs no
+ * frames (the event stream steps over ~10^6 of them in a trace of `import
+ * torch`): its type, ts_delta, id, nframes (a delta's n_new) and a delta's
+ * base, head and tail into out, u.stack.frames NULL, the frames' varints
  * only walked to their end (their lengths are not checked: for the bytes
  * tl_rec_decode accepted at the load). Returns bytes consumed, 0 when the
- * record at p is no STACK record (or n is 0), -1 when it is cut or has too
+ * record at p is of neither type (or n is 0), -1 when it is cut or has too
  * many frames. Never reads outside [p, p+n). */
 long tl_rec_step_stack(const uint8_t *p, size_t n, tl_record_t *out);
 

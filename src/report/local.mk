@@ -11,6 +11,7 @@ libtlreport_la_SOURCES = \
 	src/report/read/reader.c src/report/read/reader.h \
 	src/report/read/options.c src/report/read/options.h \
 	src/report/read/event.h src/report/read/sites.c src/report/read/skim.h \
+	src/report/read/stackdelta.c src/report/read/stackdelta.h \
 	src/report/read/stream.c src/report/read/stream.h \
 	src/report/read/aggregate.c src/report/read/aggregate.h \
 	src/report/read/peek.c \

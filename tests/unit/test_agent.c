@@ -10,6 +10,7 @@
 #include "agent/numpy.h"
 #include "agent/numpy_copy.h"
 #include "agent/stack.h"
+#include "agent/stackdelta.h"
 #include "agent/unwinder.h"
 #include "agent/vm.h"
 #define UNW_LOCAL_ONLY
@@ -89,6 +90,13 @@ START_TEST(config_defaults)
     ck_assert_uint_eq(c.session, 0);
     ck_assert_uint_eq(c.exec_seq, 0);
     ck_assert_str_eq(c.output, "tensorleak.%p.tlt");
+    ck_assert(!c.no_stack_delta); /* STACK_DELTA records unless told */
+    const char *off[] = {"TENSORLEAK_STACK_DELTA=0", NULL};
+    tl_config_parse(&c, off, 42);
+    ck_assert(c.no_stack_delta);
+    const char *on[] = {"TENSORLEAK_STACK_DELTA=1", NULL};
+    tl_config_parse(&c, on, 42);
+    ck_assert(!c.no_stack_delta);
 }
 END_TEST
 
@@ -504,6 +512,55 @@ START_TEST(unwinder_sigmask_pairs)
 }
 END_TEST
 
+/* issue 26: tl_stack_delta_plan keeps the common head and tail of the
+ * thread's last stack, and says no to a base of another generation, a base
+ * id not below the id, a chain at its bound, or a delta no smaller than the
+ * full record; tl_stack_delta_keep counts the chain. */
+START_TEST(stack_delta_plan)
+{
+    static tl_stack_last_t last; /* 8 KiB: not on the stack */
+    uint64_t f[12];
+    for (int i = 0; i < 12; i++)
+        f[i] = 0x7f0000100000ull + (uint64_t)i * 0x1000;
+    tl_stack_delta_keep(&last, 3, 40, f, 10, false);
+    ck_assert_uint_eq(last.depth, 0);
+    ck_assert_uint_eq(last.n, 10);
+    /* frames 2 and 3 replaced by three others: head 2, tail 6 */
+    uint64_t g[11] = {f[0], f[1], 0x401000, 0x402000, 0x403000, f[4], f[5], f[6], f[7], f[8], f[9]};
+    size_t head = 99, tail = 99;
+    ck_assert(tl_stack_delta_plan(&last, 3, 41, g, 11, &head, &tail));
+    ck_assert_uint_eq(head, 2);
+    ck_assert_uint_eq(tail, 6);
+    ck_assert(!tl_stack_delta_plan(&last, 4, 41, g, 11, &head, &tail)); /* another trace */
+    ck_assert(!tl_stack_delta_plan(&last, 3, 40, g, 11, &head, &tail)); /* id not above */
+    /* the same frames: head takes them all, tail none */
+    ck_assert(tl_stack_delta_plan(&last, 3, 41, f, 10, &head, &tail));
+    ck_assert_uint_eq(head, 10);
+    ck_assert_uint_eq(tail, 0);
+    /* a prefix of the base: head only; a suffix: tail only */
+    ck_assert(tl_stack_delta_plan(&last, 3, 41, f, 7, &head, &tail));
+    ck_assert_uint_eq(head, 7);
+    ck_assert_uint_eq(tail, 0);
+    ck_assert(tl_stack_delta_plan(&last, 3, 41, f + 4, 6, &head, &tail));
+    ck_assert_uint_eq(head, 0);
+    ck_assert_uint_eq(tail, 6);
+    /* nothing in common: the full record is smaller */
+    ck_assert(!tl_stack_delta_plan(&last, 3, 41, g + 2, 3, &head, &tail));
+    /* the chain's bound */
+    for (unsigned d = 1; d <= TL_STACK_DELTA_MAX_DEPTH; d++) {
+        tl_stack_delta_keep(&last, 3, 40 + d, g, 11, true);
+        ck_assert_uint_eq(last.depth, d);
+    }
+    ck_assert(!tl_stack_delta_plan(&last, 3, 100, g, 11, &head, &tail));
+    tl_stack_delta_keep(&last, 3, 100, g, 11, false);
+    ck_assert_uint_eq(last.depth, 0);
+    ck_assert(tl_stack_delta_plan(&last, 3, 101, g, 11, &head, &tail));
+    /* no last stack yet (a fresh thread's zeroed buffer) */
+    static tl_stack_last_t none;
+    ck_assert(!tl_stack_delta_plan(&none, 0, 1, g, 11, &head, &tail));
+}
+END_TEST
+
 static Suite *make_stack_suite(void)
 {
     Suite *s = suite_create("stack");
@@ -514,6 +571,7 @@ static Suite *make_stack_suite(void)
     tcase_add_test(tc, stack_capture_inline_starts_in_caller);
     tcase_add_test(tc, stack_access_mem_checked);
     tcase_add_test(tc, unwinder_sigmask_pairs);
+    tcase_add_test(tc, stack_delta_plan);
     suite_add_tcase(s, tc);
     return s;
 }

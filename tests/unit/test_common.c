@@ -390,6 +390,69 @@ START_TEST(codec_step_stack)
 }
 END_TEST
 
+/* issue 26: a STACK_DELTA record round-trips (id, base, head, tail, its
+ * new frames), tl_rec_step_stack steps over it as far as tl_rec_decode
+ * reads it, every cut of it is -1 (decode) or <= 0 (step); an id_delta of 0
+ * or of the id or more names no base (0); more new frames than
+ * TL_REC_MAX_FRAMES is malformed; base_id 0 writes a STACK record. */
+START_TEST(codec_stack_delta)
+{
+    uint8_t buf[256];
+    uint64_t fresh[3] = {0x7f0000001234ull, 0x401000, TL_FRAME_PY_TAG | 9};
+    uint64_t frames[TL_REC_MAX_FRAMES];
+    tl_wbuf_t w = {buf, buf + sizeof buf, false};
+    tl_rec_put_stack_delta(&w, 77, 1000, 993, 5, 40, fresh, 3);
+    ck_assert(!w.overflow);
+    size_t n = (size_t)(w.p - buf);
+    ck_assert_uint_eq(buf[0], TL_REC_STACK_DELTA);
+    tl_record_t rec, st;
+    ck_assert_int_eq(tl_rec_decode(buf, n, &rec, frames, NULL), (long)n);
+    ck_assert_int_eq(rec.type, TL_REC_STACK_DELTA);
+    ck_assert_uint_eq(rec.ts_delta, 77);
+    ck_assert_uint_eq(rec.u.stack.id, 1000);
+    ck_assert_uint_eq(rec.u.stack.base, 993);
+    ck_assert_uint_eq(rec.u.stack.head, 5);
+    ck_assert_uint_eq(rec.u.stack.tail, 40);
+    ck_assert_uint_eq(rec.u.stack.nframes, 3);
+    for (int i = 0; i < 3; i++)
+        ck_assert_uint_eq(frames[i], fresh[i]);
+    ck_assert_str_eq(tl_rec_type_name(TL_REC_STACK_DELTA), "stack_delta");
+    ck_assert_int_eq(tl_rec_step_stack(buf, n, &st), (long)n);
+    ck_assert_int_eq(st.type, TL_REC_STACK_DELTA);
+    ck_assert_uint_eq(st.u.stack.id, 1000);
+    ck_assert_uint_eq(st.u.stack.base, 993);
+    ck_assert_uint_eq(st.u.stack.nframes, 3);
+    for (size_t cut = 0; cut < n; cut++) {
+        ck_assert_int_eq(tl_rec_decode(buf, cut, &rec, frames, NULL), -1);
+        ck_assert_int_le(tl_rec_step_stack(buf, cut, &st), 0);
+    }
+    /* id_delta 0 (base = id) and id_delta = id (base 0): no base */
+    uint8_t self[] = {TL_REC_STACK_DELTA, 0, 5, 0, 0, 0, 0};
+    ck_assert_int_eq(tl_rec_decode(self, sizeof self, &rec, frames, NULL), (long)sizeof self);
+    ck_assert_uint_eq(rec.u.stack.base, 0);
+    uint8_t below[] = {TL_REC_STACK_DELTA, 0, 5, 5, 0, 0, 0};
+    ck_assert_int_eq(tl_rec_decode(below, sizeof below, &rec, frames, NULL), (long)sizeof below);
+    ck_assert_uint_eq(rec.u.stack.base, 0);
+    /* head and tail past any base decode (the reader checks them), n_new does not */
+    uint8_t wide[] = {TL_REC_STACK_DELTA, 0, 5, 1, 0xff, 0x7f, 0xff, 0x7f, 0};
+    ck_assert_int_eq(tl_rec_decode(wide, sizeof wide, &rec, frames, NULL), (long)sizeof wide);
+    ck_assert_uint_eq(rec.u.stack.base, 4);
+    ck_assert_uint_eq(rec.u.stack.head, 16383);
+    uint8_t big[] = {TL_REC_STACK_DELTA, 0, 5, 1, 0, 0, 0x81, 0x10};
+    ck_assert_int_eq(tl_rec_decode(big, sizeof big, &rec, frames, NULL), -1);
+    ck_assert_int_eq(tl_rec_step_stack(big, sizeof big, &st), -1);
+    /* no frames buffer: fails as a STACK does */
+    ck_assert_int_eq(tl_rec_decode(buf, n, &rec, NULL, NULL), -1);
+    w.p = buf;
+    tl_rec_put_stack_delta(&w, 1, 9, 0, 5, 5, fresh, 3);
+    ck_assert_int_eq(tl_rec_decode(buf, (size_t)(w.p - buf), &rec, frames, NULL),
+                     (long)(w.p - buf));
+    ck_assert_int_eq(rec.type, TL_REC_STACK);
+    ck_assert_uint_eq(rec.u.stack.nframes, 3);
+    ck_assert_uint_eq(frames[2], fresh[2]);
+}
+END_TEST
+
 START_TEST(codec_rejects_bad_input)
 {
     uint8_t buf[64];
@@ -582,7 +645,7 @@ START_TEST(codec_unknown_kinds)
     static const uint64_t known[] = {
         TL_KIND_MALLOC,      TL_KIND_FREE,           TL_KIND_NEW_FULL,     TL_KIND_PYOBJECT,
         TL_KIND_STORAGE_C10, TL_KIND_STORAGE_PINNED, TL_KIND_STORAGE_NUMPY};
-    ck_assert_uint_eq(TL_TRACE_VERSION, 5);
+    ck_assert_uint_eq(TL_TRACE_VERSION, 6);
     uint8_t buf[64];
     tl_record_t rec;
     for (size_t i = 0; i < sizeof unknown / sizeof *unknown; i++) {
@@ -618,6 +681,7 @@ static Suite *make_codec_suite(void)
     tcase_add_test(tc, codec_unknown_kinds);
     tcase_add_test(tc, codec_stack_process_end);
     tcase_add_test(tc, codec_step_stack);
+    tcase_add_test(tc, codec_stack_delta);
     tcase_add_test(tc, codec_rejects_bad_input);
     tcase_add_test(tc, codec_overflow_flagged);
     tcase_add_test(tc, codec_lineage_pyframe_mark);

@@ -636,4 +636,4 @@ Suite *make_reader_suite(void)
 
 TL_CHECK_MAIN(make_reader_suite, make_model_suite, make_lineage_suite, make_json_suite,
               make_symbolize_suite, make_report_suite, make_check_suite, make_progress_suite,
-              make_compress_suite, make_zmodel_suite)
+              make_compress_suite, make_zmodel_suite, make_delta_suite)

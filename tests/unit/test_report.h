@@ -14,5 +14,6 @@ Suite *make_check_suite(void);
 Suite *make_progress_suite(void);
 Suite *make_compress_suite(void);
 Suite *make_zmodel_suite(void);
+Suite *make_delta_suite(void);
 
 #endif

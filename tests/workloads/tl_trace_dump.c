@@ -26,6 +26,45 @@ static int show_frames;     /* --frames: every frame on STACK lines */
 static uint64_t *stack_f0;  /* stack id -> frame 0 (0 = unknown) */
 static uint32_t **stack_py; /* stack id -> Python frame ids, 0-terminated (NULL = none) */
 static size_t nstack;
+static uint64_t **stack_fr; /* stack id -> its frames (pass 0), for STACK_DELTA records */
+static uint32_t *stack_nf;  /* stack id -> their count */
+static size_t nstack_fr;
+
+/* Keep stack id's frames f[0, n) for the deltas on it. */
+static void keep_frames(uint64_t id, const uint64_t *f, size_t n)
+{
+    if (id >= 10000000) return;
+    if (id >= nstack_fr) {
+        size_t nn = (size_t)id * 2 + 16;
+        stack_fr = realloc(stack_fr, nn * sizeof *stack_fr);
+        memset(stack_fr + nstack_fr, 0, (nn - nstack_fr) * sizeof *stack_fr);
+        stack_nf = realloc(stack_nf, nn * sizeof *stack_nf);
+        memset(stack_nf + nstack_fr, 0, (nn - nstack_fr) * sizeof *stack_nf);
+        nstack_fr = nn;
+    }
+    free(stack_fr[id]);
+    stack_fr[id] = malloc((n ? n : 1) * sizeof *f);
+    memcpy(stack_fr[id], f, n * sizeof *f);
+    stack_nf[id] = (uint32_t)n;
+}
+
+/* A STACK_DELTA record r (its new frames in frames) made the STACK record
+ * of its whole stack, from its base's kept frames. false: the base is
+ * unknown or too short (r unchanged). */
+static bool undelta(tl_record_t *r, uint64_t *frames)
+{
+    uint64_t b = r->u.stack.base, head = r->u.stack.head, tail = r->u.stack.tail;
+    uint64_t nn = r->u.stack.nframes;
+    if (!b || b >= nstack_fr || !stack_fr[b]) return false;
+    uint64_t nb = stack_nf[b];
+    if (head > nb || tail > nb - head || nn > TL_REC_MAX_FRAMES - head - tail) return false;
+    memmove(frames + head, frames, nn * sizeof *frames);
+    memcpy(frames, stack_fr[b], head * sizeof *frames);
+    memcpy(frames + head + nn, stack_fr[b] + nb - tail, tail * sizeof *frames);
+    r->type = TL_REC_STACK;
+    r->u.stack.nframes = head + nn + tail;
+    return true;
+}
 
 typedef struct pyf {
     uint64_t line;
@@ -160,6 +199,10 @@ static long walk(const uint8_t *buf, size_t len, uint32_t chunk_bytes, uint64_t 
             }
             p += n;
             count++;
+            tl_record_t d = r; /* a delta printed as its stack, then its fields */
+            bool was_delta = r.type == TL_REC_STACK_DELTA && undelta(&r, frames);
+            if (pass == 0 && r.type == TL_REC_STACK)
+                keep_frames(r.u.stack.id, frames, r.u.stack.nframes);
             if (pass == 0 && r.type == TL_REC_OWNER) tid = (uint32_t)r.u.lineage.a[0];
             if (pass == 0) {
                 if (r.type == TL_REC_MODULE && nmods < MAX_MODS) {
@@ -262,6 +305,11 @@ static long walk(const uint8_t *buf, size_t len, uint32_t chunk_bytes, uint64_t 
                             printf("0x%llx", (unsigned long long)ip);
                     }
                 }
+                if (was_delta)
+                    printf(" base=%llu head=%llu tail=%llu new=%llu",
+                           (unsigned long long)d.u.stack.base, (unsigned long long)d.u.stack.head,
+                           (unsigned long long)d.u.stack.tail,
+                           (unsigned long long)d.u.stack.nframes);
                 break;
             case TL_REC_ALLOC:
                 site(r.u.alloc.stack_id, s, sizeof s);

@@ -23,6 +23,7 @@
 #include "report/read/aggregate.h"
 #include "report/read/grow.h"
 #include "report/read/skim.h"
+#include "report/read/stackdelta.h"
 #include "report/read/stream.h"
 #include "report/read/zchunk.h"
 #include "report/status.h"
@@ -99,23 +100,8 @@ typedef struct rd {
     size_t str_len, str_cap; /* the string pool, as offsets until the end of reading */
     uint32_t tid;            /* of the chunk being read */
     tl_site_cache_t sites;   /* the sites of the events' stack ids (stream.h) */
+    tl_stack_memo_t *memo;   /* the last stack decoded (stackdelta.h) */
 } rd_t;
-
-/* Room in t->site_dense for id, when id is dense enough (below twice the
- * sites plus 2^20: the array stays within a few bytes a site). false: the
- * id goes to the map. */
-static bool dense_room(tl_trace_t *t, uint64_t id)
-{
-    if (id >= 2 * (uint64_t)t->nsites + (UINT64_C(1) << 20)) return false;
-    if (id < t->site_dense_n) return true;
-    size_t n = t->site_dense_n;
-    uint32_t *d = tl_grow(t->site_dense, &n, (size_t)id + 1, sizeof *d, 4096);
-    if (!d) return false;
-    memset(d + t->site_dense_n, 0, (n - t->site_dense_n) * sizeof *d);
-    t->site_dense = d;
-    t->site_dense_n = n;
-    return true;
-}
 
 /* Site index for a stack id, interned on first sight; UINT32_MAX on failure. */
 static uint32_t intern_site(rd_t *r, uint64_t stack_id)
@@ -126,15 +112,8 @@ static uint32_t intern_site(rd_t *r, uint64_t stack_id)
     if (t->nsites >= UINT32_MAX - 1 ||
         reserve((void **)&t->sites, &r->site_cap, t->nsites + 1, sizeof *t->sites))
         return UINT32_MAX;
-    if (dense_room(t, stack_id)) {
-        t->site_dense[stack_id] = (uint32_t)t->nsites + 1;
-    } else {
-        bool created;
-        tl_map_entry_t *e = tl_map_put(&t->site_by_id, stack_id, &created);
-        if (!e) return UINT32_MAX;
-        e->a = t->nsites;
-    }
-    t->sites[t->nsites] = (tl_site_t){.stack_id = stack_id};
+    if (tl_trace_site_index(t, stack_id, (uint32_t)t->nsites)) return UINT32_MAX;
+    t->sites[t->nsites] = (tl_site_t){.stack_id = stack_id, .base = UINT32_MAX};
     return (uint32_t)t->nsites++;
 }
 
@@ -199,8 +178,7 @@ static bool take_stack(rd_t *r, const tl_record_t *rec)
     if (s->defined) return false; /* keep the first definition */
     s->defined = true;
     s->rec = r->rec_at; /* its frames are decoded when asked (tl_trace_site_frames) */
-    s->nframes = (uint32_t)rec->u.stack.nframes;
-    s->frames_key = tl_frames_key(rec->u.stack.frames, s->nframes); /* decoded here anyway */
+    tl_stack_take(t, s, rec, r->memo); /* nframes, frames_key: decoded here anyway */
     return t->hdr.compressed && tl_zstack_keep(t, s, r->rec_len);
 }
 
@@ -284,6 +262,7 @@ static bool take_record(rd_t *r, const tl_record_t *rec, uint64_t ts)
     case TL_REC_MODULE:
         return take_module(r, rec);
     case TL_REC_STACK:
+    case TL_REC_STACK_DELTA:
         return take_stack(r, rec);
     case TL_REC_PYFRAME:
         return take_pyframe(r, rec);
@@ -410,10 +389,13 @@ static bool read_chunks(rd_t *r, const uint8_t *buf, size_t size)
     tl_trace_t *t = r->t;
     uint64_t *frames = malloc(TL_REC_MAX_FRAMES * sizeof *frames);
     tl_walk_t w; /* raw or compressed chunks (zchunk.h) */
-    if (!frames || tl_walk_init(&w, buf, size, &t->hdr)) {
+    r->memo = malloc(sizeof *r->memo);
+    if (!frames || !r->memo || tl_walk_init(&w, buf, size, &t->hdr)) {
         free(frames);
+        free(r->memo);
         return true;
     }
+    r->memo->id = 0;
     bool oom = false;
     uint64_t at = 0; /* bytes of the file passed, for the progress line */
     tl_progress_begin("reading", size);
@@ -437,6 +419,7 @@ static bool read_chunks(rd_t *r, const uint8_t *buf, size_t size)
     tl_progress_end();
     tl_walk_end(&w, t);
     free(frames);
+    free(r->memo);
     return oom;
 }
 
@@ -544,6 +527,7 @@ tl_status_t tl_reader_load(const uint8_t *buf, size_t n, bool mapped, tl_trace_t
     for (size_t i = 0; i < t->nlineage; i++) /* the pool stopped moving */
         t->lineage[i].str = t->strings + (uintptr_t)t->lineage[i].str;
     tl_zstack_fix(t); /* the same for a compressed trace's STACK records */
+    tl_stack_fix(t);  /* the deltas whose base was not the last stack read */
     return 0;
 oom:
     tl_trace_free(t);

@@ -31,7 +31,9 @@ typedef struct tl_site {
     const uint64_t *frames; /* decoded on the first tl_trace_site_frames; NULL until then */
     uint64_t frames_key;    /* tl_frames_key of its frames (0: none), at the load */
     uint32_t nframes;       /* 0 when no STACK record defined this id */
-    bool defined;           /* a STACK record was seen */
+    uint32_t base;          /* a STACK_DELTA's: its base's site; else UINT32_MAX (stackdelta.h) */
+    bool defined;           /* a STACK or STACK_DELTA record was seen */
+    bool pending;           /* a STACK_DELTA left for the end of the load (stackdelta.h) */
 } tl_site_t;
 
 typedef struct tl_module {
@@ -116,6 +118,10 @@ typedef struct tl_trace {
      * sites' rec point in here (zchunk.h, tl_zstack_keep). */
     uint8_t *zstacks;
     size_t zstacks_len, zstacks_cap;
+    size_t nstack_pending; /* sites with pending set (stackdelta.h) */
+    /* Stacks tl_stack_resolve resolved (stackdelta.h); NULL until its
+     * first, freed by tl_trace_frames_free. */
+    struct tl_stack_cache *stack_cache;
 
     tl_pyframe_t *pyframes; /* by first definition; ids interned in pyframe_by_id (a = index) */
     size_t npyframes;
@@ -308,6 +314,10 @@ static inline uint32_t tl_trace_site_of(const tl_trace_t *t, uint64_t id)
     const tl_map_entry_t *e = tl_map_get(&t->site_by_id, id);
     return e ? (uint32_t)e->a : UINT32_MAX;
 }
+/* Make stack id (no site yet) name site: in site_dense, or in site_by_id
+ * when it is far beyond the sites' count (sites.c; the load's). true when
+ * out of memory. */
+bool tl_trace_site_index(tl_trace_t *t, uint64_t id, uint32_t site);
 /* Free the decoded frames of t (tl_trace_free does). */
 void tl_trace_frames_free(tl_trace_t *t);
 

@@ -4,8 +4,11 @@
  */
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
+#include "report/read/grow.h"
 #include "report/read/reader.h"
+#include "report/read/stackdelta.h"
 
 const tl_module_t *tl_trace_module_at(const tl_trace_t *t, uint64_t addr)
 {
@@ -70,17 +73,19 @@ static uint64_t *frame_room(tl_trace_t *t, size_t n)
     return b->frames + b->used;
 }
 
-/* Decode site s's STACK record into out (s->nframes entries): the record
- * decoded when the trace was read, from the same bytes. false: it no longer
- * decodes so (never for a trace read whole). */
+/* Decode site s's frames into out (s->nframes entries): from its STACK
+ * record, or through its STACK_DELTA chain (stackdelta.h), decoded when the
+ * trace was read, from the same bytes. false: they no longer decode so
+ * (never for a trace read whole). */
 static bool decode_frames(const tl_trace_t *t, const tl_site_t *s, uint64_t *out)
 {
-    tl_record_t rec; /* about 5 KiB: a STACK record uses its stack part only */
-    tl_rec_state_t st = {0};
-    /* a compressed trace's STACK records are copies (reader.h, zstacks) */
-    const uint8_t *end = t->hdr.compressed ? t->zstacks + t->zstacks_len : t->buf + t->buf_len;
-    return tl_rec_decode(s->rec, (size_t)(end - s->rec), &rec, out, &st) > 0 &&
-           rec.type == TL_REC_STACK && rec.u.stack.nframes == s->nframes;
+    size_t n;
+    if (s->rec && *s->rec == TL_REC_STACK) /* the frames straight into out */
+        return tl_stack_resolve(t, s, out, &n) && n == s->nframes;
+    uint64_t all[TL_REC_MAX_FRAMES]; /* a chain's bases may have more frames */
+    if (!tl_stack_resolve(t, s, all, &n) || n != s->nframes) return false;
+    memcpy(out, all, n * sizeof *out);
+    return true;
 }
 
 const uint64_t *tl_trace_site_frames(const tl_trace_t *t, uint32_t site, size_t *n)
@@ -117,4 +122,34 @@ void tl_trace_frames_free(tl_trace_t *t)
         free(b);
     }
     t->frame_blocks = NULL;
+    free(t->stack_cache);
+    t->stack_cache = NULL;
+}
+
+/* Room in t->site_dense for id, when id is dense enough (below twice the
+ * sites plus 2^20: the array stays within a few bytes a site). false: the
+ * id goes to the map. */
+static bool dense_room(tl_trace_t *t, uint64_t id)
+{
+    if (id >= 2 * (uint64_t)t->nsites + (UINT64_C(1) << 20)) return false;
+    if (id < t->site_dense_n) return true;
+    size_t n = t->site_dense_n;
+    uint32_t *d = tl_grow(t->site_dense, &n, (size_t)id + 1, sizeof *d, 4096);
+    if (!d) return false;
+    memset(d + t->site_dense_n, 0, (n - t->site_dense_n) * sizeof *d);
+    t->site_dense = d;
+    t->site_dense_n = n;
+    return true;
+}
+
+bool tl_trace_site_index(tl_trace_t *t, uint64_t id, uint32_t site)
+{
+    if (dense_room(t, id)) {
+        t->site_dense[id] = site + 1;
+        return false;
+    }
+    bool created;
+    tl_map_entry_t *e = tl_map_put(&t->site_by_id, id, &created);
+    if (e) e->a = site;
+    return !e;
 }

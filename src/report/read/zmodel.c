@@ -192,9 +192,10 @@ static void put_records(tl_zmodel_t *m, tl_wbuf_t *s, const uint8_t *p, const ui
             st.ptr = b.ptr;
         } else {
             tl_record_t rec;
-            long r = tl_block_is(p[0])      ? -1
-                     : p[0] == TL_REC_STACK ? tl_rec_step_stack(p, left, &rec) /* no frames */
-                                            : tl_rec_decode(p, left, &rec, m->frames, &st);
+            long r = tl_block_is(p[0]) ? -1
+                     : p[0] == TL_REC_STACK || p[0] == TL_REC_STACK_DELTA
+                         ? tl_rec_step_stack(p, left, &rec) /* no frames decoded */
+                         : tl_rec_decode(p, left, &rec, m->frames, &st);
             used = r > 0 ? (size_t)r : left; /* a bad record: the rest as it is */
             tl_put_u8(&s[S_OP], 0);
             tl_put_varint(&s[S_LEN], used);

@@ -47,7 +47,8 @@ tl_status_t tl_reader_parse_header(const uint8_t *buf, size_t n, tl_trace_hdr_t 
     memset(h, 0, sizeof *h);
     h->version = tl_load_le32(buf + TL_HDR_VERSION);
     if (h->version < 1 || h->version > TL_TRACE_VERSION) {
-        *why = "unsupported trace version (this tensorleak reads versions 1 to 5)";
+        _Static_assert(TL_TRACE_VERSION == 6, "the message names the versions read");
+        *why = "unsupported trace version (this tensorleak reads versions 1 to 6)";
         return TL_STATUS_BAD_TRACE;
     }
     h->header_bytes = tl_load_le32(buf + TL_HDR_HEADER_BYTES);

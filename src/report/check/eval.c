@@ -341,17 +341,25 @@ static bool measure_problems(tl_chk_t *c, tl_chk_limit_t *l)
 }
 
 /* --max-leak's, --max-leak-storage's and --max-peak's groups of the
- * scope's sites s[0, n), their loop steps asked in one pass (ask_steps). */
+ * scope's sites s[0, n), their loop steps asked in one pass (ask_steps).
+ * A limit's groups are made only when they are shown (the limit is
+ * checked) or its measure is their sum (--max-leak's, which the baseline
+ * also compares): the peak's live set is as big as the end's. */
 static bool measure_groups(tl_chk_t *c, const tl_site_stat_t *s, size_t n, uint64_t from_ts,
                            uint64_t until_ts)
 {
     grouping_t gp[3] = {{.l = &c->lim[TL_LIMIT_LEAK]},
                         {.l = &c->lim[TL_LIMIT_LEAK_STORAGE]},
                         {.l = &c->lim[TL_LIMIT_PEAK]}};
-    bool oom;
+    const bool *set = c->o->set;
+    bool oom = false;
     if (!c->region && c->a.trace.has_leak_scan) {
         c->leak_scan = true;
         c->leak_kinds_counted = c->o->leak_kinds ? c->o->leak_kinds : TL_CHECK_LEAK_KINDS_DEFAULT;
+    }
+    if (!set[TL_LIMIT_LEAK] && !set[TL_LIMIT_BASELINE]) {
+        /* not grouped */
+    } else if (c->leak_scan) {
         for (size_t i = 0; i < n; i++)
             for (unsigned k = 0; k < 4 && !suppressed(c, s[i].site); k++)
                 c->leak_kind_bytes[k] += s[i].kind_bytes[k];
@@ -362,19 +370,22 @@ static bool measure_groups(tl_chk_t *c, const tl_site_stat_t *s, size_t n, uint6
     } else {
         oom = group_sites(c, s, n, false, true, from_ts, until_ts, &gp[0]);
     }
-    oom = oom || group_sites(c, s, n, true, true, from_ts, until_ts, &gp[1]);
+    if (set[TL_LIMIT_LEAK_STORAGE])
+        oom = oom || group_sites(c, s, n, true, true, from_ts, until_ts, &gp[1]);
     tl_chk_limit_t *peak = gp[2].l;
+    bool peak_groups = set[TL_LIMIT_PEAK];
     if (c->region) {
         peak->measured = c->region->last_peak_bytes;
-        oom = oom || group_sites(c, c->region->peak_sites, c->region->npeak_sites, false, false, 0,
-                                 0, &gp[2]);
+        oom = oom || (peak_groups && group_sites(c, c->region->peak_sites, c->region->npeak_sites,
+                                                 false, false, 0, 0, &gp[2]));
     } else {
         /* with --device, that device's own high-water mark (its storages, and
          * on the cpu the plain heap blocks), and what was live then */
         peak->measured = c->o->device ? c->a.model.device_peak_bytes : c->a.model.peak_bytes;
         oom = oom ||
-              group_sites(c, c->a.model.peak_sites, c->a.model.npeak_sites, false, false, 0,
-                          c->o->device ? c->a.model.device_peak_ts : c->a.model.peak_ts, &gp[2]);
+              (peak_groups &&
+               group_sites(c, c->a.model.peak_sites, c->a.model.npeak_sites, false, false, 0,
+                           c->o->device ? c->a.model.device_peak_ts : c->a.model.peak_ts, &gp[2]));
     }
     oom = oom || ask_steps(c, gp, 3);
     for (size_t k = 0; k < 3; k++) {

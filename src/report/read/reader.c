@@ -100,7 +100,6 @@ typedef struct rd {
     size_t rec_len;          /* and its length */
     size_t str_len, str_cap; /* the string pool, as offsets until the end of reading */
     uint32_t tid;            /* of the chunk being read */
-    tl_site_cache_t sites;   /* the sites of the events' stack ids (stream.h) */
     tl_stack_memo_t *memo;   /* the last stack decoded (stackdelta.h) */
 } rd_t;
 
@@ -312,7 +311,7 @@ static bool take_block(rd_t *r, const tl_skim_t *b)
     t->ncuda_blocks += b->kind == TL_KIND_STORAGE_CUDA;
     t->nnumpy_buffers += b->kind == TL_KIND_STORAGE_NUMPY;
     for (int i = 0; i < b->nevents; i++)
-        if (b->alloc[i] && tl_site_cache_find(&r->sites, t, b->stack[i]) == UINT32_MAX &&
+        if (b->alloc[i] && tl_trace_site_of(t, b->stack[i]) == UINT32_MAX &&
             intern_site(r, b->stack[i]) == UINT32_MAX)
             return true;
     t->nevents += b->nevents;

@@ -272,8 +272,7 @@ typedef struct tl_events {
     bool below_ok;
     struct tl_record *rec; /* decoding scratch */
     uint64_t *frames;
-    struct tl_site_cache *sites; /* stack id -> site, the last ones */
-    void *zctx;                  /* a compressed trace's ZSTD_DCtx (zchunk.h), else NULL */
+    void *zctx;   /* a compressed trace's ZSTD_DCtx (zchunk.h), else NULL */
     uint32_t tid; /* kernel tid of the last event's thread; 0: an aggregate checkpoint's */
 } tl_events_t;
 

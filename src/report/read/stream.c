@@ -49,7 +49,7 @@ static bool resolve(tl_events_t *it, const tl_evsrc_t *src, tl_evcur_t *c, tl_ev
         return true;
     }
     if (ev->type != TL_EV_ALLOC && ev->type != TL_EV_RALLOC) return true;
-    uint32_t site = tl_site_cache_find(it->sites, t, stack_id);
+    uint32_t site = tl_trace_site_of(t, stack_id);
     if (site == UINT32_MAX) return false; /* the load interned every stack id */
     ev->site = site;
     const tl_agg_t *a = t->agg;
@@ -204,9 +204,8 @@ bool tl_events_open(const tl_trace_t *t, tl_events_t *it)
     it->heap = malloc(n * sizeof *it->heap);
     it->rec = malloc(sizeof *it->rec);
     it->frames = malloc(TL_REC_MAX_FRAMES * sizeof *it->frames);
-    it->sites = calloc(1, sizeof *it->sites);
     if (t->hdr.compressed) it->zctx = tl_zchunk_dctx_new();
-    if (!it->cur || !it->heap || !it->rec || !it->frames || !it->sites || n > UINT32_MAX ||
+    if (!it->cur || !it->heap || !it->rec || !it->frames || n > UINT32_MAX ||
         (t->hdr.compressed && !it->zctx)) {
         tl_events_close(it);
         return true;
@@ -263,6 +262,5 @@ void tl_events_close(tl_events_t *it)
     free(it->heap);
     free(it->rec);
     free(it->frames);
-    free(it->sites);
     *it = (tl_events_t){0};
 }

@@ -30,27 +30,6 @@ typedef struct tl_evsrc {
     uint32_t tid;          /* kernel tid of the thread whose run of records this is */
 } tl_evsrc_t;
 
-/* The last sites looked up by stack id, direct-mapped on the id's low bits:
- * a trace's events mostly come from a few sites, and a hash lookup per
- * event was a tenth of a report's time (BENCHMARKS.md, W5). Zeroed: empty. */
-#define TL_SITE_CACHE 64
-typedef struct tl_site_cache {
-    uint64_t id[TL_SITE_CACHE];
-    uint32_t site1[TL_SITE_CACHE]; /* site index + 1; 0 = empty slot */
-} tl_site_cache_t;
-
-/* The site of stack id, cached; UINT32_MAX when the id was never interned. */
-static inline uint32_t tl_site_cache_find(tl_site_cache_t *c, const tl_trace_t *t, uint64_t id)
-{
-    unsigned k = (unsigned)(id % TL_SITE_CACHE);
-    if (c->site1[k] && c->id[k] == id) return c->site1[k] - 1;
-    uint32_t site = tl_trace_site_of(t, id);
-    if (site == UINT32_MAX) return UINT32_MAX;
-    c->id[k] = id;
-    c->site1[k] = site + 1;
-    return site;
-}
-
 /* Load the trace held in buf (mapped: an mmap of n bytes, open.c; else
  * malloc'd), which t owns from here on, even on failure (tl_trace_free
  * releases it). Returns as tl_trace_read. */

@@ -378,7 +378,8 @@ static bool ucache_fill(tl_stack_buf_t *b, tl_ucache_entry_t *e, uintptr_t cfa, 
     return false;
 }
 
-_Static_assert(TL_UCACHE_ADMIT >= 2 && TL_UCACHE_ADMIT <= 4, "a 2-bit count");
+_Static_assert(TL_UCACHE_ADMIT >= 2 && TL_UCACHE_ADMIT <= TL_UCACHE_COUNT_MASK + 1,
+               "a count in the key's low bits");
 unsigned tl_ucache_admit = TL_UCACHE_ADMIT;
 
 size_t tl_stack_cache_note(tl_stack_buf_t *b, uintptr_t site, uintptr_t cfa, size_t depth, int n,
@@ -391,12 +392,12 @@ size_t tl_stack_cache_note(tl_stack_buf_t *b, uintptr_t site, uintptr_t cfa, siz
     if (last >= TL_UCACHE_FRAMES || last < 1 || (uint64_t)b->raw[1] != ra) return k;
     uint64_t h = tl_ucache_hash(site, ra, cfa);
     uint64_t *seen = &b->seen[h & ((1u << TL_UCACHE_SEEN_LG) - TL_UCACHE_SEEN_WAYS)];
-    /* A seen entry: the key with its misses so far in the low 2 bits (the
+    /* A seen entry: the key with its misses so far in the low 4 bits (the
      * fill comes at the one after tl_ucache_admit - 1 of them), or ~key:
      * refused, not cacheable. */
-    const uint64_t key = h & ~UINT64_C(3), admitted = tl_ucache_admit - 1;
+    const uint64_t key = h & ~TL_UCACHE_COUNT_MASK, admitted = tl_ucache_admit - 1;
     unsigned w = 0;
-    while (w < TL_UCACHE_SEEN_WAYS && (seen[w] & ~UINT64_C(3)) != key && seen[w] != ~key)
+    while (w < TL_UCACHE_SEEN_WAYS && (seen[w] & ~TL_UCACHE_COUNT_MASK) != key && seen[w] != ~key)
         w++;
     if (w == TL_UCACHE_SEEN_WAYS) { /* first miss: remember the key only */
         memmove(seen + 1, seen, (TL_UCACHE_SEEN_WAYS - 1) * sizeof *seen);
@@ -405,7 +406,7 @@ size_t tl_stack_cache_note(tl_stack_buf_t *b, uintptr_t site, uintptr_t cfa, siz
     }
     seen += w;
     if (*seen == ~key) return k; /* refused: not cacheable */
-    if ((*seen & 3) < admitted) {
+    if ((*seen & TL_UCACHE_COUNT_MASK) < admitted) {
         (*seen)++; /* one more miss, not yet admitted */
         return k;
     }

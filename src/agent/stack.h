@@ -91,14 +91,19 @@ size_t tl_stack_capture(const uint64_t **frames, size_t depth);
 #define TL_UCACHE_SEEN_LG   12 /* keys missed once (admission), */
 #define TL_UCACHE_SEEN_WAYS 4u /* in sets of 4, the oldest out */
 /* Misses of a key before its fill (a libunwind walk of every frame, ~3x a
- * capture): `import torch`'s stacks mostly come back once or twice, a
+ * capture): `import torch`'s stacks mostly come back a few times, a
  * training loop's every step. At the 4th miss rather than the 2nd, torch
  * 2.13's import in `all` mode took 5.2 s instead of 6.9 s (plain 1.3 s),
- * W3's 1000-step loop the same 0.55 s (BENCHMARKS.md). At most 4: the
- * count lives in the key's low 2 bits. A key evicted from the cache is
- * filled again after as many misses. */
-#define TL_UCACHE_ADMIT 4u
-/* The misses before a fill now: TL_UCACHE_ADMIT, or 2 to 4 as a unit
+ * W3's 1000-step loop the same 0.55 s (BENCHMARKS.md). At the 8th rather
+ * than the 4th, the 300-step W3 `all` recording (check --max-leak's) made
+ * 91k fills instead of 205k and took 7.45 s instead of 8.32 s (medians of
+ * 3 alternating runs); the 1000-step loop in the default mode was not
+ * slower (0.62 s against 0.70 s). The count lives in the key's low 4 bits
+ * (TL_UCACHE_COUNT_MASK). A key evicted from the cache is filled again
+ * after as many misses. */
+#define TL_UCACHE_ADMIT      8u
+#define TL_UCACHE_COUNT_MASK UINT64_C(15)
+/* The misses before a fill now: TL_UCACHE_ADMIT, or 2 to 16 as a unit
  * test sets it before any capture. */
 extern unsigned tl_ucache_admit;
 #define TL_UCACHE_RBP 16 /* frame-pointer frames per chain, at most */

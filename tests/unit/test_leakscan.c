@@ -11,7 +11,10 @@
 #include "common/trace_format.h"
 #include "tests/unit/check_main.h"
 
+#include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #define WORDS 64
 
@@ -196,6 +199,71 @@ START_TEST(pointer_held_as_python_int_is_reachable)
 }
 END_TEST
 
+/* Blocks are read in batches, one process_vm_readv for many (leakscan.c,
+ * drain). An unreadable block (a PROT_NONE page) in the middle of a batch
+ * stops the read there: the blocks after it are still scanned. */
+START_TEST(unreadable_block_inside_a_batch)
+{
+    long page = sysconf(_SC_PAGESIZE);
+    char *m =
+        mmap(NULL, 3 * (size_t)page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    ck_assert_ptr_ne(m, MAP_FAILED);
+    uint64_t *w = (uint64_t *)(void *)m;
+    tl_leakscan_blk_t k[6];
+    uint32_t q[6];
+    uint64_t at6[6] = {
+        (uintptr_t)m,       (uintptr_t)m + 64,           (uintptr_t)m + 128,
+        (uintptr_t)m + 192, (uintptr_t)m + (size_t)page, (uintptr_t)m + 2 * (size_t)page};
+    for (int i = 0; i < 6; i++)
+        k[i] = (tl_leakscan_blk_t){at6[i], at6[i] + 64, 9};
+    w[0] = at6[2];                                                    /* block 0 holds block 2 */
+    w[8] = at6[3];                                                    /* block 1 holds block 3 */
+    ck_assert_int_eq(mprotect(m + page, (size_t)page, PROT_NONE), 0); /* block 4 */
+    uint64_t r[3] = {at6[0], at6[4], at6[1]}; /* queued 0, 4, 1: read 1, 4, 0 */
+    const uint64_t roots[1][2] = {{(uintptr_t)&r[0], (uintptr_t)&r[3]}};
+    tl_leakscan_classify(k, 6, q, roots, 1);
+    for (int i = 0; i < 5; i++)
+        ck_assert_uint_eq(k[i].state, TL_LEAK_REACHABLE);
+    ck_assert_uint_eq(k[5].state, TL_LEAK_DEFINITE);
+    munmap(m, 3 * (size_t)page);
+}
+END_TEST
+
+/* More queued blocks than one batch takes (256), and a block bigger than
+ * the read buffer (64 KiB), read on its own: what each holds is found. */
+START_TEST(many_blocks_and_a_big_one)
+{
+    enum { SMALL = 600, BIG = 80 << 10, N = SMALL + 3 };
+    size_t bytes = SMALL * 64 + BIG + 128;
+    char *m = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    ck_assert_ptr_ne(m, MAP_FAILED);
+    tl_leakscan_blk_t *k = calloc(N, sizeof *k);
+    uint32_t *q = calloc(N, sizeof *q);
+    uint64_t *r = calloc(SMALL, sizeof *r);
+    ck_assert(k && q && r);
+    for (size_t i = 0; i < SMALL; i++) {
+        k[i] = (tl_leakscan_blk_t){(uintptr_t)m + 64 * i, (uintptr_t)m + 64 * i + 64, 9};
+        r[i] = k[i].ptr;
+    }
+    uintptr_t big = (uintptr_t)m + SMALL * 64;
+    k[SMALL] = (tl_leakscan_blk_t){big, big + BIG, 9};
+    k[SMALL + 1] = (tl_leakscan_blk_t){big + BIG, big + BIG + 64, 9};
+    k[SMALL + 2] = (tl_leakscan_blk_t){big + BIG + 64, big + BIG + 128, 9};
+    memcpy(m + 64 * (SMALL - 1) + 8, &big, 8); /* the last small block holds the big one */
+    uint64_t last = big + BIG;
+    memcpy((char *)big + BIG - 8, &last, 8); /* whose last word holds the next */
+    const uint64_t roots[1][2] = {{(uintptr_t)r, (uintptr_t)(r + SMALL)}};
+    tl_leakscan_classify(k, N, q, roots, 1);
+    for (size_t i = 0; i < SMALL + 2; i++)
+        ck_assert_uint_eq(k[i].state, TL_LEAK_REACHABLE);
+    ck_assert_uint_eq(k[SMALL + 2].state, TL_LEAK_DEFINITE);
+    free(k);
+    free(q);
+    free(r);
+    munmap(m, bytes);
+}
+END_TEST
+
 static Suite *make_leakscan_suite(void)
 {
     Suite *s = suite_create("leakscan");
@@ -210,6 +278,8 @@ static Suite *make_leakscan_suite(void)
     tcase_add_test(tc, block_edges);
     tcase_add_test(tc, words_outside_roots_do_not_count);
     tcase_add_test(tc, pointer_held_as_python_int_is_reachable);
+    tcase_add_test(tc, unreadable_block_inside_a_batch);
+    tcase_add_test(tc, many_blocks_and_a_big_one);
     suite_add_tcase(s, tc);
     return s;
 }

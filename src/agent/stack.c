@@ -481,7 +481,7 @@ size_t tl_stack_capture(const uint64_t **frames, size_t depth)
     b->hit = NULL;
     uintptr_t sp;
     __asm__ volatile("mov %%rsp, %0" : "=r"(sp));
-    tl_stack_unwind_sp = sp;
+    tl_stack_unwind_sp = tl_stack_trusted_top(b, sp);
     tl_unwinder_enter();
     int n = unw_backtrace(b->raw, (int)(depth + SKIP_SLACK));
     tl_unwinder_leave();

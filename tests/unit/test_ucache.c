@@ -20,6 +20,7 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #if defined(__SANITIZE_ADDRESS__)
@@ -682,6 +683,40 @@ START_TEST(blocks_tag_take_give)
 }
 END_TEST
 
+/* An unwind reads the frames above its stack pointer unchecked when they
+ * are on the thread's own stack, of known bounds; never those of another
+ * stack (a signal's alternate stack, a coroutine's). */
+START_TEST(trusted_top)
+{
+    tl_stack_buf_t *b = calloc(1, sizeof *b);
+    ck_assert_ptr_nonnull(b);
+    ck_assert_uint_eq(tl_stack_trusted_top(b, 0x2000), 0x2000); /* bounds not looked up */
+    b->stack_lo = 0x1000;
+    b->stack_hi = 0x9000;
+    b->stack_state = -1; /* unknown */
+    ck_assert_uint_eq(tl_stack_trusted_top(b, 0x2000), 0x2000);
+    b->stack_state = 1;
+    ck_assert_uint_eq(tl_stack_trusted_top(b, 0x1000), 0x9000);
+    ck_assert_uint_eq(tl_stack_trusted_top(b, 0x8ff8), 0x9000);
+    ck_assert_uint_eq(tl_stack_trusted_top(b, 0x9000), 0x9000); /* at the top: itself */
+    ck_assert_uint_eq(tl_stack_trusted_top(b, 0xfff), 0xfff);
+    ck_assert_uint_eq(tl_stack_trusted_top(b, 0x10000), 0x10000);
+    free(b);
+    /* This thread, after captures that looked its stack up: its own stack
+     * pointer is on it, a heap address is not. */
+    tl_stack_unwind_init();
+    uint64_t f[4][MAXF];
+    for (unsigned i = 0; i < 4; i++)
+        outer_a(f[i]);
+    const tl_stack_buf_t *t = tl_stack_tbuf;
+    ck_assert_ptr_nonnull(t);
+    ck_assert_int_eq(t->stack_state, 1);
+    uintptr_t sp = (uintptr_t)__builtin_frame_address(0), heap = (uintptr_t)t;
+    ck_assert_uint_eq(tl_stack_trusted_top(t, sp), t->stack_hi);
+    ck_assert_uint_eq(tl_stack_trusted_top(t, heap), heap);
+}
+END_TEST
+
 static Suite *make_ucache_suite(void)
 {
     Suite *s = suite_create("ucache");
@@ -698,6 +733,7 @@ static Suite *make_ucache_suite(void)
     tcase_add_test(tc, ucache_threads);
     tcase_add_test(tc, ucache_set_turns);
     tcase_add_test(tc, ucache_seen_shared);
+    tcase_add_test(tc, trusted_top);
     suite_add_tcase(s, tc);
     TCase *tt = tcase_create("time");
     tcase_add_test(tt, clock_event_reuse);

@@ -464,8 +464,8 @@ static bool capture_end(replay_t *r, tl_model_t *at_end, bool script_end, uint64
     *at_end = *r->c; /* its counters (the pointers in it are not used) */
     tl_map_t kinds = {0};
     bool oom = tl_site_stats_leak_kinds(t, &kinds) ||
-               tl_site_stats_live(&r->live, t->nsites, t->has_leak_scan ? &kinds : NULL, &m->leaks,
-                                  &m->nleaks);
+               tl_site_stats_live(r->cur, &r->live, t->nsites, t->has_leak_scan ? &kinds : NULL,
+                                  &m->leaks, &m->nleaks);
     tl_map_free(&kinds);
     return oom || tl_stor_capture(r->st, t, &r->live, script_end, mark_id, ts, &m->end);
 }

@@ -61,23 +61,12 @@ static bool add_kinds(tl_map_t *live, size_t nsites, const tl_map_t *kinds, tl_s
     return false;
 }
 
-/* Aggregate the live table by site into a sorted list; with kinds (the
- * leak scan's LEAKKIND blocks by pointer, NULL without a scan) also by leak
- * kind, a block the scan did not name being reachable. */
-bool tl_site_stats_live(tl_map_t *live, size_t nsites, const tl_map_t *kinds, tl_site_stat_t **out,
-                        size_t *nout)
+/* The live set by site (acc: what the replay keeps up to date) as a sorted
+ * list; with kinds, also by leak kind from the live table. */
+bool tl_site_stats_live(const tl_site_acc_t *acc, tl_map_t *live, size_t nsites,
+                        const tl_map_t *kinds, tl_site_stat_t **out, size_t *nout)
 {
-    tl_site_acc_t *acc = calloc(nsites * 2 + 2, sizeof *acc);
-    if (!acc) return true;
-    size_t pos = 0;
-    for (tl_map_entry_t *e; (e = tl_map_next(live, &pos));) {
-        size_t site = (size_t)(e->b & 0xffffffffu), storage = (e->b >> 32) & 1;
-        if (site >= nsites) continue; /* cannot happen: sites come from the reader */
-        acc[site * 2 + storage].bytes += e->a;
-        acc[site * 2 + storage].blocks++;
-    }
     bool oom = tl_site_stats_collect(acc, nsites, out, nout);
-    free(acc);
     return oom || (kinds && add_kinds(live, nsites, kinds, *out, *nout));
 }
 

@@ -34,7 +34,6 @@ typedef struct tl_site_stat {
  * before storage. */
 int tl_site_stat_cmp(const void *a, const void *b);
 
-
 /* Bytes and blocks of one (site, storage) pair. */
 typedef struct tl_site_acc {
     uint64_t bytes, blocks;
@@ -44,12 +43,16 @@ typedef struct tl_site_acc {
 bool tl_site_stats_collect(const tl_site_acc_t *acc, size_t nsites, tl_site_stat_t **out,
                            size_t *nout);
 
-/* The live-block table (key ptr; a = size; b = site | flags << 32, flag bit
- * 0: storage; not changed, the iterator is not const) aggregated by site; with kinds (the leak
- * scan's kind by pointer, NULL without a scan) also by tl_leak_kind_t, a block the scan did not
- * name counting as reachable. */
-bool tl_site_stats_live(tl_map_t *live, size_t nsites, const tl_map_t *kinds, tl_site_stat_t **out,
-                        size_t *nout);
+/* The live set by site: acc[0 .. nsites * 2) the live blocks' bytes and
+ * blocks by (site, storage), as the replay keeps them, into a sorted list
+ * (no table of nsites entries is made: acc is the replay's own, ~10^6
+ * sites in a torch script's `all`-mode trace); with kinds (the leak scan's
+ * kind by pointer, NULL without a scan) also by tl_leak_kind_t, from live
+ * (key ptr; a = size; b = site | flags << 32, flag bit 0: storage; not
+ * changed, the iterator is not const), a block the scan did not name
+ * counting as reachable. live must hold exactly the blocks acc sums. */
+bool tl_site_stats_live(const tl_site_acc_t *acc, tl_map_t *live, size_t nsites,
+                        const tl_map_t *kinds, tl_site_stat_t **out, size_t *nout);
 
 /* The trace's leak-scan kinds (tl_trace_t.leak_kinds) as a map: key ptr,
  * a = tl_leak_kind_t. The caller frees the map, also after a failure. */

@@ -36,6 +36,7 @@ tests_workloads_fork_leaks_CFLAGS = $(WORKLOAD_CFLAGS)
 TESTS += \
 	tests/integration/run_c_leaks.sh \
 	tests/integration/run_fork.sh \
+	tests/integration/run_outlived.sh \
 	tests/integration/run_torch.sh \
 	tests/integration/run_exit_codes.sh \
 	tests/integration/run_autograd.sh \
@@ -50,6 +51,7 @@ EXTRA_DIST += \
 	tests/integration/tlcheck.py \
 	tests/integration/run_c_leaks.sh \
 	tests/integration/run_fork.sh \
+	tests/integration/run_outlived.sh \
 	tests/integration/run_torch.sh \
 	tests/integration/run_exit_codes.sh \
 	tests/integration/cases_check.py \

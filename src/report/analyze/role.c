@@ -1,10 +1,12 @@
 /* role.c - what a process of a run is (role.h). */
 #include "report/analyze/role.h"
 
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 /* tl_role_mp of one -c code string. */
 static const char *mp_code(const char *code, uint64_t ppid, uint64_t main_pid)
@@ -111,4 +113,23 @@ const char *tl_role_program(const tl_trace_t *t, uint64_t main_pid, char *buf, s
     if (!t->argc && t->exe && len >= 0 && (size_t)len < n)
         snprintf(buf + len, n - (size_t)len, "%.200s", t->exe);
     return buf;
+}
+
+void tl_role_end(const tl_trace_t *t, const char *path, char *buf, size_t n)
+{
+    int fd = t->has_end ? -1 : open(path, O_RDONLY | O_CLOEXEC);
+    bool running = fd >= 0 && tl_trace_in_use(fd);
+    if (fd >= 0) close(fd);
+    if (running)
+        snprintf(buf, n, "running");
+    else if (!t->has_end)
+        snprintf(buf, n, "no end (killed?)");
+    else if (t->end_reason == TL_END_SIGNAL)
+        snprintf(buf, n, "signal %" PRId64, t->end_exit_status);
+    else if (t->end_reason == TL_END_EXEC)
+        snprintf(buf, n, "exec");
+    else if (t->end_exit_status >= 0)
+        snprintf(buf, n, "exit %" PRId64, t->end_exit_status);
+    else
+        snprintf(buf, n, "exit");
 }

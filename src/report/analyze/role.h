@@ -2,7 +2,8 @@
  * process, a rank of a distributed job, a DataLoader or pool worker,
  * multiprocessing's own processes, another fork of the main program, or a
  * helper (another program). The run report's process table and check's
- * verdicts name processes by it. Pure functions of the trace; thread-safe.
+ * verdicts name processes by it. Pure functions of the trace (tl_role_end
+ * also asks /proc); thread-safe.
  */
 #ifndef TL_REPORT_ROLE_H
 #define TL_REPORT_ROLE_H
@@ -40,5 +41,11 @@ const char *tl_role_of(const tl_trace_t *t, uint64_t main_pid, const char *main_
  * trace has no argv. Into buf of n; returns buf. Raw trace bytes: the
  * caller escapes. */
 const char *tl_role_program(const tl_trace_t *t, uint64_t main_pid, char *buf, size_t n);
+
+/* How t's process ended, into buf of n (about 24 bytes): "exit N", "exit",
+ * "signal N", "exec" from its END record; without one, "running" when a
+ * live process still maps the trace at path (a child that outlived `run`'s
+ * command: tl_trace_in_use), else "no end (killed?)". */
+void tl_role_end(const tl_trace_t *t, const char *path, char *buf, size_t n);
 
 #endif

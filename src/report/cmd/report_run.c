@@ -225,20 +225,6 @@ static void ranks_json(const void *arg, FILE *out)
     free(rows);
 }
 
-static void end_words(const tl_trace_t *t, char *buf, size_t n)
-{
-    if (!t->has_end)
-        snprintf(buf, n, "no end (killed?)");
-    else if (t->end_reason == TL_END_SIGNAL)
-        snprintf(buf, n, "signal %" PRId64, t->end_exit_status);
-    else if (t->end_reason == TL_END_EXEC)
-        snprintf(buf, n, "exec");
-    else if (t->end_exit_status >= 0)
-        snprintf(buf, n, "exit %" PRId64, t->end_exit_status);
-    else
-        snprintf(buf, n, "exit");
-}
-
 static void text_report(const void *c, FILE *out)
 {
     tl_render_text(c, out);
@@ -440,7 +426,7 @@ static tl_status_t one(proc_t *p, proc_t *procs, size_t n, uint64_t main_pid, co
     p->storage_bytes = m->live_storage_bytes;
     p->storages = m->live_storage_blocks;
     p->nproblems = m->end.nproblems;
-    end_words(t, p->end, sizeof p->end);
+    tl_role_end(t, p->path, p->end, sizeof p->end);
     p->shown = main || p->rank >= 0 || p->nproblems || p->storages;
     bool oom = p->rank >= 0 && tl_rank_measure(a, p->rank, &p->ranked);
     tl_report_run_t run = {.role = p->role, .entry = true, .made = mt->v, .nmade = mt->n};

@@ -49,7 +49,11 @@ static void make_notes(tl_analysis_t *a)
 {
     const tl_trace_t *t = &a->trace;
     const tl_model_t *m = &a->model;
-    if (!t->has_end)
+    if (!t->has_end && t->running)
+        note(a, "no END record yet: the process was still running when its trace was read (a "
+                "child that outlived the command); \"live at end\" is the state at the last "
+                "recorded event");
+    else if (!t->has_end)
         note(a,
              "no END record: the process was killed or crashed before tensorleak finished the "
              "trace; \"live at end\" is the state at the last recorded event, and dropped events "

@@ -35,6 +35,24 @@ grep -q "^  scope: end point process_exit of $TMP/$1\$" fail.out || fail "fail: 
 (cd fail && "$TL" check --format=json --max-leak=0 -- "$K" >../fail.json 2>/dev/null)
 grep -q '^  "trace_kept": true,$' fail.json || fail "fail json: no trace_kept true: $(head -5 fail.json)"
 
+# a run of two processes: the child passes, the main one fails; the
+# child's verdict, written before the run's, says its trace goes with the
+# run (kept here), never that it was removed
+F="$WL/agent_forker" # the parent's peak 4.98 KiB, the child's 1.95 KiB
+mkdir run2 || hard_error mkdir
+(cd run2 && "$TL" check --max-peak=3000 -- "$F" >../run2.out 2>../run2.err)
+rc=$?
+[ $rc -eq 23 ] || { cat run2.out run2.err >&2; fail "run2: exit $rc, want 23"; }
+grep -q "removed: the check passed" run2.out && fail "run2: a kept trace said removed: $(cat run2.out)"
+grep -Eq "^  scope: end point process_exit of $TMP/run2/tensorleak-[0-9]*/tensorleak\.[0-9]*\.tlt \(removed if the whole run passes; --trace-output=PATTERN keeps the traces\)\$" run2.out ||
+    fail "run2: the passing child's scope: $(cat run2.out)"
+[ "$(ls run2/tensorleak-*/ | wc -l)" -eq 2 ] || fail "run2: traces kept: $(ls -R run2)"
+(cd run2 && "$TL" check --format=json --output=../run2.json --max-peak=3000 -- "$F" >/dev/null 2>&1)
+"$PYTHON3" -c 'import json, sys; v = json.load(open("run2.json"))
+o = [p for p in v["processes"] if p["process"]["role"] == "child"]
+sys.exit(not (v["trace_kept"] is True and len(o) == 1 and o[0]["trace_kept"] is None))' ||
+    fail "run2 json: main trace_kept true, the child's null: $(grep trace_kept run2.json)"
+
 # a region the run never closed: known only after the run; the trace stays
 mkdir noreg || hard_error mkdir
 (cd noreg && "$TL" check --region=nosuch -- "$K" >../noreg.out 2>../noreg.err)

@@ -1,8 +1,9 @@
 #!/bin/sh
 # run_outlived.sh - a child that outlives `run`'s command: the run's
-# process table says "running" while its process still writes its trace,
-# "no end (killed?)" once it is gone without an END record (kill -9), and
-# `run` itself neither waits for it nor fails.
+# process table says "running" while its process still writes its trace
+# (its own report's note and JSON's process.running too), "no end
+# (killed?)" once it is gone without an END record (kill -9), and `run`
+# itself neither waits for it nor fails.
 . "$TL_SRCDIR/tests/integration/lib.sh"
 make_tmp
 
@@ -20,6 +21,16 @@ grep -Eq "^  $child +[0-9]+ +child .* 0  running +" run.out ||
 grep -Eq "^  [0-9]+ +[0-9]+ +main .* 0  exit 0 +" run.out ||
     { cat run.out >&2; fail "the main process's end is not 'exit 0'"; }
 
+# Its own report says so too: the note, and JSON's process.running.
+"$TL" report "$TMP/t.$child.tlt" >one.out 2>&1 || { cat one.out >&2; fail "report of the child exited $?"; }
+grep -q "no END record yet: the process was still running" one.out ||
+    { cat one.out >&2; fail "the running child's report lacks its note"; }
+grep -q "killed or crashed" one.out && { cat one.out >&2; fail "the running child is said killed"; }
+"$TL" report --format=json "$TMP/t.$child.tlt" >one.json || fail "JSON report of the child exited $?"
+"$PYTHON3" -c 'import json, sys; p = json.load(open("one.json"))["process"]
+sys.exit(not (p["running"] is True and p["end_reason"] is None))' ||
+    fail "JSON: the running child's process.running is not true"
+
 kill -9 "$child"
 i=0
 while kill -0 "$child" 2>/dev/null && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
@@ -27,4 +38,9 @@ while kill -0 "$child" 2>/dev/null && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1))
 grep -Eq "^  $child +[0-9]+ +child .* 0  no end \(killed\?\) +" rep.out ||
     { cat rep.out >&2; fail "the killed child is not 'no end (killed?)'"; }
 grep -q " running " rep.out && { cat rep.out >&2; fail "a process is still 'running' after the kill"; }
+"$TL" report --format=json "$TMP/t.$child.tlt" >one.json || fail "JSON report of the child exited $?"
+"$PYTHON3" -c 'import json, sys; sys.exit(json.load(open("one.json"))["process"]["running"] is not False)' ||
+    fail "JSON: the killed child's process.running is not false"
+"$TL" report "$TMP/t.$child.tlt" 2>&1 | grep -q "killed or crashed" ||
+    fail "the killed child's report does not say it was killed"
 exit 0

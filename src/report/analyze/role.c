@@ -1,12 +1,10 @@
 /* role.c - what a process of a run is (role.h). */
 #include "report/analyze/role.h"
 
-#include <fcntl.h>
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
-#include <unistd.h>
 
 /* tl_role_mp of one -c code string. */
 static const char *mp_code(const char *code, uint64_t ppid, uint64_t main_pid)
@@ -115,12 +113,9 @@ const char *tl_role_program(const tl_trace_t *t, uint64_t main_pid, char *buf, s
     return buf;
 }
 
-void tl_role_end(const tl_trace_t *t, const char *path, char *buf, size_t n)
+void tl_role_end(const tl_trace_t *t, char *buf, size_t n)
 {
-    int fd = t->has_end ? -1 : open(path, O_RDONLY | O_CLOEXEC);
-    bool running = fd >= 0 && tl_trace_in_use(fd);
-    if (fd >= 0) close(fd);
-    if (running)
+    if (!t->has_end && t->running)
         snprintf(buf, n, "running");
     else if (!t->has_end)
         snprintf(buf, n, "no end (killed?)");

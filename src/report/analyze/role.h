@@ -2,8 +2,7 @@
  * process, a rank of a distributed job, a DataLoader or pool worker,
  * multiprocessing's own processes, another fork of the main program, or a
  * helper (another program). The run report's process table and check's
- * verdicts name processes by it. Pure functions of the trace (tl_role_end
- * also asks /proc); thread-safe.
+ * verdicts name processes by it. Pure functions of the trace; thread-safe.
  */
 #ifndef TL_REPORT_ROLE_H
 #define TL_REPORT_ROLE_H
@@ -43,9 +42,9 @@ const char *tl_role_of(const tl_trace_t *t, uint64_t main_pid, const char *main_
 const char *tl_role_program(const tl_trace_t *t, uint64_t main_pid, char *buf, size_t n);
 
 /* How t's process ended, into buf of n (about 24 bytes): "exit N", "exit",
- * "signal N", "exec" from its END record; without one, "running" when a
- * live process still maps the trace at path (a child that outlived `run`'s
- * command: tl_trace_in_use), else "no end (killed?)". */
-void tl_role_end(const tl_trace_t *t, const char *path, char *buf, size_t n);
+ * "signal N", "exec" from its END record; without one, "running" when its
+ * process still wrote the trace as it was read (tl_trace_t.running: a
+ * child that outlived `run`'s command), else "no end (killed?)". */
+void tl_role_end(const tl_trace_t *t, char *buf, size_t n);
 
 #endif

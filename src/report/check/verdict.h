@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "report/analyze/lineage.h"
 #include "report/analyze/model.h"
@@ -116,6 +117,13 @@ const char *tl_chk_holders(const tl_chk_group_t *g, char *buf, size_t n);
 static inline bool tl_chk_passed(const tl_chk_t *c)
 {
     return c->nfailed == 0 && !c->incomplete && !(c->o->proc && c->o->proc->others_failed);
+}
+
+/* Whether c is a run's process other than its main one: its verdict comes
+ * before the run's, which decides whether the run's traces are removed. */
+static inline bool tl_chk_other_process(const tl_chk_t *c)
+{
+    return c->o->proc && c->o->proc->role && strcmp(c->o->proc->role, "main") != 0;
 }
 
 /* Whether the trace records what the limits measure: every allocation

@@ -157,8 +157,13 @@ static void head_json(tl_chk_t *c, tl_json_t *j)
     tl_json_str(j, "tensorleak-check/1");
     tl_json_key(j, "trace");
     tl_json_str(j, c->path);
-    tl_json_key(j, "trace_kept"); /* false: removed after the pass (check -- CMD) */
-    tl_json_bool(j, !(c->o->traces_removed_on_pass && tl_chk_passed(c)));
+    /* false: removed after the pass (check -- CMD); null: a run's other
+     * process that passed, whose trace goes as the run's verdict says */
+    tl_json_key(j, "trace_kept");
+    if (c->o->traces_removed_on_pass && tl_chk_passed(c) && tl_chk_other_process(c))
+        tl_json_null(j);
+    else
+        tl_json_bool(j, !(c->o->traces_removed_on_pass && tl_chk_passed(c)));
     process_json(c, j);
     tl_json_key(j, "passed"); /* in a run, the main process's verdict is the run's */
     tl_json_bool(j, tl_chk_passed(c));

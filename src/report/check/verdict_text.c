@@ -392,7 +392,11 @@ void tl_chk_render_text(tl_chk_t *c, FILE *out)
     }
     tl_esc_puts(out, c->path);
     if (c->o->traces_removed_on_pass && tl_chk_passed(c))
-        fputs(" (removed: the check passed; --trace-output=PATTERN keeps the traces)", out);
+        fputs(tl_chk_other_process(c) ? " (removed if the whole run passes; --trace-output=PATTERN "
+                                        "keeps the traces)"
+                                      : " (removed: the check passed; --trace-output=PATTERN keeps "
+                                        "the traces)",
+              out);
     fputc('\n', out);
     if (!c->a.trace.has_end && !c->region) /* a closed region is complete without END */
         fputs("  note: no END record: the program was killed or is still running; it is checked "

@@ -426,7 +426,7 @@ static tl_status_t one(proc_t *p, proc_t *procs, size_t n, uint64_t main_pid, co
     p->storage_bytes = m->live_storage_bytes;
     p->storages = m->live_storage_blocks;
     p->nproblems = m->end.nproblems;
-    tl_role_end(t, p->path, p->end, sizeof p->end);
+    tl_role_end(t, p->end, sizeof p->end);
     p->shown = main || p->rank >= 0 || p->nproblems || p->storages;
     bool oom = p->rank >= 0 && tl_rank_measure(a, p->rank, &p->ranked);
     tl_report_run_t run = {.role = p->role, .entry = true, .made = mt->v, .nmade = mt->n};

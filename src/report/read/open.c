@@ -138,7 +138,9 @@ static int maps_file(uint64_t pid, dev_t dev, ino_t ino)
     return found;
 }
 
-bool tl_trace_in_use(int fd)
+/* tl_trace_in_use; guess: when the writer's maps cannot be read, whether
+ * its pid exists (else false). */
+static bool in_use(int fd, bool guess)
 {
     uint8_t hbuf[TL_HDR_RESERVED];
     ssize_t got = tl_read_at(fd, hbuf, sizeof hbuf, 0);
@@ -150,7 +152,12 @@ bool tl_trace_in_use(int fd)
     if ((h.flags & TL_HDR_F_CLEAN_END) || h.compressed || !h.pid || h.pid > INT32_MAX) return false;
     int m = maps_file(h.pid, st.st_dev, st.st_ino);
     if (m >= 0) return m == 1;
-    return kill((pid_t)h.pid, 0) == 0 || errno == EPERM; /* unreadable: alive is in use */
+    return guess && (kill((pid_t)h.pid, 0) == 0 || errno == EPERM); /* alive: in use */
+}
+
+bool tl_trace_in_use(int fd)
+{
+    return in_use(fd, true);
 }
 
 tl_status_t tl_trace_read(const char *path, tl_trace_t *t, char *why, size_t whylen)
@@ -185,6 +192,7 @@ tl_status_t tl_trace_read(const char *path, tl_trace_t *t, char *why, size_t why
     tl_status_t rc = tl_reader_load(map, size, true, t, why, whylen);
     /* after the load: a writer that went on (or ended) meanwhile shows */
     if (!rc) t->live = tl_trace_moved(fd, &ext);
+    if (!rc && !t->has_end) t->running = in_use(fd, false);
     close(fd);
     return rc;
 }

@@ -174,6 +174,10 @@ typedef struct tl_trace {
     size_t nleak_kinds;
 
     bool has_end;
+    /* No END record, and its process still maps the file when it was read
+     * (a child that outlived `run`'s command): known, never guessed (false
+     * when that process's maps cannot be read); tl_trace_read only. */
+    bool running;
     uint64_t end_ts; /* time of the END record */
     uint64_t end_reason, end_allocs, end_frees, end_storages, end_dropped;
     int64_t end_exit_status;

@@ -479,7 +479,7 @@ static void run_text(const proc_t *procs, size_t n, FILE *out)
             "main one, ranks, and those with problems or storages at end)\n",
             n, nprob, nprob == 1 ? "" : "s", nshown);
     fprintf(out, "\nProcesses: %zu\n", n);
-    fprintf(out, "  %-8s %-8s %-32s %10s %12s %16s %8s  %-12s %s%s\n", "pid", "parent", "role",
+    fprintf(out, "  %-8s %-8s %-32s %10s %12s %16s %8s  %-16s %s%s\n", "pid", "parent", "role",
             "peak", "live at end", "storages at end", "problems", "end", hosts ? "host  " : "",
             "program");
     for (size_t i = 0; i < n; i++) {
@@ -493,7 +493,7 @@ static void run_text(const proc_t *procs, size_t n, FILE *out)
         char st[48];
         snprintf(st, sizeof st, "%" PRIu64 " (%s)", p->storages,
                  tl_size_text(p->storage_bytes, b3, sizeof b3));
-        fprintf(out, "  %-8" PRIu64 " %-8" PRIu64 " %-32s %10s %12s %16s %8zu  %-12s ", p->pid,
+        fprintf(out, "  %-8" PRIu64 " %-8" PRIu64 " %-32s %10s %12s %16s %8zu  %-16s ", p->pid,
                 p->ppid, p->role, tl_size_text(p->peak, b1, sizeof b1),
                 tl_size_text(p->live_bytes, b2, sizeof b2), st, p->nproblems, p->end);
         if (hosts) {

@@ -1,5 +1,5 @@
 /* agent.c - the agent's lifecycle: init from the environment, the trace's
- * opening records, its end (exit, quick_exit, _exit, SIGTERM), fork and exec.
+ * opening records, its end (exit, quick_exit, _exit, SIGTERM, SIGINT), fork and exec.
  * The events themselves are recorded by record.c.
  *
  * Runs inside someone else's program: no stdio, getenv only in init, messages
@@ -479,7 +479,7 @@ static void finish(int status)
     atomic_store(&tl_agent_state, TL_AGENT_DONE);
 }
 
-/* A fatal SIGTERM (endsig.h; signal context): the leak scan (when the stack
+/* A fatal SIGTERM or SIGINT (endsig.h; signal context): the leak scan (when the stack
  * has room for it, scan_room) and END with reason signal and the signal's
  * number. A worker its parent terminates (a Pool leaving its with block)
  * is so judged by what it leaks, not by every block it has live. true =

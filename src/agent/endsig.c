@@ -1,4 +1,4 @@
-/* endsig.c - the SIGTERM end point (see endsig.h).
+/* endsig.c - the SIGTERM and SIGINT end point (see endsig.h).
  *
  * Runs in signal context and inside the program's sigaction calls: atomics
  * only, no locks, no malloc, no stdio.
@@ -17,11 +17,19 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-/* true while the agent's handler is installed for SIGTERM in the program's
- * stead (the program's view: SIG_DFL with view_flags). */
-static atomic_bool owned;
-static atomic_int view_flags;
-static sigset_t view_mask; /* written by the program's rare sigaction calls only */
+/* The signals taken (endsig.h), each in its slot (slot_of). */
+#define NSIGS 2
+static const int sigs[NSIGS] = {SIGTERM, SIGINT};
+
+/* Per slot: true while the agent's handler is installed for the signal in
+ * the program's stead (the program's view: SIG_DFL with view_flags). */
+static atomic_bool owned[NSIGS];
+static atomic_int view_flags[NSIGS];
+static sigset_t view_mask[NSIGS]; /* written by the program's rare sigaction calls only */
+/* The flags libc's sigaction adds on its way to the kernel (glibc on x86-64:
+ * SA_RESTORER), which the kernel then reports: added to a view the program
+ * set, as the kernel would have shown them. Learnt at the first install. */
+static atomic_int added_flags;
 static tl_sigaction_fn real_sigaction;
 static bool (*end_trace)(int, bool);
 atomic_int tl_endsig_deferred; /* tsd.h */
@@ -37,6 +45,13 @@ atomic_int tl_endsig_deferred; /* tsd.h */
 /* Probe step: at most the smallest page size, so a guard page in the range
  * is always hit. */
 #define PROBE_STEP 4096
+
+static int slot_of(int sig)
+{
+    for (int i = 0; i < NSIGS; i++)
+        if (sigs[i] == sig) return i;
+    return -1;
+}
 
 /* Whether the need bytes below here are readable: one
  * process_vm_readv(2) of one byte per page, which fails with EFAULT (no
@@ -71,7 +86,7 @@ static bool stack_has_room(size_t need)
  * program would see that stack through sigaltstack(NULL, &old) and its own
  * altstack would have to be kept apart from ours. With too little room the
  * END is skipped (the trace then ends without one, as at SIGKILL) and the
- * signal re-raised at once, so the process dies of SIGTERM as without the
+ * signal re-raised at once, so the process dies of the signal as without the
  * agent. The kernel's signal frame (up to about 3.4 KiB with AVX-512,
  * sysconf(_SC_MINSIGSTKSZ)) lands on the thread's stack before any handler
  * runs: a thread with less room than that still dies of SIGSEGV, where the
@@ -96,7 +111,7 @@ static bool end_and_raise(int sig)
  * Python end point's walk) is held until the agent is left, at the next
  * guard drop to 0 (tsd.h): dying there would leave the trace without its
  * END, so a Pool's terminate() would make its workers' every live block a
- * leak. A second SIGTERM meanwhile kills at once. */
+ * leak. A second signal meanwhile kills at once. */
 static void on_term(int sig)
 {
     int saved = errno;
@@ -104,8 +119,9 @@ static void on_term(int sig)
     memset(&dfl, 0, sizeof dfl);
     dfl.sa_handler = SIG_DFL;
     sigemptyset(&dfl.sa_mask);
-    /* Give the signal back first: a second SIGTERM now kills at once. */
-    atomic_store(&owned, false);
+    /* Give the signal back first: a second one now kills at once. */
+    int slot = slot_of(sig);
+    if (slot >= 0) atomic_store(&owned[slot], false);
     real_sigaction(sig, &dfl, NULL);
     if (end_and_raise(sig)) atomic_store(&tl_endsig_deferred, sig);
     errno = saved; /* only reached if the default action did not end us */
@@ -125,58 +141,67 @@ void tl_endsig_fork_child(void)
     atomic_store(&tl_endsig_deferred, 0); /* the parent's, not this process's */
 }
 
-static int install(void)
+static int install(int sig)
 {
     struct sigaction ours;
     memset(&ours, 0, sizeof ours);
     ours.sa_handler = on_term;
     ours.sa_flags = SA_RESTART;
     sigemptyset(&ours.sa_mask);
-    return real_sigaction(SIGTERM, &ours, NULL);
+    struct sigaction now;
+    if (real_sigaction(sig, &ours, NULL) != 0) return -1;
+    if (real_sigaction(sig, NULL, &now) == 0)
+        atomic_store(&added_flags, now.sa_flags & ~ours.sa_flags);
+    return 0;
 }
 
 void tl_endsig_init(tl_sigaction_fn real, bool (*on_signal)(int sig, bool scan_room))
 {
-    atomic_store(&owned, false);
+    for (int i = 0; i < NSIGS; i++)
+        atomic_store(&owned[i], false);
     if (!real) return;
     real_sigaction = real;
     end_trace = on_signal;
-    struct sigaction cur;
-    if (real(SIGTERM, NULL, &cur) != 0 || (cur.sa_flags & SA_SIGINFO) || cur.sa_handler != SIG_DFL)
-        return;
-    atomic_store(&view_flags, cur.sa_flags);
-    view_mask = cur.sa_mask;
-    if (install() == 0) atomic_store(&owned, true);
+    for (int i = 0; i < NSIGS; i++) {
+        struct sigaction cur;
+        if (real(sigs[i], NULL, &cur) != 0 || (cur.sa_flags & SA_SIGINFO) ||
+            cur.sa_handler != SIG_DFL)
+            continue; /* the program's handler, or SIG_IGN (a background job's SIGINT) */
+        atomic_store(&view_flags[i], cur.sa_flags);
+        view_mask[i] = cur.sa_mask;
+        if (install(sigs[i]) == 0) atomic_store(&owned[i], true);
+    }
 }
 
 int tl_endsig_sigaction(tl_sigaction_fn real, int sig, const struct sigaction *act,
                         struct sigaction *old)
 {
-    if (sig != SIGTERM || !real_sigaction) return real(sig, act, old);
+    int i = slot_of(sig);
+    if (i < 0 || !real_sigaction) return real(sig, act, old);
     bool dfl = act && !(act->sa_flags & SA_SIGINFO) && act->sa_handler == SIG_DFL;
-    if (!atomic_load(&owned)) {
-        /* The program's handler (or SIG_IGN) stands; SIG_DFL gives SIGTERM back to us. */
+    if (!atomic_load(&owned[i])) {
+        /* The program's handler (or SIG_IGN) stands; SIG_DFL gives the signal back to us. */
         if (!dfl) return real(sig, act, old);
         struct sigaction prev;
         if (real(sig, NULL, &prev) != 0) return -1;
-        if (install() != 0) return real(sig, act, old);
-        atomic_store(&view_flags, act->sa_flags);
-        view_mask = act->sa_mask;
-        atomic_store(&owned, true);
+        if (install(sig) != 0) return real(sig, act, old);
+        atomic_store(&view_flags[i], act->sa_flags | atomic_load(&added_flags));
+        view_mask[i] = act->sa_mask;
+        atomic_store(&owned[i], true);
         if (old) *old = prev;
         return 0;
     }
     struct sigaction view;
     memset(&view, 0, sizeof view);
     view.sa_handler = SIG_DFL;
-    view.sa_flags = atomic_load(&view_flags);
-    view.sa_mask = view_mask;
+    view.sa_flags = atomic_load(&view_flags[i]);
+    view.sa_mask = view_mask[i];
     if (act && !dfl) {
         if (real(sig, act, NULL) != 0) return -1; /* EINVAL etc.: ours stays */
-        atomic_store(&owned, false);
+        atomic_store(&owned[i], false);
     } else if (act) {
-        atomic_store(&view_flags, act->sa_flags);
-        view_mask = act->sa_mask;
+        atomic_store(&view_flags[i], act->sa_flags | atomic_load(&added_flags));
+        view_mask[i] = act->sa_mask;
     }
     if (old) *old = view;
     return 0;

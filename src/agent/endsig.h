@@ -1,15 +1,19 @@
-/* endsig.h - the agent's SIGTERM end point, hidden from the program.
+/* endsig.h - the agent's SIGTERM and SIGINT end point, hidden from the
+ * program.
  *
- * When the program leaves SIGTERM at its default action (death), the agent
- * installs a C handler that writes the trace's END record (reason signal)
- * and re-raises the signal with the default action restored, so the process
- * still dies by SIGTERM: same exit status, same output. A C handler runs no
- * Python, so no Python end point is taken there (docs/python.md).
+ * When the program leaves SIGTERM or SIGINT at its default action (death),
+ * the agent installs a C handler that writes the trace's END record (reason
+ * signal) and re-raises the signal with the default action restored, so the
+ * process still dies by it: same exit status, same output. A C handler runs
+ * no Python, so no Python end point is taken there (docs/python.md). SIGINT
+ * is Ctrl-C, and how CPython ends on an uncaught KeyboardInterrupt: after
+ * finalizing, it sets SIGINT to SIG_DFL and kills itself with it (exit
+ * status 130 in a shell), which the handler then catches.
  *
  * The program must never see this handler: the sigaction and signal hooks
- * route SIGTERM through tl_endsig_sigaction, which reports SIG_DFL while the
- * agent's handler stands in for it, and gives SIGTERM up to the program's
- * own handler (or SIG_IGN) the moment the program installs one.
+ * route both signals through tl_endsig_sigaction, which reports SIG_DFL
+ * while the agent's handler stands in for it, and gives the signal up to
+ * the program's own handler (or SIG_IGN) the moment the program installs one.
  * Async-signal-safe (atomics only, no locks): sigaction may be called from
  * a signal handler.
  */
@@ -22,7 +26,8 @@
 /* The real sigaction (dlsym(RTLD_NEXT)), or NULL. */
 typedef int (*tl_sigaction_fn)(int, const struct sigaction *, struct sigaction *);
 
-/* At agent init: install the handler if SIGTERM is at SIG_DFL. real is
+/* At agent init: install the handler for each signal at SIG_DFL (a
+ * background job of a shell starts with SIGINT ignored: left so). real is
  * libc's sigaction. Calls on_signal(sig, scan_room) from the handler, which
  * ends the trace; it must be async-signal-safe. scan_room: the thread's
  * stack has room for the leak scan too (12 KiB below the handler's frame,

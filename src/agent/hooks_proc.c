@@ -167,8 +167,8 @@ TL_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
     return exec_marked("execvpe", file, argv, envp, true);
 }
 
-/* sigaction and signal: SIGTERM goes through the agent's end-point handler
- * while the program leaves it at SIG_DFL, and the program sees SIG_DFL
+/* sigaction and signal: SIGTERM and SIGINT go through the agent's end-point
+ * handler while the program leaves them at SIG_DFL, and the program sees SIG_DFL
  * (endsig.h). glibc's signal() calls its internal __sigaction, so it needs
  * its own hook; sigset, sysv_signal and raw rt_sigaction calls simply
  * replace the agent's handler. */
@@ -200,7 +200,7 @@ TL_EXPORT int sigprocmask(int how, const sigset_t *set, sigset_t *oset)
 
 TL_EXPORT sighandler_t signal(int sig, sighandler_t handler)
 {
-    if (sig != SIGTERM) {
+    if (sig != SIGTERM && sig != SIGINT) { /* endsig.c's signals */
         sighandler_t (*real)(int, sighandler_t);
         {
             TL_GUARD_SCOPE; /* dlsym may allocate */

@@ -64,6 +64,21 @@ dump_of "x.$pid.tlt" > s.txt
 grep -qE "^header .* flags=1 " s.txt || fail "sigterm: header not cleanly ended"
 grep -qE '^end .* reason=2 status=15 .* dropped=0' s.txt || fail "sigterm: no END reason signal"
 [ "$(count '^alloc .* size=5555 ' s.txt)" -eq 1 ] || fail "sigterm: the 5555 B block"
+# SIGINT (Ctrl-C; CPython's end on an uncaught KeyboardInterrupt) likewise:
+# dies by SIGINT (130) as without the agent, the trace ends with END reason
+# signal, status 2.
+"$E" sigint > plain.txt
+rc_plain=$?
+run sigint /bin/true
+[ $rc -eq 130 ] && [ $rc_plain -eq 130 ] || fail "sigint: status $rc (without the agent $rc_plain), want 130"
+sed 's/^endings .*//' out.txt > o1.txt
+sed 's/^endings .*//' plain.txt > o2.txt
+cmp -s o1.txt o2.txt || fail "sigint: output differs under the agent: $(cat out.txt) / $(cat plain.txt)"
+grep -q '^SIGINT default flags' out.txt || fail "sigint: the program saw $(cat out.txt)"
+dump_of "x.$pid.tlt" > i.txt
+grep -qE "^header .* flags=1 " i.txt || fail "sigint: header not cleanly ended"
+grep -qE '^end .* reason=2 status=2 .* dropped=0' i.txt || fail "sigint: no END reason signal 2"
+[ "$(count '^alloc .* size=5555 ' i.txt)" -eq 1 ] || fail "sigint: the 5555 B block"
 # The program's own handler replaces the agent's and runs; signal() returned SIG_DFL.
 run sigterm_own /bin/true
 [ $rc -eq 0 ] || fail "sigterm_own: status $rc"

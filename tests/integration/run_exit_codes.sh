@@ -39,6 +39,15 @@ expect 2 1 "$TL" run --bogus -- sh -c "touch $TMP/ran"
 "$TL" run -o "$TMP/g.%p.tlt" -- sh -c 'kill -9 $$' >out 2>err
 grep -q '^tensorleak: peak' out || fail "no report for a killed command"
 grep -q 'without an end record\|no END\|killed' out || fail "report does not say the trace has no end: $(cat out)"
+# an uncaught KeyboardInterrupt (Ctrl-C): CPython finalizes, then kills
+# itself with SIGINT; 130 as without tensorleak, and the trace has its END
+# (reason signal 2), not "killed or crashed"
+expect 130 any "$TL" run -o "$TMP/k.%p.tlt" --format=json --report="$TMP/k.json" -- \
+    "$PYTHON3" -c 'raise KeyboardInterrupt'
+"$PYTHON3" -c "import json,sys; p=json.load(open(sys.argv[1]))['process']
+sys.exit(not (p['end_reason'] == 'signal' and p['exit_status'] == 130))" "$TMP/k.json" ||
+    fail "KeyboardInterrupt: process $(grep -A3 end_reason "$TMP/k.json")"
+grep -q 'killed or crashed' "$TMP/k.json" && fail "KeyboardInterrupt: the report says killed or crashed"
 # an unwritable trace directory or report file: 6, before anything runs
 expect 6 1 "$TL" run -o "$TMP/missing-dir/t.%p.tlt" -- sh -c "touch $TMP/ran"
 [ ! -e "$TMP/ran" ] || fail "the command ran although no trace could be written"

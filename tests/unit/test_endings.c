@@ -18,16 +18,22 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-/* A stand-in for libc's sigaction: one SIGTERM disposition, calls counted. */
-static struct sigaction fake_term;
+/* A stand-in for libc's sigaction: the SIGTERM and SIGINT dispositions
+ * (SIGINT at SIG_DFL unless a test sets it), calls counted; EINVAL for
+ * any other signal. */
+static struct sigaction fake_term, fake_int;
 static int fake_calls;
 
 static int fake_sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 {
     fake_calls++;
-    if (sig != SIGTERM) return 0;
-    if (old) *old = fake_term;
-    if (act) fake_term = *act;
+    struct sigaction *d = sig == SIGTERM ? &fake_term : sig == SIGINT ? &fake_int : NULL;
+    if (!d) {
+        errno = EINVAL;
+        return -1;
+    }
+    if (old) *old = *d;
+    if (act) *d = *act;
     return 0;
 }
 
@@ -100,8 +106,38 @@ START_TEST(endsig_not_taken_from_a_handler)
     ck_assert_ptr_eq((void *)seen.sa_handler, (void *)dummy_handler);
     /* Other signals always go straight through. */
     int before = fake_calls;
-    ck_assert_int_eq(tl_endsig_sigaction(fake_sigaction, SIGINT, NULL, &seen), 0);
+    ck_assert_int_eq(tl_endsig_sigaction(fake_sigaction, SIGUSR1, NULL, &seen), -1);
     ck_assert_int_eq(fake_calls, before + 1);
+}
+END_TEST
+
+/* SIGINT (Ctrl-C; CPython's end on a KeyboardInterrupt) is taken on its
+ * own: at SIG_DFL it is the agent's while SIGTERM stays the program's; a
+ * SIG_IGN at start (a shell's background job) is left alone; SIG_DFL set
+ * later takes it, the view then holding the flags the program asked for. */
+START_TEST(endsig_sigint_on_its_own)
+{
+    fake_term = with_handler(dummy_handler);
+    fake_int = with_handler(SIG_DFL);
+    tl_endsig_init(fake_sigaction, NULL);
+    ck_assert_ptr_eq((void *)fake_term.sa_handler, (void *)dummy_handler);
+    ck_assert_ptr_ne((void *)fake_int.sa_handler, (void *)SIG_DFL); /* ours */
+    struct sigaction seen;
+    ck_assert_int_eq(tl_endsig_sigaction(fake_sigaction, SIGINT, NULL, &seen), 0);
+    ck_assert_ptr_eq((void *)seen.sa_handler, (void *)SIG_DFL);
+
+    fake_int = with_handler(SIG_IGN);
+    tl_endsig_init(fake_sigaction, NULL);
+    ck_assert_ptr_eq((void *)fake_int.sa_handler, (void *)SIG_IGN);
+    struct sigaction dfl = with_handler(SIG_DFL), old;
+    dfl.sa_flags = SA_RESTART;
+    ck_assert_int_eq(tl_endsig_sigaction(fake_sigaction, SIGINT, &dfl, &old), 0);
+    ck_assert_ptr_eq((void *)old.sa_handler, (void *)SIG_IGN);
+    ck_assert_ptr_ne((void *)fake_int.sa_handler, (void *)SIG_DFL);
+    ck_assert_ptr_ne((void *)fake_int.sa_handler, (void *)SIG_IGN);
+    ck_assert_int_eq(tl_endsig_sigaction(fake_sigaction, SIGINT, NULL, &seen), 0);
+    ck_assert_ptr_eq((void *)seen.sa_handler, (void *)SIG_DFL);
+    ck_assert_int_eq(seen.sa_flags, SA_RESTART);
 }
 END_TEST
 
@@ -232,6 +268,7 @@ static Suite *make_endsig_suite(void)
     tcase_add_test(tc, endsig_hidden_while_default);
     tcase_add_test(tc, endsig_program_handler_wins);
     tcase_add_test(tc, endsig_not_taken_from_a_handler);
+    tcase_add_test(tc, endsig_sigint_on_its_own);
     tcase_add_test(tc, endsig_reraises);
     tcase_add_test(tc, endsig_held_inside_agent);
     suite_add_tcase(s, tc);

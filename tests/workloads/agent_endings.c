@@ -5,7 +5,10 @@
  * for, and this image exits 0 after leaking a second, 6666 B block),
  * sigterm (prints the SIGTERM disposition it sees, then SIGTERMs itself),
  * sigterm_own (installs its own SIGTERM handler with signal(), which prints
- * and exits 0, and SIGTERMs itself). */
+ * and exits 0, and SIGTERMs itself), sigint (sets SIGINT to SIG_DFL with
+ * signal(), as CPython does before it kills itself on an uncaught
+ * KeyboardInterrupt and whatever the shell left it at, prints the
+ * disposition it then sees, and SIGINTs itself). */
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <signal.h>
@@ -71,6 +74,15 @@ int main(int argc, char **argv)
                old.sa_flags);
         fflush(stdout);
         kill(getpid(), SIGTERM);
+        pause();
+    } else if (!strcmp(mode, "sigint")) {
+        struct sigaction old;
+        void (*prev)(int) = signal(SIGINT, SIG_DFL);
+        if (prev == SIG_ERR || sigaction(SIGINT, NULL, &old) != 0) return 6;
+        printf("SIGINT %s flags %d\n", old.sa_handler == SIG_DFL ? "default" : "handled",
+               old.sa_flags);
+        fflush(stdout);
+        kill(getpid(), SIGINT);
         pause();
     } else if (!strcmp(mode, "sigterm_own")) {
         void (*prev)(int) = signal(SIGTERM, on_term);

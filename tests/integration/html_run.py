@@ -62,6 +62,19 @@ def main():
         check(opts == [p["pid"] for p in procs], "the picker lists every process: %r" % opts)
         rows = ev("[...document.querySelectorAll('#run-table tr[data-pid]')].map((r) => Number(r.getAttribute('data-pid')))")
         check(rows == [p["pid"] for p in procs], "the table lists every process: %r" % rows)
+        ends = ev("[...document.querySelectorAll('#run-table tr[data-pid] td.end')].map((c) => c.textContent)")
+
+        def ended(q):  # the text table's words (tl_role_end)
+            if q["running"]:
+                return "running"
+            if q["end_reason"] is None:
+                return "no end (killed?)"
+            if q["end_reason"] == "signal":
+                return "signal %d" % (q["exit_status"] - 128)
+            if q["end_reason"] == "exit":
+                return "exit" if q["exit_status"] is None else "exit %d" % q["exit_status"]
+            return q["end_reason"]
+        check(ends == [ended(p["process"]) for p in procs], "the table's end column: %r" % ends)
         page_json = ev("JSON.parse(document.getElementById('tl-page').textContent).processes"
                        ".map((p) => [p.pid, p.offset_ns])")
         lines = ev("[...document.querySelectorAll('#run-svg polyline')].map((l) => [Number(l.getAttribute('data-pid')),"

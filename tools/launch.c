@@ -14,6 +14,7 @@
 #include "tools/exit_codes.h"
 #include "report/cmd/report.h"
 #include "report/pipeline.h"
+#include "tools/outfile.h"
 #include "tools/say.h"
 #include "common/notes.h"
 
@@ -604,7 +605,7 @@ bool tl_launch_run(tl_launch_t *l, char **argv, const char *const *extra_env, in
      * let the command run untraced: refuse before running anything. */
     char dir[PATH_MAX];
     pattern_dir(l->pattern, dir, sizeof dir);
-    if (access(dir, W_OK | X_OK) != 0) {
+    if (!tl_outfile_dir_takes_files(dir)) {
         tl_say("cannot write traces to %s: %s", dir, strerror(errno));
         return not_started(l, TL_EXIT_OUTPUT, exit_code);
     }

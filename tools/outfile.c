@@ -4,6 +4,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -109,4 +111,19 @@ int tl_outfile_stdout_text(const char *text)
     if (fputs(text, stdout) < 0 || fflush(stdout) != 0 || ferror(stdout))
         return cannot("stdout", strerror(errno ? errno : EIO));
     return 0;
+}
+
+bool tl_outfile_dir_takes_files(const char *dir)
+{
+    char probe[PATH_MAX];
+    if (snprintf(probe, sizeof probe, "%s/.tensorleak-probe.%d", dir, (int)getpid()) >=
+        (int)sizeof probe) {
+        errno = ENAMETOOLONG;
+        return false;
+    }
+    int fd = open(probe, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+    if (fd < 0) return false;
+    close(fd);
+    unlink(probe);
+    return true;
 }

@@ -41,4 +41,9 @@ int tl_outfile_close(tl_outfile_t *o, bool keep);
  * descriptor), so that a help piped into a full file does not pass. */
 int tl_outfile_stdout_text(const char *text);
 
+/* Whether a file can be made in the directory dir: one is made and removed
+ * at once (root's access(2) says yes to /proc and to a read-only mount).
+ * false with errno set (ENOENT, EACCES, EROFS, ...). */
+bool tl_outfile_dir_takes_files(const char *dir);
+
 #endif

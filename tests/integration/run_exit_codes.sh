@@ -51,6 +51,9 @@ grep -q 'killed or crashed' "$TMP/k.json" && fail "KeyboardInterrupt: the report
 # an unwritable trace directory or report file: 6, before anything runs
 expect 6 1 "$TL" run -o "$TMP/missing-dir/t.%p.tlt" -- sh -c "touch $TMP/ran"
 [ ! -e "$TMP/ran" ] || fail "the command ran although no trace could be written"
+# a directory no file can be made in, whatever access(2) says to root
+expect 6 1 "$TL" run -o "/proc/t.%p.tlt" -- sh -c "touch $TMP/ran"
+[ ! -e "$TMP/ran" ] || fail "the command ran although no trace could be written in /proc"
 expect 6 1 "$TL" run -o "$TMP/h.%p.tlt" --report="$TMP/missing-dir/r.txt" -- sh -c "touch $TMP/ran"
 [ ! -e "$TMP/ran" ] || fail "the command ran although the report could not be written"
 # --report keeps the report apart from the command's own stdout

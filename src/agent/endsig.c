@@ -22,7 +22,8 @@
 static const int sigs[NSIGS] = {SIGTERM, SIGINT};
 
 /* Per slot: true while the agent's handler is installed for the signal in
- * the program's stead (the program's view: SIG_DFL with view_flags). */
+ * the program's stead (the program's view: SIG_DFL with view_flags); a
+ * hint, checked against the kernel's handler on every program call. */
 static atomic_bool owned[NSIGS];
 static atomic_int view_flags[NSIGS];
 static sigset_t view_mask[NSIGS]; /* written by the program's rare sigaction calls only */
@@ -178,17 +179,24 @@ int tl_endsig_sigaction(tl_sigaction_fn real, int sig, const struct sigaction *a
 {
     int i = slot_of(sig);
     if (i < 0 || !real_sigaction) return real(sig, act, old);
+    /* Ours is what the kernel holds, not what owned[] says: a vfork child
+     * shares this memory, not the signal table (CPython's subprocess
+     * resets SIGINT there: the parent then took its own SIG_DFL for a
+     * view, and died in its Python handler after finalizing), and sigset,
+     * sysv_signal or a raw rt_sigaction replace ours unseen. */
+    struct sigaction cur;
+    if (real(sig, NULL, &cur) != 0) return -1;
+    bool ours = !(cur.sa_flags & SA_SIGINFO) && cur.sa_handler == on_term;
+    atomic_store(&owned[i], ours);
     bool dfl = act && !(act->sa_flags & SA_SIGINFO) && act->sa_handler == SIG_DFL;
-    if (!atomic_load(&owned[i])) {
+    if (!ours) {
         /* The program's handler (or SIG_IGN) stands; SIG_DFL gives the signal back to us. */
         if (!dfl) return real(sig, act, old);
-        struct sigaction prev;
-        if (real(sig, NULL, &prev) != 0) return -1;
         if (install(sig) != 0) return real(sig, act, old);
         atomic_store(&view_flags[i], act->sa_flags | atomic_load(&added_flags));
         view_mask[i] = act->sa_mask;
         atomic_store(&owned[i], true);
-        if (old) *old = prev;
+        if (old) *old = cur;
         return 0;
     }
     struct sigaction view;

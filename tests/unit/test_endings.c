@@ -166,6 +166,34 @@ static bool on_end_busy_once(int sig, bool scan_room)
 
 /* The real thing in a child: the end callback runs, then the child still
  * dies by SIGTERM. */
+/* What the kernel holds decides, not the agent's flag: a handler put in
+ * behind the hooks' back (sigset, a raw rt_sigaction, or a vfork child's
+ * reset in shared memory) is reported as it is, and the program's SIG_DFL
+ * then reaches the kernel as the agent's handler. */
+START_TEST(endsig_kernel_decides)
+{
+    fake_term = with_handler(SIG_DFL);
+    fake_int = with_handler(SIG_DFL);
+    tl_endsig_init(fake_sigaction, NULL);
+    void (*ours)(int) = fake_int.sa_handler;
+    ck_assert_ptr_ne((void *)ours, (void *)SIG_DFL);
+    fake_int = with_handler(dummy_handler); /* unseen by the hooks */
+    struct sigaction seen;
+    ck_assert_int_eq(tl_endsig_sigaction(fake_sigaction, SIGINT, NULL, &seen), 0);
+    ck_assert_ptr_eq((void *)seen.sa_handler, (void *)dummy_handler);
+    struct sigaction dfl = with_handler(SIG_DFL), old;
+    ck_assert_int_eq(tl_endsig_sigaction(fake_sigaction, SIGINT, &dfl, &old), 0);
+    ck_assert_ptr_eq((void *)old.sa_handler, (void *)dummy_handler);
+    ck_assert_ptr_eq((void *)fake_int.sa_handler, (void *)ours);
+    /* and the other way: ours back in the kernel while the flag says not */
+    struct sigaction mine = with_handler(dummy_handler);
+    ck_assert_int_eq(tl_endsig_sigaction(fake_sigaction, SIGTERM, &mine, NULL), 0);
+    fake_term.sa_handler = ours; /* a vfork child's SIG_DFL left ours in the parent */
+    ck_assert_int_eq(tl_endsig_sigaction(fake_sigaction, SIGTERM, NULL, &seen), 0);
+    ck_assert_ptr_eq((void *)seen.sa_handler, (void *)SIG_DFL);
+}
+END_TEST
+
 START_TEST(endsig_reraises)
 {
     ck_assert_int_eq(pipe(end_pipe), 0);
@@ -269,6 +297,7 @@ static Suite *make_endsig_suite(void)
     tcase_add_test(tc, endsig_program_handler_wins);
     tcase_add_test(tc, endsig_not_taken_from_a_handler);
     tcase_add_test(tc, endsig_sigint_on_its_own);
+    tcase_add_test(tc, endsig_kernel_decides);
     tcase_add_test(tc, endsig_reraises);
     tcase_add_test(tc, endsig_held_inside_agent);
     suite_add_tcase(s, tc);

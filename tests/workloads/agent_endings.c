@@ -8,7 +8,9 @@
  * and exits 0, and SIGTERMs itself), sigint (sets SIGINT to SIG_DFL with
  * signal(), as CPython does before it kills itself on an uncaught
  * KeyboardInterrupt and whatever the shell left it at, prints the
- * disposition it then sees, and SIGINTs itself). */
+ * disposition it then sees, and SIGINTs itself), sigint_vfork (the same
+ * after a handler of its own and a vfork child that set SIGINT to SIG_DFL,
+ * as CPython's subprocess does in the child). */
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <signal.h>
@@ -33,6 +35,12 @@ static void on_term(int sig)
     static const char msg[] = "own handler ran\n";
     if (write(1, msg, sizeof msg - 1) < 0 || sig != SIGTERM) _exit(9);
     exit(0);
+}
+
+static void on_int(int sig)
+{
+    static const char msg[] = "own SIGINT handler ran\n";
+    if (write(1, msg, sizeof msg - 1) < 0 || sig != SIGINT) _exit(9);
 }
 
 int main(int argc, char **argv)
@@ -75,15 +83,26 @@ int main(int argc, char **argv)
         fflush(stdout);
         kill(getpid(), SIGTERM);
         pause();
-    } else if (!strcmp(mode, "sigint")) {
+    } else if (!strcmp(mode, "sigint") || !strcmp(mode, "sigint_vfork")) {
+        if (mode[6]) { /* sigint_vfork */
+            signal(SIGINT, on_int);
+            pid_t pid = vfork();
+            if (pid == 0) {
+                signal(SIGINT, SIG_DFL);
+                _exit(0);
+            }
+            int status;
+            if (pid < 0 || waitpid(pid, &status, 0) != pid) return 7;
+        }
         struct sigaction old;
         void (*prev)(int) = signal(SIGINT, SIG_DFL);
         if (prev == SIG_ERR || sigaction(SIGINT, NULL, &old) != 0) return 6;
         printf("SIGINT %s flags %d\n", old.sa_handler == SIG_DFL ? "default" : "handled",
                old.sa_flags);
         fflush(stdout);
-        kill(getpid(), SIGINT);
-        pause();
+        kill(getpid(), SIGINT); /* delivered before kill returns: alive, it was not fatal */
+        printf("survived SIGINT\n");
+        return 1;
     } else if (!strcmp(mode, "sigterm_own")) {
         void (*prev)(int) = signal(SIGTERM, on_term);
         printf("previous %s\n", prev == SIG_DFL ? "default" : "other");

@@ -21,10 +21,9 @@
 #define NSIGS 2
 static const int sigs[NSIGS] = {SIGTERM, SIGINT};
 
-/* Per slot: true while the agent's handler is installed for the signal in
- * the program's stead (the program's view: SIG_DFL with view_flags); a
- * hint, checked against the kernel's handler on every program call. */
-static atomic_bool owned[NSIGS];
+/* Per slot, while the agent's handler stands in for the program's SIG_DFL
+ * (whether it does is asked of the kernel, tl_endsig_sigaction): the
+ * program's view, SIG_DFL with these flags and mask. */
 static atomic_int view_flags[NSIGS];
 static sigset_t view_mask[NSIGS]; /* written by the program's rare sigaction calls only */
 /* The flags libc's sigaction adds on its way to the kernel (glibc on x86-64:
@@ -121,8 +120,6 @@ static void on_term(int sig)
     dfl.sa_handler = SIG_DFL;
     sigemptyset(&dfl.sa_mask);
     /* Give the signal back first: a second one now kills at once. */
-    int slot = slot_of(sig);
-    if (slot >= 0) atomic_store(&owned[slot], false);
     real_sigaction(sig, &dfl, NULL);
     if (end_and_raise(sig)) atomic_store(&tl_endsig_deferred, sig);
     errno = saved; /* only reached if the default action did not end us */
@@ -158,8 +155,6 @@ static int install(int sig)
 
 void tl_endsig_init(tl_sigaction_fn real, bool (*on_signal)(int sig, bool scan_room))
 {
-    for (int i = 0; i < NSIGS; i++)
-        atomic_store(&owned[i], false);
     if (!real) return;
     real_sigaction = real;
     end_trace = on_signal;
@@ -170,8 +165,15 @@ void tl_endsig_init(tl_sigaction_fn real, bool (*on_signal)(int sig, bool scan_r
             continue; /* the program's handler, or SIG_IGN (a background job's SIGINT) */
         atomic_store(&view_flags[i], cur.sa_flags);
         view_mask[i] = cur.sa_mask;
-        if (install(sigs[i]) == 0) atomic_store(&owned[i], true);
+        install(sigs[i]);
     }
+}
+
+/* The view of slot i after the program set act (SIG_DFL) while ours stands. */
+static void set_view(int i, const struct sigaction *act)
+{
+    atomic_store(&view_flags[i], act->sa_flags | atomic_load(&added_flags));
+    view_mask[i] = act->sa_mask;
 }
 
 int tl_endsig_sigaction(tl_sigaction_fn real, int sig, const struct sigaction *act,
@@ -179,7 +181,7 @@ int tl_endsig_sigaction(tl_sigaction_fn real, int sig, const struct sigaction *a
 {
     int i = slot_of(sig);
     if (i < 0 || !real_sigaction) return real(sig, act, old);
-    /* Ours is what the kernel holds, not what owned[] says: a vfork child
+    /* Ours is what the kernel holds, never a flag of ours: a vfork child
      * shares this memory, not the signal table (CPython's subprocess
      * resets SIGINT there: the parent then took its own SIG_DFL for a
      * view, and died in its Python handler after finalizing), and sigset,
@@ -187,15 +189,12 @@ int tl_endsig_sigaction(tl_sigaction_fn real, int sig, const struct sigaction *a
     struct sigaction cur;
     if (real(sig, NULL, &cur) != 0) return -1;
     bool ours = !(cur.sa_flags & SA_SIGINFO) && cur.sa_handler == on_term;
-    atomic_store(&owned[i], ours);
     bool dfl = act && !(act->sa_flags & SA_SIGINFO) && act->sa_handler == SIG_DFL;
     if (!ours) {
         /* The program's handler (or SIG_IGN) stands; SIG_DFL gives the signal back to us. */
         if (!dfl) return real(sig, act, old);
         if (install(sig) != 0) return real(sig, act, old);
-        atomic_store(&view_flags[i], act->sa_flags | atomic_load(&added_flags));
-        view_mask[i] = act->sa_mask;
-        atomic_store(&owned[i], true);
+        set_view(i, act);
         if (old) *old = cur;
         return 0;
     }
@@ -206,10 +205,8 @@ int tl_endsig_sigaction(tl_sigaction_fn real, int sig, const struct sigaction *a
     view.sa_mask = view_mask[i];
     if (act && !dfl) {
         if (real(sig, act, NULL) != 0) return -1; /* EINVAL etc.: ours stays */
-        atomic_store(&owned[i], false);
     } else if (act) {
-        atomic_store(&view_flags[i], act->sa_flags | atomic_load(&added_flags));
-        view_mask[i] = act->sa_mask;
+        set_view(i, act);
     }
     if (old) *old = view;
     return 0;

@@ -49,7 +49,7 @@ static void make_notes(tl_analysis_t *a)
 {
     const tl_trace_t *t = &a->trace;
     const tl_model_t *m = &a->model;
-    if (!t->has_end && t->running)
+    if (t->running)
         note(a, "no END record yet: the process was still running when its trace was read (a "
                 "child that outlived the command); \"live at end\" is the state at the last "
                 "recorded event");

@@ -115,7 +115,7 @@ const char *tl_role_program(const tl_trace_t *t, uint64_t main_pid, char *buf, s
 
 void tl_role_end(const tl_trace_t *t, char *buf, size_t n)
 {
-    if (!t->has_end && t->running)
+    if (t->running)
         snprintf(buf, n, "running");
     else if (!t->has_end)
         snprintf(buf, n, "no end (killed?)");

@@ -246,7 +246,7 @@ static void process(const tl_report_ctx_t *c, tl_json_t *j)
                        : t->end_reason == TL_END_SIGNAL ? "signal"
                                                         : "unknown");
     tl_json_key(j, "running");
-    tl_json_bool(j, !t->has_end && t->running);
+    tl_json_bool(j, t->running); /* never with an END */
     tl_json_obj_end(j);
 }
 

@@ -18,7 +18,8 @@ tests_unit_test_common_LDADD = libtlcommon.la $(CHECK_LIBS)
 TESTS += tests/unit/test_common
 
 check_PROGRAMS += tests/unit/test_tools
-tests_unit_test_tools_SOURCES = tests/unit/test_tools.c tools/size.c tools/size.h
+tests_unit_test_tools_SOURCES = tests/unit/test_tools.c tools/size.c tools/size.h tools/procs.c \
+	tools/procs.h
 tests_unit_test_tools_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_tools_LDADD = $(CHECK_LIBS) -lm
 TESTS += tests/unit/test_tools
@@ -37,6 +38,7 @@ TESTS += \
 	tests/integration/run_c_leaks.sh \
 	tests/integration/run_fork.sh \
 	tests/integration/run_outlived.sh \
+	tests/integration/run_orphan.sh \
 	tests/integration/run_torch.sh \
 	tests/integration/run_exit_codes.sh \
 	tests/integration/run_autograd.sh \
@@ -52,6 +54,7 @@ EXTRA_DIST += \
 	tests/integration/run_c_leaks.sh \
 	tests/integration/run_fork.sh \
 	tests/integration/run_outlived.sh \
+	tests/integration/run_orphan.sh \
 	tests/integration/run_torch.sh \
 	tests/integration/run_exit_codes.sh \
 	tests/integration/cases_check.py \

@@ -27,6 +27,7 @@
 #include "tools/launch.h"
 #include "tools/outfile.h"
 #include "tools/say.h"
+#include "tools/settle.h"
 
 /* The HTML report of a failed gate's trace to of, opened before the
  * command ran and closed here; true when it could not be written (the line
@@ -44,16 +45,12 @@ static bool write_html(const char *trace, tl_outfile_t *of)
 /* One line: the processes of the run that were still running at the bound. */
 static void say_still_running(const tl_launch_t *l, unsigned wait_s)
 {
-    char pids[128] = "";
-    size_t k = 0, shown = l->still_running < TL_LAUNCH_RUNNING_PIDS ? l->still_running
-                                                                    : TL_LAUNCH_RUNNING_PIDS;
-    for (size_t i = 0; i < shown && k < sizeof pids; i++)
-        k += (size_t)snprintf(pids + k, sizeof pids - k, "%s%" PRIu64, i ? ", " : "",
-                              l->running_pids[i]);
-    tl_say("%u process%s of the run still running %u s after it ended (pid %s%s): checked at "
+    char pids[TL_SETTLE_PIDS_LEN];
+    tl_settle_pids(pids, l->running_pids, l->still_running);
+    tl_say("%u process%s of the run still running %u s after it ended (pid %s): checked at "
            "%s last recorded event, without a leak scan",
            l->still_running, l->still_running == 1 ? "" : "es", wait_s, pids,
-           l->still_running > shown ? ", ..." : "", l->still_running == 1 ? "its" : "their");
+           l->still_running == 1 ? "its" : "their");
 }
 
 /* The processes of a run to check (tl_check_run): the main one first, then
@@ -300,7 +297,8 @@ int tl_cmd_check(int argc, char **argv)
     g.l = (tl_launch_t){.pattern = g.a.pattern,
                         .quiet = true,
                         .keep_helpers = true,
-                        .wait_ms = g.a.main_only ? 0 : g.a.wait_s * 1000u};
+                        .wait_ms = g.a.main_only ? 0 : g.a.wait_s * 1000u,
+                        .start_wait_ms = g.a.main_only ? 0 : TL_LAUNCH_START_WAIT_MS};
     if (!g.a.cmd || !run_command(&g, &rc)) {
         bool failed;
         rc = judge(&g, &failed);

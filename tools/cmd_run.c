@@ -221,7 +221,9 @@ int tl_cmd_run(int argc, char **argv)
         out = of.f;
     }
     tl_say_progress(a.quiet); /* only the reads after CMD exits draw it */
-    tl_launch_t l = {.pattern = a.pattern, .keep_helpers = a.keep_helpers};
+    tl_launch_t l = {.pattern = a.pattern,
+                     .keep_helpers = a.keep_helpers,
+                     .start_wait_ms = TL_LAUNCH_START_WAIT_MS};
     int code;
     if (!tl_launch_run(&l, a.cmd, NULL, &code)) {
         if (a.report_path) tl_outfile_close(&of, false);

@@ -15,8 +15,9 @@
 #include "report/cmd/report.h"
 #include "report/pipeline.h"
 #include "tools/outfile.h"
+#include "tools/run_notes.h"
+#include "tools/settle.h"
 #include "tools/say.h"
-#include "common/notes.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -28,7 +29,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -346,19 +346,6 @@ static bool add_trace(tl_launch_t *l, const char *path, const tl_trace_info_t *i
     return true;
 }
 
-/* The next trace of session in the directory stream d (of dir): its path
- * (PATH_MAX bytes) and header; false at the end. Other files are passed. */
-static bool next_trace(DIR *d, const char *dir, uint64_t session, char *path, tl_trace_info_t *info)
-{
-    for (struct dirent *e; (e = readdir(d));) {
-        if (e->d_name[0] == '.') continue;
-        int n = snprintf(path, PATH_MAX, "%s/%s", dir, e->d_name);
-        if (n < 0 || n >= PATH_MAX) continue;
-        if (tl_trace_peek(path, info) == 0 && info->session == session) return true;
-    }
-    return false;
-}
-
 /* Finds this session's traces in dir: the main one (pid == main_pid, highest
  * exec_seq) into l->main_trace; lists them all in l->traces, counts the
  * others and removes the helpers' (unless keep_helpers). */
@@ -378,7 +365,7 @@ static bool find_traces(const char *dir, tl_launch_t *l)
     char path[PATH_MAX];
     tl_trace_info_t main_info;
     tl_trace_info_t info;
-    while (next_trace(d, dir, session, path, &info)) {
+    while (tl_settle_next_trace(d, dir, session, path, &info)) {
         if (info.pid == (uint64_t)main_pid && (!found || info.exec_seq >= best_seq)) {
             found = true;
             best_seq = info.exec_seq;
@@ -389,7 +376,7 @@ static bool find_traces(const char *dir, tl_launch_t *l)
     }
     if (found && add_trace(l, main_path, &main_info)) l->traces[0].main = true;
     rewinddir(d);
-    while (next_trace(d, dir, session, path, &info)) {
+    while (tl_settle_next_trace(d, dir, session, path, &info)) {
         if (found && !strcmp(path, main_path)) continue;
         l->others++;
         /* A helper: an earlier image of the command's pid (the shim itself)
@@ -412,43 +399,6 @@ static bool find_traces(const char *dir, tl_launch_t *l)
                                  l->traces[k].exec_seq > l->traces[i].exec_seq;
     snprintf(l->trace_dir, sizeof l->trace_dir, "%s", dir);
     return found;
-}
-
-/* Whether the process that writes the trace info describes is done with
- * it: the agent finished it (exit, exec, a fatal SIGTERM), or the process is
- * gone (killed: no END will come). A process of another user (EPERM) is
- * taken as alive. */
-static bool trace_done(const tl_trace_info_t *info)
-{
-    if (info->clean_end) return true;
-    return kill((pid_t)info->pid, 0) != 0 && errno == ESRCH;
-}
-
-/* Waits, polling every 20 ms for at most wait_ms, until every trace of the
- * session in dir is done (trace_done). A process can outlive the command
- * (multiprocessing's forkserver and resource tracker, a daemon): its
- * trace would otherwise be judged while it still runs, at its last event.
- * Returns how many are still running at the bound; their pids (the first
- * cap) in pids. */
-static unsigned wait_others(const char *dir, uint64_t session, unsigned wait_ms, uint64_t *pids,
-                            size_t cap)
-{
-    struct timespec tick = {0, 20 * 1000000L};
-    for (unsigned waited = 0;; waited += 20) {
-        DIR *d = opendir(dir);
-        if (!d) return 0;
-        unsigned running = 0;
-        char path[PATH_MAX];
-        tl_trace_info_t info;
-        while (next_trace(d, dir, session, path, &info))
-            if (!trace_done(&info)) {
-                if (running < cap) pids[running] = info.pid;
-                running++;
-            }
-        closedir(d);
-        if (!running || waited >= wait_ms) return running;
-        nanosleep(&tick, NULL);
-    }
 }
 
 /* A new directory for this run's traces, in the current directory:
@@ -479,81 +429,6 @@ static bool not_started(const tl_launch_t *l, int code, int *exit_code)
     return false;
 }
 
-/* The run's notes socket (common/notes.h): bound before the command runs,
- * non-blocking, close-on-exec; -1 when it cannot be (the agents then print
- * on the program's stderr, as without a CLI). */
-static int notes_open(uint64_t session)
-{
-    int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-    if (fd < 0) return -1;
-    int big = 1 << 20; /* room for the notes of a few thousand processes */
-    setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &big, sizeof big);
-    struct sockaddr_un a;
-    socklen_t alen = tl_notes_addr(session, &a);
-    if (bind(fd, (struct sockaddr *)&a, alen) != 0) {
-        close(fd);
-        return -1;
-    }
-    return fd;
-}
-
-/* One kind of note: the lines of several processes that differ only in
- * their middle part (a trace's path). */
-typedef struct note {
-    char a[512], b[1024], c[512];
-    uint64_t pids[TL_LAUNCH_RUNNING_PIDS];
-    unsigned n;
-} note_t;
-
-#define NOTE_KINDS 16
-
-/* Says the notes the run's agents sent, each kind once: "pid 4242: A B C",
- * or "pids 4242, 4243 (and 2 more): A B C (and 3 more like it)". */
-static void notes_say(int fd)
-{
-    static note_t notes[NOTE_KINDS];
-    unsigned nkinds = 0, lost = 0;
-    char msg[TL_NOTES_MAX + 1];
-    ssize_t r;
-    while ((r = recv(fd, msg, TL_NOTES_MAX, 0)) > 0) {
-        msg[r] = '\0';
-        const char *part[4] = {msg, "", "", ""}; /* pid, a, b, c */
-        for (ssize_t i = 0, k = 1; i < r && k < 4; i++)
-            if (!msg[i]) part[k++] = msg + i + 1;
-        unsigned i = 0;
-        while (i < nkinds && (strcmp(notes[i].a, part[1]) || strcmp(notes[i].c, part[3])))
-            i++;
-        if (i == nkinds) {
-            if (nkinds == NOTE_KINDS) {
-                lost++;
-                continue;
-            }
-            note_t *n = &notes[nkinds++];
-            snprintf(n->a, sizeof n->a, "%s", part[1]);
-            snprintf(n->b, sizeof n->b, "%s", part[2]);
-            snprintf(n->c, sizeof n->c, "%s", part[3]);
-            n->n = 0;
-        }
-        if (notes[i].n < TL_LAUNCH_RUNNING_PIDS)
-            notes[i].pids[notes[i].n] = strtoull(part[0], NULL, 10);
-        notes[i].n++;
-    }
-    for (unsigned i = 0; i < nkinds; i++) {
-        const note_t *n = &notes[i];
-        char pids[160];
-        size_t k = 0, shown = n->n < TL_LAUNCH_RUNNING_PIDS ? n->n : TL_LAUNCH_RUNNING_PIDS;
-        for (size_t j = 0; j < shown && k < sizeof pids; j++)
-            k += (size_t)snprintf(pids + k, sizeof pids - k, "%s%" PRIu64, j ? ", " : "",
-                                  n->pids[j]);
-        char more[64] = "";
-        if (n->n > shown) snprintf(more, sizeof more, " (and %u more)", n->n - (unsigned)shown);
-        char like[64] = "";
-        if (n->n > 1 && n->b[0]) snprintf(like, sizeof like, " (and %u more like it)", n->n - 1);
-        tl_say("pid%s %s%s: %s%s%s%s", n->n > 1 ? "s" : "", pids, more, n->a, n->b, n->c, like);
-    }
-    if (lost) tl_say("%u more notes of the run's processes not shown", lost);
-}
-
 bool tl_launch_run(tl_launch_t *l, char **argv, const char *const *extra_env, int *exit_code)
 {
     l->pid = 0;
@@ -561,7 +436,7 @@ bool tl_launch_run(tl_launch_t *l, char **argv, const char *const *extra_env, in
     l->main_trace[0] = '\0';
     l->main_exe[0] = '\0';
     l->run_dir[0] = '\0';
-    l->others = l->helpers_removed = l->still_running = 0;
+    l->others = l->helpers_removed = l->still_running = l->unstarted = 0;
     l->traces = NULL;
     l->ntraces = 0;
     char agent[PATH_MAX];
@@ -609,18 +484,17 @@ bool tl_launch_run(tl_launch_t *l, char **argv, const char *const *extra_env, in
         tl_say("cannot write traces to %s: %s", dir, strerror(errno));
         return not_started(l, TL_EXIT_OUTPUT, exit_code);
     }
-    int notes = notes_open(l->session);
+    int notes = tl_run_notes_open(l->session);
     l->status = spawn_and_wait(argv, &l->pid);
     if (l->pid == 0) {
         if (notes >= 0) close(notes);
         return not_started(l, l->status, exit_code);
     }
     fflush(stdout);
-    l->still_running = l->wait_ms ? wait_others(dir, l->session, l->wait_ms, l->running_pids,
-                                                TL_LAUNCH_RUNNING_PIDS)
-                                  : 0;
+    if (l->wait_ms || l->start_wait_ms) tl_settle_wait(dir, l, agent);
+    if (l->unstarted) tl_settle_say_unstarted(l);
     if (notes >= 0) {
-        notes_say(notes);
+        tl_run_notes_say(notes);
         close(notes);
     }
     if (!find_traces(dir, l)) {

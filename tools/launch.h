@@ -20,6 +20,11 @@ typedef struct tl_launch_trace {
 /* How many pids of processes still running tl_launch_t keeps. */
 #define TL_LAUNCH_RUNNING_PIDS 8
 
+/* The start_wait_ms of run and check: a process's agent opens its trace
+ * within milliseconds of its fork or exec; this leaves room for a loaded
+ * machine. */
+#define TL_LAUNCH_START_WAIT_MS 2000
+
 typedef struct tl_launch {
     const char *pattern;    /* in: trace path pattern (TENSORLEAK_OUTPUT); NULL: a new
                                directory for this run (run_dir), tensorleak.%p.tlt in it */
@@ -29,6 +34,11 @@ typedef struct tl_launch {
                                for the run's other traced processes to end (0: none) */
     unsigned still_running; /* out: of those, how many still ran at that bound */
     uint64_t running_pids[TL_LAUNCH_RUNNING_PIDS]; /* out: the first of their pids */
+    unsigned start_wait_ms; /* in: after the command, wait at most this many milliseconds
+                               for the run's live processes that have not opened their
+                               trace yet (forked or exec'd as it ended; 0: don't look) */
+    unsigned unstarted;     /* out: of those, how many still had none at that bound */
+    uint64_t unstarted_pids[TL_LAUNCH_RUNNING_PIDS]; /* out: the first of their pids */
     char run_dir[PATH_MAX];    /* out: the directory made for this run, "" when pattern given */
     char trace_dir[PATH_MAX];  /* out: the directory the traces were looked for in */
     char main_exe[PATH_MAX];   /* out: the main trace's program (its PROCESS record), or "" */
@@ -54,7 +64,10 @@ typedef struct tl_launch {
  * keep_helpers; tl_launch_say_others then says how many there were and
  * where the rest are. With wait_ms, it first waits for every traced process
  * of the run (found by its trace) to end its trace or be gone, up to that
- * bound (still_running, running_pids). Returns false, after one line on stderr, if
+ * bound (still_running, running_pids). With start_wait_ms, it waits for the
+ * run's live processes (found in /proc by the session in their environment)
+ * to open their traces, up to that bound; those that did not (unstarted)
+ * are said on stderr (even when quiet). Returns false, after one line on stderr, if
  * it could not be started: *exit_code is then the status to exit with (127
  * not found, 126 not executable, 1 no agent). Not thread-safe (changes this
  * process's environment). */

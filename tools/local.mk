@@ -7,6 +7,12 @@ tensorleak_SOURCES = \
 	tools/cmd_run.c \
 	tools/launch.c \
 	tools/launch.h \
+	tools/procs.c \
+	tools/procs.h \
+	tools/settle.c \
+	tools/settle.h \
+	tools/run_notes.c \
+	tools/run_notes.h \
 	tools/size.c \
 	tools/size.h \
 	tools/outfile.c \

@@ -67,8 +67,9 @@ if [ "$(id -u)" -eq 0 ] && unshare -u true 2>/dev/null; then
             >h.out 2>h.err || { cat h.err >&2; fail "host $h: exit $?"; }
     done
     ls hosts/t.node-0.*.tlt hosts/t.node-1.*.tlt >/dev/null || fail "hosts: $(ls hosts)"
-    "$TL" report hosts >h.txt || fail "report of two hosts exited $?"
-    grep -q '^  pid .* host  program$' h.txt || fail "hosts: no host column: $(sed -n 3,6p h.txt)"
+    "$TL" report hosts >h.txt 2>h2.err || fail "report of two hosts exited $?"
+    grep -q '^  pid .* host    program$' h.txt || fail "hosts: no host column: $(sed -n 3,6p h.txt)"
+    grep -q "runs on host" h2.err && { cat h2.err >&2; fail "hosts: a run per node said as mixed runs"; }
     grep -qE '^  [0-9]+ +[0-9]+ +rank 0 .* node-0  check_leaks storage$' h.txt &&
         grep -qE '^  [0-9]+ +[0-9]+ +rank 1 .* node-1  check_leaks storage$' h.txt ||
         { cat h.txt >&2; fail "hosts: rows"; }
@@ -77,6 +78,20 @@ if [ "$(id -u)" -eq 0 ] && unshare -u true 2>/dev/null; then
 else
     echo "note: no unshare -u (not root): two hosts not tried"
 fi
+
+# two runs given one --output directory on one host: said on stderr, and
+# still reported (as one run)
+mkdir same || hard_error mkdir
+for i in 1 2; do
+    "$TL" run --output="$TMP/same/t.%p.tlt" -- "$TL_BUILDDIR/tests/workloads/check_leaks" storage \
+        >s.out 2>s.err || { cat s.err >&2; fail "same host, run $i: exit $?"; }
+done
+"$TL" report same >s.txt 2>s.err || { cat s.err >&2; fail "report of two runs exited $?"; }
+grep -qx "tensorleak: note: these traces are of 2 runs on host $(uname -n | tr / _) (their sessions differ), reported as one run; each run without --output has a directory of its own" s.err ||
+    { cat s.err >&2; fail "two runs of one host: not said"; }
+grep -q '^tensorleak: run of 2 processes' s.txt || fail "two runs of one host: $(head -n1 s.txt)"
+"$TL" report run >/dev/null 2>r.err || fail "report run exited $?"
+grep -q "runs on host" r.err && { cat r.err >&2; fail "one run said as mixed runs"; }
 
 # torchrun, 2 gloo ranks; rank 1 keeps views (torch 2.x: Debian's 1.13
 # torchrun fails on CPython 3.11 without us); the ranks side by side

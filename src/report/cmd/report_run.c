@@ -24,7 +24,7 @@
 /* What the run report keeps of one process. */
 typedef struct proc {
     const char *path;
-    uint64_t pid, ppid;
+    uint64_t pid, ppid, session;
     int64_t rank;
     char role[48], host[72], program[160];
     uint64_t peak, live_bytes, live_blocks, storage_bytes, storages;
@@ -415,6 +415,7 @@ static tl_status_t one(proc_t *p, proc_t *procs, size_t n, uint64_t main_pid, co
     const tl_model_t *m = &a->model;
     p->pid = t->pid;
     p->ppid = t->ppid;
+    p->session = t->hdr.session;
     p->rank = t->rank;
     snprintf(p->host, sizeof p->host, "%s", t->host);
     tl_role_of(t, main_pid, main_exe, p->role, sizeof p->role);
@@ -467,8 +468,11 @@ static void run_text(const proc_t *procs, size_t n, FILE *out)
 {
     char b1[32], b2[32], b3[32];
     bool hosts = false;
-    for (size_t i = 1; i < n; i++)
+    int hw = 4; /* the host column's width: "host", or the longest (printable) */
+    for (size_t i = 0; i < n; i++) {
         hosts |= strcmp(procs[i].host, procs[0].host) != 0;
+        if ((int)strlen(procs[i].host) > hw) hw = (int)strlen(procs[i].host);
+    }
     size_t nprob = 0, nshown = 0;
     for (size_t i = 0; i < n; i++) {
         nprob += procs[i].nproblems;
@@ -479,9 +483,10 @@ static void run_text(const proc_t *procs, size_t n, FILE *out)
             "main one, ranks, and those with problems or storages at end)\n",
             n, nprob, nprob == 1 ? "" : "s", nshown);
     fprintf(out, "\nProcesses: %zu\n", n);
-    fprintf(out, "  %-8s %-8s %-32s %10s %12s %16s %8s  %-16s %s%s\n", "pid", "parent", "role",
-            "peak", "live at end", "storages at end", "problems", "end", hosts ? "host  " : "",
-            "program");
+    fprintf(out, "  %-8s %-8s %-32s %10s %12s %16s %8s  %-16s ", "pid", "parent", "role", "peak",
+            "live at end", "storages at end", "problems", "end");
+    if (hosts) fprintf(out, "%-*s  ", hw, "host");
+    fputs("program\n", out);
     for (size_t i = 0; i < n; i++) {
         const proc_t *p = &procs[i];
         if (p->rc && p->rc != TL_STATUS_INCOMPLETE) {
@@ -496,10 +501,7 @@ static void run_text(const proc_t *procs, size_t n, FILE *out)
         fprintf(out, "  %-8" PRIu64 " %-8" PRIu64 " %-32s %10s %12s %16s %8zu  %-16s ", p->pid,
                 p->ppid, p->role, tl_size_text(p->peak, b1, sizeof b1),
                 tl_size_text(p->live_bytes, b2, sizeof b2), st, p->nproblems, p->end);
-        if (hosts) {
-            tl_esc_puts(out, p->host[0] ? p->host : "?");
-            fputs("  ", out);
-        }
+        if (hosts) fprintf(out, "%-*s  ", hw, p->host[0] ? p->host : "?"); /* printable */
         tl_esc_puts(out, p->program);
         fputc('\n', out);
     }
@@ -524,6 +526,40 @@ static void run_text(const proc_t *procs, size_t n, FILE *out)
         tl_esc_puts(out, p->program);
         fputs(" ==\n", out);
         fwrite(p->text, 1, p->text_len, out);
+    }
+}
+
+/* Whether procs[i] was read (its report is there, whole or not). */
+static bool read_ok(const proc_t *p)
+{
+    return p->rc == TL_STATUS_OK || p->rc == TL_STATUS_INCOMPLETE;
+}
+
+/* Traces of several runs (sessions) on one host, reported as one run (two
+ * `run`s given one --output directory): one line in msgs. The runs of a
+ * multi-node job (a `run` per node, --output=DIR/t.%h.%p.tlt) differ in
+ * host too: nothing is said of them. */
+static void say_mixed_runs(const proc_t *procs, size_t n, tl_msgs_t *msgs)
+{
+    for (size_t i = 0; i < n; i++) {
+        size_t runs = 1;
+        for (size_t j = 0; j < n; j++) {
+            if (!read_ok(&procs[i]) || !read_ok(&procs[j]) ||
+                procs[j].session == procs[i].session || strcmp(procs[j].host, procs[i].host))
+                continue;
+            size_t k = 0; /* a session counted once: at its first process */
+            while (k < j && (procs[k].session != procs[j].session || !read_ok(&procs[k]) ||
+                             strcmp(procs[k].host, procs[i].host)))
+                k++;
+            runs += k == j;
+        }
+        if (runs > 1) {
+            tl_msgs_add(msgs,
+                        "note: these traces are of %zu runs on host %s (their sessions differ), "
+                        "reported as one run; each run without --output has a directory of its own",
+                        runs, procs[i].host[0] ? procs[i].host : "(unknown)");
+            return;
+        }
     }
 }
 
@@ -568,6 +604,7 @@ tl_status_t tl_report_run(const char *const *paths, size_t n, const tl_report_op
         p->rc = one(p, procs, n, main_pid, main_exe, &mt, opts, out, msgs);
         if (p->rc && (!rc || rc == TL_STATUS_INCOMPLETE)) rc = p->rc;
     }
+    say_mixed_runs(procs, n, msgs);
     if (opts->format == TL_FORMAT_TEXT) {
         qsort(procs + 1, n - 1, sizeof *procs, by_pid); /* the main one first */
         run_text(procs, n, out);

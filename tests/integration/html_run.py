@@ -64,7 +64,7 @@ def main():
         check(rows == [p["pid"] for p in procs], "the table lists every process: %r" % rows)
         ends = ev("[...document.querySelectorAll('#run-table tr[data-pid] td.end')].map((c) => c.textContent)")
 
-        def ended(q):  # the text table's words (tl_role_end)
+        def ended(q):  # the text table's words (tl_role_end), from the other fields
             if q["running"]:
                 return "running"
             if q["end_reason"] is None:
@@ -74,7 +74,9 @@ def main():
             if q["end_reason"] == "exit":
                 return "exit" if q["exit_status"] is None else "exit %d" % q["exit_status"]
             return q["end_reason"]
-        check(ends == [ended(p["process"]) for p in procs], "the table's end column: %r" % ends)
+        check(ends == [p["process"]["end"] for p in procs], "the table's end column: %r" % ends)
+        check(all(ended(p["process"]) == p["process"]["end"] for p in procs),
+              "JSON's process.end against its other fields: %r" % [p["process"] for p in procs])
         page_json = ev("JSON.parse(document.getElementById('tl-page').textContent).processes"
                        ".map((p) => [p.pid, p.offset_ns])")
         lines = ev("[...document.querySelectorAll('#run-svg polyline')].map((l) => [Number(l.getAttribute('data-pid')),"

@@ -38,6 +38,17 @@ while kill -0 "$child" 2>/dev/null && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1))
 grep -Eq "^  $child +[0-9]+ +child .* 0  no end \(killed\?\) +" rep.out ||
     { cat rep.out >&2; fail "the killed child is not 'no end (killed?)'"; }
 grep -q " running " rep.out && { cat rep.out >&2; fail "a process is still 'running' after the kill"; }
+# JSON's process.end is the table's end column, process by process
+"$TL" report --format=json "$TMP" >run.json 2>/dev/null || fail "JSON report of the run exited $?"
+"$PYTHON3" - run.json rep.out <<'PY' || fail "JSON process.end is not the table's end column"
+import json, re, sys
+r = json.load(open(sys.argv[1]))
+ends = {p["pid"]: p["process"]["end"] for p in r["processes"]}
+rows = {int(m.group(1)): m.group(2) for m in
+        (re.match(r"^  (\d+) +\d+ +.*? +\d+  (.+?) +python", line) for line in open(sys.argv[2])) if m}
+print(ends, rows)
+sys.exit(not (len(ends) == 2 and ends == rows and "no end (killed?)" in ends.values() and "exit 0" in ends.values()))
+PY
 "$TL" report --format=json "$TMP/t.$child.tlt" >one.json || fail "JSON report of the child exited $?"
 "$PYTHON3" -c 'import json, sys; sys.exit(json.load(open("one.json"))["process"]["running"] is not False)' ||
     fail "JSON: the killed child's process.running is not false"

@@ -9,6 +9,7 @@
 #include "report/render/json.h"
 #include "report/analyze/frames.h"
 #include "report/analyze/lineage.h"
+#include "report/analyze/role.h"
 #include "report/render/render.h"
 #include "report/render/site_group.h"
 
@@ -247,6 +248,10 @@ static void process(const tl_report_ctx_t *c, tl_json_t *j)
                                                         : "unknown");
     tl_json_key(j, "running");
     tl_json_bool(j, t->running); /* never with an END */
+    char end[40];
+    tl_role_end(t, end, sizeof end);
+    tl_json_key(j, "end");
+    tl_json_str(j, end);
     tl_json_obj_end(j);
 }
 

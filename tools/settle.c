@@ -74,25 +74,38 @@ static void scan_traces(const char *dir, tl_launch_t *l, uint64_t **open, size_t
     closedir(d);
 }
 
+static bool in_list(const uint64_t *v, size_t n, uint64_t x)
+{
+    for (size_t i = 0; i < n; i++)
+        if (v[i] == x) return true;
+    return false;
+}
+
 /* The run's live processes (procs.h) that have no open trace yet, into
  * l->unstarted and l->unstarted_pids: forked or exec'd as the command
- * ended, their agent has not opened one. One that maps no agent is taken
- * for one still being loaded only for LOADING_MS (since: milliseconds
- * since the first look). */
+ * ended, their agent has not opened one. A trace names its process by
+ * the pid it sees itself by (its pid namespace's). One that maps no agent
+ * is taken for one still being loaded only for LOADING_MS (since:
+ * milliseconds since the first look). */
 static void scan_unstarted(tl_launch_t *l, const char *agent, const uint64_t *open, size_t nopen,
-                           unsigned since)
+                           uint64_t since)
 {
     static tl_proc_t procs[SESSION_PROCS];
-    size_t n = tl_procs_of_session(l->session, agent, procs, SESSION_PROCS);
+    size_t n = tl_procs_of_session(l->session, agent, open, nopen, procs, SESSION_PROCS);
     l->unstarted = 0;
-    for (size_t i = 0; i < n && i < SESSION_PROCS; i++) {
-        size_t k = 0;
-        while (k < nopen && open[k] != (uint64_t)procs[i].pid)
-            k++;
-        if (k == nopen && (procs[i].agent_mapped || since < LOADING_MS))
+    for (size_t i = 0; i < n && i < SESSION_PROCS; i++)
+        if (!in_list(open, nopen, (uint64_t)procs[i].inner_pid) &&
+            (procs[i].agent_mapped || since < LOADING_MS))
             note_pid(l->unstarted_pids, &l->unstarted, TL_LAUNCH_RUNNING_PIDS,
                      (uint64_t)procs[i].pid);
-    }
+}
+
+/* CLOCK_MONOTONIC in milliseconds. */
+static uint64_t now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
 }
 
 void tl_settle_wait(const char *dir, tl_launch_t *l, const char *agent)
@@ -100,16 +113,17 @@ void tl_settle_wait(const char *dir, tl_launch_t *l, const char *agent)
     struct timespec tick = {0, 20 * 1000000L};
     uint64_t *open = NULL;
     size_t nopen = 0;
-    unsigned since = 0; /* milliseconds since the traces let it go */
-    for (unsigned waited = 0;; waited += 20) {
+    uint64_t t0 = now_ms(), let_go = 0; /* when the traces let it go (0: not yet) */
+    for (;;) {
         scan_traces(dir, l, &open, &nopen);
-        bool settled = !l->still_running || waited >= l->wait_ms;
+        uint64_t t = now_ms();
+        bool settled = !l->still_running || t - t0 >= l->wait_ms;
         l->unstarted = 0;
         /* /proc only once the traces would let it go: a process that
          * starts while the run's traced ones still run is seen then. */
-        if (settled && l->start_wait_ms) scan_unstarted(l, agent, open, nopen, since);
-        if (settled && (!l->unstarted || since >= l->start_wait_ms)) break;
-        if (settled) since += 20;
+        if (settled && !let_go) let_go = t;
+        if (settled && l->start_wait_ms) scan_unstarted(l, agent, open, nopen, t - let_go);
+        if (settled && (!l->unstarted || now_ms() - let_go >= l->start_wait_ms)) break;
         nanosleep(&tick, NULL);
     }
     free(open);

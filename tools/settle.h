@@ -24,8 +24,8 @@ bool tl_settle_next_trace(DIR *d, const char *dir, uint64_t session, char *path,
  * and resource tracker, a daemon): its trace would otherwise be judged
  * while it still runs, at its last event; and one forked or exec'd just
  * before the command ended (its parent killed) would be missed before its
- * agent opens its trace. The second bound counts from when the first one
- * let it go; /proc is read only then. Leaves l->still_running (0 without
+ * agent opens its trace. Both bounds are clock time; the second counts
+ * from when the first one let it go, and /proc is read only then. Leaves l->still_running (0 without
  * wait_ms), l->unstarted and their pids as they are at the bound. */
 void tl_settle_wait(const char *dir, tl_launch_t *l, const char *agent);
 

@@ -33,6 +33,7 @@
 #include "agent/record.h"
 #include "agent/record_scan.h"
 #include "agent/stack.h"
+#include "agent/vm.h"
 #include "common/notes.h"
 #include "common/trace_format.h"
 
@@ -448,6 +449,7 @@ void tl_agent_init(void)
         dlsym(RTLD_DEFAULT, "Py_Version"))
         python_path();
 
+    if (cfg.session) tl_vm_mark_session(cfg.session); /* for the CLI: tools/procs.c */
     if (trace_open()) return;
     pthread_atfork(prefork, postfork_parent, postfork_child);
     on_exit_registered = on_exit(on_exit_status, NULL) == 0;

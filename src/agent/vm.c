@@ -6,6 +6,7 @@
 #include <config.h> /* autoconf first: _GNU_SOURCE */
 
 #include "agent/vm.h"
+#include "common/session_mark.h"
 
 #include <errno.h>
 #include <stdatomic.h>
@@ -103,6 +104,23 @@ int tl_vm_map(void **out, void *addr, size_t len, int prot, int flags, int fd, o
     if (is_remembered(prot, flags)) tl_vm_ranges_add(&own, (uintptr_t)r, len, 0);
     *out = (void *)r;
     return 0;
+}
+
+int tl_vm_mark_session(uint64_t session)
+{
+    char name[TL_SESSION_MARK_LEN];
+    tl_session_mark_name(session, name);
+    int saved = errno;
+    int fd = (int)syscall(SYS_memfd_create, name, (unsigned)MFD_CLOEXEC);
+    int err = fd < 0 ? -errno : 0;
+    if (fd >= 0) {
+        void *m;
+        long page = sysconf(_SC_PAGESIZE);
+        err = tl_vm_map(&m, NULL, page > 0 ? (size_t)page : 4096, PROT_NONE, MAP_PRIVATE, fd, 0);
+        close(fd);
+    }
+    errno = saved;
+    return err;
 }
 
 int tl_vm_map_anon(void **out, size_t len, bool noreserve)

@@ -36,6 +36,13 @@
  * agent's until tl_vm_unmap. Thread-safe. */
 int tl_vm_map(void **out, void *addr, size_t len, int prot, int flags, int fd, off_t off);
 
+/* The run's mark (common/session_mark.h): a PROT_NONE page of a memfd
+ * named for session, mapped and its fd closed, never touched; a fork child
+ * inherits it. 0 or -errno (no memfd: the CLI then goes by the
+ * environment alone). Not remembered as the agent's: it holds no data.
+ * Call once, at the agent's start. */
+int tl_vm_mark_session(uint64_t session);
+
 /* Shorthand: len bytes of fresh zero pages, private, read-write (with
  * MAP_NORESERVE when noreserve). 0 or -errno. Thread-safe. */
 int tl_vm_map_anon(void **out, size_t len, bool noreserve);

@@ -2,6 +2,7 @@
  * finding a run's processes in /proc. */
 #include "config.h"
 #include "tools/procs.h"
+#include "common/session_mark.h"
 #include "tools/size.h"
 #include "tests/unit/check_main.h"
 
@@ -11,6 +12,8 @@
 #include <spawn.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -88,6 +91,19 @@ static Suite *make_size_suite(void)
     return s;
 }
 
+/* The bytes of /proc/PID/environ. */
+static size_t environ_bytes(pid_t pid)
+{
+    char path[64], buf[65536];
+    snprintf(path, sizeof path, "/proc/%d/environ", (int)pid);
+    FILE *f = fopen(path, "r");
+    size_t got = 0, n;
+    while (f && (n = fread(buf, 1, sizeof buf, f)) > 0)
+        got += n;
+    if (f) fclose(f);
+    return got;
+}
+
 /* Starts /bin/sleep 30 with the environment env; returns once it has
  * exec'd (its exe is sleep, its environment reads what env holds). */
 static pid_t spawn_sleep(char *const env[])
@@ -98,20 +114,29 @@ static pid_t spawn_sleep(char *const env[])
     size_t want = 0;
     for (size_t i = 0; env[i]; i++)
         want += strlen(env[i]) + 1;
-    char path[64], exe[PATH_MAX], buf[4096];
+    char path[64], exe[PATH_MAX];
     snprintf(path, sizeof path, "/proc/%d/exe", (int)pid);
     for (int tries = 0; tries < 2000; tries++) {
         ssize_t n = readlink(path, exe, sizeof exe - 1);
-        snprintf(path, sizeof path, "/proc/%d/environ", (int)pid);
-        FILE *f = fopen(path, "r");
-        size_t got = f ? fread(buf, 1, sizeof buf, f) : 0;
-        if (f) fclose(f);
-        snprintf(path, sizeof path, "/proc/%d/exe", (int)pid);
-        if (n > 6 && !strncmp(exe + n - 6, "/sleep", 6) && got == want) return pid;
+        if (n > 6 && !strncmp(exe + n - 6, "/sleep", 6) && environ_bytes(pid) == want) return pid;
         nanosleep(&(struct timespec){0, 1000000}, NULL);
     }
     ck_abort_msg("sleep (pid %d) did not exec", (int)pid);
     return pid;
+}
+
+static void end_all(const pid_t *pids, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        kill(pids[i], SIGKILL);
+        waitpid(pids[i], NULL, 0);
+    }
+}
+
+/* A session id of this test's own. */
+static uint64_t test_session(void)
+{
+    return 100000 + (uint64_t)getpid() * 7 + (uint64_t)time(NULL) % 1000;
 }
 
 /* Where pid is in the n (of cap) procs: its index, or -1. */
@@ -131,7 +156,7 @@ static int proc_at(const tl_proc_t *procs, size_t n, size_t cap, pid_t pid)
 START_TEST(procs_of_session)
 {
     char sess[64], longer[64], shorter[64];
-    uint64_t id = 100000 + (uint64_t)getpid() * 7 + (uint64_t)time(NULL) % 1000;
+    uint64_t id = test_session();
     snprintf(sess, sizeof sess, "TENSORLEAK_SESSION=%" PRIu64, id);
     snprintf(longer, sizeof longer, "TENSORLEAK_SESSION=%" PRIu64 "0", id);
     snprintf(shorter, sizeof shorter, "TENSORLEAK_SESSION=%" PRIu64, id / 10);
@@ -147,7 +172,7 @@ START_TEST(procs_of_session)
           p_short = spawn_sleep(other_short), p_none = spawn_sleep(none);
     enum { CAP = 4096 };
     static tl_proc_t procs[CAP];
-    size_t n = tl_procs_of_session(id, "/bin/sleep", procs, CAP);
+    size_t n = tl_procs_of_session(id, "/bin/sleep", NULL, 0, procs, CAP);
     ck_assert_uint_le(n, CAP);
     int at = proc_at(procs, n, CAP, p_in);
     ck_assert_int_ge(at, 0);
@@ -162,27 +187,138 @@ START_TEST(procs_of_session)
     ck_assert(!procs[at].agent_mapped);
     ck_assert_int_eq(proc_at(procs, n, CAP, getpid()), -1);
     /* another file: mapped by none of them */
-    n = tl_procs_of_session(id, "/bin/true", procs, CAP);
+    n = tl_procs_of_session(id, "/bin/true", NULL, 0, procs, CAP);
     at = proc_at(procs, n, CAP, p_in);
     ck_assert_int_ge(at, 0);
     ck_assert(!procs[at].agent_mapped);
     /* the first cap only, but all counted */
-    size_t all = tl_procs_of_session(id, "/bin/sleep", procs, CAP);
+    size_t all = tl_procs_of_session(id, "/bin/sleep", NULL, 0, procs, CAP);
     ck_assert_uint_ge(all, 4);
-    ck_assert_uint_eq(tl_procs_of_session(id, "/bin/sleep", procs, 1), all);
+    ck_assert_uint_eq(tl_procs_of_session(id, "/bin/sleep", NULL, 0, procs, 1), all);
     /* zombies are passed: p_in dead but not reaped */
     kill(p_in, SIGKILL);
     for (int tries = 0; tries < 2000; tries++) {
-        n = tl_procs_of_session(id, "/bin/sleep", procs, CAP);
+        n = tl_procs_of_session(id, "/bin/sleep", NULL, 0, procs, CAP);
         if (proc_at(procs, n, CAP, p_in) < 0) break;
         nanosleep(&(struct timespec){0, 1000000}, NULL);
     }
     ck_assert_int_eq(proc_at(procs, n, CAP, p_in), -1);
     pid_t all_pids[] = {p_in, p_off, p_on0, p_on_empty, p_long, p_short, p_none};
-    for (size_t i = 0; i < sizeof all_pids / sizeof all_pids[0]; i++) {
-        kill(all_pids[i], SIGKILL);
-        waitpid(all_pids[i], NULL, 0);
+    end_all(all_pids, sizeof all_pids / sizeof all_pids[0]);
+}
+END_TEST
+
+/* Each variable's first occurrence counts, as the agent (and getenv)
+ * read them; pids to skip are not listed; each process's inner pid is
+ * its own outside a pid namespace. */
+START_TEST(procs_first_wins_and_skip)
+{
+    char sess[64], other[64];
+    uint64_t id = test_session();
+    snprintf(sess, sizeof sess, "TENSORLEAK_SESSION=%" PRIu64, id);
+    snprintf(other, sizeof other, "TENSORLEAK_SESSION=%" PRIu64, id + 1);
+    char *const off_first[] = {"TENSORLEAK_DISABLE=1", sess, "TENSORLEAK_DISABLE=0", NULL};
+    char *const on_first[] = {"TENSORLEAK_DISABLE=0", sess, "TENSORLEAK_DISABLE=1", NULL};
+    char *const other_first[] = {other, sess, NULL};
+    char *const ours_first[] = {sess, other, NULL};
+    char *const ours[] = {sess, NULL};
+    pid_t p_off = spawn_sleep(off_first), p_on = spawn_sleep(on_first),
+          p_other = spawn_sleep(other_first), p_ours = spawn_sleep(ours_first),
+          p_skip = spawn_sleep(ours);
+    enum { CAP = 4096 };
+    static tl_proc_t procs[CAP];
+    uint64_t skip[] = {1, (uint64_t)p_skip};
+    size_t n = tl_procs_of_session(id, "/bin/sleep", skip, 2, procs, CAP);
+    ck_assert_int_eq(proc_at(procs, n, CAP, p_off), -1);
+    ck_assert_int_eq(proc_at(procs, n, CAP, p_other), -1);
+    ck_assert_int_eq(proc_at(procs, n, CAP, p_skip), -1);
+    int at = proc_at(procs, n, CAP, p_on);
+    ck_assert_int_ge(at, 0);
+    ck_assert_int_eq(procs[at].inner_pid, p_on);
+    ck_assert_int_ge(proc_at(procs, n, CAP, p_ours), 0);
+    n = tl_procs_of_session(id, "/bin/sleep", NULL, 0, procs, CAP);
+    ck_assert_int_ge(proc_at(procs, n, CAP, p_skip), 0);
+    pid_t all_pids[] = {p_off, p_on, p_other, p_ours, p_skip};
+    end_all(all_pids, sizeof all_pids / sizeof all_pids[0]);
+}
+END_TEST
+
+/* A process whose environment does not hold the session (a fork child of
+ * a program that rewrote its environment area) is of the run when it maps
+ * the run's mark, as the agent makes it (tl_session_mark_name); another
+ * session's mark is not ours. */
+START_TEST(procs_mark)
+{
+    uint64_t id = test_session();
+    int go[2];
+    ck_assert_int_eq(pipe(go), 0);
+    pid_t kids[2];
+    for (int k = 0; k < 2; k++) {
+        kids[k] = fork();
+        ck_assert_int_ge(kids[k], 0);
+        if (kids[k] == 0) {
+            char name[TL_SESSION_MARK_LEN];
+            tl_session_mark_name(id + (uint64_t)k, name); /* the second: another run's */
+            int fd = memfd_create(name, MFD_CLOEXEC);
+            if (fd < 0 || mmap(NULL, 4096, PROT_NONE, MAP_PRIVATE, fd, 0) == MAP_FAILED) _exit(1);
+            close(fd);
+            char c = 1;
+            if (write(go[1], &c, 1) != 1) _exit(1);
+            pause();
+            _exit(0);
+        }
     }
+    char c;
+    ck_assert_int_eq(read(go[0], &c, 1), 1);
+    ck_assert_int_eq(read(go[0], &c, 1), 1);
+    enum { CAP = 4096 };
+    static tl_proc_t procs[CAP];
+    size_t n = tl_procs_of_session(id, "/bin/sleep", NULL, 0, procs, CAP);
+    int at = proc_at(procs, n, CAP, kids[0]);
+    ck_assert_int_ge(at, 0);
+    ck_assert(!procs[at].agent_mapped);
+    ck_assert_int_eq(proc_at(procs, n, CAP, kids[1]), -1);
+    end_all(kids, 2);
+    close(go[0]);
+    close(go[1]);
+}
+END_TEST
+
+/* An environment of several MiB (a quarter of a 64 MiB stack limit may
+ * hold 16), the session at its end, is read to its end. */
+START_TEST(procs_big_environment)
+{
+    struct rlimit old, big = {64u << 20, 64u << 20};
+    ck_assert_int_eq(getrlimit(RLIMIT_STACK, &old), 0);
+    if (old.rlim_max != RLIM_INFINITY && old.rlim_max < big.rlim_max) big.rlim_max = old.rlim_max;
+    if (big.rlim_cur > big.rlim_max) big.rlim_cur = big.rlim_max;
+    ck_assert_int_eq(setrlimit(RLIMIT_STACK, &big), 0);
+    if (big.rlim_cur < (64u << 20)) { /* a hard limit below: nothing to try here */
+        setrlimit(RLIMIT_STACK, &old);
+        return;
+    }
+    enum { NVARS = 40, VAR = 120000 };
+    static char vars[NVARS][VAR + 16];
+    char *env[NVARS + 2];
+    for (int i = 0; i < NVARS; i++) {
+        int k = snprintf(vars[i], sizeof vars[i], "BIG%d=", i);
+        memset(vars[i] + k, 'x', VAR);
+        vars[i][k + VAR] = '\0';
+        env[i] = vars[i];
+    }
+    char sess[64];
+    uint64_t id = test_session();
+    snprintf(sess, sizeof sess, "TENSORLEAK_SESSION=%" PRIu64, id);
+    env[NVARS] = sess;
+    env[NVARS + 1] = NULL;
+    pid_t p = spawn_sleep(env);
+    setrlimit(RLIMIT_STACK, &old);
+    ck_assert_uint_gt(environ_bytes(p), 4u << 20);
+    enum { CAP = 4096 };
+    static tl_proc_t procs[CAP];
+    size_t n = tl_procs_of_session(id, "/bin/sleep", NULL, 0, procs, CAP);
+    ck_assert_int_ge(proc_at(procs, n, CAP, p), 0);
+    end_all(&p, 1);
 }
 END_TEST
 
@@ -191,6 +327,9 @@ static Suite *make_procs_suite(void)
     Suite *s = suite_create("procs");
     TCase *tc = tcase_create("session");
     tcase_add_test(tc, procs_of_session);
+    tcase_add_test(tc, procs_first_wins_and_skip);
+    tcase_add_test(tc, procs_mark);
+    tcase_add_test(tc, procs_big_environment);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -39,6 +39,7 @@ TESTS += \
 	tests/integration/run_fork.sh \
 	tests/integration/run_outlived.sh \
 	tests/integration/run_orphan.sh \
+	tests/integration/run_notes_many.sh \
 	tests/integration/run_torch.sh \
 	tests/integration/run_exit_codes.sh \
 	tests/integration/run_autograd.sh \
@@ -55,6 +56,7 @@ EXTRA_DIST += \
 	tests/integration/run_fork.sh \
 	tests/integration/run_outlived.sh \
 	tests/integration/run_orphan.sh \
+	tests/integration/run_notes_many.sh \
 	tests/integration/run_torch.sh \
 	tests/integration/run_exit_codes.sh \
 	tests/integration/cases_check.py \

@@ -30,6 +30,8 @@
 #include <string.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <poll.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -171,9 +173,38 @@ static void forward_signal(int sig)
     if (child_pid > 0) kill((pid_t)child_pid, sig);
 }
 
+/* Waits for the command pid (waitpid: *status), taking the run's notes as
+ * they come meanwhile (run_notes.h; with a pidfd to poll beside them,
+ * Linux 5.3 and later; else they wait in their queue, where those past
+ * its few are lost). */
+static pid_t wait_command(pid_t pid, int *status, tl_run_notes_t *notes)
+{
+#ifdef SYS_pidfd_open
+    int pfd = notes ? (int)syscall(SYS_pidfd_open, pid, 0) : -1;
+    if (pfd >= 0) {
+        struct pollfd p[2] = {{pfd, POLLIN, 0}, {tl_run_notes_fd(notes), POLLIN, 0}};
+        for (;;) {
+            int r = poll(p, 2, -1);
+            if (r < 0 && errno != EINTR) break;
+            if (r <= 0) continue;
+            if (p[1].revents & POLLIN) tl_run_notes_take(notes);
+            if (p[1].revents & (POLLERR | POLLHUP | POLLNVAL)) p[1].fd = -1;
+            if (p[0].revents) break;
+        }
+        close(pfd);
+    }
+#endif
+    pid_t r;
+    do {
+        r = waitpid(pid, status, 0);
+    } while (r < 0 && errno == EINTR);
+    return r;
+}
+
 /* spawn_and_wait with SIGCHLD at its default action in this process;
  * chld is the disposition the command gets back before exec. */
-static int spawn_and_wait_dfl(char **argv, pid_t *pid_out, const struct sigaction *chld)
+static int spawn_and_wait_dfl(char **argv, pid_t *pid_out, const struct sigaction *chld,
+                              tl_run_notes_t *notes)
 {
     int fds[2];
     if (pipe2(fds, O_CLOEXEC) != 0) {
@@ -220,10 +251,7 @@ static int spawn_and_wait_dfl(char **argv, pid_t *pid_out, const struct sigactio
     sigaction(SIGTERM, &fwd, &old_term);
     sigaction(SIGHUP, &fwd, &old_hup);
     int status = 0;
-    pid_t r;
-    do {
-        r = waitpid(pid, &status, 0);
-    } while (r < 0 && errno == EINTR);
+    pid_t r = wait_command(pid, &status, notes);
     child_pid = 0;
     sigaction(SIGINT, &old_int, NULL);
     sigaction(SIGQUIT, &old_quit, NULL);
@@ -242,8 +270,9 @@ static int spawn_and_wait_dfl(char **argv, pid_t *pid_out, const struct sigactio
  * closes on exec tells the two cases apart. A SIGCHLD that was ignored (or
  * SA_NOCLDWAIT) when we were started would let the kernel reap the command
  * and lose its status: we wait with the default action, the command starts
- * with the disposition it would have had without us. */
-static int spawn_and_wait(char **argv, pid_t *pid_out)
+ * with the disposition it would have had without us. The run's notes are
+ * taken while it runs. */
+static int spawn_and_wait(char **argv, pid_t *pid_out, tl_run_notes_t *notes)
 {
     struct sigaction dfl = {.sa_handler = SIG_DFL}, old;
     sigemptyset(&dfl.sa_mask);
@@ -251,7 +280,7 @@ static int spawn_and_wait(char **argv, pid_t *pid_out)
         tl_say("cannot reset SIGCHLD: %s", strerror(errno));
         return TL_EXIT_FAILURE;
     }
-    int status = spawn_and_wait_dfl(argv, pid_out, &old);
+    int status = spawn_and_wait_dfl(argv, pid_out, &old, notes);
     sigaction(SIGCHLD, &old, NULL);
     return status;
 }
@@ -484,19 +513,16 @@ bool tl_launch_run(tl_launch_t *l, char **argv, const char *const *extra_env, in
         tl_say("cannot write traces to %s: %s", dir, strerror(errno));
         return not_started(l, TL_EXIT_OUTPUT, exit_code);
     }
-    int notes = tl_run_notes_open(l->session);
-    l->status = spawn_and_wait(argv, &l->pid);
+    tl_run_notes_t *notes = tl_run_notes_open(l->session);
+    l->status = spawn_and_wait(argv, &l->pid, notes);
     if (l->pid == 0) {
-        if (notes >= 0) close(notes);
+        tl_run_notes_close(notes);
         return not_started(l, l->status, exit_code);
     }
     fflush(stdout);
-    if (l->wait_ms || l->start_wait_ms) tl_settle_wait(dir, l, agent);
+    if (l->wait_ms || l->start_wait_ms) tl_settle_wait(dir, l, agent, notes);
     if (l->unstarted) tl_settle_say_unstarted(l);
-    if (notes >= 0) {
-        tl_run_notes_say(notes);
-        close(notes);
-    }
+    tl_run_notes_say(notes);
     if (!find_traces(dir, l)) {
         l->main_trace[0] = '\0';
         tl_say("%s (pid %d) left no trace in %s", argv[0], (int)l->pid, dir);

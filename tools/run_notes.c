@@ -15,21 +15,6 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-int tl_run_notes_open(uint64_t session)
-{
-    int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-    if (fd < 0) return -1;
-    int big = 1 << 20; /* room for the notes of a few thousand processes */
-    setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &big, sizeof big);
-    struct sockaddr_un a;
-    socklen_t alen = tl_notes_addr(session, &a);
-    if (bind(fd, (struct sockaddr *)&a, alen) != 0) {
-        close(fd);
-        return -1;
-    }
-    return fd;
-}
-
 /* One kind of note: the lines of several processes that differ only in
  * their middle part (a trace's path). */
 typedef struct note {
@@ -40,37 +25,70 @@ typedef struct note {
 
 #define NOTE_KINDS 16
 
-void tl_run_notes_say(int fd)
+struct tl_run_notes {
+    int fd;
+    note_t kinds[NOTE_KINDS];
+    unsigned nkinds, lost;
+};
+
+tl_run_notes_t *tl_run_notes_open(uint64_t session)
 {
-    static note_t notes[NOTE_KINDS];
-    unsigned nkinds = 0, lost = 0;
+    tl_run_notes_t *n = calloc(1, sizeof *n);
+    if (!n) return NULL;
+    n->fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    struct sockaddr_un a;
+    socklen_t alen = tl_notes_addr(session, &a);
+    if (n->fd < 0 || bind(n->fd, (struct sockaddr *)&a, alen) != 0) {
+        tl_run_notes_close(n);
+        return NULL;
+    }
+    int big = 1 << 20; /* room for the notes of a few thousand processes */
+    setsockopt(n->fd, SOL_SOCKET, SO_RCVBUF, &big, sizeof big);
+    return n;
+}
+
+int tl_run_notes_fd(const tl_run_notes_t *n)
+{
+    return n ? n->fd : -1;
+}
+
+void tl_run_notes_take(tl_run_notes_t *ns)
+{
+    if (!ns) return;
     char msg[TL_NOTES_MAX + 1];
     ssize_t r;
-    while ((r = recv(fd, msg, TL_NOTES_MAX, 0)) > 0) {
+    while ((r = recv(ns->fd, msg, TL_NOTES_MAX, 0)) > 0) {
         msg[r] = '\0';
         const char *part[4] = {msg, "", "", ""}; /* pid, a, b, c */
         for (ssize_t i = 0, k = 1; i < r && k < 4; i++)
             if (!msg[i]) part[k++] = msg + i + 1;
         unsigned i = 0;
-        while (i < nkinds && (strcmp(notes[i].a, part[1]) || strcmp(notes[i].c, part[3])))
+        while (i < ns->nkinds &&
+               (strcmp(ns->kinds[i].a, part[1]) || strcmp(ns->kinds[i].c, part[3])))
             i++;
-        if (i == nkinds) {
-            if (nkinds == NOTE_KINDS) {
-                lost++;
+        if (i == ns->nkinds) {
+            if (ns->nkinds == NOTE_KINDS) {
+                ns->lost++;
                 continue;
             }
-            note_t *n = &notes[nkinds++];
+            note_t *n = &ns->kinds[ns->nkinds++];
             snprintf(n->a, sizeof n->a, "%s", part[1]);
             snprintf(n->b, sizeof n->b, "%s", part[2]);
             snprintf(n->c, sizeof n->c, "%s", part[3]);
             n->n = 0;
         }
-        if (notes[i].n < TL_LAUNCH_RUNNING_PIDS)
-            notes[i].pids[notes[i].n] = strtoull(part[0], NULL, 10);
-        notes[i].n++;
+        note_t *n = &ns->kinds[i];
+        if (n->n < TL_LAUNCH_RUNNING_PIDS) n->pids[n->n] = strtoull(part[0], NULL, 10);
+        n->n++;
     }
-    for (unsigned i = 0; i < nkinds; i++) {
-        const note_t *n = &notes[i];
+}
+
+void tl_run_notes_say(tl_run_notes_t *ns)
+{
+    if (!ns) return;
+    tl_run_notes_take(ns);
+    for (unsigned i = 0; i < ns->nkinds; i++) {
+        const note_t *n = &ns->kinds[i];
         char pids[TL_SETTLE_PIDS_LEN], more[64] = "";
         unsigned shown = n->n < TL_LAUNCH_RUNNING_PIDS ? n->n : TL_LAUNCH_RUNNING_PIDS;
         tl_settle_pids(pids, n->pids, shown);
@@ -79,5 +97,13 @@ void tl_run_notes_say(int fd)
         if (n->n > 1 && n->b[0]) snprintf(like, sizeof like, " (and %u more like it)", n->n - 1);
         tl_say("pid%s %s%s: %s%s%s%s", n->n > 1 ? "s" : "", pids, more, n->a, n->b, n->c, like);
     }
-    if (lost) tl_say("%u more notes of the run's processes not shown", lost);
+    if (ns->lost) tl_say("%u more notes of the run's processes not shown", ns->lost);
+    tl_run_notes_close(ns);
+}
+
+void tl_run_notes_close(tl_run_notes_t *n)
+{
+    if (!n) return;
+    if (n->fd >= 0) close(n->fd);
+    free(n);
 }

@@ -108,13 +108,14 @@ static uint64_t now_ms(void)
     return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
 }
 
-void tl_settle_wait(const char *dir, tl_launch_t *l, const char *agent)
+void tl_settle_wait(const char *dir, tl_launch_t *l, const char *agent, tl_run_notes_t *notes)
 {
     struct timespec tick = {0, 20 * 1000000L};
     uint64_t *open = NULL;
     size_t nopen = 0;
     uint64_t t0 = now_ms(), let_go = 0; /* when the traces let it go (0: not yet) */
     for (;;) {
+        tl_run_notes_take(notes);
         scan_traces(dir, l, &open, &nopen);
         uint64_t t = now_ms();
         bool settled = !l->still_running || t - t0 >= l->wait_ms;

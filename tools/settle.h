@@ -5,6 +5,7 @@
 
 #include "report/pipeline.h"
 #include "tools/launch.h"
+#include "tools/run_notes.h"
 
 #include <dirent.h>
 #include <stdbool.h>
@@ -25,9 +26,10 @@ bool tl_settle_next_trace(DIR *d, const char *dir, uint64_t session, char *path,
  * while it still runs, at its last event; and one forked or exec'd just
  * before the command ended (its parent killed) would be missed before its
  * agent opens its trace. Both bounds are clock time; the second counts
- * from when the first one let it go, and /proc is read only then. Leaves l->still_running (0 without
- * wait_ms), l->unstarted and their pids as they are at the bound. */
-void tl_settle_wait(const char *dir, tl_launch_t *l, const char *agent);
+ * from when the first one let it go, and /proc is read only then. Leaves l->still_running (0
+ * without wait_ms), l->unstarted and their pids as they are at the bound. The run's notes (NULL:
+ * none) are taken meanwhile. */
+void tl_settle_wait(const char *dir, tl_launch_t *l, const char *agent, tl_run_notes_t *notes);
 
 /* One line on stderr: the run's processes that had not opened their trace
  * at the bound (l->unstarted, l->unstarted_pids), left out. */

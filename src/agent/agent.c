@@ -110,7 +110,7 @@ static const char *say_escaped(const char *s, char *buf, size_t n)
  * copies of b and c in static buffers (only init and a fork child, one
  * thread each, say anything but constants). */
 /* Under a session, the line goes to the CLI instead (common/notes.h). true
- * = failure: not sent (no session, or no socket). */
+ * = no CLI to tell (no session, none listens): print it. */
 static bool tell_cli(const char *a, const char *b, const char *c)
 {
     static char msg[TL_NOTES_MAX];
@@ -129,14 +129,7 @@ static bool tell_cli(const char *a, const char *b, const char *c)
         memcpy(msg + k, parts[i] ? parts[i] : "", n);
         k += n;
     }
-    int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-    if (fd < 0) return true;
-    struct sockaddr_un addr;
-    socklen_t alen = tl_notes_addr(cfg.session, &addr);
-    bool lost = sendto(fd, msg, k, MSG_DONTWAIT | MSG_NOSIGNAL, (struct sockaddr *)&addr, alen) !=
-                (ssize_t)k;
-    close(fd);
-    return lost;
+    return tl_notes_send(cfg.session, msg, k) == 1; /* 2: the CLI's queue stayed full */
 }
 
 static void say(const char *a, const char *b, const char *c)

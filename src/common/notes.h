@@ -10,16 +10,20 @@
  * of tl_notes_addr: abstract names have no file, so a process that cannot
  * write the trace directory, or runs as another user, still reaches it.
  * Where no CLI listens (the agent preloaded by hand, another network
- * namespace) the send fails and the agent prints on stderr as before.
+ * namespace) the send fails and the agent prints on stderr as before; where
+ * one listens but its queue stays full, the note is dropped.
  */
 #ifndef TL_COMMON_NOTES_H
 #define TL_COMMON_NOTES_H
 
+#include <errno.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
 
 #define TL_NOTES_MAX 4096
 
@@ -36,6 +40,40 @@ static inline socklen_t tl_notes_addr(uint64_t session, struct sockaddr_un *a)
     for (int i = 0; i < 16; i++)
         h[i] = "0123456789abcdef"[(session >> (60 - 4 * i)) & 15];
     return (socklen_t)(offsetof(struct sockaddr_un, sun_path) + sizeof prefix + 16);
+}
+
+/* How many times, 1 ms apart, a note is tried again while the CLI's
+ * queue is full (a datagram socket queues net.unix.max_dgram_qlen of
+ * them: 10 without systemd's 512, and the CLI reads them as they come). */
+#define TL_NOTES_RETRIES 20
+
+/* Sends the note msg (len bytes) to session's socket. Returns 0 when it
+ * was sent; 1 when no CLI listens (nothing bound there, or no socket: the
+ * caller prints it itself); 2 when a CLI listens but its queue stayed full
+ * (dropped: the program's stderr is not the place for it). errno is put
+ * back. No allocation: the agent calls it in a fork child. */
+static inline int tl_notes_send(uint64_t session, const void *msg, size_t len)
+{
+    int saved = errno, rc = 1;
+    int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    if (fd >= 0) {
+        struct sockaddr_un addr;
+        socklen_t alen = tl_notes_addr(session, &addr);
+        for (int tries = 0; tries <= TL_NOTES_RETRIES; tries++) {
+            if (sendto(fd, msg, len, MSG_DONTWAIT | MSG_NOSIGNAL, (struct sockaddr *)&addr, alen) ==
+                (ssize_t)len) {
+                rc = 0;
+                break;
+            }
+            if (errno != EAGAIN && errno != EWOULDBLOCK && errno != ENOBUFS) break;
+            rc = 2;
+            struct timespec ms = {0, 1000000};
+            nanosleep(&ms, NULL);
+        }
+        close(fd);
+    }
+    errno = saved;
+    return rc;
 }
 
 #endif

@@ -29,11 +29,13 @@ include tests/report.mk
 
 # Workloads with known answers and the integration scripts that run the CLI.
 WORKLOAD_CFLAGS = -g -O0 -fno-omit-frame-pointer -fno-inline -fno-optimize-sibling-calls -pthread
-check_PROGRAMS += tests/workloads/leaky_threads tests/workloads/fork_leaks
+check_PROGRAMS += tests/workloads/leaky_threads tests/workloads/fork_leaks tests/workloads/fork_three
 tests_workloads_leaky_threads_SOURCES = tests/workloads/leaky_threads.c
 tests_workloads_leaky_threads_CFLAGS = $(WORKLOAD_CFLAGS)
 tests_workloads_fork_leaks_SOURCES = tests/workloads/fork_leaks.c
 tests_workloads_fork_leaks_CFLAGS = $(WORKLOAD_CFLAGS)
+tests_workloads_fork_three_SOURCES = tests/workloads/fork_three.c
+tests_workloads_fork_three_CFLAGS = $(WORKLOAD_CFLAGS)
 TESTS += \
 	tests/integration/run_c_leaks.sh \
 	tests/integration/run_fork.sh \
@@ -156,6 +158,10 @@ EXTRA_DIST += tests/integration/src_file_lines.sh tests/integration/src_function
 # docs/architecture.md names only files and file:function pairs that exist
 TESTS += tests/integration/docs_paths.sh
 EXTRA_DIST += tests/integration/docs_paths.sh
+
+# check --trace=DIR, and --jobs: the same verdict a process at a time or several
+TESTS += tests/integration/check_jobs.sh
+EXTRA_DIST += tests/integration/check_jobs.sh
 
 # Report library layering: no tools/ header, no printing (tl_status_t, tl_msgs_t)
 TESTS += tests/integration/report_layers.sh

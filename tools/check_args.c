@@ -6,6 +6,7 @@
 #include "config.h"
 
 #include <limits.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -74,7 +75,11 @@ static const char help[] =
     "  --wait=SECONDS            after CMD ends, wait at most this long for the run's\n"
     "                            other processes (a forkserver, a daemon) to end, so\n"
     "                            each is checked at its end (default 10; 0 = none)\n"
-    "  --trace=TRACE             check this trace instead of running a command\n"
+    "  --jobs=N                  check up to N of the run's processes at a time, each\n"
+    "                            in a process of its own (default: the CPUs it may\n"
+    "                            use, at most 4; memory: N analyses at a time)\n"
+    "  --trace=TRACE|DIR         check this trace instead of running a command; a\n"
+    "                            run's directory: each of its processes, as CMD's\n"
     "  --region=NAME             check the last iteration of region NAME\n"
     "  --quiet                   no progress line on stderr while traces are read\n"
     "                            (drawn only when stderr is a terminal)\n"
@@ -174,6 +179,10 @@ static int opt_number(int argc, char **argv, int *i, tl_check_args_t *a)
         if (!tl_parse_uint(v, 86400, &n))
             return usage_error("--wait", "expected a number of seconds (0 = no wait)");
         a->wait_s = (unsigned)n;
+    } else if ((v = tl_opt_value(argc, argv, i, "--jobs", &m)), m) {
+        if (!tl_parse_uint(v, 1024, &n) || n == 0)
+            return usage_error("--jobs", "expected a number of processes from 1 to 1024");
+        a->o.jobs = (unsigned)n;
     } else if ((v = tl_opt_value(argc, argv, i, "--top", &m)), m) {
         if (!tl_parse_uint(v, 1000000, &n))
             return usage_error("--top", "expected a number of sites (0 = all)");
@@ -238,7 +247,7 @@ static int opt_source(int argc, char **argv, int *i, tl_check_args_t *a)
         if (tl_launch_pattern_bad(v, "--trace-output")) return TL_EXIT_USAGE;
         a->pattern = v;
     } else if ((v = tl_opt_value(argc, argv, i, "--trace", &m)), m) {
-        if (!v || !*v) return usage_error("--trace", "expected a trace file");
+        if (!v || !*v) return usage_error("--trace", "expected a trace file or a run's directory");
         a->trace = v;
     } else if ((v = tl_opt_value(argc, argv, i, "--region", &m)), m) {
         if (!v || !*v) return usage_error("--region", "expected a region name");
@@ -275,9 +284,19 @@ static int parse_agree(tl_check_args_t *a)
     return 0;
 }
 
+/* --jobs by default: the CPUs this process may run on (its affinity: a
+ * container's share), at most TL_CHECK_JOBS_MAX. */
+static unsigned default_jobs(void)
+{
+    cpu_set_t set;
+    int n = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : 1;
+    return n < 1 ? 1 : n > TL_CHECK_JOBS_MAX ? TL_CHECK_JOBS_MAX : (unsigned)n;
+}
+
 int tl_check_args_parse(int argc, char **argv, tl_check_args_t *a)
 {
     a->o.top = 5;
+    a->o.jobs = default_jobs();
     a->error_code = TL_EXIT_LIMITS;
     a->wait_s = TL_CHECK_WAIT_S;
     a->pattern = NULL; /* a directory of the run's own (tl_launch_t), removed after a pass */

@@ -15,6 +15,11 @@
  * with its leak scan, not while it still runs. */
 #define TL_CHECK_WAIT_S 10
 
+/* The most processes of a run checked at a time by default (--jobs): each
+ * holds an analysis of its trace (a few hundred MB for a torch script's
+ * `all` trace). */
+#define TL_CHECK_JOBS_MAX 4
+
 /* What check was asked (tl_check_args_parse). */
 typedef struct tl_check_args {
     tl_check_opts_t o;

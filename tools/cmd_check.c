@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "report/check/check.h"
@@ -109,8 +110,10 @@ typedef struct gate {
     tl_outfile_t of, hf;    /* --output, --html (open while a.output, a.html) */
     tl_launch_t l;          /* check -- CMD's run */
     const char *trace;      /* the trace checked (--html's, after a failure) */
-    tl_check_proc_t *procs; /* check -- CMD: the processes checked, else NULL */
+    tl_check_proc_t *procs; /* check -- CMD, --trace=DIR: the processes checked, else NULL */
     size_t nprocs;
+    char **paths; /* --trace=DIR: its traces (tl_report_run_paths) */
+    size_t npaths;
     unsigned unchecked; /* helpers left out */
     int status;         /* the command's own exit status */
 } gate_t;
@@ -158,6 +161,41 @@ static int prepare(gate_t *g)
 fail:
     tl_supp_free(&g->supp);
     return rc;
+}
+
+/* check --trace=DIR: the traces of a run's directory (kept by a check
+ * that failed, or written by run) as check -- CMD checks them: the main
+ * process first (tl_report_run_paths: the earliest whose parent is not
+ * there; the images that exec'd left out), each other one a child (the
+ * same program) or a helper. 0 (--trace names a file: nothing to do), or
+ * an exit status (said). */
+static int dir_procs(gate_t *g)
+{
+    struct stat st;
+    if (stat(g->a.trace, &st) != 0 || !S_ISDIR(st.st_mode)) return 0;
+    tl_msgs_t msgs = {0};
+    const char *args[] = {g->a.trace};
+    int rc = tl_cli_exit(tl_report_run_paths(args, 1, &g->paths, &g->npaths, &msgs));
+    tl_say_msgs(&msgs);
+    if (rc) return rc;
+    static tl_trace_info_t main_info, info; /* 8 KiB each */
+    g->procs = calloc(g->npaths, sizeof *g->procs);
+    if (!g->procs) {
+        tl_say("out of memory");
+        return TL_EXIT_FAILURE;
+    }
+    for (size_t i = 0; i < g->npaths; i++) {
+        tl_trace_info_t *t = i ? &info : &main_info;
+        if (tl_trace_peek(g->paths[i], t) != TL_STATUS_OK) memset(t, 0, sizeof *t);
+        g->procs[i] = (tl_check_proc_t){.path = g->paths[i],
+                                        .role = !i                              ? "main"
+                                                : strcmp(t->exe, main_info.exe) ? "helper"
+                                                                                : "child",
+                                        .pid = t->pid};
+    }
+    g->nprocs = g->npaths;
+    g->trace = g->paths[0];
+    return 0;
 }
 
 /* check -- CMD: run it, recording what the limits need, and list the
@@ -277,6 +315,7 @@ static void finish(gate_t *g)
     if (g->a.html) tl_outfile_close(&g->hf, false);   /* no failed gate: nothing written */
     tl_supp_free(&g->supp);
     free(g->procs);
+    tl_report_run_paths_free(g->paths, g->npaths);
     remove_quiet_helpers(&g->l);
     if (g->l.run_dir[0] && tl_launch_remove_run_dir(&g->l) && access(g->l.run_dir, F_OK) == 0)
         /* no main trace: what else is there stays */
@@ -293,6 +332,10 @@ int tl_cmd_check(int argc, char **argv)
     tl_say_progress(g.a.quiet);
     if ((rc = prepare(&g))) return rc;
     g.trace = g.a.trace;
+    if (g.a.trace && (rc = dir_procs(&g))) {
+        finish(&g);
+        return rc;
+    }
     /* helpers' traces stay until checked: a helper that leaks fails the run */
     g.l = (tl_launch_t){.pattern = g.a.pattern,
                         .quiet = true,

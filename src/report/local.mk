@@ -57,7 +57,7 @@ libtlreport_la_SOURCES = \
 	src/report/cmd/run_ranks.c src/report/cmd/run_ranks.h \
 	src/report/check/check.h src/report/check/options.c \
 	src/report/check/verdict.h src/report/check/verdict.c \
-	src/report/check/eval.c src/report/check/run.c \
+	src/report/check/eval.c src/report/check/run.c src/report/check/run_jobs.c \
 	src/report/check/verdict_text.c src/report/check/verdict_json.c \
 	src/report/check/verdict_junit.c
 libtlreport_la_CFLAGS = $(AM_CFLAGS) $(LIBDW_CFLAGS) $(ZSTD_CFLAGS)

@@ -1,8 +1,9 @@
 /* run.c - the gate over a run's processes (check.h: tl_check_run).
  *
  * Each trace is evaluated and rendered into memory on its own, then freed,
- * so a run of many workers holds one analysis at a time. The main process
- * comes last: its JSON carries the others' verdicts and the run's result.
+ * so a run of many workers holds one analysis at a time (o->jobs at a
+ * time with o->jobs: run_jobs.c). The main process comes last: its JSON
+ * carries the others' verdicts and the run's result.
  */
 #include "report/check/verdict.h"
 
@@ -20,23 +21,30 @@ typedef struct verdict {
     tl_status_t rc;
 } verdict_t;
 
+tl_status_t tl_check_eval_proc(const tl_check_proc_t *p, const tl_check_opts_t *o,
+                               const tl_check_proc_ctx_t *ctx, char **text, size_t *len,
+                               tl_check_result_t *r, tl_msgs_t *msgs)
+{
+    tl_check_opts_t po = *o;
+    po.proc = ctx;
+    FILE *mem = open_memstream(text, len);
+    if (!mem) {
+        tl_msgs_add(msgs, "%s: out of memory", p->path);
+        return TL_STATUS_NOMEM;
+    }
+    tl_status_t rc = tl_check_eval(p->path, &po, mem, r, msgs);
+    if (fclose(mem) != 0 && !rc) {
+        tl_msgs_add(msgs, "%s: out of memory", p->path);
+        rc = TL_STATUS_NOMEM;
+    }
+    return rc;
+}
+
 /* Evaluate p's trace into v (its rendered verdict in v->text). */
 static void eval_one(const tl_check_proc_t *p, const tl_check_opts_t *o,
                      const tl_check_proc_ctx_t *ctx, verdict_t *v, tl_msgs_t *msgs)
 {
-    tl_check_opts_t po = *o;
-    po.proc = ctx;
-    FILE *mem = open_memstream(&v->text, &v->len);
-    if (!mem) {
-        tl_msgs_add(msgs, "%s: out of memory", p->path);
-        v->rc = TL_STATUS_NOMEM;
-        return;
-    }
-    v->rc = tl_check_eval(p->path, &po, mem, &v->r, msgs);
-    if (fclose(mem) != 0 && !v->rc) {
-        tl_msgs_add(msgs, "%s: out of memory", p->path);
-        v->rc = TL_STATUS_NOMEM;
-    }
+    v->rc = tl_check_eval_proc(p, o, ctx, &v->text, &v->len, &v->r, msgs);
 }
 
 /* Adds what each rule hid in the process just checked (tl_supp_rule_t's
@@ -94,15 +102,19 @@ typedef struct gather {
 } gather_t;
 
 /* Every process but the main one, first: the main process's JSON carries
- * their verdicts. */
+ * their verdicts. With o->jobs, several at a time (run_jobs.c); each
+ * result is then taken in order, as if evaluated here. */
 static void eval_others(tl_check_proc_t *p, size_t n, const tl_check_opts_t *o, gather_t *g,
                         tl_msgs_t *msgs)
 {
     tl_check_proc_ctx_t ctx = {
         .role = "child", .name_process = true, .main_pid = p[0].pid, .supp_once = g->once};
+    tl_check_forked_t *fk = n > 2 && o->jobs > 1 ? tl_check_fork_evals(p, n, o, &ctx) : NULL;
     for (size_t i = 1; i < n; i++) {
         ctx.role = p[i].role;
-        eval_one(&p[i], o, &ctx, &g->v[i], msgs);
+        if (!fk || tl_check_forked_take(fk, i, o->supp, &g->v[i].text, &g->v[i].len, &g->v[i].r,
+                                        &g->v[i].rc, msgs))
+            eval_one(&p[i], o, &ctx, &g->v[i], msgs); /* not forked, or its result was lost */
         if (g->once && !g->v[i].r.execd) supp_add(o->supp, g->sb);
         if (g->v[i].r.execd) {
             g->execd++;
@@ -113,6 +125,7 @@ static void eval_others(tl_check_proc_t *p, size_t n, const tl_check_opts_t *o, 
             g->json_len[g->nothers++] = g->v[i].len;
         }
     }
+    tl_check_forked_free(fk);
 }
 
 /* The main process last, told of the others (their JSON, whether one failed,

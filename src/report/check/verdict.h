@@ -161,4 +161,35 @@ void tl_chk_render_text_arg(const void *c, FILE *out);
 void tl_chk_render_json(tl_chk_t *c, FILE *out);
 void tl_chk_render_junit(tl_chk_t *c, FILE *out);
 
+/* tl_check_eval of p's trace as the process ctx of a run, rendered into
+ * memory: *text (malloc'd, NULL when nothing was written) and *len; its
+ * numbers in *r. Returns its TL_STATUS_* (a line in msgs on failure). */
+tl_status_t tl_check_eval_proc(const tl_check_proc_t *p, const tl_check_opts_t *o,
+                               const tl_check_proc_ctx_t *ctx, char **text, size_t *len,
+                               tl_check_result_t *r, tl_msgs_t *msgs);
+
+/* Evaluations of a run's processes forked ahead (run_jobs.c). */
+typedef struct tl_check_forked tl_check_forked_t;
+
+/* Evaluates p[1, n) with o (ctx: what they share, each with its own role),
+ * up to o->jobs at a time, each in a forked process of its own that
+ * writes its verdict, numbers, lines for msgs and the suppressions'
+ * counts to a memfd; waits for them all. NULL when nothing could be forked
+ * (out of memory, no memfd): the caller evaluates them itself. The child
+ * for p[1] draws the progress line, the others none. Call with no other
+ * thread running; stdio is flushed first. */
+tl_check_forked_t *tl_check_fork_evals(const tl_check_proc_t *p, size_t n, const tl_check_opts_t *o,
+                                       const tl_check_proc_ctx_t *ctx);
+
+/* p[i]'s result, as tl_check_eval into memory would have left it: its
+ * verdict text (*text, malloc'd; *len), *r, *rc; its lines added to msgs;
+ * each rule of supp (may be NULL) with the bytes and blocks it hid there.
+ * true when there is none to take (not forked, killed, cut short): then
+ * nothing is set, and the caller evaluates p[i] itself. */
+bool tl_check_forked_take(tl_check_forked_t *f, size_t i, tl_supp_t *supp, char **text, size_t *len,
+                          tl_check_result_t *r, tl_status_t *rc, tl_msgs_t *msgs);
+
+/* Frees f (NULL: nothing). */
+void tl_check_forked_free(tl_check_forked_t *f);
+
 #endif

@@ -1,0 +1,81 @@
+#!/bin/sh
+# check_jobs.sh - check --trace=DIR checks a kept run's directory as
+# check -- CMD checked it (each process; the main one first), and --jobs=N
+# evaluates the other processes N at a time, each in a forked process of
+# its own: the verdict is the same, byte for byte, in text, JSON and
+# JUnit, as one at a time. fork_three: three children losing 0, 1 and 2
+# blocks (the last block of each stays reachable: its pointer is still in
+# the child's stack), the parent nothing.
+. "$TL_SRCDIR/tests/integration/lib.sh"
+make_tmp
+mkdir run || hard_error mkdir
+"$TL" check --max-leak=0 --trace-output="$TMP/run/t.%p.tlt" -- "$WL/fork_three" >cmd.out 2>cmd.err
+rc=$?
+[ $rc -eq 23 ] || { cat cmd.out cmd.err >&2; fail "check -- fork_three: exit $rc, want 23"; }
+[ "$(ls run | wc -l)" -eq 4 ] || fail "traces: $(ls run)"
+main=$(sed -n 's/^process \([0-9]*\) (main) .*/\1/p' cmd.out)
+[ -n "$main" ] || fail "no main process in $(cat cmd.out)"
+
+for f in text json junit; do
+    for j in 1 3; do
+        "$TL" check --max-leak=0 --jobs=$j --format=$f --trace=run >"$f.$j" 2>"$f.$j.err"
+        rc=$?
+        [ $rc -eq 23 ] || { cat "$f.$j" "$f.$j.err" >&2; fail "--trace=DIR --jobs=$j --format=$f: exit $rc"; }
+    done
+    cmp "$f.1" "$f.3" || { diff "$f.1" "$f.3" >&2; fail "$f: --jobs=3 differs from --jobs=1"; }
+    cmp "$f.1.err" "$f.3.err" || fail "$f: stderr differs"
+done
+head -n1 text.1 | grep -qx 'tensorleak check: FAILED: 2 of 4 processes exceeded a limit' ||
+    fail "text: $(head -n1 text.1)"
+sed -n 2p text.1 | grep -qx "process $main (main) fork_three: passed: 1 limit checked" ||
+    fail "text: the main process is not first: $(sed -n 2p text.1)"
+[ "$(grep -c "^process [0-9]* (child of $main) fork_three: " text.1)" -eq 3 ] || fail "text: children"
+line=$(grep -n 'char \*p = malloc' "$SRC_WL/fork_three.c" | cut -d: -f1)
+grep -qx "  1.95 KiB in 1 block in child_leak (fork_three.c:$line); definitely lost 1.95 KiB" text.1 &&
+    grep -qx "  5.86 KiB in 2 blocks in child_leak (fork_three.c:$line); definitely lost 5.86 KiB" text.1 ||
+    { cat text.1 >&2; fail "text: the children's leaks"; }
+"$PYTHON3" -c 'import json, sys
+v = json.load(open("json.1"))
+lost = sorted(p["limits"][0]["measured_bytes"] for p in v["processes"])
+sys.exit(not (v["passed"] is False and v["limits"][0]["passed"] is True and lost == [0, 2000, 6000]))' ||
+    fail "json: $(head -c 400 json.1)"
+grep -q '<testsuites name="tensorleak" tests="4" failures="2" errors="0">' junit.1 || fail "junit: $(head -n3 junit.1)"
+
+# Python processes: the suppressions of the four, said once, summed over
+# the children's own counts as over the parent's
+cat >py3.py <<'PY'
+import os
+kids = []
+for k in range(3):
+    pid = os.fork()
+    if pid == 0:
+        mod = __import__(["json", "csv", "fractions"][k])  # the import machinery's blocks
+        keep = [bytearray(1000 * (k + 1)) for i in range(k + 1)]
+        os._exit(0)
+    kids.append(pid)
+for pid in kids:
+    os.waitpid(pid, 0)
+PY
+mkdir py || hard_error mkdir
+"$TL" check --max-leak=0 --trace-output="$TMP/py/t.%p.tlt" -- "$PYTHON3" py3.py >py.out 2>py.err ||
+    { cat py.out py.err >&2; fail "check -- py3.py: exit $?"; }
+for j in 1 3; do
+    "$TL" check --max-leak=0 --jobs=$j --trace=py >"py.$j" 2>"py.$j.err" || fail "py --jobs=$j: exit $?"
+done
+cmp py.1 py.3 || { diff py.1 py.3 >&2; fail "py: --jobs=3 differs from --jobs=1"; }
+head -n1 py.1 | grep -qx 'tensorleak check: passed: 4 processes checked' || fail "py: $(head -n1 py.1)"
+grep -q '^suppressed over the 4 processes: ' py.1 &&
+    grep -Eq '^  .* in [0-9]+ blocks of 4 processes: leak:<frozen importlib._bootstrap ' py.1 ||
+    { cat py.1 >&2; fail "py: suppressions"; }
+
+# --jobs takes 1 to 1024; a directory without traces is said
+for bad in 0 x 1025; do
+    "$TL" check --jobs=$bad --trace=run >o 2>e
+    [ $? -eq 2 ] && grep -q -- '--jobs' e || { cat e >&2; fail "--jobs=$bad: not a usage error"; }
+done
+mkdir empty || hard_error mkdir
+"$TL" check --trace=empty >o 2>e
+rc=$?
+[ $rc -eq 3 ] && grep -qx 'tensorleak: empty: no trace (\*\.tlt) in the directory' e ||
+    { cat e >&2; fail "empty directory: exit $rc"; }
+exit 0

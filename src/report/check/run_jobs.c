@@ -68,22 +68,23 @@ static void child(const tl_check_proc_t *p, const tl_check_opts_t *o,
     _exit(fflush(f) != 0 || !ok);
 }
 
-/* Waits for one child of f; marks it done (pid 0 when it did not exit 0,
- * so its result is not taken). false when there is none left. */
-static bool reap_one(tl_check_forked_t *f)
+/* Waits for a child: one of f's is marked done (pid -1; 0 when it did not
+ * exit 0, so its result is not taken). 1: one of f's; 0: another child
+ * of this process, reaped all the same; -1: none left. */
+static int reap_one(tl_check_forked_t *f)
 {
     int st;
     pid_t w;
     do {
         w = waitpid(-1, &st, 0);
     } while (w < 0 && errno == EINTR);
-    if (w < 0) return false;
+    if (w < 0) return -1;
     for (size_t i = 1; i < f->n; i++)
         if (f->job[i].pid == w) {
-            f->job[i].pid = WIFEXITED(st) && WEXITSTATUS(st) == 0 ? -1 : 0; /* -1: done */
-            return true;
+            f->job[i].pid = WIFEXITED(st) && WEXITSTATUS(st) == 0 ? -1 : 0;
+            return 1;
         }
-    return true; /* not ours: reaped all the same */
+    return 0;
 }
 
 tl_check_forked_t *tl_check_fork_evals(const tl_check_proc_t *p, size_t n, const tl_check_opts_t *o,
@@ -115,8 +116,9 @@ tl_check_forked_t *tl_check_fork_evals(const tl_check_proc_t *p, size_t n, const
             i++;
             continue;
         }
-        if (!reap_one(f)) break;
-        running--;
+        int r = reap_one(f);
+        if (r < 0) break;
+        running -= (size_t)r;
     }
     return f;
 }

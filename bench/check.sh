@@ -9,8 +9,10 @@
 # 5 DDP steps). Configurations: plain; run; check-storage (check
 # --max-problem-storage=0 --max-leak-storage=1GiB: the storage limits,
 # which record every storage: docs/ci.md); check-leak (check --max-leak=0:
-# every allocation and the leak scan). check's exit 23 is expected (rank
-# 1 keeps its views; W3 leaves its parameters live).
+# every allocation and the leak scan); check-leak-j1 (the same with
+# --jobs=1: the run's processes checked one at a time, as before --jobs).
+# check's exit 23 is expected (rank 1 keeps its views; W3 leaves its
+# parameters live).
 #
 # usage: bench/check.sh [--runs=N] [--steps=N] [--no-leak]
 # Environment: PYTHON (a torch 2.x interpreter; default the test-all venv
@@ -45,7 +47,7 @@ cp "$here/bench/w3_mlp.py" "$here/tests/workloads/ddp_rank_leak.py" . || exit 1
 export OMP_NUM_THREADS=1
 
 configs="plain run check-storage"
-[ $leak -eq 1 ] && configs="$configs check-leak"
+[ $leak -eq 1 ] && configs="$configs check-leak check-leak-j1"
 
 # wall seconds of one configuration of one workload (its output dropped)
 one() { # one CONFIG CMD...
@@ -56,6 +58,7 @@ one() { # one CONFIG CMD...
     run) pfx=("$TL" run --output="$tmp/r.%p.tlt" --) ;;
     check-storage) pfx=("$TL" check --max-problem-storage=0 --max-leak-storage=1GiB --) ;;
     check-leak) pfx=("$TL" check --max-leak=0 --) ;;
+    check-leak-j1) pfx=("$TL" check --max-leak=0 --jobs=1 --) ;;
     esac
     t0=$(date +%s.%N)
     "${pfx[@]}" "$@" >/dev/null 2>&1

@@ -53,7 +53,7 @@ libtlreport_la_SOURCES = \
 	src/report/cmd/compress.c src/report/cmd/compress.h \
 	src/report/cmd/diff.c src/report/cmd/diff.h \
 	src/report/cmd/report.c src/report/cmd/report.h \
-	src/report/cmd/report_run.c src/report/cmd/run_paths.c \
+	src/report/cmd/report_run.c src/report/cmd/run_paths.c src/report/cmd/run_paths.h \
 	src/report/cmd/run_ranks.c src/report/cmd/run_ranks.h \
 	src/report/check/check.h src/report/check/options.c \
 	src/report/check/verdict.h src/report/check/verdict.c \

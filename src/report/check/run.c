@@ -21,25 +21,6 @@ typedef struct verdict {
     tl_status_t rc;
 } verdict_t;
 
-tl_status_t tl_check_eval_proc(const tl_check_proc_t *p, const tl_check_opts_t *o,
-                               const tl_check_proc_ctx_t *ctx, char **text, size_t *len,
-                               tl_check_result_t *r, tl_msgs_t *msgs)
-{
-    tl_check_opts_t po = *o;
-    po.proc = ctx;
-    FILE *mem = open_memstream(text, len);
-    if (!mem) {
-        tl_msgs_add(msgs, "%s: out of memory", p->path);
-        return TL_STATUS_NOMEM;
-    }
-    tl_status_t rc = tl_check_eval(p->path, &po, mem, r, msgs);
-    if (fclose(mem) != 0 && !rc) {
-        tl_msgs_add(msgs, "%s: out of memory", p->path);
-        rc = TL_STATUS_NOMEM;
-    }
-    return rc;
-}
-
 /* Evaluate p's trace into v (its rendered verdict in v->text). */
 static void eval_one(const tl_check_proc_t *p, const tl_check_opts_t *o,
                      const tl_check_proc_ctx_t *ctx, verdict_t *v, tl_msgs_t *msgs)

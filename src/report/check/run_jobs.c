@@ -1,5 +1,6 @@
-/* run_jobs.c - a run's processes evaluated several at a time (verdict.h:
- * tl_check_fork_evals), each in a forked process of its own.
+/* run_jobs.c - one process of a run evaluated into memory (verdict.h:
+ * tl_check_eval_proc), and several at a time (tl_check_fork_evals), each
+ * in a forked process of its own.
  *
  * The report library keeps process-wide state (the progress line, the
  * suppressions' counts, caches), so it is not run on threads: a forked
@@ -34,6 +35,25 @@ struct tl_check_forked {
     job_t *job; /* [1, n) */
     size_t n;
 };
+
+tl_status_t tl_check_eval_proc(const tl_check_proc_t *p, const tl_check_opts_t *o,
+                               const tl_check_proc_ctx_t *ctx, char **text, size_t *len,
+                               tl_check_result_t *r, tl_msgs_t *msgs)
+{
+    tl_check_opts_t po = *o;
+    po.proc = ctx;
+    FILE *mem = open_memstream(text, len);
+    if (!mem) {
+        tl_msgs_add(msgs, "%s: out of memory", p->path);
+        return TL_STATUS_NOMEM;
+    }
+    tl_status_t rc = tl_check_eval(p->path, &po, mem, r, msgs);
+    if (fclose(mem) != 0 && !rc) {
+        tl_msgs_add(msgs, "%s: out of memory", p->path);
+        rc = TL_STATUS_NOMEM;
+    }
+    return rc;
+}
 
 static bool put(FILE *f, const void *p, size_t n)
 {

@@ -16,6 +16,7 @@
 
 #include "report/analyze/lineage.h"
 #include "report/analyze/role.h"
+#include "report/cmd/run_paths.h"
 #include "report/cmd/run_ranks.h"
 #include "report/pipeline.h"
 #include "report/render/escape.h"
@@ -529,40 +530,6 @@ static void run_text(const proc_t *procs, size_t n, FILE *out)
     }
 }
 
-/* Whether procs[i] was read (its report is there, whole or not). */
-static bool read_ok(const proc_t *p)
-{
-    return p->rc == TL_STATUS_OK || p->rc == TL_STATUS_INCOMPLETE;
-}
-
-/* Traces of several runs (sessions) on one host, reported as one run (two
- * `run`s given one --output directory): one line in msgs. The runs of a
- * multi-node job (a `run` per node, --output=DIR/t.%h.%p.tlt) differ in
- * host too: nothing is said of them. */
-static void say_mixed_runs(const proc_t *procs, size_t n, tl_msgs_t *msgs)
-{
-    for (size_t i = 0; i < n; i++) {
-        size_t runs = 1;
-        for (size_t j = 0; j < n; j++) {
-            if (!read_ok(&procs[i]) || !read_ok(&procs[j]) ||
-                procs[j].session == procs[i].session || strcmp(procs[j].host, procs[i].host))
-                continue;
-            size_t k = 0; /* a session counted once: at its first process */
-            while (k < j && (procs[k].session != procs[j].session || !read_ok(&procs[k]) ||
-                             strcmp(procs[k].host, procs[i].host)))
-                k++;
-            runs += k == j;
-        }
-        if (runs > 1) {
-            tl_msgs_add(msgs,
-                        "note: these traces are of %zu runs on host %s (their sessions differ), "
-                        "reported as one run; each run without --output has a directory of its own",
-                        runs, procs[i].host[0] ? procs[i].host : "(unknown)");
-            return;
-        }
-    }
-}
-
 static int by_pid(const void *x, const void *y)
 {
     const proc_t *a = x, *b = y;
@@ -604,7 +571,12 @@ tl_status_t tl_report_run(const char *const *paths, size_t n, const tl_report_op
         p->rc = one(p, procs, n, main_pid, main_exe, &mt, opts, out, msgs);
         if (p->rc && (!rc || rc == TL_STATUS_INCOMPLETE)) rc = p->rc;
     }
-    say_mixed_runs(procs, n, msgs);
+    tl_run_member_t *mm = calloc(n, sizeof *mm); /* several runs of one host? */
+    for (size_t i = 0; mm && i < n; i++)
+        mm[i] = (tl_run_member_t){procs[i].session, procs[i].host,
+                                  !procs[i].rc || procs[i].rc == TL_STATUS_INCOMPLETE};
+    if (mm) tl_run_say_mixed(mm, n, msgs);
+    free(mm);
     if (opts->format == TL_FORMAT_TEXT) {
         qsort(procs + 1, n - 1, sizeof *procs, by_pid); /* the main one first */
         run_text(procs, n, out);

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "report/cmd/run_paths.h"
 #include "report/read/reader.h"
 
 /* One trace found for tl_report_run_paths. */
@@ -144,4 +145,28 @@ void tl_report_run_paths_free(char **paths, size_t n)
     for (size_t i = 0; i < n; i++)
         free(paths[i]);
     free(paths);
+}
+
+void tl_run_say_mixed(const tl_run_member_t *m, size_t n, tl_msgs_t *msgs)
+{
+    for (size_t i = 0; i < n; i++) {
+        size_t runs = 1;
+        for (size_t j = 0; j < n; j++) {
+            if (!m[i].read || !m[j].read || m[j].session == m[i].session ||
+                strcmp(m[j].host, m[i].host))
+                continue;
+            size_t k = 0; /* a session counted once: at its first trace */
+            while (k < j &&
+                   (m[k].session != m[j].session || !m[k].read || strcmp(m[k].host, m[i].host)))
+                k++;
+            runs += k == j;
+        }
+        if (runs > 1) {
+            tl_msgs_add(msgs,
+                        "note: these traces are of %zu runs on host %s (their sessions differ), "
+                        "reported as one run; each run without --output has a directory of its own",
+                        runs, m[i].host[0] ? m[i].host : "(unknown)");
+            return;
+        }
+    }
 }

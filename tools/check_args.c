@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "tools/args.h"
 #include "tools/check_args.h"
@@ -266,8 +267,9 @@ static int opt_source(int argc, char **argv, int *i, tl_check_args_t *a)
 static int parse_agree(tl_check_args_t *a)
 {
     if (a->trace && a->cmd) return usage_error(a->cmd[0], "--trace takes no command");
-    if (a->trace && a->main_only)
-        return usage_error("--main-process-only", "--trace checks one trace already");
+    struct stat st;
+    if (a->trace && a->main_only && !(stat(a->trace, &st) == 0 && S_ISDIR(st.st_mode)))
+        return usage_error("--main-process-only", "--trace=TRACE checks one trace already");
     if (a->trace && a->record_all)
         return usage_error("--record-all", "--trace checks a trace already recorded");
     if (a->trace && a->compress)

@@ -54,8 +54,25 @@ static void say_still_running(const tl_launch_t *l, unsigned wait_s)
            l->still_running == 1 ? "its" : "their");
 }
 
+/* One line: how many other processes --main-process-only left out. */
+static void say_main_only(unsigned skipped)
+{
+    if (skipped)
+        tl_say("%u other process%s traced, not checked (--main-process-only)", skipped,
+               skipped == 1 ? "" : "es");
+}
+
+/* Traces by start (CLOCK_MONOTONIC at the agent's start), then pid. */
+static int by_start(const void *x, const void *y)
+{
+    const tl_launch_trace_t *a = *(const tl_launch_trace_t *const *)x,
+                            *b = *(const tl_launch_trace_t *const *)y;
+    if (a->start_mono != b->start_mono) return a->start_mono < b->start_mono ? -1 : 1;
+    return a->pid < b->pid ? -1 : a->pid > b->pid;
+}
+
 /* The processes of a run to check (tl_check_run): the main one first, then
- * every other trace but the images that exec'd (exec gives their memory
+ * every other trace by start but the images that exec'd (exec gives their memory
  * back; the image they became is checked) and the helpers with nothing of
  * interest (launch.h), counted in *unchecked: a shell's or a coreutil's
  * blocks are theirs, not the program's (bash leaves definitely lost blocks
@@ -73,8 +90,18 @@ static tl_check_proc_t *run_procs(const tl_launch_t *l, bool main_only, size_t *
     *n = 1;
     *unchecked = 0;
     unsigned skipped = 0;
+    /* the others by start, as check --trace=DIR and report order them */
+    const tl_launch_trace_t **by = calloc(l->ntraces + 1, sizeof *by);
+    if (!by) {
+        free(p);
+        tl_say("out of memory");
+        return NULL;
+    }
+    for (size_t i = 0; i < l->ntraces; i++)
+        by[i] = &l->traces[i];
+    qsort(by, l->ntraces, sizeof *by, by_start);
     for (size_t i = 0; i < l->ntraces; i++) {
-        const tl_launch_trace_t *t = &l->traces[i];
+        const tl_launch_trace_t *t = by[i];
         if (t->main || t->execd) continue;
         if (main_only) {
             skipped++;
@@ -87,9 +114,8 @@ static tl_check_proc_t *run_procs(const tl_launch_t *l, bool main_only, size_t *
         p[(*n)++] = (tl_check_proc_t){
             .path = t->path, .role = t->helper ? "helper" : "child", .pid = t->pid};
     }
-    if (skipped)
-        tl_say("%u other process%s traced, not checked (--main-process-only)", skipped,
-               skipped == 1 ? "" : "es");
+    free(by);
+    say_main_only(skipped);
     return p;
 }
 
@@ -114,6 +140,7 @@ typedef struct gate {
     size_t nprocs;
     char **paths; /* --trace=DIR: its traces (tl_report_run_paths) */
     size_t npaths;
+    size_t unread;      /* --trace=DIR: its *.tlt files that are not traces */
     unsigned unchecked; /* helpers left out */
     int status;         /* the command's own exit status */
 } gate_t;
@@ -163,12 +190,31 @@ fail:
     return rc;
 }
 
+/* --trace=DIR: one line when its traces are of several runs (sessions). */
+static void say_sessions(char *const *paths, size_t n)
+{
+    static tl_trace_info_t a, b; /* 8 KiB each */
+    size_t runs = 1;
+    for (size_t i = 1; i < n; i++) {
+        if (tl_trace_peek(paths[i], &a) != TL_STATUS_OK) continue;
+        size_t k = 0; /* a session counted once: at its first trace */
+        while (k < i && !(tl_trace_peek(paths[k], &b) == TL_STATUS_OK && b.session == a.session))
+            k++;
+        runs += k == i;
+    }
+    if (runs > 1)
+        tl_say("note: the traces of %zu runs (their sessions differ) are checked as one run", runs);
+}
+
 /* check --trace=DIR: the traces of a run's directory (kept by a check
  * that failed, or written by run) as check -- CMD checks them: the main
  * process first (tl_report_run_paths: the earliest whose parent is not
- * there; the images that exec'd left out), each other one a child (the
- * same program) or a helper. 0 (--trace names a file: nothing to do), or
- * an exit status (said). */
+ * there; the images that exec'd left out), each other one, by start, a
+ * child (the same program) or a helper, helpers with nothing of interest
+ * left out (counted in g->unchecked), all but the main one left out with
+ * --main-process-only. Its *.tlt files that are not traces are said and
+ * counted in g->unread: the gate cannot pass. 0 (--trace names a file:
+ * nothing to do), or an exit status (said). */
 static int dir_procs(gate_t *g)
 {
     struct stat st;
@@ -176,24 +222,36 @@ static int dir_procs(gate_t *g)
     tl_msgs_t msgs = {0};
     const char *args[] = {g->a.trace};
     int rc = tl_cli_exit(tl_report_run_paths(args, 1, &g->paths, &g->npaths, &msgs));
+    g->unread = msgs.n + msgs.lost;
     tl_say_msgs(&msgs);
     if (rc) return rc;
+    say_sessions(g->paths, g->npaths);
     static tl_trace_info_t main_info, info; /* 8 KiB each */
     g->procs = calloc(g->npaths, sizeof *g->procs);
     if (!g->procs) {
         tl_say("out of memory");
         return TL_EXIT_FAILURE;
     }
-    for (size_t i = 0; i < g->npaths; i++) {
-        tl_trace_info_t *t = i ? &info : &main_info;
-        if (tl_trace_peek(g->paths[i], t) != TL_STATUS_OK) memset(t, 0, sizeof *t);
-        g->procs[i] = (tl_check_proc_t){.path = g->paths[i],
-                                        .role = !i                              ? "main"
-                                                : strcmp(t->exe, main_info.exe) ? "helper"
-                                                                                : "child",
-                                        .pid = t->pid};
+    if (tl_trace_peek(g->paths[0], &main_info) != TL_STATUS_OK)
+        memset(&main_info, 0, sizeof main_info);
+    g->procs[0] = (tl_check_proc_t){.path = g->paths[0], .role = "main", .pid = main_info.pid};
+    g->nprocs = 1;
+    for (size_t i = 1; i < g->npaths; i++) {
+        if (tl_trace_peek(g->paths[i], &info) != TL_STATUS_OK) memset(&info, 0, sizeof info);
+        /* the main program unknown (its trace cut): every other one a child */
+        bool helper = main_info.exe[0] && strcmp(info.exe, main_info.exe);
+        if (helper && tl_launch_trace_quiet(g->paths[i])) {
+            g->unchecked++;
+            continue;
+        }
+        g->procs[g->nprocs++] = (tl_check_proc_t){
+            .path = g->paths[i], .role = helper ? "helper" : "child", .pid = info.pid};
     }
-    g->nprocs = g->npaths;
+    if (g->a.main_only) {
+        say_main_only((unsigned)(g->nprocs - 1));
+        g->nprocs = 1;
+        g->unchecked = 0;
+    }
     g->trace = g->paths[0];
     return 0;
 }
@@ -350,6 +408,11 @@ int tl_cmd_check(int argc, char **argv)
             rc = g.status; /* the command's own failure first */
         else if (!rc && failed)
             rc = g.a.error_code;
+        if (g.unread && (!rc || rc == g.a.error_code)) {
+            tl_say("%zu file%s of %s could not be read as trace%s: the gate cannot pass", g.unread,
+                   g.unread == 1 ? "" : "s", g.a.trace, g.unread == 1 ? "" : "s");
+            if (!rc) rc = TL_EXIT_BAD_TRACE;
+        }
     }
     finish(&g);
     return rc;

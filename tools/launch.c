@@ -307,14 +307,10 @@ static bool system_tool(const tl_trace_info_t *info)
     return false;
 }
 
-/* A helper's trace that holds nothing of interest: ended cleanly (exit or
- * exec), and a system tool's (system_tool: not read), or with no storage,
- * no lineage or report-point record, no block of BIG_BLOCK bytes or more
- * (at most a few sampled small ones, whose sizes the reader has turned
- * into estimates: the model's largest_exact leaves them out). Such traces
- * use a few chunks (the header says how many): bigger ones are not even
- * read. Read through the pipeline, like every trace (pipeline.h). */
-static bool nothing_of_interest(const char *path)
+/* launch.h. Such traces use a few chunks (the header says how many):
+ * bigger ones are not even read. Read through the pipeline, like every
+ * trace (pipeline.h). */
+bool tl_launch_trace_quiet(const char *path)
 {
     tl_trace_info_t info;
     if (tl_trace_peek(path, &info) != TL_STATUS_OK || !info.clean_end) return false;
@@ -372,6 +368,7 @@ static bool add_trace(tl_launch_t *l, const char *path, const tl_trace_info_t *i
     t->pid = info->pid;
     t->ppid = info->ppid;
     t->exec_seq = info->exec_seq;
+    t->start_mono = info->start_mono;
     return true;
 }
 
@@ -412,7 +409,7 @@ static bool find_traces(const char *dir, tl_launch_t *l)
          * or another program (env, bash, basename); a forked copy of the
          * main program keeps its trace. */
         bool helper = info.pid == (uint64_t)main_pid || !found || strcmp(info.exe, l->main_exe);
-        bool quiet = helper && nothing_of_interest(path);
+        bool quiet = helper && tl_launch_trace_quiet(path);
         if (!l->keep_helpers && quiet && unlink(path) == 0) {
             l->helpers_removed++;
             continue;

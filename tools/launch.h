@@ -11,10 +11,11 @@
 typedef struct tl_launch_trace {
     char path[PATH_MAX];
     uint64_t pid, ppid, exec_seq;
-    bool main;   /* the main trace (tl_launch_t.main_trace) */
-    bool helper; /* an earlier image of the command's pid, or another program */
-    bool quiet;  /* a helper whose trace holds nothing of interest (kept with keep_helpers) */
-    bool execd;  /* a later image of its pid was traced: this one ended by exec */
+    uint64_t start_mono; /* CLOCK_MONOTONIC ns at the agent's start (the header's) */
+    bool main;           /* the main trace (tl_launch_t.main_trace) */
+    bool helper;         /* an earlier image of the command's pid, or another program */
+    bool quiet; /* a helper whose trace holds nothing of interest (kept with keep_helpers) */
+    bool execd; /* a later image of its pid was traced: this one ended by exec */
 } tl_launch_trace_t;
 
 /* How many pids of processes still running tl_launch_t keeps. */
@@ -88,6 +89,14 @@ bool tl_launch_pattern_bad(const char *pattern, const char *flag);
  * (l->run_dir) and the directory; true when it could not be removed (it
  * holds other files, or an error). Nothing to do without a run_dir. */
 bool tl_launch_remove_run_dir(const tl_launch_t *l);
+
+/* Whether the trace at path is a helper's that holds nothing of interest
+ * (what tl_launch_run removes unless keep_helpers): ended cleanly (exit or
+ * exec), and a system tool's (an executable under /usr/bin, /bin,
+ * /usr/sbin, /sbin, /usr/libexec, /usr/lib or /lib, not a Python
+ * interpreter: not read), or with no storage, no lineage or report-point
+ * record, no block of 64 KiB or more. false when it cannot be read. */
+bool tl_launch_trace_quiet(const char *path);
 
 /* Frees l->traces (the files stay). */
 void tl_launch_free(tl_launch_t *l);

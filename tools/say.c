@@ -40,7 +40,8 @@ void tl_say_msgs(tl_msgs_t *m)
     for (size_t i = 0; i < m->n; i++)
         tl_say("%s", m->line[i]);
     if (m->lost)
-        tl_say("%zu more message%s lost (out of memory)", m->lost, m->lost == 1 ? "" : "s");
+        tl_say("%zu more message%s not shown (more than %d, or out of memory)", m->lost,
+               m->lost == 1 ? "" : "s", TL_MSGS_MAX);
     tl_msgs_free(m);
 }
 

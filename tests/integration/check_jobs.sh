@@ -68,6 +68,41 @@ grep -q '^suppressed over the 4 processes: ' py.1 &&
     grep -Eq '^  .* in [0-9]+ blocks of 4 processes: leak:<frozen importlib._bootstrap ' py.1 ||
     { cat py.1 >&2; fail "py: suppressions"; }
 
+# check -- CMD lists the others by start, as --trace=DIR does
+[ "$(grep '^process ' cmd.out)" = "$(grep '^process ' text.1)" ] ||
+    { grep '^process ' cmd.out text.1 >&2; fail "check -- CMD and --trace=DIR: another order"; }
+# a trailing slash: no "run//" in the scope lines
+"$TL" check --max-leak=0 --trace=run/ >slash.out 2>&1
+grep -q 'run//' slash.out && fail "--trace=run/: $(grep -m1 'run//' slash.out)"
+# --main-process-only: the main one alone
+"$TL" check --max-leak=0 --main-process-only --trace=run >mo.out 2>mo.err ||
+    fail "--main-process-only --trace=DIR: exit $?"
+head -n1 mo.out | grep -qx 'tensorleak check: passed: 1 limit checked' || fail "main only: $(head -n1 mo.out)"
+grep -qx 'tensorleak: 3 other processes traced, not checked (--main-process-only)' mo.err ||
+    fail "main only: $(cat mo.err)"
+# a trace cut in its header: said, and the gate cannot pass (exit 4), even
+# when every trace it could read passes
+mkdir cut || hard_error mkdir
+cp py/t.*.tlt cut/ || hard_error cp
+set -- cut/t.*.tlt
+head -c 40 "$2" >cut.tmp && mv cut.tmp "$2" || hard_error truncate
+"$TL" check --max-leak=0 --trace=cut >cut.out 2>cut.err
+rc=$?
+[ $rc -eq 4 ] && grep -qx 'tensorleak: 1 file of cut could not be read as trace: the gate cannot pass' cut.err ||
+    { cat cut.out cut.err >&2; fail "a cut trace in the directory: exit $rc"; }
+# the traces of two runs in one directory: said
+mkdir two || hard_error mkdir
+for k in 1 2; do
+    "$TL" run --output="$TMP/two/t.%p.tlt" -- "$PYTHON3" -c pass >/dev/null 2>&1 || fail "run $k: exit $?"
+done
+"$TL" check --max-leak=0 --trace=two >two.out 2>two.err
+grep -qx 'tensorleak: note: the traces of 2 runs (their sessions differ) are checked as one run' two.err ||
+    { cat two.err >&2; fail "two runs: not said"; }
+# SIGCHLD ignored when check starts: the same verdict
+"$PYTHON3" -c 'import os, signal, sys; signal.signal(signal.SIGCHLD, signal.SIG_IGN); os.execv(sys.argv[1], sys.argv[1:])' \
+    "$TL" check --max-leak=0 --jobs=3 --trace=run >ign.out 2>ign.err
+[ $? -eq 23 ] && cmp ign.out text.1 || fail "SIGCHLD ignored: another verdict"
+
 # --jobs takes 1 to 1024; a directory without traces is said
 for bad in 0 x 1025; do
     "$TL" check --jobs=$bad --trace=run >o 2>e

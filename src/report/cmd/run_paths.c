@@ -80,7 +80,10 @@ tl_status_t tl_report_run_paths(const char *const *args, size_t nargs, char ***p
                 size_t len = strlen(e->d_name);
                 if (len < 5 || strcmp(e->d_name + len - 4, ".tlt")) continue;
                 char p[4096];
-                snprintf(p, sizeof p, "%s/%s", args[i], e->d_name);
+                size_t dl = strlen(args[i]);
+                while (dl > 1 && args[i][dl - 1] == '/') /* "run/" names run/t.1.tlt */
+                    dl--;
+                snprintf(p, sizeof p, "%.*s/%s", (int)dl, args[i], e->d_name);
                 /* one that is not a trace: said, skipped */
                 if (add_found(&f, &nf, &cap, p, msgs) == TL_STATUS_NOMEM) rc = TL_STATUS_NOMEM;
             }

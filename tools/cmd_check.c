@@ -193,15 +193,17 @@ fail:
 /* --trace=DIR: one line when its traces are of several runs (sessions). */
 static void say_sessions(char *const *paths, size_t n)
 {
-    static tl_trace_info_t a, b; /* 8 KiB each */
-    size_t runs = 1;
-    for (size_t i = 1; i < n; i++) {
-        if (tl_trace_peek(paths[i], &a) != TL_STATUS_OK) continue;
-        size_t k = 0; /* a session counted once: at its first trace */
-        while (k < i && !(tl_trace_peek(paths[k], &b) == TL_STATUS_OK && b.session == a.session))
-            k++;
-        runs += k == i;
+    static tl_trace_info_t t; /* 8 KiB */
+    uint64_t *sess = calloc(n ? n : 1, sizeof *sess);
+    if (!sess) return;
+    size_t runs = 0, k;
+    for (size_t i = 0; i < n; i++) {
+        if (tl_trace_peek(paths[i], &t) != TL_STATUS_OK) continue;
+        for (k = 0; k < runs && sess[k] != t.session; k++)
+            ;
+        if (k == runs) sess[runs++] = t.session; /* a session counted once */
     }
+    free(sess);
     if (runs > 1)
         tl_say("note: the traces of %zu runs (their sessions differ) are checked as one run", runs);
 }

@@ -103,6 +103,17 @@ grep -qx 'tensorleak: note: the traces of 2 runs (their sessions differ) are che
     "$TL" check --max-leak=0 --jobs=3 --trace=run >ign.out 2>ign.err
 [ $? -eq 23 ] && cmp ign.out text.1 || fail "SIGCHLD ignored: another verdict"
 
+# check -- CMD, the main process evaluated beside the others: its scope
+# line says its trace is removed only when the whole run passed
+"$TL" check --max-leak=0 --jobs=3 -- "$WL/fork_three" >f.out 2>f.err
+[ $? -eq 23 ] || fail "check --jobs=3 -- fork_three: exit, want 23"
+sed -n 3p f.out | grep -q '^  scope: end point process_exit of .*\.tlt$' ||
+    fail "a failed run: the main's scope line: $(sed -n 3p f.out)"
+"$TL" check --max-leak=1MB --jobs=3 -- "$WL/fork_three" >p.out 2>p.err || fail "passing run: exit $?"
+sed -n 3p p.out | grep -q '(removed: the check passed; --trace-output=PATTERN keeps the traces)$' ||
+    fail "a passing run: the main's scope line: $(sed -n 3p p.out)"
+rm -rf tensorleak-*
+
 # --jobs takes 1 to 1024; a directory without traces is said
 for bad in 0 x 1025; do
     "$TL" check --jobs=$bad --trace=run >o 2>e

@@ -80,17 +80,55 @@ typedef struct gather {
     bool once;    /* text of several processes: the suppressions said once, at the end */
     uint64_t *sb; /* with once: per rule, bytes, blocks, processes (supp_add) */
     unsigned execd;
+    tl_check_forked_t *fk; /* with o->jobs: the evaluations forked ahead (run_jobs.c) */
 } gather_t;
 
+/* The main process's context, as far as the others' verdicts in g tell
+ * (what was left out, whether one failed, their JSON). */
+static tl_check_proc_ctx_t main_ctx(const tl_check_proc_t *p, size_t n, unsigned unchecked,
+                                    const tl_check_opts_t *o, const gather_t *g)
+{
+    size_t nchecked = n - g->execd;
+    tl_check_proc_ctx_t ctx = {.role = "main",
+                               .name_process = nchecked > 1,
+                               .main_pid = p[0].pid,
+                               .supp_once = g->once && nchecked > 1,
+                               .others_json = g->json,
+                               .others_json_len = g->json_len,
+                               .nothers = o->format == TL_CHECK_JSON ? g->nothers : 0,
+                               .helpers_unchecked = unchecked,
+                               .execd_unchecked = g->execd};
+    for (size_t i = 1; i < n; i++)
+        ctx.others_failed |= g->v[i].rc || g->v[i].r.nfailed || g->v[i].r.incomplete;
+    return ctx;
+}
+
+/* Whether the main process's verdict evaluated beside the others (with
+ * main_ctx before any of them was known) is the one main_ctx gives now:
+ * in text and JUnit, where their JSON is not part of it, when no other
+ * process was left out for its exec (naming the processes depends on how
+ * many were checked), and when whether another one failed does not show
+ * (only a passing verdict that removes the run's traces says so). */
+static bool main_guessed(const tl_check_opts_t *o, const tl_check_proc_ctx_t *now)
+{
+    return o->format != TL_CHECK_JSON && now->execd_unchecked == 0 &&
+           !(o->traces_removed_on_pass && now->others_failed);
+}
+
 /* Every process but the main one, first: the main process's JSON carries
- * their verdicts. With o->jobs, several at a time (run_jobs.c); each
- * result is then taken in order, as if evaluated here. */
-static void eval_others(tl_check_proc_t *p, size_t n, const tl_check_opts_t *o, gather_t *g,
-                        tl_msgs_t *msgs)
+ * their verdicts. With o->jobs, several at a time (run_jobs.c), the main
+ * one among them where its verdict cannot depend on theirs (main_guessed);
+ * each result is then taken in order, as if evaluated here. */
+static void eval_others(tl_check_proc_t *p, size_t n, unsigned unchecked, const tl_check_opts_t *o,
+                        gather_t *g, tl_msgs_t *msgs)
 {
     tl_check_proc_ctx_t ctx = {
         .role = "child", .name_process = true, .main_pid = p[0].pid, .supp_once = g->once};
-    tl_check_forked_t *fk = n > 2 && o->jobs > 1 ? tl_check_fork_evals(p, n, o, &ctx) : NULL;
+    tl_check_proc_ctx_t mc = main_ctx(p, n, unchecked, o, g);
+    bool with_main = o->format != TL_CHECK_JSON;
+    if (n - 1 + with_main > 1 && o->jobs > 1) /* two or more side by side */
+        g->fk = tl_check_fork_evals(p, n, o, &ctx, with_main ? &mc : NULL);
+    tl_check_forked_t *fk = g->fk;
     for (size_t i = 1; i < n; i++) {
         ctx.role = p[i].role;
         if (!fk || tl_check_forked_take(fk, i, o->supp, &g->v[i].text, &g->v[i].len, &g->v[i].r,
@@ -106,7 +144,6 @@ static void eval_others(tl_check_proc_t *p, size_t n, const tl_check_opts_t *o, 
             g->json_len[g->nothers++] = g->v[i].len;
         }
     }
-    tl_check_forked_free(fk);
 }
 
 /* The main process last, told of the others (their JSON, whether one failed,
@@ -114,19 +151,11 @@ static void eval_others(tl_check_proc_t *p, size_t n, const tl_check_opts_t *o, 
 static void eval_main(tl_check_proc_t *p, size_t n, unsigned unchecked, const tl_check_opts_t *o,
                       gather_t *g, tl_msgs_t *msgs)
 {
-    size_t nchecked = n - g->execd;
-    tl_check_proc_ctx_t ctx = {.role = "main",
-                               .name_process = nchecked > 1,
-                               .main_pid = p[0].pid,
-                               .supp_once = g->once && nchecked > 1,
-                               .others_json = g->json,
-                               .others_json_len = g->json_len,
-                               .nothers = o->format == TL_CHECK_JSON ? g->nothers : 0,
-                               .helpers_unchecked = unchecked,
-                               .execd_unchecked = g->execd};
-    for (size_t i = 1; i < n; i++)
-        ctx.others_failed |= g->v[i].rc || g->v[i].r.nfailed || g->v[i].r.incomplete;
-    eval_one(&p[0], o, &ctx, &g->v[0], msgs);
+    tl_check_proc_ctx_t ctx = main_ctx(p, n, unchecked, o, g);
+    if (!g->fk || !main_guessed(o, &ctx) ||
+        tl_check_forked_take(g->fk, 0, o->supp, &g->v[0].text, &g->v[0].len, &g->v[0].r,
+                             &g->v[0].rc, msgs))
+        eval_one(&p[0], o, &ctx, &g->v[0], msgs);
     if (g->once) supp_add(o->supp, g->sb);
 }
 
@@ -178,6 +207,7 @@ static void gather_free(gather_t *g, size_t n)
     for (size_t i = 0; g->v && i < n; i++)
         free(g->v[i].text);
     free(g->sb);
+    tl_check_forked_free(g->fk);
     free(g->v);
     free(g->json);
     free(g->json_len);
@@ -206,7 +236,7 @@ tl_status_t tl_check_run(tl_check_proc_t *p, size_t n, unsigned unchecked, const
     g.once = n > 1 && o->format == TL_CHECK_TEXT && nrules;
     g.sb = g.once ? calloc(3 * nrules, sizeof *g.sb) : NULL;
     if (g.once && !g.sb) g.once = false;
-    eval_others(p, n, o, &g, msgs);
+    eval_others(p, n, unchecked, o, &g, msgs);
     eval_main(p, n, unchecked, o, &g, msgs);
     unsigned nfailed = 0;
     for (size_t i = 0; i < n; i++) {

@@ -41,7 +41,7 @@ typedef struct job {
 } job_t;
 
 struct tl_check_forked {
-    job_t *job; /* [1, n) */
+    job_t *job; /* [0, n): [0] the main one's, when forked */
     size_t n, nrules;
 };
 
@@ -161,7 +161,7 @@ static int reap_one(tl_check_forked_t *f)
         w = waitpid(-1, &st, 0);
     } while (w < 0 && errno == EINTR);
     if (w < 0) return -1;
-    for (size_t i = 1; i < f->n; i++) {
+    for (size_t i = 0; i < f->n; i++) {
         job_t *j = &f->job[i];
         if (j->pid != w) continue;
         j->pid = 0;
@@ -174,7 +174,8 @@ static int reap_one(tl_check_forked_t *f)
 }
 
 tl_check_forked_t *tl_check_fork_evals(const tl_check_proc_t *p, size_t n, const tl_check_opts_t *o,
-                                       const tl_check_proc_ctx_t *ctx)
+                                       const tl_check_proc_ctx_t *ctx,
+                                       const tl_check_proc_ctx_t *main)
 {
     tl_check_forked_t *f = calloc(1, sizeof *f);
     if (f) f->job = calloc(n, sizeof *f->job);
@@ -194,10 +195,10 @@ tl_check_forked_t *tl_check_fork_evals(const tl_check_proc_t *p, size_t n, const
     fflush(NULL); /* nothing buffered is written twice */
     pid_t self = getpid();
     size_t running = 0;
-    for (size_t i = 1; i < n || running;) {
+    for (size_t i = main ? 0 : 1; i < n || running;) {
         if (i < n && running < o->jobs) {
-            tl_check_proc_ctx_t c = *ctx;
-            c.role = p[i].role;
+            tl_check_proc_ctx_t c = i ? *ctx : *main;
+            if (i) c.role = p[i].role;
             job_t *j = &f->job[i];
             j->fd = memfd_create("tensorleak-verdict", MFD_CLOEXEC);
             pid_t pid = j->fd >= 0 ? fork() : -1;
@@ -223,7 +224,7 @@ tl_check_forked_t *tl_check_fork_evals(const tl_check_proc_t *p, size_t n, const
 bool tl_check_forked_take(tl_check_forked_t *f, size_t i, tl_supp_t *supp, char **text, size_t *len,
                           tl_check_result_t *r, tl_status_t *rc, tl_msgs_t *msgs)
 {
-    if (!f || i == 0 || i >= f->n || !f->job[i].ready) return true;
+    if (!f || i >= f->n || !f->job[i].ready) return true;
     job_t *j = &f->job[i];
     for (size_t k = 0; supp && k < f->nrules; k++) {
         supp->rules[k].bytes = j->counts[2 * k];
@@ -244,7 +245,7 @@ bool tl_check_forked_take(tl_check_forked_t *f, size_t i, tl_supp_t *supp, char 
 void tl_check_forked_free(tl_check_forked_t *f)
 {
     if (!f) return;
-    for (size_t i = 1; i < f->n; i++) {
+    for (size_t i = 0; i < f->n; i++) {
         job_t *j = &f->job[i];
         if (j->fd >= 0) close(j->fd);
         free(j->text);

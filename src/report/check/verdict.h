@@ -172,20 +172,21 @@ tl_status_t tl_check_eval_proc(const tl_check_proc_t *p, const tl_check_opts_t *
 typedef struct tl_check_forked tl_check_forked_t;
 
 /* Evaluates p[1, n) with o (ctx: what they share, each with its own role),
- * up to o->jobs at a time, each in a forked process of its own that
- * writes its verdict, numbers, lines for msgs and the suppressions'
- * counts to a memfd; waits for them all. NULL when nothing could be forked
- * (out of memory, no memfd): the caller evaluates them itself. The child
- * for p[1] draws the progress line, the others none. Call with no other
- * thread running; stdio is flushed first. */
+ * and p[0] with main (NULL: not), up to o->jobs at a time, each in a
+ * forked process of its own that writes its verdict, numbers, lines for
+ * msgs and the suppressions' counts to a memfd; waits for them all. NULL
+ * when out of memory: the caller evaluates them itself, as it does those
+ * it could not fork. The child for p[1] draws the progress line, the
+ * others none. Call with no other thread running; stdio is flushed
+ * first. */
 tl_check_forked_t *tl_check_fork_evals(const tl_check_proc_t *p, size_t n, const tl_check_opts_t *o,
-                                       const tl_check_proc_ctx_t *ctx);
+                                       const tl_check_proc_ctx_t *ctx,
+                                       const tl_check_proc_ctx_t *main);
 
-/* p[i]'s result, as tl_check_eval into memory would have left it: its
- * verdict text (*text, malloc'd; *len), *r, *rc; its lines added to msgs;
- * each rule of supp (may be NULL) with the bytes and blocks it hid there.
- * true when there is none to take (not forked, killed, cut short): then
- * nothing is set, and the caller evaluates p[i] itself. */
+/* p[i]'s result (i = 0: the main one's, when forked), as tl_check_eval into memory would have left
+ * it: its verdict text (*text, malloc'd; *len), *r, *rc; its lines added to msgs; each rule of supp
+ * (may be NULL) with the bytes and blocks it hid there. true when there is none to take (not
+ * forked, killed, cut short): then nothing is set, and the caller evaluates p[i] itself. */
 bool tl_check_forked_take(tl_check_forked_t *f, size_t i, tl_supp_t *supp, char **text, size_t *len,
                           tl_check_result_t *r, tl_status_t *rc, tl_msgs_t *msgs);
 

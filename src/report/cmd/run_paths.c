@@ -57,6 +57,16 @@ oom:
     return TL_STATUS_NOMEM;
 }
 
+/* dir/name into p (n bytes), without dir's trailing slashes: "run/"
+ * names run/t.1.tlt. */
+static void join(char *p, size_t n, const char *dir, const char *name)
+{
+    size_t dl = strlen(dir);
+    while (dl > 1 && dir[dl - 1] == '/')
+        dl--;
+    snprintf(p, n, "%.*s/%s", (int)dl, dir, name);
+}
+
 tl_status_t tl_report_run_paths(const char *const *args, size_t nargs, char ***paths, size_t *n,
                                 tl_msgs_t *msgs)
 {
@@ -80,10 +90,7 @@ tl_status_t tl_report_run_paths(const char *const *args, size_t nargs, char ***p
                 size_t len = strlen(e->d_name);
                 if (len < 5 || strcmp(e->d_name + len - 4, ".tlt")) continue;
                 char p[4096];
-                size_t dl = strlen(args[i]);
-                while (dl > 1 && args[i][dl - 1] == '/') /* "run/" names run/t.1.tlt */
-                    dl--;
-                snprintf(p, sizeof p, "%.*s/%s", (int)dl, args[i], e->d_name);
+                join(p, sizeof p, args[i], e->d_name);
                 /* one that is not a trace: said, skipped */
                 if (add_found(&f, &nf, &cap, p, msgs) == TL_STATUS_NOMEM) rc = TL_STATUS_NOMEM;
             }

@@ -253,6 +253,7 @@ size_t tl_procs_of_session(uint64_t session, const char *agent, const uint64_t *
         }
         proc_status(pid, &uid, &inner, &buf, &bcap);
         if (says == ENV_UNREADABLE && uid != getuid()) continue;
+        if (inner && skipped(inner, skip, nskip)) continue; /* its trace names it so */
         if (found < cap) out[found] = (tl_proc_t){pid, inner ? inner : pid, agent_mapped};
         found++;
     }

@@ -18,8 +18,9 @@ typedef struct tl_proc {
 
 /* The live processes of the run whose session is session (this process
  * made it: only processes started since it are read), but this one and
- * those in skip[0, nskip) (pids as /proc names them), which are not read
- * at all. A process is of the run when its environment as its image
+ * those in skip[0, nskip): pids as /proc names them (not read at all) or
+ * as a process in a pid namespace sees itself (its inner pid, what its
+ * agent writes in its trace). A process is of the run when its environment as its image
  * started (/proc/PID/environ) holds TENSORLEAK_SESSION=session and does
  * not turn the agent off (each variable's first occurrence, as the agent
  * and getenv read them: TENSORLEAK_DISABLE set and not "0"), or when it

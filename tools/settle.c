@@ -74,19 +74,11 @@ static void scan_traces(const char *dir, tl_launch_t *l, uint64_t **open, size_t
     closedir(d);
 }
 
-static bool in_list(const uint64_t *v, size_t n, uint64_t x)
-{
-    for (size_t i = 0; i < n; i++)
-        if (v[i] == x) return true;
-    return false;
-}
-
-/* The run's live processes (procs.h) that have no open trace yet, into
- * l->unstarted and l->unstarted_pids: forked or exec'd as the command
- * ended, their agent has not opened one. A trace names its process by
- * the pid it sees itself by (its pid namespace's). One that maps no agent
- * is taken for one still being loaded only for LOADING_MS (since:
- * milliseconds since the first look). */
+/* The run's live processes (procs.h) that have no open trace yet (open:
+ * the pids the open traces name), into l->unstarted and
+ * l->unstarted_pids: forked or exec'd as the command ended, their agent
+ * has not opened one. One that maps no agent is taken for one still being
+ * loaded only for LOADING_MS (since: milliseconds since the first look). */
 static void scan_unstarted(tl_launch_t *l, const char *agent, const uint64_t *open, size_t nopen,
                            uint64_t since)
 {
@@ -94,8 +86,7 @@ static void scan_unstarted(tl_launch_t *l, const char *agent, const uint64_t *op
     size_t n = tl_procs_of_session(l->session, agent, open, nopen, procs, SESSION_PROCS);
     l->unstarted = 0;
     for (size_t i = 0; i < n && i < SESSION_PROCS; i++)
-        if (!in_list(open, nopen, (uint64_t)procs[i].inner_pid) &&
-            (procs[i].agent_mapped || since < LOADING_MS))
+        if (procs[i].agent_mapped || since < LOADING_MS)
             note_pid(l->unstarted_pids, &l->unstarted, TL_LAUNCH_RUNNING_PIDS,
                      (uint64_t)procs[i].pid);
 }

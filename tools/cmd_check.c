@@ -190,32 +190,15 @@ fail:
     return rc;
 }
 
-/* --trace=DIR: one line when its traces are of several runs (sessions). */
-static void say_sessions(char *const *paths, size_t n)
-{
-    static tl_trace_info_t t; /* 8 KiB */
-    uint64_t *sess = calloc(n ? n : 1, sizeof *sess);
-    if (!sess) return;
-    size_t runs = 0, k;
-    for (size_t i = 0; i < n; i++) {
-        if (tl_trace_peek(paths[i], &t) != TL_STATUS_OK) continue;
-        for (k = 0; k < runs && sess[k] != t.session; k++)
-            ;
-        if (k == runs) sess[runs++] = t.session; /* a session counted once */
-    }
-    free(sess);
-    if (runs > 1)
-        tl_say("note: the traces of %zu runs (their sessions differ) are checked as one run", runs);
-}
-
 /* check --trace=DIR: the traces of a run's directory (kept by a check
  * that failed, or written by run) as check -- CMD checks them: the main
  * process first (tl_report_run_paths: the earliest whose parent is not
  * there; the images that exec'd left out), each other one, by start, a
  * child (the same program) or a helper, helpers with nothing of interest
  * left out (counted in g->unchecked), all but the main one left out with
- * --main-process-only. Its *.tlt files that are not traces are said and
- * counted in g->unread: the gate cannot pass. 0 (--trace names a file:
+ * --main-process-only; traces of several runs (sessions) are said. Its
+ * *.tlt files that are not traces are said and counted in g->unread: the
+ * gate cannot pass. 0 (--trace names a file:
  * nothing to do), or an exit status (said). */
 static int dir_procs(gate_t *g)
 {
@@ -227,10 +210,11 @@ static int dir_procs(gate_t *g)
     g->unread = msgs.n + msgs.lost;
     tl_say_msgs(&msgs);
     if (rc) return rc;
-    say_sessions(g->paths, g->npaths);
     static tl_trace_info_t main_info, info; /* 8 KiB each */
     g->procs = calloc(g->npaths, sizeof *g->procs);
-    if (!g->procs) {
+    uint64_t *sessions = calloc(g->npaths, sizeof *sessions); /* each once */
+    if (!g->procs || !sessions) {
+        free(sessions);
         tl_say("out of memory");
         return TL_EXIT_FAILURE;
     }
@@ -238,8 +222,19 @@ static int dir_procs(gate_t *g)
         memset(&main_info, 0, sizeof main_info);
     g->procs[0] = (tl_check_proc_t){.path = g->paths[0], .role = "main", .pid = main_info.pid};
     g->nprocs = 1;
+    size_t runs = 1;
+    unsigned skipped = 0; /* --main-process-only */
+    sessions[0] = main_info.session;
     for (size_t i = 1; i < g->npaths; i++) {
         if (tl_trace_peek(g->paths[i], &info) != TL_STATUS_OK) memset(&info, 0, sizeof info);
+        size_t k = 0;
+        while (k < runs && sessions[k] != info.session)
+            k++;
+        if (k == runs) sessions[runs++] = info.session;
+        if (g->a.main_only) { /* as run_procs: before the helpers are told apart */
+            skipped++;
+            continue;
+        }
         /* the main program unknown (its trace cut): every other one a child */
         bool helper = main_info.exe[0] && strcmp(info.exe, main_info.exe);
         if (helper && tl_launch_trace_quiet(g->paths[i])) {
@@ -249,11 +244,10 @@ static int dir_procs(gate_t *g)
         g->procs[g->nprocs++] = (tl_check_proc_t){
             .path = g->paths[i], .role = helper ? "helper" : "child", .pid = info.pid};
     }
-    if (g->a.main_only) {
-        say_main_only((unsigned)(g->nprocs - 1));
-        g->nprocs = 1;
-        g->unchecked = 0;
-    }
+    free(sessions);
+    if (runs > 1)
+        tl_say("note: the traces of %zu runs (their sessions differ) are checked as one run", runs);
+    say_main_only(skipped);
     g->trace = g->paths[0];
     return 0;
 }

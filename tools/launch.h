@@ -66,12 +66,11 @@ typedef struct tl_launch {
  * where the rest are. With wait_ms, it first waits for every traced process
  * of the run (found by its trace) to end its trace or be gone, up to that
  * bound (still_running, running_pids). With start_wait_ms, it waits for the
- * run's live processes (found in /proc by the session in their environment)
- * to open their traces, up to that bound; those that did not (unstarted)
- * are said on stderr (even when quiet). Returns false, after one line on stderr, if
- * it could not be started: *exit_code is then the status to exit with (127
- * not found, 126 not executable, 1 no agent). Not thread-safe (changes this
- * process's environment). */
+ * run's live processes (found in /proc by the session in their environment
+ * or the run's mark they map: procs.h) to open their traces, up to that bound; those that did not
+ * (unstarted) are said on stderr (even when quiet). Returns false, after one line on stderr, if it
+ * could not be started: *exit_code is then the status to exit with (127 not found, 126 not
+ * executable, 1 no agent). Not thread-safe (changes this process's environment). */
 bool tl_launch_run(tl_launch_t *l, char **argv, const char *const *extra_env, int *exit_code);
 
 /* One line on stderr (unless l->quiet, or there were none): how many other

@@ -75,9 +75,9 @@ typedef struct tl_check_opts {
     /* check -- CMD without --trace-output: the run's traces are removed
      * after a pass, so a passing verdict says so beside the path. */
     bool traces_removed_on_pass;
-    /* tl_check_run: how many of a run's processes other than the main one
-     * are evaluated at a time, each in a forked process of its own (0 or
-     * 1: one at a time, in this process). */
+    /* tl_check_run: how many of a run's processes are evaluated at a time,
+     * each in a forked process of its own (the main one among them in text
+     * and JUnit; 0 or 1: one at a time, in this process). */
     unsigned jobs;
 } tl_check_opts_t;
 

@@ -2,8 +2,9 @@
  *
  * Each trace is evaluated and rendered into memory on its own, then freed,
  * so a run of many workers holds one analysis at a time (o->jobs at a
- * time with o->jobs: run_jobs.c). The main process comes last: its JSON
- * carries the others' verdicts and the run's result.
+ * time with o->jobs: run_jobs.c). The main process is taken last: its JSON
+ * carries the others' verdicts and the run's result (in text and JUnit it
+ * may have been evaluated beside them: main_guessed).
  */
 #include "report/check/verdict.h"
 

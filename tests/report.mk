@@ -187,6 +187,10 @@ TESTS += tests/integration/check_dlopen_loop.sh
 EXTRA_DIST += tests/integration/check_dlopen_loop.sh tests/workloads/dlopen_ctor_lib.c \
 	tests/workloads/dlopen_loop.c
 
+# programs that change their environment (launchers: torchrun's) pass
+TESTS += tests/integration/check_environ.sh
+EXTRA_DIST += tests/integration/check_environ.sh
+
 # --baseline counts the baseline's leak with the run's --leak-kinds and --device
 TESTS += tests/integration/check_baseline_kinds.sh
 EXTRA_DIST += tests/integration/check_baseline_kinds.sh

@@ -45,5 +45,6 @@ done | tr '\n' ' ')
     make -j"$jobs" check TESTS="$(cd ../build-check && ls tests/unit/test_* | grep -v '\.' | tr '\n' ' ')") ||
     { cat build-asan/test-suite.log 2>/dev/null; exit 1; }
 
-(cd build-check && make -j"$jobs" distcheck DISTCHECK_CONFIGURE_FLAGS=--enable-werror) || exit 1
+(cd build-check && make -j"$jobs" distcheck DISTCHECK_CONFIGURE_FLAGS=--enable-werror) || {
+    cat build-check/tensorleak-*/_build/sub/test-suite.log 2>/dev/null; exit 1; }
 echo "test-all: all passed"

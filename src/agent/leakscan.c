@@ -387,6 +387,28 @@ static void scan_roots(scan_t *s, uint64_t sp, char *text, size_t cap)
     }
 }
 
+/* The environment's array of pointers, a root of its own: the agent's
+ * putenv at its start (agent.c: TENSORLEAK_EXEC_SEQ, PYTHONPATH) may make
+ * glibc allocate it with the guard held, a heap block the live table never
+ * saw and so never read; a string the program then putenv()s in place of a
+ * variable would be definitely lost. Read a word at a time (at most 2^20
+ * of them, to the NULL that ends it): environ may point anywhere. */
+static void scan_environ(scan_t *s)
+{
+    extern char **environ;
+    uint64_t lo = (uintptr_t)environ, hi = lo;
+    if (!lo || lo & 7) return;
+    for (size_t n = 0; n < ((size_t)1 << 20); n++) {
+        uint64_t w;
+        struct iovec l = {&w, 8}, r = {(void *)(uintptr_t)hi, 8};
+        if (process_vm_readv(getpid(), &l, 1, &r, 1, 0) != 8) break;
+        hi += 8;
+        if (!w) break;
+    }
+    s->root_bytes += hi - lo;
+    scan_range(s, lo, hi, false);
+}
+
 /* The scan proper, below the caller's frame that holds the registers. */
 __attribute__((noinline)) static bool run(const uintptr_t excl[2][2], tl_leakscan_emit_fn emit,
                                           void *ctx, tl_leakscan_stats_t *st, uint64_t sp)
@@ -423,6 +445,7 @@ __attribute__((noinline)) static bool run(const uintptr_t excl[2][2], tl_leaksca
     s.n = m;
     filter_build(&s);
     scan_roots(&s, sp, text, TEXT_CAP);
+    scan_environ(&s);
     st->root_bytes = s.root_bytes;
     classify_rest(&s);
     for (size_t i = 0; i < s.n; i++) {

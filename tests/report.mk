@@ -191,6 +191,10 @@ EXTRA_DIST += tests/integration/check_dlopen_loop.sh tests/workloads/dlopen_ctor
 TESTS += tests/integration/check_environ.sh
 EXTRA_DIST += tests/integration/check_environ.sh
 
+# a leak before sys.exit(main()) is found (the scan's jmp_buf held stale words)
+TESTS += tests/integration/check_sys_exit.sh
+EXTRA_DIST += tests/integration/check_sys_exit.sh tests/workloads/exit_leak.py
+
 # --baseline counts the baseline's leak with the run's --leak-kinds and --device
 TESTS += tests/integration/check_baseline_kinds.sh
 EXTRA_DIST += tests/integration/check_baseline_kinds.sh

@@ -468,8 +468,14 @@ bool tl_leakscan_run(const uintptr_t excl[2][2], tl_leakscan_emit_fn emit, void 
 {
     /* The registers, as the caller left them, spilled into a jmp_buf on
      * this stack before the scan's own work (sorting block addresses) can
-     * leave any in them; the stack is scanned from here up. */
+     * leave any in them; the stack is scanned from here up. Zeroed first:
+     * setjmp leaves its signal mask (128 bytes) unwritten, and what was
+     * there is stale: the slots of an earlier call at this depth, such as
+     * a malloc hook's local holding the block it returned (a Python script
+     * ending in sys.exit calls the agent through ctypes at the depth its
+     * ctypes malloc call ran: its leak was "still reachable"). */
     jmp_buf regs;
+    memset(&regs, 0, sizeof regs);
     setjmp(regs);
     __asm__ volatile("" ::"r"(&regs) : "memory");
     return run(excl, emit, ctx, st, (uintptr_t)&regs);

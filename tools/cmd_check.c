@@ -208,6 +208,7 @@ static int dir_procs(gate_t *g)
     const char *args[] = {g->a.trace};
     int rc = tl_cli_exit(tl_report_run_paths(args, 1, &g->paths, &g->npaths, &msgs));
     g->unread = msgs.n + msgs.lost;
+    g->a.o.unread_traces = (unsigned)g->unread;
     tl_say_msgs(&msgs);
     if (rc) return rc;
     static tl_trace_info_t main_info, info; /* 8 KiB each */

@@ -7,6 +7,7 @@
 # blocks (the last block of each stays reachable: its pointer is still in
 # the child's stack), the parent nothing.
 . "$TL_SRCDIR/tests/integration/lib.sh"
+J="$PYTHON3 $TL_SRCDIR/tests/integration/check_json.py"
 make_tmp
 mkdir run || hard_error mkdir
 "$TL" check --max-leak=0 --trace-output="$TMP/run/t.%p.tlt" -- "$WL/fork_three" >cmd.out 2>cmd.err
@@ -90,6 +91,20 @@ head -c 40 "$2" >cut.tmp && mv cut.tmp "$2" || hard_error truncate
 rc=$?
 [ $rc -eq 4 ] && grep -qx 'tensorleak: 1 file of cut could not be read as trace: the gate cannot pass' cut.err ||
     { cat cut.out cut.err >&2; fail "a cut trace in the directory: exit $rc"; }
+# ... and the verdict says so itself, in every format (before, JSON said
+# "passed": true and the text "passed" though the exit status was 4)
+n=$(($# - 1))
+head -n1 cut.out | grep -qx "tensorleak check: INCOMPLETE: 1 file of the run could not be read as trace, so it cannot pass; $n processes checked, 0 failed" ||
+    fail "a cut trace: text head: $(head -n1 cut.out)"
+"$TL" check --max-leak=0 --trace=cut --format=json --output=cut.json 2>/dev/null
+[ $? -eq 4 ] || fail "a cut trace: json: exit not 4"
+$J cut.json 'v["passed"] is False' 'v["complete"] is False' 'v["unread_traces"] == 1' \
+    'all(p["passed"] for p in v["processes"])' || fail "a cut trace: json"
+"$TL" check --max-leak=0 --trace=cut --format=junit --output=cut.xml 2>/dev/null
+[ $? -eq 4 ] || fail "a cut trace: junit: exit not 4"
+grep -q "^<testsuites name=\"tensorleak\" tests=\"$(($n + 1))\" failures=\"0\" errors=\"1\">\$" cut.xml &&
+    grep -qx '    <error type="tensorleak.trace" message="1 file of the run could not be read as trace"/>' cut.xml ||
+    { cat cut.xml >&2; fail "a cut trace: junit"; }
 # the traces of two runs in one directory: said
 mkdir two || hard_error mkdir
 for k in 1 2; do

@@ -30,6 +30,11 @@ def main():
             print(f"FAIL: {expr}", file=sys.stderr)
             keys = ("limits", "growth", "suppressions", "regions")
             print(json.dumps({k: v[k] for k in keys if k in v}, indent=1)[:6000], file=sys.stderr)
+            for p in v.get("processes", []):  # a run's: each process's numbers and sites
+                print(p["process"].get("pid"), p["process"].get("program"), "passed:", p["passed"],
+                      [(x["name"], x.get("measured_bytes"),
+                        [(y.get("where"), y.get("bytes"), y.get("blocks")) for y in x.get("sites", [])])
+                       for x in p.get("limits", [])], file=sys.stderr)
             sys.exit(1)
 
 

@@ -79,6 +79,11 @@ typedef struct tl_check_opts {
      * each in a forked process of its own (the main one among them in text
      * and JUnit; 0 or 1: one at a time, in this process). */
     unsigned jobs;
+    /* check --trace=DIR: the directory's *.tlt files that could not be read
+     * as traces (said by the CLI). The run cannot pass: its verdict says
+     * INCOMPLETE (JSON "passed": false, "complete": false,
+     * "unread_traces"; JUnit an error). Set by the caller of tl_check_run. */
+    unsigned unread_traces;
 } tl_check_opts_t;
 
 #define TL_CHECK_LEAK_KINDS_DEFAULT ((1u << TL_LEAK_DEFINITE) | (1u << TL_LEAK_INDIRECT))

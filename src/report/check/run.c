@@ -91,7 +91,7 @@ static tl_check_proc_ctx_t main_ctx(const tl_check_proc_t *p, size_t n, unsigned
 {
     size_t nchecked = n - g->execd;
     tl_check_proc_ctx_t ctx = {.role = "main",
-                               .name_process = nchecked > 1,
+                               .name_process = nchecked > 1 || o->unread_traces,
                                .main_pid = p[0].pid,
                                .supp_once = g->once && nchecked > 1,
                                .others_json = g->json,
@@ -174,12 +174,19 @@ static void run_text(const tl_check_proc_t *p, size_t n, unsigned unchecked,
         errors += g->v[i].r.incomplete;
     }
     size_t nchecked = n - g->execd;
-    bool several = nchecked > 1, junit = o->format == TL_CHECK_JUNIT;
+    unsigned unread = o->unread_traces;
+    bool several = nchecked > 1 || unread, junit = o->format == TL_CHECK_JUNIT;
+    const char *s = unread == 1 ? "" : "s";
     if (several && junit)
         fprintf(out,
                 "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
                 "<testsuites name=\"tensorleak\" tests=\"%u\" failures=\"%u\" errors=\"%u\">\n",
-                tests, failures, errors);
+                tests + unread, failures, errors + unread);
+    else if (unread)
+        fprintf(out,
+                "tensorleak check: INCOMPLETE: %u file%s of the run could not be read as "
+                "trace%s, so it cannot pass; %zu process%s checked, %u failed\n",
+                unread, s, s, nchecked, nchecked == 1 ? "" : "es", nfailed);
     else if (several && nfailed)
         fprintf(out, "tensorleak check: FAILED: %u of %zu processes %s\n", nfailed, nchecked,
                 nexceeded == nfailed ? "exceeded a limit"
@@ -200,6 +207,13 @@ static void run_text(const tl_check_proc_t *p, size_t n, unsigned unchecked,
                 "not checked: %u forked process%s that exec'd an untraced program (exec gave "
                 "its memory back)\n",
                 g->execd, g->execd == 1 ? "" : "es");
+    if (unread && junit) /* an error, so that no CI reads the run as passed */
+        fprintf(out,
+                "<testsuite name=\"tensorleak unread traces\" tests=\"%u\" failures=\"0\" "
+                "errors=\"%u\">\n  <testcase classname=\"tensorleak\" name=\"trace\">\n"
+                "    <error type=\"tensorleak.trace\" message=\"%u file%s of the run could not "
+                "be read as trace%s\"/>\n  </testcase>\n</testsuite>\n",
+                unread, unread, unread, s, s);
     if (several && junit) fputs("</testsuites>\n", out);
 }
 

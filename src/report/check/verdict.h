@@ -112,11 +112,19 @@ static inline void tl_chk_group_hold(tl_chk_group_t *g, const tl_end_storage_t *
  * tensor"), "" when none is known. */
 const char *tl_chk_holders(const tl_chk_group_t *g, char *buf, size_t n);
 
+/* Whether c is the run's verdict (its main process's) in a run some of
+ * whose traces could not be read (check --trace=DIR): it cannot pass. */
+static inline bool tl_chk_run_unread(const tl_chk_t *c)
+{
+    return c->o->unread_traces && c->o->proc && !strcmp(c->o->proc->role, "main");
+}
+
 /* Whether the verdict passes: every limit kept, the trace read whole, and
  * in a run (check -- CMD) no other process failed. */
 static inline bool tl_chk_passed(const tl_chk_t *c)
 {
-    return c->nfailed == 0 && !c->incomplete && !(c->o->proc && c->o->proc->others_failed);
+    return c->nfailed == 0 && !c->incomplete && !(c->o->proc && c->o->proc->others_failed) &&
+           !tl_chk_run_unread(c);
 }
 
 /* Whether c is a run's process other than its main one: its verdict comes

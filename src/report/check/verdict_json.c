@@ -147,6 +147,8 @@ static void run_json(const tl_chk_t *c, tl_json_t *j)
     tl_json_u64(j, p->helpers_unchecked);
     tl_json_key(j, "execd_unchecked");
     tl_json_u64(j, p->execd_unchecked);
+    tl_json_key(j, "unread_traces");
+    tl_json_u64(j, c->o->unread_traces);
 }
 
 /* The verdict's head: the trace, the process, passed, complete, the
@@ -168,7 +170,7 @@ static void head_json(tl_chk_t *c, tl_json_t *j)
     tl_json_key(j, "passed"); /* in a run, the main process's verdict is the run's */
     tl_json_bool(j, tl_chk_passed(c));
     tl_json_key(j, "complete");
-    tl_json_bool(j, !c->incomplete);
+    tl_json_bool(j, !c->incomplete && !tl_chk_run_unread(c));
     tl_json_key(j, "finished");
     tl_json_bool(j, c->a.trace.has_end);
     tl_json_key(j, "exact");

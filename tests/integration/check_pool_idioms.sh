@@ -50,7 +50,12 @@ fi
 # workers that ran them; the main process passes. The scan is conservative
 # (leakscan.h): a stale copy of the last address on a worker's stack can
 # keep one block reachable in each worker (one of them: 1 run in 5; both:
-# 1 run in ~100, torch 2.13's CI pass), so 6 of the 8 are the floor. Each process is named by its program and, for
+# 1 run in ~100, torch 2.13's CI pass), and a stale word of a CPython
+# arena can point inside one, which is then possibly lost, not counted
+# (docs/ci.md, the leak kinds: about 1 run in 10 for one block; likely what
+# failed CI once at stop 41, the sum out of range). So 4 of the 8 are the
+# floor. (--leak-kinds with possible would count the main process's Pool:
+# 2560 B possibly lost.) Each process is named by its program and, for
 # multiprocessing's own, what it is (issue 28 item 11: a forkserver worker
 # was "python3 -B -c dist-packages']})", the base name of its -c code).
 worker_fork="endswith(' pool_idioms.py leaky fork')"
@@ -65,7 +70,7 @@ for start in fork spawn forkserver; do
     rc=$?
     [ $rc -eq 23 ] || { cat out err >&2; fail "leaky $start: exit $rc, want 23"; }
     $J v.json 'v["passed"] is False' 'limit("max-leak")["passed"] is True' \
-        'sum(p["limits"][0]["measured_bytes"] for p in v["processes"] if not p["passed"]) in (6 * 300000, 7 * 300000, 8 * 300000)' \
+        'sum(p["limits"][0]["measured_bytes"] for p in v["processes"] if not p["passed"]) in [k * 300000 for k in range(4, 9)]' \
         "all(p['limits'][0]['sites'][0]['where'] == 'at pool_idioms.py:$LEAK' for p in v['processes'] if not p['passed'])" \
         'all(p["process"]["role"] == "child" for p in v["processes"])' \
         "all(p['process']['program'].$worker for p in v['processes'] if not p['passed'])" \

@@ -195,6 +195,10 @@ EXTRA_DIST += tests/integration/check_environ.sh
 TESTS += tests/integration/check_sys_exit.sh
 EXTRA_DIST += tests/integration/check_sys_exit.sh tests/workloads/exit_leak.py
 
+# SIGTERM to a job's process group while a Pool runs (the repeat forwarded)
+TESTS += tests/integration/check_term_group.sh
+EXTRA_DIST += tests/integration/check_term_group.sh
+
 # --baseline counts the baseline's leak with the run's --leak-kinds and --device
 TESTS += tests/integration/check_baseline_kinds.sh
 EXTRA_DIST += tests/integration/check_baseline_kinds.sh

@@ -229,6 +229,13 @@ static bool trace_open(void)
 
 static void prefork(void)
 {
+    /* The process dies of a fatal signal once its END is written (seconds
+     * with the leak scan), and without us it would be dead already: a
+     * thread that forks meanwhile waits for that death. A Pool's worker
+     * handler thread replaced the workers the signal ended, and the new
+     * one printed a BrokenPipeError when the parent was gone. */
+    while (tl_endsig_ending())
+        pause();
     tl_tsd.guard++;
     tl_modules_prefork();
     tl_writer_prefork(&writer);

@@ -15,6 +15,7 @@
 #include <stdint.h>
 #include <string.h>
 #include <sys/uio.h>
+#include <time.h>
 #include <unistd.h>
 
 /* The signals taken (endsig.h), each in its slot (slot_of). */
@@ -33,6 +34,13 @@ static atomic_int added_flags;
 static tl_sigaction_fn real_sigaction;
 static bool (*end_trace)(int, bool);
 atomic_int tl_endsig_deferred; /* tsd.h */
+/* When the first of the signals arrived (CLOCK_MONOTONIC, ns; 0: none). */
+static _Atomic int64_t ending_since;
+/* A repeat sooner than this after the first is the same signal twice, not
+ * a user's second Ctrl-C: `timeout` signals its process group (the
+ * program's processes and `tensorleak run`, which forwards it to the
+ * command), Slurm and Kubernetes a job's every process. */
+#define REPEAT_NS INT64_C(1000000000)
 
 /* Stack the END path (end_trace) may take below the handler's frame. In a
  * 16 KiB thread on x86-64 (tests/integration/agent_sigterm_stack.sh) it took
@@ -94,11 +102,21 @@ static bool stack_has_room(size_t need)
 /* End the trace for sig (unless the stack is too short) and die of it: the
  * signal re-raised with its default action, which on_term restored. true =
  * failure (nothing done): end_trace found this thread inside the agent. */
+static void give_back(int sig)
+{
+    struct sigaction dfl;
+    memset(&dfl, 0, sizeof dfl);
+    dfl.sa_handler = SIG_DFL;
+    sigemptyset(&dfl.sa_mask);
+    real_sigaction(sig, &dfl, NULL);
+}
+
 static bool end_and_raise(int sig)
 {
     if (end_trace && stack_has_room(END_STACK_NEED) &&
         end_trace(sig, stack_has_room(SCAN_STACK_NEED)))
         return true;
+    give_back(sig);
     sigset_t one;
     sigemptyset(&one);
     sigaddset(&one, sig);
@@ -107,20 +125,36 @@ static bool end_and_raise(int sig)
     return false;
 }
 
+static int64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts); /* async-signal-safe */
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec + 1;
+}
+
 /* A signal that interrupted the agent (a malloc hook mid-record, the
  * Python end point's walk) is held until the agent is left, at the next
  * guard drop to 0 (tsd.h): dying there would leave the trace without its
  * END, so a Pool's terminate() would make its workers' every live block a
- * leak. A second signal meanwhile kills at once. */
+ * leak. A second signal while the END is written (the leak scan: seconds
+ * in a big process) kills at once, unless it came within REPEAT_NS of the
+ * first: then it is the first one again (another thread takes it and goes
+ * on), which killed the process before its END (a Pool's main process
+ * under `timeout ... tensorleak check`: 5 runs in 6). */
 static void on_term(int sig)
 {
     int saved = errno;
-    struct sigaction dfl;
-    memset(&dfl, 0, sizeof dfl);
-    dfl.sa_handler = SIG_DFL;
-    sigemptyset(&dfl.sa_mask);
-    /* Give the signal back first: a second one now kills at once. */
-    real_sigaction(sig, &dfl, NULL);
+    int64_t now = now_ns(), none = 0;
+    if (!atomic_compare_exchange_strong(&ending_since, &none, now)) {
+        if (now - none < REPEAT_NS) {
+            errno = saved;
+            return;
+        }
+        give_back(sig);
+        raise(sig); /* pending while this handler blocks it: dies on return */
+        errno = saved;
+        return;
+    }
     if (end_and_raise(sig)) atomic_store(&tl_endsig_deferred, sig);
     errno = saved; /* only reached if the default action did not end us */
 }
@@ -134,9 +168,15 @@ void tl_endsig_run_deferred(void)
     errno = saved;
 }
 
+bool tl_endsig_ending(void)
+{
+    return atomic_load_explicit(&ending_since, memory_order_relaxed) != 0;
+}
+
 void tl_endsig_fork_child(void)
 {
     atomic_store(&tl_endsig_deferred, 0); /* the parent's, not this process's */
+    atomic_store(&ending_since, 0);
 }
 
 static int install(int sig)

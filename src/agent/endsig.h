@@ -41,6 +41,11 @@ void tl_endsig_init(tl_sigaction_fn real, bool (*on_signal)(int sig, bool scan_r
 /* In the child of fork: forget a signal held for the parent. */
 void tl_endsig_fork_child(void);
 
+/* Whether a fatal signal taken here is ending the process (its END being
+ * written, or held until the agent is left): the process dies of it next.
+ * Async-signal-safe, lock-free; any thread. */
+bool tl_endsig_ending(void);
+
 /* sigaction(2) as the program sees it, for every signal (others pass
  * straight to real). Returns 0 or -1 with errno, like sigaction. */
 int tl_endsig_sigaction(tl_sigaction_fn real, int sig, const struct sigaction *act,

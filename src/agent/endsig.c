@@ -99,9 +99,8 @@ static bool stack_has_room(size_t need)
  * sysconf(_SC_MINSIGSTKSZ)) lands on the thread's stack before any handler
  * runs: a thread with less room than that still dies of SIGSEGV, where the
  * default action alone needs no frame. */
-/* End the trace for sig (unless the stack is too short) and die of it: the
- * signal re-raised with its default action, which on_term restored. true =
- * failure (nothing done): end_trace found this thread inside the agent. */
+/* The signal's default action back (the kernel's, not the program's view,
+ * which stays SIG_DFL). */
 static void give_back(int sig)
 {
     struct sigaction dfl;
@@ -111,6 +110,9 @@ static void give_back(int sig)
     real_sigaction(sig, &dfl, NULL);
 }
 
+/* End the trace for sig (unless the stack is too short) and die of it: the
+ * signal re-raised with its default action, given back here. true =
+ * failure (nothing done): end_trace found this thread inside the agent. */
 static bool end_and_raise(int sig)
 {
     if (end_trace && stack_has_room(END_STACK_NEED) &&

@@ -229,11 +229,8 @@ static bool trace_open(void)
 
 static void prefork(void)
 {
-    /* The process dies of a fatal signal once its END is written (seconds
-     * with the leak scan), and without us it would be dead already: a
-     * thread that forks meanwhile waits for that death. A Pool's worker
-     * handler thread replaced the workers the signal ended, and the new
-     * one printed a BrokenPipeError when the parent was gone. */
+    /* Dead already without us: a fatal signal's END is being written (a
+     * Pool's worker handler would replace the workers it ended). */
     while (tl_endsig_ending())
         pause();
     tl_tsd.guard++;
@@ -345,11 +342,9 @@ static void python_path(void)
         if (len == dl && memcmp(p, dir, dl) == 0) return;
         p += len + (colon ? 1 : 0);
     }
-    /* putenv of a static string, not setenv: setenv's copy and its node in
-     * glibc's tree of known values would be heap blocks the live table
-     * never saw (the guard is held), and the leak scan does not read them:
-     * the nodes the program's own setenv hangs below would be definitely
-     * lost (torchrun's launcher failed check --max-leak=0 on 24 B). */
+    /* putenv of a static string: setenv's copy and tree node (glibc's known
+     * values) are blocks the live table never saw, so the program's nodes
+     * below it were lost (torchrun's launcher: 24 B, check failed). */
     static const char name[] = "PYTHONPATH=";
     static char env[sizeof name + 2 * TL_CONFIG_PATH_MAX + 1];
     size_t nl = sizeof name - 1, ol = old ? strlen(old) : 0;

@@ -18,7 +18,7 @@ $J v.json 'limit("max-leak")["measured_bytes"] == 4096' \
     'not limit("max-pinned")["passed"]' 'limit("max-peak")["passed"]' \
     'v["passed"] is False' 'v["point"] == "process_exit"' || fail "storage verdict"
 "$TL" check --leak-kinds=all --max-pinned=3072 --max-leak-storage=4096 -- "$LEAKS" storage >out 2>&1 ||
-    fail "storage within limits: exit $?"
+    { rc=$?; cat out >&2; fail "storage within limits: exit $rc"; }
 "$TL" check --leak-kinds=all --max-pinned=3071 -- "$LEAKS" storage >out 2>&1
 [ $? -eq 23 ] || fail "pinned 3072 > 3071: want 23"
 grep -q 'storages pinned by views' out || fail "pinned verdict: $(cat out)"

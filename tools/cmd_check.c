@@ -140,7 +140,6 @@ typedef struct gate {
     size_t nprocs;
     char **paths; /* --trace=DIR: its traces (tl_report_run_paths) */
     size_t npaths;
-    size_t unread;      /* --trace=DIR: its *.tlt files that are not traces */
     unsigned unchecked; /* helpers left out */
     int status;         /* the command's own exit status */
 } gate_t;
@@ -197,7 +196,7 @@ fail:
  * child (the same program) or a helper, helpers with nothing of interest
  * left out (counted in g->unchecked), all but the main one left out with
  * --main-process-only; traces of several runs (sessions) are said. Its
- * *.tlt files that are not traces are said and counted in g->unread: the
+ * *.tlt files that are not traces are said and counted in a.o.unread_traces: the
  * gate cannot pass. 0 (--trace names a file:
  * nothing to do), or an exit status (said). */
 static int dir_procs(gate_t *g)
@@ -207,8 +206,7 @@ static int dir_procs(gate_t *g)
     tl_msgs_t msgs = {0};
     const char *args[] = {g->a.trace};
     int rc = tl_cli_exit(tl_report_run_paths(args, 1, &g->paths, &g->npaths, &msgs));
-    g->unread = msgs.n + msgs.lost;
-    g->a.o.unread_traces = (unsigned)g->unread;
+    g->a.o.unread_traces = (unsigned)(msgs.n + msgs.lost);
     tl_say_msgs(&msgs);
     if (rc) return rc;
     static tl_trace_info_t main_info, info; /* 8 KiB each */
@@ -405,9 +403,10 @@ int tl_cmd_check(int argc, char **argv)
             rc = g.status; /* the command's own failure first */
         else if (!rc && failed)
             rc = g.a.error_code;
-        if (g.unread && (!rc || rc == g.a.error_code)) {
-            tl_say("%zu file%s of %s could not be read as trace%s: the gate cannot pass", g.unread,
-                   g.unread == 1 ? "" : "s", g.a.trace, g.unread == 1 ? "" : "s");
+        unsigned unread = g.a.o.unread_traces;
+        if (unread && (!rc || rc == g.a.error_code)) {
+            tl_say("%u file%s of %s could not be read as trace%s: the gate cannot pass", unread,
+                   unread == 1 ? "" : "s", g.a.trace, unread == 1 ? "" : "s");
             if (!rc) rc = TL_EXIT_BAD_TRACE;
         }
     }

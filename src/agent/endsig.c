@@ -110,20 +110,27 @@ static void give_back(int sig)
     real_sigaction(sig, &dfl, NULL);
 }
 
-/* End the trace for sig (unless the stack is too short) and die of it: the
- * signal re-raised with its default action, given back here. true =
- * failure (nothing done): end_trace found this thread inside the agent. */
+/* Die of sig: its default action given back, the signal re-raised (pending
+ * while a handler blocks it) and unblocked. */
+static void die_of(int sig)
+{
+    give_back(sig);
+    sigset_t one;
+    sigemptyset(&one);
+    sigaddset(&one, sig);
+    raise(sig);
+    pthread_sigmask(SIG_UNBLOCK, &one, NULL);
+}
+
+/* End the trace for sig (unless the stack is too short) and die of it
+ * (die_of). true = failure (nothing done): end_trace found this thread
+ * inside the agent. */
 static bool end_and_raise(int sig)
 {
     if (end_trace && stack_has_room(END_STACK_NEED) &&
         end_trace(sig, stack_has_room(SCAN_STACK_NEED)))
         return true;
-    give_back(sig);
-    sigset_t one;
-    sigemptyset(&one);
-    sigaddset(&one, sig);
-    raise(sig); /* pending while a handler blocks it */
-    pthread_sigmask(SIG_UNBLOCK, &one, NULL);
+    die_of(sig);
     return false;
 }
 
@@ -152,8 +159,7 @@ static void on_term(int sig)
             errno = saved;
             return;
         }
-        give_back(sig);
-        raise(sig); /* pending while this handler blocks it: dies on return */
+        die_of(sig);
         errno = saved;
         return;
     }

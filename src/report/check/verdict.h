@@ -112,11 +112,18 @@ static inline void tl_chk_group_hold(tl_chk_group_t *g, const tl_end_storage_t *
  * tensor"), "" when none is known. */
 const char *tl_chk_holders(const tl_chk_group_t *g, char *buf, size_t n);
 
+/* Whether c is a run's process other than its main one: its verdict comes
+ * before the run's, which decides whether the run's traces are removed. */
+static inline bool tl_chk_other_process(const tl_chk_t *c)
+{
+    return c->o->proc && c->o->proc->role && strcmp(c->o->proc->role, "main") != 0;
+}
+
 /* Whether c is the run's verdict (its main process's) in a run some of
  * whose traces could not be read (check --trace=DIR): it cannot pass. */
 static inline bool tl_chk_run_unread(const tl_chk_t *c)
 {
-    return c->o->unread_traces && c->o->proc && !strcmp(c->o->proc->role, "main");
+    return c->o->unread_traces && c->o->proc && !tl_chk_other_process(c);
 }
 
 /* Whether the verdict passes: every limit kept, the trace read whole, and
@@ -125,13 +132,6 @@ static inline bool tl_chk_passed(const tl_chk_t *c)
 {
     return c->nfailed == 0 && !c->incomplete && !(c->o->proc && c->o->proc->others_failed) &&
            !tl_chk_run_unread(c);
-}
-
-/* Whether c is a run's process other than its main one: its verdict comes
- * before the run's, which decides whether the run's traces are removed. */
-static inline bool tl_chk_other_process(const tl_chk_t *c)
-{
-    return c->o->proc && c->o->proc->role && strcmp(c->o->proc->role, "main") != 0;
 }
 
 /* Whether the trace records what the limits measure: every allocation

@@ -188,8 +188,8 @@ EXTRA_DIST += tests/integration/check_dlopen_loop.sh tests/workloads/dlopen_ctor
 	tests/workloads/dlopen_loop.c
 
 # programs that change their environment (launchers: torchrun's) pass
-TESTS += tests/integration/check_environ.sh
-EXTRA_DIST += tests/integration/check_environ.sh
+TESTS += tests/integration/check_environ.sh tests/integration/check_follow_env.sh
+EXTRA_DIST += tests/integration/check_environ.sh tests/integration/check_follow_env.sh
 
 # a leak before sys.exit(main()) is found (the scan's jmp_buf held stale words)
 TESTS += tests/integration/check_sys_exit.sh

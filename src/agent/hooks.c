@@ -24,6 +24,7 @@
 #include "agent/agent.h"
 #include "agent/heapinfo.h"
 #include "agent/api.h"
+#include "agent/follow.h"
 #include "agent/hooks.h"
 #include "agent/record.h"
 #include "common/trace_format.h"
@@ -431,6 +432,7 @@ __attribute__((constructor)) static void hooks_init(void)
     tl_api_size_class = size_class;
     overcommit_init();
     jemalloc_fast_init();
+    tl_follow_init(); /* environ as the run gave it, before the agent's putenv */
     tl_agent_init();
 }
 

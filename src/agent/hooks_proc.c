@@ -8,6 +8,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <signal.h>
+#include <spawn.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -19,6 +20,7 @@
 #include "agent/agent.h"
 #include "agent/config.h"
 #include "agent/endsig.h"
+#include "agent/follow.h"
 #include "agent/hooks.h"
 #include "agent/leakscan.h"
 #include "agent/shm.h"
@@ -69,35 +71,56 @@ TL_EXPORT void quick_exit(int status)
     exit_now(status); /* no quick_exit in libc: end as _exit would */
 }
 
-/* envp with TENSORLEAK_EXEC_SEQ set to ours, in an anonymous mapping (no
- * malloc: this may run in a vfork child). NULL when not needed or on error. */
-static char **exec_envp(char *const envp[], const char *seq, size_t *map_bytes)
+/* Room for a new environment on the caller's stack: enough for a child's
+ * own small environment in a vfork child, where a mapping would stay in
+ * the parent after the exec. A bigger one is mapped, elsewhere. */
+#define ENV_ENTRIES 256
+#define ENV_BYTES   2048
+
+typedef struct env_space {
+    char *v[ENV_ENTRIES];
+    char buf[ENV_BYTES];
+    void *map;
+    size_t map_bytes;
+} env_space_t;
+
+/* envp as the exec gives it (follow.h: the run's LD_PRELOAD and
+ * TENSORLEAK_* where envp lacks them; TENSORLEAK_EXEC_SEQ = seq when seq),
+ * in s, or in a mapping when may_map; envp itself when it lacks nothing or
+ * there is no room. Release with env_done. */
+static char *const *exec_envp(env_space_t *s, char *const envp[], const char *seq, bool may_map)
 {
-    size_t n = 0;
-    while (envp && envp[n])
-        n++;
-    *map_bytes = (n + 2) * sizeof(char *);
-    char **v;
-    if (tl_vm_map_anon((void **)&v, *map_bytes, false)) return NULL;
-    size_t k = 0;
-    static const char name[] = TL_CONFIG_EXEC_SEQ_ENV "=";
-    for (size_t i = 0; i < n; i++)
-        if (strncmp(envp[i], name, sizeof name - 1) != 0) v[k++] = envp[i];
-    v[k++] = (char *)seq;
-    v[k] = NULL;
-    return v;
+    s->map = NULL;
+    size_t entries, bytes;
+    if (!tl_follow_need(&tl_follow, envp, seq, &entries, &bytes)) return envp;
+    if (entries <= ENV_ENTRIES && bytes <= ENV_BYTES)
+        return tl_follow_envp(&tl_follow, envp, seq, s->v, s->buf);
+    s->map_bytes = entries * sizeof(char *) + bytes;
+    if (!may_map || tl_vm_map_anon(&s->map, s->map_bytes, false)) {
+        s->map = NULL;
+        return envp;
+    }
+    return tl_follow_envp(&tl_follow, envp, seq, s->map, (char *)s->map + entries * sizeof(char *));
 }
 
-/* What to exec: a path (execve's system call) or a descriptor (glibc's
- * fexecve, through real). */
+static void env_done(env_space_t *s)
+{
+    if (s->map) tl_vm_unmap(s->map, s->map_bytes); /* errno unchanged */
+}
+
+/* What to exec: a path (execve's system call), a descriptor (glibc's
+ * fexecve, through real) or a file to look up in PATH (glibc's execvpe,
+ * through vpe). */
 typedef struct exec_target {
     const char *path;
     int fd;
     int (*real)(int, char *const[], char *const[]);
+    int (*vpe)(const char *, char *const[], char *const[]);
 } exec_target_t;
 
 static int exec_call(const exec_target_t *to, char *const argv[], char *const envp[])
 {
+    if (to->vpe) return to->vpe(to->path, argv, envp);
     return to->real ? to->real(to->fd, argv, envp) : (int)syscall(SYS_execve, to->path, argv, envp);
 }
 
@@ -107,13 +130,13 @@ static int exec_seq(const exec_target_t *to, char *const argv[], char *const env
 {
     if (tl_tsd.guard) return exec_call(to, argv, envp);
     const char *seq = tl_agent_exec_env(); /* NULL in a vfork child */
-    size_t map_bytes = 0;
-    char **env = seq ? exec_envp(envp, seq, &map_bytes) : NULL;
+    env_space_t space;
+    char *const *env = exec_envp(&space, envp, seq, seq != NULL);
     bool marked = !tl_agent_exec_begin();
-    int r = exec_call(to, argv, env ? env : envp);
+    int r = exec_call(to, argv, env);
     int saved = errno;
     if (marked) tl_agent_exec_failed(); /* still running: the trace goes on */
-    if (env) tl_vm_unmap(env, map_bytes);
+    env_done(&space);
     errno = saved;
     return r;
 }
@@ -126,45 +149,70 @@ TL_EXPORT int execve(const char *path, char *const argv[], char *const envp[])
 
 /* glibc's execv, execvp and execvpe call its internal __execve, not the
  * execve above: without these the image they replace would end without an
- * END record, and its report would say it was killed. The environment is
- * already right for them (the agent keeps TENSORLEAK_EXEC_SEQ current in
- * its own environment). */
-typedef int (*exec_fn)(const char *, char *const[], char *const[]);
-
-static int exec_marked(const char *name, const char *file, char *const argv[], char *const envp[],
-                       bool with_env)
+ * END record, and its report would say it was killed. execv and execvp
+ * are execve and execvpe of environ, as in glibc. */
+TL_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
 {
-    void *real;
+    int (*real)(const char *, char *const[], char *const[]);
     {
         TL_GUARD_SCOPE; /* dlsym may allocate */
-        real = dlsym(RTLD_NEXT, name);
+        real = (int (*)(const char *, char *const[], char *const[]))dlsym(RTLD_NEXT, "execvpe");
     }
     if (!real) {
         errno = ENOSYS;
         return -1;
     }
-    bool marked = !tl_tsd.guard && !tl_agent_exec_begin();
-    int r = with_env ? ((exec_fn)real)(file, argv, envp)
-                     : ((int (*)(const char *, char *const[]))real)(file, argv);
-    int saved = errno;
-    if (marked) tl_agent_exec_failed(); /* still running: the trace goes on */
-    errno = saved;
-    return r;
+    const exec_target_t to = {.path = file, .vpe = real};
+    return exec_seq(&to, argv, envp);
 }
 
 TL_EXPORT int execv(const char *path, char *const argv[])
 {
-    return exec_marked("execv", path, argv, NULL, false);
+    extern char **environ;
+    return execve(path, argv, environ);
 }
 
 TL_EXPORT int execvp(const char *file, char *const argv[])
 {
-    return exec_marked("execvp", file, argv, NULL, false);
+    extern char **environ;
+    return execvpe(file, argv, environ);
 }
 
-TL_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
+/* posix_spawn and posix_spawnp: glibc's run its internal __execve in the
+ * new process; the environment is settled here, in the caller, for a
+ * child of another pid (no TENSORLEAK_EXEC_SEQ). system() and popen() go
+ * through glibc's internal posix_spawn with environ: not seen here. */
+typedef int (*spawn_fn)(pid_t *, const char *, const posix_spawn_file_actions_t *,
+                        const posix_spawnattr_t *, char *const[], char *const[]);
+
+static int spawn(const char *name, pid_t *pid, const char *file,
+                 const posix_spawn_file_actions_t *fa, const posix_spawnattr_t *attr,
+                 char *const argv[], char *const envp[])
 {
-    return exec_marked("execvpe", file, argv, envp, true);
+    spawn_fn real;
+    {
+        TL_GUARD_SCOPE; /* dlsym may allocate */
+        real = (spawn_fn)dlsym(RTLD_NEXT, name);
+    }
+    if (!real) return ENOSYS;
+    if (tl_tsd.guard) return real(pid, file, fa, attr, argv, envp);
+    env_space_t space;
+    char *const *env = exec_envp(&space, envp, NULL, true);
+    int r = real(pid, file, fa, attr, argv, env);
+    env_done(&space);
+    return r;
+}
+
+TL_EXPORT int posix_spawn(pid_t *pid, const char *path, const posix_spawn_file_actions_t *fa,
+                          const posix_spawnattr_t *attr, char *const argv[], char *const envp[])
+{
+    return spawn("posix_spawn", pid, path, fa, attr, argv, envp);
+}
+
+TL_EXPORT int posix_spawnp(pid_t *pid, const char *file, const posix_spawn_file_actions_t *fa,
+                           const posix_spawnattr_t *attr, char *const argv[], char *const envp[])
+{
+    return spawn("posix_spawnp", pid, file, fa, attr, argv, envp);
 }
 
 /* sigaction and signal: SIGTERM and SIGINT go through the agent's end-point

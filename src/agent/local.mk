@@ -21,7 +21,7 @@ libtlagent_la_SOURCES = \
 	src/agent/record.c src/agent/record.h \
 	src/agent/record_scan.c src/agent/record_scan.h \
 	src/agent/tsd.c src/agent/tsd.h \
-	src/agent/endsig.c src/agent/endsig.h \
+	src/agent/endsig.c src/agent/endsig.h src/agent/follow.c src/agent/follow.h \
 	src/agent/modules.c src/agent/modules.h \
 	src/agent/stack.c src/agent/stack.h src/agent/stackdelta.c src/agent/stackdelta.h \
 	src/agent/unwinder.c src/agent/unwinder.h \

@@ -14,6 +14,7 @@ _ZdlPvSt11align_val_tRKSt9nothrow_t _ZdaPvSt11align_val_tRKSt9nothrow_t"
 # Endings: the exec and exit entry points glibc runs without going through execve/_exit.
 allowed="$allowed quick_exit execl execle execlp fexecve sigaction signal"
 allowed="$allowed sigprocmask" # libunwind's signal blocking in the agent's unwinds (unwinder.h)
+allowed="$allowed posix_spawn posix_spawnp" # the run's environment for a spawned child (follow.h)
 allowed="$allowed mmap mmap64 munmap" # the leak scan: which mappings are jemalloc's (leakscan.h)
 # CUDA: libcudart's device and pinned host allocations.
 allowed="$allowed cudaMalloc cudaMallocAsync cudaMallocManaged cudaFree cudaFreeAsync cudaHostAlloc cudaMallocHost cudaFreeHost"

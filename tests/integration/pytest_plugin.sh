@@ -17,6 +17,9 @@ pt "clean or unlimited"
 rc=$?
 [ $rc -eq 0 ] || { cat out err >&2; fail "passing tests: exit $rc"; }
 grep -q '^2 passed, 2 deselected' out || fail "passing: $(cat out)"
+# the checker the plugin runs for each test is not traced: one trace, pytest's
+n=$(ls "$TMP"/p.*.tlt | wc -l)
+[ "$n" -eq 1 ] || fail "passing: $n traces, want pytest's alone: $(ls "$TMP")"
 pt "not broken"
 rc=$?
 [ $rc -eq 23 ] || { cat out err >&2; fail "a test over its limit: exit $rc, want 23"; }

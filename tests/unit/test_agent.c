@@ -7,6 +7,7 @@
 #include "agent/blocks.h"
 #include "agent/config.h"
 #include "agent/cudart_static.h"
+#include "agent/follow.h"
 #include "agent/numpy.h"
 #include "agent/numpy_copy.h"
 #include "agent/stack.h"
@@ -1327,5 +1328,116 @@ static Suite *make_cudart_suite(void)
     return s;
 }
 
+/* ---- the run's environment for an exec (follow.h) ---- */
+
+/* n entries of env (NULL-closed) as one line, each entry then '|'. */
+static const char *env_line(char *const *env)
+{
+    static char line[1024];
+    size_t at = 0;
+    for (size_t i = 0; env[i]; i++)
+        at += (size_t)snprintf(line + at, sizeof line - at, "%s|", env[i]);
+    line[at] = '\0';
+    return line;
+}
+
+/* What a run's process takes at its start, and what each kind of child
+ * environment becomes: scrubbed, another LD_PRELOAD, a variable of its own,
+ * complete already. */
+START_TEST(follow_envp)
+{
+    const char *self = "/opt/tl/libtensorleak.so";
+    const char *start[] = {"HOME=/root",
+                           "LD_PRELOAD=/opt/tl/libtensorleak.so:/x/libother.so",
+                           "TENSORLEAK_OUTPUT=/r/t.%p.tlt",
+                           "TENSORLEAK_EXEC_SEQ=7:1",
+                           "TENSORLEAK_MODE=all",
+                           "TENSORLEAK_",
+                           "PATH=/bin",
+                           NULL};
+    tl_follow_t f;
+    tl_follow_take(&f, start, self);
+    ck_assert_str_eq(f.preload, "LD_PRELOAD=/opt/tl/libtensorleak.so");
+    ck_assert_uint_eq(f.nvars, 2); /* not EXEC_SEQ (one pid's), not a name without '=' */
+    ck_assert_str_eq(f.vars[0], "TENSORLEAK_OUTPUT=/r/t.%p.tlt");
+    ck_assert_str_eq(f.vars[1], "TENSORLEAK_MODE=all");
+
+    char *out[16];
+    char buf[256];
+    size_t entries, bytes;
+    /* env={"PATH": ...} */
+    char *scrubbed[] = {"PATH=/bin", NULL};
+    ck_assert(tl_follow_need(&f, scrubbed, NULL, &entries, &bytes));
+    ck_assert_uint_eq(entries, 6);
+    ck_assert_uint_eq(bytes, 0);
+    ck_assert_str_eq(env_line(tl_follow_envp(&f, scrubbed, NULL, out, buf)),
+                     "PATH=/bin|LD_PRELOAD=/opt/tl/libtensorleak.so|"
+                     "TENSORLEAK_OUTPUT=/r/t.%p.tlt|TENSORLEAK_MODE=all|");
+    /* none at all (env -i), with the exec's sequence number */
+    char *empty[] = {NULL};
+    ck_assert(tl_follow_need(&f, empty, "TENSORLEAK_EXEC_SEQ=9:2", &entries, &bytes));
+    ck_assert_str_eq(env_line(tl_follow_envp(&f, empty, "TENSORLEAK_EXEC_SEQ=9:2", out, buf)),
+                     "LD_PRELOAD=/opt/tl/libtensorleak.so|TENSORLEAK_OUTPUT=/r/t.%p.tlt|"
+                     "TENSORLEAK_MODE=all|TENSORLEAK_EXEC_SEQ=9:2|");
+    /* an LD_PRELOAD of its own (a second one dropped: ld.so reads one), a
+     * TENSORLEAK_MODE of its own, an old sequence number replaced */
+    char *own[] = {"LD_PRELOAD=/y/liby.so", "TENSORLEAK_MODE=default", "LD_PRELOAD=/z/libz.so",
+                   "TENSORLEAK_EXEC_SEQ=7:1", NULL};
+    ck_assert(tl_follow_need(&f, own, "TENSORLEAK_EXEC_SEQ=7:2", &entries, &bytes));
+    ck_assert_uint_eq(entries, 9);
+    ck_assert_uint_eq(bytes, strlen("LD_PRELOAD=/opt/tl/libtensorleak.so /y/liby.so") + 1);
+    ck_assert_str_eq(env_line(tl_follow_envp(&f, own, "TENSORLEAK_EXEC_SEQ=7:2", out, buf)),
+                     "LD_PRELOAD=/opt/tl/libtensorleak.so /y/liby.so|TENSORLEAK_MODE=default|"
+                     "TENSORLEAK_OUTPUT=/r/t.%p.tlt|TENSORLEAK_EXEC_SEQ=7:2|");
+    /* an empty LD_PRELOAD gets the agent alone */
+    char *blank[] = {"LD_PRELOAD=", "TENSORLEAK_OUTPUT=o", "TENSORLEAK_MODE=all", NULL};
+    ck_assert_str_eq(
+        env_line(tl_follow_envp(&f, blank, NULL, out, buf)),
+        "LD_PRELOAD=/opt/tl/libtensorleak.so|TENSORLEAK_OUTPUT=o|TENSORLEAK_MODE=all|");
+    /* complete already (the agent among others, ' ' or ':' between):
+     * nothing to do without a sequence number */
+    char *full[] = {"LD_PRELOAD=/x/a.so /opt/tl/libtensorleak.so", "TENSORLEAK_MODE=all",
+                    "TENSORLEAK_OUTPUT=elsewhere", NULL};
+    ck_assert(!tl_follow_need(&f, full, NULL, &entries, &bytes));
+    /* a longer path that starts with the agent's is not the agent */
+    char *longer[] = {"LD_PRELOAD=/opt/tl/libtensorleak.so.1", "TENSORLEAK_MODE=all",
+                      "TENSORLEAK_OUTPUT=o", NULL};
+    ck_assert(tl_follow_need(&f, longer, NULL, &entries, &bytes));
+}
+END_TEST
+
+/* An agent that LD_PRELOAD does not name (linked, dlopen'ed) follows
+ * nothing: only the sequence number is set. */
+START_TEST(follow_not_preloaded)
+{
+    const char *start[] = {"LD_PRELOAD=/x/libother.so", "TENSORLEAK_MODE=all", NULL};
+    tl_follow_t f;
+    tl_follow_take(&f, start, "/opt/tl/libtensorleak.so");
+    ck_assert_ptr_null(f.preload);
+    ck_assert_uint_eq(f.nvars, 0);
+    char *scrubbed[] = {"PATH=/bin", NULL};
+    size_t entries, bytes;
+    ck_assert(!tl_follow_need(&f, scrubbed, NULL, &entries, &bytes));
+    char *out[4];
+    ck_assert(tl_follow_need(&f, scrubbed, "TENSORLEAK_EXEC_SEQ=1:1", &entries, &bytes));
+    ck_assert_uint_eq(entries, 4);
+    ck_assert_str_eq(env_line(tl_follow_envp(&f, scrubbed, "TENSORLEAK_EXEC_SEQ=1:1", out, NULL)),
+                     "PATH=/bin|TENSORLEAK_EXEC_SEQ=1:1|");
+    const char *none[] = {"TENSORLEAK_MODE=all", NULL};
+    tl_follow_take(&f, none, "/opt/tl/libtensorleak.so");
+    ck_assert_ptr_null(f.preload);
+}
+END_TEST
+
+static Suite *make_follow_suite(void)
+{
+    Suite *s = suite_create("follow");
+    TCase *tc = tcase_create("envp");
+    tcase_add_test(tc, follow_envp);
+    tcase_add_test(tc, follow_not_preloaded);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
 TL_CHECK_MAIN(make_config_suite, make_stack_suite, make_writer_suite, make_api_suite,
-              make_numpy_suite, make_cudart_suite)
+              make_numpy_suite, make_cudart_suite, make_follow_suite)

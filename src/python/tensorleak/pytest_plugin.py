@@ -116,8 +116,10 @@ def pytest_pyfunc_call(pyfuncitem):
     args = [cli, "check", "--trace=" + trace, "--region=" + name, "--format=text"]
     args += [a for a in os.environ.get("TENSORLEAK_CHECK_ARGS", "").split("\n") if a]
     args += ["--" + k.replace("_", "-") + "=" + v for k, v in sorted(limits.items())]
-    env = dict(os.environ)
-    env.pop("LD_PRELOAD", None)  # the checker itself is not to be traced
+    # The checker itself is not to be traced: the agent gives LD_PRELOAD back
+    # to a child's environment that lacks it (follow.h), not a variable set.
+    env = dict(os.environ, TENSORLEAK_DISABLE="1")
+    env.pop("LD_PRELOAD", None)
     proc = subprocess.run(args, capture_output=True, text=True, env=env)
     if proc.returncode == LIMIT_EXIT:
         item._tensorleak_verdict = proc.stdout.strip() or proc.stderr.strip()

@@ -1,0 +1,148 @@
+/* follow.c - the run's environment for the images a traced process execs
+ * (follow.h). No allocation, no lock, no libc call that may take one: these
+ * run in vfork children.
+ */
+#include <config.h> /* autoconf first: _GNU_SOURCE */
+
+#include "agent/follow.h"
+
+#include <dlfcn.h>
+#include <string.h>
+#include <sys/auxv.h>
+
+#include "agent/config.h"
+
+tl_follow_t tl_follow;
+
+static const char preload_name[] = "LD_PRELOAD=";
+#define PRELOAD_NAME_LEN (sizeof preload_name - 1)
+
+static bool has_prefix(const char *s, const char *prefix, size_t n)
+{
+    return strncmp(s, prefix, n) == 0;
+}
+
+/* Whether the list (ld.so's LD_PRELOAD: entries split at ' ' and ':') has
+ * an entry equal to path. */
+static bool list_has(const char *list, const char *path)
+{
+    size_t n = strlen(path);
+    for (const char *p = list; *p;) {
+        size_t len = strcspn(p, " :");
+        if (len == n && memcmp(p, path, n) == 0) return true;
+        p += len;
+        if (*p) p++;
+    }
+    return false;
+}
+
+/* The first entry of envp that starts with "NAME=" (name given with its
+ * '='), or NULL. */
+static const char *env_find(char *const envp[], const char *name, size_t n)
+{
+    for (size_t i = 0; envp && envp[i]; i++)
+        if (has_prefix(envp[i], name, n)) return envp[i];
+    return NULL;
+}
+
+/* Copies s (n bytes and a NUL) to *at in f->store; NULL when it does not fit. */
+static const char *keep(tl_follow_t *f, size_t *at, const char *s, size_t n)
+{
+    if (n + 1 > sizeof f->store - *at) return NULL;
+    char *d = f->store + *at;
+    memcpy(d, s, n);
+    d[n] = '\0';
+    *at += n + 1;
+    return d;
+}
+
+void tl_follow_take(tl_follow_t *f, const char *const envp[], const char *self)
+{
+    memset(f, 0, sizeof *f);
+    const char *pre = env_find((char *const *)envp, preload_name, PRELOAD_NAME_LEN);
+    if (!self || !*self || !pre || !list_has(pre + PRELOAD_NAME_LEN, self)) return;
+    size_t at = 0, n = strlen(self);
+    char line[PRELOAD_NAME_LEN + 4096];
+    if (n >= sizeof line - PRELOAD_NAME_LEN) return;
+    memcpy(line, preload_name, PRELOAD_NAME_LEN);
+    memcpy(line + PRELOAD_NAME_LEN, self, n);
+    f->preload = keep(f, &at, line, PRELOAD_NAME_LEN + n);
+    if (!f->preload) return;
+    static const char seq[] = TL_CONFIG_EXEC_SEQ_ENV "=";
+    for (size_t i = 0; envp[i] && f->nvars < TL_FOLLOW_VARS_MAX; i++) {
+        const char *e = envp[i];
+        if (!has_prefix(e, "TENSORLEAK_", 11) || !strchr(e, '=') ||
+            has_prefix(e, seq, sizeof seq - 1))
+            continue;
+        const char *k = keep(f, &at, e, strlen(e));
+        if (k) f->vars[f->nvars++] = k;
+    }
+}
+
+void tl_follow_init(void)
+{
+    if (getauxval(AT_SECURE)) return;
+    Dl_info info;
+    if (!dladdr((void *)&tl_follow_init, &info)) return;
+    extern char **environ;
+    tl_follow_take(&tl_follow, (const char *const *)environ, info.dli_fname);
+}
+
+/* Whether envp has var's name ("NAME=", var's text up to its '='). */
+static bool env_has_name(char *const envp[], const char *var)
+{
+    return env_find(envp, var, (size_t)(strchr(var, '=') - var) + 1) != NULL;
+}
+
+/* Whether envp's first LD_PRELOAD, pre (NULL: none), lacks f's agent. */
+static bool preload_lacks(const tl_follow_t *f, const char *pre)
+{
+    return f->preload && (!pre || !list_has(pre + PRELOAD_NAME_LEN, f->preload + PRELOAD_NAME_LEN));
+}
+
+bool tl_follow_need(const tl_follow_t *f, char *const envp[], const char *seq, size_t *entries,
+                    size_t *bytes)
+{
+    size_t n = 0;
+    while (envp && envp[n])
+        n++;
+    const char *pre = env_find(envp, preload_name, PRELOAD_NAME_LEN);
+    bool need = seq != NULL || preload_lacks(f, pre);
+    for (size_t i = 0; i < f->nvars && !need; i++)
+        need = !env_has_name(envp, f->vars[i]);
+    if (!need) return false;
+    *entries = n + f->nvars + 3; /* LD_PRELOAD, seq, NULL */
+    *bytes = pre && preload_lacks(f, pre)
+                 ? strlen(f->preload) + 1 + strlen(pre + PRELOAD_NAME_LEN) + 1
+                 : 0;
+    return true;
+}
+
+char **tl_follow_envp(const tl_follow_t *f, char *const envp[], const char *seq, char **out,
+                      char *buf)
+{
+    static const char seq_name[] = TL_CONFIG_EXEC_SEQ_ENV "=";
+    const char *pre = env_find(envp, preload_name, PRELOAD_NAME_LEN);
+    bool lacks = preload_lacks(f, pre);
+    size_t k = 0;
+    for (size_t i = 0; envp && envp[i]; i++) {
+        char *e = envp[i];
+        if (seq && has_prefix(e, seq_name, sizeof seq_name - 1)) continue;
+        if (lacks && has_prefix(e, preload_name, PRELOAD_NAME_LEN)) {
+            if (e != pre) continue; /* ld.so would read one of them: ours now */
+            const char *old = pre + PRELOAD_NAME_LEN;
+            size_t a = strlen(f->preload), o = strlen(old);
+            memcpy(buf, f->preload, a);
+            if (o) buf[a++] = ' ';
+            memcpy(buf + a, old, o + 1);
+            e = buf;
+        }
+        out[k++] = e;
+    }
+    if (lacks && !pre) out[k++] = (char *)f->preload;
+    for (size_t i = 0; i < f->nvars; i++)
+        if (!env_has_name(envp, f->vars[i])) out[k++] = (char *)f->vars[i];
+    if (seq) out[k++] = (char *)seq;
+    out[k] = NULL;
+    return out;
+}

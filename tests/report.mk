@@ -195,6 +195,10 @@ EXTRA_DIST += tests/integration/check_environ.sh tests/integration/check_follow_
 TESTS += tests/integration/check_sys_exit.sh
 EXTRA_DIST += tests/integration/check_sys_exit.sh tests/workloads/exit_leak.py
 
+# a leak whose address only freed Python objects hold (CPython's pools)
+TESTS += tests/integration/check_stale_slot.sh
+EXTRA_DIST += tests/integration/check_stale_slot.sh tests/workloads/stale_slot.py
+
 # SIGTERM to a job's process group while a Pool runs (the repeat forwarded)
 TESTS += tests/integration/check_term_group.sh
 EXTRA_DIST += tests/integration/check_term_group.sh

@@ -28,9 +28,14 @@ static tl_vm_range_t map_slot[MAPS_MAX];
  * return address of the code that made them. */
 static tl_vm_ranges_t maps = {.slot = map_slot, .cap = MAPS_MAX};
 
+/* A mapping of CPython's arena size (leakscan.h) is tagged so, beside its
+ * caller: user-space addresses never have bit 63. */
+#define TAG_PY_ARENA (UINT64_C(1) << 63)
+
 void tl_leakscan_on_mmap(const void *addr, size_t len, uintptr_t caller)
 {
-    tl_vm_ranges_add(&maps, (uintptr_t)addr, len, caller);
+    tl_vm_ranges_add(&maps, (uintptr_t)addr, len,
+                     (uint64_t)caller | (len == TL_PY_ARENA_BYTES ? TAG_PY_ARENA : 0));
 }
 
 void tl_leakscan_on_munmap(const void *addr, size_t len)
@@ -195,12 +200,12 @@ static uint64_t py_int_digits(uint64_t w)
     return lo | hi << 30;
 }
 
-/* The words of buf[0, n) (n a multiple of 8), each as saw's. */
-static void scan_words(scan_t *s, size_t n, bool from_lost)
+/* The words of at[0, n) (n a multiple of 8), each as saw's. */
+static void scan_words(scan_t *s, const uint8_t *at, size_t n, bool from_lost)
 {
     for (size_t k = 0; k + 8 <= n; k += 8) {
         uint64_t w;
-        memcpy(&w, buf + k, 8);
+        memcpy(&w, at + k, 8);
         saw(s, w, from_lost);
         uint64_t d = py_int_digits(w);
         if (d) saw(s, d, from_lost);
@@ -219,7 +224,7 @@ static void scan_range(scan_t *s, uint64_t lo, uint64_t hi, bool from_lost)
             lo = (lo + 4096) & ~UINT64_C(4095);
             continue;
         }
-        scan_words(s, (size_t)got & ~(size_t)7, from_lost);
+        scan_words(s, buf, (size_t)got & ~(size_t)7, from_lost);
         lo += (uint64_t)got & ~UINT64_C(7);
     }
 }
@@ -266,7 +271,7 @@ static void drain(scan_t *s, bool from_lost)
         /* The blocks read whole; a short read stops at an unreadable one. */
         for (; i < k && at + batch_iov[i].iov_len <= done; i++)
             at += batch_iov[i].iov_len;
-        scan_words(s, at, from_lost); /* buf is free again after this */
+        scan_words(s, buf, at, from_lost); /* buf is free again after this */
         for (; i < k; i++) {
             const blk_t *b = &s->b[batch_blk[i]];
             scan_range(s, b->ptr, b->end, from_lost);
@@ -314,7 +319,81 @@ void tl_leakscan_classify(tl_leakscan_blk_t *b, size_t n, uint32_t *work,
 static bool made_by_us(void *ctx, uint64_t c)
 {
     const scan_t *s = ctx;
+    c &= ~TAG_PY_ARENA;
     return (c >= s->excl[0][0] && c < s->excl[0][1]) || (c >= s->excl[1][0] && c < s->excl[1][1]);
+}
+
+int tl_leakscan_py_pool(const uint8_t *pool, uint64_t addr, uint64_t live[16], unsigned *size)
+{
+    enum { OVERHEAD = 48, CLASSES = 32 }; /* the header; 512 B / 16 B */
+    uint32_t count, szidx, next, maxnext;
+    uint64_t x;
+    memcpy(&count, pool, 4); /* ref.count: the union's low half (x86-64) */
+    memcpy(&x, pool + 8, 8); /* freeblock */
+    memcpy(&szidx, pool + 36, 4);
+    memcpy(&next, pool + 40, 4);
+    memcpy(&maxnext, pool + 44, 4);
+    if (szidx >= CLASSES) return -1;
+    uint32_t sz = (szidx + 1) * 16;
+    if (maxnext != TL_PY_POOL_BYTES - sz || next < OVERHEAD || next > TL_PY_POOL_BYTES ||
+        (next - OVERHEAD) % sz)
+        return -1;
+    uint32_t carved = (next - OVERHEAD) / sz, nfree = 0;
+    if (count > carved) return -1;
+    for (uint32_t w = 0; w < 16; w++)
+        live[w] = carved >= (w + 1) * 64 ? ~UINT64_C(0)
+                  : carved > w * 64      ? (UINT64_C(1) << (carved - w * 64)) - 1
+                                         : 0;
+    /* the free list: each free block's first word is the next one */
+    for (; x; memcpy(&x, pool + (x - addr), 8)) {
+        if (x < addr + OVERHEAD || x >= addr + next || (x - addr - OVERHEAD) % sz) return -1;
+        uint64_t i = (x - addr - OVERHEAD) / sz;
+        if (!(live[i >> 6] >> (i & 63) & 1)) return -1; /* listed twice: a loop */
+        live[i >> 6] &= ~(UINT64_C(1) << (i & 63));
+        nfree++;
+    }
+    if (carved - nfree != count) return -1;
+    *size = sz;
+    return (int)carved;
+}
+
+/* One pool of an arena: its allocated blocks, read in one call; the whole
+ * pool when its bytes are not a pool as obmalloc leaves one (another
+ * allocator's 1 MiB mapping, a header being changed by another thread). */
+static void scan_py_pool(scan_t *s, uint64_t p)
+{
+    struct iovec l = {buf, TL_PY_POOL_BYTES}, r = {(void *)(uintptr_t)p, TL_PY_POOL_BYTES};
+    if (process_vm_readv(getpid(), &l, 1, &r, 1, 0) != TL_PY_POOL_BYTES) {
+        scan_range(s, p, p + TL_PY_POOL_BYTES, false);
+        return;
+    }
+    uint64_t live[16];
+    unsigned size = 0;
+    int n = tl_leakscan_py_pool(buf, p, live, &size);
+    if (n < 0) {
+        scan_words(s, buf, TL_PY_POOL_BYTES, false);
+        return;
+    }
+    for (int i = 0; i < n; i++)
+        if (live[i >> 6] >> (i & 63) & 1) scan_words(s, buf + 48 + (size_t)i * size, size, false);
+}
+
+/* [lo, hi) of a CPython arena: its pools block by block, what is not in a
+ * whole pool word by word. */
+static void scan_py_arena(scan_t *s, uint64_t lo, uint64_t hi)
+{
+    const uint64_t pool = TL_PY_POOL_BYTES;
+    uint64_t p = (lo + pool - 1) & ~(pool - 1);
+    if (p > lo) scan_range(s, lo, p < hi ? p : hi, false);
+    for (; p + pool <= hi; p += pool)
+        scan_py_pool(s, p);
+    if (p < hi) scan_range(s, p, hi, false);
+}
+
+static bool py_arena(void *ctx, uint64_t tag)
+{
+    (void)ctx;
+    return tag & TAG_PY_ARENA;
 }
 
 /* A root range less the excluded ones (the agent's and jemalloc's modules
@@ -337,6 +416,14 @@ static void scan_root(scan_t *s, uint64_t lo, uint64_t hi)
     if (tl_vm_is_own(lo, hi, r) || tl_vm_ranges_has(&maps, lo, hi, made_by_us, s, r)) {
         if (r[0] > lo) scan_root(s, lo, r[0]);
         if (r[1] < hi) scan_root(s, r[1], hi);
+        return;
+    }
+    if (tl_vm_ranges_has(&maps, lo, hi, py_arena, NULL, r)) {
+        uint64_t a = r[0] > lo ? r[0] : lo, b = r[1] < hi ? r[1] : hi;
+        if (a > lo) scan_root(s, lo, a);
+        s->root_bytes += b - a;
+        scan_py_arena(s, a, b);
+        if (b < hi) scan_root(s, b, hi);
         return;
     }
     s->root_bytes += hi - lo;

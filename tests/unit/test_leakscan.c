@@ -264,6 +264,102 @@ START_TEST(many_blocks_and_a_big_one)
 }
 END_TEST
 
+/* ---- CPython's pools (obmalloc.c; leakscan.h) ---- */
+
+static uint8_t pool[TL_PY_POOL_BYTES] __attribute__((aligned(TL_PY_POOL_BYTES)));
+
+/* A pool header: count allocated, free list from slot first (-1: none),
+ * size class szidx, nextoffset next. */
+static void pool_header(uint32_t count, int first, uint32_t szidx, uint32_t next)
+{
+    memset(pool, 0, sizeof pool);
+    uint32_t size = (szidx + 1) * 16, maxnext = TL_PY_POOL_BYTES - size;
+    uint64_t fb = first < 0 ? 0 : (uintptr_t)pool + 48 + (uint64_t)first * size;
+    memcpy(pool, &count, 4);
+    memcpy(pool + 8, &fb, 8);
+    memcpy(pool + 36, &szidx, 4);
+    memcpy(pool + 40, &next, 4);
+    memcpy(pool + 44, &maxnext, 4);
+}
+
+/* Slot from's first word: slot to (-1: the list's end), size bytes a slot. */
+static void pool_link(int from, int to, uint32_t size)
+{
+    uint64_t v = to < 0 ? 0 : (uintptr_t)pool + 48 + (uint64_t)to * size;
+    memcpy(pool + 48 + (size_t)from * size, &v, 8);
+}
+
+static int pool_live(uint64_t live[16], unsigned *size)
+{
+    return tl_leakscan_py_pool(pool, (uintptr_t)pool, live, size);
+}
+
+/* 10 blocks of 64 B handed out, 3 given back (5 -> 2 -> 9): the other 7
+ * are the allocated ones; a pool given back whole has none; a full pool of
+ * 16-byte blocks has all 1021. */
+START_TEST(py_pool_allocated_blocks)
+{
+    uint64_t live[16];
+    unsigned size = 0;
+    pool_header(7, 5, 3, 48 + 10 * 64);
+    pool_link(5, 2, 64);
+    pool_link(2, 9, 64);
+    pool_link(9, -1, 64);
+    ck_assert_int_eq(pool_live(live, &size), 10);
+    ck_assert_uint_eq(size, 64);
+    ck_assert_uint_eq(live[0], 0x1db); /* 0, 1, 3, 4, 6, 7, 8 */
+    for (int w = 1; w < 16; w++)
+        ck_assert_uint_eq(live[w], 0);
+
+    pool_header(0, 0, 3, 48 + 2 * 64); /* empty: both on the free list */
+    pool_link(0, 1, 64);
+    pool_link(1, -1, 64);
+    ck_assert_int_eq(pool_live(live, &size), 2);
+    ck_assert_uint_eq(live[0], 0);
+
+    pool_header(1021, -1, 0, TL_PY_POOL_BYTES); /* full */
+    ck_assert_int_eq(pool_live(live, &size), 1021);
+    ck_assert_uint_eq(size, 16);
+    ck_assert_uint_eq(live[14], ~UINT64_C(0));
+    ck_assert_uint_eq(live[15], (UINT64_C(1) << 61) - 1); /* 1021 - 960 */
+}
+END_TEST
+
+/* Bytes that are not a pool as obmalloc leaves one: the caller then reads
+ * the whole pool, as before. */
+START_TEST(py_pool_refused)
+{
+    uint64_t live[16];
+    unsigned size = 0;
+    memset(pool, 0, sizeof pool); /* never used: maxnextoffset 0 */
+    ck_assert_int_eq(pool_live(live, &size), -1);
+    pool_header(8, 5, 3, 48 + 10 * 64); /* the count disagrees with the list */
+    pool_link(5, 2, 64);
+    pool_link(2, 9, 64);
+    pool_link(9, -1, 64);
+    ck_assert_int_eq(pool_live(live, &size), -1);
+    pool_header(7, 5, 3, 48 + 10 * 64); /* a loop */
+    pool_link(5, 2, 64);
+    pool_link(2, 9, 64);
+    pool_link(9, 5, 64);
+    ck_assert_int_eq(pool_live(live, &size), -1);
+    pool_link(9, 10, 64); /* past nextoffset */
+    ck_assert_int_eq(pool_live(live, &size), -1);
+    uint64_t odd = (uintptr_t)pool + 48 + 9 * 64 + 8; /* inside a block */
+    memcpy(pool + 48 + 2 * 64, &odd, 8);
+    ck_assert_int_eq(pool_live(live, &size), -1);
+    pool_header(1, -1, 32, 48 + 528); /* no such size class (512 B at most) */
+    ck_assert_int_eq(pool_live(live, &size), -1);
+    pool_header(1, -1, 3, 48 + 64 + 8); /* nextoffset between blocks */
+    ck_assert_int_eq(pool_live(live, &size), -1);
+    pool_header(10, -1, 3, 48 + 10 * 64);         /* maxnextoffset of another class */
+    ck_assert_int_eq(pool_live(live, &size), 10); /* valid as it stands */
+    uint32_t maxnext = TL_PY_POOL_BYTES - 32;
+    memcpy(pool + 44, &maxnext, 4);
+    ck_assert_int_eq(pool_live(live, &size), -1);
+}
+END_TEST
+
 static Suite *make_leakscan_suite(void)
 {
     Suite *s = suite_create("leakscan");
@@ -280,6 +376,8 @@ static Suite *make_leakscan_suite(void)
     tcase_add_test(tc, pointer_held_as_python_int_is_reachable);
     tcase_add_test(tc, unreadable_block_inside_a_batch);
     tcase_add_test(tc, many_blocks_and_a_big_one);
+    tcase_add_test(tc, py_pool_allocated_blocks);
+    tcase_add_test(tc, py_pool_refused);
     suite_add_tcase(s, tc);
     return s;
 }

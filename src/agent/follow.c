@@ -56,6 +56,17 @@ static const char *keep(tl_follow_t *f, size_t *at, const char *s, size_t n)
     return d;
 }
 
+/* The variables `run` and `check` set (tools/launch.c, tools/cmd_check.c):
+ * kept first, whatever else the environment holds. */
+static bool of_the_run(const char *e)
+{
+    static const char *const names[] = {
+        "OUTPUT=", "SESSION=", "MODE=", "LEAK_SCAN=", "PYTHON_DIR=", "CHECK_"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (has_prefix(e + 11, names[i], strlen(names[i]))) return true;
+    return false;
+}
+
 void tl_follow_take(tl_follow_t *f, const char *const envp[], const char *self)
 {
     memset(f, 0, sizeof *f);
@@ -69,14 +80,15 @@ void tl_follow_take(tl_follow_t *f, const char *const envp[], const char *self)
     f->preload = keep(f, &at, line, PRELOAD_NAME_LEN + n);
     if (!f->preload) return;
     static const char seq[] = TL_CONFIG_EXEC_SEQ_ENV "=";
-    for (size_t i = 0; envp[i] && f->nvars < TL_FOLLOW_VARS_MAX; i++) {
-        const char *e = envp[i];
-        if (!has_prefix(e, "TENSORLEAK_", 11) || !strchr(e, '=') ||
-            has_prefix(e, seq, sizeof seq - 1))
-            continue;
-        const char *k = keep(f, &at, e, strlen(e));
-        if (k) f->vars[f->nvars++] = k;
-    }
+    for (int pass = 0; pass < 2; pass++)
+        for (size_t i = 0; envp[i] && f->nvars < TL_FOLLOW_VARS_MAX; i++) {
+            const char *e = envp[i];
+            if (!has_prefix(e, "TENSORLEAK_", 11) || !strchr(e, '=') ||
+                has_prefix(e, seq, sizeof seq - 1) || of_the_run(e) != (pass == 0))
+                continue;
+            const char *k = keep(f, &at, e, strlen(e));
+            if (k) f->vars[f->nvars++] = k;
+        }
 }
 
 void tl_follow_init(void)
@@ -94,52 +106,41 @@ static bool env_has_name(char *const envp[], const char *var)
     return env_find(envp, var, (size_t)(strchr(var, '=') - var) + 1) != NULL;
 }
 
-/* Whether envp's first LD_PRELOAD, pre (NULL: none), lacks f's agent. */
-static bool preload_lacks(const tl_follow_t *f, const char *pre)
+/* Whether envp's first LD_PRELOAD, pre (NULL: none), leaves room for f's
+ * agent: none, or a blank one (separators alone). The program's own list
+ * stands: a sanitizer's runtime must come first, another allocator is its
+ * choice. */
+static bool preload_wanted(const tl_follow_t *f, const char *pre)
 {
-    return f->preload && (!pre || !list_has(pre + PRELOAD_NAME_LEN, f->preload + PRELOAD_NAME_LEN));
+    return f->preload && (!pre || !pre[PRELOAD_NAME_LEN + strspn(pre + PRELOAD_NAME_LEN, " :")]);
 }
 
-bool tl_follow_need(const tl_follow_t *f, char *const envp[], const char *seq, size_t *entries,
-                    size_t *bytes)
+bool tl_follow_need(const tl_follow_t *f, char *const envp[], const char *seq, size_t *entries)
 {
     size_t n = 0;
     while (envp && envp[n])
         n++;
     const char *pre = env_find(envp, preload_name, PRELOAD_NAME_LEN);
-    bool need = seq != NULL || preload_lacks(f, pre);
+    bool need = seq != NULL || preload_wanted(f, pre);
     for (size_t i = 0; i < f->nvars && !need; i++)
         need = !env_has_name(envp, f->vars[i]);
     if (!need) return false;
     *entries = n + f->nvars + 3; /* LD_PRELOAD, seq, NULL */
-    *bytes = pre && preload_lacks(f, pre)
-                 ? strlen(f->preload) + 1 + strlen(pre + PRELOAD_NAME_LEN) + 1
-                 : 0;
     return true;
 }
 
-char **tl_follow_envp(const tl_follow_t *f, char *const envp[], const char *seq, char **out,
-                      char *buf)
+char **tl_follow_envp(const tl_follow_t *f, char *const envp[], const char *seq, char **out)
 {
     static const char seq_name[] = TL_CONFIG_EXEC_SEQ_ENV "=";
     const char *pre = env_find(envp, preload_name, PRELOAD_NAME_LEN);
-    bool lacks = preload_lacks(f, pre);
+    bool wanted = preload_wanted(f, pre);
     size_t k = 0;
     for (size_t i = 0; envp && envp[i]; i++) {
         char *e = envp[i];
         if (seq && has_prefix(e, seq_name, sizeof seq_name - 1)) continue;
-        if (lacks && has_prefix(e, preload_name, PRELOAD_NAME_LEN)) {
-            if (e != pre) continue; /* ld.so would read one of them: ours now */
-            const char *old = pre + PRELOAD_NAME_LEN;
-            size_t a = strlen(f->preload), o = strlen(old);
-            memcpy(buf, f->preload, a);
-            if (o) buf[a++] = ' ';
-            memcpy(buf + a, old, o + 1);
-            e = buf;
-        }
-        out[k++] = e;
+        out[k++] = wanted && e == pre ? (char *)f->preload : e;
     }
-    if (lacks && !pre) out[k++] = (char *)f->preload;
+    if (wanted && !pre) out[k++] = (char *)f->preload;
     for (size_t i = 0; i < f->nvars; i++)
         if (!env_has_name(envp, f->vars[i])) out[k++] = (char *)f->vars[i];
     if (seq) out[k++] = (char *)seq;

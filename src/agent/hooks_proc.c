@@ -71,41 +71,58 @@ TL_EXPORT void quick_exit(int status)
     exit_now(status); /* no quick_exit in libc: end as _exit would */
 }
 
-/* Room for a new environment on the caller's stack: enough for a child's
- * own small environment in a vfork child, where a mapping would stay in
- * the parent after the exec. A bigger one is mapped, elsewhere. */
+/* Room for a new environment on the caller's stack; a bigger one is
+ * mapped. */
 #define ENV_ENTRIES 256
-#define ENV_BYTES   2048
 
 typedef struct env_space {
     char *v[ENV_ENTRIES];
-    char buf[ENV_BYTES];
     void *map;
     size_t map_bytes;
 } env_space_t;
 
+/* A vfork child's mapping of a big environment: made in the parent's
+ * memory, it stays there after the exec. The thread that vforked (the
+ * same thread-local storage) unmaps it at its next exec hook, by then
+ * garbage: one mapping a thread at most. */
+static __thread struct {
+    void *map;
+    size_t bytes;
+} vfork_env __attribute__((tls_model("initial-exec")));
+
 /* envp as the exec gives it (follow.h: the run's LD_PRELOAD and
  * TENSORLEAK_* where envp lacks them; TENSORLEAK_EXEC_SEQ = seq when seq),
- * in s, or in a mapping when may_map; envp itself when it lacks nothing or
- * there is no room. Release with env_done. */
-static char *const *exec_envp(env_space_t *s, char *const envp[], const char *seq, bool may_map)
+ * in s, or mapped; envp itself when it lacks nothing or there is no
+ * memory. vfork_child: this may run in one (the exec hooks' seq is NULL
+ * there; also when the agent is off): a mapping is then left for the
+ * thread's next call. Release with env_done. */
+static char *const *exec_envp(env_space_t *s, char *const envp[], const char *seq, bool vfork_child)
 {
     s->map = NULL;
-    size_t entries, bytes;
-    if (!tl_follow_need(&tl_follow, envp, seq, &entries, &bytes)) return envp;
-    if (entries <= ENV_ENTRIES && bytes <= ENV_BYTES)
-        return tl_follow_envp(&tl_follow, envp, seq, s->v, s->buf);
-    s->map_bytes = entries * sizeof(char *) + bytes;
-    if (!may_map || tl_vm_map_anon(&s->map, s->map_bytes, false)) {
+    if (vfork_env.map) { /* an earlier vfork child's, long exec'd */
+        tl_vm_unmap(vfork_env.map, vfork_env.bytes);
+        vfork_env.map = NULL;
+    }
+    size_t entries;
+    if (!tl_follow_need(&tl_follow, envp, seq, &entries)) return envp;
+    if (entries <= ENV_ENTRIES) return tl_follow_envp(&tl_follow, envp, seq, s->v);
+    s->map_bytes = entries * sizeof(char *);
+    if (tl_vm_map_anon(&s->map, s->map_bytes, false)) {
         s->map = NULL;
         return envp;
     }
-    return tl_follow_envp(&tl_follow, envp, seq, s->map, (char *)s->map + entries * sizeof(char *));
+    if (vfork_child) {
+        vfork_env.map = s->map;
+        vfork_env.bytes = s->map_bytes;
+    }
+    return tl_follow_envp(&tl_follow, envp, seq, s->map);
 }
 
 static void env_done(env_space_t *s)
 {
-    if (s->map) tl_vm_unmap(s->map, s->map_bytes); /* errno unchanged */
+    if (!s->map) return;
+    if (vfork_env.map == s->map) vfork_env.map = NULL; /* the exec failed: still ours */
+    tl_vm_unmap(s->map, s->map_bytes);                 /* errno unchanged */
 }
 
 /* What to exec: a path (execve's system call), a descriptor (glibc's
@@ -131,7 +148,7 @@ static int exec_seq(const exec_target_t *to, char *const argv[], char *const env
     if (tl_tsd.guard) return exec_call(to, argv, envp);
     const char *seq = tl_agent_exec_env(); /* NULL in a vfork child */
     env_space_t space;
-    char *const *env = exec_envp(&space, envp, seq, seq != NULL);
+    char *const *env = exec_envp(&space, envp, seq, seq == NULL);
     bool marked = !tl_agent_exec_begin();
     int r = exec_call(to, argv, env);
     int saved = errno;
@@ -197,7 +214,7 @@ static int spawn(const char *name, pid_t *pid, const char *file,
     if (!real) return ENOSYS;
     if (tl_tsd.guard) return real(pid, file, fa, attr, argv, envp);
     env_space_t space;
-    char *const *env = exec_envp(&space, envp, NULL, true);
+    char *const *env = exec_envp(&space, envp, NULL, false);
     int r = real(pid, file, fa, attr, argv, env);
     env_done(&space);
     return r;

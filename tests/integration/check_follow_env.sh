@@ -4,9 +4,11 @@
 # from a vfork child), os.posix_spawn(..., {}), os.execv after
 # os.environ.clear() (execv of environ) and `env -i` (execvp). Before, the
 # child lost LD_PRELOAD and the run's TENSORLEAK_* variables, ran untraced,
-# and `check --max-leak=0` passed with its 100 B lost. A variable the
-# program sets for its child keeps its value: TENSORLEAK_DISABLE=1 leaves
-# it unrecorded (follow.h).
+# and `check --max-leak=0` passed with its 100 B lost. A big environment
+# (3000 variables) from the vfork child takes a mapping, not the stack. A
+# value the program sets for its child stands (follow.h): TENSORLEAK_DISABLE=1
+# leaves it unrecorded, and its own LD_PRELOAD (a sanitizer's runtime must
+# come first) is left as it is.
 . "$TL_SRCDIR/tests/integration/lib.sh"
 make_tmp
 lose=$(grep -n 'char \*p = malloc(100)' "$SRC_WL/env_child.c" | cut -d: -f1)
@@ -21,6 +23,14 @@ elif how == "disable":
 elif how == "spawn":
     pid = os.posix_spawn(w, args, {})
     os.waitpid(pid, 0)
+elif how == "big":  # the vfork path (no preexec_fn), the run's variables gone
+    env = {k: v for k, v in os.environ.items() if k != "LD_PRELOAD" and not k.startswith("TENSORLEAK_")}
+    env.update({"VAR_%d" % i: "x" for i in range(3000)})
+    subprocess.run(args, env=env, check=True)
+elif how == "own":
+    env = {"PATH": os.environ["PATH"], "LD_PRELOAD": w}
+    code = "import os; print('own', os.environ['LD_PRELOAD'])"
+    subprocess.run([sys.executable, "-c", code], env=env, check=True)
 elif how == "execv":
     sys.stdout.flush()
     os.environ.clear()
@@ -35,7 +45,7 @@ expect() {
 }
 site="  100 B in 1 block in lose (env_child.c:$lose); definitely lost 100 B"
 
-for how in run spawn; do
+for how in run spawn big; do
     "$TL" check --max-leak=0 -- "$PYTHON3" spawn.py "$WL/env_child" $how leak >out 2>err
     rc=$?
     expect "$how leak" 23 'FAILED: 1 of 2 processes exceeded a limit'
@@ -57,6 +67,12 @@ rc=$?
 expect "env -i leak" 23 'FAILED: 1 of 1 limit exceeded'
 grep -qx 'env_child preloaded' out || fail "env -i leak: output: $(cat out)"
 grep -qx "$site" out || fail "env -i leak: site: $(cat out)"
+
+# the program's own LD_PRELOAD for its child stands (w: any library path)
+"$TL" check --max-leak=0 -- "$PYTHON3" spawn.py /lib/x86_64-linux-gnu/libm.so.6 own >out 2>err
+rc=$?
+expect "own" 0 'passed: 1 limit checked'
+grep -qx 'own /lib/x86_64-linux-gnu/libm.so.6' out || fail "own: child's output: $(cat out)"
 
 # the program's own TENSORLEAK_DISABLE=1 for its child stands
 "$TL" check --max-leak=0 -- "$PYTHON3" spawn.py "$WL/env_child" disable leak >out 2>err

@@ -1341,13 +1341,15 @@ static const char *env_line(char *const *env)
     return line;
 }
 
-/* What a run's process takes at its start, and what each kind of child
- * environment becomes: scrubbed, another LD_PRELOAD, a variable of its own,
- * complete already. */
+/* What a run's process takes at its start (the run's variables first),
+ * and what each kind of child environment becomes: scrubbed, none at all,
+ * a blank LD_PRELOAD, its own LD_PRELOAD (it stands: a sanitizer's runtime
+ * must come first), a variable of its own, complete already. */
 START_TEST(follow_envp)
 {
     const char *self = "/opt/tl/libtensorleak.so";
     const char *start[] = {"HOME=/root",
+                           "TENSORLEAK_STACK_DEPTH=8",
                            "LD_PRELOAD=/opt/tl/libtensorleak.so:/x/libother.so",
                            "TENSORLEAK_OUTPUT=/r/t.%p.tlt",
                            "TENSORLEAK_EXEC_SEQ=7:1",
@@ -1358,56 +1360,55 @@ START_TEST(follow_envp)
     tl_follow_t f;
     tl_follow_take(&f, start, self);
     ck_assert_str_eq(f.preload, "LD_PRELOAD=/opt/tl/libtensorleak.so");
-    ck_assert_uint_eq(f.nvars, 2); /* not EXEC_SEQ (one pid's), not a name without '=' */
+    ck_assert_uint_eq(f.nvars, 3); /* not EXEC_SEQ (one pid's), not a name without '=' */
     ck_assert_str_eq(f.vars[0], "TENSORLEAK_OUTPUT=/r/t.%p.tlt");
     ck_assert_str_eq(f.vars[1], "TENSORLEAK_MODE=all");
+    ck_assert_str_eq(f.vars[2], "TENSORLEAK_STACK_DEPTH=8");
 
     char *out[16];
-    char buf[256];
-    size_t entries, bytes;
+    size_t entries;
     /* env={"PATH": ...} */
     char *scrubbed[] = {"PATH=/bin", NULL};
-    ck_assert(tl_follow_need(&f, scrubbed, NULL, &entries, &bytes));
-    ck_assert_uint_eq(entries, 6);
-    ck_assert_uint_eq(bytes, 0);
-    ck_assert_str_eq(env_line(tl_follow_envp(&f, scrubbed, NULL, out, buf)),
+    ck_assert(tl_follow_need(&f, scrubbed, NULL, &entries));
+    ck_assert_uint_eq(entries, 7);
+    ck_assert_str_eq(env_line(tl_follow_envp(&f, scrubbed, NULL, out)),
                      "PATH=/bin|LD_PRELOAD=/opt/tl/libtensorleak.so|"
-                     "TENSORLEAK_OUTPUT=/r/t.%p.tlt|TENSORLEAK_MODE=all|");
+                     "TENSORLEAK_OUTPUT=/r/t.%p.tlt|TENSORLEAK_MODE=all|TENSORLEAK_STACK_DEPTH=8|");
     /* none at all (env -i), with the exec's sequence number */
     char *empty[] = {NULL};
-    ck_assert(tl_follow_need(&f, empty, "TENSORLEAK_EXEC_SEQ=9:2", &entries, &bytes));
-    ck_assert_str_eq(env_line(tl_follow_envp(&f, empty, "TENSORLEAK_EXEC_SEQ=9:2", out, buf)),
+    ck_assert(tl_follow_need(&f, empty, "TENSORLEAK_EXEC_SEQ=9:2", &entries));
+    ck_assert_str_eq(env_line(tl_follow_envp(&f, empty, "TENSORLEAK_EXEC_SEQ=9:2", out)),
                      "LD_PRELOAD=/opt/tl/libtensorleak.so|TENSORLEAK_OUTPUT=/r/t.%p.tlt|"
-                     "TENSORLEAK_MODE=all|TENSORLEAK_EXEC_SEQ=9:2|");
-    /* an LD_PRELOAD of its own (a second one dropped: ld.so reads one), a
-     * TENSORLEAK_MODE of its own, an old sequence number replaced */
-    char *own[] = {"LD_PRELOAD=/y/liby.so", "TENSORLEAK_MODE=default", "LD_PRELOAD=/z/libz.so",
-                   "TENSORLEAK_EXEC_SEQ=7:1", NULL};
-    ck_assert(tl_follow_need(&f, own, "TENSORLEAK_EXEC_SEQ=7:2", &entries, &bytes));
-    ck_assert_uint_eq(entries, 9);
-    ck_assert_uint_eq(bytes, strlen("LD_PRELOAD=/opt/tl/libtensorleak.so /y/liby.so") + 1);
-    ck_assert_str_eq(env_line(tl_follow_envp(&f, own, "TENSORLEAK_EXEC_SEQ=7:2", out, buf)),
-                     "LD_PRELOAD=/opt/tl/libtensorleak.so /y/liby.so|TENSORLEAK_MODE=default|"
+                     "TENSORLEAK_MODE=all|TENSORLEAK_STACK_DEPTH=8|TENSORLEAK_EXEC_SEQ=9:2|");
+    /* a blank LD_PRELOAD gets the agent in its place */
+    char *blank[] = {"LD_PRELOAD= :", "TENSORLEAK_OUTPUT=o", "TENSORLEAK_MODE=all",
+                     "TENSORLEAK_STACK_DEPTH=8", NULL};
+    ck_assert(tl_follow_need(&f, blank, NULL, &entries));
+    ck_assert_str_eq(env_line(tl_follow_envp(&f, blank, NULL, out)),
+                     "LD_PRELOAD=/opt/tl/libtensorleak.so|TENSORLEAK_OUTPUT=o|TENSORLEAK_MODE=all|"
+                     "TENSORLEAK_STACK_DEPTH=8|");
+    /* its own LD_PRELOAD and TENSORLEAK_MODE stand; an old sequence number
+     * is replaced, a missing variable given */
+    char *own[] = {"LD_PRELOAD=/y/libasan.so", "TENSORLEAK_MODE=default", "TENSORLEAK_EXEC_SEQ=7:1",
+                   "TENSORLEAK_STACK_DEPTH=8", NULL};
+    ck_assert(tl_follow_need(&f, own, "TENSORLEAK_EXEC_SEQ=7:2", &entries));
+    ck_assert_uint_eq(entries, 10);
+    ck_assert_str_eq(env_line(tl_follow_envp(&f, own, "TENSORLEAK_EXEC_SEQ=7:2", out)),
+                     "LD_PRELOAD=/y/libasan.so|TENSORLEAK_MODE=default|TENSORLEAK_STACK_DEPTH=8|"
                      "TENSORLEAK_OUTPUT=/r/t.%p.tlt|TENSORLEAK_EXEC_SEQ=7:2|");
-    /* an empty LD_PRELOAD gets the agent alone */
-    char *blank[] = {"LD_PRELOAD=", "TENSORLEAK_OUTPUT=o", "TENSORLEAK_MODE=all", NULL};
-    ck_assert_str_eq(
-        env_line(tl_follow_envp(&f, blank, NULL, out, buf)),
-        "LD_PRELOAD=/opt/tl/libtensorleak.so|TENSORLEAK_OUTPUT=o|TENSORLEAK_MODE=all|");
-    /* complete already (the agent among others, ' ' or ':' between):
-     * nothing to do without a sequence number */
+    /* complete already: nothing to do without a sequence number */
     char *full[] = {"LD_PRELOAD=/x/a.so /opt/tl/libtensorleak.so", "TENSORLEAK_MODE=all",
-                    "TENSORLEAK_OUTPUT=elsewhere", NULL};
-    ck_assert(!tl_follow_need(&f, full, NULL, &entries, &bytes));
-    /* a longer path that starts with the agent's is not the agent */
-    char *longer[] = {"LD_PRELOAD=/opt/tl/libtensorleak.so.1", "TENSORLEAK_MODE=all",
-                      "TENSORLEAK_OUTPUT=o", NULL};
-    ck_assert(tl_follow_need(&f, longer, NULL, &entries, &bytes));
+                    "TENSORLEAK_OUTPUT=elsewhere", "TENSORLEAK_STACK_DEPTH=1", NULL};
+    ck_assert(!tl_follow_need(&f, full, NULL, &entries));
+    char *own_full[] = {"LD_PRELOAD=/y/libasan.so", "TENSORLEAK_MODE=all", "TENSORLEAK_OUTPUT=o",
+                        "TENSORLEAK_STACK_DEPTH=1", NULL};
+    ck_assert(!tl_follow_need(&f, own_full, NULL, &entries));
 }
 END_TEST
 
 /* An agent that LD_PRELOAD does not name (linked, dlopen'ed) follows
- * nothing: only the sequence number is set. */
+ * nothing: only the sequence number is set. The run's own variables are
+ * kept ahead of many others a user set. */
 START_TEST(follow_not_preloaded)
 {
     const char *start[] = {"LD_PRELOAD=/x/libother.so", "TENSORLEAK_MODE=all", NULL};
@@ -1416,16 +1417,33 @@ START_TEST(follow_not_preloaded)
     ck_assert_ptr_null(f.preload);
     ck_assert_uint_eq(f.nvars, 0);
     char *scrubbed[] = {"PATH=/bin", NULL};
-    size_t entries, bytes;
-    ck_assert(!tl_follow_need(&f, scrubbed, NULL, &entries, &bytes));
+    size_t entries;
+    ck_assert(!tl_follow_need(&f, scrubbed, NULL, &entries));
     char *out[4];
-    ck_assert(tl_follow_need(&f, scrubbed, "TENSORLEAK_EXEC_SEQ=1:1", &entries, &bytes));
+    ck_assert(tl_follow_need(&f, scrubbed, "TENSORLEAK_EXEC_SEQ=1:1", &entries));
     ck_assert_uint_eq(entries, 4);
-    ck_assert_str_eq(env_line(tl_follow_envp(&f, scrubbed, "TENSORLEAK_EXEC_SEQ=1:1", out, NULL)),
+    ck_assert_str_eq(env_line(tl_follow_envp(&f, scrubbed, "TENSORLEAK_EXEC_SEQ=1:1", out)),
                      "PATH=/bin|TENSORLEAK_EXEC_SEQ=1:1|");
     const char *none[] = {"TENSORLEAK_MODE=all", NULL};
     tl_follow_take(&f, none, "/opt/tl/libtensorleak.so");
     ck_assert_ptr_null(f.preload);
+
+    static char user[100][32];
+    const char *many[104];
+    size_t n = 0;
+    many[n++] = "LD_PRELOAD=/opt/tl/libtensorleak.so";
+    for (int i = 0; i < 100; i++) {
+        snprintf(user[i], sizeof user[i], "TENSORLEAK_ZZ%d=1", i);
+        many[n++] = user[i];
+    }
+    many[n++] = "TENSORLEAK_OUTPUT=/r/t.%p.tlt";
+    many[n++] = "TENSORLEAK_SESSION=42";
+    many[n] = NULL;
+    tl_follow_take(&f, many, "/opt/tl/libtensorleak.so");
+    ck_assert_uint_eq(f.nvars, TL_FOLLOW_VARS_MAX);
+    ck_assert_str_eq(f.vars[0], "TENSORLEAK_OUTPUT=/r/t.%p.tlt");
+    ck_assert_str_eq(f.vars[1], "TENSORLEAK_SESSION=42");
+    ck_assert_str_eq(f.vars[2], "TENSORLEAK_ZZ0=1");
 }
 END_TEST
 

@@ -195,6 +195,10 @@ EXTRA_DIST += tests/integration/check_environ.sh tests/integration/check_follow_
 TESTS += tests/integration/check_sys_exit.sh
 EXTRA_DIST += tests/integration/check_sys_exit.sh tests/workloads/exit_leak.py
 
+# a fork child's blocks held through its parent's (the parent's blocks: roots)
+TESTS += tests/integration/check_fork_holder.sh
+EXTRA_DIST += tests/integration/check_fork_holder.sh
+
 # a leak whose address only freed Python objects hold (CPython's pools)
 TESTS += tests/integration/check_stale_slot.sh
 EXTRA_DIST += tests/integration/check_stale_slot.sh tests/workloads/stale_slot.py

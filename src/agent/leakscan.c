@@ -496,6 +496,15 @@ static void scan_environ(scan_t *s)
     scan_range(s, lo, hi, false);
 }
 
+/* A block a fork child's parent allocated before the fork (live.h), still
+ * live: a root, never classified (the parent's, not the child's). */
+static void scan_inherited(void *ctx, const tl_live_entry_t *e)
+{
+    scan_t *s = ctx;
+    s->root_bytes += e->size;
+    scan_range(s, e->ptr, e->ptr + e->size, false);
+}
+
 /* The scan proper, below the caller's frame that holds the registers. */
 __attribute__((noinline)) static bool run(const uintptr_t excl[2][2], tl_leakscan_emit_fn emit,
                                           void *ctx, tl_leakscan_stats_t *st, uint64_t sp)
@@ -533,6 +542,7 @@ __attribute__((noinline)) static bool run(const uintptr_t excl[2][2], tl_leaksca
     filter_build(&s);
     scan_roots(&s, sp, text, TEXT_CAP);
     scan_environ(&s);
+    tl_live_inherited_foreach(scan_inherited, &s);
     st->root_bytes = s.root_bytes;
     classify_rest(&s);
     for (size_t i = 0; i < s.n; i++) {

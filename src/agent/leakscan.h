@@ -8,7 +8,8 @@
  * of the process (modules' data and bss, every thread's stack mapping whole
  * and its TLS, memory other allocators mapped, such as CPython's object
  * arenas: their allocated blocks only, below), the calling thread's stack
- * from its sp and its registers;
+ * from its sp and its registers, and in a fork child the blocks its parent
+ * allocated before the fork (live.h: tl_live_inherited_foreach);
  * excluded: the agent's and jemalloc's modules, the agent's own mappings
  * (vm.h) and the ones jemalloc made (its metadata, the heap itself), and the stacks of threads that
  * have ended (deadstacks.h). Other threads are not stopped:

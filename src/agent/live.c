@@ -28,9 +28,14 @@ static atomic_bool storages_missed; /* tl_live_storage_missed, or reset with som
 static unsigned lg = TL_LIVE_LG_SLOTS;
 #define MASK ((UINT64_C(1) << lg) - 1)
 
+static size_t home_lg(uint64_t p, unsigned bits)
+{
+    return (size_t)(((p >> 4) * UINT64_C(0xff51afd7ed558ccd)) >> (64 - bits));
+}
+
 static size_t home(uint64_t p)
 {
-    return (size_t)(((p >> 4) * UINT64_C(0xff51afd7ed558ccd)) >> (64 - lg));
+    return home_lg(p, lg);
 }
 
 bool tl_live_init_lg(unsigned lg_slots)
@@ -52,13 +57,26 @@ bool tl_live_init(void)
     return tl_live_init_lg(TL_LIVE_LG_SLOTS);
 }
 
-void tl_live_reset(void)
+/* A fork child's view of its parent's blocks (live.h): the parent's table,
+ * kept whole, read-only but for removals. */
+static slot_t *inherited;
+static unsigned inherited_lg;
+
+void tl_live_reset(bool keep_parents)
 {
     memset(tl_live_filter, 0, sizeof tl_live_filter);
     atomic_store(&count, 0);
     /* A fork child: the parent's storages live on in it, outside the table. */
     if (atomic_exchange(&storages, 0) != 0) atomic_store(&storages_missed, true);
     if (!table) return;
+    void *fresh;
+    if (keep_parents && !tl_vm_map_anon(&fresh, sizeof(slot_t) << lg, true)) {
+        if (inherited) tl_vm_unmap(inherited, sizeof(slot_t) << inherited_lg);
+        inherited = table;
+        inherited_lg = lg;
+        table = fresh;
+        return;
+    }
     tl_vm_zero(table, sizeof(slot_t) << lg, true);
 }
 
@@ -141,6 +159,30 @@ void tl_live_foreach(void (*fn)(void *ctx, const tl_live_entry_t *e), void *ctx)
         if (k <= TOMB) continue;
         tl_live_entry_t e = table[i].e;
         if (atomic_load_explicit(&table[i].key, memory_order_acquire) == k && e.ptr == k)
+            fn(ctx, &e);
+    }
+}
+
+bool tl_live_inherited_remove(uint64_t ptr)
+{
+    if (!inherited || ptr <= TOMB) return true;
+    size_t h = home_lg(ptr, inherited_lg), mask = ((size_t)1 << inherited_lg) - 1;
+    for (unsigned i = 0; i < TL_LIVE_PROBES; i++) {
+        slot_t *s = &inherited[(h + i) & mask];
+        uint64_t k = atomic_load_explicit(&s->key, memory_order_acquire);
+        if (k == EMPTY) return true;
+        if (k == ptr && atomic_compare_exchange_strong(&s->key, &k, TOMB)) return false;
+    }
+    return true;
+}
+
+void tl_live_inherited_foreach(void (*fn)(void *ctx, const tl_live_entry_t *e), void *ctx)
+{
+    for (size_t i = 0; inherited && i < ((size_t)1 << inherited_lg); i++) {
+        uint64_t k = atomic_load_explicit(&inherited[i].key, memory_order_acquire);
+        if (k <= TOMB) continue;
+        tl_live_entry_t e = inherited[i].e;
+        if (atomic_load_explicit(&inherited[i].key, memory_order_acquire) == k && e.ptr == k)
             fn(ctx, &e);
     }
 }

@@ -53,8 +53,21 @@ bool tl_live_init(void);
 /* Map a table of 1 << lg_slots slots (lg_slots <= 24) instead: every live
  * block of an `all`-mode run with the leak scan. true = failure. */
 bool tl_live_init_lg(unsigned lg_slots);
-/* Empty the table (fork child). Single-threaded only. */
-void tl_live_reset(void);
+/* Empty the table (fork child). Single-threaded only. keep_parents (the
+ * leak scan's table): the parent's table is kept as the child's inherited
+ * blocks, a fresh one mapped for its own (no copy: the pages stay shared
+ * until written); a grandchild keeps its parent's alone. Blocks the child
+ * keeps only through memory its parent allocated were definitely lost
+ * without them (a fork child that stores into a list made before the
+ * fork, CPython 3.10's thread state). When no table can be mapped, the
+ * parent's blocks are forgotten, as before. */
+void tl_live_reset(bool keep_parents);
+/* A fork child frees a block its parent allocated: out of the inherited
+ * blocks. true = not one of them. Lock-free. */
+bool tl_live_inherited_remove(uint64_t ptr);
+/* Call fn for each inherited block still live (none outside a fork child
+ * of a leak scan's run). */
+void tl_live_inherited_foreach(void (*fn)(void *ctx, const tl_live_entry_t *e), void *ctx);
 /* Enter e. true = the table is full around e->ptr (not entered). */
 bool tl_live_insert(const tl_live_entry_t *e);
 /* Take ptr out (then *out holds its entry). true = not found: it was not

@@ -118,7 +118,7 @@ void tl_record_reset(void)
     tl_tsd.slot = NULL;
     tl_tsd.cur.gen = 0;
     tl_stack_table_reset(&stacks);
-    tl_live_reset();
+    tl_live_reset(atomic_load(&tl_record_scan_on)); /* the parent's blocks: roots (live.h) */
     tl_blocks_tags_reset();
 }
 

@@ -37,12 +37,14 @@ static inline void tl_record_scan_track(const void *ptr, size_t size)
         atomic_fetch_add_explicit(&tl_record_scan_missed, 1, memory_order_relaxed);
 }
 
-/* The block at ptr is freed. */
+/* The block at ptr is freed (in a fork child, maybe one of its parent's:
+ * live.h). */
 static inline void tl_record_scan_untrack(const void *ptr)
 {
     tl_live_entry_t e;
-    if (atomic_load_explicit(&tl_record_scan_on, memory_order_relaxed) && tl_live_maybe(ptr))
-        tl_live_remove((uintptr_t)ptr, &e);
+    if (!atomic_load_explicit(&tl_record_scan_on, memory_order_relaxed)) return;
+    if (!tl_live_maybe(ptr) || tl_live_remove((uintptr_t)ptr, &e))
+        tl_live_inherited_remove((uintptr_t)ptr);
 }
 
 /* Classifies every block of the live table once (the first call; later

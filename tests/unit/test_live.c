@@ -48,7 +48,7 @@ static tl_live_entry_t entry(uint64_t ptr, uint64_t stack)
 START_TEST(live_insert_remove)
 {
     ck_assert(!tl_live_init());
-    tl_live_reset();
+    tl_live_reset(false);
     tl_live_entry_t e = entry(0x7f0000001230, 9), out;
     ck_assert(!tl_live_maybe((void *)(uintptr_t)e.ptr));
     ck_assert(!tl_live_insert(&e));
@@ -78,7 +78,7 @@ END_TEST
 START_TEST(live_counts_host_storages)
 {
     ck_assert(!tl_live_init());
-    tl_live_reset();
+    tl_live_reset(false);
     static const uint32_t kinds[] = {TL_KIND_MALLOC,        TL_KIND_NEW_FULL,
                                      TL_KIND_STORAGE_C10,   TL_KIND_STORAGE_CUDA,
                                      TL_KIND_STORAGE_NUMPY, TL_KIND_STORAGE_PINNED};
@@ -106,7 +106,7 @@ START_TEST(live_counts_host_storages)
     ck_assert_mem_eq(live, want, sizeof want);
     ck_assert_int_eq(tl_live_storages_query(NULL, 0, NULL), 1);
     /* Reset with a storage in (a fork child): its storages are unknown. */
-    tl_live_reset();
+    tl_live_reset(false);
     ck_assert_uint_eq(tl_live_storages(), 0);
     ck_assert(!tl_live_has(0x7f0000104000, &out));
     memset(live, 7, sizeof live);
@@ -123,7 +123,7 @@ END_TEST
 START_TEST(live_full_chain_and_tombstones)
 {
     ck_assert(!tl_live_init());
-    tl_live_reset();
+    tl_live_reset(false);
     enum { N = TL_LIVE_PROBES + 1 };
     static uint64_t p[N];
     same_home(0x10000000, 4242, p, N);
@@ -158,7 +158,7 @@ START_TEST(live_full_chain_and_tombstones)
     ck_assert(!tl_live_remove(p[N - 1], &out));
     ck_assert_uint_eq(out.stack_id, 99);
 
-    tl_live_reset();
+    tl_live_reset(false);
     ck_assert_uint_eq(tl_live_count(), 0);
     for (size_t i = 0; i < N; i++) {
         ck_assert(!tl_live_maybe((void *)(uintptr_t)p[i]));
@@ -217,7 +217,7 @@ static void *walker(void *arg)
 START_TEST(live_concurrent_one_chain)
 {
     ck_assert(!tl_live_init());
-    tl_live_reset();
+    tl_live_reset(false);
     same_home(0x20000000, 777, chain, T_THREADS * T_BLOCKS);
     int torn = 0;
     atomic_store(&walking, true);
@@ -239,6 +239,63 @@ START_TEST(live_concurrent_one_chain)
 }
 END_TEST
 
+/* A fork child's reset that keeps the parent's blocks (the leak scan's
+ * roots): the child's table starts empty, the parent's blocks stay
+ * listed until the child frees them; a grandchild keeps its parent's
+ * alone. */
+static uint64_t seen_ptrs[8];
+static size_t nseen;
+
+static void seen(void *ctx, const tl_live_entry_t *e)
+{
+    (void)ctx;
+    if (nseen < 8) seen_ptrs[nseen++] = e->ptr;
+}
+
+static void inherited_ptrs(void)
+{
+    nseen = 0;
+    tl_live_inherited_foreach(seen, NULL);
+    if (nseen == 2 && seen_ptrs[0] > seen_ptrs[1]) { /* table order: sort the pair */
+        uint64_t t = seen_ptrs[0];
+        seen_ptrs[0] = seen_ptrs[1];
+        seen_ptrs[1] = t;
+    }
+}
+
+START_TEST(live_fork_keeps_parents)
+{
+    ck_assert(!tl_live_init());
+    tl_live_reset(false);
+    inherited_ptrs();
+    ck_assert_uint_eq(nseen, 0);
+    tl_live_entry_t a = entry(0x7f0000001000, 1), b = entry(0x7f0000002000, 2);
+    tl_live_entry_t c = entry(0x7f0000003000, 3), out;
+    ck_assert(!tl_live_insert(&a));
+    ck_assert(!tl_live_insert(&b));
+    tl_live_reset(true); /* fork child */
+    ck_assert_uint_eq(tl_live_count(), 0);
+    ck_assert(tl_live_remove(a.ptr, &out)); /* not the child's */
+    inherited_ptrs();
+    ck_assert_uint_eq(nseen, 2);
+    ck_assert_uint_eq(seen_ptrs[0], a.ptr);
+    ck_assert_uint_eq(seen_ptrs[1], b.ptr);
+    ck_assert(!tl_live_insert(&c));
+    ck_assert(!tl_live_inherited_remove(a.ptr)); /* the child frees a */
+    ck_assert(tl_live_inherited_remove(a.ptr));
+    ck_assert(tl_live_inherited_remove(c.ptr)); /* the child's own */
+    inherited_ptrs();
+    ck_assert_uint_eq(nseen, 1);
+    ck_assert_uint_eq(seen_ptrs[0], b.ptr);
+    tl_live_reset(true); /* grandchild: its parent's c alone */
+    inherited_ptrs();
+    ck_assert_uint_eq(nseen, 1);
+    ck_assert_uint_eq(seen_ptrs[0], c.ptr);
+    tl_live_reset(false); /* no scan: a plain reset */
+    ck_assert_uint_eq(tl_live_count(), 0);
+}
+END_TEST
+
 static Suite *make_live_suite(void)
 {
     Suite *s = suite_create("live");
@@ -248,6 +305,7 @@ static Suite *make_live_suite(void)
     tcase_add_test(tc, live_counts_host_storages);
     tcase_add_test(tc, live_full_chain_and_tombstones);
     tcase_add_test(tc, live_concurrent_one_chain);
+    tcase_add_test(tc, live_fork_keeps_parents);
     suite_add_tcase(s, tc);
     return s;
 }
@@ -266,7 +324,7 @@ static void trace_begin(void)
     memset(&wr, 0, sizeof wr);
     ck_assert_int_eq(tl_writer_create(&wr, path, &hdr), 0);
     ck_assert(!tl_live_init());
-    tl_live_reset();
+    tl_live_reset(false);
     tl_counters_reset();
     tl_tsd.slot = tl_counters_take();
 }

@@ -101,7 +101,7 @@ START_TEST(agent_mappings_never_reach_the_hook)
     ck_assert(!tl_live_init_lg(12));
     tl_live_entry_t e = {.ptr = 0x1000, .size = 16};
     ck_assert(!tl_live_insert(&e));
-    tl_live_reset();
+    tl_live_reset(false);
     tl_stack_table_t st = {0};
     ck_assert(!tl_stack_table_init(&st, 10));
     assert_own(st.slots, "stack table");

@@ -195,7 +195,7 @@ TL_EXPORT int execvp(const char *file, char *const argv[])
     return execvpe(file, argv, environ);
 }
 
-/* posix_spawn and posix_spawnp: glibc's run its internal __execve in the
+/* posix_spawn and posix_spawnp: glibc's run their internal __execve in the
  * new process; the environment is settled here, in the caller, for a
  * child of another pid (no TENSORLEAK_EXEC_SEQ). system() and popen() go
  * through glibc's internal posix_spawn with environ: not seen here. */

@@ -16,6 +16,7 @@ tl_follow_t tl_follow;
 
 static const char preload_name[] = "LD_PRELOAD=";
 #define PRELOAD_NAME_LEN (sizeof preload_name - 1)
+static const char seq_name[] = TL_CONFIG_EXEC_SEQ_ENV "=";
 
 static bool has_prefix(const char *s, const char *prefix, size_t n)
 {
@@ -79,12 +80,11 @@ void tl_follow_take(tl_follow_t *f, const char *const envp[], const char *self)
     memcpy(line + PRELOAD_NAME_LEN, self, n);
     f->preload = keep(f, &at, line, PRELOAD_NAME_LEN + n);
     if (!f->preload) return;
-    static const char seq[] = TL_CONFIG_EXEC_SEQ_ENV "=";
     for (int pass = 0; pass < 2; pass++)
         for (size_t i = 0; envp[i] && f->nvars < TL_FOLLOW_VARS_MAX; i++) {
             const char *e = envp[i];
             if (!has_prefix(e, "TENSORLEAK_", 11) || !strchr(e, '=') ||
-                has_prefix(e, seq, sizeof seq - 1) || of_the_run(e) != (pass == 0))
+                has_prefix(e, seq_name, sizeof seq_name - 1) || of_the_run(e) != (pass == 0))
                 continue;
             const char *k = keep(f, &at, e, strlen(e));
             if (k) f->vars[f->nvars++] = k;
@@ -131,7 +131,6 @@ bool tl_follow_need(const tl_follow_t *f, char *const envp[], const char *seq, s
 
 char **tl_follow_envp(const tl_follow_t *f, char *const envp[], const char *seq, char **out)
 {
-    static const char seq_name[] = TL_CONFIG_EXEC_SEQ_ENV "=";
     const char *pre = env_find(envp, preload_name, PRELOAD_NAME_LEN);
     bool wanted = preload_wanted(f, pre);
     size_t k = 0;

@@ -325,7 +325,7 @@ static bool made_by_us(void *ctx, uint64_t c)
 
 int tl_leakscan_py_pool(const uint8_t *pool, uint64_t addr, uint64_t live[16], unsigned *size)
 {
-    enum { OVERHEAD = 48, CLASSES = 32 }; /* the header; 512 B / 16 B */
+    enum { OVERHEAD = TL_PY_POOL_HEADER, CLASSES = 32 }; /* 512 B / 16 B */
     uint32_t count, szidx, next, maxnext;
     uint64_t x;
     memcpy(&count, pool, 4); /* ref.count: the union's low half (x86-64) */
@@ -375,7 +375,8 @@ static void scan_py_pool(scan_t *s, uint64_t p)
         return;
     }
     for (int i = 0; i < n; i++)
-        if (live[i >> 6] >> (i & 63) & 1) scan_words(s, buf + 48 + (size_t)i * size, size, false);
+        if (live[i >> 6] >> (i & 63) & 1)
+            scan_words(s, buf + TL_PY_POOL_HEADER + (size_t)i * size, size, false);
 }
 
 /* [lo, hi) of a CPython arena: its pools block by block, what is not in a

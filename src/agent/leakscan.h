@@ -74,10 +74,11 @@ void tl_leakscan_classify(tl_leakscan_blk_t *b, size_t n, uint32_t *work,
  * words there made real leaks "still reachable" or "possibly lost"). */
 #define TL_PY_ARENA_BYTES ((size_t)1 << 20)
 #define TL_PY_POOL_BYTES  16384
+#define TL_PY_POOL_HEADER 48 /* the pool header, rounded up to 16 */
 
 /* Which blocks of a pool are allocated: pool is a copy of the
  * TL_PY_POOL_BYTES at address addr. Bit i of live[0, 16) set: the block
- * at pool + 48 + i * *size. Returns the number of blocks handed out so
+ * at pool + TL_PY_POOL_HEADER + i * *size. Returns the number of blocks handed out so
  * far, or -1 when the bytes are not a pool as obmalloc leaves one (the
  * header, the free list and the count of allocated blocks must agree; a
  * free list that leaves the pool or loops is refused). Pure. */

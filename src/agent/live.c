@@ -115,76 +115,70 @@ bool tl_live_insert(const tl_live_entry_t *e)
     return true;
 }
 
+/* The slot of ptr in t (1 << bits slots), or NULL. Inlined: a free's
+ * lookup in the default mode. */
+static inline __attribute__((always_inline)) slot_t *find(slot_t *t, unsigned bits, uint64_t ptr)
+{
+    size_t h = home_lg(ptr, bits), mask = ((size_t)1 << bits) - 1;
+    for (unsigned i = 0; i < TL_LIVE_PROBES; i++) {
+        slot_t *s = &t[(h + i) & mask];
+        uint64_t k = atomic_load_explicit(&s->key, memory_order_acquire);
+        if (k == EMPTY) return NULL;
+        if (k == ptr) return s;
+    }
+    return NULL;
+}
+
 bool tl_live_remove(uint64_t ptr, tl_live_entry_t *out)
 {
-    if (!table || ptr <= TOMB) return true;
-    size_t h = home(ptr);
-    for (unsigned i = 0; i < TL_LIVE_PROBES; i++) {
-        slot_t *s = &table[(h + i) & MASK];
-        uint64_t k = atomic_load_explicit(&s->key, memory_order_acquire);
-        if (k == EMPTY) return true;
-        if (k != ptr) continue;
-        *out = s->e;
-        atomic_store_explicit(&s->key, TOMB, memory_order_release);
-        filter_add(ptr, -1);
-        atomic_fetch_sub_explicit(&count, 1, memory_order_relaxed);
-        if (tl_live_host_storage(out->kind))
-            atomic_fetch_sub_explicit(&storages, 1, memory_order_relaxed);
-        return false;
-    }
-    return true;
+    slot_t *s = table && ptr > TOMB ? find(table, lg, ptr) : NULL;
+    if (!s) return true;
+    *out = s->e;
+    atomic_store_explicit(&s->key, TOMB, memory_order_release);
+    filter_add(ptr, -1);
+    atomic_fetch_sub_explicit(&count, 1, memory_order_relaxed);
+    if (tl_live_host_storage(out->kind))
+        atomic_fetch_sub_explicit(&storages, 1, memory_order_relaxed);
+    return false;
 }
 
 bool tl_live_has(uint64_t ptr, tl_live_entry_t *out)
 {
-    if (!table || ptr <= TOMB) return false;
-    size_t h = home(ptr);
-    for (unsigned i = 0; i < TL_LIVE_PROBES; i++) {
-        const slot_t *s = &table[(h + i) & MASK];
-        uint64_t k = atomic_load_explicit(&s->key, memory_order_acquire);
-        if (k == EMPTY) return false;
-        if (k != ptr) continue;
-        *out = s->e;
-        /* Still the same block's: not removed (and the slot reused) meanwhile. */
-        return atomic_load_explicit(&s->key, memory_order_acquire) == ptr && out->ptr == ptr;
+    const slot_t *s = table && ptr > TOMB ? find(table, lg, ptr) : NULL;
+    if (!s) return false;
+    *out = s->e;
+    /* Still the same block's: not removed (and the slot reused) meanwhile. */
+    return atomic_load_explicit(&s->key, memory_order_acquire) == ptr && out->ptr == ptr;
+}
+
+/* fn for each entry present now of t[0, n). */
+static void each(const slot_t *t, size_t n, void (*fn)(void *ctx, const tl_live_entry_t *e),
+                 void *ctx)
+{
+    for (size_t i = 0; i < n; i++) {
+        uint64_t k = atomic_load_explicit(&t[i].key, memory_order_acquire);
+        if (k <= TOMB) continue;
+        tl_live_entry_t e = t[i].e;
+        if (atomic_load_explicit(&t[i].key, memory_order_acquire) == k && e.ptr == k) fn(ctx, &e);
     }
-    return false;
 }
 
 void tl_live_foreach(void (*fn)(void *ctx, const tl_live_entry_t *e), void *ctx)
 {
     if (!table || atomic_load_explicit(&count, memory_order_relaxed) == 0) return;
-    for (size_t i = 0; i <= MASK; i++) {
-        uint64_t k = atomic_load_explicit(&table[i].key, memory_order_acquire);
-        if (k <= TOMB) continue;
-        tl_live_entry_t e = table[i].e;
-        if (atomic_load_explicit(&table[i].key, memory_order_acquire) == k && e.ptr == k)
-            fn(ctx, &e);
-    }
+    each(table, (size_t)MASK + 1, fn, ctx);
 }
 
 bool tl_live_inherited_remove(uint64_t ptr)
 {
-    if (!inherited || ptr <= TOMB) return true;
-    size_t h = home_lg(ptr, inherited_lg), mask = ((size_t)1 << inherited_lg) - 1;
-    for (unsigned i = 0; i < TL_LIVE_PROBES; i++) {
-        slot_t *s = &inherited[(h + i) & mask];
-        uint64_t k = atomic_load_explicit(&s->key, memory_order_acquire);
-        if (k == EMPTY) return true;
-        if (k == ptr && atomic_compare_exchange_strong(&s->key, &k, TOMB)) return false;
-    }
-    return true;
+    slot_t *s = inherited && ptr > TOMB ? find(inherited, inherited_lg, ptr) : NULL;
+    uint64_t k = ptr;
+    return !s || !atomic_compare_exchange_strong(&s->key, &k, TOMB);
 }
 
 void tl_live_inherited_foreach(void (*fn)(void *ctx, const tl_live_entry_t *e), void *ctx)
 {
-    for (size_t i = 0; inherited && i < ((size_t)1 << inherited_lg); i++) {
-        uint64_t k = atomic_load_explicit(&inherited[i].key, memory_order_acquire);
-        if (k <= TOMB) continue;
-        tl_live_entry_t e = inherited[i].e;
-        if (atomic_load_explicit(&inherited[i].key, memory_order_acquire) == k && e.ptr == k)
-            fn(ctx, &e);
-    }
+    if (inherited) each(inherited, (size_t)1 << inherited_lg, fn, ctx);
 }
 
 uint64_t tl_live_count(void)

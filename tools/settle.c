@@ -53,7 +53,8 @@ static void note_pid(uint64_t *pids, unsigned *n, size_t cap, uint64_t pid)
 
 /* The traces of the session in dir: how many are not done (trace_done),
  * into l->still_running and l->running_pids, and the pids of those not
- * ended (the process may be gone) into *open (grown; *nopen of them). */
+ * ended (the process may be gone) that hold their PROCESS record into
+ * *open (grown; *nopen of them). */
 static void scan_traces(const char *dir, tl_launch_t *l, uint64_t **open, size_t *nopen)
 {
     l->still_running = 0;
@@ -65,7 +66,10 @@ static void scan_traces(const char *dir, tl_launch_t *l, uint64_t **open, size_t
     while (tl_settle_next_trace(d, dir, l->session, path, &info)) {
         if (!trace_done(&info))
             note_pid(l->running_pids, &l->still_running, TL_LAUNCH_RUNNING_PIDS, info.pid);
-        if (info.clean_end) continue;
+        /* one without its PROCESS record yet is not open: its agent is
+         * still starting (a busy machine), and a report of it now would
+         * name no program; the start wait waits for that record too */
+        if (info.clean_end || !info.has_process) continue;
         uint64_t *no = realloc(*open, (*nopen + 1) * sizeof *no);
         if (!no) continue;
         *open = no;

@@ -21,7 +21,7 @@ bool tl_settle_next_trace(DIR *d, const char *dir, uint64_t session, char *path,
  * at most l->wait_ms, every trace of the session in dir is done (its END
  * written, or its process gone), and for at most l->start_wait_ms, no live
  * process of the run (procs.h; agent: the agent's path) is without an open
- * trace. A process can outlive the command (multiprocessing's forkserver
+ * trace (one whose PROCESS record is written: its agent has started). A process can outlive the command (multiprocessing's forkserver
  * and resource tracker, a daemon): its trace would otherwise be judged
  * while it still runs, at its last event; and one forked or exec'd just
  * before the command ended (its parent killed) would be missed before its

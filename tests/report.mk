@@ -199,6 +199,10 @@ EXTRA_DIST += tests/integration/check_sys_exit.sh tests/workloads/exit_leak.py
 TESTS += tests/integration/check_fork_holder.sh
 EXTRA_DIST += tests/integration/check_fork_holder.sh
 
+# a launcher command (bash, timeout): its program checked, not the tool
+TESTS += tests/integration/check_launcher.sh
+EXTRA_DIST += tests/integration/check_launcher.sh
+
 # a leak whose address only freed Python objects hold (CPython's pools)
 TESTS += tests/integration/check_stale_slot.sh
 EXTRA_DIST += tests/integration/check_stale_slot.sh tests/workloads/stale_slot.py

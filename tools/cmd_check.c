@@ -76,8 +76,10 @@ static int by_start(const void *x, const void *y)
  * back; the image they became is checked) and the helpers with nothing of
  * interest (launch.h), counted in *unchecked: a shell's or a coreutil's
  * blocks are theirs, not the program's (bash leaves definitely lost blocks
- * at every exit). With main_only, the main one alone. NULL when out of
- * memory (said). */
+ * at every exit). A launcher main process (launch.h: bash running a
+ * script, make, timeout) is left out, said in o (set_launcher), and its
+ * first program by start is the main one. With main_only, the main one
+ * alone, launcher or not. NULL when out of memory (said). */
 static tl_check_proc_t *run_procs(const tl_launch_t *l, bool main_only, size_t *n,
                                   unsigned *unchecked)
 {
@@ -86,8 +88,11 @@ static tl_check_proc_t *run_procs(const tl_launch_t *l, bool main_only, size_t *
         tl_say("out of memory");
         return NULL;
     }
-    p[0] = (tl_check_proc_t){.path = l->main_trace, .role = "main", .pid = (uint64_t)l->pid};
-    *n = 1;
+    bool launcher = l->launcher && !main_only;
+    *n = 0;
+    if (!launcher)
+        p[(*n)++] =
+            (tl_check_proc_t){.path = l->main_trace, .role = "main", .pid = (uint64_t)l->pid};
     *unchecked = 0;
     unsigned skipped = 0;
     /* the others by start, as check --trace=DIR and report order them */
@@ -111,12 +116,21 @@ static tl_check_proc_t *run_procs(const tl_launch_t *l, bool main_only, size_t *
             ++*unchecked;
             continue;
         }
-        p[(*n)++] = (tl_check_proc_t){
-            .path = t->path, .role = t->helper ? "helper" : "child", .pid = t->pid};
+        const char *role = !*n ? "main" : t->helper && !launcher ? "helper" : "child";
+        p[(*n)++] = (tl_check_proc_t){.path = t->path, .role = role, .pid = t->pid};
     }
     free(by);
     say_main_only(skipped);
     return p;
+}
+
+/* A launcher main process, left out of the processes checked: its pid and
+ * its program's base name, for the verdict to say (check.h). */
+static void set_launcher(tl_check_opts_t *o, uint64_t pid, const char *exe)
+{
+    const char *base = strrchr(exe, '/');
+    o->launcher_pid = pid;
+    o->launcher_exe = base ? base + 1 : exe;
 }
 
 /* The traces of helpers with nothing of interest go, as `run` removes
@@ -189,12 +203,24 @@ fail:
     return rc;
 }
 
+/* Whether a trace of g->paths[1, npaths) is not a system tool's
+ * (tl_launch_tool): a program a launcher main process ran (launch.h). */
+static bool dir_program(const gate_t *g)
+{
+    static tl_trace_info_t info; /* 8 KiB */
+    for (size_t i = 1; i < g->npaths; i++)
+        if (tl_trace_peek(g->paths[i], &info) != TL_STATUS_OK || !tl_launch_tool(&info))
+            return true;
+    return false;
+}
+
 /* check --trace=DIR: the traces of a run's directory (kept by a check
  * that failed, or written by run) as check -- CMD checks them: the main
  * process first (tl_report_run_paths: the earliest whose parent is not
  * there; the images that exec'd left out), each other one, by start, a
  * child (the same program) or a helper, helpers with nothing of interest
- * left out (counted in g->unchecked), all but the main one left out with
+ * left out (counted in g->unchecked; under a launcher main process, left
+ * out and said, the system tools), all but the main one left out with
  * --main-process-only; traces of several runs (sessions) are said. Its
  * *.tlt files that are not traces are said and counted in a.o.unread_traces: the
  * gate cannot pass. 0 (--trace names a file:
@@ -219,8 +245,12 @@ static int dir_procs(gate_t *g)
     }
     if (tl_trace_peek(g->paths[0], &main_info) != TL_STATUS_OK)
         memset(&main_info, 0, sizeof main_info);
-    g->procs[0] = (tl_check_proc_t){.path = g->paths[0], .role = "main", .pid = main_info.pid};
-    g->nprocs = 1;
+    bool launcher = !g->a.main_only && tl_launch_tool(&main_info) && dir_program(g);
+    if (launcher)
+        set_launcher(&g->a.o, main_info.pid, main_info.exe);
+    else
+        g->procs[g->nprocs++] =
+            (tl_check_proc_t){.path = g->paths[0], .role = "main", .pid = main_info.pid};
     size_t runs = 1;
     unsigned skipped = 0; /* --main-process-only */
     sessions[0] = main_info.session;
@@ -236,18 +266,19 @@ static int dir_procs(gate_t *g)
         }
         /* the main program unknown (its trace cut): every other one a child */
         bool helper = main_info.exe[0] && strcmp(info.exe, main_info.exe);
-        if (helper && tl_launch_trace_quiet(g->paths[i])) {
+        if (launcher ? tl_launch_tool(&info) : helper && tl_launch_trace_quiet(g->paths[i])) {
             g->unchecked++;
             continue;
         }
-        g->procs[g->nprocs++] = (tl_check_proc_t){
-            .path = g->paths[i], .role = helper ? "helper" : "child", .pid = info.pid};
+        const char *role = !g->nprocs ? "main" : helper && !launcher ? "helper" : "child";
+        g->procs[g->nprocs++] =
+            (tl_check_proc_t){.path = g->paths[i], .role = role, .pid = info.pid};
     }
     free(sessions);
     if (runs > 1)
         tl_say("note: the traces of %zu runs (their sessions differ) are checked as one run", runs);
     say_main_only(skipped);
-    g->trace = g->paths[0];
+    g->trace = g->procs[0].path;
     return 0;
 }
 
@@ -300,6 +331,7 @@ static bool run_command(gate_t *g, int *rc)
         *rc = TL_EXIT_FAILURE;
         return true;
     }
+    if (l->launcher && !g->a.main_only) set_launcher(&g->a.o, (uint64_t)l->pid, l->main_exe);
     return false;
 }
 

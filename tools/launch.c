@@ -307,6 +307,11 @@ static bool system_tool(const tl_trace_info_t *info)
     return false;
 }
 
+bool tl_launch_tool(const tl_trace_info_t *info)
+{
+    return info->clean_end && system_tool(info);
+}
+
 /* launch.h. Such traces use a few chunks (the header says how many):
  * bigger ones are not even read. Read through the pipeline, like every
  * trace (pipeline.h). */
@@ -314,7 +319,7 @@ bool tl_launch_trace_quiet(const char *path)
 {
     tl_trace_info_t info;
     if (tl_trace_peek(path, &info) != TL_STATUS_OK || !info.clean_end) return false;
-    if (system_tool(&info)) return true;
+    if (tl_launch_tool(&info)) return true;
     if (info.chunk_count > 4) return false;
     tl_analysis_t *a = malloc(sizeof *a);
     char why[256];
@@ -372,6 +377,36 @@ static bool add_trace(tl_launch_t *l, const char *path, const tl_trace_info_t *i
     return true;
 }
 
+/* The run's system tools (tl_launch_tool) among l->traces, and whether
+ * the main one is a launcher: a system tool, and some other image that did
+ * not exec is not one (launch.h). */
+static void find_launcher(tl_launch_t *l, const tl_trace_info_t *main_info)
+{
+    bool program = false;
+    for (size_t i = 0; i < l->ntraces; i++)
+        program |= !l->traces[i].main && !l->traces[i].execd && !l->traces[i].tool;
+    l->launcher = l->ntraces && l->traces[0].main && tl_launch_tool(main_info) && program;
+}
+
+/* Takes out of l->traces the helpers with nothing of interest, their files
+ * removed unless keep_helpers; under a launcher, the system tools are
+ * those and every other program is kept (launch.h). */
+static void drop_quiet(tl_launch_t *l)
+{
+    size_t kept = 0;
+    for (size_t i = 0; i < l->ntraces; i++) {
+        tl_launch_trace_t *t = &l->traces[i];
+        if (l->launcher && !t->main) t->quiet = t->tool;
+        if (t->quiet && !l->keep_helpers && unlink(t->path) == 0) {
+            l->helpers_removed++;
+            continue;
+        }
+        if (kept != i) l->traces[kept] = *t;
+        kept++;
+    }
+    l->ntraces = kept;
+}
+
 /* Finds this session's traces in dir: the main one (pid == main_pid, highest
  * exec_seq) into l->main_trace; lists them all in l->traces, counts the
  * others and removes the helpers' (unless keep_helpers). */
@@ -405,24 +440,22 @@ static bool find_traces(const char *dir, tl_launch_t *l)
     while (tl_settle_next_trace(d, dir, session, path, &info)) {
         if (found && !strcmp(path, main_path)) continue;
         l->others++;
+        if (!add_trace(l, path, &info)) continue;
         /* A helper: an earlier image of the command's pid (the shim itself)
          * or another program (env, bash, basename); a forked copy of the
          * main program keeps its trace. */
-        bool helper = info.pid == (uint64_t)main_pid || !found || strcmp(info.exe, l->main_exe);
-        bool quiet = helper && tl_launch_trace_quiet(path);
-        if (!l->keep_helpers && quiet && unlink(path) == 0) {
-            l->helpers_removed++;
-            continue;
-        }
-        if (!add_trace(l, path, &info)) continue;
-        l->traces[l->ntraces - 1].helper = helper;
-        l->traces[l->ntraces - 1].quiet = quiet;
+        tl_launch_trace_t *t = &l->traces[l->ntraces - 1];
+        t->helper = info.pid == (uint64_t)main_pid || !found || strcmp(info.exe, l->main_exe);
+        t->tool = tl_launch_tool(&info);
+        t->quiet = t->helper && tl_launch_trace_quiet(path);
     }
     closedir(d);
     for (size_t i = 0; i < l->ntraces; i++)
         for (size_t k = 0; k < l->ntraces && !l->traces[i].execd; k++)
             l->traces[i].execd = l->traces[k].pid == l->traces[i].pid &&
                                  l->traces[k].exec_seq > l->traces[i].exec_seq;
+    if (found) find_launcher(l, &main_info);
+    drop_quiet(l);
     snprintf(l->trace_dir, sizeof l->trace_dir, "%s", dir);
     return found;
 }
@@ -463,6 +496,7 @@ bool tl_launch_run(tl_launch_t *l, char **argv, const char *const *extra_env, in
     l->main_exe[0] = '\0';
     l->run_dir[0] = '\0';
     l->others = l->helpers_removed = l->still_running = l->unstarted = 0;
+    l->launcher = false;
     l->traces = NULL;
     l->ntraces = 0;
     char agent[PATH_MAX];

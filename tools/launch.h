@@ -16,6 +16,7 @@ typedef struct tl_launch_trace {
     bool helper;         /* an earlier image of the command's pid, or another program */
     bool quiet; /* a helper whose trace holds nothing of interest (kept with keep_helpers) */
     bool execd; /* a later image of its pid was traced: this one ended by exec */
+    bool tool;  /* a system tool's image (tl_launch_tool) */
 } tl_launch_trace_t;
 
 /* How many pids of processes still running tl_launch_t keeps. */
@@ -52,6 +53,14 @@ typedef struct tl_launch {
     tl_launch_trace_t *traces; /* out: every trace of the run still on disk, the main one
                                   first (when found); free with tl_launch_free */
     size_t ntraces;
+    /* out: the main process is a launcher: a system tool (a shell running a
+     * script, make, timeout, env) that ran a program which is not one.
+     * Its blocks and those of the run's other system tools are the tools',
+     * not the program's (bash leaves definitely lost blocks at every exit):
+     * they count as helpers with nothing of interest (quiet, removed unless
+     * keep_helpers), and every other program's trace is kept, whatever it
+     * made (a C test binary of 100 B is the program under test here). */
+    bool launcher;
 } tl_launch_t;
 
 /* Runs argv (argv[0] looked up in PATH) with the agent preloaded and waits
@@ -62,7 +71,8 @@ typedef struct tl_launch {
  * images stay where the pattern put them, but for those of helpers that
  * recorded nothing (a shim's env, bash, basename: a clean END, no recorded
  * allocation, no storage, no lineage record), which are removed unless
- * keep_helpers; tl_launch_say_others then says how many there were and
+ * keep_helpers (under a launcher: the system tools; see launcher);
+ * tl_launch_say_others then says how many there were and
  * where the rest are. With wait_ms, it first waits for every traced process
  * of the run (found by its trace) to end its trace or be gone, up to that
  * bound (still_running, running_pids). With start_wait_ms, it waits for the
@@ -96,6 +106,13 @@ bool tl_launch_remove_run_dir(const tl_launch_t *l);
  * interpreter: not read), or with no storage, no lineage or report-point
  * record, no block of 64 KiB or more. false when it cannot be read. */
 bool tl_launch_trace_quiet(const char *path);
+
+/* Whether info is a system tool's trace that ended cleanly (exit or exec):
+ * an executable under /usr/bin, /bin, /usr/sbin, /sbin, /usr/libexec,
+ * /usr/lib or /lib, not a Python interpreter (Debian's bash, make, perl,
+ * gcc, timeout, env; not /usr/local). */
+struct tl_trace_info;
+bool tl_launch_tool(const struct tl_trace_info *info);
 
 /* Frees l->traces (the files stay). */
 void tl_launch_free(tl_launch_t *l);

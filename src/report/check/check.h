@@ -84,6 +84,14 @@ typedef struct tl_check_opts {
      * INCOMPLETE (JSON "passed": false, "complete": false,
      * "unread_traces"; JUnit an error). Set by the caller of tl_check_run. */
     unsigned unread_traces;
+    /* A run whose main process is a launcher (tools/launch.h: a system
+     * tool, such as bash running a script, make or timeout, that ran a
+     * program which is not one): its pid and program's base name
+     * (borrowed), for the verdict to say it was not checked (text: a last
+     * line; JSON "launcher"); 0 and NULL otherwise. The first program
+     * checked is then the run's main one. Set by the caller of tl_check_run. */
+    uint64_t launcher_pid;
+    const char *launcher_exe;
 } tl_check_opts_t;
 
 #define TL_CHECK_LEAK_KINDS_DEFAULT ((1u << TL_LEAK_DEFINITE) | (1u << TL_LEAK_INDIRECT))

@@ -91,7 +91,7 @@ static tl_check_proc_ctx_t main_ctx(const tl_check_proc_t *p, size_t n, unsigned
 {
     size_t nchecked = n - g->execd;
     tl_check_proc_ctx_t ctx = {.role = "main",
-                               .name_process = nchecked > 1 || o->unread_traces,
+                               .name_process = nchecked > 1 || o->unread_traces || o->launcher_pid,
                                .main_pid = p[0].pid,
                                .supp_once = g->once && nchecked > 1,
                                .others_json = g->json,
@@ -175,7 +175,8 @@ static void run_text(const tl_check_proc_t *p, size_t n, unsigned unchecked,
     }
     size_t nchecked = n - g->execd;
     unsigned unread = o->unread_traces;
-    bool several = nchecked > 1 || unread, junit = o->format == TL_CHECK_JUNIT;
+    bool several = nchecked > 1 || unread || o->launcher_pid, junit = o->format == TL_CHECK_JUNIT;
+    const char *es = nchecked == 1 ? "" : "es";
     const char *s = unread == 1 ? "" : "s";
     if (several && junit)
         fprintf(out,
@@ -188,14 +189,19 @@ static void run_text(const tl_check_proc_t *p, size_t n, unsigned unchecked,
                 "trace%s, so it cannot pass; %zu process%s checked, %u failed\n",
                 unread, s, s, nchecked, nchecked == 1 ? "" : "es", nfailed);
     else if (several && nfailed)
-        fprintf(out, "tensorleak check: FAILED: %u of %zu processes %s\n", nfailed, nchecked,
+        fprintf(out, "tensorleak check: FAILED: %u of %zu process%s %s\n", nfailed, nchecked, es,
                 nexceeded == nfailed ? "exceeded a limit"
                                      : "cannot pass (a limit exceeded or a trace not read whole)");
     else if (several)
-        fprintf(out, "tensorleak check: passed: %zu processes checked\n", nchecked);
+        fprintf(out, "tensorleak check: passed: %zu process%s checked\n", nchecked, es);
     for (size_t i = 0; i < n; i++)
         if (g->v[i].text) fwrite(g->v[i].text, 1, g->v[i].len, out);
     if (g->once && nchecked > 1) supp_say(o->supp, g->sb, nchecked, out);
+    if (o->launcher_pid && !junit)
+        fprintf(out,
+                "not checked: process %" PRIu64 ", the command's own (%s): a system tool that ran "
+                "the programs checked; its blocks are the tool's, not the program's\n",
+                o->launcher_pid, o->launcher_exe ? o->launcher_exe : "?");
     if (unchecked && !junit)
         fprintf(out,
                 "not checked: %u helper process%s with nothing of interest (a system tool, "

@@ -1,0 +1,71 @@
+#!/bin/sh
+# check_launcher.sh - a command that is a system tool running the program
+# (bash running a script, make, timeout) is a launcher (tools/launch.h):
+# its own blocks and the other system tools' are not checked, every other
+# program is, whatever it made. Before, `check -- timeout 60 leak_kinds`
+# passed (exit 0) with 292 B lost: timeout was the main process, checked,
+# and leak_kinds, a helper with no storage and no big block, was left out;
+# and `check -- bash -c "clean; true"` failed (exit 23) on bash's own
+# definitely lost blocks. --trace=DIR of a kept run judges it the same way;
+# --main-process-only checks the launcher itself.
+. "$TL_SRCDIR/tests/integration/lib.sh"
+make_tmp
+command -v timeout >/dev/null && command -v bash >/dev/null || skip "no timeout or bash"
+KINDS="$TL_BUILDDIR/tests/workloads/leak_kinds"
+LEAKS="$TL_BUILDDIR/tests/workloads/check_leaks"
+launcher_line() { # $1 = program's base name
+    grep -Eq "^not checked: process [0-9]+, the command's own \($1\): a system tool that ran the programs checked; its blocks are the tool's, not the program's\$" out ||
+        { cat out err >&2; fail "$1: no launcher line"; }
+}
+
+# a clean program under bash: bash's own lost blocks are not the program's
+"$TL" check --max-leak=0 -- bash -c "$LEAKS none; true" >out 2>err
+rc=$?
+[ $rc -eq 0 ] || { cat out err >&2; fail "bash: exit $rc, want 0"; }
+head -n1 out | grep -qx 'tensorleak check: passed: 1 process checked' || fail "bash: $(head -n2 out)"
+grep -Eq '^process [0-9]+ \(main\) check_leaks none: passed: 1 limit checked$' out ||
+    { cat out >&2; fail "bash: the program's line"; }
+launcher_line bash
+
+# a small C leak under timeout: checked, named, with its exact bytes
+"$TL" check --max-leak=0 --trace-output="$TMP/t.%p.tlt" -- timeout 60 "$KINDS" >out 2>err
+rc=$?
+[ $rc -eq 23 ] || { cat out err >&2; fail "timeout: exit $rc, want 23"; }
+head -n1 out | grep -qx 'tensorleak check: FAILED: 1 of 1 process exceeded a limit' ||
+    fail "timeout: $(head -n2 out)"
+grep -Eq '^process [0-9]+ \(main\) leak_kinds: FAILED: 1 of 1 limit exceeded$' out ||
+    { cat out >&2; fail "timeout: the program's line"; }
+grep -q '  FAIL max-leak: 292 B definitely lost or indirectly lost at the end point' out ||
+    { cat out >&2; fail "timeout: not 292 B lost"; }
+launcher_line timeout
+grep -q '(main) timeout' out && { cat out >&2; fail "timeout itself checked"; }
+
+# the kept traces, again: the same judgement; JSON names the launcher
+"$TL" check --max-leak=0 --trace="$TMP" >out 2>err
+rc=$?
+[ $rc -eq 23 ] || { cat out err >&2; fail "--trace=DIR: exit $rc, want 23"; }
+grep -q '  FAIL max-leak: 292 B definitely lost' out || { cat out >&2; fail "--trace=DIR: not 292 B"; }
+launcher_line timeout
+"$TL" check --max-leak=0 --format=json --trace="$TMP" >out.json 2>err
+"$PYTHON3" - out.json <<'PY' || fail "JSON: the launcher or the program"
+import json, sys
+v = json.load(open(sys.argv[1]))
+l, p = v["launcher"], v["process"]
+print(l, p["program"], p["role"], v["passed"], v["processes"])
+sys.exit(not (l["exe"] == "timeout" and l["pid"] > 0 and p["program"].startswith("leak_kinds")
+              and p["role"] == "main" and v["passed"] is False and v["processes"] == []))
+PY
+
+# --main-process-only: the command's own process alone, launcher or not
+"$TL" check --max-leak=0 --main-process-only --trace="$TMP" >out 2>err
+grep -q "^  scope: end point process_exit of .*/t\.[0-9]*\.tlt$" out || { cat out >&2; fail "--main-process-only: $(head -n2 out)"; }
+grep -q "launcher\|command's own" out && { cat out >&2; fail "--main-process-only: a launcher line"; }
+
+# a Python program under bash: checked, bash not
+"$TL" check --max-leak=0 -- bash -c "\"$PYTHON3\" -c pass; true" >out 2>err
+rc=$?
+[ $rc -eq 0 ] || { cat out err >&2; fail "bash python: exit $rc, want 0"; }
+grep -Eq '^process [0-9]+ \(main\) python[0-9.]* -c pass: passed: 1 limit checked$' out ||
+    { cat out >&2; fail "bash python: the program's line"; }
+launcher_line bash
+exit 0

@@ -199,6 +199,10 @@ EXTRA_DIST += tests/integration/check_sys_exit.sh tests/workloads/exit_leak.py
 TESTS += tests/integration/check_fork_holder.sh
 EXTRA_DIST += tests/integration/check_fork_holder.sh
 
+# the agent's path: made absolute; a space refused
+TESTS += tests/integration/run_agent_path.sh
+EXTRA_DIST += tests/integration/run_agent_path.sh
+
 # a launcher command (bash, timeout): its program checked, not the tool
 TESTS += tests/integration/check_launcher.sh
 EXTRA_DIST += tests/integration/check_launcher.sh

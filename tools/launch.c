@@ -43,14 +43,17 @@
 static bool agent_in_build_tree;
 
 /* Writes the agent's path into buf (PATH_MAX bytes at least). Order:
- * $TENSORLEAK_AGENT, the build tree (libtool puts the module in .libs/ next
+ * $TENSORLEAK_AGENT (made absolute), the build tree (libtool puts the module in .libs/ next
  * to this binary), the wheel's package (this binary in its _bin/), the
  * installed pkglibdir. Returns false if none is readable. */
 static bool find_agent(char *buf, size_t len)
 {
     const char *env = getenv("TENSORLEAK_AGENT");
     if (env && *env) {
-        snprintf(buf, len, "%s", env);
+        /* absolute: a relative path would fail in a child that changed
+         * directory (ld.so prints its error into the program's stderr) */
+        char real[PATH_MAX];
+        snprintf(buf, len, "%s", realpath(env, real) ? real : env);
         return access(buf, R_OK) == 0;
     }
     char self[PATH_MAX];
@@ -502,6 +505,16 @@ bool tl_launch_run(tl_launch_t *l, char **argv, const char *const *extra_env, in
     char agent[PATH_MAX];
     if (!find_agent(agent, sizeof agent)) {
         tl_say("cannot find the agent %s (set TENSORLEAK_AGENT)", agent);
+        *exit_code = TL_EXIT_FAILURE;
+        return false;
+    }
+    /* LD_PRELOAD splits its list at spaces and colons (ld.so(8)): such a
+     * path would reach no process, and ld.so would say so in each one's
+     * stderr */
+    if (strpbrk(agent, " :\t\n")) {
+        tl_say("the agent's path has a space or a colon, which LD_PRELOAD cannot carry: %s "
+               "(set TENSORLEAK_AGENT to a copy of it elsewhere)",
+               agent);
         *exit_code = TL_EXIT_FAILURE;
         return false;
     }

@@ -77,9 +77,10 @@ static int by_start(const void *x, const void *y)
  * interest (launch.h), counted in *unchecked: a shell's or a coreutil's
  * blocks are theirs, not the program's (bash leaves definitely lost blocks
  * at every exit). A launcher main process (launch.h: bash running a
- * script, make, timeout) is left out, said in o (set_launcher), and its
- * first program by start is the main one. With main_only, the main one
- * alone, launcher or not. NULL when out of memory (said). */
+ * script, make, timeout) is left out, said in o (set_main_unchecked), and
+ * the first other process by start is the main one; so is one whose last
+ * image exec'd an untraced program (l->main_execd). With main_only, the
+ * main one alone, launcher or not. NULL when out of memory (said). */
 static tl_check_proc_t *run_procs(const tl_launch_t *l, bool main_only, size_t *n,
                                   unsigned *unchecked)
 {
@@ -90,7 +91,7 @@ static tl_check_proc_t *run_procs(const tl_launch_t *l, bool main_only, size_t *
     }
     bool launcher = l->launcher && !main_only;
     *n = 0;
-    if (!launcher)
+    if (!launcher && !l->main_execd)
         p[(*n)++] =
             (tl_check_proc_t){.path = l->main_trace, .role = "main", .pid = (uint64_t)l->pid};
     *unchecked = 0;
@@ -124,13 +125,15 @@ static tl_check_proc_t *run_procs(const tl_launch_t *l, bool main_only, size_t *
     return p;
 }
 
-/* A launcher main process, left out of the processes checked: its pid and
- * its program's base name, for the verdict to say (check.h). */
-static void set_launcher(tl_check_opts_t *o, uint64_t pid, const char *exe)
+/* The main process left out of the processes checked (a launcher, or with
+ * execd one whose last image exec'd an untraced program): its pid and its
+ * program's base name, for the verdict to say (check.h). */
+static void set_main_unchecked(tl_check_opts_t *o, uint64_t pid, const char *exe, bool execd)
 {
     const char *base = strrchr(exe, '/');
-    o->launcher_pid = pid;
-    o->launcher_exe = base ? base + 1 : exe;
+    o->main_unchecked_pid = pid;
+    o->main_unchecked_exe = base ? base + 1 : exe;
+    o->main_execd = execd;
 }
 
 /* The traces of helpers with nothing of interest go, as `run` removes
@@ -246,8 +249,8 @@ static int dir_procs(gate_t *g)
     if (tl_trace_peek(g->paths[0], &main_info) != TL_STATUS_OK)
         memset(&main_info, 0, sizeof main_info);
     bool launcher = !g->a.main_only && tl_launch_tool(&main_info) && dir_program(g);
-    if (launcher)
-        set_launcher(&g->a.o, main_info.pid, main_info.exe);
+    if (launcher || main_info.exec_end)
+        set_main_unchecked(&g->a.o, main_info.pid, main_info.exe, main_info.exec_end);
     else
         g->procs[g->nprocs++] =
             (tl_check_proc_t){.path = g->paths[0], .role = "main", .pid = main_info.pid};
@@ -278,6 +281,12 @@ static int dir_procs(gate_t *g)
     if (runs > 1)
         tl_say("note: the traces of %zu runs (their sessions differ) are checked as one run", runs);
     say_main_only(skipped);
+    if (!g->nprocs) { /* its main image exec'd an untraced program, nothing else */
+        tl_say("%s: its main process (pid %" PRIu64 ") exec'd a program that left no trace: "
+               "nothing of it to check",
+               g->a.trace, main_info.pid);
+        return TL_EXIT_NO_TRACE;
+    }
     g->trace = g->procs[0].path;
     return 0;
 }
@@ -331,7 +340,15 @@ static bool run_command(gate_t *g, int *rc)
         *rc = TL_EXIT_FAILURE;
         return true;
     }
-    if (l->launcher && !g->a.main_only) set_launcher(&g->a.o, (uint64_t)l->pid, l->main_exe);
+    if ((l->launcher && !g->a.main_only) || l->main_execd)
+        set_main_unchecked(&g->a.o, (uint64_t)l->pid, l->main_exe, l->main_execd);
+    if (!g->nprocs) { /* main_execd, and nothing else to check */
+        tl_say("%s (pid %d) exec'd a program that left no trace (a static or setuid program, or "
+               "one given TENSORLEAK_DISABLE=1): nothing of it to check",
+               g->a.cmd[0], (int)l->pid);
+        *rc = g->status ? g->status : TL_EXIT_NO_TRACE;
+        return true;
+    }
     return false;
 }
 

@@ -458,6 +458,7 @@ static bool find_traces(const char *dir, tl_launch_t *l)
             l->traces[i].execd = l->traces[k].pid == l->traces[i].pid &&
                                  l->traces[k].exec_seq > l->traces[i].exec_seq;
     if (found) find_launcher(l, &main_info);
+    l->main_execd = found && main_info.exec_end;
     drop_quiet(l);
     snprintf(l->trace_dir, sizeof l->trace_dir, "%s", dir);
     return found;
@@ -499,7 +500,7 @@ bool tl_launch_run(tl_launch_t *l, char **argv, const char *const *extra_env, in
     l->main_exe[0] = '\0';
     l->run_dir[0] = '\0';
     l->others = l->helpers_removed = l->still_running = l->unstarted = 0;
-    l->launcher = false;
+    l->launcher = l->main_execd = false;
     l->traces = NULL;
     l->ntraces = 0;
     char agent[PATH_MAX];

@@ -61,6 +61,10 @@ typedef struct tl_launch {
      * keep_helpers), and every other program's trace is kept, whatever it
      * made (a C test binary of 100 B is the program under test here). */
     bool launcher;
+    /* out: the main trace ended by exec, and no later image of its pid was
+     * traced: the program it became left no trace (a static or setuid
+     * program, or one given TENSORLEAK_DISABLE=1) */
+    bool main_execd;
 } tl_launch_t;
 
 /* Runs argv (argv[0] looked up in PATH) with the agent preloaded and waits

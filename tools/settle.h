@@ -21,14 +21,13 @@ bool tl_settle_next_trace(DIR *d, const char *dir, uint64_t session, char *path,
  * at most l->wait_ms, every trace of the session in dir is done (its END
  * written, or its process gone), and for at most l->start_wait_ms, no live
  * process of the run (procs.h; agent: the agent's path) is without an open
- * trace (one whose PROCESS record is written: its agent has started). A process can outlive the command (multiprocessing's forkserver
- * and resource tracker, a daemon): its trace would otherwise be judged
- * while it still runs, at its last event; and one forked or exec'd just
- * before the command ended (its parent killed) would be missed before its
- * agent opens its trace. Both bounds are clock time; the second counts
- * from when the first one let it go, and /proc is read only then. Leaves l->still_running (0
- * without wait_ms), l->unstarted and their pids as they are at the bound. The run's notes (NULL:
- * none) are taken meanwhile. */
+ * trace (one whose PROCESS record is written: its agent has started). A process can outlive the
+ * command (multiprocessing's forkserver and resource tracker, a daemon): its trace would otherwise
+ * be judged while it still runs, at its last event; and one forked or exec'd just before the
+ * command ended (its parent killed) would be missed before its agent opens its trace. Both bounds
+ * are clock time; the second counts from when the first one let it go, and /proc is read only then.
+ * Leaves l->still_running (0 without wait_ms), l->unstarted and their pids as they are at the
+ * bound. The run's notes (NULL: none) are taken meanwhile. */
 void tl_settle_wait(const char *dir, tl_launch_t *l, const char *agent, tl_run_notes_t *notes);
 
 /* One line on stderr: the run's processes that had not opened their trace

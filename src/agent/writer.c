@@ -545,7 +545,8 @@ void tl_writer_mark_end(tl_writer_t *w, int how, bool truncate)
     if (w->header) {
         uint64_t n = w->next_chunk;
         tl_store_le64(w->header + TL_HDR_CHUNK_COUNT, n);
-        uint32_t flags = tl_load_le32(w->header + TL_HDR_FLAGS) | TL_HDR_F_CLEAN_END;
+        uint32_t flags = tl_load_le32(w->header + TL_HDR_FLAGS) | TL_HDR_F_CLEAN_END |
+                         (how == TL_WRITER_EXEC ? TL_HDR_F_EXEC_END : 0);
         __atomic_store_n((uint32_t *)(w->header + TL_HDR_FLAGS), flags, __ATOMIC_RELEASE);
         int fd = truncate ? reopen(w) : -1;
         if (fd >= 0) {
@@ -563,7 +564,8 @@ void tl_writer_unmark_end(tl_writer_t *w)
 {
     pthread_mutex_lock(&w->lock);
     if (w->header) {
-        uint32_t flags = tl_load_le32(w->header + TL_HDR_FLAGS) & ~TL_HDR_F_CLEAN_END;
+        uint32_t flags =
+            tl_load_le32(w->header + TL_HDR_FLAGS) & ~(TL_HDR_F_CLEAN_END | TL_HDR_F_EXEC_END);
         __atomic_store_n((uint32_t *)(w->header + TL_HDR_FLAGS), flags, __ATOMIC_RELEASE);
         tl_store_le64(w->header + TL_HDR_CHUNK_COUNT, 0);
     }

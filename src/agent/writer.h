@@ -183,7 +183,8 @@ bool tl_writer_lineage(tl_writer_t *w, tl_wcursor_t *c, uint64_t ts, tl_rec_type
                        const uint64_t *ints, const char *str, size_t str_len);
 
 /* Mark the file cleanly ended: refuse new chunks (closed = how), store
- * chunk_count and TL_HDR_F_CLEAN_END. With truncate, cut the file to the
+ * chunk_count and TL_HDR_F_CLEAN_END (and TL_HDR_F_EXEC_END when how is
+ * TL_WRITER_EXEC). With truncate, cut the file to the
  * chunks in use (when it is still the file created; mappings stay, so
  * threads still holding a chunk keep writing into the file harmlessly). */
 void tl_writer_mark_end(tl_writer_t *w, int how, bool truncate);

@@ -49,6 +49,7 @@ enum {
 
 /* Header flags. */
 #define TL_HDR_F_CLEAN_END 0x1u /* the agent finished the file (exit or exec) */
+#define TL_HDR_F_EXEC_END  0x2u /* with CLEAN_END: it finished it at an exec */
 
 /* Chunk header field offsets (bytes from the start of the chunk). */
 enum {
@@ -65,12 +66,12 @@ enum {
  * per chunk slot in use, in file order: a TL_ZCHUNK_HEADER_BYTES header and
  * one zstd frame of the slot's bytes in use (its 32-byte header and `used`
  * bytes of records). Written by the CLI after the fact, never by the agent. */
-#define TL_TRACE_ZMAGIC        "TLTRACEZ"  /* 8 bytes, no NUL */
-#define TL_ZCHUNK_MAGIC        0x5a434c54u /* "TLCZ" little-endian */
+#define TL_TRACE_ZMAGIC "TLTRACEZ"  /* 8 bytes, no NUL */
+#define TL_ZCHUNK_MAGIC 0x5a434c54u /* "TLCZ" little-endian */
 /* The same chunk whose frame holds the slot's block model (report/read/
  * zmodel.h: its packed records as streams of like fields) instead of its
  * bytes. */
-#define TL_ZCHUNK_MAGIC_MODEL 0x4d434c54u /* "TLCM" little-endian */
+#define TL_ZCHUNK_MAGIC_MODEL  0x4d434c54u /* "TLCM" little-endian */
 #define TL_ZCHUNK_HEADER_BYTES 16u
 
 /* Compressed chunk header field offsets. */

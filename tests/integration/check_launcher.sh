@@ -7,7 +7,11 @@
 # and leak_kinds, a helper with no storage and no big block, was left out;
 # and `check -- bash -c "clean; true"` failed (exit 23) on bash's own
 # definitely lost blocks. --trace=DIR of a kept run judges it the same way;
-# --main-process-only checks the launcher itself.
+# --main-process-only checks the launcher itself. A command whose last
+# traced image exec'd a program that left no trace (static, setuid,
+# TENSORLEAK_DISABLE=1) is not checked either (exec gave its memory back):
+# alone, exit 3 as for a command that left no trace at all; before, it
+# failed (23) on the wrapper's live blocks.
 . "$TL_SRCDIR/tests/integration/lib.sh"
 make_tmp
 command -v timeout >/dev/null && command -v bash >/dev/null || skip "no timeout or bash"
@@ -16,6 +20,10 @@ LEAKS="$TL_BUILDDIR/tests/workloads/check_leaks"
 launcher_line() { # $1 = program's base name
     grep -Eq "^not checked: process [0-9]+, the command's own \($1\): a system tool that ran the programs checked; its blocks are the tool's, not the program's\$" out ||
         { cat out err >&2; fail "$1: no launcher line"; }
+}
+execd_line() {
+    grep -Eq "^not checked: process [0-9]+, the command's own \(bash\): it exec'd a program that left no trace \(a static or setuid program, or one given TENSORLEAK_DISABLE=1\); exec gave its memory back\$" out ||
+        { cat out err >&2; fail "no exec'd line"; }
 }
 
 # a clean program under bash: bash's own lost blocks are not the program's
@@ -50,9 +58,10 @@ launcher_line timeout
 "$PYTHON3" - out.json <<'PY' || fail "JSON: the launcher or the program"
 import json, sys
 v = json.load(open(sys.argv[1]))
-l, p = v["launcher"], v["process"]
+l, p = v["main_unchecked"], v["process"]
 print(l, p["program"], p["role"], v["passed"], v["processes"])
-sys.exit(not (l["exe"] == "timeout" and l["pid"] > 0 and p["program"].startswith("leak_kinds")
+sys.exit(not (l["exe"] == "timeout" and l["pid"] > 0 and l["why"] == "launcher"
+              and p["program"].startswith("leak_kinds")
               and p["role"] == "main" and v["passed"] is False and v["processes"] == []))
 PY
 
@@ -68,4 +77,27 @@ rc=$?
 grep -Eq '^process [0-9]+ \(main\) python[0-9.]* -c pass: passed: 1 limit checked$' out ||
     { cat out >&2; fail "bash python: the program's line"; }
 launcher_line bash
+
+# the wrapper's last image exec'd an untraced program: nothing to check
+"$TL" check --max-leak=0 -- bash -c "echo wrapper; TENSORLEAK_DISABLE=1 exec \"$PYTHON3\" -c 'print(1)'" >out 2>err
+rc=$?
+[ $rc -eq 3 ] || { cat out err >&2; fail "exec'd: exit $rc, want 3"; }
+[ "$(cat out)" = "$(printf 'wrapper\n1')" ] || { cat out >&2; fail "exec'd: the program's output"; }
+grep -q "^tensorleak: bash (pid [0-9]*) exec'd a program that left no trace (a static or setuid program, or one given TENSORLEAK_DISABLE=1): nothing of it to check$" err ||
+    { cat err >&2; fail "exec'd: the line"; }
+# ... and beside a program that leaks: that one is checked
+"$TL" check --max-leak=0 --output=v.txt -- bash -c "\"$KINDS\"; TENSORLEAK_DISABLE=1 exec \"$PYTHON3\" -c pass" >out 2>err
+rc=$?
+[ $rc -eq 23 ] || { cat v.txt out err >&2; fail "exec'd and a leak: exit $rc, want 23"; }
+mv v.txt out
+grep -q '  FAIL max-leak: 292 B definitely lost' out || { cat out >&2; fail "exec'd and a leak: not 292 B"; }
+execd_line
+kept=$(ls -d tensorleak-*) && [ -d "$kept" ] || fail "exec'd and a leak: no kept run directory"
+"$TL" check --max-leak=0 --trace="$kept" >out 2>err
+rc=$?
+[ $rc -eq 23 ] || { cat out err >&2; fail "exec'd, --trace=DIR: exit $rc, want 23"; }
+execd_line
+"$TL" check --max-leak=0 --format=json --output=v.json -- bash -c "\"$KINDS\"; TENSORLEAK_DISABLE=1 exec \"$PYTHON3\" -c pass" >out 2>err
+"$PYTHON3" -c 'import json, sys; l = json.load(open("v.json"))["main_unchecked"]; print(l)
+sys.exit(not (l["exe"] == "bash" and l["why"] == "exec"))' || fail "JSON: main_unchecked of the exec"
 exit 0

@@ -84,14 +84,18 @@ typedef struct tl_check_opts {
      * INCOMPLETE (JSON "passed": false, "complete": false,
      * "unread_traces"; JUnit an error). Set by the caller of tl_check_run. */
     unsigned unread_traces;
-    /* A run whose main process is a launcher (tools/launch.h: a system
-     * tool, such as bash running a script, make or timeout, that ran a
-     * program which is not one): its pid and program's base name
-     * (borrowed), for the verdict to say it was not checked (text: a last
-     * line; JSON "launcher"); 0 and NULL otherwise. The first program
-     * checked is then the run's main one. Set by the caller of tl_check_run. */
-    uint64_t launcher_pid;
-    const char *launcher_exe;
+    /* A run whose main process is not checked: its pid and program's base
+     * name (borrowed), for the verdict to say so (text: a last line; JSON
+     * "main_unchecked"); 0 and NULL otherwise. Why: a launcher
+     * (tools/launch.h: a system tool, such as bash running a script, make
+     * or timeout, that ran a program which is not one), or, with
+     * main_execd, its last traced image exec'd a program that left no
+     * trace (static, setuid, TENSORLEAK_DISABLE=1: exec gave the image's
+     * memory back). The first process checked is then the run's main one.
+     * Set by the caller of tl_check_run. */
+    uint64_t main_unchecked_pid;
+    const char *main_unchecked_exe;
+    bool main_execd;
 } tl_check_opts_t;
 
 #define TL_CHECK_LEAK_KINDS_DEFAULT ((1u << TL_LEAK_DEFINITE) | (1u << TL_LEAK_INDIRECT))

@@ -91,7 +91,8 @@ static tl_check_proc_ctx_t main_ctx(const tl_check_proc_t *p, size_t n, unsigned
 {
     size_t nchecked = n - g->execd;
     tl_check_proc_ctx_t ctx = {.role = "main",
-                               .name_process = nchecked > 1 || o->unread_traces || o->launcher_pid,
+                               .name_process =
+                                   nchecked > 1 || o->unread_traces || o->main_unchecked_pid,
                                .main_pid = p[0].pid,
                                .supp_once = g->once && nchecked > 1,
                                .others_json = g->json,
@@ -175,7 +176,8 @@ static void run_text(const tl_check_proc_t *p, size_t n, unsigned unchecked,
     }
     size_t nchecked = n - g->execd;
     unsigned unread = o->unread_traces;
-    bool several = nchecked > 1 || unread || o->launcher_pid, junit = o->format == TL_CHECK_JUNIT;
+    bool several = nchecked > 1 || unread || o->main_unchecked_pid,
+         junit = o->format == TL_CHECK_JUNIT;
     const char *es = nchecked == 1 ? "" : "es";
     const char *s = unread == 1 ? "" : "s";
     if (several && junit)
@@ -197,11 +199,14 @@ static void run_text(const tl_check_proc_t *p, size_t n, unsigned unchecked,
     for (size_t i = 0; i < n; i++)
         if (g->v[i].text) fwrite(g->v[i].text, 1, g->v[i].len, out);
     if (g->once && nchecked > 1) supp_say(o->supp, g->sb, nchecked, out);
-    if (o->launcher_pid && !junit)
-        fprintf(out,
-                "not checked: process %" PRIu64 ", the command's own (%s): a system tool that ran "
-                "the programs checked; its blocks are the tool's, not the program's\n",
-                o->launcher_pid, o->launcher_exe ? o->launcher_exe : "?");
+    if (o->main_unchecked_pid && !junit)
+        fprintf(out, "not checked: process %" PRIu64 ", the command's own (%s): %s\n",
+                o->main_unchecked_pid, o->main_unchecked_exe ? o->main_unchecked_exe : "?",
+                o->main_execd ? "it exec'd a program that left no trace (a static or setuid "
+                                "program, or one given TENSORLEAK_DISABLE=1); exec gave its "
+                                "memory back"
+                              : "a system tool that ran the programs checked; its blocks are "
+                                "the tool's, not the program's");
     if (unchecked && !junit)
         fprintf(out,
                 "not checked: %u helper process%s with nothing of interest (a system tool, "

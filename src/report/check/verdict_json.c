@@ -149,14 +149,16 @@ static void run_json(const tl_chk_t *c, tl_json_t *j)
     tl_json_u64(j, p->execd_unchecked);
     tl_json_key(j, "unread_traces");
     tl_json_u64(j, c->o->unread_traces);
-    /* the launcher main process left out (check.h), or null */
-    tl_json_key(j, "launcher");
-    if (c->o->launcher_pid) {
+    /* the command's own process left out (check.h), or null */
+    tl_json_key(j, "main_unchecked");
+    if (c->o->main_unchecked_pid) {
         tl_json_obj_begin(j);
         tl_json_key(j, "pid");
-        tl_json_u64(j, c->o->launcher_pid);
+        tl_json_u64(j, c->o->main_unchecked_pid);
         tl_json_key(j, "exe");
-        tl_json_str(j, c->o->launcher_exe);
+        tl_json_str(j, c->o->main_unchecked_exe);
+        tl_json_key(j, "why");
+        tl_json_str(j, c->o->main_execd ? "exec" : "launcher");
         tl_json_obj_end(j);
     } else {
         tl_json_null(j);

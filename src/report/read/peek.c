@@ -93,6 +93,7 @@ tl_status_t tl_trace_peek(const char *path, tl_trace_info_t *info)
     info->start_mono = h.start_mono;
     info->start_realtime = h.start_realtime;
     info->clean_end = (h.flags & TL_HDR_F_CLEAN_END) != 0;
+    info->exec_end = info->clean_end && (h.flags & TL_HDR_F_EXEC_END);
     info->chunk_count = h.chunk_count;
 
     chunk = malloc(h.chunk_bytes);

@@ -353,6 +353,7 @@ typedef struct tl_trace_info {
     uint64_t start_mono;     /* CLOCK_MONOTONIC ns at the agent's start */
     uint64_t start_realtime; /* ns since the Unix epoch */
     bool clean_end;          /* the agent finished the file (exit or exec) */
+    bool exec_end;           /* it finished it at an exec (TL_HDR_F_EXEC_END) */
     uint64_t chunk_count;    /* chunks the header says the file holds (0: unknown) */
     bool has_process;        /* a PROCESS record was found (exe, argv0 valid) */
     char exe[TL_TRACE_INFO_STR];

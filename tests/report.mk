@@ -199,6 +199,10 @@ EXTRA_DIST += tests/integration/check_sys_exit.sh tests/workloads/exit_leak.py
 TESTS += tests/integration/check_fork_holder.sh
 EXTRA_DIST += tests/integration/check_fork_holder.sh
 
+# a run's killed process: its leak limits not judged, its peak is
+TESTS += tests/integration/check_killed_child.sh
+EXTRA_DIST += tests/integration/check_killed_child.sh
+
 # the agent's path: made absolute; a space refused
 TESTS += tests/integration/run_agent_path.sh
 EXTRA_DIST += tests/integration/run_agent_path.sh

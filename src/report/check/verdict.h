@@ -84,6 +84,13 @@ typedef struct tl_chk {
     int64_t base_leak_delta, base_peak_delta; /* this run minus the baseline */
     unsigned nchecked, nfailed;
     bool incomplete; /* the trace could not be read whole: the verdict cannot pass */
+    /* Another process of a run that was killed (no END record, its process
+     * gone: SIGKILL, by its parent or the OOM killer): its memory went back
+     * with it, so the limits on what was live at its end (leak,
+     * leak-storage, pinned, problem) are not judged, as valgrind and
+     * LeakSanitizer report no leak of a killed process either; the others
+     * are, up to its last recorded event (tl_chk_killed). */
+    bool killed;
     /* --max-leak with the agent's leak scan: bytes at the end point (not
      * suppressed) by tl_leak_kind_t, and the kinds counted (a mask) */
     bool leak_scan;
@@ -117,6 +124,15 @@ const char *tl_chk_holders(const tl_chk_group_t *g, char *buf, size_t n);
 static inline bool tl_chk_other_process(const tl_chk_t *c)
 {
     return c->o->proc && c->o->proc->role && strcmp(c->o->proc->role, "main") != 0;
+}
+
+/* Whether c is a run's process other than its main one that was killed
+ * (tl_chk_t.killed): its trace has no END record and its process is gone
+ * (not tl_trace_t.running), in the scope of its end (a closed region is
+ * complete without END). */
+static inline bool tl_chk_killed(const tl_chk_t *c)
+{
+    return tl_chk_other_process(c) && !c->a.trace.has_end && !c->a.trace.running && !c->region;
 }
 
 /* Whether c is the run's verdict (its main process's) in a run some of

@@ -187,6 +187,8 @@ static void head_json(tl_chk_t *c, tl_json_t *j)
     tl_json_bool(j, !c->incomplete && !tl_chk_run_unread(c));
     tl_json_key(j, "finished");
     tl_json_bool(j, c->a.trace.has_end);
+    tl_json_key(j, "killed"); /* its leak limits not judged (verdict.h) */
+    tl_json_bool(j, c->killed);
     tl_json_key(j, "exact");
     tl_json_bool(j, tl_chk_exact(c));
     tl_json_key(j, "point");

@@ -398,7 +398,12 @@ void tl_chk_render_text(tl_chk_t *c, FILE *out)
                                         "the traces)",
               out);
     fputc('\n', out);
-    if (!c->a.trace.has_end && !c->region) /* a closed region is complete without END */
+    if (c->killed)
+        fputs("  note: killed (no END record, its process gone): its memory went back with it, "
+              "so its leaks are not judged (valgrind and LeakSanitizer report none for a killed "
+              "process either); its other limits are checked at its last recorded event\n",
+              out);
+    else if (!c->a.trace.has_end && !c->region) /* a closed region is complete without END */
         fputs("  note: no END record: the program was killed or is still running; it is checked "
               "at its last recorded event\n",
               out);

@@ -976,9 +976,11 @@ START_TEST(writer_big_record_and_exec_mark)
     for (uint64_t i = 0; i < 5; i++)
         ck_assert(!tl_writer_stack(&wr, &c, 10 + i, i + 1, frames, 1024));
     ck_assert_uint_eq(c.seq, 2);
-    /* exec marks the end, a failed exec unmarks it and writing goes on */
+    /* exec marks the end (an exec's: run and check tell it from the header),
+     * a failed exec unmarks it and writing goes on */
     tl_writer_mark_end(&wr, TL_WRITER_EXEC, false);
-    ck_assert_uint_eq(tl_load_le32(wr.header + TL_HDR_FLAGS), TL_HDR_F_CLEAN_END);
+    ck_assert_uint_eq(tl_load_le32(wr.header + TL_HDR_FLAGS),
+                      TL_HDR_F_CLEAN_END | TL_HDR_F_EXEC_END);
     ck_assert_uint_eq(tl_load_le64(wr.header + TL_HDR_CHUNK_COUNT), c.seq);
     tl_writer_unmark_end(&wr);
     ck_assert_uint_eq(tl_load_le32(wr.header + TL_HDR_FLAGS), 0);

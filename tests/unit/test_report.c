@@ -453,6 +453,18 @@ START_TEST(reader_files)
     ck_assert_uint_eq(info.start_mono, 1000000000ull);
     ck_assert_str_eq(info.exe, "/usr/bin/prog");
     ck_assert_str_eq(info.argv0, "./prog");
+    ck_assert(!info.exec_end);
+    /* ended by an exec: EXEC_END beside CLEAN_END */
+    tl_store_le32(g.buf + TL_HDR_FLAGS, TL_HDR_F_CLEAN_END | TL_HDR_F_EXEC_END);
+    ck_assert_int_eq(tl_tgen_write(path, g.buf, g.len), 0);
+    ck_assert_int_eq(tl_trace_peek(path, &info), 0);
+    ck_assert(info.clean_end && info.exec_end);
+    /* EXEC_END without CLEAN_END (a writer unmarked after a failed exec,
+     * torn): not an end */
+    tl_store_le32(g.buf + TL_HDR_FLAGS, TL_HDR_F_EXEC_END);
+    ck_assert_int_eq(tl_tgen_write(path, g.buf, g.len), 0);
+    ck_assert_int_eq(tl_trace_peek(path, &info), 0);
+    ck_assert(!info.clean_end && !info.exec_end);
     /* peek on bad input: codes, no output */
     ck_assert_int_eq(tl_trace_peek(tmpdir, &info), TL_STATUS_NO_TRACE);
     snprintf(path, sizeof path, "%s/empty.tlt", tmpdir);

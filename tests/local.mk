@@ -30,7 +30,8 @@ include tests/report.mk
 # Workloads with known answers and the integration scripts that run the CLI.
 WORKLOAD_CFLAGS = -g -O0 -fno-omit-frame-pointer -fno-inline -fno-optimize-sibling-calls -pthread
 check_PROGRAMS += tests/workloads/leaky_threads tests/workloads/fork_leaks tests/workloads/fork_three \
-	tests/workloads/env_churn tests/workloads/env_child tests/workloads/fork_holder
+	tests/workloads/env_churn tests/workloads/env_child tests/workloads/fork_holder \
+	tests/workloads/last_leak
 tests_workloads_leaky_threads_SOURCES = tests/workloads/leaky_threads.c
 tests_workloads_leaky_threads_CFLAGS = $(WORKLOAD_CFLAGS)
 tests_workloads_fork_leaks_SOURCES = tests/workloads/fork_leaks.c
@@ -43,6 +44,8 @@ tests_workloads_env_child_SOURCES = tests/workloads/env_child.c
 tests_workloads_env_child_CFLAGS = $(WORKLOAD_CFLAGS)
 tests_workloads_fork_holder_SOURCES = tests/workloads/fork_holder.c
 tests_workloads_fork_holder_CFLAGS = $(WORKLOAD_CFLAGS)
+tests_workloads_last_leak_SOURCES = tests/workloads/last_leak.c
+tests_workloads_last_leak_CFLAGS = $(WORKLOAD_CFLAGS)
 TESTS += \
 	tests/integration/run_c_leaks.sh \
 	tests/integration/run_fork.sh \

@@ -199,6 +199,10 @@ EXTRA_DIST += tests/integration/check_sys_exit.sh tests/workloads/exit_leak.py
 TESTS += tests/integration/check_fork_holder.sh
 EXTRA_DIST += tests/integration/check_fork_holder.sh
 
+# a block lost with the last allocation: no agent state holds it
+TESTS += tests/integration/check_last_leak.sh
+EXTRA_DIST += tests/integration/check_last_leak.sh
+
 # a run's killed process: its leak limits not judged, its peak is
 TESTS += tests/integration/check_killed_child.sh
 EXTRA_DIST += tests/integration/check_killed_child.sh

@@ -32,7 +32,7 @@
  * points at our wrappers; never cleared while a wrapper may run. */
 static tl_np_allocator_t orig;
 static _Atomic(tl_np_handler_t *) wrapped;
-__thread void *tl_numpy_last_buffer __attribute__((tls_model("initial-exec")));
+__thread uintptr_t tl_numpy_last_buffer_not __attribute__((tls_model("initial-exec")));
 __thread size_t tl_numpy_last_bytes __attribute__((tls_model("initial-exec")));
 
 static inline bool tracking(void)
@@ -54,7 +54,7 @@ static void stored(void *p, size_t size)
     if (!atomic_load_explicit(&stored_any, memory_order_relaxed))
         atomic_store_explicit(&stored_any, true, memory_order_relaxed);
     tl_record_alloc(TL_KIND_STORAGE_NUMPY, p, size);
-    tl_numpy_last_buffer = p; /* numpy_copy.c: a copy's new buffer */
+    tl_numpy_last_buffer_not = ~(uintptr_t)p; /* numpy_copy.c: a copy's new buffer */
     tl_numpy_last_bytes = size;
 }
 

@@ -77,10 +77,12 @@ uint64_t tl_numpy_storages(void);
  * that a storage was recorded (unit tests: their fake handlers go away). */
 void tl_numpy_reset(void);
 
-/* The thread's last numpy buffer that the wrapped handler recorded and its
- * bytes (set here): what tells numpy_copy.c that a copy's result has a new
- * buffer. */
-extern __thread void *tl_numpy_last_buffer __attribute__((tls_model("initial-exec")));
+/* The thread's last numpy buffer that the wrapped handler recorded,
+ * complemented (~, as tl_wcursor_t.prev_ptr_not: static TLS is a root of
+ * the leak scan, and a lost buffer must not be held there), and its bytes
+ * (set here): what tells numpy_copy.c that a copy's result has a new
+ * buffer. 0: none. */
+extern __thread uintptr_t tl_numpy_last_buffer_not __attribute__((tls_model("initial-exec")));
 extern __thread size_t tl_numpy_last_bytes __attribute__((tls_model("initial-exec")));
 
 #endif /* TL_AGENT_NUMPY_H */

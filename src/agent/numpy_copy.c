@@ -56,10 +56,12 @@ static const void *owner_data(const void *a)
  * exception), with a COPY record when it has a new buffer of numpy's. */
 static void *np_copy(void *self, void *const *args, intptr_t nargs, void *kwnames)
 {
-    tl_numpy_last_buffer = NULL;
+    tl_numpy_last_buffer_not = 0;
     void *out = orig_copy(self, args, nargs, kwnames);
     void *dst = out ? field(out, TL_NP_ARRAY_DATA) : NULL;
-    if (!dst || dst != tl_numpy_last_buffer || tl_tsd.guard || !tl_agent_recording()) return out;
+    if (!dst || (uintptr_t)dst != ~tl_numpy_last_buffer_not || tl_tsd.guard ||
+        !tl_agent_recording())
+        return out;
     const void *src = owner_data(self);
     tl_numpy_copy_fn rec = atomic_load_explicit(&record_copy_fn, memory_order_acquire);
     if (src && src != dst && rec) rec(dst, src, tl_numpy_last_bytes, "ndarray.copy");

@@ -173,7 +173,7 @@ void tl_wcursor_reset(tl_wcursor_t *c, const tl_writer_t *w, uint32_t tid)
     c->extent = 0;
     c->ended = 0;
     c->last_ts = 0;
-    c->prev_ptr = 0;
+    c->prev_ptr_not = TL_WCURSOR_NO_PTR;
     c->gen = w->gen;
 }
 
@@ -311,7 +311,7 @@ static bool take_chunk(tl_writer_t *w, tl_wcursor_t *c, uint64_t ts, bool reuse)
         c->used = (uint32_t)(b.p - (p.chunk + TL_CHUNK_HEADER_BYTES));
         __atomic_store_n((uint32_t *)(p.chunk + TL_CHK_USED), c->used, __ATOMIC_RELEASE);
         c->last_ts = ts;
-        c->prev_ptr = 0;
+        c->prev_ptr_not = TL_WCURSOR_NO_PTR;
         return false;
     }
     if (!ch) return true;
@@ -331,7 +331,7 @@ static void stamp_chunk(tl_wcursor_t *c, uint8_t *ch, uint32_t ext, uint64_t ts)
     c->extent = ext;
     c->used = 0;
     c->last_ts = ts;
-    c->prev_ptr = 0;
+    c->prev_ptr_not = TL_WCURSOR_NO_PTR;
 }
 
 /* The base_ts of c's next chunk for a record at ts: not before c's last record
@@ -435,7 +435,7 @@ bool tl_writer_rewind(tl_writer_t *w, tl_wcursor_t *c, uint64_t ts)
     EMIT(w, c, ts, failed, tl_rec_put_lineage(&tl_b_, TL_REC_OWNER, 0, v, NULL, 0));
     if (!failed) {
         c->last_ts = ts;
-        c->prev_ptr = 0; /* the OWNER record starts a run (tl_rec_state_t) */
+        c->prev_ptr_not = TL_WCURSOR_NO_PTR; /* the OWNER record starts a run (tl_rec_state_t) */
     }
     return failed;
 }

@@ -98,11 +98,11 @@ tl_writer_block_append(tl_wcursor_t *c, uint64_t ts, unsigned kind, uint64_t ptr
 {
     uint8_t *data = c->chunk + TL_CHUNK_HEADER_BYTES;
     uint8_t *end = tl_block_put(data + c->used, ts >= c->last_ts ? ts - c->last_ts : 0, kind,
-                                ptr - c->prev_ptr, size, stack_id);
+                                ptr - ~c->prev_ptr_not, size, stack_id);
     c->used = (uint32_t)(end - data);
     __atomic_store_n((uint32_t *)(c->chunk + TL_CHK_USED), c->used, __ATOMIC_RELEASE);
     if (ts > c->last_ts) c->last_ts = ts;
-    c->prev_ptr = ptr;
+    c->prev_ptr_not = ~ptr;
 }
 
 /* Create PATH (O_CREAT|O_EXCL|O_NOFOLLOW|O_CLOEXEC, 0600), map the header and

@@ -1,0 +1,51 @@
+#!/bin/sh
+# check_last_leak.sh - a block lost with a process's last allocation is
+# definitely lost. The agent's per-thread trace cursor (static TLS, which
+# the leak scan reads as a root) kept the last pointer it wrote raw, so
+# that block was "still reachable" and check --max-leak=0 passed (exit 0):
+# a C test binary losing 100 B as its last malloc, under a wrapper script
+# too, and a DataLoader worker losing 555 B through ctypes (3 runs of 3).
+# It now keeps the pointer complemented (src/agent/wcursor.h).
+. "$TL_SRCDIR/tests/integration/lib.sh"
+make_tmp
+LAST="$TL_BUILDDIR/tests/workloads/last_leak"
+line=$(grep -n 'lost here' "$SRC_WL/last_leak.c" | cut -d: -f1)
+
+"$TL" check --max-leak=0 -- "$LAST" >out 2>err
+rc=$?
+[ $rc -eq 23 ] || { cat out err >&2; fail "last_leak: exit $rc, want 23"; }
+grep -q "^  100 B in 1 block in main (last_leak.c:$line); definitely lost 100 B$" out ||
+    { cat out >&2; fail "last_leak: not 100 B definitely lost at line $line"; }
+
+# under a wrapper (a launcher: the program is checked)
+printf '#!/bin/sh\nset -e\n"%s"\necho tests done\n' "$LAST" >wrap.sh && chmod +x wrap.sh
+"$TL" check --max-leak=0 -- ./wrap.sh >out 2>err
+rc=$?
+[ $rc -eq 23 ] || { cat out err >&2; fail "wrapper: exit $rc, want 23"; }
+grep -q "definitely lost 100 B$" out || { cat out >&2; fail "wrapper: not 100 B definitely lost"; }
+
+# a DataLoader worker's last allocation, through ctypes
+"$PYTHON3" -c 'import torch' 2>/dev/null || { echo "no torch: DataLoader part skipped"; exit 0; }
+cat >dl.py <<'PY'
+import ctypes, torch
+from torch.utils.data import DataLoader, Dataset
+libc = ctypes.CDLL(None)
+libc.malloc.restype = ctypes.c_void_p
+class D(Dataset):
+    def __len__(self): return 4
+    def __getitem__(self, i):
+        if i == 1:
+            libc.malloc(555)
+        return torch.zeros(3)
+if __name__ == "__main__":
+    for b in DataLoader(D(), batch_size=2, num_workers=2):
+        pass
+PY
+"$TL" check --max-leak=0 -- "$PYTHON3" dl.py >out 2>err
+rc=$?
+[ $rc -eq 23 ] || { cat out err >&2; fail "DataLoader: exit $rc, want 23"; }
+grep -Eq '^process [0-9]+ \(DataLoader worker 0, child of [0-9]+\) .*: FAILED: 1 of 1 limit exceeded$' out ||
+    { cat out >&2; fail "DataLoader: worker 0 not named"; }
+grep -q "^  555 B in 1 block at dl.py:9; definitely lost 555 B$" out ||
+    { cat out >&2; fail "DataLoader: not 555 B definitely lost at dl.py:9"; }
+exit 0

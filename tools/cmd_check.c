@@ -80,7 +80,8 @@ static int by_start(const void *x, const void *y)
  * script, make, timeout) is left out, said in o (set_main_unchecked), and
  * the first other process by start is the main one; so is one whose last
  * image exec'd an untraced program (l->main_execd). With main_only, the
- * main one alone, launcher or not. NULL when out of memory (said). */
+ * main one alone (a launcher's first program). NULL when out of memory
+ * (said). */
 static tl_check_proc_t *run_procs(const tl_launch_t *l, bool main_only, size_t *n,
                                   unsigned *unchecked)
 {
@@ -89,7 +90,7 @@ static tl_check_proc_t *run_procs(const tl_launch_t *l, bool main_only, size_t *
         tl_say("out of memory");
         return NULL;
     }
-    bool launcher = l->launcher && !main_only;
+    bool launcher = l->launcher;
     *n = 0;
     if (!launcher && !l->main_execd)
         p[(*n)++] =
@@ -109,7 +110,7 @@ static tl_check_proc_t *run_procs(const tl_launch_t *l, bool main_only, size_t *
     for (size_t i = 0; i < l->ntraces; i++) {
         const tl_launch_trace_t *t = by[i];
         if (t->main || t->execd) continue;
-        if (main_only) {
+        if (main_only && (*n || t->quiet)) {
             skipped++;
             continue;
         }
@@ -248,7 +249,7 @@ static int dir_procs(gate_t *g)
     }
     if (tl_trace_peek(g->paths[0], &main_info) != TL_STATUS_OK)
         memset(&main_info, 0, sizeof main_info);
-    bool launcher = !g->a.main_only && tl_launch_tool(&main_info) && dir_program(g);
+    bool launcher = tl_launch_tool(&main_info) && dir_program(g);
     if (launcher || main_info.exec_end)
         set_main_unchecked(&g->a.o, main_info.pid, main_info.exe, main_info.exec_end);
     else
@@ -263,12 +264,12 @@ static int dir_procs(gate_t *g)
         while (k < runs && sessions[k] != info.session)
             k++;
         if (k == runs) sessions[runs++] = info.session;
-        if (g->a.main_only) { /* as run_procs: before the helpers are told apart */
-            skipped++;
-            continue;
-        }
         /* the main program unknown (its trace cut): every other one a child */
         bool helper = main_info.exe[0] && strcmp(info.exe, main_info.exe);
+        if (g->a.main_only && (g->nprocs || !launcher || tl_launch_tool(&info))) {
+            skipped++; /* as run_procs: a launcher's first program is the main one */
+            continue;
+        }
         if (launcher ? tl_launch_tool(&info) : helper && tl_launch_trace_quiet(g->paths[i])) {
             g->unchecked++;
             continue;
@@ -340,7 +341,7 @@ static bool run_command(gate_t *g, int *rc)
         *rc = TL_EXIT_FAILURE;
         return true;
     }
-    if ((l->launcher && !g->a.main_only) || l->main_execd)
+    if (l->launcher || l->main_execd)
         set_main_unchecked(&g->a.o, (uint64_t)l->pid, l->main_exe, l->main_execd);
     if (!g->nprocs) { /* main_execd, and nothing else to check */
         tl_say("%s (pid %d) exec'd a program that left no trace (a static or setuid program, or "

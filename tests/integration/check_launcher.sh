@@ -7,7 +7,7 @@
 # and leak_kinds, a helper with no storage and no big block, was left out;
 # and `check -- bash -c "clean; true"` failed (exit 23) on bash's own
 # definitely lost blocks. --trace=DIR of a kept run judges it the same way;
-# --main-process-only checks the launcher itself. A command whose last
+# --main-process-only checks the launcher's first program. A command whose last
 # traced image exec'd a program that left no trace (static, setuid,
 # TENSORLEAK_DISABLE=1) is not checked either (exec gave its memory back):
 # alone, exit 3 as for a command that left no trace at all; before, it
@@ -65,10 +65,21 @@ sys.exit(not (l["exe"] == "timeout" and l["pid"] > 0 and l["why"] == "launcher"
               and p["role"] == "main" and v["passed"] is False and v["processes"] == []))
 PY
 
-# --main-process-only: the command's own process alone, launcher or not
+# --main-process-only: the launcher's first program alone (the helper's
+# break test: it checked bash, and failed on bash's blocks)
 "$TL" check --max-leak=0 --main-process-only --trace="$TMP" >out 2>err
-grep -q "^  scope: end point process_exit of .*/t\.[0-9]*\.tlt$" out || { cat out >&2; fail "--main-process-only: $(head -n2 out)"; }
-grep -q "launcher\|command's own" out && { cat out >&2; fail "--main-process-only: a launcher line"; }
+rc=$?
+[ $rc -eq 23 ] || { cat out err >&2; fail "--main-process-only: exit $rc, want 23"; }
+grep -q '  FAIL max-leak: 292 B definitely lost' out || { cat out >&2; fail "--main-process-only: not leak_kinds' 292 B"; }
+launcher_line timeout
+"$TL" check --max-leak=0 --main-process-only -- bash -c "\"$LEAKS\" none; \"$KINDS\"; true" >out 2>err
+rc=$?
+[ $rc -eq 0 ] || { cat out err >&2; fail "--main-process-only, bash: exit $rc, want 0 (check_leaks none first)"; }
+grep -Eq '^process [0-9]+ \(main\) check_leaks none: passed: 1 limit checked$' out ||
+    { cat out >&2; fail "--main-process-only, bash: the first program's line"; }
+grep -q "^tensorleak: 1 other process traced, not checked (--main-process-only)$" err ||
+    { cat err >&2; fail "--main-process-only, bash: the others' line"; }
+launcher_line bash
 
 # a Python program under bash: checked, bash not
 "$TL" check --max-leak=0 -- bash -c "\"$PYTHON3\" -c pass; true" >out 2>err

@@ -33,6 +33,9 @@ sys.exit(torch.__version__.split('+')[0] != '$TORCH2')" 2>/dev/null; then
     "$py311" -m venv "$venv" && "$venv/bin/python" -m pip install -q "torch==$TORCH2" numpy pytest ||
         { echo "test-all: cannot make the torch $TORCH2 venv at $venv"; exit 1; }
 fi
+# pytest-xdist for the pytest plugin's test (skipped there without it)
+"$venv/bin/python" -c "import xdist" 2>/dev/null ||
+    "$venv/bin/python" -m pip install -q pytest-xdist || echo "test-all: no pytest-xdist"
 py_tests=$(for t in $(grep -lE 'PYTHON3|need_torch|run_case' tests/integration/*.sh); do
     case $t in */lib.sh | */agent_lib.sh) ;; *) grep -qF "$t" tests/*.mk && echo "$t" ;; esac
 done | tr '\n' ' ')

@@ -2,7 +2,9 @@
 # pytest_plugin.sh - `pytest -p tensorleak.pytest_plugin` under the agent: a
 # test over its marker's limit fails with the verdict of its body as its
 # report section, and the run exits 23 when that is its only failure
-# (pytest's own 1 otherwise); without the agent the plugin does nothing.
+# (pytest's own 1 otherwise), with pytest-xdist's workers too (their
+# reports carry the mark to the controller: before, such a run exited 1);
+# without the agent the plugin does nothing.
 . "$TL_SRCDIR/tests/integration/lib.sh"
 "$PYTHON3" -c 'import pytest' 2>/dev/null || skip "no pytest"
 make_tmp
@@ -38,6 +40,19 @@ grep -qx "  293.0 KiB in 3 blocks at test_plugin.py:$KEEP" out ||
 pt "broken or leaks"
 rc=$?
 [ $rc -eq 1 ] || fail "a genuinely failing test too: exit $rc, want pytest's 1"
+if "$PYTHON3" -c 'import xdist' 2>/dev/null; then
+    "$TL" run -o "$TMP/x.%p.tlt" -- "$PYTHON3" -m pytest -q -p no:cacheprovider -n 2 \
+        -p tensorleak.pytest_plugin "$TESTS" -k "not broken" >out 2>err
+    rc=$?
+    [ $rc -eq 23 ] || { cat out err >&2; fail "pytest-xdist, a test over its limit: exit $rc, want 23"; }
+    grep -q '^FAILED .*test_plugin.py::test_leaks' out || fail "xdist: test_leaks not failed: $(cat out)"
+    "$TL" run -o "$TMP/y.%p.tlt" -- "$PYTHON3" -m pytest -q -p no:cacheprovider -n 2 \
+        -p tensorleak.pytest_plugin "$TESTS" -k "broken or leaks" >out 2>err
+    rc=$?
+    [ $rc -eq 1 ] || { cat out err >&2; fail "pytest-xdist, a failing test too: exit $rc, want 1"; }
+else
+    echo "no pytest-xdist: its part skipped"
+fi
 # without the agent: nothing is checked
 PYTHONPATH="$TL_SRCDIR/src/python" "$PYTHON3" -m pytest -q -p no:cacheprovider \
     -p tensorleak.pytest_plugin "$TESTS" -k "not broken" >out 2>err || {

@@ -39,6 +39,7 @@ from tensorleak import _agent, region, snapshot
 
 LIMITS = ("max_leak", "max_leak_storage", "max_pinned", "max_peak", "max_growth")
 LIMIT_EXIT = 23  # tensorleak check's exit status for an exceeded limit
+LIMIT_PROPERTY = "tensorleak_limit_exceeded"  # a report's user property: failed by a limit
 
 
 def _check_defaults():
@@ -123,8 +124,7 @@ def pytest_pyfunc_call(pyfuncitem):
     proc = subprocess.run(args, capture_output=True, text=True, env=env)
     if proc.returncode == LIMIT_EXIT:
         item._tensorleak_verdict = proc.stdout.strip() or proc.stderr.strip()
-        item.config._tensorleak_limit_failures = getattr(
-            item.config, "_tensorleak_limit_failures", 0) + 1
+        item._tensorleak_limit = True
     elif proc.returncode != 0:
         item._tensorleak_verdict = (f"tensorleak check failed (exit {proc.returncode}): "
                                     + proc.stderr.strip())
@@ -141,12 +141,28 @@ def pytest_runtest_makereport(item, call):
         rep.longrepr = ("tensorleak: the test body exceeded its limits: " + "; ".join(f[5:] for f in failed)
                         if failed else verdict.splitlines()[0])
         rep.sections.append(("tensorleak", verdict))
+        if getattr(item, "_tensorleak_limit", False):
+            # in the report itself: pytest-xdist sends it, user_properties
+            # with it, from the worker that ran the test to the controller
+            rep.user_properties.append((LIMIT_PROPERTY, True))
+
+
+_limit_failures = 0  # this process's reports of a failure by an exceeded limit
+
+
+def pytest_runtest_logreport(report):
+    # every report of the run reaches the process that ends it (pytest's,
+    # or pytest-xdist's controller for its workers' tests)
+    global _limit_failures
+    if report.when == "call" and report.failed and (LIMIT_PROPERTY, True) in report.user_properties:
+        _limit_failures += 1
 
 
 def pytest_sessionfinish(session, exitstatus):
     """Exit 23 (tensorleak check's --error-exitcode) when every failure of
-    the run was an exceeded tensorleak limit."""
-    limit_failures = getattr(session.config, "_tensorleak_limit_failures", 0)
+    the run was an exceeded tensorleak limit (with pytest-xdist: in the
+    controller, from its workers' reports)."""
+    limit_failures = _limit_failures
     if limit_failures and session.testsfailed == limit_failures and exitstatus == 1:
         try:
             session.exitstatus = int(os.environ.get("TENSORLEAK_ERROR_EXITCODE", LIMIT_EXIT))

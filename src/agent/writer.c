@@ -83,9 +83,8 @@ static int extend(int fd, off_t off, off_t len)
     return err;
 }
 
-/* Grow the file of fd by one extent and map it. Called with the lock held.
- * fallocate first, so a full disk is an error here and not a SIGBUS later.
- * Returns 0 or -errno. */
+/* Grow the file of fd by one extent and map it, with the lock held; fallocate
+ * first (a full disk is an error here, not a SIGBUS later). 0 or -errno. */
 static int grow_fd(tl_writer_t *w, int fd)
 {
     if (w->nextents >= TL_WRITER_MAX_EXTENTS) return -EFBIG;
@@ -545,8 +544,8 @@ void tl_writer_mark_end(tl_writer_t *w, int how, bool truncate)
     if (w->header) {
         uint64_t n = w->next_chunk;
         tl_store_le64(w->header + TL_HDR_CHUNK_COUNT, n);
-        uint32_t flags = tl_load_le32(w->header + TL_HDR_FLAGS) | TL_HDR_F_CLEAN_END |
-                         (how == TL_WRITER_EXEC ? TL_HDR_F_EXEC_END : 0);
+        uint32_t flags = tl_load_le32(w->header + TL_HDR_FLAGS) | TL_HDR_F_CLEAN_END;
+        if (how == TL_WRITER_EXEC) flags |= TL_HDR_F_EXEC_END;
         __atomic_store_n((uint32_t *)(w->header + TL_HDR_FLAGS), flags, __ATOMIC_RELEASE);
         int fd = truncate ? reopen(w) : -1;
         if (fd >= 0) {
@@ -564,8 +563,7 @@ void tl_writer_unmark_end(tl_writer_t *w)
 {
     pthread_mutex_lock(&w->lock);
     if (w->header) {
-        uint32_t flags =
-            tl_load_le32(w->header + TL_HDR_FLAGS) & ~(TL_HDR_F_CLEAN_END | TL_HDR_F_EXEC_END);
+        uint32_t flags = tl_load_le32(w->header + TL_HDR_FLAGS) & ~TL_HDR_F_ENDS;
         __atomic_store_n((uint32_t *)(w->header + TL_HDR_FLAGS), flags, __ATOMIC_RELEASE);
         tl_store_le64(w->header + TL_HDR_CHUNK_COUNT, 0);
     }

@@ -50,6 +50,7 @@ enum {
 /* Header flags. */
 #define TL_HDR_F_CLEAN_END 0x1u /* the agent finished the file (exit or exec) */
 #define TL_HDR_F_EXEC_END  0x2u /* with CLEAN_END: it finished it at an exec */
+#define TL_HDR_F_ENDS      (TL_HDR_F_CLEAN_END | TL_HDR_F_EXEC_END)
 
 /* Chunk header field offsets (bytes from the start of the chunk). */
 enum {

@@ -33,7 +33,7 @@ for m in execl execle execlp fexecve; do
     grep -qx "target $pid" out.txt || fail "$m: the new image did not run: $(cat out.txt)"
     [ -f "x.$pid.tlt" ] && [ -f "x.$pid.1.tlt" ] || fail "$m: traces $(ls)"
     dump_of "x.$pid.tlt" > a.txt
-    grep -qE "^header .* pid=$pid .* exec_seq=0 .* flags=1 " a.txt || fail "$m: old image not cleanly ended"
+    grep -qE "^header .* pid=$pid .* exec_seq=0 .* flags=3 " a.txt || fail "$m: old image not cleanly ended by its exec"
     grep -qE '^end .* reason=1 ' a.txt || fail "$m: old image has no END reason exec"
     [ "$(count '^alloc .* size=5555 ' a.txt)" -eq 1 ] || fail "$m: the old image's 5555 B block"
     dump_of "x.$pid.1.tlt" > b.txt

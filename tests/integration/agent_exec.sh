@@ -12,7 +12,8 @@ pid=$(sed -n 's/^target //p' out.txt)
 [ "$(ls e.*.tlt | wc -l)" -eq 2 ] || fail "expected 2 traces: $(ls)"
 dump_of "e.$pid.tlt" > a.txt
 dump_of "e.$pid.1.tlt" > b.txt
-grep -qE "^header .* pid=$pid .* exec_seq=0 .* flags=1 " a.txt || fail "shell header"
+# flags 3: CLEAN_END and EXEC_END (an exec's end); 1: an exit's
+grep -qE "^header .* pid=$pid .* exec_seq=0 .* flags=3 " a.txt || fail "shell header"
 grep -qE '^end .* reason=1 ' a.txt || fail "shell END reason exec"
 grep -qE "^header .* pid=$pid .* exec_seq=1 .* flags=1 " b.txt || fail "target header"
 grep -qE "^process .* pid=$pid .* exec_seq=1 exe=[^ ]*agent_exec_target " b.txt || fail "target PROCESS"
@@ -30,7 +31,7 @@ pid=$(sed -n 's/^target //p' out2.txt)
 [ -f "v.$pid.tlt" ] && [ -f "v.$pid.1.tlt" ] || fail "execv traces: $(ls)"
 dump_of "v.$pid.tlt" > c.txt
 grep -qE '^end .* reason=1 ' c.txt || fail "the image replaced by execv has no END reason exec"
-grep -qE "^header .* pid=$pid .* exec_seq=0 .* flags=1 " c.txt || fail "execv'd image not cleanly ended"
+grep -qE "^header .* pid=$pid .* exec_seq=0 .* flags=3 " c.txt || fail "execv'd image not cleanly ended by its exec"
 dump_of "v.$pid.1.tlt" > d.txt
 grep -qE "^header .* pid=$pid .* exec_seq=1 " d.txt || fail "execv target header"
 echo ok

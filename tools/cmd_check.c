@@ -128,12 +128,11 @@ static tl_check_proc_t *run_procs(const tl_launch_t *l, bool main_only, size_t *
 
 /* The main process left out of the processes checked (a launcher, or with
  * execd one whose last image exec'd an untraced program): its pid and its
- * program's base name, for the verdict to say (check.h). */
+ * program, for the verdict to say (check.h). */
 static void set_main_unchecked(tl_check_opts_t *o, uint64_t pid, const char *exe, bool execd)
 {
-    const char *base = strrchr(exe, '/');
     o->main_unchecked_pid = pid;
-    o->main_unchecked_exe = base ? base + 1 : exe;
+    o->main_unchecked_exe = exe;
     o->main_execd = execd;
 }
 

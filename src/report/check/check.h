@@ -84,9 +84,9 @@ typedef struct tl_check_opts {
      * INCOMPLETE (JSON "passed": false, "complete": false,
      * "unread_traces"; JUnit an error). Set by the caller of tl_check_run. */
     unsigned unread_traces;
-    /* A run whose main process is not checked: its pid and program's base
-     * name (borrowed), for the verdict to say so (text: a last line; JSON
-     * "main_unchecked"); 0 and NULL otherwise. Why: a launcher
+    /* A run whose main process is not checked: its pid and program (its
+     * executable's path, borrowed), for the verdict to say so (text: a last
+     * line with the base name; JSON "main_unchecked"); 0 and NULL otherwise. Why: a launcher
      * (tools/launch.h: a system tool, such as bash running a script, make
      * or timeout, that ran a program which is not one), or, with
      * main_execd, its last traced image exec'd a program that left no

@@ -189,7 +189,7 @@ static void run_text(const tl_check_proc_t *p, size_t n, unsigned unchecked,
         fprintf(out,
                 "tensorleak check: INCOMPLETE: %u file%s of the run could not be read as "
                 "trace%s, so it cannot pass; %zu process%s checked, %u failed\n",
-                unread, s, s, nchecked, nchecked == 1 ? "" : "es", nfailed);
+                unread, s, s, nchecked, es, nfailed);
     else if (several && nfailed)
         fprintf(out, "tensorleak check: FAILED: %u of %zu process%s %s\n", nfailed, nchecked, es,
                 nexceeded == nfailed ? "exceeded a limit"
@@ -199,9 +199,10 @@ static void run_text(const tl_check_proc_t *p, size_t n, unsigned unchecked,
     for (size_t i = 0; i < n; i++)
         if (g->v[i].text) fwrite(g->v[i].text, 1, g->v[i].len, out);
     if (g->once && nchecked > 1) supp_say(o->supp, g->sb, nchecked, out);
+    const char *exe = o->main_unchecked_exe ? o->main_unchecked_exe : "?";
     if (o->main_unchecked_pid && !junit)
         fprintf(out, "not checked: process %" PRIu64 ", the command's own (%s): %s\n",
-                o->main_unchecked_pid, o->main_unchecked_exe ? o->main_unchecked_exe : "?",
+                o->main_unchecked_pid, strrchr(exe, '/') ? strrchr(exe, '/') + 1 : exe,
                 o->main_execd ? "it exec'd a program that left no trace (a static or setuid "
                                 "program, or one given TENSORLEAK_DISABLE=1); exec gave its "
                                 "memory back"

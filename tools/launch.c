@@ -312,7 +312,7 @@ static bool system_tool(const tl_trace_info_t *info)
 
 bool tl_launch_tool(const tl_trace_info_t *info)
 {
-    return info->clean_end && system_tool(info);
+    return system_tool(info);
 }
 
 /* launch.h. Such traces use a few chunks (the header says how many):
@@ -322,7 +322,7 @@ bool tl_launch_trace_quiet(const char *path)
 {
     tl_trace_info_t info;
     if (tl_trace_peek(path, &info) != TL_STATUS_OK || !info.clean_end) return false;
-    if (tl_launch_tool(&info)) return true;
+    if (system_tool(&info)) return true;
     if (info.chunk_count > 4) return false;
     tl_analysis_t *a = malloc(sizeof *a);
     char why[256];

@@ -111,10 +111,11 @@ bool tl_launch_remove_run_dir(const tl_launch_t *l);
  * record, no block of 64 KiB or more. false when it cannot be read. */
 bool tl_launch_trace_quiet(const char *path);
 
-/* Whether info is a system tool's trace that ended cleanly (exit or exec):
- * an executable under /usr/bin, /bin, /usr/sbin, /sbin, /usr/libexec,
- * /usr/lib or /lib, not a Python interpreter (Debian's bash, make, perl,
- * gcc, timeout, env; not /usr/local). */
+/* Whether info is a system tool's trace, however it ended (a launcher
+ * killed with its program, timeout -s KILL, is one): an executable under
+ * /usr/bin, /bin, /usr/sbin, /sbin, /usr/libexec, /usr/lib or /lib, not a
+ * Python interpreter (Debian's bash, make, perl, gcc, timeout, env; not
+ * /usr/local). */
 struct tl_trace_info;
 bool tl_launch_tool(const struct tl_trace_info *info);
 

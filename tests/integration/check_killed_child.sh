@@ -5,7 +5,11 @@
 # limits are not judged (valgrind and LeakSanitizer report no leak of a
 # killed process either), said in its verdict; its peak still is. Before,
 # every block it had live counted as leaked: check --max-leak=0 failed
-# (exit 23) on a clean program that kills its server child.
+# (exit 23) on a clean program that kills its server child. Under a
+# launcher (a script; timeout -s KILL, killed itself with its program),
+# its first program, the run's main one in the verdict, is judged so too:
+# the first version judged that one on every live block (a helper's break
+# test), and a killed timeout was not taken for a launcher at all.
 . "$TL_SRCDIR/tests/integration/lib.sh"
 make_tmp
 cat >killer.py <<'PY'
@@ -42,4 +46,39 @@ print(v["killed"], c["killed"], c["finished"], c["passed"], names)
 sys.exit(not (v["killed"] is False and c["killed"] is True and c["finished"] is False
               and c["passed"] is False and names == ["max-peak"]))
 PY
+# a script that starts a server, kills it, then runs a clean program
+cat >server.py <<'PY'
+import sys, time
+kept = [bytearray(100) for i in range(100)]
+print("up", flush=True)
+time.sleep(60)
+PY
+cat >kill.sh <<SH
+#!/bin/sh
+"$PYTHON3" server.py >up.txt &
+i=0
+while ! grep -q up up.txt 2>/dev/null && [ \$i -lt 300 ]; do sleep 0.1; i=\$((i + 1)); done
+kill -9 \$!
+wait
+"$PYTHON3" -c pass
+SH
+chmod +x kill.sh
+"$TL" check --max-leak=0 -- ./kill.sh >out 2>err
+rc=$?
+[ $rc -eq 0 ] || { cat out err >&2; fail "script: exit $rc, want 0"; }
+grep -Eq '^process [0-9]+ \(main\) python[0-9.]* server.py: passed: 0 limits checked$' out ||
+    { cat out >&2; fail "script: the server's line"; }
+grep -Eq "$killed_note" out || { cat out >&2; fail "script: no note"; }
+grep -Eq "^not checked: process [0-9]+, the command's own \((sh|dash|bash)\): a system tool" out ||
+    { cat out >&2; fail "script: the launcher's line"; }
+
+# timeout -s KILL kills the program and itself: 137 passes through, and
+# the verdict is the program's, not timeout's own blocks
+"$TL" check --max-leak=0 -- timeout -s KILL 3 "$PYTHON3" server.py >out 2>err
+rc=$?
+[ $rc -eq 137 ] || { cat out err >&2; fail "timeout -s KILL: exit $rc, want 137"; }
+grep -Eq '^process [0-9]+ \(main\) python[0-9.]* server.py: passed: 0 limits checked$' out ||
+    { cat out >&2; fail "timeout -s KILL: the server's line"; }
+grep -Eq "^not checked: process [0-9]+, the command's own \(timeout\): a system tool" out ||
+    { cat out >&2; fail "timeout -s KILL: the launcher's line"; }
 exit 0

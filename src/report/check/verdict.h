@@ -126,13 +126,15 @@ static inline bool tl_chk_other_process(const tl_chk_t *c)
     return c->o->proc && c->o->proc->role && strcmp(c->o->proc->role, "main") != 0;
 }
 
-/* Whether c is a run's process other than its main one that was killed
- * (tl_chk_t.killed): its trace has no END record and its process is gone
- * (not tl_trace_t.running), in the scope of its end (a closed region is
- * complete without END). */
+/* Whether c is a run's process other than the command's own that was
+ * killed (tl_chk_t.killed): its trace has no END record and its process is
+ * gone (not tl_trace_t.running), in the scope of its end (a closed region
+ * is complete without END). Under a launcher (main_unchecked_pid), the
+ * main one too: the launcher's first program (a server its script kills). */
 static inline bool tl_chk_killed(const tl_chk_t *c)
 {
-    return tl_chk_other_process(c) && !c->a.trace.has_end && !c->a.trace.running && !c->region;
+    bool other = tl_chk_other_process(c) || (c->o->proc && c->o->main_unchecked_pid);
+    return other && !c->a.trace.has_end && !c->a.trace.running && !c->region;
 }
 
 /* Whether c is the run's verdict (its main process's) in a run some of

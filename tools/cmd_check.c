@@ -13,6 +13,7 @@
  */
 #include "config.h"
 
+#include <dirent.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
@@ -79,7 +80,8 @@ static int by_start(const void *x, const void *y)
  * at every exit). A launcher main process (launch.h: bash running a
  * script, make, timeout) is left out, said in o (set_main_unchecked), and
  * the first other process by start is the main one; so is one whose last
- * image exec'd an untraced program (l->main_execd). With main_only, the
+ * image exec'd an untraced program (l->main_execd). An exec launcher's
+ * programs (launch.h) are kept like a launcher's. With main_only, the
  * main one alone (a launcher's first program). NULL when out of memory
  * (said). */
 static tl_check_proc_t *run_procs(const tl_launch_t *l, bool main_only, size_t *n,
@@ -118,7 +120,7 @@ static tl_check_proc_t *run_procs(const tl_launch_t *l, bool main_only, size_t *
             ++*unchecked;
             continue;
         }
-        const char *role = !*n ? "main" : t->helper && !launcher ? "helper" : "child";
+        const char *role = !*n ? "main" : t->helper && !launcher && !t->script ? "helper" : "child";
         p[(*n)++] = (tl_check_proc_t){.path = t->path, .role = role, .pid = t->pid};
     }
     free(by);
@@ -217,13 +219,31 @@ static bool dir_program(const gate_t *g)
     return false;
 }
 
+/* Whether dir holds an earlier image of the main process (*m, of its
+ * session) that is a system tool: with m a program, the run's command was
+ * an exec launcher (launch.h: a script that ran programs, then exec'd one;
+ * check -- CMD keeps that image's trace for this). */
+static bool dir_tool_before(const char *dir, const tl_trace_info_t *m)
+{
+    static tl_trace_info_t info; /* 8 KiB */
+    char path[PATH_MAX];
+    bool found = false;
+    DIR *d = opendir(dir);
+    if (!d) return false;
+    while (!found && tl_settle_next_trace(d, dir, m->session, path, &info))
+        found = info.pid == m->pid && info.exec_seq < m->exec_seq && tl_launch_tool(&info);
+    closedir(d);
+    return found;
+}
+
 /* check --trace=DIR: the traces of a run's directory (kept by a check
  * that failed, or written by run) as check -- CMD checks them: the main
  * process first (tl_report_run_paths: the earliest whose parent is not
  * there; the images that exec'd left out), each other one, by start, a
  * child (the same program) or a helper, helpers with nothing of interest
  * left out (counted in g->unchecked; under a launcher main process, left
- * out and said, the system tools), all but the main one left out with
+ * out and said, the system tools; so too those an exec launcher's script
+ * ran, launch.h), all but the main one left out with
  * --main-process-only; traces of several runs (sessions) are said. Its
  * *.tlt files that are not traces are said and counted in a.o.unread_traces: the
  * gate cannot pass. 0 (--trace names a file:
@@ -249,6 +269,8 @@ static int dir_procs(gate_t *g)
     if (tl_trace_peek(g->paths[0], &main_info) != TL_STATUS_OK)
         memset(&main_info, 0, sizeof main_info);
     bool launcher = tl_launch_tool(&main_info) && dir_program(g);
+    bool exec_launcher = !launcher && main_info.exe[0] && !tl_launch_tool(&main_info) &&
+                         dir_tool_before(g->a.trace, &main_info);
     if (launcher || main_info.exec_end)
         set_main_unchecked(&g->a.o, main_info.pid, main_info.exe, main_info.exec_end);
     else
@@ -269,11 +291,16 @@ static int dir_procs(gate_t *g)
             skipped++; /* as run_procs: a launcher's first program is the main one */
             continue;
         }
-        if (launcher ? tl_launch_tool(&info) : helper && tl_launch_trace_quiet(g->paths[i])) {
+        /* a program the script ran before it exec'd the main one */
+        bool script = exec_launcher && info.start_mono < main_info.start_mono;
+        if (launcher || script ? tl_launch_tool(&info)
+                               : helper && tl_launch_trace_quiet(g->paths[i])) {
             g->unchecked++;
             continue;
         }
-        const char *role = !g->nprocs ? "main" : helper && !launcher ? "helper" : "child";
+        const char *role = !g->nprocs                       ? "main"
+                           : helper && !launcher && !script ? "helper"
+                                                            : "child";
         g->procs[g->nprocs++] =
             (tl_check_proc_t){.path = g->paths[i], .role = role, .pid = info.pid};
     }

@@ -389,6 +389,22 @@ static void find_launcher(tl_launch_t *l, const tl_trace_info_t *main_info)
     for (size_t i = 0; i < l->ntraces; i++)
         program |= !l->traces[i].main && !l->traces[i].execd && !l->traces[i].tool;
     l->launcher = l->ntraces && l->traces[0].main && tl_launch_tool(main_info) && program;
+    if (l->launcher || !l->ntraces || !l->traces[0].main || tl_launch_tool(main_info)) return;
+    bool tool_before = false;
+    program = false;
+    for (size_t i = 1; i < l->ntraces; i++) {
+        const tl_launch_trace_t *t = &l->traces[i];
+        tool_before |= t->pid == main_info->pid && t->tool;
+        program |= !t->execd && !t->tool && t->start_mono < main_info->start_mono;
+    }
+    l->exec_launcher = tool_before && program;
+}
+
+/* Under an exec launcher (launch.h), whether t is one of the script's:
+ * started before the main image (the main trace is l->traces[0]). */
+static bool script_started(const tl_launch_t *l, const tl_launch_trace_t *t)
+{
+    return l->exec_launcher && !t->main && t->start_mono < l->traces[0].start_mono;
 }
 
 /* Takes out of l->traces the helpers with nothing of interest, their files
@@ -400,6 +416,8 @@ static void drop_quiet(tl_launch_t *l)
     for (size_t i = 0; i < l->ntraces; i++) {
         tl_launch_trace_t *t = &l->traces[i];
         if (l->launcher && !t->main) t->quiet = t->tool;
+        /* the command's own tool image stays, for check --trace=DIR */
+        if ((t->script = script_started(l, t))) t->quiet = t->tool && t->pid != (uint64_t)l->pid;
         if (t->quiet && !l->keep_helpers && unlink(t->path) == 0) {
             l->helpers_removed++;
             continue;
@@ -500,7 +518,7 @@ bool tl_launch_run(tl_launch_t *l, char **argv, const char *const *extra_env, in
     l->main_exe[0] = '\0';
     l->run_dir[0] = '\0';
     l->others = l->helpers_removed = l->still_running = l->unstarted = 0;
-    l->launcher = l->main_execd = false;
+    l->launcher = l->exec_launcher = l->main_execd = false;
     l->traces = NULL;
     l->ntraces = 0;
     char agent[PATH_MAX];

@@ -14,9 +14,10 @@ typedef struct tl_launch_trace {
     uint64_t start_mono; /* CLOCK_MONOTONIC ns at the agent's start (the header's) */
     bool main;           /* the main trace (tl_launch_t.main_trace) */
     bool helper;         /* an earlier image of the command's pid, or another program */
-    bool quiet; /* a helper whose trace holds nothing of interest (kept with keep_helpers) */
-    bool execd; /* a later image of its pid was traced: this one ended by exec */
-    bool tool;  /* a system tool's image (tl_launch_tool) */
+    bool quiet;  /* a helper whose trace holds nothing of interest (kept with keep_helpers) */
+    bool execd;  /* a later image of its pid was traced: this one ended by exec */
+    bool tool;   /* a system tool's image (tl_launch_tool) */
+    bool script; /* started by an exec launcher's script (tl_launch_t.exec_launcher) */
 } tl_launch_trace_t;
 
 /* How many pids of processes still running tl_launch_t keeps. */
@@ -61,6 +62,13 @@ typedef struct tl_launch {
      * keep_helpers), and every other program's trace is kept, whatever it
      * made (a C test binary of 100 B is the program under test here). */
     bool launcher;
+    /* out: the main trace is a program, and an earlier image of its pid a
+     * system tool: a script that ran programs and then exec'd one
+     * (`./a; exec ./b`). The programs that started before the main image
+     * are the script's, kept and checked whatever they made, as under a
+     * launcher; the command's tool image's trace is kept too (not checked:
+     * it exec'd), so that check --trace=DIR finds the same rule. */
+    bool exec_launcher;
     /* out: the main trace ended by exec, and no later image of its pid was
      * traced: the program it became left no trace (a static or setuid
      * program, or one given TENSORLEAK_DISABLE=1) */

@@ -11,7 +11,10 @@
 # traced image exec'd a program that left no trace (static, setuid,
 # TENSORLEAK_DISABLE=1) is not checked either (exec gave its memory back):
 # alone, exit 3 as for a command that left no trace at all; before, it
-# failed (23) on the wrapper's live blocks.
+# failed (23) on the wrapper's live blocks. A script that ran programs and
+# then exec'd one (`leak; exec clean`) checks them all: before, it passed
+# (exit 0) with the first one's 292 B lost, a helper with nothing of
+# interest beside the main program that bash became.
 . "$TL_SRCDIR/tests/integration/lib.sh"
 make_tmp
 command -v timeout >/dev/null && command -v bash >/dev/null || skip "no timeout or bash"
@@ -111,4 +114,29 @@ execd_line
 "$TL" check --max-leak=0 --format=json --output=v.json -- bash -c "\"$KINDS\"; TENSORLEAK_DISABLE=1 exec \"$PYTHON3\" -c pass" >out 2>err
 "$PYTHON3" -c 'import json, sys; l = json.load(open("v.json"))["main_unchecked"]; print(l)
 sys.exit(not (l["exe"].endswith("/bash") and l["why"] == "exec"))' || fail "JSON: main_unchecked of the exec"
+
+# a script's programs, then an exec: each is checked, the run and its kept
+# directory alike; the script's exec alone (a shim) leaves no other trace
+rm -rf tensorleak-*
+"$TL" check --max-leak=0 -- bash -c "\"$KINDS\"; exec \"$LEAKS\" none" >out 2>err
+rc=$?
+[ $rc -eq 23 ] || { cat out err >&2; fail "script then exec: exit $rc, want 23"; }
+head -n1 out | grep -qx 'tensorleak check: FAILED: 1 of 2 processes exceeded a limit' ||
+    { cat out >&2; fail "script then exec: $(head -n1 out)"; }
+grep -Eq '^process [0-9]+ \(main\) check_leaks none: passed: 1 limit checked$' out ||
+    { cat out >&2; fail "script then exec: the main program's line"; }
+grep -Eq '^process [0-9]+ \(child of [0-9]+\) leak_kinds: FAILED: 1 of 1 limit exceeded$' out ||
+    { cat out >&2; fail "script then exec: the script's program's line"; }
+grep -q '  FAIL max-leak: 292 B definitely lost' out || { cat out >&2; fail "script then exec: not 292 B"; }
+kept=$(ls -d tensorleak-*) && [ -d "$kept" ] || fail "script then exec: no kept run directory"
+"$TL" check --max-leak=0 --trace="$kept" >out 2>err
+rc=$?
+[ $rc -eq 23 ] || { cat out err >&2; fail "script then exec, --trace=DIR: exit $rc, want 23"; }
+grep -q '  FAIL max-leak: 292 B definitely lost' out || { cat out >&2; fail "script then exec, --trace=DIR: not 292 B"; }
+rm -rf tensorleak-*
+"$TL" check --max-leak=0 -- bash -c "true; exec \"$LEAKS\" none" >out 2>err
+rc=$?
+[ $rc -eq 0 ] || { cat out err >&2; fail "shim: exit $rc, want 0"; }
+head -n1 out | grep -qx 'tensorleak check: passed: 1 limit checked' || { cat out >&2; fail "shim: $(head -n1 out)"; }
+grep -q "other" err && { cat err >&2; fail "shim: a trace beside the program's"; }
 exit 0

@@ -68,6 +68,18 @@ sys.exit(not (l["exe"].endswith("/timeout") and l["pid"] > 0 and l["why"] == "la
               and p["role"] == "main" and v["passed"] is False and v["processes"] == []))
 PY
 
+# JUnit says it too, as a suite's output beside the processes' suites
+"$TL" check --max-leak=0 --format=junit --trace="$TMP" >out.xml 2>err
+"$PYTHON3" - out.xml <<'PY' || fail "JUnit: the launcher's line"
+import sys, xml.etree.ElementTree as ET
+root = ET.parse(sys.argv[1]).getroot()
+s = [t for t in root.iter("testsuite") if t.get("name") == "tensorleak not checked"]
+print(root.tag, [t.get("name") for t in root.iter("testsuite")])
+out = s[0].find("system-out").text if s else ""
+sys.exit(not (root.tag == "testsuites" and len(s) == 1 and s[0].get("tests") == "0"
+              and out.startswith("not checked: process ") and "the command's own (timeout)" in out))
+PY
+
 # --main-process-only: the launcher's first program alone (the helper's
 # break test: it checked bash, and failed on bash's blocks)
 "$TL" check --max-leak=0 --main-process-only --trace="$TMP" >out 2>err

@@ -199,26 +199,34 @@ static void run_text(const tl_check_proc_t *p, size_t n, unsigned unchecked,
     for (size_t i = 0; i < n; i++)
         if (g->v[i].text) fwrite(g->v[i].text, 1, g->v[i].len, out);
     if (g->once && nchecked > 1) supp_say(o->supp, g->sb, nchecked, out);
+    /* what was not checked: said after the verdicts, in JUnit as a suite's
+     * output (a CI's page shows it beside the processes' suites) */
+    char *nc = NULL;
+    size_t nclen = 0;
+    FILE *text = out;
+    if (junit && (!several || !(text = open_memstream(&nc, &nclen)))) text = NULL;
     const char *exe = o->main_unchecked_exe ? o->main_unchecked_exe : "?";
-    if (o->main_unchecked_pid && !junit)
-        fprintf(out, "not checked: process %" PRIu64 ", the command's own (%s): %s\n",
+    if (o->main_unchecked_pid && text)
+        fprintf(text, "not checked: process %" PRIu64 ", the command's own (%s): %s\n",
                 o->main_unchecked_pid, strrchr(exe, '/') ? strrchr(exe, '/') + 1 : exe,
                 o->main_execd ? "it exec'd a program that left no trace (a static or setuid "
                                 "program, or one given TENSORLEAK_DISABLE=1); exec gave its "
                                 "memory back"
                               : "a system tool that ran the programs checked; its blocks are "
                                 "the tool's, not the program's");
-    if (unchecked && !junit)
-        fprintf(out,
+    if (unchecked && text)
+        fprintf(text,
                 "not checked: %u helper process%s with nothing of interest (a system tool, "
                 "such as a shell or a compiler, or another program that made no storage and "
                 "no block of 64 KiB or more)\n",
                 unchecked, unchecked == 1 ? "" : "es");
-    if (g->execd && !junit)
-        fprintf(out,
+    if (g->execd && text)
+        fprintf(text,
                 "not checked: %u forked process%s that exec'd an untraced program (exec gave "
                 "its memory back)\n",
                 g->execd, g->execd == 1 ? "" : "es");
+    if (text && text != out && fclose(text) == 0) tl_chk_junit_unchecked(nc, nclen, out);
+    free(nc);
     if (unread && junit) /* an error, so that no CI reads the run as passed */
         fprintf(out,
                 "<testsuite name=\"tensorleak unread traces\" tests=\"%u\" failures=\"0\" "

@@ -112,3 +112,13 @@ void tl_chk_render_junit(tl_chk_t *c, FILE *out)
     }
     fputs("</testsuite>\n", out);
 }
+
+void tl_chk_junit_unchecked(const char *text, size_t n, FILE *out)
+{
+    if (!n) return;
+    fputs("<testsuite name=\"tensorleak not checked\" tests=\"0\" failures=\"0\" "
+          "errors=\"0\">\n  <system-out>",
+          out);
+    xml_escape(text, n, out);
+    fputs("</system-out>\n</testsuite>\n", out);
+}

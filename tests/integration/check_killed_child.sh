@@ -9,7 +9,8 @@
 # launcher (a script; timeout -s KILL, killed itself with its program),
 # its first program, the run's main one in the verdict, is judged so too:
 # the first version judged that one on every live block (a helper's break
-# test), and a killed timeout was not taken for a launcher at all.
+# test), and a killed timeout was not taken for a launcher at all. Its end
+# point is "last_event" (it was "process_exit", which it never reached).
 . "$TL_SRCDIR/tests/integration/lib.sh"
 make_tmp
 cat >killer.py <<'PY'
@@ -32,6 +33,8 @@ grep -Eq '^process [0-9]+ \(child of [0-9]+\) python.*: passed: 0 limits checked
     { cat out >&2; fail "leak: the child's line"; }
 grep -Eq "$killed_note" out || { cat out >&2; fail "leak: no note"; }
 [ "$(grep -Ec "$killed_note" out)" -eq 1 ] || { cat out >&2; fail "leak: the note on the main process"; }
+# its end point is its last event, not a process exit it never reached
+grep -Eq '^  scope: end point last_event of ' out || { cat out >&2; fail "leak: the killed one's scope"; }
 
 # its peak is judged: 4 MiB over a 1 MB limit
 "$TL" check --max-leak=0 --max-peak=1MB --format=json --output=v.json -- "$PYTHON3" killer.py >out 2>err
@@ -42,9 +45,10 @@ import json, sys
 v = json.load(open(sys.argv[1]))
 c = v["processes"][0]
 names = [l["name"] for l in c["limits"]]
-print(v["killed"], c["killed"], c["finished"], c["passed"], names)
+print(v["killed"], c["killed"], c["finished"], c["passed"], names, v["point"], c["point"])
 sys.exit(not (v["killed"] is False and c["killed"] is True and c["finished"] is False
-              and c["passed"] is False and names == ["max-peak"]))
+              and c["passed"] is False and names == ["max-peak"]
+              and c["point"] == "last_event" and v["point"] != "last_event"))
 PY
 # a script that starts a server, kills it, then runs a clean program
 cat >server.py <<'PY'

@@ -389,7 +389,8 @@ size_t tl_endpoint_mark(const tl_trace_t *t, uint64_t *mark_id)
     return SIZE_MAX;
 }
 
-/* The end point's name: the MARK's, else how the trace ended. */
+/* The end point's name: the MARK's, else how the trace ended; without an
+ * END record (killed, still running, cut) its last event. */
 static const char *point_name(const tl_trace_t *t, bool script_end, uint64_t mark_id)
 {
     for (size_t i = t->nlineage; script_end && i-- > 0;) {
@@ -397,7 +398,8 @@ static const char *point_name(const tl_trace_t *t, bool script_end, uint64_t mar
         const char *name = l->type == TL_REC_MARK ? tl_endpoint_name(l->str) : NULL;
         if (name && l->a[0] == mark_id) return name;
     }
-    return t->has_end && t->end_reason == TL_END_SIGNAL ? "signal" : "process_exit";
+    if (!t->has_end) return "last_event";
+    return t->end_reason == TL_END_SIGNAL ? "signal" : "process_exit";
 }
 
 bool tl_stor_capture(tl_stor_t *st, const tl_trace_t *t, const tl_map_t *blocks, bool script_end,

@@ -96,7 +96,8 @@ typedef struct tl_problem {
 
 typedef struct tl_endpoint {
     bool script_end;            /* at the last end-point MARK (tl_endpoint_name); else trace end */
-    const char *point;          /* static: script_end, os_exit, signal or process_exit */
+    const char *point;          /* static: script_end, os_exit, signal, process_exit or
+                                   last_event (no END record) */
     uint64_t ts;                /* absolute ns (0 for an empty trace at process exit) */
     uint64_t mark_id;           /* the MARK's id when script_end */
     tl_end_storage_t *storages; /* live at the end point: bytes descending, then id */

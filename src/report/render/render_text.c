@@ -28,6 +28,9 @@ static const char *end_point_text(const char *point)
         return "script_end (the main script finished, before interpreter teardown)";
     if (!strcmp(point, "os_exit")) return "os_exit (the process called os._exit, as a worker does)";
     if (!strcmp(point, "signal")) return "signal (a fatal signal ended the process)";
+    if (!strcmp(point, "last_event"))
+        return "last_event (no END record: the process was killed, still runs, or its trace "
+               "was cut)";
     return "process exit (end of the trace)";
 }
 

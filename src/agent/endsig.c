@@ -7,6 +7,7 @@
 
 #include "agent/endsig.h"
 
+#include "agent/leakscan.h"
 #include "agent/tsd.h"
 
 #include <errno.h>
@@ -15,6 +16,7 @@
 #include <stdint.h>
 #include <string.h>
 #include <sys/uio.h>
+#include <ucontext.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -150,8 +152,51 @@ static int64_t now_ns(void)
  * first: then it is the first one again (another thread takes it and goes
  * on), which killed the process before its END (a Pool's main process
  * under `timeout ... tensorleak check`: 5 runs in 6). */
-static void on_term(int sig)
+/* Whether the instruction before pc is x86-64's `syscall` (0f 05): the
+ * thread was blocked in a system call. Read with process_vm_readv, which
+ * fails rather than faults (async-signal-safe). */
+static bool after_syscall(uint64_t pc)
 {
+    unsigned char op[2];
+    struct iovec l = {op, 2}, r = {(void *)(uintptr_t)(pc - 2), 2};
+    int saved = errno;
+    bool yes = process_vm_readv(getpid(), &l, 1, &r, 1, 0) == 2 && op[0] == 0x0f && op[1] == 0x05;
+    errno = saved;
+    return yes;
+}
+
+/* The leak scan of the END reads this thread's stack from where the
+ * signal interrupted it, with its registers as roots (leakscan.h): all the
+ * general ones when it ran the program's code; when it was blocked in a
+ * system call (pause, sleep, a wait: a SIGTERM'd process, mostly) the
+ * callee-saved ones alone (rbx, rbp, r12 to r15), as at an exit, where the
+ * scan's jmp_buf holds only those: the caller-saved ones are dead across
+ * the libc call (the C ABI) and hold stale words, such as memset's last
+ * destination inside a block the program then lost ("possibly lost"). */
+static void interrupted(void *uc)
+{
+    const ucontext_t *u = uc;
+    if (!u) return;
+#if defined(__x86_64__)
+    const greg_t *g = u->uc_mcontext.gregs;
+    static const int callee[] = {REG_RBX, REG_RBP, REG_R12, REG_R13, REG_R14, REG_R15};
+    uint64_t regs[REG_RCX + 1];
+    size_t n = 0;
+    if (after_syscall((uint64_t)g[REG_RIP]))
+        for (size_t i = 0; i < sizeof callee / sizeof callee[0]; i++)
+            regs[n++] = (uint64_t)g[callee[i]];
+    else
+        for (int i = REG_R8; i <= REG_RCX; i++) /* the 15 general registers but rsp */
+            regs[n++] = (uint64_t)g[i];
+    tl_leakscan_set_interrupted((uint64_t)g[REG_RSP], regs, n);
+#elif defined(__aarch64__)
+    tl_leakscan_set_interrupted(u->uc_mcontext.sp, u->uc_mcontext.regs, 31);
+#endif
+}
+
+static void on_term(int sig, siginfo_t *info, void *uc)
+{
+    (void)info;
     int saved = errno;
     int64_t now = now_ns(), none = 0;
     if (!atomic_compare_exchange_strong(&ending_since, &none, now)) {
@@ -163,7 +208,11 @@ static void on_term(int sig)
         errno = saved;
         return;
     }
-    if (end_and_raise(sig)) atomic_store(&tl_endsig_deferred, sig);
+    interrupted(uc);
+    if (end_and_raise(sig)) {
+        tl_leakscan_set_interrupted(0, NULL, 0);
+        atomic_store(&tl_endsig_deferred, sig);
+    }
     errno = saved; /* only reached if the default action did not end us */
 }
 
@@ -191,8 +240,8 @@ static int install(int sig)
 {
     struct sigaction ours;
     memset(&ours, 0, sizeof ours);
-    ours.sa_handler = on_term;
-    ours.sa_flags = SA_RESTART;
+    ours.sa_sigaction = on_term;
+    ours.sa_flags = SA_RESTART | SA_SIGINFO;
     sigemptyset(&ours.sa_mask);
     struct sigaction now;
     if (real_sigaction(sig, &ours, NULL) != 0) return -1;
@@ -236,7 +285,7 @@ int tl_endsig_sigaction(tl_sigaction_fn real, int sig, const struct sigaction *a
      * sysv_signal or a raw rt_sigaction replace ours unseen. */
     struct sigaction cur;
     if (real(sig, NULL, &cur) != 0) return -1;
-    bool ours = !(cur.sa_flags & SA_SIGINFO) && cur.sa_handler == on_term;
+    bool ours = (cur.sa_flags & SA_SIGINFO) && cur.sa_sigaction == on_term;
     bool dfl = act && !(act->sa_flags & SA_SIGINFO) && act->sa_handler == SIG_DFL;
     if (!ours) {
         /* The program's handler (or SIG_IGN) stands; SIG_DFL gives the signal back to us. */

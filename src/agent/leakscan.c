@@ -506,6 +506,30 @@ static void scan_inherited(void *ctx, const tl_live_entry_t *e)
     scan_range(s, e->ptr, e->ptr + e->size, false);
 }
 
+static uint64_t int_sp, int_regs[TL_LEAKSCAN_REGS];
+static size_t int_nregs;
+
+void tl_leakscan_set_interrupted(uint64_t sp, const uint64_t *regs, size_t nregs)
+{
+    if (nregs > TL_LEAKSCAN_REGS) nregs = TL_LEAKSCAN_REGS;
+    for (size_t i = 0; i < nregs; i++)
+        int_regs[i] = regs[i];
+    int_nregs = sp ? nregs : 0;
+    int_sp = sp;
+}
+
+/* Where the scan reads the current thread's stack from: the interrupted
+ * sp (tl_leakscan_set_interrupted) when it lies above the scan's frame on
+ * this stack (the handler runs on the thread's stack: within 1 MiB), else
+ * sp; its registers then scanned as a root. */
+static uint64_t stack_from(scan_t *s, uint64_t sp)
+{
+    if (!int_sp || int_sp <= sp || int_sp - sp > ((uint64_t)1 << 20)) return sp;
+    s->root_bytes += int_nregs * 8;
+    scan_range(s, (uintptr_t)int_regs, (uintptr_t)(int_regs + int_nregs), false);
+    return int_sp;
+}
+
 /* The scan proper, below the caller's frame that holds the registers. */
 __attribute__((noinline)) static bool run(const uintptr_t excl[2][2], tl_leakscan_emit_fn emit,
                                           void *ctx, tl_leakscan_stats_t *st, uint64_t sp)
@@ -541,7 +565,7 @@ __attribute__((noinline)) static bool run(const uintptr_t excl[2][2], tl_leaksca
     }
     s.n = m;
     filter_build(&s);
-    scan_roots(&s, sp, text, TEXT_CAP);
+    scan_roots(&s, stack_from(&s, sp), text, TEXT_CAP);
     scan_environ(&s);
     tl_live_inherited_foreach(scan_inherited, &s);
     st->root_bytes = s.root_bytes;

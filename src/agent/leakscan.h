@@ -34,6 +34,19 @@ void tl_leakscan_on_munmap(const void *addr, size_t len);
  * since)? The agent's own mappings (vm.h) never are. Lock-free; for tests. */
 bool tl_leakscan_has_mapping(const void *addr);
 
+/* The context a fatal signal interrupted on the thread that will run the
+ * scan (endsig.c, before its END): that thread's stack pointer there and
+ * its general registers (copied, at most TL_LEAKSCAN_REGS words). The scan
+ * then reads that thread's stack from sp up, not from its own frame: the
+ * kernel's signal frame and the red zone below sp hold stale words, such as
+ * a returned function's local still pointing at the block it lost (a
+ * SIGTERM'd process's last leak was "still reachable"); the registers are
+ * a root instead. sp 0 forgets it (the signal's END was deferred: the scan
+ * then runs where the agent is left). Async-signal-safe; one scan at a time
+ * (the END's). */
+#define TL_LEAKSCAN_REGS 32
+void tl_leakscan_set_interrupted(uint64_t sp, const uint64_t *regs, size_t nregs);
+
 typedef struct tl_leakscan_stats {
     uint64_t blocks;      /* live blocks classified */
     uint64_t lost_blocks; /* of them not reachable (emitted) */

@@ -6,6 +6,13 @@
 # a C test binary losing 100 B as its last malloc, under a wrapper script
 # too, and a DataLoader worker losing 555 B through ctypes (3 runs of 3).
 # It now keeps the pointer complemented (src/agent/wcursor.h).
+# A process ended by SIGTERM while waiting in pause() had its last lost
+# block "still reachable" (the scan read its stack from the handler's
+# frame: the red zone below the interrupted sp held the returned
+# function's local), then "possibly lost" (memset's last destination, an
+# interior pointer, in a caller-saved register): now definitely lost, its
+# stack read from the interrupted sp and, in a system call, only the
+# callee-saved registers read (src/agent/endsig.c).
 . "$TL_SRCDIR/tests/integration/lib.sh"
 make_tmp
 LAST="$TL_BUILDDIR/tests/workloads/last_leak"
@@ -14,8 +21,17 @@ line=$(grep -n 'lost here' "$SRC_WL/last_leak.c" | cut -d: -f1)
 "$TL" check --max-leak=0 -- "$LAST" >out 2>err
 rc=$?
 [ $rc -eq 23 ] || { cat out err >&2; fail "last_leak: exit $rc, want 23"; }
-grep -q "^  100 B in 1 block in main (last_leak.c:$line); definitely lost 100 B$" out ||
+grep -q "^  100 B in 1 block in lose (last_leak.c:$line); definitely lost 100 B$" out ||
     { cat out >&2; fail "last_leak: not 100 B definitely lost at line $line"; }
+
+# a child's, ended by its parent's SIGTERM in pause() (3 runs of 3 before)
+"$TL" check --max-leak=0 -- "$LAST" term >out 2>err
+rc=$?
+[ $rc -eq 23 ] || { cat out err >&2; fail "term: exit $rc, want 23"; }
+grep -Eq '^process [0-9]+ \(child of [0-9]+\) last_leak term: FAILED: 1 of 1 limit exceeded$' out ||
+    { cat out >&2; fail "term: the child's line"; }
+grep -q "^  100 B in 1 block in lose (last_leak.c:$line); definitely lost 100 B$" out ||
+    { cat out >&2; fail "term: not 100 B definitely lost at line $line"; }
 
 # under a wrapper (a launcher: the program is checked)
 printf '#!/bin/sh\nset -e\n"%s"\necho tests done\n' "$LAST" >wrap.sh && chmod +x wrap.sh

@@ -176,6 +176,7 @@ START_TEST(endsig_kernel_decides)
     fake_int = with_handler(SIG_DFL);
     tl_endsig_init(fake_sigaction, NULL);
     void (*ours)(int) = fake_int.sa_handler;
+    struct sigaction ours_act = fake_int; /* the handler with its flags (SA_SIGINFO) */
     ck_assert_ptr_ne((void *)ours, (void *)SIG_DFL);
     fake_int = with_handler(dummy_handler); /* unseen by the hooks */
     struct sigaction seen;
@@ -188,7 +189,7 @@ START_TEST(endsig_kernel_decides)
     /* and the other way: ours back in the kernel while the flag says not */
     struct sigaction mine = with_handler(dummy_handler);
     ck_assert_int_eq(tl_endsig_sigaction(fake_sigaction, SIGTERM, &mine, NULL), 0);
-    fake_term.sa_handler = ours; /* a vfork child's SIG_DFL left ours in the parent */
+    fake_term = ours_act; /* a vfork child's SIG_DFL left ours in the parent */
     ck_assert_int_eq(tl_endsig_sigaction(fake_sigaction, SIGTERM, NULL, &seen), 0);
     ck_assert_ptr_eq((void *)seen.sa_handler, (void *)SIG_DFL);
 }

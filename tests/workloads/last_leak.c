@@ -2,17 +2,55 @@
  * allocation: nothing is allocated after it, so the agent's per-thread
  * state still holds its address at exit unless it keeps none a scan
  * reads (tests/integration/check_last_leak.sh).
+ *
+ * "last_leak term": a forked child loses the block (memset leaves its
+ * address inside the block in a caller-saved register), waits in pause()
+ * and is ended by its parent's SIGTERM; the parent exits 0 after it.
  */
 /* The expected lines assume no optimisation, whatever CFLAGS say. */
 #pragma GCC optimize("O0")
 
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
-int main(void)
+static void lose(void)
 {
     char *p = malloc(100); /* lost here */
     if (p) memset(p, 1, 100);
     p = NULL;
+}
+
+/* The child loses the block and waits for the signal; a flag in shared
+ * memory (a store: no call that would overwrite the registers) says when. */
+static int term(void)
+{
+    volatile int *ready =
+        mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (ready == MAP_FAILED) return 2;
+    pid_t c = fork();
+    if (c < 0) return 2;
+    if (c == 0) {
+        lose();
+        *ready = 1;
+        for (;;)
+            pause();
+    }
+    for (int i = 0; i < 30000 && !*ready; i++)
+        usleep(1000);
+    usleep(50000); /* into pause() */
+    kill(c, SIGTERM);
+    int st;
+    waitpid(c, &st, 0);
+    return WIFSIGNALED(st) && WTERMSIG(st) == SIGTERM ? 0 : 3;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc > 1 && !strcmp(argv[1], "term")) return term();
+    lose();
     return 0;
 }

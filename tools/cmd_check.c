@@ -50,9 +50,9 @@ static void say_still_running(const tl_launch_t *l, unsigned wait_s)
     char pids[TL_SETTLE_PIDS_LEN];
     tl_settle_pids(pids, l->running_pids, l->still_running);
     tl_say("%u process%s of the run still running %u s after it ended (pid %s): checked at "
-           "%s last recorded event, without a leak scan",
+           "%s last recorded event, %s leaks not judged",
            l->still_running, l->still_running == 1 ? "" : "es", wait_s, pids,
-           l->still_running == 1 ? "its" : "their");
+           l->still_running == 1 ? "its" : "their", l->still_running == 1 ? "its" : "their");
 }
 
 /* One line: how many other processes --main-process-only left out. */

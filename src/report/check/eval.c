@@ -411,10 +411,11 @@ static bool measure(tl_chk_t *c)
     uint64_t until_ts = c->region ? c->region->last_end_ts : c->a.model.end.ts;
     credit(c, s, n);
     c->killed = tl_chk_killed(c);
+    c->running = tl_chk_running(c);
     for (unsigned k = 0; k < TL_LIMIT_COUNT; k++) {
         bool at_end = k == TL_LIMIT_LEAK || k == TL_LIMIT_LEAK_STORAGE || k == TL_LIMIT_PINNED ||
                       k == TL_LIMIT_PROBLEM;
-        c->lim[k].checked = o->set[k] && !(c->killed && at_end);
+        c->lim[k].checked = o->set[k] && !((c->killed || c->running) && at_end);
         c->lim[k].limit = o->limit[k];
     }
     if (measure_groups(c, s, n, from_ts, until_ts)) return true;

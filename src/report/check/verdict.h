@@ -91,6 +91,10 @@ typedef struct tl_chk {
      * LeakSanitizer report no leak of a killed process either; the others
      * are, up to its last recorded event (tl_chk_killed). */
     bool killed;
+    /* a run's other process still running when checked (no END record
+     * yet, past --wait): its end point has not come, so its leak limits
+     * are not judged either (tl_chk_running) */
+    bool running;
     /* --max-leak with the agent's leak scan: bytes at the end point (not
      * suppressed) by tl_leak_kind_t, and the kinds counted (a mask) */
     bool leak_scan;
@@ -135,6 +139,14 @@ static inline bool tl_chk_killed(const tl_chk_t *c)
 {
     bool other = tl_chk_other_process(c) || (c->o->proc && c->o->main_unchecked_pid);
     return other && !c->a.trace.has_end && !c->a.trace.running && !c->region;
+}
+
+/* Whether c is a run's other process that still ran when its trace was
+ * read (no END record yet: a daemon past --wait). */
+static inline bool tl_chk_running(const tl_chk_t *c)
+{
+    bool other = tl_chk_other_process(c) || (c->o->proc && c->o->main_unchecked_pid);
+    return other && !c->a.trace.has_end && c->a.trace.running && !c->region;
 }
 
 /* Whether c is the run's verdict (its main process's) in a run some of

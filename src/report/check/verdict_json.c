@@ -189,6 +189,8 @@ static void head_json(tl_chk_t *c, tl_json_t *j)
     tl_json_bool(j, c->a.trace.has_end);
     tl_json_key(j, "killed"); /* its leak limits not judged (verdict.h) */
     tl_json_bool(j, c->killed);
+    tl_json_key(j, "running"); /* the same, still running past --wait */
+    tl_json_bool(j, c->running);
     tl_json_key(j, "exact");
     tl_json_bool(j, tl_chk_exact(c));
     tl_json_key(j, "point");

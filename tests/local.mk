@@ -19,7 +19,7 @@ TESTS += tests/unit/test_common
 
 check_PROGRAMS += tests/unit/test_tools
 tests_unit_test_tools_SOURCES = tests/unit/test_tools.c tools/size.c tools/size.h tools/procs.c \
-	tools/procs.h
+	tools/procs.h tools/project.c tools/project.h
 tests_unit_test_tools_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_tools_LDADD = $(CHECK_LIBS) -lm
 TESTS += tests/unit/test_tools

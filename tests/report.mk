@@ -214,6 +214,8 @@ EXTRA_DIST += tests/integration/run_agent_path.sh
 # a launcher command (bash, timeout): its program checked, not the tool
 TESTS += tests/integration/check_launcher.sh
 EXTRA_DIST += tests/integration/check_launcher.sh
+TESTS += tests/integration/check_own_programs.sh
+EXTRA_DIST += tests/integration/check_own_programs.sh
 
 # a leak whose address only freed Python objects hold (CPython's pools)
 TESTS += tests/integration/check_stale_slot.sh

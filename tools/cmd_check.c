@@ -294,7 +294,8 @@ static int dir_procs(gate_t *g)
         /* a program the script ran before it exec'd the main one */
         bool script = exec_launcher && info.start_mono < main_info.start_mono;
         if (launcher || script ? tl_launch_tool(&info)
-                               : helper && tl_launch_trace_quiet(g->paths[i])) {
+                               : helper && !tl_launch_own(&info, &main_info) &&
+                                     tl_launch_trace_quiet(g->paths[i])) {
             g->unchecked++;
             continue;
         }

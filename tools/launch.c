@@ -15,6 +15,7 @@
 #include "report/cmd/report.h"
 #include "report/pipeline.h"
 #include "tools/outfile.h"
+#include "tools/project.h"
 #include "tools/run_notes.h"
 #include "tools/settle.h"
 #include "tools/say.h"
@@ -315,6 +316,11 @@ bool tl_launch_tool(const tl_trace_info_t *info)
     return system_tool(info);
 }
 
+bool tl_launch_own(const tl_trace_info_t *info, const tl_trace_info_t *main)
+{
+    return info->has_process && !system_tool(info) && tl_project_program(info->exe, main->cwd);
+}
+
 /* launch.h. Such traces use a few chunks (the header says how many):
  * bigger ones are not even read. Read through the pipeline, like every
  * trace (pipeline.h). */
@@ -468,7 +474,8 @@ static bool find_traces(const char *dir, tl_launch_t *l)
         tl_launch_trace_t *t = &l->traces[l->ntraces - 1];
         t->helper = info.pid == (uint64_t)main_pid || !found || strcmp(info.exe, l->main_exe);
         t->tool = tl_launch_tool(&info);
-        t->quiet = t->helper && tl_launch_trace_quiet(path);
+        t->quiet = t->helper && !(found && tl_launch_own(&info, &main_info)) &&
+                   tl_launch_trace_quiet(path);
     }
     closedir(d);
     for (size_t i = 0; i < l->ntraces; i++)

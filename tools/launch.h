@@ -127,6 +127,12 @@ bool tl_launch_trace_quiet(const char *path);
 struct tl_trace_info;
 bool tl_launch_tool(const struct tl_trace_info *info);
 
+/* Whether info is a program of the project's own (project.h), by the
+ * working directory of the run's main process (main, its trace's): not a
+ * system tool, its executable under that directory. Checked whatever it
+ * made: never a helper with nothing of interest. */
+bool tl_launch_own(const struct tl_trace_info *info, const struct tl_trace_info *main);
+
 /* Frees l->traces (the files stay). */
 void tl_launch_free(tl_launch_t *l);
 

@@ -7,6 +7,8 @@ tensorleak_SOURCES = \
 	tools/cmd_run.c \
 	tools/launch.c \
 	tools/launch.h \
+	tools/project.c \
+	tools/project.h \
 	tools/procs.c \
 	tools/procs.h \
 	tools/settle.c \

@@ -207,11 +207,12 @@ static bool trace_open(void)
         tl_clock.tsc ? "tsc" : "monotonic", sample_str, big_str,    host};
     size_t nopts = 8;
     /* A distributed job's place of this process, as torchrun (and
-     * torch.distributed's env:// init) set it: the reporter's "rank N". */
+     * torch.distributed's env:// init) set it: the reporter's "rank N"; the
+     * working directory (check: a run's programs built in it are its own). */
     static const char *const dist[] = {"RANK", "LOCAL_RANK", "WORLD_SIZE"};
-    static const char *const dist_keys[] = {"rank", "local_rank", "world_size"};
-    for (size_t i = 0; i < 3; i++) {
-        const char *v = getenv(dist[i]);
+    static const char *const dist_keys[] = {"rank", "local_rank", "world_size", "cwd"};
+    for (size_t i = 0; i < 4; i++) {
+        const char *v = i < 3 ? getenv(dist[i]) : cwd;
         if (v && *v) {
             keys[nopts] = dist_keys[i];
             values[nopts++] = v;
@@ -414,7 +415,6 @@ void tl_agent_init(void)
         say("cannot map the live block table; using mode ", "all", "");
         cfg.mode = TL_MODE_ALL;
     }
-
     if (!getcwd(cwd, sizeof cwd)) cwd[0] = '\0';
     struct utsname u;
     if (uname(&u) == 0) {

@@ -1,8 +1,9 @@
 /* test_tools.c - Check suites for the CLI's helpers: size parsing, and
- * finding a run's processes in /proc. */
+ * finding a run's processes in /proc, a project's own programs. */
 #include "config.h"
 #include "tools/procs.h"
 #include "common/session_mark.h"
+#include "tools/project.h"
 #include "tools/size.h"
 #include "tests/unit/check_main.h"
 
@@ -14,6 +15,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -334,4 +336,47 @@ static Suite *make_procs_suite(void)
     return s;
 }
 
-TL_CHECK_MAIN(make_size_suite, make_procs_suite)
+/* A project's own program: under the working directory, out of Python
+ * environments; never with "/" or "" for the directory. */
+START_TEST(project_program)
+{
+    char dir[] = "/tmp/tl-project-XXXXXX", p[256];
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(p, sizeof p, "%s/venv", dir);
+    ck_assert_int_eq(mkdir(p, 0700), 0);
+    snprintf(p, sizeof p, "%s/venv/pyvenv.cfg", dir);
+    FILE *f = fopen(p, "w");
+    ck_assert_ptr_nonnull(f);
+    fclose(f);
+    snprintf(p, sizeof p, "%s/build/test_a", dir);
+    ck_assert(tl_project_program(p, dir));
+    char slash[256];
+    snprintf(slash, sizeof slash, "%s/", dir);
+    ck_assert(tl_project_program(p, slash));
+    snprintf(p, sizeof p, "%s/venv/bin/ninja", dir);
+    ck_assert(!tl_project_program(p, dir));
+    snprintf(p, sizeof p, "%s/lib/site-packages/triton/bin/ptxas", dir);
+    ck_assert(!tl_project_program(p, dir));
+    snprintf(p, sizeof p, "%sx/test_a", dir); /* a sibling that starts alike */
+    ck_assert(!tl_project_program(p, dir));
+    ck_assert(!tl_project_program("/usr/bin/bash", "/"));
+    ck_assert(!tl_project_program("/usr/bin/bash", ""));
+    ck_assert(!tl_project_program("/usr/bin/bash", "/usr/lib"));
+    snprintf(p, sizeof p, "%s/venv/pyvenv.cfg", dir);
+    unlink(p);
+    snprintf(p, sizeof p, "%s/venv", dir);
+    rmdir(p);
+    rmdir(dir);
+}
+END_TEST
+
+static Suite *make_project_suite(void)
+{
+    Suite *s = suite_create("project");
+    TCase *tc = tcase_create("own");
+    tcase_add_test(tc, project_program);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+TL_CHECK_MAIN(make_size_suite, make_procs_suite, make_project_suite)

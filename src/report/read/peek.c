@@ -22,8 +22,17 @@ static void copy_run(char *dst, tl_bytes_t b)
     dst[n] = '\0'; /* an embedded NUL cuts it shorter, harmlessly */
 }
 
+/* The OPTIONS record's "cwd" into info. */
+static void take_cwd(const tl_record_t *rec, tl_trace_info_t *info)
+{
+    for (uint64_t i = 0; i < rec->u.options.count; i++)
+        if (rec->u.options.key[i].n == 3 && !memcmp(rec->u.options.key[i].p, "cwd", 3))
+            copy_run(info->cwd, rec->u.options.value[i]);
+}
+
 /* Look for a PROCESS record in one chunk's n bytes (of chunk_bytes when
- * whole); true when found. */
+ * whole), and the OPTIONS record after it in the chunk (the agent writes
+ * them one after the other); true when found. */
 static bool scan_chunk(const uint8_t *c, size_t n, uint32_t chunk_bytes, tl_trace_info_t *info,
                        tl_record_t *rec, uint64_t *frames)
 {
@@ -32,18 +41,21 @@ static bool scan_chunk(const uint8_t *c, size_t n, uint32_t chunk_bytes, tl_trac
     tl_rec_state_t st = {0};
     for (size_t off = 0; off < ck.len;) {
         long r = tl_rec_decode(ck.data + off, ck.len - off, rec, frames, &st);
-        if (r <= 0) return false;
+        if (r <= 0) return info->has_process;
         off += (size_t)r;
+        if (rec->type == TL_REC_OPTIONS && info->has_process) {
+            take_cwd(rec, info);
+            return true;
+        }
         if (rec->type == TL_REC_PROCESS) {
             info->has_process = true;
             info->pid = rec->u.process.pid;
             info->ppid = rec->u.process.ppid;
             copy_run(info->exe, rec->u.process.exe);
             if (rec->u.process.argc > 0) copy_run(info->argv0, rec->u.process.argv[0]);
-            return true;
         }
     }
-    return false;
+    return info->has_process;
 }
 
 /* The first chunks of a compressed trace (zchunk.h), inflated into chunk

@@ -358,10 +358,14 @@ typedef struct tl_trace_info {
     bool has_process;        /* a PROCESS record was found (exe, argv0 valid) */
     char exe[TL_TRACE_INFO_STR];
     char argv0[TL_TRACE_INFO_STR];
+    /* the working directory at the agent's start (OPTIONS "cwd", in the
+     * PROCESS record's chunk), "" when not recorded (before stop 45) */
+    char cwd[TL_TRACE_INFO_STR];
 } tl_trace_info_t;
 
 /* Fill *info from the trace at path, reading only the header and the chunks
- * up to the first PROCESS record (at most 64 chunks). Returns 0,
+ * up to the first PROCESS record (at most 64 chunks) and that chunk's
+ * OPTIONS. Returns 0,
  * TL_STATUS_NO_TRACE (cannot open/read) or TL_STATUS_BAD_TRACE (not a trace,
  * wrong version, corrupt header). Prints nothing. */
 tl_status_t tl_trace_peek(const char *path, tl_trace_info_t *info);

@@ -1,0 +1,49 @@
+#!/bin/sh
+# check_own_programs.sh - a program the run built in its working directory
+# is the project's own (tools/project.h): a Python driver's C test binary
+# is checked whatever it made. Before, a C helper that made no storage and
+# no block of 64 KiB or more was a "helper with nothing of interest", left
+# out: `check -- python3 driver.py` passed (exit 0) with 292 B lost in the
+# binary it ran, and with 57 MiB lost in blocks of 60 KB (a helper's break
+# test, 3 runs of 3). One in a Python environment (a venv's, a package's
+# bundled binary) or out of the working directory is still left out when it
+# made nothing of interest; check --trace=DIR of the kept run judges alike.
+. "$TL_SRCDIR/tests/integration/lib.sh"
+make_tmp
+mkdir -p bin venv/bin sub
+cp "$TL_BUILDDIR/tests/workloads/leak_kinds" bin/ && cp bin/leak_kinds venv/bin/ ||
+    hard_error "cannot copy leak_kinds"
+: >venv/pyvenv.cfg
+cat >driver.py <<'PY'
+import os, subprocess, sys
+subprocess.run([os.path.abspath(sys.argv[1])], check=True)
+PY
+own_line='^process [0-9]+ \(helper of [0-9]+\) leak_kinds: FAILED: 1 of 1 limit exceeded$'
+left_out='^not checked: 1 helper process with nothing of interest'
+
+"$TL" check --max-leak=0 -- "$PYTHON3" driver.py bin/leak_kinds >out 2>err
+rc=$?
+[ $rc -eq 23 ] || { cat out err >&2; fail "own: exit $rc, want 23"; }
+grep -Eq "$own_line" out || { cat out >&2; fail "own: the program's line"; }
+grep -q '  FAIL max-leak: 292 B definitely lost or indirectly lost' out ||
+    { cat out >&2; fail "own: not 292 B"; }
+kept=$(ls -d tensorleak-*) && [ -d "$kept" ] || fail "own: no kept run directory"
+"$TL" check --max-leak=0 --trace="$kept" >out 2>err
+rc=$?
+[ $rc -eq 23 ] || { cat out err >&2; fail "own, --trace=DIR: exit $rc, want 23"; }
+grep -Eq "$own_line" out || { cat out >&2; fail "own, --trace=DIR: the program's line"; }
+rm -rf tensorleak-*
+
+# in a Python environment under the working directory: left out
+"$TL" check --max-leak=0 -- "$PYTHON3" driver.py venv/bin/leak_kinds >out 2>err
+rc=$?
+[ $rc -eq 0 ] || { cat out err >&2; fail "venv: exit $rc, want 0"; }
+grep -Eq "$left_out" out || { cat out >&2; fail "venv: not left out"; }
+
+# out of the working directory: left out
+cd sub || hard_error "no sub"
+"$TL" check --max-leak=0 -- "$PYTHON3" ../driver.py ../bin/leak_kinds >out 2>err
+rc=$?
+[ $rc -eq 0 ] || { cat out err >&2; fail "out of cwd: exit $rc, want 0"; }
+grep -Eq "$left_out" out || { cat out >&2; fail "out of cwd: not left out"; }
+exit 0

@@ -1,0 +1,41 @@
+/* project.c - a run's own programs (project.h). */
+#include "config.h"
+#include "tools/project.h"
+
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+/* Whether the directory dir (len bytes of it) is a Python environment or
+ * package: its last component site-packages or dist-packages, or a
+ * pyvenv.cfg or conda-meta in it. */
+static bool python_env(const char *dir, size_t len)
+{
+    const char *base = dir + len;
+    while (base > dir && base[-1] != '/')
+        base--;
+    size_t bl = (size_t)(dir + len - base);
+    if ((bl == 13 && !strncmp(base, "site-packages", 13)) ||
+        (bl == 13 && !strncmp(base, "dist-packages", 13)))
+        return true;
+    char p[PATH_MAX];
+    static const char *const marks[] = {"pyvenv.cfg", "conda-meta"};
+    for (size_t i = 0; i < sizeof marks / sizeof marks[0]; i++) {
+        int k = snprintf(p, sizeof p, "%.*s/%s", (int)len, dir, marks[i]);
+        if (k > 0 && (size_t)k < sizeof p && access(p, F_OK) == 0) return true;
+    }
+    return false;
+}
+
+bool tl_project_program(const char *exe, const char *cwd)
+{
+    size_t n = strlen(cwd);
+    while (n > 1 && cwd[n - 1] == '/')
+        n--;
+    if (n <= 1 || cwd[0] != '/' || strncmp(exe, cwd, n) || exe[n] != '/') return false;
+    /* cwd itself, then each directory below it that holds exe */
+    for (const char *s = exe + n; s; s = strchr(s + 1, '/'))
+        if (python_env(exe, (size_t)(s - exe))) return false;
+    return true;
+}

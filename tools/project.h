@@ -1,0 +1,19 @@
+/* project.h - a run's own programs: those built in its working directory. */
+#ifndef TL_PROJECT_H
+#define TL_PROJECT_H
+
+#include <stdbool.h>
+
+/* Whether the executable at exe (an absolute path: a PROCESS record's) is
+ * one of the project's own: under cwd (the run's working directory, its
+ * main process's OPTIONS "cwd"; never for "" or "/"), and no directory from
+ * cwd down to it is a Python environment or package (named site-packages
+ * or dist-packages, or holding a pyvenv.cfg or conda-meta: a venv's or
+ * conda's programs, a package's bundled binaries such as triton's ptxas).
+ * check checks such a program whatever it made (a C test binary of 100 B
+ * a pytest runs is the program under test), where another helper with
+ * nothing of interest is left out (launch.h). The caller leaves system
+ * tools out first. Reads the file system (access); thread-safe. */
+bool tl_project_program(const char *exe, const char *cwd);
+
+#endif

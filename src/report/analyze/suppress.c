@@ -76,13 +76,17 @@ static const struct {
     {"^at::native::mkldnn::clear_computation_cache(", false,
      "oneDNN's computation cache (a function-local static made on its first clear)", false},
     /* shells and make free little at exit by design (bash leaves definitely
-     * lost blocks at every exit): a rule per executable, matched by the
-     * module path of any frame, so every block the shell itself made; a
+     * lost blocks at every exit): a rule per system executable (anchored:
+     * a project's own ./bin/make is not one), matched by the module path of
+     * any frame, so every block the shell itself made; a
      * launcher's are never checked (docs/ci.md), these cover a command that
      * ran system tools alone (`check -- bash -c "ls"`) */
-    {"/bin/bash$", false, "bash's own blocks (a shell frees little at exit)", false},
-    {"/bin/dash$", false, "dash's own blocks (a shell frees little at exit)", false},
-    {"/bin/make$", false, "make's own blocks (make frees little at exit)", false},
+    {"^/usr/bin/bash$", false, "bash's own blocks (a shell frees little at exit)", false},
+    {"^/bin/bash$", false, "bash's own blocks (a shell frees little at exit)", false},
+    {"^/usr/bin/dash$", false, "dash's own blocks (a shell frees little at exit)", false},
+    {"^/bin/dash$", false, "dash's own blocks (a shell frees little at exit)", false},
+    {"^/usr/bin/make$", false, "make's own blocks (make frees little at exit)", false},
+    {"^/bin/make$", false, "make's own blocks (make frees little at exit)", false},
     /* torch >= 2: c10's registry creates the Python interpreter hooks once,
      * into the static of getPyInterpreterHooks() */
     {"^c10::impl::getPyInterpreterHooks(", false,

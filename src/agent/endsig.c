@@ -11,6 +11,7 @@
 #include "agent/tsd.h"
 
 #include <errno.h>
+#include <link.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -152,11 +153,35 @@ static int64_t now_ns(void)
  * first: then it is the first one again (another thread takes it and goes
  * on), which killed the process before its END (a Pool's main process
  * under `timeout ... tensorleak check`: 5 runs in 6). */
-/* Whether the instruction before pc is x86-64's `syscall` (0f 05): the
- * thread was blocked in a system call. Read with process_vm_readv, which
- * fails rather than faults (async-signal-safe). */
+/* libc's loaded range (the object that holds getppid), learnt at init:
+ * dl_iterate_phdr is not async-signal-safe. */
+static uintptr_t libc_lo, libc_hi;
+
+static int libc_range(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    (void)size;
+    uintptr_t want = (uintptr_t)arg, lo = UINTPTR_MAX, hi = 0;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type != PT_LOAD) continue;
+        uintptr_t a = info->dlpi_addr + ph->p_vaddr;
+        if (a < lo) lo = a;
+        if (a + ph->p_memsz > hi) hi = a + ph->p_memsz;
+    }
+    if (want < lo || want >= hi) return 0;
+    libc_lo = lo;
+    libc_hi = hi;
+    return 1;
+}
+
+/* Whether the thread was blocked in a system call of libc's: pc in libc,
+ * after x86-64's `syscall` (0f 05). A system call the program made inline
+ * (its own code) may keep live pointers in any register the kernel
+ * preserves. Read with process_vm_readv, which fails rather than faults
+ * (async-signal-safe). */
 static bool after_syscall(uint64_t pc)
 {
+    if (pc < libc_lo || pc >= libc_hi) return false;
     unsigned char op[2];
     struct iovec l = {op, 2}, r = {(void *)(uintptr_t)(pc - 2), 2};
     int saved = errno;
@@ -255,6 +280,7 @@ void tl_endsig_init(tl_sigaction_fn real, bool (*on_signal)(int sig, bool scan_r
     if (!real) return;
     real_sigaction = real;
     end_trace = on_signal;
+    dl_iterate_phdr(libc_range, (void *)(uintptr_t)&getppid);
     for (int i = 0; i < NSIGS; i++) {
         struct sigaction cur;
         if (real(sigs[i], NULL, &cur) != 0 || (cur.sa_flags & SA_SIGINFO) ||

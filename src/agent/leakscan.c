@@ -1,10 +1,9 @@
 /* leakscan.c - classify the live blocks at exit as valgrind's memcheck
  * does (see leakscan.h), by a conservative scan of the process's roots.
  *
- * Runs once, in finish(), with the reentrancy guard held: its own memory
- * comes from vm.c (left out of the roots with the agent's other mappings), memory is read through
- * process_vm_readv (a page unmapped meanwhile is skipped, never a fault). No stdio.
- */
+ * Runs once, in finish(), with the reentrancy guard held: its own memory comes from vm.c (left
+ * out of the roots with the agent's other mappings), memory is read through process_vm_readv
+ * (a page unmapped meanwhile is skipped, never a fault). No stdio. */
 #include <config.h> /* autoconf first: _GNU_SOURCE */
 
 #include "agent/leakscan.h"
@@ -19,7 +18,6 @@
 #include "agent/deadstacks.h"
 #include "agent/live.h"
 #include "agent/vm.h"
-
 /* --- mappings made through the interposed mmap --- */
 
 #define MAPS_MAX 16384
@@ -511,17 +509,15 @@ static size_t int_nregs;
 
 void tl_leakscan_set_interrupted(uint64_t sp, const uint64_t *regs, size_t nregs)
 {
-    if (nregs > TL_LEAKSCAN_REGS) nregs = TL_LEAKSCAN_REGS;
-    for (size_t i = 0; i < nregs; i++)
+    int_nregs = sp ? (nregs < TL_LEAKSCAN_REGS ? nregs : TL_LEAKSCAN_REGS) : 0;
+    for (size_t i = 0; i < int_nregs; i++)
         int_regs[i] = regs[i];
-    int_nregs = sp ? nregs : 0;
     int_sp = sp;
 }
 
-/* Where the scan reads the current thread's stack from: the interrupted
- * sp (tl_leakscan_set_interrupted) when it lies above the scan's frame on
- * this stack (the handler runs on the thread's stack: within 1 MiB), else
- * sp; its registers then scanned as a root. */
+/* Where the scan reads the current thread's stack from: the interrupted sp
+ * (leakscan.h) when above the scan's frame on this stack (within 1 MiB),
+ * its registers then a root; else sp. */
 static uint64_t stack_from(scan_t *s, uint64_t sp)
 {
     if (!int_sp || int_sp <= sp || int_sp - sp > ((uint64_t)1 << 20)) return sp;

@@ -31,7 +31,8 @@ include tests/report.mk
 WORKLOAD_CFLAGS = -g -O0 -fno-omit-frame-pointer -fno-inline -fno-optimize-sibling-calls -pthread
 check_PROGRAMS += tests/workloads/leaky_threads tests/workloads/fork_leaks tests/workloads/fork_three \
 	tests/workloads/env_churn tests/workloads/env_child tests/workloads/fork_holder \
-	tests/workloads/last_leak
+	tests/workloads/last_leak \
+	tests/workloads/reg_live
 tests_workloads_leaky_threads_SOURCES = tests/workloads/leaky_threads.c
 tests_workloads_leaky_threads_CFLAGS = $(WORKLOAD_CFLAGS)
 tests_workloads_fork_leaks_SOURCES = tests/workloads/fork_leaks.c
@@ -46,6 +47,8 @@ tests_workloads_fork_holder_SOURCES = tests/workloads/fork_holder.c
 tests_workloads_fork_holder_CFLAGS = $(WORKLOAD_CFLAGS)
 tests_workloads_last_leak_SOURCES = tests/workloads/last_leak.c
 tests_workloads_last_leak_CFLAGS = $(WORKLOAD_CFLAGS)
+tests_workloads_reg_live_SOURCES = tests/workloads/reg_live.c
+tests_workloads_reg_live_CFLAGS = -g -O2
 TESTS += \
 	tests/integration/run_c_leaks.sh \
 	tests/integration/run_fork.sh \

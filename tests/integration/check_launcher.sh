@@ -80,6 +80,18 @@ sys.exit(not (root.tag == "testsuites" and len(s) == 1 and s[0].get("tests") == 
               and out.startswith("not checked: process ") and "the command's own (timeout)" in out))
 PY
 
+# ... and a lone suite in its own <system-out>: ls, a helper not checked
+"$TL" check --max-leak=0 --format=junit -- bash -c "ls >/dev/null; exec \"$KINDS\"" >out.xml 2>err
+"$PYTHON3" - out.xml <<'PY' || fail "JUnit, one process: the helper's line"
+import sys, xml.etree.ElementTree as ET
+root = ET.parse(sys.argv[1]).getroot()
+out = root.find("system-out")
+print(root.tag, root.get("failures"), out is not None and out.text)
+sys.exit(not (root.tag == "testsuite" and root.get("failures") == "1" and out is not None
+              and out.text.startswith("not checked: 1 helper process with nothing of interest")))
+PY
+rm -rf tensorleak-*
+
 # --main-process-only: the launcher's first program alone (the helper's
 # break test: it checked bash, and failed on bash's blocks)
 "$TL" check --max-leak=0 --main-process-only --trace="$TMP" >out 2>err

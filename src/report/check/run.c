@@ -161,8 +161,35 @@ static void eval_main(tl_check_proc_t *p, size_t n, unsigned unchecked, const tl
     if (g->once) supp_add(o->supp, g->sb);
 }
 
+/* The lines about what the run did not check, into f. */
+static void say_unchecked(const tl_check_opts_t *o, const gather_t *g, unsigned unchecked, FILE *f)
+{
+    const char *exe = o->main_unchecked_exe ? o->main_unchecked_exe : "?";
+    if (o->main_unchecked_pid)
+        fprintf(f, "not checked: process %" PRIu64 ", the command's own (%s): %s\n",
+                o->main_unchecked_pid, strrchr(exe, '/') ? strrchr(exe, '/') + 1 : exe,
+                o->main_execd ? "it exec'd a program that left no trace (a static or setuid "
+                                "program, or one given TENSORLEAK_DISABLE=1); exec gave its "
+                                "memory back"
+                              : "a system tool that ran the programs checked; its blocks are "
+                                "the tool's, not the program's");
+    if (unchecked)
+        fprintf(f,
+                "not checked: %u helper process%s with nothing of interest (a system tool, "
+                "such as a shell or a compiler, or another program that made no storage and "
+                "no block of 64 KiB or more)\n",
+                unchecked, unchecked == 1 ? "" : "es");
+    if (g->execd)
+        fprintf(f,
+                "not checked: %u forked process%s that exec'd an untraced program (exec gave "
+                "its memory back)\n",
+                g->execd, g->execd == 1 ? "" : "es");
+}
+
 /* The run's verdict in text or JUnit: a head when there are several
- * processes, each process's verdict, then what was said once or left out. */
+ * processes, each process's verdict, then what was said once or left out
+ * (JUnit: in a <system-out>, a last suite's of a <testsuites>, else the
+ * lone suite's). */
 static void run_text(const tl_check_proc_t *p, size_t n, unsigned unchecked,
                      const tl_check_opts_t *o, const gather_t *g, FILE *out)
 {
@@ -178,6 +205,15 @@ static void run_text(const tl_check_proc_t *p, size_t n, unsigned unchecked,
     unsigned unread = o->unread_traces;
     bool several = nchecked > 1 || unread || o->main_unchecked_pid,
          junit = o->format == TL_CHECK_JUNIT;
+    char *nc = NULL; /* what was not checked */
+    size_t nclen = 0;
+    FILE *mem = open_memstream(&nc, &nclen);
+    bool mem_ok = mem != NULL;
+    if (mem) say_unchecked(o, g, unchecked, mem);
+    if (mem && fclose(mem) != 0) {
+        mem_ok = false;
+        nclen = 0;
+    }
     const char *es = nchecked == 1 ? "" : "es";
     const char *s = unread == 1 ? "" : "s";
     if (several && junit)
@@ -196,36 +232,21 @@ static void run_text(const tl_check_proc_t *p, size_t n, unsigned unchecked,
                                      : "cannot pass (a limit exceeded or a trace not read whole)");
     else if (several)
         fprintf(out, "tensorleak check: passed: %zu process%s checked\n", nchecked, es);
-    for (size_t i = 0; i < n; i++)
-        if (g->v[i].text) fwrite(g->v[i].text, 1, g->v[i].len, out);
+    for (size_t i = 0; i < n; i++) {
+        if (!g->v[i].text) continue;
+        /* a lone JUnit suite holds the lines in its <system-out> */
+        size_t len = g->v[i].len, tag = strlen("</testsuite>\n");
+        bool inner = junit && !several && nclen && len >= tag &&
+                     !memcmp(g->v[i].text + len - tag, "</testsuite>\n", tag);
+        fwrite(g->v[i].text, 1, inner ? len - tag : len, out);
+        if (!inner) continue;
+        tl_chk_junit_unchecked(nc, nclen, false, out);
+        fputs("</testsuite>\n", out);
+    }
     if (g->once && nchecked > 1) supp_say(o->supp, g->sb, nchecked, out);
-    /* what was not checked: said after the verdicts, in JUnit as a suite's
-     * output (a CI's page shows it beside the processes' suites) */
-    char *nc = NULL;
-    size_t nclen = 0;
-    FILE *text = out;
-    if (junit && (!several || !(text = open_memstream(&nc, &nclen)))) text = NULL;
-    const char *exe = o->main_unchecked_exe ? o->main_unchecked_exe : "?";
-    if (o->main_unchecked_pid && text)
-        fprintf(text, "not checked: process %" PRIu64 ", the command's own (%s): %s\n",
-                o->main_unchecked_pid, strrchr(exe, '/') ? strrchr(exe, '/') + 1 : exe,
-                o->main_execd ? "it exec'd a program that left no trace (a static or setuid "
-                                "program, or one given TENSORLEAK_DISABLE=1); exec gave its "
-                                "memory back"
-                              : "a system tool that ran the programs checked; its blocks are "
-                                "the tool's, not the program's");
-    if (unchecked && text)
-        fprintf(text,
-                "not checked: %u helper process%s with nothing of interest (a system tool, "
-                "such as a shell or a compiler, or another program that made no storage and "
-                "no block of 64 KiB or more)\n",
-                unchecked, unchecked == 1 ? "" : "es");
-    if (g->execd && text)
-        fprintf(text,
-                "not checked: %u forked process%s that exec'd an untraced program (exec gave "
-                "its memory back)\n",
-                g->execd, g->execd == 1 ? "" : "es");
-    if (text && text != out && fclose(text) == 0) tl_chk_junit_unchecked(nc, nclen, out);
+    if (!junit && nclen) fwrite(nc, 1, nclen, out);
+    if (!junit && !mem_ok) say_unchecked(o, g, unchecked, out);
+    if (junit && several) tl_chk_junit_unchecked(nc, nclen, true, out);
     free(nc);
     if (unread && junit) /* an error, so that no CI reads the run as passed */
         fprintf(out,

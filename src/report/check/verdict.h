@@ -200,10 +200,10 @@ void tl_chk_render_json(tl_chk_t *c, FILE *out);
 void tl_chk_render_junit(tl_chk_t *c, FILE *out);
 
 /* A run's lines about what it did not check (text, n bytes: the text
- * verdict's "not checked: ..." lines) as a <testsuite> of no testcase
- * whose <system-out> holds them, XML-escaped, for a <testsuites> (run.c);
- * nothing when n is 0. */
-void tl_chk_junit_unchecked(const char *text, size_t n, FILE *out);
+ * verdict's "not checked: ..." lines) as a <system-out>, XML-escaped:
+ * with suite, in a <testsuite> of no testcase for a <testsuites>; else
+ * for the lone suite (run.c). Nothing when n is 0. */
+void tl_chk_junit_unchecked(const char *text, size_t n, bool suite, FILE *out);
 
 /* tl_check_eval of p's trace as the process ctx of a run, rendered into
  * memory: *text (malloc'd, NULL when nothing was written) and *len; its

@@ -113,12 +113,15 @@ void tl_chk_render_junit(tl_chk_t *c, FILE *out)
     fputs("</testsuite>\n", out);
 }
 
-void tl_chk_junit_unchecked(const char *text, size_t n, FILE *out)
+void tl_chk_junit_unchecked(const char *text, size_t n, bool suite, FILE *out)
 {
     if (!n) return;
-    fputs("<testsuite name=\"tensorleak not checked\" tests=\"0\" failures=\"0\" "
-          "errors=\"0\">\n  <system-out>",
-          out);
+    if (suite)
+        fputs("<testsuite name=\"tensorleak not checked\" tests=\"0\" failures=\"0\" "
+              "errors=\"0\">\n",
+              out);
+    fputs("  <system-out>", out);
     xml_escape(text, n, out);
-    fputs("</system-out>\n</testsuite>\n", out);
+    fputs("</system-out>\n", out);
+    if (suite) fputs("</testsuite>\n", out);
 }

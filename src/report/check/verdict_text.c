@@ -405,9 +405,9 @@ void tl_chk_render_text(tl_chk_t *c, FILE *out)
               out);
     else if (c->running)
         fputs("  note: still running (no END record yet, past --wait): its end point has not "
-              "come, so its leaks are not judged (a longer --wait, or check --trace=DIR of the "
-              "kept traces once it ended, judges them); its other limits are checked at its "
-              "last recorded event\n",
+              "come, so its leaks are not judged (a longer --wait judges them, or "
+              "--trace-output=PATTERN and check --trace once it ended); its other limits are "
+              "checked at its last recorded event\n",
               out);
     else if (!c->a.trace.has_end && !c->region) /* a closed region is complete without END */
         fputs("  note: no END record: the program was killed or is still running; it is checked "

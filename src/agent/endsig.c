@@ -7,7 +7,6 @@
 
 #include "agent/endsig.h"
 
-#include "agent/leakscan.h"
 #include "agent/tsd.h"
 
 #include <errno.h>
@@ -156,6 +155,9 @@ static int64_t now_ns(void)
 /* libc's loaded range (the object that holds getppid), learnt at init:
  * dl_iterate_phdr is not async-signal-safe. */
 static uintptr_t libc_lo, libc_hi;
+/* glibc's signal return trampoline (sa_restorer: a signal frame's first
+ * word), learnt at the first install; 0: unknown. */
+static uintptr_t restorer;
 
 static int libc_range(struct dl_phdr_info *info, size_t size, void *arg)
 {
@@ -190,6 +192,26 @@ static bool after_syscall(uint64_t pc)
     return yes;
 }
 
+static uint64_t int_sp, int_regs[32];
+static size_t int_nregs;
+
+static void set_interrupted(uint64_t sp, const uint64_t *regs, size_t nregs)
+{
+    int_nregs = sp ? (nregs < 32 ? nregs : 32) : 0;
+    for (size_t i = 0; i < int_nregs; i++)
+        int_regs[i] = regs[i];
+    int_sp = sp;
+}
+
+uint64_t tl_endsig_interrupted(const uint64_t **regs, size_t *n)
+{
+    if (int_sp) {
+        *regs = int_regs;
+        *n = int_nregs;
+    }
+    return int_sp;
+}
+
 /* The leak scan of the END reads this thread's stack from where the
  * signal interrupted it, with its registers as roots (leakscan.h): all the
  * general ones when it ran the program's code; when it was blocked in a
@@ -213,9 +235,9 @@ static void interrupted(void *uc)
     else
         for (int i = REG_R8; i <= REG_RCX; i++) /* the 15 general registers but rsp */
             regs[n++] = (uint64_t)g[i];
-    tl_leakscan_set_interrupted((uint64_t)g[REG_RSP], regs, n);
+    set_interrupted((uint64_t)g[REG_RSP], regs, n);
 #elif defined(__aarch64__)
-    tl_leakscan_set_interrupted(u->uc_mcontext.sp, u->uc_mcontext.regs, 31);
+    set_interrupted(u->uc_mcontext.sp, u->uc_mcontext.regs, 31);
 #endif
 }
 
@@ -235,7 +257,7 @@ static void on_term(int sig, siginfo_t *info, void *uc)
     }
     interrupted(uc);
     if (end_and_raise(sig)) {
-        tl_leakscan_set_interrupted(0, NULL, 0);
+        set_interrupted(0, NULL, 0);
         atomic_store(&tl_endsig_deferred, sig);
     }
     errno = saved; /* only reached if the default action did not end us */
@@ -270,9 +292,42 @@ static int install(int sig)
     sigemptyset(&ours.sa_mask);
     struct sigaction now;
     if (real_sigaction(sig, &ours, NULL) != 0) return -1;
-    if (real_sigaction(sig, NULL, &now) == 0)
+    if (real_sigaction(sig, NULL, &now) == 0) {
         atomic_store(&added_flags, now.sa_flags & ~ours.sa_flags);
+        if (now.sa_restorer) restorer = (uintptr_t)now.sa_restorer;
+    }
     return 0;
+}
+
+static size_t put_range(uint64_t (*d)[2], size_t n, uint64_t lo, uint64_t hi)
+{
+    d[n][0] = lo;
+    d[n][1] = hi;
+    return n + 1;
+}
+
+size_t tl_endsig_dead_ranges(uint64_t lo, uint64_t hi, uint64_t (*dead)[2], size_t cap)
+{
+    size_t n = 0;
+#if defined(__x86_64__)
+    for (uint64_t a = lo; restorer && a + 8 + sizeof(ucontext_t) <= hi && n + 3 <= cap; a += 8) {
+        if (*(const uint64_t *)(uintptr_t)a != restorer) continue;
+        const ucontext_t *u = (const ucontext_t *)(uintptr_t)(a + 8);
+        const greg_t *g = u->uc_mcontext.gregs;
+        uint64_t sp = (uint64_t)g[REG_RSP];
+        if (sp <= a || sp > hi || !after_syscall((uint64_t)g[REG_RIP])) continue;
+        /* all but the callee-saved registers' slots: r12 to r15, rbp, rbx */
+        uint64_t r12 = (uintptr_t)&g[REG_R12], rdi = (uintptr_t)&g[REG_RDI];
+        uint64_t rbp = (uintptr_t)&g[REG_RBP], rdx = (uintptr_t)&g[REG_RDX];
+        n = put_range(dead, n, a, r12);
+        n = put_range(dead, n, rdi, rbp);
+        n = put_range(dead, n, rdx, sp);
+        a = sp - 8; /* on from the interrupted sp */
+    }
+#else
+    (void)lo, (void)hi, (void)dead, (void)cap;
+#endif
+    return n;
 }
 
 void tl_endsig_init(tl_sigaction_fn real, bool (*on_signal)(int sig, bool scan_room))

@@ -22,6 +22,8 @@
 
 #include <signal.h>
 #include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 
 /* The real sigaction (dlsym(RTLD_NEXT)), or NULL. */
 typedef int (*tl_sigaction_fn)(int, const struct sigaction *, struct sigaction *);
@@ -37,6 +39,33 @@ typedef int (*tl_sigaction_fn)(int, const struct sigaction *, struct sigaction *
  * (tl_endsig_deferred, tsd.h) until the guard drops to 0, where
  * tl_endsig_run_deferred calls on_signal again and re-raises it. */
 void tl_endsig_init(tl_sigaction_fn real, bool (*on_signal)(int sig, bool scan_room));
+
+/* The context of the fatal signal whose END is being written, on the
+ * thread that writes it: its stack pointer there (0: none, the END runs
+ * where the agent was left, or no signal) and, in *regs (n words), its
+ * registers that are roots: the general ones, or the callee-saved alone
+ * when it was blocked in a libc system call (see tl_endsig_dead_ranges).
+ * The END's leak scan reads that thread's stack from there, not from its
+ * own frame: the kernel's signal frame and the red zone below the
+ * interrupted sp hold stale words, such as a returned function's local
+ * still pointing at the block it lost (a SIGTERM'd process's last leak was
+ * "still reachable"). Async-signal-safe. */
+uint64_t tl_endsig_interrupted(const uint64_t **regs, size_t *n);
+
+/* The dead parts of the signal frames on the calling thread's stack, for
+ * the leak scan at an exit: a program's own handler that calls exit() (a
+ * graceful shutdown) leaves the kernel's frame above the exit path, with
+ * the registers of the code it interrupted, and below that code's sp the
+ * red zone. When it was a libc system call (pause, a wait), all of it but
+ * the callee-saved registers' slots is dead there (the C ABI) and holds
+ * stale words, such as memset's last address inside a block just lost, or
+ * a returned function's local, which made that block "still reachable".
+ * [lo, hi): the stack from the caller's sp, readable. Writes [start, end)
+ * ranges, ascending, into dead (at most cap); returns how many. A frame is
+ * known by the restorer's address (glibc's, learnt at init) as its first
+ * word, an interrupted sp above it within [lo, hi) and a pc in libc right
+ * after a `syscall`. x86-64 only (else 0). Async-signal-safe. */
+size_t tl_endsig_dead_ranges(uint64_t lo, uint64_t hi, uint64_t (*dead)[2], size_t cap);
 
 /* In the child of fork: forget a signal held for the parent. */
 void tl_endsig_fork_child(void);

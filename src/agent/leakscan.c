@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "agent/deadstacks.h"
+#include "agent/endsig.h"
 #include "agent/live.h"
 #include "agent/vm.h"
 /* --- mappings made through the interposed mmap --- */
@@ -462,13 +463,21 @@ static void scan_roots(scan_t *s, uint64_t sp, char *text, size_t cap)
         if (*line++ != '-') continue;
         uint64_t hi = hex(&line);
         if (line[0] != ' ' || line[1] != 'r' || line[2] != 'w' || line[4] != 'p') continue;
-        const char *path = memchr(line, '/', (size_t)(p - line));
+        /* file-backed data segments are modules' data: roots too */
         const char *br = memchr(line, '[', (size_t)(p - line));
         if (br && (!strncmp(br, "[vvar]", 6) || !strncmp(br, "[vdso]", 6) ||
                    !strncmp(br, "[vsyscall]", 10)))
             continue;
-        (void)path; /* file-backed data segments are modules' data: roots too */
-        if (sp >= lo && sp < hi) lo = sp & ~UINT64_C(7);
+        if (sp < lo || sp >= hi) {
+            scan_root(s, lo, hi);
+            continue;
+        }
+        /* this thread's stack from sp, but for its signal frames' dead parts */
+        uint64_t dead[30][2];
+        lo = sp & ~UINT64_C(7);
+        size_t n = tl_endsig_dead_ranges(lo, hi, dead, sizeof dead / sizeof dead[0]);
+        for (size_t i = 0; i < n; lo = dead[i++][1])
+            if (dead[i][0] > lo) scan_root(s, lo, dead[i][0]);
         scan_root(s, lo, hi);
     }
 }
@@ -504,26 +513,17 @@ static void scan_inherited(void *ctx, const tl_live_entry_t *e)
     scan_range(s, e->ptr, e->ptr + e->size, false);
 }
 
-static uint64_t int_sp, int_regs[TL_LEAKSCAN_REGS];
-static size_t int_nregs;
-
-void tl_leakscan_set_interrupted(uint64_t sp, const uint64_t *regs, size_t nregs)
-{
-    int_nregs = sp ? (nregs < TL_LEAKSCAN_REGS ? nregs : TL_LEAKSCAN_REGS) : 0;
-    for (size_t i = 0; i < int_nregs; i++)
-        int_regs[i] = regs[i];
-    int_sp = sp;
-}
-
-/* Where the scan reads the current thread's stack from: the interrupted sp
- * (leakscan.h) when above the scan's frame on this stack (within 1 MiB),
- * its registers then a root; else sp. */
+/* Where the scan reads this thread's stack from: where a fatal signal
+ * interrupted it (endsig.h, within 1 MiB above; its registers a root), or sp. */
 static uint64_t stack_from(scan_t *s, uint64_t sp)
 {
-    if (!int_sp || int_sp <= sp || int_sp - sp > ((uint64_t)1 << 20)) return sp;
-    s->root_bytes += int_nregs * 8;
-    scan_range(s, (uintptr_t)int_regs, (uintptr_t)(int_regs + int_nregs), false);
-    return int_sp;
+    const uint64_t *regs = NULL;
+    size_t n = 0;
+    uint64_t isp = tl_endsig_interrupted(&regs, &n);
+    if (!isp || isp <= sp || isp - sp > ((uint64_t)1 << 20)) return sp;
+    s->root_bytes += n * 8;
+    scan_range(s, (uintptr_t)regs, (uintptr_t)(regs + n), false);
+    return isp;
 }
 
 /* The scan proper, below the caller's frame that holds the registers. */

@@ -8,13 +8,13 @@
  * of the process (modules' data and bss, every thread's stack mapping whole
  * and its TLS, memory other allocators mapped, such as CPython's object
  * arenas: their allocated blocks only, below), the calling thread's stack
- * from its sp and its registers, and in a fork child the blocks its parent
- * allocated before the fork (live.h: tl_live_inherited_foreach);
- * excluded: the agent's and jemalloc's modules, the agent's own mappings
- * (vm.h) and the ones jemalloc made (its metadata, the heap itself), and the stacks of threads that
- * have ended (deadstacks.h). Other threads are not stopped:
- * their whole stack mapping is scanned, stale words included (conservative:
- * errs toward reachable). Blocks come from the live table.
+ * from its sp (or where a fatal signal interrupted it, endsig.h) and its
+ * registers (but for dead ones in its signal frames, endsig.h), and in a fork child the blocks its
+ * parent allocated before the fork (live.h: tl_live_inherited_foreach); excluded: the agent's and
+ * jemalloc's modules, the agent's own mappings (vm.h) and the ones jemalloc made (its metadata, the
+ * heap itself), and the stacks of threads that have ended (deadstacks.h). Other threads are not
+ * stopped: their whole stack mapping is scanned, stale words included (conservative: errs toward
+ * reachable). Blocks come from the live table.
  */
 #ifndef TL_AGENT_LEAKSCAN_H
 #define TL_AGENT_LEAKSCAN_H
@@ -33,19 +33,6 @@ void tl_leakscan_on_munmap(const void *addr, size_t len);
 /* Is addr in a mapping the interposed mmap told of (and not unmapped
  * since)? The agent's own mappings (vm.h) never are. Lock-free; for tests. */
 bool tl_leakscan_has_mapping(const void *addr);
-
-/* The context a fatal signal interrupted on the thread that will run the
- * scan (endsig.c, before its END): that thread's stack pointer there and
- * its general registers (copied, at most TL_LEAKSCAN_REGS words). The scan
- * then reads that thread's stack from sp up, not from its own frame: the
- * kernel's signal frame and the red zone below sp hold stale words, such as
- * a returned function's local still pointing at the block it lost (a
- * SIGTERM'd process's last leak was "still reachable"); the registers are
- * a root instead. sp 0 forgets it (the signal's END was deferred: the scan
- * then runs where the agent is left). Async-signal-safe; one scan at a time
- * (the END's). */
-#define TL_LEAKSCAN_REGS 32
-void tl_leakscan_set_interrupted(uint64_t sp, const uint64_t *regs, size_t nregs);
 
 typedef struct tl_leakscan_stats {
     uint64_t blocks;      /* live blocks classified */

@@ -6,11 +6,14 @@
  * "last_leak term": a forked child loses the block (memset leaves its
  * address inside the block in a caller-saved register), waits in pause()
  * and is ended by its parent's SIGTERM; the parent exits 0 after it.
+ * "last_leak term_exit": the same, but the child's own SIGTERM handler
+ * calls exit(0), so the scan runs above the kernel's signal frame.
  */
 /* The expected lines assume no optimisation, whatever CFLAGS say. */
 #pragma GCC optimize("O0")
 
 #include <signal.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -24,9 +27,16 @@ static void lose(void)
     p = NULL;
 }
 
+static void exit_now(int sig)
+{
+    (void)sig;
+    exit(0);
+}
+
 /* The child loses the block and waits for the signal; a flag in shared
- * memory (a store: no call that would overwrite the registers) says when. */
-static int term(void)
+ * memory (a store: no call that would overwrite the registers) says when.
+ * own: its own SIGTERM handler calls exit() (a graceful shutdown). */
+static int term(bool own)
 {
     volatile int *ready =
         mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
@@ -34,6 +44,7 @@ static int term(void)
     pid_t c = fork();
     if (c < 0) return 2;
     if (c == 0) {
+        if (own) signal(SIGTERM, exit_now);
         lose();
         *ready = 1;
         for (;;)
@@ -45,12 +56,14 @@ static int term(void)
     kill(c, SIGTERM);
     int st;
     waitpid(c, &st, 0);
+    if (own) return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : 3;
     return WIFSIGNALED(st) && WTERMSIG(st) == SIGTERM ? 0 : 3;
 }
 
 int main(int argc, char **argv)
 {
-    if (argc > 1 && !strcmp(argv[1], "term")) return term();
+    if (argc > 1 && !strcmp(argv[1], "term")) return term(false);
+    if (argc > 1 && !strcmp(argv[1], "term_exit")) return term(true);
     lose();
     return 0;
 }

@@ -295,8 +295,9 @@ static int spawn_and_wait(char **argv, pid_t *pid_out, tl_run_notes_t *notes)
 
 /* A program of the system: its executable under /usr/bin, /bin, /usr/sbin,
  * /sbin, /usr/libexec or /usr/lib, /lib (Debian's bash, perl, git, gcc and
- * its cc1plus, ldconfig; not /usr/local), and not a Python interpreter.
- * Its blocks are the tool's, never the program's, however many or big:
+ * its cc1plus, ldconfig; not /usr/local), or a third party's tool
+ * (project.h: a GPU toolkit's, a Python environment's), and not a Python
+ * interpreter. Its blocks are the tool's, never the program's, however many or big:
  * bash leaves definitely lost blocks at every exit, perl and gcc free
  * little by design (a pyenv shim's pyenv-which, torch.compile's g++). */
 static bool system_tool(const tl_trace_info_t *info)
@@ -308,7 +309,7 @@ static bool system_tool(const tl_trace_info_t *info)
     if (!base || !strncmp(base + 1, "python", 6)) return false;
     for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++)
         if (!strncmp(info->exe, dirs[i], strlen(dirs[i]))) return true;
-    return false;
+    return tl_project_third_party(info->exe); /* nvcc, triton's ptxas: project.h */
 }
 
 bool tl_launch_tool(const tl_trace_info_t *info)

@@ -121,9 +121,10 @@ bool tl_launch_trace_quiet(const char *path);
 
 /* Whether info is a system tool's trace, however it ended (a launcher
  * killed with its program, timeout -s KILL, is one): an executable under
- * /usr/bin, /bin, /usr/sbin, /sbin, /usr/libexec, /usr/lib or /lib, not a
- * Python interpreter (Debian's bash, make, perl, gcc, timeout, env; not
- * /usr/local). */
+ * /usr/bin, /bin, /usr/sbin, /sbin, /usr/libexec, /usr/lib or /lib
+ * (Debian's bash, make, perl, gcc, timeout, env; not /usr/local), or a
+ * third party's tool (tl_project_third_party: nvcc, triton's ptxas, a
+ * venv's or conda's programs), not a Python interpreter. */
 struct tl_trace_info;
 bool tl_launch_tool(const struct tl_trace_info *info);
 

@@ -28,6 +28,18 @@ static bool python_env(const char *dir, size_t len)
     return false;
 }
 
+bool tl_project_third_party(const char *exe)
+{
+    static const char *const kits[] = {"/usr/local/cuda", "/opt/cuda", "/opt/rocm", "/opt/nvidia"};
+    for (size_t i = 0; i < sizeof kits / sizeof kits[0]; i++)
+        if (!strncmp(exe, kits[i], strlen(kits[i]))) return true;
+    const char *last = strrchr(exe, '/');
+    for (const char *s = exe[0] == '/' ? strchr(exe + 1, '/') : NULL; s && s <= last;
+         s = strchr(s + 1, '/'))
+        if (python_env(exe, (size_t)(s - exe))) return true;
+    return false;
+}
+
 bool tl_project_program(const char *exe, const char *cwd)
 {
     size_t n = strlen(cwd);

@@ -16,4 +16,14 @@
  * tools out first. Reads the file system (access); thread-safe. */
 bool tl_project_program(const char *exe, const char *cwd);
 
+/* Whether the executable at exe (absolute) is a third party's tool: a GPU
+ * toolkit's (under /usr/local/cuda*, /opt/cuda, /opt/rocm, /opt/nvidia:
+ * nvcc, which torch.utils.cpp_extension runs) or one of a Python
+ * environment or package (an ancestor directory named site-packages or
+ * dist-packages, or holding a pyvenv.cfg or conda-meta: triton's ptxas,
+ * pip's ninja, conda's compilers). Its blocks are the tool's, never the
+ * program's, as a system tool's (launch.h). Reads the file system
+ * (access); thread-safe. */
+bool tl_project_third_party(const char *exe);
+
 #endif

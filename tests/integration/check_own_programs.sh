@@ -8,6 +8,7 @@
 # test, 3 runs of 3). One in a Python environment (a venv's, a package's
 # bundled binary) or out of the working directory is still left out when it
 # made nothing of interest; check --trace=DIR of the kept run judges alike.
+# A Python environment's program is a third party's tool, never checked.
 . "$TL_SRCDIR/tests/integration/lib.sh"
 make_tmp
 mkdir -p bin venv/bin sub
@@ -39,6 +40,27 @@ rm -rf tensorleak-*
 rc=$?
 [ $rc -eq 0 ] || { cat out err >&2; fail "venv: exit $rc, want 0"; }
 grep -Eq "$left_out" out || { cat out >&2; fail "venv: not left out"; }
+
+# a third party's tool (a venv's, like triton's ptxas or nvcc) is a tool
+# even when it made a big block: its lost 100000 B are not the program's
+# (before: checked, exit 23); the project's own copy is checked (97.7 KiB)
+cp "$TL_BUILDDIR/tests/workloads/check_leaks" venv/bin/ && cp venv/bin/check_leaks bin/ ||
+    hard_error "cannot copy check_leaks"
+cat >big.py <<'PY'
+import os, subprocess, sys
+subprocess.run([os.path.abspath(sys.argv[1]), "biglost"], check=True)
+PY
+"$TL" check --max-leak=0 -- "$PYTHON3" big.py venv/bin/check_leaks >out 2>err
+rc=$?
+[ $rc -eq 0 ] || { cat out err >&2; fail "venv tool: exit $rc, want 0"; }
+grep -Eq "$left_out" out || { cat out >&2; fail "venv tool: not left out"; }
+"$TL" check --max-leak=0 -- "$PYTHON3" big.py bin/check_leaks >out 2>err
+rc=$?
+[ $rc -eq 23 ] || { cat out err >&2; fail "own big: exit $rc, want 23"; }
+grep -Eq '^process [0-9]+ \(helper of [0-9]+\) check_leaks biglost: FAILED: 1 of 1 limit exceeded$' out ||
+    { cat out >&2; fail "own big: its line"; }
+grep -q '  FAIL max-leak: 97.7 KiB definitely lost' out || { cat out >&2; fail "own big: not 97.7 KiB"; }
+rm -rf tensorleak-*
 
 # out of the working directory: left out
 cd sub || hard_error "no sub"

@@ -362,6 +362,16 @@ START_TEST(project_program)
     ck_assert(!tl_project_program("/usr/bin/bash", "/"));
     ck_assert(!tl_project_program("/usr/bin/bash", ""));
     ck_assert(!tl_project_program("/usr/bin/bash", "/usr/lib"));
+    /* a third party's tool: a GPU toolkit's, a Python environment's */
+    ck_assert(tl_project_third_party("/usr/local/cuda-12.4/bin/nvcc"));
+    ck_assert(tl_project_third_party("/opt/rocm/bin/hipcc"));
+    ck_assert(!tl_project_third_party("/usr/local/bin/myserver"));
+    snprintf(p, sizeof p, "%s/venv/bin/ninja", dir);
+    ck_assert(tl_project_third_party(p));
+    snprintf(p, sizeof p, "%s/lib/python3.12/site-packages/triton/bin/ptxas", dir);
+    ck_assert(tl_project_third_party(p));
+    snprintf(p, sizeof p, "%s/build/test_a", dir);
+    ck_assert(!tl_project_third_party(p));
     snprintf(p, sizeof p, "%s/venv/pyvenv.cfg", dir);
     unlink(p);
     snprintf(p, sizeof p, "%s/venv", dir);

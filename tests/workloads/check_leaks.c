@@ -21,6 +21,7 @@
  *                 kept inside each iteration, freed after its end
  *   exit N        leak, then exit with status N
  *   kill          leak, then die of SIGKILL
+ *   biglost       100000 B (a big block: always recorded) definitely lost
  */
 #include <signal.h>
 #include <stdio.h>
@@ -53,6 +54,13 @@ __attribute__((noinline)) static void leak_a(void)
 __attribute__((noinline)) static void leak_b(size_t n)
 {
     hold(malloc(n));
+}
+
+__attribute__((noinline)) static void lose_big(void)
+{
+    char *volatile p = malloc(100000);
+    if (p) p[0] = 1;
+    p = NULL;
 }
 
 __attribute__((noinline)) static void grow_site(void)
@@ -120,6 +128,8 @@ int main(int argc, char **argv)
         tl_storage_register(s, 4096, "pool");
         tl_view_begin(&view, s, 0, 1024, 1024, "slice");
         hold(s);
+    } else if (!strcmp(mode, "biglost")) {
+        lose_big();
     } else if (!strcmp(mode, "peak")) {
         churn(1 << 20);
     } else if (!strcmp(mode, "regions")) {

@@ -219,21 +219,53 @@ static bool dir_program(const gate_t *g)
     return false;
 }
 
+/* The first start of a pid's images in a run's directory. */
+typedef struct pid_start {
+    uint64_t pid, start;
+} pid_start_t;
+
 /* Whether dir holds an earlier image of the main process (*m, of its
  * session) that is a system tool: with m a program, the run's command was
  * an exec launcher (launch.h: a script that ran programs, then exec'd one;
- * check -- CMD keeps that image's trace for this). */
-static bool dir_tool_before(const char *dir, const tl_trace_info_t *m)
+ * check -- CMD keeps that image's trace for this, and the images of its
+ * forks that exec'd). Each pid's first start there into *starts (*n;
+ * freed by the caller): a script's program whose pid started before the
+ * main image is the script's. */
+static bool dir_images(const char *dir, const tl_trace_info_t *m, pid_start_t **starts, size_t *n)
 {
-    static tl_trace_info_t info; /* 8 KiB */
+    static tl_trace_info_t info; /* 12 KiB */
     char path[PATH_MAX];
     bool found = false;
+    size_t cap = 0;
+    *starts = NULL;
+    *n = 0;
     DIR *d = opendir(dir);
     if (!d) return false;
-    while (!found && tl_settle_next_trace(d, dir, m->session, path, &info))
-        found = info.pid == m->pid && info.exec_seq < m->exec_seq && tl_launch_tool(&info);
+    while (tl_settle_next_trace(d, dir, m->session, path, &info)) {
+        found |= info.pid == m->pid && info.exec_seq < m->exec_seq && tl_launch_tool(&info);
+        size_t k = 0;
+        while (k < *n && (*starts)[k].pid != info.pid)
+            k++;
+        if (k < *n) {
+            if (info.start_mono < (*starts)[k].start) (*starts)[k].start = info.start_mono;
+            continue;
+        }
+        pid_start_t *g =
+            k == cap ? realloc(*starts, (cap = cap ? 2 * cap : 16) * sizeof *g) : *starts;
+        if (!g) break; /* out of memory: the images' own starts stand */
+        *starts = g;
+        g[(*n)++] = (pid_start_t){info.pid, info.start_mono};
+    }
     closedir(d);
     return found;
+}
+
+/* The first start of pid's images (dir_images), start at most. */
+static uint64_t first_start(const pid_start_t *s, size_t n, uint64_t pid, uint64_t start)
+{
+    for (size_t i = 0; i < n; i++)
+        if (s[i].pid == pid && s[i].start < start) start = s[i].start;
+    return start;
 }
 
 /* check --trace=DIR: the traces of a run's directory (kept by a check
@@ -269,8 +301,10 @@ static int dir_procs(gate_t *g)
     if (tl_trace_peek(g->paths[0], &main_info) != TL_STATUS_OK)
         memset(&main_info, 0, sizeof main_info);
     bool launcher = tl_launch_tool(&main_info) && dir_program(g);
+    pid_start_t *starts = NULL;
+    size_t nstarts = 0;
     bool exec_launcher = !launcher && main_info.exe[0] && !tl_launch_tool(&main_info) &&
-                         dir_tool_before(g->a.trace, &main_info);
+                         dir_images(g->a.trace, &main_info, &starts, &nstarts);
     if (launcher || main_info.exec_end)
         set_main_unchecked(&g->a.o, main_info.pid, main_info.exe, main_info.exec_end);
     else
@@ -292,7 +326,8 @@ static int dir_procs(gate_t *g)
             continue;
         }
         /* a program the script ran before it exec'd the main one */
-        bool script = exec_launcher && info.start_mono < main_info.start_mono;
+        bool script = exec_launcher && first_start(starts, nstarts, info.pid, info.start_mono) <
+                                           main_info.start_mono;
         if (launcher || script ? tl_launch_tool(&info)
                                : helper && !tl_launch_own(&info, &main_info) &&
                                      tl_launch_trace_quiet(g->paths[i])) {
@@ -306,6 +341,7 @@ static int dir_procs(gate_t *g)
             (tl_check_proc_t){.path = g->paths[i], .role = role, .pid = info.pid};
     }
     free(sessions);
+    free(starts);
     if (runs > 1)
         tl_say("note: the traces of %zu runs (their sessions differ) are checked as one run", runs);
     say_main_only(skipped);

@@ -387,6 +387,17 @@ static bool add_trace(tl_launch_t *l, const char *path, const tl_trace_info_t *i
     return true;
 }
 
+/* The first start of pid's images among l->traces, start at most: a
+ * fork's copy (a script's bash) starts before the program it execs, which
+ * may start after the script's own exec (`./a & exec ./b`). */
+static uint64_t first_start(const tl_launch_t *l, uint64_t pid, uint64_t start)
+{
+    for (size_t i = 0; i < l->ntraces; i++)
+        if (l->traces[i].pid == pid && l->traces[i].start_mono < start)
+            start = l->traces[i].start_mono;
+    return start;
+}
+
 /* The run's system tools (tl_launch_tool) among l->traces, and whether
  * the main one is a launcher: a system tool, and some other image that did
  * not exec is not one (launch.h). */
@@ -402,16 +413,18 @@ static void find_launcher(tl_launch_t *l, const tl_trace_info_t *main_info)
     for (size_t i = 1; i < l->ntraces; i++) {
         const tl_launch_trace_t *t = &l->traces[i];
         tool_before |= t->pid == main_info->pid && t->tool;
-        program |= !t->execd && !t->tool && t->start_mono < main_info->start_mono;
+        program |=
+            !t->execd && !t->tool && first_start(l, t->pid, t->start_mono) < main_info->start_mono;
     }
     l->exec_launcher = tool_before && program;
 }
 
 /* Under an exec launcher (launch.h), whether t is one of the script's:
- * started before the main image (the main trace is l->traces[0]). */
+ * its pid started before the main image (the main trace is l->traces[0]). */
 static bool script_started(const tl_launch_t *l, const tl_launch_trace_t *t)
 {
-    return l->exec_launcher && !t->main && t->start_mono < l->traces[0].start_mono;
+    return l->exec_launcher && !t->main &&
+           first_start(l, t->pid, t->start_mono) < l->traces[0].start_mono;
 }
 
 /* Takes out of l->traces the helpers with nothing of interest, their files
@@ -423,8 +436,9 @@ static void drop_quiet(tl_launch_t *l)
     for (size_t i = 0; i < l->ntraces; i++) {
         tl_launch_trace_t *t = &l->traces[i];
         if (l->launcher && !t->main) t->quiet = t->tool;
-        /* the command's own tool image stays, for check --trace=DIR */
-        if ((t->script = script_started(l, t))) t->quiet = t->tool && t->pid != (uint64_t)l->pid;
+        /* the tool images that exec'd stay (the command's own, a fork's
+         * copy that became a program), for check --trace=DIR */
+        if ((t->script = script_started(l, t))) t->quiet = t->tool && !t->execd;
         if (t->quiet && !l->keep_helpers && unlink(t->path) == 0) {
             l->helpers_removed++;
             continue;

@@ -183,6 +183,17 @@ rc=$?
 [ $rc -eq 23 ] || { cat out err >&2; fail "script then exec, --trace=DIR: exit $rc, want 23"; }
 grep -q '  FAIL max-leak: 292 B definitely lost' out || { cat out >&2; fail "script then exec, --trace=DIR: not 292 B"; }
 rm -rf tensorleak-*
+# a background job, then the exec: the job's program may start after the
+# exec, its fork before it (the helper's break test: exit 0, 6 runs of 6)
+"$TL" check --max-leak=0 -- bash -c "\"$KINDS\" & exec \"$LEAKS\" none" >out 2>err
+rc=$?
+[ $rc -eq 23 ] || { cat out err >&2; fail "job then exec: exit $rc, want 23"; }
+grep -q '  FAIL max-leak: 292 B definitely lost' out || { cat out >&2; fail "job then exec: not 292 B"; }
+kept=$(ls -d tensorleak-*) && [ -d "$kept" ] || fail "job then exec: no kept run directory"
+"$TL" check --max-leak=0 --trace="$kept" >out 2>err
+rc=$?
+[ $rc -eq 23 ] || { cat out err >&2; fail "job then exec, --trace=DIR: exit $rc, want 23"; }
+rm -rf tensorleak-*
 "$TL" check --max-leak=0 -- bash -c "true; exec \"$LEAKS\" none" >out 2>err
 rc=$?
 [ $rc -eq 0 ] || { cat out err >&2; fail "shim: exit $rc, want 0"; }

@@ -40,13 +40,29 @@ bool tl_project_third_party(const char *exe)
     return false;
 }
 
+/* The length of the project's root in cwd (n bytes, no trailing slash):
+ * the nearest directory from cwd up that holds a .git (a repository, a
+ * worktree, a submodule), else cwd itself; never "/". */
+static size_t project_root(const char *cwd, size_t n)
+{
+    char p[PATH_MAX];
+    for (size_t k = n; k > 1; k--) {
+        if (k < n && cwd[k] != '/') continue;
+        int w = snprintf(p, sizeof p, "%.*s/.git", (int)k, cwd);
+        if (w > 0 && (size_t)w < sizeof p && access(p, F_OK) == 0) return k;
+    }
+    return n;
+}
+
 bool tl_project_program(const char *exe, const char *cwd)
 {
     size_t n = strlen(cwd);
     while (n > 1 && cwd[n - 1] == '/')
         n--;
-    if (n <= 1 || cwd[0] != '/' || strncmp(exe, cwd, n) || exe[n] != '/') return false;
-    /* cwd itself, then each directory below it that holds exe */
+    if (n <= 1 || cwd[0] != '/') return false;
+    n = project_root(cwd, n);
+    if (strncmp(exe, cwd, n) || exe[n] != '/') return false;
+    /* the root itself, then each directory below it that holds exe */
     for (const char *s = exe + n; s; s = strchr(s + 1, '/'))
         if (python_env(exe, (size_t)(s - exe))) return false;
     return true;

@@ -5,9 +5,11 @@
 #include <stdbool.h>
 
 /* Whether the executable at exe (an absolute path: a PROCESS record's) is
- * one of the project's own: under cwd (the run's working directory, its
- * main process's OPTIONS "cwd"; never for "" or "/"), and no directory from
- * cwd down to it is a Python environment or package (named site-packages
+ * one of the project's own: under the project's root, the nearest
+ * directory from cwd up that holds a .git, else cwd (the run's working
+ * directory, its main process's OPTIONS "cwd"; never for "" or "/": a
+ * test run from tests/ of a binary in ../build is the project's), and no
+ * directory from that root down to it is a Python environment or package (named site-packages
  * or dist-packages, or holding a pyvenv.cfg or conda-meta: a venv's or
  * conda's programs, a package's bundled binaries such as triton's ptxas).
  * check checks such a program whatever it made (a C test binary of 100 B

@@ -372,6 +372,15 @@ START_TEST(project_program)
     ck_assert(tl_project_third_party(p));
     snprintf(p, sizeof p, "%s/build/test_a", dir);
     ck_assert(!tl_project_third_party(p));
+    /* from a subdirectory of a repository: its root is the project's */
+    char sub[256], git[256];
+    snprintf(sub, sizeof sub, "%s/tests", dir);
+    snprintf(p, sizeof p, "%s/build/test_a", dir);
+    ck_assert(!tl_project_program(p, sub));
+    snprintf(git, sizeof git, "%s/.git", dir);
+    ck_assert_int_eq(mkdir(git, 0700), 0);
+    ck_assert(tl_project_program(p, sub));
+    rmdir(git);
     snprintf(p, sizeof p, "%s/venv/pyvenv.cfg", dir);
     unlink(p);
     snprintf(p, sizeof p, "%s/venv", dir);

@@ -143,15 +143,6 @@ static int64_t now_ns(void)
     return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec + 1;
 }
 
-/* A signal that interrupted the agent (a malloc hook mid-record, the
- * Python end point's walk) is held until the agent is left, at the next
- * guard drop to 0 (tsd.h): dying there would leave the trace without its
- * END, so a Pool's terminate() would make its workers' every live block a
- * leak. A second signal while the END is written (the leak scan: seconds
- * in a big process) kills at once, unless it came within REPEAT_NS of the
- * first: then it is the first one again (another thread takes it and goes
- * on), which killed the process before its END (a Pool's main process
- * under `timeout ... tensorleak check`: 5 runs in 6). */
 /* libc's loaded range (the object that holds getppid), learnt at init:
  * dl_iterate_phdr is not async-signal-safe. */
 static uintptr_t libc_lo, libc_hi;
@@ -241,6 +232,15 @@ static void interrupted(void *uc)
 #endif
 }
 
+/* A signal that interrupted the agent (a malloc hook mid-record, the
+ * Python end point's walk) is held until the agent is left, at the next
+ * guard drop to 0 (tsd.h): dying there would leave the trace without its
+ * END, so a Pool's terminate() would make its workers' every live block a
+ * leak. A second signal while the END is written (the leak scan: seconds
+ * in a big process) kills at once, unless it came within REPEAT_NS of the
+ * first: then it is the first one again (another thread takes it and goes
+ * on), which killed the process before its END (a Pool's main process
+ * under `timeout ... tensorleak check`: 5 runs in 6). */
 static void on_term(int sig, siginfo_t *info, void *uc)
 {
     (void)info;

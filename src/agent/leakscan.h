@@ -8,13 +8,15 @@
  * of the process (modules' data and bss, every thread's stack mapping whole
  * and its TLS, memory other allocators mapped, such as CPython's object
  * arenas: their allocated blocks only, below), the calling thread's stack
- * from its sp (or where a fatal signal interrupted it, endsig.h) and its
- * registers (but for dead ones in its signal frames, endsig.h), and in a fork child the blocks its
- * parent allocated before the fork (live.h: tl_live_inherited_foreach); excluded: the agent's and
- * jemalloc's modules, the agent's own mappings (vm.h) and the ones jemalloc made (its metadata, the
- * heap itself), and the stacks of threads that have ended (deadstacks.h). Other threads are not
- * stopped: their whole stack mapping is scanned, stale words included (conservative: errs toward
- * reachable). Blocks come from the live table.
+ * from its sp (or from where a fatal signal interrupted it) and its
+ * registers, but for the dead parts of its signal frames (endsig.h), and
+ * in a fork child the blocks its parent allocated before the fork (live.h:
+ * tl_live_inherited_foreach); excluded: the agent's and jemalloc's
+ * modules, the agent's own mappings (vm.h) and the ones jemalloc made (its
+ * metadata, the heap itself), and the stacks of threads that have ended
+ * (deadstacks.h). Other threads are not stopped: their whole stack mapping
+ * is scanned, stale words included (conservative: errs toward reachable).
+ * Blocks come from the live table.
  */
 #ifndef TL_AGENT_LEAKSCAN_H
 #define TL_AGENT_LEAKSCAN_H

@@ -212,7 +212,7 @@ fail:
  * (tl_launch_tool): a program a launcher main process ran (launch.h). */
 static bool dir_program(const gate_t *g)
 {
-    static tl_trace_info_t info; /* 8 KiB */
+    static tl_trace_info_t info; /* 12 KiB */
     for (size_t i = 1; i < g->npaths; i++)
         if (tl_trace_peek(g->paths[i], &info) != TL_STATUS_OK || !tl_launch_tool(&info))
             return true;
@@ -290,7 +290,7 @@ static int dir_procs(gate_t *g)
     g->a.o.unread_traces = (unsigned)(msgs.n + msgs.lost);
     tl_say_msgs(&msgs);
     if (rc) return rc;
-    static tl_trace_info_t main_info, info; /* 8 KiB each */
+    static tl_trace_info_t main_info, info; /* 12 KiB each */
     g->procs = calloc(g->npaths, sizeof *g->procs);
     uint64_t *sessions = calloc(g->npaths, sizeof *sessions); /* each once */
     if (!g->procs || !sessions) {

@@ -78,9 +78,9 @@ static const struct {
     /* shells and make free little at exit by design (bash leaves definitely
      * lost blocks at every exit): a rule per system executable (anchored:
      * a project's own ./bin/make is not one), matched by the module path of
-     * any frame, so every block the shell itself made; a
-     * launcher's are never checked (docs/ci.md), these cover a command that
-     * ran system tools alone (`check -- bash -c "ls"`) */
+     * any frame, so every block the shell itself made. A launcher's are
+     * never checked (docs/ci.md); these cover a command that ran system
+     * tools alone (`check -- bash -c "ls"`) */
     {"^/usr/bin/bash$", false, "bash's own blocks (a shell frees little at exit)", false},
     {"^/bin/bash$", false, "bash's own blocks (a shell frees little at exit)", false},
     {"^/usr/bin/dash$", false, "dash's own blocks (a shell frees little at exit)", false},

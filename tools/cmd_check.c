@@ -219,9 +219,11 @@ static bool dir_program(const gate_t *g)
     return false;
 }
 
-/* The first start of a pid's images in a run's directory. */
+/* A pid's images in a run's directory: the first start, and whether its
+ * first image (the lowest exec_seq) is a system tool. */
 typedef struct pid_start {
-    uint64_t pid, start;
+    uint64_t pid, start, seq;
+    bool tool;
 } pid_start_t;
 
 /* Whether dir holds an earlier image of the main process (*m, of its
@@ -247,25 +249,33 @@ static bool dir_images(const char *dir, const tl_trace_info_t *m, pid_start_t **
         while (k < *n && (*starts)[k].pid != info.pid)
             k++;
         if (k < *n) {
-            if (info.start_mono < (*starts)[k].start) (*starts)[k].start = info.start_mono;
+            pid_start_t *o = &(*starts)[k];
+            if (info.start_mono < o->start) o->start = info.start_mono;
+            if (info.exec_seq < o->seq) {
+                o->seq = info.exec_seq;
+                o->tool = tl_launch_tool(&info);
+            }
             continue;
         }
         pid_start_t *g =
             k == cap ? realloc(*starts, (cap = cap ? 2 * cap : 16) * sizeof *g) : *starts;
         if (!g) break; /* out of memory: the images' own starts stand */
         *starts = g;
-        g[(*n)++] = (pid_start_t){info.pid, info.start_mono};
+        g[(*n)++] = (pid_start_t){info.pid, info.start_mono, info.exec_seq, tl_launch_tool(&info)};
     }
     closedir(d);
     return found;
 }
 
-/* The first start of pid's images (dir_images), start at most. */
-static uint64_t first_start(const pid_start_t *s, size_t n, uint64_t pid, uint64_t start)
+/* Whether info was started by an exec launcher's script before it exec'd
+ * the main image (m): as launch.c's before_exec, from dir_images. */
+static bool before_exec(const pid_start_t *s, size_t n, const tl_trace_info_t *info,
+                        const tl_trace_info_t *m)
 {
     for (size_t i = 0; i < n; i++)
-        if (s[i].pid == pid && s[i].start < start) start = s[i].start;
-    return start;
+        if (s[i].pid == info->pid)
+            return s[i].start < m->start_mono || (info->ppid == m->pid && s[i].tool);
+    return info->start_mono < m->start_mono;
 }
 
 /* check --trace=DIR: the traces of a run's directory (kept by a check
@@ -326,8 +336,7 @@ static int dir_procs(gate_t *g)
             continue;
         }
         /* a program the script ran before it exec'd the main one */
-        bool script = exec_launcher && first_start(starts, nstarts, info.pid, info.start_mono) <
-                                           main_info.start_mono;
+        bool script = exec_launcher && before_exec(starts, nstarts, &info, &main_info);
         if (launcher || script ? tl_launch_tool(&info)
                                : helper && !tl_launch_own(&info, &main_info) &&
                                      tl_launch_trace_quiet(g->paths[i])) {

@@ -387,15 +387,27 @@ static bool add_trace(tl_launch_t *l, const char *path, const tl_trace_info_t *i
     return true;
 }
 
-/* The first start of pid's images among l->traces, start at most: a
- * fork's copy (a script's bash) starts before the program it execs, which
- * may start after the script's own exec (`./a & exec ./b`). */
-static uint64_t first_start(const tl_launch_t *l, uint64_t pid, uint64_t start)
+/* Whether t (not the main trace) was started by the script of an exec
+ * launcher's command before it exec'd the main image (main_start): its
+ * pid's first image started before, or it is a child of the command's pid
+ * whose first image is a system tool, a fork of the script itself (after
+ * the exec, the command's forks are copies of the main program). The
+ * second holds where the first races: a background job (`./a & exec ./b`)
+ * whose fork started its agent after the script's exec, on a busy machine. */
+static bool before_exec(const tl_launch_t *l, const tl_launch_trace_t *t, uint64_t main_start)
 {
-    for (size_t i = 0; i < l->ntraces; i++)
-        if (l->traces[i].pid == pid && l->traces[i].start_mono < start)
-            start = l->traces[i].start_mono;
-    return start;
+    uint64_t start = t->start_mono, seq = t->exec_seq;
+    bool tool = t->tool;
+    for (size_t i = 0; i < l->ntraces; i++) {
+        const tl_launch_trace_t *o = &l->traces[i];
+        if (o->pid != t->pid || o->main) continue;
+        if (o->start_mono < start) start = o->start_mono;
+        if (o->exec_seq < seq) {
+            seq = o->exec_seq;
+            tool = o->tool;
+        }
+    }
+    return start < main_start || (t->ppid == (uint64_t)l->pid && tool);
 }
 
 /* The run's system tools (tl_launch_tool) among l->traces, and whether
@@ -413,8 +425,7 @@ static void find_launcher(tl_launch_t *l, const tl_trace_info_t *main_info)
     for (size_t i = 1; i < l->ntraces; i++) {
         const tl_launch_trace_t *t = &l->traces[i];
         tool_before |= t->pid == main_info->pid && t->tool;
-        program |=
-            !t->execd && !t->tool && first_start(l, t->pid, t->start_mono) < main_info->start_mono;
+        program |= !t->execd && !t->tool && before_exec(l, t, main_info->start_mono);
     }
     l->exec_launcher = tool_before && program;
 }
@@ -423,8 +434,7 @@ static void find_launcher(tl_launch_t *l, const tl_trace_info_t *main_info)
  * its pid started before the main image (the main trace is l->traces[0]). */
 static bool script_started(const tl_launch_t *l, const tl_launch_trace_t *t)
 {
-    return l->exec_launcher && !t->main &&
-           first_start(l, t->pid, t->start_mono) < l->traces[0].start_mono;
+    return l->exec_launcher && !t->main && before_exec(l, t, l->traces[0].start_mono);
 }
 
 /* Takes out of l->traces the helpers with nothing of interest, their files

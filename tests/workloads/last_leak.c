@@ -12,8 +12,10 @@
 /* The expected lines assume no optimisation, whatever CFLAGS say. */
 #pragma GCC optimize("O0")
 
+#include <fcntl.h>
 #include <signal.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -31,6 +33,22 @@ static void exit_now(int sig)
 {
     (void)sig;
     exit(0);
+}
+
+/* Whether process pid sleeps (its /proc/PID/stat state S): blocked in a
+ * system call. */
+static bool asleep(pid_t pid)
+{
+    char path[64], buf[256];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    int fd = open(path, O_RDONLY);
+    if (fd < 0) return false;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0) return false;
+    buf[n] = '\0';
+    const char *paren = strrchr(buf, ')'); /* the name may hold spaces */
+    return paren && paren[1] == ' ' && paren[2] == 'S';
 }
 
 /* The child loses the block and waits for the signal; a flag in shared
@@ -52,7 +70,9 @@ static int term(bool own)
     }
     for (int i = 0; i < 30000 && !*ready; i++)
         usleep(1000);
-    usleep(50000); /* into pause() */
+    /* then into pause(): asleep (state S), however busy the machine */
+    for (int i = 0; i < 30000 && !asleep(c); i++)
+        usleep(1000);
     kill(c, SIGTERM);
     int st;
     waitpid(c, &st, 0);

@@ -7,10 +7,10 @@
 
 #include "agent/endsig.h"
 
+#include "agent/modules.h"
 #include "agent/tsd.h"
 
 #include <errno.h>
-#include <link.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -144,28 +144,11 @@ static int64_t now_ns(void)
 }
 
 /* libc's loaded range (the object that holds getppid), learnt at init:
- * dl_iterate_phdr is not async-signal-safe. */
+ * tl_modules_range_of (dl_iterate_phdr) is not async-signal-safe. */
 static uintptr_t libc_lo, libc_hi;
 /* glibc's signal return trampoline (sa_restorer: a signal frame's first
  * word), learnt at the first install; 0: unknown. */
 static uintptr_t restorer;
-
-static int libc_range(struct dl_phdr_info *info, size_t size, void *arg)
-{
-    (void)size;
-    uintptr_t want = (uintptr_t)arg, lo = UINTPTR_MAX, hi = 0;
-    for (int i = 0; i < info->dlpi_phnum; i++) {
-        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-        if (ph->p_type != PT_LOAD) continue;
-        uintptr_t a = info->dlpi_addr + ph->p_vaddr;
-        if (a < lo) lo = a;
-        if (a + ph->p_memsz > hi) hi = a + ph->p_memsz;
-    }
-    if (want < lo || want >= hi) return 0;
-    libc_lo = lo;
-    libc_hi = hi;
-    return 1;
-}
 
 /* Whether the thread was blocked in a system call of libc's: pc in libc,
  * after x86-64's `syscall` (0f 05). A system call the program made inline
@@ -335,7 +318,7 @@ void tl_endsig_init(tl_sigaction_fn real, bool (*on_signal)(int sig, bool scan_r
     if (!real) return;
     real_sigaction = real;
     end_trace = on_signal;
-    dl_iterate_phdr(libc_range, (void *)(uintptr_t)&getppid);
+    tl_modules_range_of((uintptr_t)&getppid, &libc_lo, &libc_hi); /* 0, 0: not found */
     for (int i = 0; i < NSIGS; i++) {
         struct sigaction cur;
         if (real(sigs[i], NULL, &cur) != 0 || (cur.sa_flags & SA_SIGINFO) ||

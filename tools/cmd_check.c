@@ -267,15 +267,19 @@ static bool dir_images(const char *dir, const tl_trace_info_t *m, pid_start_t **
     return found;
 }
 
-/* Whether info was started by an exec launcher's script before it exec'd
- * the main image (m): as launch.c's before_exec, from dir_images. */
+/* tl_launch_before_exec of info, its pid's first image from dir_images
+ * (else its own), m the main image. */
 static bool before_exec(const pid_start_t *s, size_t n, const tl_trace_info_t *info,
                         const tl_trace_info_t *m)
 {
+    uint64_t start = info->start_mono;
+    bool tool = false;
     for (size_t i = 0; i < n; i++)
-        if (s[i].pid == info->pid)
-            return s[i].start < m->start_mono || (info->ppid == m->pid && s[i].tool);
-    return info->start_mono < m->start_mono;
+        if (s[i].pid == info->pid) {
+            start = s[i].start;
+            tool = s[i].tool;
+        }
+    return tl_launch_before_exec(start, tool, info->ppid, m->pid, m->start_mono);
 }
 
 /* check --trace=DIR: the traces of a run's directory (kept by a check
@@ -313,7 +317,8 @@ static int dir_procs(gate_t *g)
     bool launcher = tl_launch_tool(&main_info) && dir_program(g);
     pid_start_t *starts = NULL;
     size_t nstarts = 0;
-    bool exec_launcher = !launcher && main_info.exe[0] && !tl_launch_tool(&main_info) &&
+    bool exec_launcher = !launcher && main_info.exe[0] && main_info.exec_seq > 0 &&
+                         !tl_launch_tool(&main_info) &&
                          dir_images(g->a.trace, &main_info, &starts, &nstarts);
     if (launcher || main_info.exec_end)
         set_main_unchecked(&g->a.o, main_info.pid, main_info.exe, main_info.exec_end);

@@ -295,12 +295,13 @@ static int spawn_and_wait(char **argv, pid_t *pid_out, tl_run_notes_t *notes)
 
 /* A program of the system: its executable under /usr/bin, /bin, /usr/sbin,
  * /sbin, /usr/libexec or /usr/lib, /lib (Debian's bash, perl, git, gcc and
- * its cc1plus, ldconfig; not /usr/local), or a third party's tool
- * (project.h: a GPU toolkit's, a Python environment's), and not a Python
- * interpreter. Its blocks are the tool's, never the program's, however many or big:
+ * its cc1plus, ldconfig; not /usr/local) or, with third_party, a third
+ * party's tool (project.h: a GPU toolkit's, a Python environment's), and
+ * not a Python interpreter. Its blocks are the tool's, never the
+ * program's, however many or big:
  * bash leaves definitely lost blocks at every exit, perl and gcc free
  * little by design (a pyenv shim's pyenv-which, torch.compile's g++). */
-static bool system_tool(const tl_trace_info_t *info)
+static bool system_tool(const tl_trace_info_t *info, bool third_party)
 {
     static const char *const dirs[] = {"/usr/bin/",     "/bin/",     "/usr/sbin/", "/sbin/",
                                        "/usr/libexec/", "/usr/lib/", "/lib/"};
@@ -309,17 +310,19 @@ static bool system_tool(const tl_trace_info_t *info)
     if (!base || !strncmp(base + 1, "python", 6)) return false;
     for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++)
         if (!strncmp(info->exe, dirs[i], strlen(dirs[i]))) return true;
-    return tl_project_third_party(info->exe); /* nvcc, triton's ptxas: project.h */
+    return third_party && tl_project_third_party(info->exe); /* nvcc, triton's ptxas */
 }
 
 bool tl_launch_tool(const tl_trace_info_t *info)
 {
-    return system_tool(info);
+    return system_tool(info, true);
 }
 
 bool tl_launch_own(const tl_trace_info_t *info, const tl_trace_info_t *main)
 {
-    return info->has_process && !system_tool(info) && tl_project_program(info->exe, main->cwd);
+    /* tl_project_program leaves the third parties' tools out itself */
+    return info->has_process && !system_tool(info, false) &&
+           tl_project_program(info->exe, main->cwd);
 }
 
 /* launch.h. Such traces use a few chunks (the header says how many):
@@ -329,7 +332,7 @@ bool tl_launch_trace_quiet(const char *path)
 {
     tl_trace_info_t info;
     if (tl_trace_peek(path, &info) != TL_STATUS_OK || !info.clean_end) return false;
-    if (system_tool(&info)) return true;
+    if (system_tool(&info, true)) return true;
     if (info.chunk_count > 4) return false;
     tl_analysis_t *a = malloc(sizeof *a);
     char why[256];
@@ -387,13 +390,14 @@ static bool add_trace(tl_launch_t *l, const char *path, const tl_trace_info_t *i
     return true;
 }
 
-/* Whether t (not the main trace) was started by the script of an exec
- * launcher's command before it exec'd the main image (main_start): its
- * pid's first image started before, or it is a child of the command's pid
- * whose first image is a system tool, a fork of the script itself (after
- * the exec, the command's forks are copies of the main program). The
- * second holds where the first races: a background job (`./a & exec ./b`)
- * whose fork started its agent after the script's exec, on a busy machine. */
+bool tl_launch_before_exec(uint64_t first_start, bool first_tool, uint64_t ppid, uint64_t main_pid,
+                           uint64_t main_start)
+{
+    return first_start < main_start || (ppid == main_pid && first_tool);
+}
+
+/* tl_launch_before_exec of t (not the main trace), its pid's first image
+ * from l->traces. */
 static bool before_exec(const tl_launch_t *l, const tl_launch_trace_t *t, uint64_t main_start)
 {
     uint64_t start = t->start_mono, seq = t->exec_seq;
@@ -407,7 +411,7 @@ static bool before_exec(const tl_launch_t *l, const tl_launch_trace_t *t, uint64
             tool = o->tool;
         }
     }
-    return start < main_start || (t->ppid == (uint64_t)l->pid && tool);
+    return tl_launch_before_exec(start, tool, t->ppid, (uint64_t)l->pid, main_start);
 }
 
 /* The run's system tools (tl_launch_tool) among l->traces, and whether

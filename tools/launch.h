@@ -134,6 +134,19 @@ bool tl_launch_tool(const struct tl_trace_info *info);
  * made: never a helper with nothing of interest. */
 bool tl_launch_own(const struct tl_trace_info *info, const struct tl_trace_info *main);
 
+/* Whether a program of a run whose command is an exec launcher (see
+ * exec_launcher) was started by the script before it exec'd the main
+ * image (main_start, CLOCK_MONOTONIC ns; the command's pid main_pid):
+ * its pid's first image started before (first_start), or it is a child of
+ * the command's pid (ppid) whose first image is a system tool
+ * (first_tool), a fork of the script itself (after the exec, the
+ * command's forks are copies of the main program). The second holds
+ * where the first races: a background job (`./a & exec ./b`) whose fork
+ * started its agent after the script's exec, on a busy machine. Used by
+ * check -- CMD and check --trace=DIR alike. */
+bool tl_launch_before_exec(uint64_t first_start, bool first_tool, uint64_t ppid, uint64_t main_pid,
+                           uint64_t main_start);
+
 /* Frees l->traces (the files stay). */
 void tl_launch_free(tl_launch_t *l);
 

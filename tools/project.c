@@ -61,9 +61,5 @@ bool tl_project_program(const char *exe, const char *cwd)
         n--;
     if (n <= 1 || cwd[0] != '/') return false;
     n = project_root(cwd, n);
-    if (strncmp(exe, cwd, n) || exe[n] != '/') return false;
-    /* the root itself, then each directory below it that holds exe */
-    for (const char *s = exe + n; s; s = strchr(s + 1, '/'))
-        if (python_env(exe, (size_t)(s - exe))) return false;
-    return true;
+    return !strncmp(exe, cwd, n) && exe[n] == '/' && !tl_project_third_party(exe);
 }

@@ -18,29 +18,26 @@ make_tmp
 LAST="$TL_BUILDDIR/tests/workloads/last_leak"
 line=$(grep -n 'lost here' "$SRC_WL/last_leak.c" | cut -d: -f1)
 
-"$TL" check --max-leak=0 -- "$LAST" >out 2>err
-rc=$?
-[ $rc -eq 23 ] || { cat out err >&2; fail "last_leak: exit $rc, want 23"; }
-grep -q "^  100 B in 1 block in lose (last_leak.c:$line); definitely lost 100 B$" out ||
-    { cat out >&2; fail "last_leak: not 100 B definitely lost at line $line"; }
+# lost_100 NAME [MODE]: check of last_leak MODE exits 23 with its 100 B
+# definitely lost at the lost line (out: the verdict)
+lost_100() {
+    "$TL" check --max-leak=0 -- "$LAST" ${2:+"$2"} >out 2>err
+    rc=$?
+    [ $rc -eq 23 ] || { cat out err >&2; fail "$1: exit $rc, want 23"; }
+    grep -q "^  100 B in 1 block in lose (last_leak.c:$line); definitely lost 100 B$" out ||
+        { cat out >&2; fail "$1: not 100 B definitely lost at line $line"; }
+}
+lost_100 last_leak
 
 # a child's, ended by its parent's SIGTERM in pause() (3 runs of 3 before)
-"$TL" check --max-leak=0 -- "$LAST" term >out 2>err
-rc=$?
-[ $rc -eq 23 ] || { cat out err >&2; fail "term: exit $rc, want 23"; }
+lost_100 term term
 grep -Eq '^process [0-9]+ \(child of [0-9]+\) last_leak term: FAILED: 1 of 1 limit exceeded$' out ||
     { cat out >&2; fail "term: the child's line"; }
-grep -q "^  100 B in 1 block in lose (last_leak.c:$line); definitely lost 100 B$" out ||
-    { cat out >&2; fail "term: not 100 B definitely lost at line $line"; }
 
 # ... and so is one whose own SIGTERM handler calls exit(): the kernel's
 # signal frame above the exit path kept the waiting call's dead registers
 # and red zone (5 of 5 still reachable before: a helper's break test)
-"$TL" check --max-leak=0 -- "$LAST" term_exit >out 2>err
-rc=$?
-[ $rc -eq 23 ] || { cat out err >&2; fail "term_exit: exit $rc, want 23"; }
-grep -q "^  100 B in 1 block in lose (last_leak.c:$line); definitely lost 100 B$" out ||
-    { cat out >&2; fail "term_exit: not 100 B definitely lost at line $line"; }
+lost_100 term_exit term_exit
 
 # ... but a program's own inline system call keeps every register a root:
 # two live blocks held in r8 and r10 alone, SIGTERM'd, are not lost (the

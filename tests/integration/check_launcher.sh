@@ -130,10 +130,7 @@ rc=$?
 mv v.txt out
 grep -q '  FAIL max-leak: 292 B definitely lost' out || { cat out >&2; fail "exec'd and a leak: not 292 B"; }
 execd_line
-kept=$(ls -d tensorleak-*) && [ -d "$kept" ] || fail "exec'd and a leak: no kept run directory"
-"$TL" check --max-leak=0 --trace="$kept" >out 2>err
-rc=$?
-[ $rc -eq 23 ] || { cat out err >&2; fail "exec'd, --trace=DIR: exit $rc, want 23"; }
+recheck_kept "exec'd"
 execd_line
 "$TL" check --max-leak=0 --format=json --output=v.json -- bash -c "\"$KINDS\"; TENSORLEAK_DISABLE=1 exec \"$PYTHON3\" -c pass" >out 2>err
 "$PYTHON3" -c 'import json, sys; l = json.load(open("v.json"))["main_unchecked"]; print(l)
@@ -177,10 +174,7 @@ grep -Eq '^process [0-9]+ \(main\) check_leaks none: passed: 1 limit checked$' o
 grep -Eq '^process [0-9]+ \(child of [0-9]+\) leak_kinds: FAILED: 1 of 1 limit exceeded$' out ||
     { cat out >&2; fail "script then exec: the script's program's line"; }
 grep -q '  FAIL max-leak: 292 B definitely lost' out || { cat out >&2; fail "script then exec: not 292 B"; }
-kept=$(ls -d tensorleak-*) && [ -d "$kept" ] || fail "script then exec: no kept run directory"
-"$TL" check --max-leak=0 --trace="$kept" >out 2>err
-rc=$?
-[ $rc -eq 23 ] || { cat out err >&2; fail "script then exec, --trace=DIR: exit $rc, want 23"; }
+recheck_kept "script then exec"
 grep -q '  FAIL max-leak: 292 B definitely lost' out || { cat out >&2; fail "script then exec, --trace=DIR: not 292 B"; }
 rm -rf tensorleak-*
 # a background job, then the exec: the job's program may start after the
@@ -189,10 +183,7 @@ rm -rf tensorleak-*
 rc=$?
 [ $rc -eq 23 ] || { cat out err >&2; fail "job then exec: exit $rc, want 23"; }
 grep -q '  FAIL max-leak: 292 B definitely lost' out || { cat out >&2; fail "job then exec: not 292 B"; }
-kept=$(ls -d tensorleak-*) && [ -d "$kept" ] || fail "job then exec: no kept run directory"
-"$TL" check --max-leak=0 --trace="$kept" >out 2>err
-rc=$?
-[ $rc -eq 23 ] || { cat out err >&2; fail "job then exec, --trace=DIR: exit $rc, want 23"; }
+recheck_kept "job then exec"
 rm -rf tensorleak-*
 "$TL" check --max-leak=0 -- bash -c "true; exec \"$LEAKS\" none" >out 2>err
 rc=$?

@@ -28,10 +28,7 @@ rc=$?
 grep -Eq "$own_line" out || { cat out >&2; fail "own: the program's line"; }
 grep -q '  FAIL max-leak: 292 B definitely lost or indirectly lost' out ||
     { cat out >&2; fail "own: not 292 B"; }
-kept=$(ls -d tensorleak-*) && [ -d "$kept" ] || fail "own: no kept run directory"
-"$TL" check --max-leak=0 --trace="$kept" >out 2>err
-rc=$?
-[ $rc -eq 23 ] || { cat out err >&2; fail "own, --trace=DIR: exit $rc, want 23"; }
+recheck_kept own
 grep -Eq "$own_line" out || { cat out >&2; fail "own, --trace=DIR: the program's line"; }
 rm -rf tensorleak-*
 

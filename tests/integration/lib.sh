@@ -57,6 +57,16 @@ make_tmp() {
     cd "$TMP" || hard_error "cd $TMP"
 }
 
+# recheck_kept NAME: check --max-leak=0 --trace of the one run directory
+# (tensorleak-*) a failed check kept here exits 23, as the run did; out
+# and err hold its verdict. NAME names the case in failures.
+recheck_kept() {
+    kept=$(ls -d tensorleak-*) && [ -d "$kept" ] || fail "$1: no kept run directory"
+    "$TL" check --max-leak=0 --trace="$kept" >out 2>err
+    rc=$?
+    [ $rc -eq 23 ] || { cat out err >&2; fail "$1, --trace=DIR: exit $rc, want 23"; }
+}
+
 # site_line FILE NAME: the line number of the "SITE:NAME" marker in FILE.
 site_line() {
     grep -n "SITE:$2\\b" "$1" | head -n1 | cut -d: -f1

@@ -205,15 +205,11 @@ static void run_text(const tl_check_proc_t *p, size_t n, unsigned unchecked,
     unsigned unread = o->unread_traces;
     bool several = nchecked > 1 || unread || o->main_unchecked_pid,
          junit = o->format == TL_CHECK_JUNIT;
-    char *nc = NULL; /* what was not checked */
+    char *nc = NULL; /* JUnit: what was not checked, for a <system-out> */
     size_t nclen = 0;
-    FILE *mem = open_memstream(&nc, &nclen);
-    bool mem_ok = mem != NULL;
+    FILE *mem = junit ? open_memstream(&nc, &nclen) : NULL;
     if (mem) say_unchecked(o, g, unchecked, mem);
-    if (mem && fclose(mem) != 0) {
-        mem_ok = false;
-        nclen = 0;
-    }
+    if (mem && fclose(mem) != 0) nclen = 0;
     const char *es = nchecked == 1 ? "" : "es";
     const char *s = unread == 1 ? "" : "s";
     if (several && junit)
@@ -244,8 +240,7 @@ static void run_text(const tl_check_proc_t *p, size_t n, unsigned unchecked,
         fputs("</testsuite>\n", out);
     }
     if (g->once && nchecked > 1) supp_say(o->supp, g->sb, nchecked, out);
-    if (!junit && nclen) fwrite(nc, 1, nclen, out);
-    if (!junit && !mem_ok) say_unchecked(o, g, unchecked, out);
+    if (!junit) say_unchecked(o, g, unchecked, out);
     if (junit && several) tl_chk_junit_unchecked(nc, nclen, true, out);
     free(nc);
     if (unread && junit) /* an error, so that no CI reads the run as passed */

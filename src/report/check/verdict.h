@@ -130,23 +130,29 @@ static inline bool tl_chk_other_process(const tl_chk_t *c)
     return c->o->proc && c->o->proc->role && strcmp(c->o->proc->role, "main") != 0;
 }
 
-/* Whether c is a run's process other than the command's own that was
- * killed (tl_chk_t.killed): its trace has no END record and its process is
- * gone (not tl_trace_t.running), in the scope of its end (a closed region
- * is complete without END). Under a launcher (main_unchecked_pid), the
- * main one too: the launcher's first program (a server its script kills). */
-static inline bool tl_chk_killed(const tl_chk_t *c)
+/* Whether c is a run's process other than the command's own whose trace
+ * has no END record, in the scope of its end (a closed region is complete
+ * without END): killed, or still running. Under a launcher
+ * (main_unchecked_pid), the main one too: the launcher's first program (a
+ * server its script kills). */
+static inline bool tl_chk_unended(const tl_chk_t *c)
 {
     bool other = tl_chk_other_process(c) || (c->o->proc && c->o->main_unchecked_pid);
-    return other && !c->a.trace.has_end && !c->a.trace.running && !c->region;
+    return other && !c->a.trace.has_end && !c->region;
 }
 
-/* Whether c is a run's other process that still ran when its trace was
- * read (no END record yet: a daemon past --wait). */
+/* tl_chk_unended, and killed (tl_chk_t.killed): its process is gone (not
+ * tl_trace_t.running). */
+static inline bool tl_chk_killed(const tl_chk_t *c)
+{
+    return tl_chk_unended(c) && !c->a.trace.running;
+}
+
+/* tl_chk_unended, and still running when its trace was read (a daemon
+ * past --wait). */
 static inline bool tl_chk_running(const tl_chk_t *c)
 {
-    bool other = tl_chk_other_process(c) || (c->o->proc && c->o->main_unchecked_pid);
-    return other && !c->a.trace.has_end && c->a.trace.running && !c->region;
+    return tl_chk_unended(c) && c->a.trace.running;
 }
 
 /* Whether c is the run's verdict (its main process's) in a run some of

@@ -20,8 +20,8 @@ TESTS += tests/unit/test_common
 check_PROGRAMS += tests/unit/test_tools
 tests_unit_test_tools_SOURCES = tests/unit/test_tools.c tools/size.c tools/size.h tools/procs.c \
 	tools/procs.h tools/project.c tools/project.h
-tests_unit_test_tools_CFLAGS = $(UNIT_CFLAGS)
-tests_unit_test_tools_LDADD = $(CHECK_LIBS) -lm
+tests_unit_test_tools_CFLAGS = $(UNIT_CFLAGS) $(LIBDW_CFLAGS)
+tests_unit_test_tools_LDADD = libtlreport.la libtlcommon.la $(LIBDW_LIBS) $(ZSTD_LIBS) $(CHECK_LIBS) -lstdc++ -lm
 TESTS += tests/unit/test_tools
 
 include tests/agent.mk

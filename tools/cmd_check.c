@@ -28,6 +28,7 @@
 #include "tools/cli.h"
 #include "tools/launch.h"
 #include "tools/outfile.h"
+#include "tools/project.h"
 #include "tools/say.h"
 #include "tools/settle.h"
 
@@ -209,12 +210,12 @@ fail:
 }
 
 /* Whether a trace of g->paths[1, npaths) is not a system tool's
- * (tl_launch_tool): a program a launcher main process ran (launch.h). */
+ * (tl_project_tool): a program a launcher main process ran (launch.h). */
 static bool dir_program(const gate_t *g)
 {
     static tl_trace_info_t info; /* 12 KiB */
     for (size_t i = 1; i < g->npaths; i++)
-        if (tl_trace_peek(g->paths[i], &info) != TL_STATUS_OK || !tl_launch_tool(&info))
+        if (tl_trace_peek(g->paths[i], &info) != TL_STATUS_OK || !tl_project_tool(&info))
             return true;
     return false;
 }
@@ -244,7 +245,7 @@ static bool dir_images(const char *dir, const tl_trace_info_t *m, pid_start_t **
     DIR *d = opendir(dir);
     if (!d) return false;
     while (tl_settle_next_trace(d, dir, m->session, path, &info)) {
-        found |= info.pid == m->pid && info.exec_seq < m->exec_seq && tl_launch_tool(&info);
+        found |= info.pid == m->pid && info.exec_seq < m->exec_seq && tl_project_tool(&info);
         size_t k = 0;
         while (k < *n && (*starts)[k].pid != info.pid)
             k++;
@@ -253,7 +254,7 @@ static bool dir_images(const char *dir, const tl_trace_info_t *m, pid_start_t **
             if (info.start_mono < o->start) o->start = info.start_mono;
             if (info.exec_seq < o->seq) {
                 o->seq = info.exec_seq;
-                o->tool = tl_launch_tool(&info);
+                o->tool = tl_project_tool(&info);
             }
             continue;
         }
@@ -261,13 +262,13 @@ static bool dir_images(const char *dir, const tl_trace_info_t *m, pid_start_t **
             k == cap ? realloc(*starts, (cap = cap ? 2 * cap : 16) * sizeof *g) : *starts;
         if (!g) break; /* out of memory: the images' own starts stand */
         *starts = g;
-        g[(*n)++] = (pid_start_t){info.pid, info.start_mono, info.exec_seq, tl_launch_tool(&info)};
+        g[(*n)++] = (pid_start_t){info.pid, info.start_mono, info.exec_seq, tl_project_tool(&info)};
     }
     closedir(d);
     return found;
 }
 
-/* tl_launch_before_exec of info, its pid's first image from dir_images
+/* tl_project_before_exec of info, its pid's first image from dir_images
  * (else its own), m the main image. */
 static bool before_exec(const pid_start_t *s, size_t n, const tl_trace_info_t *info,
                         const tl_trace_info_t *m)
@@ -279,7 +280,7 @@ static bool before_exec(const pid_start_t *s, size_t n, const tl_trace_info_t *i
             start = s[i].start;
             tool = s[i].tool;
         }
-    return tl_launch_before_exec(start, tool, info->ppid, m->pid, m->start_mono);
+    return tl_project_before_exec(start, tool, info->ppid, m->pid, m->start_mono);
 }
 
 /* check --trace=DIR: the traces of a run's directory (kept by a check
@@ -314,11 +315,11 @@ static int dir_procs(gate_t *g)
     }
     if (tl_trace_peek(g->paths[0], &main_info) != TL_STATUS_OK)
         memset(&main_info, 0, sizeof main_info);
-    bool launcher = tl_launch_tool(&main_info) && dir_program(g);
+    bool launcher = tl_project_tool(&main_info) && dir_program(g);
     pid_start_t *starts = NULL;
     size_t nstarts = 0;
     bool exec_launcher = !launcher && main_info.exe[0] && main_info.exec_seq > 0 &&
-                         !tl_launch_tool(&main_info) &&
+                         !tl_project_tool(&main_info) &&
                          dir_images(g->a.trace, &main_info, &starts, &nstarts);
     if (launcher || main_info.exec_end)
         set_main_unchecked(&g->a.o, main_info.pid, main_info.exe, main_info.exec_end);
@@ -336,15 +337,15 @@ static int dir_procs(gate_t *g)
         if (k == runs) sessions[runs++] = info.session;
         /* the main program unknown (its trace cut): every other one a child */
         bool helper = main_info.exe[0] && strcmp(info.exe, main_info.exe);
-        if (g->a.main_only && (g->nprocs || !launcher || tl_launch_tool(&info))) {
+        if (g->a.main_only && (g->nprocs || !launcher || tl_project_tool(&info))) {
             skipped++; /* as run_procs: a launcher's first program is the main one */
             continue;
         }
         /* a program the script ran before it exec'd the main one */
         bool script = exec_launcher && before_exec(starts, nstarts, &info, &main_info);
-        if (launcher || script ? tl_launch_tool(&info)
-                               : helper && !tl_launch_own(&info, &main_info) &&
-                                     tl_launch_trace_quiet(g->paths[i])) {
+        if (launcher || script
+                ? tl_project_tool(&info)
+                : helper && !tl_project_own(&info, &main_info) && tl_project_quiet(g->paths[i])) {
             g->unchecked++;
             continue;
         }

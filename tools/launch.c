@@ -13,7 +13,6 @@
 #include "tools/launch.h"
 #include "tools/exit_codes.h"
 #include "report/cmd/report.h"
-#include "report/pipeline.h"
 #include "tools/outfile.h"
 #include "tools/project.h"
 #include "tools/run_notes.h"
@@ -289,72 +288,6 @@ static int spawn_and_wait(char **argv, pid_t *pid_out, tl_run_notes_t *notes)
     return status;
 }
 
-/* Blocks of this many bytes or more are recorded in every mode (the agent's
- * TL_CONFIG_BIG_MIN): a helper that made one is not "nothing of interest". */
-#define BIG_BLOCK 65536u
-
-/* A program of the system: its executable under /usr/bin, /bin, /usr/sbin,
- * /sbin, /usr/libexec or /usr/lib, /lib (Debian's bash, perl, git, gcc and
- * its cc1plus, ldconfig; not /usr/local) or, with third_party, a third
- * party's tool (project.h: a GPU toolkit's, a Python environment's), and
- * not a Python interpreter. Its blocks are the tool's, never the
- * program's, however many or big:
- * bash leaves definitely lost blocks at every exit, perl and gcc free
- * little by design (a pyenv shim's pyenv-which, torch.compile's g++). */
-static bool system_tool(const tl_trace_info_t *info, bool third_party)
-{
-    static const char *const dirs[] = {"/usr/bin/",     "/bin/",     "/usr/sbin/", "/sbin/",
-                                       "/usr/libexec/", "/usr/lib/", "/lib/"};
-    if (!info->has_process) return false;
-    const char *base = strrchr(info->exe, '/');
-    if (!base || !strncmp(base + 1, "python", 6)) return false;
-    for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++)
-        if (!strncmp(info->exe, dirs[i], strlen(dirs[i]))) return true;
-    return third_party && tl_project_third_party(info->exe); /* nvcc, triton's ptxas */
-}
-
-bool tl_launch_tool(const tl_trace_info_t *info)
-{
-    return system_tool(info, true);
-}
-
-bool tl_launch_own(const tl_trace_info_t *info, const tl_trace_info_t *main)
-{
-    /* tl_project_program leaves the third parties' tools out itself */
-    return info->has_process && !system_tool(info, false) &&
-           tl_project_program(info->exe, main->cwd);
-}
-
-/* launch.h. Such traces use a few chunks (the header says how many):
- * bigger ones are not even read. Read through the pipeline, like every
- * trace (pipeline.h). */
-bool tl_launch_trace_quiet(const char *path)
-{
-    tl_trace_info_t info;
-    if (tl_trace_peek(path, &info) != TL_STATUS_OK || !info.clean_end) return false;
-    if (system_tool(&info, true)) return true;
-    if (info.chunk_count > 4) return false;
-    tl_analysis_t *a = malloc(sizeof *a);
-    char why[256];
-    if (!a) return false;
-    if (tl_analysis_run(a, path, NULL, why, sizeof why) != TL_STATUS_OK) {
-        free(a);
-        return false;
-    }
-    const tl_trace_t *t = &a->trace;
-    const tl_model_t *m = &a->model;
-    /* storage is a record kind on an ALLOC only; on a RALLOC it says the old
-     * pointer's RFREE came first (reader.h), and every realloc of a shell is
-     * recorded under check (TENSORLEAK_MODE=all) */
-    bool nothing = t->has_end && (t->end_reason == TL_END_EXIT || t->end_reason == TL_END_EXEC) &&
-                   !t->truncated && !t->bad_chunks && !t->bad_records && t->end_storages == 0 &&
-                   t->end_dropped == 0 && t->nlineage == 0 && m->storages == 0 &&
-                   m->largest_exact < BIG_BLOCK;
-    tl_analysis_free(a);
-    free(a);
-    return nothing;
-}
-
 /* The one line about the run's other traces (launch.h). */
 static void say_others(const tl_launch_t *l, const char *dir)
 {
@@ -390,13 +323,7 @@ static bool add_trace(tl_launch_t *l, const char *path, const tl_trace_info_t *i
     return true;
 }
 
-bool tl_launch_before_exec(uint64_t first_start, bool first_tool, uint64_t ppid, uint64_t main_pid,
-                           uint64_t main_start)
-{
-    return first_start < main_start || (ppid == main_pid && first_tool);
-}
-
-/* tl_launch_before_exec of t (not the main trace), its pid's first image
+/* tl_project_before_exec of t (not the main trace), its pid's first image
  * from l->traces. */
 static bool before_exec(const tl_launch_t *l, const tl_launch_trace_t *t, uint64_t main_start)
 {
@@ -411,10 +338,10 @@ static bool before_exec(const tl_launch_t *l, const tl_launch_trace_t *t, uint64
             tool = o->tool;
         }
     }
-    return tl_launch_before_exec(start, tool, t->ppid, (uint64_t)l->pid, main_start);
+    return tl_project_before_exec(start, tool, t->ppid, (uint64_t)l->pid, main_start);
 }
 
-/* The run's system tools (tl_launch_tool) among l->traces, and whether
+/* The run's system tools (tl_project_tool) among l->traces, and whether
  * the main one is a launcher: a system tool, and some other image that did
  * not exec is not one (launch.h). */
 static void find_launcher(tl_launch_t *l, const tl_trace_info_t *main_info)
@@ -422,8 +349,8 @@ static void find_launcher(tl_launch_t *l, const tl_trace_info_t *main_info)
     bool program = false;
     for (size_t i = 0; i < l->ntraces; i++)
         program |= !l->traces[i].main && !l->traces[i].execd && !l->traces[i].tool;
-    l->launcher = l->ntraces && l->traces[0].main && tl_launch_tool(main_info) && program;
-    if (l->launcher || !l->ntraces || !l->traces[0].main || tl_launch_tool(main_info)) return;
+    l->launcher = l->ntraces && l->traces[0].main && tl_project_tool(main_info) && program;
+    if (l->launcher || !l->ntraces || !l->traces[0].main || tl_project_tool(main_info)) return;
     bool tool_before = false;
     program = false;
     for (size_t i = 1; i < l->ntraces; i++) {
@@ -502,9 +429,9 @@ static bool find_traces(const char *dir, tl_launch_t *l)
          * main program keeps its trace. */
         tl_launch_trace_t *t = &l->traces[l->ntraces - 1];
         t->helper = info.pid == (uint64_t)main_pid || !found || strcmp(info.exe, l->main_exe);
-        t->tool = tl_launch_tool(&info);
-        t->quiet = t->helper && !(found && tl_launch_own(&info, &main_info)) &&
-                   tl_launch_trace_quiet(path);
+        t->tool = tl_project_tool(&info);
+        t->quiet =
+            t->helper && !(found && tl_project_own(&info, &main_info)) && tl_project_quiet(path);
     }
     closedir(d);
     for (size_t i = 0; i < l->ntraces; i++)

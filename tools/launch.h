@@ -16,7 +16,7 @@ typedef struct tl_launch_trace {
     bool helper;         /* an earlier image of the command's pid, or another program */
     bool quiet;  /* a helper whose trace holds nothing of interest (kept with keep_helpers) */
     bool execd;  /* a later image of its pid was traced: this one ended by exec */
-    bool tool;   /* a system tool's image (tl_launch_tool) */
+    bool tool;   /* a system tool's image (tl_project_tool) */
     bool script; /* started by an exec launcher's script (tl_launch_t.exec_launcher) */
 } tl_launch_trace_t;
 
@@ -110,42 +110,6 @@ bool tl_launch_pattern_bad(const char *pattern, const char *flag);
  * (l->run_dir) and the directory; true when it could not be removed (it
  * holds other files, or an error). Nothing to do without a run_dir. */
 bool tl_launch_remove_run_dir(const tl_launch_t *l);
-
-/* Whether the trace at path is a helper's that holds nothing of interest
- * (what tl_launch_run removes unless keep_helpers): ended cleanly (exit or
- * exec), and a system tool's (an executable under /usr/bin, /bin,
- * /usr/sbin, /sbin, /usr/libexec, /usr/lib or /lib, not a Python
- * interpreter: not read), or with no storage, no lineage or report-point
- * record, no block of 64 KiB or more. false when it cannot be read. */
-bool tl_launch_trace_quiet(const char *path);
-
-/* Whether info is a system tool's trace, however it ended (a launcher
- * killed with its program, timeout -s KILL, is one): an executable under
- * /usr/bin, /bin, /usr/sbin, /sbin, /usr/libexec, /usr/lib or /lib
- * (Debian's bash, make, perl, gcc, timeout, env; not /usr/local), or a
- * third party's tool (tl_project_third_party: nvcc, triton's ptxas, a
- * venv's or conda's programs), not a Python interpreter. */
-struct tl_trace_info;
-bool tl_launch_tool(const struct tl_trace_info *info);
-
-/* Whether info is a program of the project's own (project.h), by the
- * working directory of the run's main process (main, its trace's): not a
- * system tool, its executable under that directory. Checked whatever it
- * made: never a helper with nothing of interest. */
-bool tl_launch_own(const struct tl_trace_info *info, const struct tl_trace_info *main);
-
-/* Whether a program of a run whose command is an exec launcher (see
- * exec_launcher) was started by the script before it exec'd the main
- * image (main_start, CLOCK_MONOTONIC ns; the command's pid main_pid):
- * its pid's first image started before (first_start), or it is a child of
- * the command's pid (ppid) whose first image is a system tool
- * (first_tool), a fork of the script itself (after the exec, the
- * command's forks are copies of the main program). The second holds
- * where the first races: a background job (`./a & exec ./b`) whose fork
- * started its agent after the script's exec, on a busy machine. Used by
- * check -- CMD and check --trace=DIR alike. */
-bool tl_launch_before_exec(uint64_t first_start, bool first_tool, uint64_t ppid, uint64_t main_pid,
-                           uint64_t main_start);
 
 /* Frees l->traces (the files stay). */
 void tl_launch_free(tl_launch_t *l);

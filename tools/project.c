@@ -1,9 +1,11 @@
-/* project.c - a run's own programs (project.h). */
+/* project.c - which programs of a run check judges (project.h). */
 #include "config.h"
 #include "tools/project.h"
+#include "report/pipeline.h"
 
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -62,4 +64,76 @@ bool tl_project_program(const char *exe, const char *cwd)
     if (n <= 1 || cwd[0] != '/') return false;
     n = project_root(cwd, n);
     return !strncmp(exe, cwd, n) && exe[n] == '/' && !tl_project_third_party(exe);
+}
+
+/* Blocks of this many bytes or more are recorded in every mode (the agent's
+ * TL_CONFIG_BIG_MIN): a helper that made one is not "nothing of interest". */
+#define BIG_BLOCK 65536u
+
+/* A program of the system: its executable under /usr/bin, /bin, /usr/sbin,
+ * /sbin, /usr/libexec or /usr/lib, /lib (Debian's bash, perl, git, gcc and
+ * its cc1plus, ldconfig; not /usr/local) or, with third_party, a third
+ * party's tool (project.h: a GPU toolkit's, a Python environment's), and
+ * not a Python interpreter. Its blocks are the tool's, never the
+ * program's, however many or big:
+ * bash leaves definitely lost blocks at every exit, perl and gcc free
+ * little by design (a pyenv shim's pyenv-which, torch.compile's g++). */
+static bool system_tool(const tl_trace_info_t *info, bool third_party)
+{
+    static const char *const dirs[] = {"/usr/bin/",     "/bin/",     "/usr/sbin/", "/sbin/",
+                                       "/usr/libexec/", "/usr/lib/", "/lib/"};
+    if (!info->has_process) return false;
+    const char *base = strrchr(info->exe, '/');
+    if (!base || !strncmp(base + 1, "python", 6)) return false;
+    for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++)
+        if (!strncmp(info->exe, dirs[i], strlen(dirs[i]))) return true;
+    return third_party && tl_project_third_party(info->exe); /* nvcc, triton's ptxas */
+}
+
+bool tl_project_tool(const tl_trace_info_t *info)
+{
+    return system_tool(info, true);
+}
+
+bool tl_project_own(const tl_trace_info_t *info, const tl_trace_info_t *main)
+{
+    /* tl_project_program leaves the third parties' tools out itself */
+    return info->has_process && !system_tool(info, false) &&
+           tl_project_program(info->exe, main->cwd);
+}
+
+/* project.h. Such traces use a few chunks (the header says how many):
+ * bigger ones are not even read. Read through the pipeline, like every
+ * trace (pipeline.h). */
+bool tl_project_quiet(const char *path)
+{
+    tl_trace_info_t info;
+    if (tl_trace_peek(path, &info) != TL_STATUS_OK || !info.clean_end) return false;
+    if (system_tool(&info, true)) return true;
+    if (info.chunk_count > 4) return false;
+    tl_analysis_t *a = malloc(sizeof *a);
+    char why[256];
+    if (!a) return false;
+    if (tl_analysis_run(a, path, NULL, why, sizeof why) != TL_STATUS_OK) {
+        free(a);
+        return false;
+    }
+    const tl_trace_t *t = &a->trace;
+    const tl_model_t *m = &a->model;
+    /* storage is a record kind on an ALLOC only; on a RALLOC it says the old
+     * pointer's RFREE came first (reader.h), and every realloc of a shell is
+     * recorded under check (TENSORLEAK_MODE=all) */
+    bool nothing = t->has_end && (t->end_reason == TL_END_EXIT || t->end_reason == TL_END_EXEC) &&
+                   !t->truncated && !t->bad_chunks && !t->bad_records && t->end_storages == 0 &&
+                   t->end_dropped == 0 && t->nlineage == 0 && m->storages == 0 &&
+                   m->largest_exact < BIG_BLOCK;
+    tl_analysis_free(a);
+    free(a);
+    return nothing;
+}
+
+bool tl_project_before_exec(uint64_t first_start, bool first_tool, uint64_t ppid, uint64_t main_pid,
+                            uint64_t main_start)
+{
+    return first_start < main_start || (ppid == main_pid && first_tool);
 }

@@ -95,11 +95,59 @@ bool tl_project_tool(const tl_trace_info_t *info)
     return system_tool(info, true);
 }
 
+/* Whether a directory of the absolute path exe is one of pytest's base
+ * temporary directories, "pytest-of-<user>" (pytest's tmp_path and
+ * tmpdir live under {temp}/pytest-of-<user>/pytest-<N>/): a binary a test
+ * built into its tmp_path. */
+static bool pytest_tmp(const char *exe)
+{
+    for (const char *s = strchr(exe, '/'); s; s = strchr(s + 1, '/'))
+        if (!strncmp(s + 1, "pytest-of-", 10) && strchr(s + 1, '/')) return true;
+    return false;
+}
+
+/* The program as its parent named it: argv0 (with a '/') made absolute
+ * against the process's working directory and its "." and ".." taken out
+ * without following symbolic links, into buf (len bytes); false when
+ * argv0 names no path or it does not fit. bazel-bin/pkg/test stays under
+ * the project where its executable's real path is in bazel's cache. */
+static bool invoked_path(const tl_trace_info_t *info, char *buf, size_t len)
+{
+    char joined[2 * TL_TRACE_INFO_STR];
+    if (!strchr(info->argv0, '/')) return false;
+    if (info->argv0[0] == '/')
+        snprintf(joined, sizeof joined, "%s", info->argv0);
+    else if (info->cwd[0] == '/')
+        snprintf(joined, sizeof joined, "%s/%s", info->cwd, info->argv0);
+    else
+        return false;
+    size_t n = 0;
+    for (char *save = NULL, *c = strtok_r(joined, "/", &save); c; c = strtok_r(NULL, "/", &save)) {
+        if (!strcmp(c, ".")) continue;
+        if (!strcmp(c, "..")) {
+            while (n > 0 && buf[--n] != '/')
+                ;
+            continue;
+        }
+        size_t cl = strlen(c);
+        if (n + 1 + cl + 1 > len) return false;
+        buf[n++] = '/';
+        memcpy(buf + n, c, cl);
+        n += cl;
+    }
+    buf[n] = '\0';
+    return n > 0;
+}
+
 bool tl_project_own(const tl_trace_info_t *info, const tl_trace_info_t *main)
 {
-    /* tl_project_program leaves the third parties' tools out itself */
-    return info->has_process && !system_tool(info, false) &&
-           tl_project_program(info->exe, main->cwd);
+    if (!info->has_process || system_tool(info, false) || tl_project_third_party(info->exe))
+        return false;
+    char as_named[TL_TRACE_INFO_STR];
+    /* tl_project_program leaves a Python environment under the root out */
+    return tl_project_program(info->exe, main->cwd) || pytest_tmp(info->exe) ||
+           (invoked_path(info, as_named, sizeof as_named) &&
+            tl_project_program(as_named, main->cwd));
 }
 
 /* project.h. Such traces use a few chunks (the header says how many):

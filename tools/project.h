@@ -49,10 +49,15 @@ bool tl_project_quiet(const char *path);
 struct tl_trace_info;
 bool tl_project_tool(const struct tl_trace_info *info);
 
-/* Whether info is a program of the project's own (tl_project_program), by the
- * working directory of the run's main process (main, its trace's): not a
- * system tool, its executable under that directory. Checked whatever it
- * made: never a helper with nothing of interest. */
+/* Whether info is a program of the project's own, by the working
+ * directory of the run's main process (main, its trace's): not a system or
+ * third party's tool, and its executable under the project's root
+ * (tl_project_program), or the path its parent ran it by (argv0 against
+ * info's working directory, symbolic links not followed: a bazel-bin
+ * symlink into bazel's cache) under the root, or its executable in
+ * pytest's temporary directories (a directory pytest-of-<user>: a test's
+ * tmp_path). Checked whatever it made: never a helper with nothing of
+ * interest. Reads the file system (access); thread-safe. */
 bool tl_project_own(const struct tl_trace_info *info, const struct tl_trace_info *main);
 
 /* Whether a program of a run whose command is an exec launcher

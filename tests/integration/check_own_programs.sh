@@ -9,6 +9,9 @@
 # bundled binary) or out of the working directory is still left out when it
 # made nothing of interest; check --trace=DIR of the kept run judges alike.
 # A Python environment's program is a third party's tool, never checked.
+# Also the project's: a program run by a path under the project (bazel's
+# bazel-bin symlink into its cache: before, left out, exit 0) and one in
+# pytest's temporary directories (a binary a test built in tmp_path).
 . "$TL_SRCDIR/tests/integration/lib.sh"
 make_tmp
 mkdir -p bin venv/bin sub
@@ -65,4 +68,28 @@ cd sub || hard_error "no sub"
 rc=$?
 [ $rc -eq 0 ] || { cat out err >&2; fail "out of cwd: exit $rc, want 0"; }
 grep -Eq "$left_out" out || { cat out >&2; fail "out of cwd: not left out"; }
+
+# run by a path under the project, its real path elsewhere (bazel-bin), or
+# built in pytest's tmp_path: the project's own, checked (before: exit 0)
+cd "$TMP" && mkdir -p proj cache/bin pytest-of-ci/pytest-0/test_leak0 || hard_error "mkdir"
+cp bin/leak_kinds cache/bin/ && cp bin/leak_kinds pytest-of-ci/pytest-0/test_leak0/ ||
+    hard_error "cannot copy leak_kinds"
+ln -s ../cache/bin proj/bazel-bin || hard_error "ln"
+cd proj || hard_error "no proj"
+for how in bazel-bin/leak_kinds ../pytest-of-ci/pytest-0/test_leak0/leak_kinds; do
+    "$TL" check --max-leak=0 -- "$PYTHON3" ../driver.py "$how" >out 2>err
+    rc=$?
+    [ $rc -eq 23 ] || { cat out err >&2; fail "$how: exit $rc, want 23"; }
+    grep -Eq "$own_line" out || { cat out >&2; fail "$how: the program's line"; }
+    grep -q '  FAIL max-leak: 292 B definitely lost or indirectly lost' out ||
+        { cat out >&2; fail "$how: not 292 B"; }
+    recheck_kept "$how"
+    grep -Eq "$own_line" out || { cat out >&2; fail "$how, --trace=DIR: the program's line"; }
+    rm -rf tensorleak-*
+done
+# the same copy by its real path, out of the project: left out
+"$TL" check --max-leak=0 -- "$PYTHON3" ../driver.py ../cache/bin/leak_kinds >out 2>err
+rc=$?
+[ $rc -eq 0 ] || { cat out err >&2; fail "real path: exit $rc, want 0"; }
+grep -Eq "$left_out" out || { cat out >&2; fail "real path: not left out"; }
 exit 0

@@ -4,6 +4,7 @@
 #include "tools/procs.h"
 #include "common/session_mark.h"
 #include "tools/project.h"
+#include "report/read/reader.h"
 #include "tools/size.h"
 #include "tests/unit/check_main.h"
 
@@ -389,11 +390,61 @@ START_TEST(project_program)
 }
 END_TEST
 
+/* tl_project_own: a program named by a path under the project's root, its
+ * real executable elsewhere (bazel-bin), and one in pytest's temporary
+ * directories are the project's own; a system or third party's tool never. */
+static tl_trace_info_t *proc_info(tl_trace_info_t *p, const char *exe, const char *argv0,
+                                  const char *cwd)
+{
+    memset(p, 0, sizeof *p);
+    p->has_process = true;
+    snprintf(p->exe, sizeof p->exe, "%s", exe);
+    snprintf(p->argv0, sizeof p->argv0, "%s", argv0);
+    snprintf(p->cwd, sizeof p->cwd, "%s", cwd);
+    return p;
+}
+
+/* tl_project_own of a process (exe, argv0, cwd) of a run whose main
+ * process ran in /w/proj */
+static bool own(const char *exe, const char *argv0, const char *cwd)
+{
+    static tl_trace_info_t main, info;
+    proc_info(&main, "/usr/bin/python3.11", "python3", "/w/proj");
+    return tl_project_own(proc_info(&info, exe, argv0, cwd), &main);
+}
+
+START_TEST(project_own)
+{
+    const char *cache = "/root/.cache/bazel/_bazel_root/1f/execroot/ws/bazel-out/k8/bin/pkg/t";
+    ck_assert(own("/w/proj/build/t", "/w/proj/build/t", "/w"));
+    ck_assert(!own(cache, "t", "/w/proj"));
+    ck_assert(own(cache, "bazel-bin/pkg/t", "/w/proj"));
+    ck_assert(own(cache, "./bazel-bin/pkg/../pkg/t", "/w/proj"));
+    ck_assert(own(cache, "/w/proj/bazel-bin/pkg/t", "/"));
+    ck_assert(own(cache, "../proj/bazel-bin/pkg/t", "/w/x"));
+    ck_assert(!own(cache, "../bazel-bin/pkg/t", "/w/proj"));
+    ck_assert(!own(cache, "bazel-bin/pkg/t", ""));
+    ck_assert(!own(cache, "/w/projx/t", "/"));
+    ck_assert(own("/tmp/pytest-of-ci/pytest-3/test_leak0/prog", "prog", "/"));
+    ck_assert(!own("/tmp/pytest-of-ci", "/tmp/pytest-of-ci", "/"));
+    ck_assert(!own("/tmp/build/prog", "/tmp/build/prog", "/tmp"));
+    /* tools stay tools, however they are named */
+    ck_assert(!own("/usr/bin/make", "/w/proj/bin/make", "/"));
+    ck_assert(!own("/usr/local/cuda/bin/nvcc", "tools/nvcc", "/w/proj"));
+    tl_trace_info_t main, none;
+    proc_info(&main, "/usr/bin/python3.11", "python3", "/w/proj");
+    proc_info(&none, "/w/proj/build/t", "t", "/w/proj");
+    none.has_process = false;
+    ck_assert(!tl_project_own(&none, &main));
+}
+END_TEST
+
 static Suite *make_project_suite(void)
 {
     Suite *s = suite_create("project");
     TCase *tc = tcase_create("own");
     tcase_add_test(tc, project_program);
+    tcase_add_test(tc, project_own);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -191,8 +191,11 @@ static void *realloc_tracked(void *p, size_t size)
         return NULL;
     }
     int saved = errno; /* as in raw_alloc */
-    if (xallocx(p, want, 0, 0) != nallocx(want, 0)) {
-        q = mallocx(want, 0);
+    /* cleared while the leak scan is on (hooks.h): the bytes past the old
+     * block's, where the copy or the growth in place leaves stale words */
+    int zero = scan_zero(want);
+    if (xallocx(p, want, 0, zero) != nallocx(want, 0)) {
+        q = mallocx(want, zero);
         if (UNLIKELY(!q)) {
             errno = ENOMEM;
             return NULL;

@@ -226,7 +226,7 @@ check_PROGRAMS += tests/workloads/stale_reuse
 tests_workloads_stale_reuse_SOURCES = tests/workloads/stale_reuse.c
 tests_workloads_stale_reuse_CFLAGS = $(AM_CFLAGS) -g -O0 -fno-omit-frame-pointer -fno-inline
 TESTS += tests/integration/check_stale_reuse.sh
-EXTRA_DIST += tests/integration/check_stale_reuse.sh
+EXTRA_DIST += tests/integration/check_stale_reuse.sh tests/workloads/stale_dataslot.py
 
 # SIGTERM to a job's process group while a Pool runs (the repeat forwarded)
 TESTS += tests/integration/check_term_group.sh

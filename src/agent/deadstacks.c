@@ -17,6 +17,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "agent/pydead.h"
+
 /* glibc's stack cache holds 40 MiB of stacks: 5 of 8 MiB, or many small. */
 #define DEAD_MAX 256
 static struct {
@@ -147,7 +149,8 @@ static uint64_t task_sp(const char *tid)
     return nf >= 3 ? f[nf - 2] : 0;
 }
 
-size_t tl_deadstacks_collect(uint64_t (*out)[2], size_t cap)
+/* The ended threads' stacks of tl_deadstacks_collect. */
+static size_t ended_threads(uint64_t (*out)[2], size_t cap)
 {
     size_t n = 0;
     for (size_t i = 0; i < DEAD_MAX && n < cap; i++) {
@@ -173,4 +176,10 @@ size_t tl_deadstacks_collect(uint64_t (*out)[2], size_t cap)
         }
     close(fd);
     return n;
+}
+
+size_t tl_deadstacks_collect(uint64_t (*out)[2], size_t cap)
+{
+    size_t n = ended_threads(out, cap);
+    return n + tl_pydead_ranges(out + n, cap - n);
 }

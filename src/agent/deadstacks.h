@@ -25,7 +25,8 @@ void tl_deadstacks_thread_end(void);
 void tl_deadstacks_thread_begin(void);
 /* The dead stacks at the scan: out[0, n) as [lo, hi); a range that holds
  * the sp of a live thread (its /proc/self/task/TID/syscall) is left out.
- * Returns n <= cap. */
+ * Then the dead part of the calling thread's CPython frame data stack
+ * (pydead.h). Returns n <= cap. */
 size_t tl_deadstacks_collect(uint64_t (*out)[2], size_t cap);
 
 #endif /* TL_AGENT_DEADSTACKS_H */

@@ -494,9 +494,7 @@ static inline __attribute__((always_inline)) size_t key_walk(uint64_t *k, const 
     return n;
 }
 
-/* The calling thread's innermost Python frame, where its chain starts
- * (frame_read); NULL when Python frames are off or the thread runs none. */
-static const char *innermost_frame(void)
+const char *tl_pyframes_thread_state(const tl_py_layout_t **layout)
 {
     if (!tl_pyframes_enabled()) return NULL;
     /* Once the interpreter finalises it frees every thread state, those of
@@ -504,8 +502,16 @@ static const char *innermost_frame(void)
      * pointer then dangles): no Python frames from then on. atexit
      * callbacks (the script_end report point) run before this is set. */
     if (py.finalizing()) return NULL;
-    const tl_py_layout_t *L = py.L;
-    const char *ts = py.this_tstate();
+    *layout = py.L;
+    return py.this_tstate();
+}
+
+/* The calling thread's innermost Python frame, where its chain starts
+ * (frame_read); NULL when Python frames are off or the thread runs none. */
+static const char *innermost_frame(void)
+{
+    const tl_py_layout_t *L;
+    const char *ts = tl_pyframes_thread_state(&L);
     if (!ts) return NULL;
     const char *f = ptr_at(ts, L->ts_frame);
     if (f && L->cf_current != TL_PY_NONE) f = ptr_at(f, L->cf_current);

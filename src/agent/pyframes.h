@@ -46,6 +46,13 @@ bool tl_pyframes_init(void);
 extern _Atomic bool tl_pyframes_on;
 bool tl_pyframes_enabled(void);
 
+/* The calling thread's CPython thread state (PyThreadState *) and, in
+ * *layout, the table row of the running CPython (pyframes_layout.h); NULL
+ * when Python frames are off, the interpreter finalises, or the thread has
+ * none. Valid while the thread runs no Python code. */
+struct tl_py_layout;
+const char *tl_pyframes_thread_state(const struct tl_py_layout **layout);
+
 /* The OPTIONS pairs that describe the process's CPython
  * (docs/trace-format.md): python_frames on/off/unsupported, python (its
  * version) and python_build (why a 3.10-3.13 is not read); no_python_frames

@@ -67,7 +67,18 @@ typedef struct tl_py_layout {
      * data follows the struct, sizeof of the first for compact ASCII, of the
      * second for other compact strings. */
     uint16_t str_length, str_state, str_ascii_data, str_compact_data;
+    /* PyThreadState.datastack_chunk (3.11+), then datastack_top and
+     * datastack_limit: the frame data stack (Python/pystate.c push_chunk). */
+    uint16_t ts_datastack;
 } tl_py_layout_t;
+
+/* _PyStackChunk (Include/internal/pycore_frame.h, 3.11-3.13): previous,
+ * size (bytes, the header included), top (the index into data of the
+ * datastack_top it had when the next chunk was pushed), data[]. */
+#define TL_PY_CHUNK_PREVIOUS 0
+#define TL_PY_CHUNK_SIZE     8
+#define TL_PY_CHUNK_TOP      16
+#define TL_PY_CHUNK_DATA     24
 
 /* Values from the headers of 3.10.13, 3.11.7, 3.12.1, 3.13.0 (CPython keeps
  * these structs within a minor version). */
@@ -90,7 +101,8 @@ static const tl_py_layout_t tl_py_layouts[] = {
      .str_length = 16,
      .str_state = 32,
      .str_ascii_data = 48,
-     .str_compact_data = 72},
+     .str_compact_data = 72,
+     .ts_datastack = TL_PY_NONE},
     {.minor = 11,
      .chain = TL_PY_CHAIN_IS_ENTRY,
      .ts_frame = 56,  /* PyThreadState.cframe */
@@ -109,7 +121,8 @@ static const tl_py_layout_t tl_py_layouts[] = {
      .str_length = 16,
      .str_state = 32,
      .str_ascii_data = 48,
-     .str_compact_data = 72},
+     .str_compact_data = 72,
+     .ts_datastack = 296},
     {.minor = 12,
      .chain = TL_PY_CHAIN_CSTACK,
      .ts_frame = 56, /* PyThreadState.cframe */
@@ -128,7 +141,8 @@ static const tl_py_layout_t tl_py_layouts[] = {
      .str_length = 16,
      .str_state = 32,
      .str_ascii_data = 40, /* wstr is gone from 3.12 */
-     .str_compact_data = 56},
+     .str_compact_data = 56,
+     .ts_datastack = 232},
     {.minor = 13,
      .chain = TL_PY_CHAIN_CSTACK,
      .ts_frame = 72, /* PyThreadState.current_frame (no _PyCFrame) */
@@ -147,7 +161,8 @@ static const tl_py_layout_t tl_py_layouts[] = {
      .str_length = 16,
      .str_state = 32,
      .str_ascii_data = 40,
-     .str_compact_data = 56},
+     .str_compact_data = 56,
+     .ts_datastack = 232},
 };
 
 /* 3.13's own record of these offsets: _PyRuntime starts with a

@@ -77,7 +77,15 @@ int main(void)
     SAME(co_qualname, TL_PY_NONE);
     SAME(co_firsttraceable, TL_PY_NONE);
     SAME(co_code_adaptive, TL_PY_NONE);
+    SAME(ts_datastack, TL_PY_NONE);
 #else
+    SAME(ts_datastack, offsetof(PyThreadState, datastack_chunk));
+    same("datastack_top", L->ts_datastack + 8u, offsetof(PyThreadState, datastack_top));
+    same("datastack_limit", L->ts_datastack + 16u, offsetof(PyThreadState, datastack_limit));
+    same("chunk previous", TL_PY_CHUNK_PREVIOUS, offsetof(_PyStackChunk, previous));
+    same("chunk size", TL_PY_CHUNK_SIZE, offsetof(_PyStackChunk, size));
+    same("chunk top", TL_PY_CHUNK_TOP, offsetof(_PyStackChunk, top));
+    same("chunk data", TL_PY_CHUNK_DATA, offsetof(_PyStackChunk, data));
     SAME(f_previous, offsetof(_PyInterpreterFrame, previous));
     SAME(f_owner, offsetof(_PyInterpreterFrame, owner));
     SAME(co_qualname, offsetof(PyCodeObject, co_qualname));

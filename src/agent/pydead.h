@@ -18,11 +18,12 @@
  * as [lo, hi) byte addresses: in its current chunk from datastack_top to
  * datastack_limit, in each older chunk from the top it kept to its end.
  * Returns n <= cap: 0 without Python frames (pyframes.h), on CPython 3.10,
- * or when a chunk is not in a mapping the program made with mmap or its
- * header does not make sense (the walk stops there). Only the calling thread's:
+ * or when a chunk's header cannot be read or does not make sense (the walk
+ * stops there). Only the calling thread's:
  * while it holds the GIL (the script_end scan) no other thread's Python
  * code runs, but another thread's stack of chunks is not walked. Reads the
- * interpreter's memory directly; call with the agent's guard raised. */
+ * interpreter's memory with process_vm_readv (no fault); call with the
+ * agent's guard raised. */
 size_t tl_pydead_ranges(uint64_t (*out)[2], size_t cap);
 
 #endif

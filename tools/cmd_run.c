@@ -141,6 +141,10 @@ static int parse(int argc, char **argv, run_args_t *a)
             }
             break;
         case 'r':
+            if (!*optarg) { /* said before CMD runs, as for --output */
+                tl_say("run: --report needs a file name");
+                return TL_EXIT_USAGE;
+            }
             a->report_path = optarg;
             break;
         case 'k':

@@ -62,6 +62,12 @@ grep -q '^tensorleak: pid ' R || fail "run report not in R"
 mode R "run --report"
 code 6 "run --report=symlink" "$TL" run --output="$TMP/t.%p.tlt" --report=link -- true
 same target secret "run symlink"
+# an empty --report is a usage error said before CMD runs (before: CMD ran,
+# then "cannot write" and exit 6 in place of its status 0)
+code 2 "run --report= (empty)" "$TL" run --output="$TMP/t.%p.tlt" --report= -- sh -c ': >"$1"' sh "$TMP/ran"
+[ ! -e "$TMP/ran" ] || fail "run --report=: the command ran"
+grep -qx 'tensorleak: run: --report needs a file name' "$TMP/stderr" ||
+    fail "run --report=: $(cat "$TMP/stderr")"
 
 # Nothing left behind: only the files made above.
 left=$(ls -A | tr '\n' ' ')

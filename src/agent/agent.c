@@ -115,20 +115,7 @@ static bool tell_cli(const char *a, const char *b, const char *c)
 {
     static char msg[TL_NOTES_MAX];
     if (!cfg.session) return true;
-    char digits[24];
-    size_t nd = 0, k = 0;
-    for (uint64_t v = self_pid ? self_pid : (uint64_t)getpid(); v || !nd; v /= 10)
-        digits[nd++] = (char)('0' + v % 10);
-    while (nd && k < sizeof msg)
-        msg[k++] = digits[--nd];
-    const char *parts[] = {a, b, c};
-    for (size_t i = 0; i < 3; i++) {
-        size_t n = parts[i] ? strlen(parts[i]) : 0;
-        if (k + 1 + n > sizeof msg) n = k + 1 < sizeof msg ? sizeof msg - k - 1 : 0;
-        if (k < sizeof msg) msg[k++] = '\0';
-        memcpy(msg + k, parts[i] ? parts[i] : "", n);
-        k += n;
-    }
+    size_t k = tl_notes_pack(msg, sizeof msg, self_pid ? self_pid : (uint64_t)getpid(), a, b, c);
     return tl_notes_send(cfg.session, msg, k) == 1; /* 2: the CLI's queue stayed full */
 }
 

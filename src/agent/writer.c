@@ -9,6 +9,8 @@
 
 #include "agent/writer.h"
 
+#include "common/notes.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -115,6 +117,8 @@ int tl_writer_create(tl_writer_t *w, const char *path, const tl_writer_hdr_t *hd
     pthread_mutex_init(&w->lock, NULL);
     w->path[0] = '\0';
     w->dev = w->ino = 0;
+    w->pid = hdr->pid;
+    w->session = hdr->session;
     w->chunk_bytes = TL_TRACE_CHUNK_BYTES;
     w->next_chunk = 0;
     w->nextents = 0;
@@ -176,19 +180,26 @@ void tl_wcursor_reset(tl_wcursor_t *c, const tl_writer_t *w, uint32_t tid)
     c->gen = w->gen;
 }
 
-/* One line on stderr: the trace stops growing, and why. */
-static void say_full(int err)
+/* One line: the trace stops growing, and why. Under a session it goes to
+ * the CLI (common/notes.h), so that the program's stderr stays its own;
+ * else on stderr. */
+static void say_full(const tl_writer_t *w, int err)
 {
-    static const char msg[] = "tensorleak: the trace cannot grow (";
-    static const char tail[] = "); recording stopped, later events are counted as dropped\n";
+    static const char msg[] = "the trace cannot grow (";
+    static const char tail[] = "); recording stopped, later events are counted as dropped";
     /* strerrordesc_np: a static English string, no locale, no allocation. */
-    const char *why = err == -ESTALE  ? "the trace file was removed or replaced"
+    const char *why = err == -ESTALE || err == -ENOENT ? "the trace file was removed or replaced"
                       : err == -EFBIG ? "the file size limit (ulimit -f) is reached"
                                       : strerrordesc_np(-err);
     if (!why) why = "unknown error";
-    if (write(STDERR_FILENO, msg, sizeof msg - 1) < 0 ||
+    char note[256];
+    if (w->session && tl_notes_send(w->session, note,
+                                    tl_notes_pack(note, sizeof note, w->pid, msg, why, tail)) != 1)
+        return; /* sent, or dropped: the CLI's queue stayed full */
+    if (write(STDERR_FILENO, "tensorleak: ", 12) < 0 ||
+        write(STDERR_FILENO, msg, sizeof msg - 1) < 0 ||
         write(STDERR_FILENO, why, strlen(why)) < 0 ||
-        write(STDERR_FILENO, tail, sizeof tail - 1) < 0)
+        write(STDERR_FILENO, tail, sizeof tail - 1) < 0 || write(STDERR_FILENO, "\n", 1) < 0)
         return;
 }
 
@@ -218,7 +229,7 @@ uint8_t *tl_writer_chunk_raw(tl_writer_t *w)
     pthread_mutex_lock(&w->lock);
     uint8_t *ch = hand_out(w, &ext, &err);
     pthread_mutex_unlock(&w->lock);
-    if (err) say_full(err);
+    if (err) say_full(w, err);
     return ch;
 }
 
@@ -294,7 +305,7 @@ static bool take_chunk(tl_writer_t *w, tl_wcursor_t *c, uint64_t ts, bool reuse)
         ch = hand_out(w, &ext, &err);
     if ((ch || p.chunk) && c->chunk) retire_locked(w, c->chunk, c->extent);
     pthread_mutex_unlock(&w->lock);
-    if (err) say_full(err);
+    if (err) say_full(w, err);
     if (p.chunk) {
         /* Records from here on are this thread's (TL_REC_OWNER), timed from ts. */
         tl_wbuf_t b = {.p = p.chunk + TL_CHUNK_HEADER_BYTES + p.used,

@@ -42,6 +42,29 @@ static inline socklen_t tl_notes_addr(uint64_t session, struct sockaddr_un *a)
     return (socklen_t)(offsetof(struct sockaddr_un, sun_path) + sizeof prefix + 16);
 }
 
+/* Packs the note "PID\0A\0B\0C" of the line A B C (NULL parts are empty,
+ * already escaped) into msg (cap bytes, cut to fit); returns its length.
+ * No allocation: the agent calls it in a fork child. */
+static inline size_t tl_notes_pack(char *msg, size_t cap, uint64_t pid, const char *a,
+                                   const char *b, const char *c)
+{
+    char digits[24];
+    size_t nd = 0, k = 0;
+    for (uint64_t v = pid; v || !nd; v /= 10)
+        digits[nd++] = (char)('0' + v % 10);
+    while (nd && k < cap)
+        msg[k++] = digits[--nd];
+    const char *parts[] = {a, b, c};
+    for (size_t i = 0; i < 3; i++) {
+        size_t n = parts[i] ? strlen(parts[i]) : 0;
+        if (k + 1 + n > cap) n = k + 1 < cap ? cap - k - 1 : 0;
+        if (k < cap) msg[k++] = '\0';
+        memcpy(msg + k, parts[i] ? parts[i] : "", n);
+        k += n;
+    }
+    return k;
+}
+
 /* How many times, 1 ms apart, a note is tried again while the CLI's
  * queue is full (a datagram socket queues net.unix.max_dgram_qlen of
  * them: 10 without systemd's 512, and the CLI reads them as they come). */

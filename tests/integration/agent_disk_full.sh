@@ -2,7 +2,9 @@
 # agent_disk_full.sh - when the trace cannot grow (a full disk; here a file
 # size limit, which fails the same fallocate with EFBIG), the program runs on
 # at full speed: one line on stderr, later events counted as dropped, the
-# recorded part still readable.
+# recorded part still readable. A trace removed while the program runs
+# stops recording with "the trace file was removed or replaced" (before:
+# "No such file or directory"), said by the CLI under `tensorleak run`.
 . "$TL_SRCDIR/tests/integration/agent_lib.sh"
 
 # 4 KiB header + one 4 MiB extent fit; the second extent does not.
@@ -46,4 +48,25 @@ assert s["dropped_events_known"] and s["dropped_events"] > 0, s
 assert s["allocations"] + s["frees"] + s["dropped_events"] >= 800000, s
 PY
 grep -q '"killed' "$T/r.json" && fail "the report says killed or crashed"
+
+# The trace removed while the program runs (a clean-up step's rm *.tlt):
+# one note, from the CLI, with the reason the docs give (numpy's buffers
+# of 80 KB are recorded in the default mode).
+PY=${PYTHON3:-/usr/bin/python3}
+if "$PY" -c 'import numpy' 2>/dev/null; then
+    "$TL_BUILDDIR/tensorleak" run --output="$T/rm.%p.tlt" --report=/dev/null -- "$PY" -c '
+import glob, os, sys
+import numpy as np
+for f in glob.glob(sys.argv[1]):
+    os.unlink(f)
+for i in range(100000):
+    a = np.ones(10000 + i % 100)  # 80 KB: each recorded, the trace must grow' "$T/rm.*.tlt" \
+        >"$T/rm.out" 2>"$T/rm.err"
+    rc=$?
+    [ $rc -eq 0 ] || fail "removed trace: exit $rc, stderr: $(cat "$T/rm.err")"
+    [ "$(grep -c 'the trace cannot grow (the trace file was removed or replaced); recording stopped' "$T/rm.err")" -eq 1 ] ||
+        fail "removed trace: want one note, stderr: $(cat "$T/rm.err")"
+    grep -Eq '^tensorleak: pid [0-9]+: the trace cannot grow' "$T/rm.err" ||
+        fail "removed trace: not the CLI's note: $(cat "$T/rm.err")"
+fi
 exit 0

@@ -3,7 +3,9 @@
 # growth never raises SIGXFSZ in the program (issue 9): a limit too small
 # for the trace's header leaves the program untraced with one note, a limit
 # reached later stops recording with one note, and a program that handles
-# SIGXFSZ for its own writes gets exactly its own signal.
+# SIGXFSZ for its own writes gets exactly its own signal. Under `tensorleak
+# run` the note goes to the CLI, never to the program's stderr (before, the
+# agent wrote it there: a program that owns fd 2 got our line).
 . "$TL_SRCDIR/tests/integration/agent_lib.sh"
 cd "$T" || exit 99
 
@@ -48,4 +50,17 @@ rc=$?
 [ $rc -eq 0 ] || fail "handler: the program exited $rc"
 [ "$(cat own.out)" = "fsize: pairs=1000000
 fsize: xfsz=1 errno=EFBIG" ] || fail "handler: output: $(cat own.out)"
+
+# 4. Under `tensorleak run` (a session): the CLI says it, as "pid N: ...",
+# and the program's own stderr holds nothing of ours.
+(
+    ulimit -f "$limit" || exit 77
+    TENSORLEAK_MODE=all exec "$TL_BUILDDIR/tensorleak" run --output="$T/run.%p.tlt" --report=/dev/null -- \
+        sh -c 'exec "$1" 1000000 2>"$2"' sh "$WL/agent_fsize" "$T/prog.err"
+) >run.out 2>run.err
+rc=$?
+[ $rc -eq 0 ] || fail "run: exit $rc, stderr: $(cat run.err)"
+[ -f prog.err ] && [ ! -s prog.err ] || fail "run: the program's stderr: $(cat prog.err)"
+grep -Eqx 'tensorleak: pid [0-9]+: the trace cannot grow \(the file size limit \(ulimit -f\) is reached\); recording stopped, later events are counted as dropped' run.err ||
+    fail "run: the CLI's note, stderr: $(cat run.err)"
 echo ok

@@ -104,6 +104,8 @@ EXTRA_DIST += tests/integration/py_tensor_kinds.sh tests/workloads/py_tensor_kin
 # and the cycle search skipped when the walk found them all.
 TESTS += tests/integration/py_storages_live.sh
 EXTRA_DIST += tests/integration/py_storages_live.sh tests/workloads/py_storages_live.py
+TESTS += tests/integration/report_aggregate_end.sh
+EXTRA_DIST += tests/integration/report_aggregate_end.sh
 
 # The agent's libunwind does not take over the program's C++ exceptions.
 TESTS += tests/integration/agent_unwind_scope.sh

@@ -30,6 +30,9 @@ static region_t regions[TL_CKPT_SETS * 2]; /* current A, B, peak A, B, then each
 static uint64_t seq[TL_CKPT_SETS];         /* checkpoints written per set */
 static atomic_flag busy = ATOMIC_FLAG_INIT;
 static _Atomic uint64_t next_due, period;
+/* The current set was written at the script's end point (tl_ckpt_flush's
+ * freeze): none after it. */
+static atomic_bool frozen;
 static _Atomic int64_t live_bytes, live_blocks;
 static _Atomic uint64_t peak_bytes, peak_ckpt_bytes, max_stack;
 
@@ -95,6 +98,7 @@ bool tl_ckpt_init(tl_writer_t *w, uint64_t period_ns)
     atomic_store(&max_stack, 0);
     atomic_store(&period, period_ns);
     atomic_store(&next_due, 0);
+    atomic_store(&frozen, false);
     dev_reset();
     size_t bytes = sizeof(site_tot_t) * TL_CKPT_MAX_SITES;
     if (sites) {
@@ -446,7 +450,7 @@ bool tl_ckpt_dev_free(uint64_t kind, uint64_t ptr, uint64_t now)
 void tl_ckpt_tick(uint64_t now)
 {
     uint64_t due = atomic_load_explicit(&next_due, memory_order_relaxed);
-    if (now < due || !sites) return;
+    if (now < due || !sites || atomic_load_explicit(&frozen, memory_order_relaxed)) return;
     if (atomic_flag_test_and_set_explicit(&busy, memory_order_acquire)) return;
     atomic_store_explicit(&next_due, now + atomic_load(&period), memory_order_relaxed);
     if (due != 0) /* the first tick only starts the clock */
@@ -454,9 +458,10 @@ void tl_ckpt_tick(uint64_t now)
     atomic_flag_clear_explicit(&busy, memory_order_release);
 }
 
-uint64_t tl_ckpt_flush(uint64_t now)
+uint64_t tl_ckpt_flush(uint64_t now, uint64_t max_stack_id, bool freeze)
 {
     if (!sites) return 0;
+    tl_ckpt_set_max_stack(max_stack_id);
     while (atomic_flag_test_and_set_explicit(&busy, memory_order_acquire))
         __builtin_ia32_pause();
     uint64_t pk = atomic_load(&peak_bytes), pc = atomic_load(&peak_ckpt_bytes);
@@ -467,7 +472,8 @@ uint64_t tl_ckpt_flush(uint64_t now)
     /* A device still at its peak: its live set now is the peak set. */
     for (unsigned k = 0; k < TL_CKPT_DEVICES; k++)
         if (atomic_exchange(&devs[k].pending, false)) write_set(TL_CKPT_DEVICE + (int)k, now);
-    write_set(TL_CKPT_CURRENT, now);
+    if (!atomic_load(&frozen)) write_set(TL_CKPT_CURRENT, now);
+    if (freeze) atomic_store(&frozen, true);
     atomic_flag_clear_explicit(&busy, memory_order_release);
     return 0;
 }

@@ -31,10 +31,15 @@ void tl_ckpt_on_alloc(const tl_live_entry_t *e, uint64_t now);
 void tl_ckpt_on_free(const tl_live_entry_t *e);
 /* Write a current checkpoint when one is due (cheap when not). */
 void tl_ckpt_tick(uint64_t now);
-/* Write the final checkpoints now (END, exec, report points): current, and
- * peak when the highest live bytes were not checkpointed yet. Waits for a
- * checkpoint in progress. Returns records that could not be written. */
-uint64_t tl_ckpt_flush(uint64_t now);
+/* Write the final checkpoints now (END, exec, the script_end report
+ * point): current, and peak when the highest live bytes were not
+ * checkpointed yet; max_stack_id: stack ids handed out so far
+ * (tl_ckpt_set_max_stack). freeze: the current set written now is the
+ * last (a Python script's end point, script_end: the report's end point
+ * reads it, not the set at exit, after the interpreter's teardown freed
+ * what the script held). Waits for a checkpoint in progress. Returns
+ * records that could not be written. */
+uint64_t tl_ckpt_flush(uint64_t now, uint64_t max_stack_id, bool freeze);
 /* Device storages (kinds 17-19: PyTorch's CUDA blocks, libcudart's
  * segments, pinned host memory), aggregate mode: instead of ALLOC/FREE
  * records, per-(site, device) totals, each device's exact peaks, and live

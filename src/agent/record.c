@@ -59,9 +59,10 @@ static void tally(bool failed, unsigned as, uint64_t kind)
     if (as & AS_FREE) tl_counters_add(&s->frees, 1);
 }
 
-static void dropped_if(bool failed)
+static bool dropped_if(bool failed)
 {
     tally(failed, AS_OTHER, 0);
+    return failed;
 }
 
 void tl_record_thread_begin(void)
@@ -528,10 +529,8 @@ void tl_record_end(uint64_t reason, int status)
 {
     /* A full disk: the END and the counters go into the chunk kept for them. */
     tl_writer_take_reserve(&tl_record_w, &tl_tsd.cur, tl_clock_now());
-    if (cfg->mode == TL_MODE_AGGREGATE) {
-        tl_ckpt_set_max_stack(atomic_load(&stacks.next_id));
-        tl_ckpt_flush(tl_clock_now());
-    }
+    if (cfg->mode == TL_MODE_AGGREGATE)
+        tl_ckpt_flush(tl_clock_now(), atomic_load(&stacks.next_id), false);
     if (cfg->mode != TL_MODE_ALL) write_counts();
     uint64_t a, f, s, d;
     tl_counters_totals(&a, &f, &s, &d);
@@ -554,13 +553,14 @@ void tl_record_lineage(tl_rec_type_t type, const uint64_t *ints, const char *str
 
 bool tl_record_mark(uint64_t id, const char *name, size_t len)
 {
-    /* The end point of a Python script: its leak kinds are taken there,
-     * before the interpreter's finalization drops the holders of blocks it
-     * then leaves live (so they would look lost at exit). */
-    if (len == 10 && !memcmp(name, "script_end", 10)) tl_record_leak_scan();
-    bool failed = tl_writer_mark(&tl_record_w, &tl_tsd.cur, tl_clock_now(), id, name, len);
-    dropped_if(failed);
-    return failed;
+    /* A Python script's end point: its leak kinds and aggregate mode's live set are
+     * taken there, before the interpreter's finalization drops (or frees) what it held. */
+    if (len == 10 && !memcmp(name, "script_end", 10)) {
+        tl_record_leak_scan();
+        if (cfg->mode == TL_MODE_AGGREGATE)
+            tl_ckpt_flush(tl_clock_now(), atomic_load(&stacks.next_id), true);
+    }
+    return dropped_if(tl_writer_mark(&tl_record_w, &tl_tsd.cur, tl_clock_now(), id, name, len));
 }
 
 uint64_t tl_record_api_frame(const char *file, size_t file_len, const char *function,

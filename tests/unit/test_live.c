@@ -425,7 +425,7 @@ START_TEST(ckpt_current_records_and_regions)
     alloc_live(0x2000, 200, 1, TL_KIND_MALLOC);
     alloc_live(0x3000, 50, 2, TL_KIND_STORAGE_C10);
     free_live(0x1000);
-    ck_assert_uint_eq(tl_ckpt_flush(77), 0);
+    ck_assert_uint_eq(tl_ckpt_flush(77, 0, false), 0);
 
     rec_t r[32];
     size_t n = read_region(0, r, 32);
@@ -454,7 +454,7 @@ START_TEST(ckpt_current_records_and_regions)
     ck_assert_uint_eq(read_region(3, r, 32), 0);
 
     free_live(0x2000);
-    tl_ckpt_flush(88);
+    tl_ckpt_flush(88, 0, false);
     n = read_region(1, r, 32);
     ck_assert_uint_eq(n, 7);
     CK_REC(r[0], TL_REC_CKPT_BEGIN, 2, TL_CKPT_CURRENT, 50, 1, 350, 88);
@@ -464,7 +464,7 @@ START_TEST(ckpt_current_records_and_regions)
     ck_assert_uint_eq(read_region(0, r, 32), 8); /* the older one stands */
 
     free_live(0x3000);
-    tl_ckpt_flush(99);
+    tl_ckpt_flush(99, 0, false);
     n = read_region(0, r, 32);
     ck_assert_uint_eq(n, 6); /* rewritten: no LIVE left */
     CK_REC(r[0], TL_REC_CKPT_BEGIN, 3, TL_CKPT_CURRENT, 0, 0, 350, 99);
@@ -502,7 +502,7 @@ START_TEST(ckpt_peak)
     free_live(0x30000);
     alloc_live(0x50000, 48 * K, 3, TL_KIND_MALLOC); /* a peak of A + 16K, no checkpoint */
     ck_assert_uint_eq(read_region(2, r, 32), 4);
-    tl_ckpt_flush(123);
+    tl_ckpt_flush(123, 0, false);
     ck_assert_uint_eq(read_region(2, r, 32), 6);
     CK_REC(r[0], TL_REC_CKPT_BEGIN, 3, TL_CKPT_PEAK, A + 16 * K, 4, A + 16 * K, 123);
     CK_REC(r[5], TL_REC_CKPT_END, 3, 4, 0, 0, 0, 0);
@@ -536,6 +536,31 @@ START_TEST(ckpt_tick_period)
 }
 END_TEST
 
+/* A flush that freezes (the script_end report point) writes the last
+ * current set: later ticks and the END's flush write none, so the set
+ * read is the script's end point's, not the one after the teardown. */
+START_TEST(ckpt_freeze)
+{
+    trace_begin();
+    ck_assert(!tl_ckpt_init(&wr, 1000));
+    rec_t r[32];
+    alloc_live(0x1000, 10, 1, TL_KIND_MALLOC);
+    alloc_live(0x2000, 20, 1, TL_KIND_STORAGE_C10);
+    ck_assert_uint_eq(tl_ckpt_flush(50, 0, true), 0);
+    size_t n = read_region(0, r, 32); /* BEGIN, COUNT, SITEs, 2 LIVE, END */
+    ck_assert_uint_ge(n, 5);
+    CK_REC(r[0], TL_REC_CKPT_BEGIN, 1, TL_CKPT_CURRENT, 30, 2, 30, 50);
+    free_live(0x2000); /* the teardown frees the storage */
+    tl_ckpt_tick(1000);
+    tl_ckpt_tick(5000);
+    tl_ckpt_flush(6000, 0, false);
+    ck_assert_uint_eq(read_region(1, r, 32), 0); /* no later current set */
+    ck_assert_uint_eq(read_region(0, r, 32), n);
+    CK_REC(r[0], TL_REC_CKPT_BEGIN, 1, TL_CKPT_CURRENT, 30, 2, 30, 50);
+    trace_done();
+}
+END_TEST
+
 /* A checkpoint larger than a chunk continues in the region's next chunks;
  * a later, smaller one reuses them and leaves no stale records behind. */
 START_TEST(ckpt_many_chunks)
@@ -546,7 +571,7 @@ START_TEST(ckpt_many_chunks)
     static rec_t r[N + 16];
     for (uint64_t i = 0; i < N; i++)
         alloc_live(0x100000 + i * 64, 8, 1, TL_KIND_MALLOC);
-    tl_ckpt_flush(10);
+    tl_ckpt_flush(10, 0, false);
     ck_assert_uint_eq(read_region(0, r, N + 16), N + 4);
     CK_REC(r[N + 3], TL_REC_CKPT_END, 1, N + 2, 0, 0, 0, 0);
     size_t live = 0;
@@ -555,8 +580,8 @@ START_TEST(ckpt_many_chunks)
     ck_assert_uint_eq(live, N);
     for (uint64_t i = 0; i < N - 10; i++)
         free_live(0x100000 + i * 64);
-    tl_ckpt_flush(11); /* region 1 */
-    tl_ckpt_flush(12); /* region 0 again */
+    tl_ckpt_flush(11, 0, false); /* region 1 */
+    tl_ckpt_flush(12, 0, false); /* region 0 again */
     ck_assert_uint_eq(read_region(0, r, N + 16), 14);
     CK_REC(r[0], TL_REC_CKPT_BEGIN, 3, TL_CKPT_CURRENT, 80, 10, N * 8, 12);
     CK_REC(r[13], TL_REC_CKPT_END, 3, 12, 0, 0, 0, 0);
@@ -600,7 +625,7 @@ START_TEST(ckpt_device_sets)
     ck_assert(!tl_ckpt_dev_alloc(SEG, 0x400000, M / 2, CUDA0, 8, 40)); /* below the peak */
     ck_assert(!tl_ckpt_dev_alloc(PIN, 0x800000, 8192, TL_DEVICE_CPU, 9, 50));
     ck_assert(!tl_ckpt_dev_alloc(BLK, 0x100000, 4096, CUDA0, 10, 60)); /* inside its segment */
-    ck_assert_uint_eq(tl_ckpt_flush(100), 0);
+    ck_assert_uint_eq(tl_ckpt_flush(100, 0, false), 0);
     /* cuda:0's second peak set (blocks only now) and cpu's, at the flush */
     ck_assert_uint_eq(read_region(r0 + 1, r, 64), 5);
     CK_REC(r[0], TL_REC_CKPT_BEGIN, 2, TL_CKPT_DEVICE + CUDA0, 4096, 3, 4096, 100);
@@ -628,7 +653,7 @@ START_TEST(ckpt_device_sets)
     ck_assert(!find_rec(r, n, TL_REC_LIVE, SEG, 0x100000));
     /* the block goes, its segment stays */
     ck_assert(!tl_ckpt_dev_free(BLK, 0x100000, 110));
-    tl_ckpt_flush(120);
+    tl_ckpt_flush(120, 0, false);
     n = read_region(1, r, 64);
     ck_assert(find_rec(r, n, TL_REC_DLIVE, SEG, 0x100000));
     ck_assert(!find_rec(r, n, TL_REC_DLIVE, BLK, 0x100000));
@@ -645,6 +670,7 @@ static Suite *make_ckpt_suite(void)
     tcase_add_test(tc, ckpt_peak);
     tcase_add_test(tc, ckpt_tick_period);
     tcase_add_test(tc, ckpt_many_chunks);
+    tcase_add_test(tc, ckpt_freeze);
     tcase_add_test(tc, ckpt_device_sets);
     suite_add_tcase(s, tc);
     return s;

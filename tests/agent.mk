@@ -14,7 +14,7 @@ tests_workloads_tl_trace_dump_LDADD = libtlcommon.la
 
 AGENT_WL_PROGS = tests/workloads/malloc_conformance tests/workloads/agent_forker \
 	tests/workloads/agent_exec_target tests/workloads/agent_killer tests/workloads/lineage_api \
-	tests/workloads/agent_churn tests/workloads/live_writer
+	tests/workloads/agent_churn tests/workloads/live_writer tests/workloads/agent_setenv
 check_PROGRAMS += $(AGENT_WL_PROGS)
 tests_workloads_malloc_conformance_SOURCES = tests/workloads/malloc_conformance.c
 tests_workloads_malloc_conformance_CFLAGS = $(AGENT_WL_CFLAGS) -fno-builtin
@@ -29,6 +29,8 @@ tests_workloads_agent_churn_SOURCES = tests/workloads/agent_churn.c
 tests_workloads_agent_churn_CFLAGS = $(AGENT_WL_CFLAGS)
 tests_workloads_live_writer_SOURCES = tests/workloads/live_writer.c
 tests_workloads_live_writer_CFLAGS = $(AGENT_WL_CFLAGS)
+tests_workloads_agent_setenv_SOURCES = tests/workloads/agent_setenv.c
+tests_workloads_agent_setenv_CFLAGS = $(AGENT_WL_CFLAGS)
 # The lineage API test program: include/tensorleak.h only, no link to the agent.
 tests_workloads_lineage_api_SOURCES = tests/workloads/lineage_api.c
 tests_workloads_lineage_api_CFLAGS = $(AGENT_WL_CFLAGS) $(XXHASH_CFLAGS)
@@ -46,6 +48,7 @@ AGENT_TEST_SH = \
 	tests/integration/agent_api.sh \
 	tests/integration/agent_pyframes.sh \
 	tests/integration/agent_modes.sh \
+	tests/integration/agent_environ.sh \
 	tests/integration/agent_disk_full.sh \
 	tests/integration/report_live.sh
 TESTS += $(AGENT_TEST_SH)

@@ -483,11 +483,11 @@ static void scan_roots(scan_t *s, uint64_t sp, char *text, size_t cap)
 }
 
 /* The environment's array of pointers, a root of its own: the agent's
- * putenv at its start (agent.c: TENSORLEAK_EXEC_SEQ, PYTHONPATH) may make
- * glibc allocate it with the guard held, a heap block the live table never
- * saw and so never read; a string the program then putenv()s in place of a
- * variable would be definitely lost. Read a word at a time (at most 2^20
- * of them, to the NULL that ends it): environ may point anywhere. */
+ * variables at its start (agent.c env_put: TENSORLEAK_EXEC_SEQ,
+ * PYTHONPATH) may put it in a mapping of the agent's, not a heap block, so
+ * never read; a string the program then putenv()s in place of a variable
+ * would be definitely lost. Read a word at a time (at most 2^20 of them,
+ * to the NULL that ends it): environ may point anywhere. */
 static void scan_environ(scan_t *s)
 {
     extern char **environ;

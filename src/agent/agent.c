@@ -27,6 +27,7 @@
 #include "agent/config.h"
 #include "agent/cudart_static.h"
 #include "agent/endsig.h"
+#include "agent/env.h"
 #include "agent/live.h"
 #include "agent/modules.h"
 #include "agent/pyframes.h"
@@ -53,7 +54,7 @@ static char trace_file[TL_CONFIG_PATH_MAX]; /* the open trace's path, for the AP
 static char cmdline[16384];
 static const char *argv_v[TL_REC_MAX_ARGV];
 static size_t argc_v;
-static char exec_env[96]; /* in environ via env_put: rewritten in place after fork */
+static char exec_env[96]; /* in environ via tl_env_put: rewritten in place after fork */
 static char depth_str[8];
 static char sample_str[24], big_str[24];
 static _Atomic(void *) real_exit, real_sigaction; /* real_fn() */
@@ -105,35 +106,17 @@ static const char *say_escaped(const char *s, char *buf, size_t n)
     return buf;
 }
 
-/* Write to stderr without stdio or allocation, in one writev: a few words
- * of stack (this may run on a small thread stack, after fork), the escaped
- * copies of b and c in static buffers (only init and a fork child, one
+/* One line: to the CLI under a session, else on stderr (common/notes.h,
+ * tl_notes_say), without stdio or allocation: a few words of stack (this
+ * may run on a small thread stack, after fork), the escaped copies of b
+ * and c and the note in static buffers (only init and a fork child, one
  * thread each, say anything but constants). */
-/* Under a session, the line goes to the CLI instead (common/notes.h). true
- * = no CLI to tell (no session, none listens): print it. */
-static bool tell_cli(const char *a, const char *b, const char *c)
-{
-    static char msg[TL_NOTES_MAX];
-    if (!cfg.session) return true;
-    size_t k = tl_notes_pack(msg, sizeof msg, self_pid ? self_pid : (uint64_t)getpid(), a, b, c);
-    return tl_notes_send(cfg.session, msg, k) == 1; /* 2: the CLI's queue stayed full */
-}
-
 static void say(const char *a, const char *b, const char *c)
 {
-    static char eb[4 * TL_CONFIG_PATH_MAX + 1], ec[1024];
+    static char eb[4 * TL_CONFIG_PATH_MAX + 1], ec[1024], msg[TL_NOTES_MAX];
     b = say_escaped(b, eb, sizeof eb);
     c = say_escaped(c, ec, sizeof ec);
-    if (!tell_cli(a, b, c)) return;
-    const char *parts[] = {"tensorleak: ", a, b, c, "\n"};
-    struct iovec iov[5];
-    for (size_t i = 0; i < 5; i++) {
-        iov[i].iov_base = (void *)(parts[i] ? parts[i] : "");
-        iov[i].iov_len = parts[i] ? strlen(parts[i]) : 0;
-    }
-    if (writev(2, iov, 5) < 0) {
-        /* nothing else to do */
-    }
+    tl_notes_say(cfg.session, self_pid ? self_pid : (uint64_t)getpid(), msg, sizeof msg, a, b, c);
 }
 
 static void read_cmdline(void)
@@ -285,54 +268,6 @@ static void on_quick_exit(void)
     finish(atomic_load(&exit_status));
 }
 
-/* The rule: the agent never makes the C library allocate for the
- * environment. glibc's putenv or setenv of a new variable copies environ
- * into an array it mallocs and keeps (setenv.c, last_environ), and reallocs
- * that array at the program's next new variable. Made here, under the
- * guard, the array was a block the trace never saw, and that realloc a
- * free of a pointer `all` mode had not recorded: `import numpy` (its
- * os.environ["OPENBLAS_MAIN_FREE"] = "1") left one unknown free in every
- * trace. So a variable already set is replaced in place (as putenv does),
- * and a new one goes into an array of ours, mapped (vm.h: the leak scan
- * reads it as environ's, scan_environ, not as a root), not a heap block:
- * glibc reallocs or frees only an array it made, so the program's first
- * new variable is a malloc of its own, as without us, and recorded. Only
- * tl_agent_init calls it, in the one thread that runs before the program
- * (one call after another, each array with room to spare: a page). */
-static void env_put(char *entry)
-{
-    extern char **environ;
-    static char **own; /* the array mapped here, and its room in entries */
-    static size_t own_room;
-    size_t nl = (size_t)(strchr(entry, '=') - entry), n = 0;
-    for (char **e = environ; e && e[n]; n++)
-        if (strncmp(e[n], entry, nl) == 0 && e[n][nl] == '=') {
-            e[n] = entry;
-            return;
-        }
-    if (environ == own && n + 2 <= own_room) {
-        own[n + 1] = NULL;
-        own[n] = entry;
-        return;
-    }
-    size_t page = (size_t)sysconf(_SC_PAGESIZE);
-    size_t bytes = ((n + 2) * sizeof(char *) + page - 1) & ~(page - 1);
-    void *m;
-    if (tl_vm_map_anon(&m, bytes, false)) {
-        putenv(entry); /* set all the same: the one unknown free comes back */
-        return;
-    }
-    char **a = m;
-    if (n) memcpy(a, environ, n * sizeof *a);
-    a[n] = entry;
-    a[n + 1] = NULL;
-    char **old = environ == own ? own : NULL;
-    size_t old_bytes = own_room * sizeof *a;
-    environ = own = a;
-    own_room = bytes / sizeof *a;
-    if (old) tl_vm_unmap(old, old_bytes);
-}
-
 /* CPython reads PYTHONPATH when it initialises, after our constructor: put
  * the tensorleak package directory first there, so its sitecustomize starts
  * the Python side with no change to the program. The directory is
@@ -381,7 +316,7 @@ static void python_path(void)
     /* A static string, not setenv's: setenv's copy and tree node (glibc's
      * known values) are blocks the live table never saw, so the program's
      * nodes below it were lost (torchrun's launcher: 24 B, check failed);
-     * env_put, not putenv: no array of glibc's either. */
+     * tl_env_put, not putenv: no array of glibc's either. */
     static const char name[] = "PYTHONPATH=";
     static char env[sizeof name + 2 * TL_CONFIG_PATH_MAX + 1];
     size_t nl = sizeof name - 1, ol = old ? strlen(old) : 0;
@@ -394,7 +329,7 @@ static void python_path(void)
     } else {
         env[nl + dl] = '\0';
     }
-    env_put(env);
+    tl_env_put(env);
 }
 
 /* A secure-execution process (setuid, setgid, capabilities) runs on behalf
@@ -467,7 +402,7 @@ void tl_agent_init(void)
     /* Every exec path (execvp, posix_spawn, Python's os.exec*) inherits this;
      * the next image counts only when it is still our pid. */
     if (tl_config_exec_seq_env(exec_env, sizeof exec_env, self_pid, (uint64_t)exec_seq + 1) == 0)
-        env_put(exec_env);
+        tl_env_put(exec_env);
 
     if (tl_record_init(&cfg)) {
         say("cannot map the stack table", "", "");

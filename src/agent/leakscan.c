@@ -483,7 +483,7 @@ static void scan_roots(scan_t *s, uint64_t sp, char *text, size_t cap)
 }
 
 /* The environment's array of pointers, a root of its own: the agent's
- * variables at its start (agent.c env_put: TENSORLEAK_EXEC_SEQ,
+ * variables at its start (env.h, tl_env_put: TENSORLEAK_EXEC_SEQ,
  * PYTHONPATH) may put it in a mapping of the agent's, not a heap block, so
  * never read; a string the program then putenv()s in place of a variable
  * would be definitely lost. Read a word at a time (at most 2^20 of them,

@@ -30,7 +30,7 @@ libtlagent_la_SOURCES = \
 	src/agent/blocks.c src/agent/blocks.h \
 	src/agent/vm.c src/agent/vm.h \
 	src/agent/pyframes.c src/agent/pyframes.h src/agent/pyframes_layout.h \
-	src/agent/pydead.c src/agent/pydead.h src/agent/utf8.h
+	src/agent/pydead.c src/agent/pydead.h src/agent/env.c src/agent/env.h src/agent/utf8.h
 libtlagent_la_CFLAGS = $(AGENT_CFLAGS)
 
 # -lgcc_s before libunwind: libunwind.so also defines libgcc_s's _Unwind_*

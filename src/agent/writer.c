@@ -9,8 +9,6 @@
 
 #include "agent/writer.h"
 
-#include "common/notes.h"
-
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -22,6 +20,7 @@
 #include <unistd.h>
 
 #include "agent/vm.h"
+#include "common/notes.h"
 
 #if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "the writer publishes le32 fields with native stores"
@@ -117,8 +116,6 @@ int tl_writer_create(tl_writer_t *w, const char *path, const tl_writer_hdr_t *hd
     pthread_mutex_init(&w->lock, NULL);
     w->path[0] = '\0';
     w->dev = w->ino = 0;
-    w->pid = hdr->pid;
-    w->session = hdr->session;
     w->chunk_bytes = TL_TRACE_CHUNK_BYTES;
     w->next_chunk = 0;
     w->nextents = 0;
@@ -180,12 +177,10 @@ void tl_wcursor_reset(tl_wcursor_t *c, const tl_writer_t *w, uint32_t tid)
     c->gen = w->gen;
 }
 
-/* One line: the trace stops growing, and why. Under a session it goes to
- * the CLI (common/notes.h), so that the program's stderr stays its own;
- * else on stderr. */
+/* One line: the trace stops growing, and why: to the CLI under a session (the
+ * header's), so that the program's stderr stays its own; else on stderr. */
 static void say_full(const tl_writer_t *w, int err)
 {
-    static const char msg[] = "the trace cannot grow (";
     static const char tail[] = "); recording stopped, later events are counted as dropped";
     /* strerrordesc_np: a static English string, no locale, no allocation. */
     const char *why = err == -ESTALE || err == -ENOENT ? "the trace file was removed or replaced"
@@ -193,14 +188,8 @@ static void say_full(const tl_writer_t *w, int err)
                                       : strerrordesc_np(-err);
     if (!why) why = "unknown error";
     char note[256];
-    if (w->session && tl_notes_send(w->session, note,
-                                    tl_notes_pack(note, sizeof note, w->pid, msg, why, tail)) != 1)
-        return; /* sent, or dropped: the CLI's queue stayed full */
-    if (write(STDERR_FILENO, "tensorleak: ", 12) < 0 ||
-        write(STDERR_FILENO, msg, sizeof msg - 1) < 0 ||
-        write(STDERR_FILENO, why, strlen(why)) < 0 ||
-        write(STDERR_FILENO, tail, sizeof tail - 1) < 0 || write(STDERR_FILENO, "\n", 1) < 0)
-        return;
+    tl_notes_say(tl_load_le64(w->header + TL_HDR_SESSION), tl_load_le64(w->header + TL_HDR_PID),
+                 note, sizeof note, "the trace cannot grow (", why, tail);
 }
 
 /* The next chunk of the file, with the lock held; NULL when closed or the

@@ -49,8 +49,7 @@ typedef struct tl_writer_parked {
 typedef struct tl_writer {
     pthread_mutex_t lock; /* guards chunk hand-out, growth, pool, closing */
     char path[TL_WRITER_PATH_MAX];
-    uint64_t dev, ino;     /* of the file created; 0/0 when none */
-    uint64_t pid, session; /* the header's: a session's lines go to its CLI (notes.h) */
+    uint64_t dev, ino; /* of the file created; 0/0 when none */
     uint32_t chunk_bytes;
     uint64_t gen;        /* unique per tl_writer_create; cursors compare it */
     uint8_t *header;     /* TL_TRACE_HEADER_BYTES, MAP_SHARED */

@@ -21,6 +21,7 @@
 #include <stdint.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
@@ -97,6 +98,28 @@ static inline int tl_notes_send(uint64_t session, const void *msg, size_t len)
     }
     errno = saved;
     return rc;
+}
+
+/* The agent's line A B C (NULL parts empty, already escaped) of process
+ * pid: to session's CLI (tl_notes_send; dropped when its queue stayed
+ * full), else, with no session or no CLI listening, on stderr as
+ * "tensorleak: A B C" in one writev. buf (cap bytes) holds the packed
+ * note. No stdio, no allocation: the agent calls it in a fork child. */
+static inline void tl_notes_say(uint64_t session, uint64_t pid, char *buf, size_t cap,
+                                const char *a, const char *b, const char *c)
+{
+    if (session && tl_notes_send(session, buf, tl_notes_pack(buf, cap, pid, a, b, c)) != 1) return;
+    const char *parts[] = {"tensorleak: ", a, b, c, "\n"};
+    struct iovec iov[5];
+    for (size_t i = 0; i < 5; i++) {
+        iov[i].iov_base = (void *)(parts[i] ? parts[i] : "");
+        iov[i].iov_len = parts[i] ? strlen(parts[i]) : 0;
+    }
+    int saved = errno;
+    if (writev(2, iov, 5) < 0) {
+        /* nothing else to do */
+    }
+    errno = saved;
 }
 
 #endif

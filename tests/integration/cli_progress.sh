@@ -24,9 +24,9 @@ def size_text(n):  # report/analyze/size_text.c
     if n < 1024:
         return "%d B" % n
     v, u = n / 1024.0, 0
-    while v >= 1024.0:
+    while v >= 1023.95:
         v, u = v / 1024.0, u + 1
-    return ("%.2f %s" if v < 10.0 else "%.1f %s") % (v, ["KiB", "MiB", "GiB", "TiB"][u])
+    return ("%.2f %s" if v < 9.995 else "%.1f %s") % (v, ["KiB", "MiB", "GiB", "TiB"][u])
 
 SIZE = r"[0-9.]+ (?:B|KiB|MiB|GiB)"
 LINE = re.compile(r"tensorleak: (reading|replaying) %s of %s \(\d+%%\)"

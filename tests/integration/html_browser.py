@@ -34,10 +34,10 @@ def fmt_bytes(b):
         return "%d B" % b
     units = ["KiB", "MiB", "GiB", "TiB", "PiB", "EiB"]
     v, u = b / 1024.0, 0
-    while v >= 1024.0 and u + 1 < len(units):
+    while v >= 1023.95 and u + 1 < len(units):
         v /= 1024.0
         u += 1
-    return ("%.2f %s" if v < 10.0 else "%.1f %s") % (v, units[u])
+    return ("%.2f %s" if v < 9.995 else "%.1f %s") % (v, units[u])
 
 
 class Browser:

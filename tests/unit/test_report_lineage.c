@@ -8,6 +8,7 @@
 
 #include "report/analyze/lineage.h"
 #include "report/analyze/model.h"
+#include "report/analyze/size_text.h"
 #include "tests/unit/test_report.h"
 #include "tests/workloads/report_tracegen.h"
 
@@ -558,6 +559,25 @@ START_TEST(uncovered_bytes)
 }
 END_TEST
 
+/* Sizes by the value as printed: one size never reads in two units (a 1 MiB
+ * storage's 1 MiB - 4 B pinned said "1024.0 KiB" beside its "1.00 MiB"). */
+START_TEST(size_text_rounding)
+{
+    char b[32];
+    ck_assert_str_eq(tl_size_text(1023, b, sizeof b), "1023 B");
+    ck_assert_str_eq(tl_size_text(1024, b, sizeof b), "1.00 KiB");
+    ck_assert_str_eq(tl_size_text(10234, b, sizeof b), "9.99 KiB");
+    ck_assert_str_eq(tl_size_text(10235, b, sizeof b), "10.0 KiB"); /* 9.995: not "10.00" */
+    ck_assert_str_eq(tl_size_text(1048524, b, sizeof b), "1023.9 KiB");
+    ck_assert_str_eq(tl_size_text(1048525, b, sizeof b), "1.00 MiB"); /* not "1024.0 KiB" */
+    ck_assert_str_eq(tl_size_text((1 << 20) - 4, b, sizeof b), "1.00 MiB");
+    ck_assert_str_eq(tl_size_text(1 << 20, b, sizeof b), "1.00 MiB");
+    ck_assert_str_eq(tl_size_text(421527552, b, sizeof b), "402.0 MiB");
+    ck_assert_str_eq(tl_size_text((1ull << 30) - 1, b, sizeof b), "1.00 GiB");
+    ck_assert_str_eq(tl_size_text(UINT64_MAX, b, sizeof b), "16.0 EiB");
+}
+END_TEST
+
 /* "at FILE:LINE": the program's own innermost line before library lines;
  * tensorleak's wrappers never. */
 START_TEST(where_prefers_program_frames)
@@ -605,6 +625,7 @@ Suite *make_lineage_suite(void)
     tcase_add_test(tc, realloc_keeps_id);
     tcase_add_test(tc, op_of_function);
     tcase_add_test(tc, uncovered_bytes);
+    tcase_add_test(tc, size_text_rounding);
     tcase_add_test(tc, where_prefers_program_frames);
     suite_add_tcase(s, tc);
     return s;

@@ -2,7 +2,8 @@
 objects (a stand-in class for tensors), under any CPython 3.8+ (no torch):
 the frames of suspended generators (a referent before 3.11, locals visited
 by the generator itself since), default arguments, closures, class
-attributes and kept tracebacks. Run by holders_paths.sh under each
+attributes, kept tracebacks and __slots__ attributes (read without running
+the class's __getattribute__). Run by holders_paths.sh under each
 interpreter it finds."""
 import sys
 
@@ -35,6 +36,19 @@ class Registry:
     seen = []
 
 
+class Slotted:
+    __slots__ = ("x", "store")
+    called = []
+
+    def __getattribute__(self, name):  # the walk must not run it
+        Slotted.called.append(name)
+        return object.__getattribute__(self, name)
+
+
+class SubSlotted(Slotted):  # its base's slots and its own, and an attribute dict
+    __slots__ = ("y", "__dict__")
+
+
 def parse():
     buf = Big()
     raise ValueError("bad")
@@ -53,7 +67,11 @@ def main():
         parse()
     except ValueError as e:
         err = e
-    g.update(gen=gen, embed=embed, log=log, Registry=Registry, err=err)
+    o, p = Slotted(), SubSlotted()
+    o.x, o.store = Big(), {"k": Big()}  # a dict in a slot: its keys read ['k']
+    p.x, p.y, p.z = Big(), Big(), Big()
+    Slotted.called.clear()
+    g.update(gen=gen, embed=embed, log=log, Registry=Registry, err=err, o=o, p=p)
     w = _paths.walk([("__main__", g)], {"prog"}, Big, None, set(), frames=False)
     got = sorted(w.path(t) for t in w.tensors)
     want = sorted([
@@ -62,10 +80,18 @@ def main():
         ("global err.__traceback__.tb_next -> parse() local 'buf' -> Big", _agent.CAUSE_TRACEBACK),
         ("global gen (generator) -> batches() local 'big' -> Big", _agent.CAUSE_NONE),
         ("global log -> log() closure[0].cell_contents[0] -> Big", _agent.CAUSE_CLOSURE),
+        ("global o.store['k'] -> Big", _agent.CAUSE_NONE),
+        ("global o.x -> Big", _agent.CAUSE_NONE),
+        ("global p.x -> Big", _agent.CAUSE_NONE),
+        ("global p.y -> Big", _agent.CAUSE_NONE),
+        ("global p.z -> Big", _agent.CAUSE_NONE),
     ])
     if got != want:
         print("FAIL: paths\n  got:  " + "\n        ".join(map(str, got)) +
               "\n  want: " + "\n        ".join(map(str, want)))
+        return 1
+    if Slotted.called:
+        print(f"FAIL: the walk ran Slotted.__getattribute__ for {Slotted.called}")
         return 1
     print(f"test_paths: {len(want)} paths named on {sys.version.split()[0]}")
     return 0

@@ -34,6 +34,7 @@ MAX_OBJECTS = 2_000_000  # objects one walk visits at most
 _LEAF = (str, bytes, bytearray, int, float, complex, bool, type(None), types.ModuleType,
          types.BuiltinFunctionType, types.CodeType)
 _OURS = os.path.dirname(os.path.abspath(__file__))
+_HEAPTYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE: a class made by a class statement (or type())
 # objects a path runs through that the user does not name
 _PLUMBING = (dict, list, tuple, set, types.CellType, types.FrameType, types.TracebackType,
              types.FunctionType, types.MethodType)
@@ -192,6 +193,26 @@ def _instance_dict(obj):
     return None
 
 
+def _slot_name(obj, child):
+    """The name of the __slots__ attribute of obj whose value is child, or
+    None. Read through the member descriptors of the classes made by a class
+    statement (heap types) in obj's class's __mro__: C code that reads the
+    slot, no property of a subclass runs."""
+    for klass in type.__dict__["__mro__"].__get__(type(obj)):
+        if not type.__dict__["__flags__"].__get__(klass) & _HEAPTYPE:
+            continue
+        for name, desc in type.__dict__["__dict__"].__get__(klass).items():
+            if type(desc) is not types.MemberDescriptorType:
+                continue
+            try:
+                v = desc.__get__(obj)
+            except Exception:  # AttributeError: the slot was never set
+                continue
+            if v is child:
+                return name
+    return None
+
+
 def referents(obj):
     """What obj refers to, for the walk: gc's referents, and a running
     frame's locals (its traverse visits them only once the frame is done)."""
@@ -304,6 +325,9 @@ def _step(parent, child, attr, key_name=None):
             for k, v in dict.items(d):
                 if v is child and type(k) is str:
                     return "." + k
+        name = _slot_name(parent, child)  # a __slots__ value is a referent too
+        if name is not None:
+            return "." + name
     return ""
 
 

@@ -36,7 +36,8 @@ def search(w, storages, tensor_type, skipped, module_dicts, cands, make, extent_
     if len(cands) > MAX_CANDIDATES:
         note = f"holders: {len(cands)} unreached tensors, {MAX_CANDIDATES} examined for cycles"
         del cands[MAX_CANDIDATES:]
-    own = {id(storages), id(w.objs), id(w.parent), id(w.tensors), id(w.arrays), id(w.roots)}
+    own = {id(storages), id(w.objs), id(w.parent), id(w.tensors), id(w.arrays), id(w.roots),
+           id(w.storages)}
     t0 = time.monotonic()
     for k in range(len(cands)):
         if time.monotonic() - t0 > MAX_CYCLE_SECONDS:

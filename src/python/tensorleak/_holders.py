@@ -142,17 +142,18 @@ def _roots():
     return roots
 
 
-def reachable(tensor_type, array_type, extra_roots=()):
-    """The walk (_paths.Walk) of the tensors and arrays reachable from the
-    roots a user knows: the program's module globals (entering its own
-    classes), every thread's live frames, and extra_roots (dicts: the copies
-    of the live frames' locals an os_exit end point passes). By type only (issubclass of
-    type(obj)): isinstance would ask an object for its __class__, which a
-    proxy may answer with code of its own."""
+def reachable(tensor_type, array_type, extra_roots=(), storage_type=None):
+    """The walk (_paths.Walk) of the tensors, arrays and storage objects
+    (of storage_type) reachable from the roots a user knows: the program's
+    module globals (entering its own classes), every thread's live frames,
+    and extra_roots (dicts: the copies of the live frames' locals an os_exit
+    end point passes). By type only (issubclass of type(obj)): isinstance
+    would ask an object for its __class__, which a proxy may answer with
+    code of its own."""
     module_dicts = {id(_module_dict(m)) for m in list(sys.modules.values())}
     roots = _roots()
     return _paths.walk(roots, {name for name, _ in roots}, tensor_type, array_type, module_dicts,
-                       extra_roots)
+                       extra_roots, storage_type=storage_type)
 
 
 class _Storage:
@@ -298,8 +299,9 @@ def _library_may_hold(api):
 
 
 def _name_holders(w, storages, tensor_type):
-    """Each storage's path: the first (shortest) path to one of its tensors."""
-    for obj in w.tensors + w.arrays:
+    """Each storage's path: the first (shortest) path to one of its tensors
+    (or arrays), else to a storage object of it."""
+    for obj in w.tensors + w.arrays + w.storages:
         base = _base_of(obj)
         s = storages.get(base)
         if s is not None and s.why is None:
@@ -461,7 +463,12 @@ def describe(api, snap, extra_roots=()):
             array_type = None
         if tensor_type is None and array_type is None:
             return
-        w = reachable(tensor_type, array_type, extra_roots)
+        storage_type = None
+        if tensor_type is not None:
+            from tensorleak import _torch
+
+            storage_type = _torch.storage_type(torch)
+        w = reachable(tensor_type, array_type, extra_roots, storage_type)
         tensors, arrays = w.tensors, w.arrays
     except Exception as exc:
         _agent.note(f"lineage skipped: cannot walk the program's objects ({type(exc).__name__}: {exc})"[:250], snap)
@@ -481,6 +488,8 @@ def describe(api, snap, extra_roots=()):
             tensors_skipped.failed(exc)
         _each(saved, tensors_skipped,
               lambda t: _torch.add_tensor(storages, t, _Storage, _extent, autograd=True))
+        # a storage object the program keeps (cache["buf"] = t.untyped_storage())
+        _each(w.storages, tensors_skipped, lambda st: _torch.add_storage(storages, st, _Storage))
     if array_type is not None:
         from tensorleak import _numpy
 

@@ -5,8 +5,9 @@ program's module globals, the live frames of every thread -- through
 gc.get_referents, entering the program's own classes (their attributes,
 functools caches on their methods), closures, exceptions and their
 tracebacks' frames, and any other object, but not library modules, library
-classes nor tensors and arrays themselves. The first (shortest) path to each
-tensor or array is kept and rendered on demand:
+classes nor tensors, arrays and storage objects themselves. The first
+(shortest) path to each tensor, array or storage object (an UntypedStorage
+the program keeps without a tensor) is kept and rendered on demand:
 
     global failures[0].__traceback__.tb_next -> decode() local 'raw' -> ndarray
 
@@ -69,6 +70,7 @@ class Walk:
         self.objs = {}  # id -> object
         self.roots = {}  # id -> (label, cause)
         self.tensors, self.arrays = [], []
+        self.storages = []  # storage objects (torch's UntypedStorage)
         self.capped = False
         self.module_dicts = set()  # ids of every module's namespace
         self.grads = set()  # ids of tensors reached as another's .grad
@@ -450,11 +452,12 @@ def _program_class(cls, program):
 
 
 def walk(module_roots, program_modules, tensor_type, array_type, module_dicts, extra_roots=(),
-         frames=True, objects=()):
+         frames=True, objects=(), storage_type=None):
     """Breadth-first walk from module_roots ([(name, dict)]), the live
     frames of all threads (unless frames is false), extra_roots (dicts
     of locals), then objects ([(object, its path text)]). program_modules:
-    the names of the program's own modules (their classes are entered)."""
+    the names of the program's own modules (their classes are entered).
+    storage_type: the class of storage objects to collect (w.storages)."""
     w = Walk()
     w.module_dicts = module_dicts
     grad_of = _grad_getter(tensor_type)
@@ -531,6 +534,10 @@ def walk(module_roots, program_modules, tensor_type, array_type, module_dicts, e
             if array_type is not None and issubclass(cls, array_type):
                 w.parent[i], w.objs[i] = i_obj, ref
                 w.arrays.append(ref)
+                continue
+            if storage_type is not None and issubclass(cls, storage_type):
+                w.parent[i], w.objs[i] = i_obj, ref
+                w.storages.append(ref)
                 continue
             if issubclass(cls, _LEAF) or (cls is dict and i in module_dicts):
                 continue

@@ -140,6 +140,56 @@ def storage_of(t):
 _buffers.provide("torch", "Tensor", lambda t: storage_of(t)[0])
 
 
+def storage_type(torch):
+    """torch's C storage class (_C.StorageBase), the base of the storage
+    objects a program can hold: UntypedStorage (t.untyped_storage(), 1.13's
+    TypedStorage._storage, 2.x's TypedStorage._untyped_storage); None when
+    it has none."""
+    base = getattr(getattr(torch, "_C", None), "StorageBase", None)
+    return base if issubclass(type(base), type) else None
+
+
+def storage_object_info(st):
+    """(base address, bytes, device type, allocator-owned) of storage
+    object st, read through _C.StorageBase's own methods and getter (no
+    subclass's code runs); (0, 0, None, False) when it has no bytes."""
+    base = storage_type(sys.modules["torch"])
+    ptr, nbytes = base.data_ptr(st), base.nbytes(st)
+    if not ptr or not nbytes:
+        return 0, 0, None, False
+    dev = base.__dict__["device"].__get__(st).type
+    resizable = base.__dict__.get("resizable")  # 2.x only: as storage_info
+    return ptr, nbytes, dev, bool(resizable(st)) if resizable is not None else True
+
+
+_buffers.provide("torch._C", "StorageBase", lambda st: storage_object_info(st)[0])
+
+
+def add_storage(storages, st, make):
+    """Adds storage object st to storages (base -> make(nbytes)): it holds
+    all of its bytes, as a tensor that covers them does. Returns the reason
+    it was skipped ("meta", ...), or None."""
+    base, nbytes, dev, owned = storage_object_info(st)
+    if not base:
+        return None
+    if dev != "cpu" and dev != "cuda":
+        return dev
+    if dev != "cpu":
+        owned = False  # device memory: the agent must never read it
+    s = storages.get(base)
+    if s is None:
+        s = storages[base] = make(nbytes)
+        if dev == "cpu":
+            try:  # torch's MapAllocator (shared memory): not c10's, never recorded
+                s.shm = bool(storage_type(sys.modules["torch"]).is_shared(st))
+            except Exception:
+                pass
+    s.fingerprint = s.fingerprint or owned
+    s.geoms.append((0, (nbytes,), [1], 1))
+    s.full = True
+    return None
+
+
 def add_tensor(storages, t, make, extent_fn, autograd=False):
     """Adds tensor t to storages (base -> make(nbytes)). Returns the reason
     it was skipped, or None."""

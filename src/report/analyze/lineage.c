@@ -183,6 +183,11 @@ bool tl_held_by_array(const tl_end_storage_t *s)
     return s->held_path && array_holder(s->held_path, s->s.kind);
 }
 
+bool tl_held_by_storage_object(const tl_end_storage_t *s)
+{
+    return s->held_path && ends_with(s->held_path, " -> UntypedStorage");
+}
+
 const char *tl_problem_fix(const tl_problem_t *p, unsigned storage_kind, const char *held_path)
 {
     const char *m = p->message ? strstr(p->message, " Fix: ") : NULL;

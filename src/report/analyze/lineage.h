@@ -67,6 +67,11 @@ const char *tl_problem_fix(const tl_problem_t *p, unsigned storage_kind, const c
  * object's type (_paths.py), else a numpy storage is an array's. */
 bool tl_held_by_array(const tl_end_storage_t *s);
 
+/* Whether s, held by a tensor-like object (TL_HELD_TENSOR), is held by a
+ * torch storage object the program keeps (t.untyped_storage(), 1.13's
+ * TypedStorage): its holder path ends with " -> UntypedStorage" (_paths.py). */
+bool tl_held_by_storage_object(const tl_end_storage_t *s);
+
 /* A storage the end point's walk found in shared memory (origin
  * TL_ORIGIN_SHARED, model.h): another process made it (a DataLoader
  * worker's batch, a torch.multiprocessing queue's tensor) or

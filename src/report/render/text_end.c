@@ -38,7 +38,7 @@ typedef struct group {
 
 /* How s is held, in the words of its problem (a kept exception's traceback,
  * a cache) when its holder's path runs through one, and of the object that
- * holds it (an ndarray is no tensor). */
+ * holds it (an ndarray is no tensor, nor is an UntypedStorage). */
 static const char *held_phrase(const tl_end_storage_t *s)
 {
     switch (s->held_by) {
@@ -63,6 +63,7 @@ static const char *held_phrase(const tl_end_storage_t *s)
         if (s->held_path && !strncmp(s->held_path, "SharedMemory ", 13))
             return "held by its SharedMemory object";
         if (tl_held_by_array(s)) return "held by an array";
+        if (tl_held_by_storage_object(s)) return "held by a storage object";
         return "held by a tensor";
     case TL_HELD_VIEW:
         return "held only by views";

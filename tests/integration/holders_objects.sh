@@ -1,0 +1,51 @@
+#!/bin/sh
+# holders_objects.sh - holder paths of holders_objects.py: a storage object
+# the program keeps (UntypedStorage, and torch 1.13's / 2.x's TypedStorage
+# over one) names its path and reads "held by a storage object" rather than
+# "holder unknown"; a __slots__ attribute reads as .name (global o.x, not
+# global o); the slice's pinned bytes read in the storage's own unit.
+. "$TL_SRCDIR/tests/integration/lib.sh"
+need_torch
+make_tmp
+"$TL" run --output="$TMP/t.%p.tlt" -- "$PYTHON3" "$SRC_WL/holders_objects.py" >run.out 2>run.err ||
+    { cat run.err >&2; fail "run exited $?"; }
+"$TL" report --format=json "$TMP"/t.*.tlt >report.json || fail "report exited $?"
+"$TL" report "$TMP"/t.*.tlt >report.txt || fail "report exited $?"
+case $TORCH_VERSION in
+1.*) typed=_storage ;;          # TypedStorage._storage
+*) typed=_untyped_storage ;;    # TypedStorage._untyped_storage
+esac
+"$PYTHON3" - report.json report.txt "$typed" <<'PY' || exit 1
+import json, sys
+rep = json.load(open(sys.argv[1]))
+text = open(sys.argv[2]).read()
+typed = sys.argv[3]
+got = sorted((s["bytes"], s["held_by"], s["held_cause"], s["held_path"] or "")
+             for s in rep["end"]["storages"])
+KiB = 1024
+want = sorted([
+    (4096 * KiB, "tensor", "none", "global cache['buf'] -> UntypedStorage"),
+    (2048 * KiB, "tensor", "none", "global cache['typed']." + typed + " -> UntypedStorage"),
+    (1024 * KiB, "view", "none", "global o.x -> Tensor"),
+    (256 * KiB, "tensor", "none", "global p.x -> Tensor"),
+    (128 * KiB, "tensor", "none", "global p.store['k'] -> Tensor"),
+])
+bad = []
+if got != want:
+    bad.append("storages at the end\n  want: " + "\n    ".join(map(str, want)) +
+               "\n  got:  " + "\n    ".join(map(str, got)))
+lines = [
+    "#1 4.00 MiB c10 storage allocated by zeros_symint at holders_objects.py:25, held by a storage object",
+    "held: global cache['buf'] -> UntypedStorage",
+    "held: global cache['typed']." + typed + " -> UntypedStorage",
+    " 1.00 MiB c10 storage allocated by zeros_symint at holders_objects.py:41, held only by views, 1.00 MiB pinned",
+    "held: global o.x -> Tensor",
+]
+for line in lines:
+    if line not in text:
+        bad.append("not in the text report: " + line)
+if bad:
+    print("FAIL: " + "\n".join(bad) + "\n--- report:\n" + text)
+    sys.exit(1)
+print("holders named:", len(want))
+PY

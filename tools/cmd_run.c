@@ -95,6 +95,15 @@ typedef struct run_args {
 
 /* Parse argv into a; 0, or an exit status (help printed, or a usage error
  * said). */
+/* Whether a flag's value v is empty: then the line "run: what" is said
+ * (before CMD runs: a usage error). */
+static bool empty(const char *v, const char *what)
+{
+    if (*v) return false;
+    tl_say("run: %s", what);
+    return true;
+}
+
 static int parse(int argc, char **argv, run_args_t *a)
 {
     static const struct option longopts[] = {
@@ -118,11 +127,9 @@ static int parse(int argc, char **argv, run_args_t *a)
     while ((c = getopt_long(argc, argv, "+o:f:n:r:kh", longopts, NULL)) != -1) {
         switch (c) {
         case 'o':
-            if (!*optarg) {
-                tl_say("run: --output needs a path");
+            if (empty(optarg, "--output needs a path") ||
+                tl_launch_pattern_bad(optarg, "run: --output"))
                 return TL_EXIT_USAGE;
-            }
-            if (tl_launch_pattern_bad(optarg, "run: --output")) return TL_EXIT_USAGE;
             a->pattern = optarg;
             break;
         case 'f':
@@ -141,10 +148,7 @@ static int parse(int argc, char **argv, run_args_t *a)
             }
             break;
         case 'r':
-            if (!*optarg) { /* said before CMD runs, as for --output */
-                tl_say("run: --report needs a file name");
-                return TL_EXIT_USAGE;
-            }
+            if (empty(optarg, "--report needs a file name")) return TL_EXIT_USAGE;
             a->report_path = optarg;
             break;
         case 'k':

@@ -314,6 +314,9 @@ static int view_object(const void *obj)
     if (usable > TL_API_VIEW_OBJECT_MAX) return -EINVAL;
     atomic_store_explicit(&tl_record_new_full_sizes, (uint64_t)lo | (uint64_t)(usable - lo) << 32,
                           memory_order_relaxed);
+    /* numpy storages made before `import torch` start it now (record.h,
+     * tl_record_storage_opens_cxx): only news of this size class */
+    if (tl_numpy_storages()) atomic_store_explicit(&tl_record_cxx_full, true, memory_order_relaxed);
     return 0;
 }
 

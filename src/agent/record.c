@@ -243,8 +243,7 @@ static bool is_selected(uint64_t kind, size_t size, uint64_t *weight)
 {
     *weight = size;
     if (tl_kind_is_storage(kind)) {
-        /* numpy's too: torch.from_numpy's may be the first TensorImpl */
-        if (kind == TL_KIND_STORAGE_C10 || kind == TL_KIND_STORAGE_NUMPY)
+        if (tl_record_storage_opens_cxx(kind)) /* record.h: after `import torch` for numpy's */
             atomic_store_explicit(&tl_record_cxx_full, true, memory_order_relaxed);
         return true;
     }

@@ -191,8 +191,11 @@ static void *realloc_tracked(void *p, size_t size)
         return NULL;
     }
     int saved = errno; /* as in raw_alloc */
-    /* cleared while the leak scan is on (hooks.h): the bytes past the old
-     * block's, where the copy or the growth in place leaves stale words */
+    /* While the leak scan is on (hooks.h, scan_zero) the bytes of a block
+     * past its size are zero: a moved block copies the program's bytes
+     * alone (up to size) into a zeroed one, one resized in place clears the
+     * rest of its size class (a shrink leaves the old words there, and a
+     * growth in place within the class would hand them out again). */
     int zero = scan_zero(want);
     if (xallocx(p, want, 0, zero) != nallocx(want, 0)) {
         q = mallocx(want, zero);
@@ -204,7 +207,10 @@ static void *realloc_tracked(void *p, size_t size)
         if (UNLIKELY(want >= TL_HEAPINFO_OVERSIZE)) tl_heapinfo_oversize_seen(q);
         tl_blocks_mark(q);
         size_t old = sallocx(p, 0);
-        memcpy(q, p, old < want ? old : want);
+        memcpy(q, p, old < size ? old : size);
+    } else if (zero) {
+        size_t usable = sallocx(p, 0);
+        if (usable > size) memset((char *)p + size, 0, usable - size);
     }
     tl_record_realloc(p, q, size);
     if (q != p) {

@@ -28,19 +28,31 @@ for round in 1 2; do
     rm -rf tensorleak-*
 done
 
+# lost NAME FIRST_LINE SITE_LINE CMD...: check --max-leak=0 of CMD prints
+# FIRST_LINE first, exits 23 and names SITE_LINE, the one lost block.
+lost() {
+    name=$1 first=$2 site=$3
+    shift 3
+    "$TL" check --max-leak=0 -- "$@" >out 2>err
+    rc=$?
+    head -n1 out | grep -qx "$first" || { cat out err >&2; fail "$name: output"; }
+    [ $rc -eq 23 ] || { cat out err >&2; fail "$name: exit $rc, want 23"; }
+    grep -qx "$site" out || { cat out >&2; fail "$name: the site"; }
+    rm -rf tensorleak-*
+}
+RELOSE=$(site_line "$TL_SRCDIR/tests/workloads/stale_reuse.c" relose)
+for mode in inplace move; do
+    lost "$mode" "stale_reuse $mode" \
+        "  2.93 KiB in 1 block in regrow (stale_reuse.c:$RELOSE); definitely lost 2.93 KiB" "$W" $mode
+done
 P="$TL_SRCDIR/tests/workloads/stale_dataslot.py"
 SLOT=$(site_line "$P" lose)
 n=0
 for py in "$PYTHON3" "${PYENV_ROOT:-$HOME/.pyenv}"/versions/3.1[23].*/bin/python3; do
     [ -x "$py" ] && "$py" -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null || continue
     n=$((n + 1))
-    "$TL" check --max-leak=0 -- "$py" "$P" >out 2>err
-    rc=$?
-    head -n1 out | grep -qx 'stale_dataslot done' || { cat out err >&2; fail "$py: output"; }
-    [ $rc -eq 23 ] || { cat out err >&2; fail "$py: exit $rc, want 23"; }
-    grep -qx "  1.50 KiB in 1 block at stale_dataslot.py:$SLOT; definitely lost 1.50 KiB" out ||
-        { cat out >&2; fail "$py: the site"; }
-    rm -rf tensorleak-*
+    lost "$py" "stale_dataslot done" \
+        "  1.50 KiB in 1 block at stale_dataslot.py:$SLOT; definitely lost 1.50 KiB" "$py" "$P"
 done
 echo "ok: stale_reuse, stale_dataslot under $n CPython 3.11+"
 exit 0

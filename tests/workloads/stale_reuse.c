@@ -10,6 +10,13 @@
  * ctypes malloc(3000) (docs/ci.md). Prints "stale_reuse reused" when the
  * addresses came back as planned, else "stale_reuse not reused" and exits
  * 77 (the test cannot say anything then).
+ *
+ * With argv[1] "inplace" or "move": the kept block is a 112 B one that
+ * held the 3000 B block's address at bytes 104-111, then shrank to 100 B
+ * in place (the old words stay past its size) and grew back, in place to
+ * 112 B or moving to 400 B, the program writing its first 100 bytes only:
+ * the grown part must not hand the old address out again. Prints
+ * "stale_reuse <mode>".
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -43,8 +50,31 @@ __attribute__((noinline)) static void lose(void)
     got[1] = ~(uintptr_t)p;
 }
 
-int main(void)
+/* The realloc modes: the kept block's grown part (see above). */
+__attribute__((noinline)) static void regrow(int move)
 {
+    void *volatile *a = malloc(112);
+    if (!a) exit(1);
+    memset((void *)a, 0, 112);
+    char *p = malloc(3000); /* SITE:relose */
+    if (!p) exit(1);
+    memset(p, 1, 3000);
+    a[13] = p; /* bytes 104..111 */
+    p = NULL;
+    a = realloc((void *)a, 100); /* in place: past its size now */
+    a = a ? realloc((void *)a, move ? 400 : 112) : NULL;
+    if (!a) exit(1);
+    memset((void *)a, 0, 100); /* the bytes the program owns */
+    keep = (void **)a;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc > 1) {
+        regrow(!strcmp(argv[1], "move"));
+        printf("stale_reuse %s\n", argv[1]);
+        return 0;
+    }
     fill();
     keep = malloc(4096);
     if (!keep) return 1;

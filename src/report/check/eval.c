@@ -540,6 +540,15 @@ tl_status_t tl_check_eval(const char *path, const tl_check_opts_t *o, FILE *out,
     if (!region_whole)
         c->incomplete = tl_report_incomplete(
             msgs, path, t, "the limits were measured on the readable part only and cannot pass");
+    /* Events the agent dropped (the trace could not grow, a table was full):
+     * a free among them leaves its block live, a leak may be among them. */
+    if (!c->incomplete && t->has_end && t->end_dropped) {
+        c->incomplete = true;
+        tl_msgs_add(msgs,
+                    "%s: warning: %" PRIu64 " event%s dropped while recording; the limits "
+                    "were measured on what was recorded and cannot pass",
+                    path, t->end_dropped, t->end_dropped == 1 ? " was" : "s were");
+    }
     c->end = &c->a.model.end;
     if (o->region) {
         size_t i;

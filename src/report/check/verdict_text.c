@@ -358,10 +358,24 @@ void tl_chk_render_text_arg(const void *c, FILE *out)
     tl_chk_render_text((tl_chk_t *)c, out);
 }
 
-/* "truncated: read 3 chunks with 120 events" */
+/* Whether c's trace was read whole and is incomplete for events the agent
+ * dropped alone (eval.c). */
+static bool dropped_only(const tl_chk_t *c)
+{
+    const tl_trace_t *t = &c->a.trace;
+    return !t->truncated && !t->live && !t->bad_chunks && !t->bad_records;
+}
+
+/* "truncated: read 3 chunks with 120 events", "12 events dropped while
+ * recording" */
 void tl_chk_incomplete_text(const tl_chk_t *c, FILE *out)
 {
     const tl_trace_t *t = &c->a.trace;
+    if (dropped_only(c)) {
+        fprintf(out, "%" PRIu64 " event%s dropped while recording", t->end_dropped,
+                t->end_dropped == 1 ? "" : "s");
+        return;
+    }
     fprintf(out, "trace %s: read %" PRIu64 " chunk%s with %zu event%s", tl_trace_incomplete_word(t),
             t->chunks_read, t->chunks_read == 1 ? "" : "s", t->nevents, t->nevents == 1 ? "" : "s");
     if (t->bad_chunks || t->bad_records)
@@ -376,8 +390,9 @@ void tl_chk_render_text(tl_chk_t *c, FILE *out)
     if (c->incomplete) {
         fputs(": INCOMPLETE: ", out);
         tl_chk_incomplete_text(c, out);
-        fprintf(out, "; %u of %u limit%s exceeded in the readable part, which cannot pass\n",
-                c->nfailed, c->nchecked, c->nchecked == 1 ? "" : "s");
+        fprintf(out, "; %u of %u limit%s exceeded in %s, which cannot pass\n", c->nfailed,
+                c->nchecked, c->nchecked == 1 ? "" : "s",
+                dropped_only(c) ? "what was recorded" : "the readable part");
     } else if (c->nfailed)
         fprintf(out, ": FAILED: %u of %u limit%s exceeded\n", c->nfailed, c->nchecked,
                 c->nchecked == 1 ? "" : "s");

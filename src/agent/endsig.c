@@ -9,6 +9,7 @@
 
 #include "agent/modules.h"
 #include "agent/tsd.h"
+#include "agent/vm.h"
 
 #include <errno.h>
 #include <stdatomic.h>
@@ -153,17 +154,13 @@ static uintptr_t restorer;
 /* Whether the thread was blocked in a system call of libc's: pc in libc,
  * after x86-64's `syscall` (0f 05). A system call the program made inline
  * (its own code) may keep live pointers in any register the kernel
- * preserves. Read with process_vm_readv, which fails rather than faults
+ * preserves. Read with tl_vm_read, which fails rather than faults
  * (async-signal-safe). */
 static bool after_syscall(uint64_t pc)
 {
     if (pc < libc_lo || pc >= libc_hi) return false;
     unsigned char op[2];
-    struct iovec l = {op, 2}, r = {(void *)(uintptr_t)(pc - 2), 2};
-    int saved = errno;
-    bool yes = process_vm_readv(getpid(), &l, 1, &r, 1, 0) == 2 && op[0] == 0x0f && op[1] == 0x05;
-    errno = saved;
-    return yes;
+    return tl_vm_read(pc - 2, op, 2) && op[0] == 0x0f && op[1] == 0x05;
 }
 
 static uint64_t int_sp, int_regs[32];

@@ -2,12 +2,10 @@
 #include "agent/pydead.h"
 
 #include <stdbool.h>
-#include <sys/syscall.h>
-#include <sys/uio.h>
-#include <unistd.h>
 
 #include "agent/pyframes.h"
 #include "agent/pyframes_layout.h"
+#include "agent/vm.h"
 
 /* Chunks are 16 KiB, or bigger for one frame that needs more; a header
  * that claims more than this, or a chain longer than MAX_CHUNKS, is not
@@ -15,13 +13,11 @@
 #define MAX_CHUNK_BYTES ((uint64_t)1 << 30)
 #define MAX_CHUNKS      4096
 
-/* The 8-byte word at base + off into *v, read with process_vm_readv so that
- * a chunk header at a bad address fails instead of faulting; false then. */
+/* The 8-byte word at base + off into *v (tl_vm_read: a chunk header at a
+ * bad address fails instead of faulting); false then. */
 static bool word_at(uint64_t base, size_t off, uint64_t *v)
 {
-    struct iovec local = {v, sizeof *v}, remote = {(void *)(uintptr_t)(base + off), sizeof *v};
-    return syscall(SYS_process_vm_readv, getpid(), &local, 1UL, &remote, 1UL, 0UL) ==
-           (long)sizeof *v;
+    return tl_vm_read(base + off, v, sizeof *v);
 }
 
 size_t tl_pydead_ranges(uint64_t (*out)[2], size_t cap)

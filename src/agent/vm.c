@@ -14,6 +14,7 @@
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 /* --- a lock-free set of ranges --- */
@@ -197,4 +198,13 @@ unsigned tl_vm_fit_lg(uint64_t limit, unsigned want, unsigned floor, size_t slot
     while (lg > floor && !tl_vm_fits(limit, slot_bytes << lg))
         lg--;
     return lg;
+}
+
+bool tl_vm_read(uint64_t addr, void *buf, size_t len)
+{
+    struct iovec l = {buf, len}, r = {(void *)(uintptr_t)addr, len};
+    int saved = errno;
+    bool ok = process_vm_readv(getpid(), &l, 1, &r, 1, 0) == (ssize_t)len;
+    errno = saved;
+    return ok;
 }

@@ -67,6 +67,12 @@ void tl_vm_on_munmap(const void *addr, size_t len);
  * scan calls it once, at exit). */
 bool tl_vm_is_own(uint64_t lo, uint64_t hi, uint64_t r[2]);
 
+/* Copy len bytes of this process at addr into buf with process_vm_readv,
+ * which fails where a plain read would fault (a page unmapped or not
+ * readable): false then, buf maybe partly written. errno is kept.
+ * Async-signal-safe. */
+bool tl_vm_read(uint64_t addr, void *buf, size_t len);
+
 /* How many times the agent's mappings did not fit in vm.c's table (each one
  * is then a root of the leak scan); for tests. */
 uint64_t tl_vm_own_missed(void);

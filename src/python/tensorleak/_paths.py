@@ -195,13 +195,20 @@ def _instance_dict(obj):
     return None
 
 
+def heap_type(cls):
+    """Whether class cls was made by a class statement (or type()): its
+    Py_TPFLAGS_HEAPTYPE, read through type's own getter (no metaclass code
+    runs)."""
+    return bool(type.__dict__["__flags__"].__get__(cls) & _HEAPTYPE)
+
+
 def _slot_name(obj, child):
     """The name of the __slots__ attribute of obj whose value is child, or
     None. Read through the member descriptors of the classes made by a class
     statement (heap types) in obj's class's __mro__: C code that reads the
     slot, no property of a subclass runs."""
     for klass in type.__dict__["__mro__"].__get__(type(obj)):
-        if not type.__dict__["__flags__"].__get__(klass) & _HEAPTYPE:
+        if not heap_type(klass):
             continue
         for name, desc in type.__dict__["__dict__"].__get__(klass).items():
             if type(desc) is not types.MemberDescriptorType:

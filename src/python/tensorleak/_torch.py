@@ -26,7 +26,7 @@ import _thread
 import functools
 import sys
 
-from tensorleak import _agent, _buffers, _hookguard
+from tensorleak import _agent, _buffers, _hookguard, _paths
 
 # Entry points that produce a new storage from a source (when they copy at
 # all: x.contiguous() on contiguous x returns x itself; that is no copy).
@@ -165,6 +165,23 @@ def storage_object_info(st):
 _buffers.provide("torch._C", "StorageBase", lambda st: storage_object_info(st)[0])
 
 
+def _entry(storages, base, nbytes, make, owned, is_shared):
+    """storages' entry for base, made by make(nbytes) when new; is_shared
+    (a function, or False for device memory) asks whether torch's
+    MapAllocator made a new CPU one. It is fingerprinted once one of its
+    holders' memory is owned by the allocator."""
+    s = storages.get(base)
+    if s is None:
+        s = storages[base] = make(nbytes)
+        if is_shared:
+            try:  # torch's MapAllocator (shared memory): not c10's, never recorded
+                s.shm = bool(is_shared())
+            except Exception:
+                pass
+    s.fingerprint = s.fingerprint or owned
+    return s
+
+
 def add_storage(storages, st, make):
     """Adds storage object st to storages (base -> make(nbytes)): it holds
     all of its bytes, as a tensor that covers them does. Returns the reason
@@ -176,15 +193,8 @@ def add_storage(storages, st, make):
         return dev
     if dev != "cpu":
         owned = False  # device memory: the agent must never read it
-    s = storages.get(base)
-    if s is None:
-        s = storages[base] = make(nbytes)
-        if dev == "cpu":
-            try:  # torch's MapAllocator (shared memory): not c10's, never recorded
-                s.shm = bool(storage_type(sys.modules["torch"]).is_shared(st))
-            except Exception:
-                pass
-    s.fingerprint = s.fingerprint or owned
+    s = _entry(storages, base, nbytes, make, owned,
+               dev == "cpu" and (lambda: storage_type(sys.modules["torch"]).is_shared(st)))
     s.geoms.append((0, (nbytes,), [1], 1))
     s.full = True
     return None
@@ -202,15 +212,8 @@ def add_tensor(storages, t, make, extent_fn, autograd=False):
         return None  # no bytes: nothing to describe, nothing lost
     if k.device(t).type != "cpu":
         owned = False  # device memory: the agent must never read it
-    s = storages.get(base)
-    if s is None:
-        s = storages[base] = make(nbytes)
-        if k.device(t).type == "cpu":
-            try:  # torch's MapAllocator (shared memory): not c10's, never recorded
-                s.shm = bool(k.storage(t).is_shared())
-            except Exception:
-                pass
-    s.fingerprint = s.fingerprint or owned
+    s = _entry(storages, base, nbytes, make, owned,
+               k.device(t).type == "cpu" and (lambda: k.storage(t).is_shared()))
     itemsize = k.element_size(t)
     shape, strides = tuple(k.shape(t)), [st * itemsize for st in k.stride(t)]
     lo, extent = extent_fn(shape, strides, itemsize)
@@ -240,7 +243,6 @@ def add_tensor(storages, t, make, extent_fn, autograd=False):
 # TORCH_SHOW_CPP_STACKTRACES=1, come after it)
 FREED = ("Trying to backward through the graph a second time (or directly access saved "
          "tensors after they have already been freed)")
-_HEAPTYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE: a class made by a class statement (or type())
 
 
 def saved_by_autograd(tensors, how=None, hooked=None):
@@ -292,7 +294,7 @@ def _saved(tensors, how, hooked, hk):
                     how.append((root, names, "variable"))
             # torch's own node: a static C type, not a Python class; its
             # _saved_* getters are generated (gen_autograd_functions.py)
-            generated = not type.__dict__["__flags__"].__get__(type(node)) & _HEAPTYPE
+            generated = not _paths.heap_type(type(node))
             for name in attrs:
                 if not name.startswith("_saved_"):
                     continue
@@ -479,7 +481,7 @@ def wrap_copies(torch):
         _wrap(parameter, "__deepcopy__", "deepcopy")
     _wrap_copy_into(torch.Tensor, _note_copy_into)
     untyped = getattr(torch, "UntypedStorage", None)  # a Python class over _C.StorageBase
-    if issubclass(type(untyped), type) and type.__dict__["__flags__"].__get__(untyped) & _HEAPTYPE:
+    if issubclass(type(untyped), type) and _paths.heap_type(untyped):
         _wrap_copy_into(untyped, _note_storage_copy)
 
 

@@ -358,20 +358,12 @@ void tl_chk_render_text_arg(const void *c, FILE *out)
     tl_chk_render_text((tl_chk_t *)c, out);
 }
 
-/* Whether c's trace was read whole and is incomplete for events the agent
- * dropped alone (eval.c). */
-static bool dropped_only(const tl_chk_t *c)
-{
-    const tl_trace_t *t = &c->a.trace;
-    return !t->truncated && !t->live && !t->bad_chunks && !t->bad_records;
-}
-
 /* "truncated: read 3 chunks with 120 events", "12 events dropped while
  * recording" */
 void tl_chk_incomplete_text(const tl_chk_t *c, FILE *out)
 {
     const tl_trace_t *t = &c->a.trace;
-    if (dropped_only(c)) {
+    if (tl_trace_whole(t)) { /* incomplete for the events dropped alone (eval.c) */
         fprintf(out, "%" PRIu64 " event%s dropped while recording", t->end_dropped,
                 t->end_dropped == 1 ? "" : "s");
         return;
@@ -392,7 +384,7 @@ void tl_chk_render_text(tl_chk_t *c, FILE *out)
         tl_chk_incomplete_text(c, out);
         fprintf(out, "; %u of %u limit%s exceeded in %s, which cannot pass\n", c->nfailed,
                 c->nchecked, c->nchecked == 1 ? "" : "s",
-                dropped_only(c) ? "what was recorded" : "the readable part");
+                tl_trace_whole(&c->a.trace) ? "what was recorded" : "the readable part");
     } else if (c->nfailed)
         fprintf(out, ": FAILED: %u of %u limit%s exceeded\n", c->nfailed, c->nchecked,
                 c->nchecked == 1 ? "" : "s");

@@ -18,7 +18,7 @@
 bool tl_report_incomplete(tl_msgs_t *msgs, const char *path, const tl_trace_t *t,
                           const char *consequence)
 {
-    if (!t->truncated && !t->live && !t->bad_chunks && !t->bad_records) return false;
+    if (tl_trace_whole(t)) return false;
     char skipped[160] = "";
     if (t->bad_chunks || t->bad_records)
         snprintf(skipped, sizeof skipped,

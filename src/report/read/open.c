@@ -197,6 +197,11 @@ tl_status_t tl_trace_read(const char *path, tl_trace_t *t, char *why, size_t why
     return rc;
 }
 
+bool tl_trace_whole(const tl_trace_t *t)
+{
+    return !t->truncated && !t->live && !t->bad_chunks && !t->bad_records;
+}
+
 const char *tl_trace_incomplete_word(const tl_trace_t *t)
 {
     return t->truncated ? "truncated" : t->live ? "still being written" : "damaged";

@@ -256,6 +256,11 @@ tl_status_t tl_trace_read_mem(const uint8_t *buf, size_t n, tl_trace_t *t, char 
 
 void tl_trace_free(tl_trace_t *t);
 
+/* Whether t was read whole: not truncated, not still being written, no
+ * corrupt chunk or undecodable record (its END may still count events the
+ * agent dropped). */
+bool tl_trace_whole(const tl_trace_t *t);
+
 /* Why a read trace is incomplete, for a warning's "trace %s": "truncated",
  * "still being written" (t->live) or "damaged". */
 const char *tl_trace_incomplete_word(const tl_trace_t *t);

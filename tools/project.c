@@ -56,14 +56,20 @@ static size_t project_root(const char *cwd, size_t n)
     return n;
 }
 
-bool tl_project_program(const char *exe, const char *cwd)
+/* Whether path lies under the project's root found from cwd (project.h). */
+static bool under_root(const char *path, const char *cwd)
 {
     size_t n = strlen(cwd);
     while (n > 1 && cwd[n - 1] == '/')
         n--;
     if (n <= 1 || cwd[0] != '/') return false;
     n = project_root(cwd, n);
-    return !strncmp(exe, cwd, n) && exe[n] == '/' && !tl_project_third_party(exe);
+    return !strncmp(path, cwd, n) && path[n] == '/';
+}
+
+bool tl_project_program(const char *exe, const char *cwd)
+{
+    return under_root(exe, cwd) && !tl_project_third_party(exe);
 }
 
 /* Blocks of this many bytes or more are recorded in every mode (the agent's
@@ -144,8 +150,9 @@ bool tl_project_own(const tl_trace_info_t *info, const tl_trace_info_t *main)
     if (!info->has_process || system_tool(info, false) || tl_project_third_party(info->exe))
         return false;
     char as_named[TL_TRACE_INFO_STR];
-    /* tl_project_program leaves a Python environment under the root out */
-    return tl_project_program(info->exe, main->cwd) || pytest_tmp(info->exe) ||
+    /* exe is no third party's (above); the path it was run by may lead
+     * through a Python environment under the root (tl_project_program) */
+    return under_root(info->exe, main->cwd) || pytest_tmp(info->exe) ||
            (invoked_path(info, as_named, sizeof as_named) &&
             tl_project_program(as_named, main->cwd));
 }

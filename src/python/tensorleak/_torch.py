@@ -26,7 +26,7 @@ import _thread
 import functools
 import sys
 
-from tensorleak import _agent, _buffers, _hookguard, _paths
+from tensorleak import _agent, _buffers, _hookguard
 
 # Entry points that produce a new storage from a source (when they copy at
 # all: x.contiguous() on contiguous x returns x itself; that is no copy).
@@ -243,6 +243,9 @@ def add_tensor(storages, t, make, extent_fn, autograd=False):
 # TORCH_SHOW_CPP_STACKTRACES=1, come after it)
 FREED = ("Trying to backward through the graph a second time (or directly access saved "
          "tensors after they have already been freed)")
+# Py_TPFLAGS_HEAPTYPE: a class made by a class statement (or type()); as
+# _paths.heap_type, which imports this module (_torch may not import it)
+_HEAPTYPE = 1 << 9
 
 
 def saved_by_autograd(tensors, how=None, hooked=None):
@@ -294,7 +297,7 @@ def _saved(tensors, how, hooked, hk):
                     how.append((root, names, "variable"))
             # torch's own node: a static C type, not a Python class; its
             # _saved_* getters are generated (gen_autograd_functions.py)
-            generated = not _paths.heap_type(type(node))
+            generated = not type.__dict__["__flags__"].__get__(type(node)) & _HEAPTYPE
             for name in attrs:
                 if not name.startswith("_saved_"):
                     continue
@@ -481,7 +484,7 @@ def wrap_copies(torch):
         _wrap(parameter, "__deepcopy__", "deepcopy")
     _wrap_copy_into(torch.Tensor, _note_copy_into)
     untyped = getattr(torch, "UntypedStorage", None)  # a Python class over _C.StorageBase
-    if issubclass(type(untyped), type) and _paths.heap_type(untyped):
+    if issubclass(type(untyped), type) and type.__dict__["__flags__"].__get__(untyped) & _HEAPTYPE:
         _wrap_copy_into(untyped, _note_storage_copy)
 
 

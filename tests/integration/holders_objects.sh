@@ -2,7 +2,8 @@
 # holders_objects.sh - holder paths of holders_objects.py: a storage object
 # the program keeps (UntypedStorage, and torch 1.13's / 2.x's TypedStorage
 # over one) names its path and reads "held by a storage object" rather than
-# "holder unknown"; a __slots__ attribute reads as .name (global o.x, not
+# "holder unknown", and check's verdict says so too (it counted them "by a
+# tensor"); a __slots__ attribute reads as .name (global o.x, not
 # global o); the slice's pinned bytes read in the storage's own unit.
 . "$TL_SRCDIR/tests/integration/lib.sh"
 need_torch
@@ -49,3 +50,13 @@ if bad:
     sys.exit(1)
 print("holders named:", len(want))
 PY
+L25=$(site_line "$SRC_WL/holders_objects.py" buf)
+L27=$(site_line "$SRC_WL/holders_objects.py" typed)
+"$TL" check --max-leak-storage=0 -- "$PYTHON3" "$SRC_WL/holders_objects.py" >check.out 2>check.err
+rc=$?
+[ $rc -eq 23 ] || { cat check.out check.err >&2; fail "check exited $rc, want 23"; }
+for want in "  4.00 MiB in 1 block at holders_objects.py:$L25; held by a storage object (4.00 MiB)" \
+    "  2.00 MiB in 1 block at holders_objects.py:$L27; held by a storage object (2.00 MiB)"; do
+    grep -qxF "$want" check.out || { cat check.out >&2; fail "check's holders: want $want"; }
+done
+exit 0

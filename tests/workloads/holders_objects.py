@@ -22,9 +22,9 @@ def typed(t):
 
 
 cache = {}
-t = torch.zeros(MiB)  # 4 MiB
+t = torch.zeros(MiB)  # 4 MiB  SITE:buf
 cache["buf"] = untyped(t)
-t = torch.zeros(MiB // 2)  # 2 MiB
+t = torch.zeros(MiB // 2)  # 2 MiB  SITE:typed
 cache["typed"] = typed(t)
 del t
 

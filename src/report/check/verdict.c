@@ -59,17 +59,23 @@ const char *tl_chk_where(tl_chk_t *c, uint32_t site, char *buf)
 
 const char *tl_chk_holders(const tl_chk_group_t *g, char *buf, size_t n)
 {
-    /* the last entry: the part of held[TL_HELD_TENSOR] an ndarray holds */
-    static const char *const phrase[] = {"by an array", "by a tensor", "only by views",
-                                         "by the autograd graph of a kept tensor"};
-    static const unsigned order[] = {TL_HELD_AUTOGRAD, TL_HELD_VIEW, TL_HELD_TENSOR, 0};
+    /* the last two: the parts of held[TL_HELD_TENSOR] an ndarray and a
+     * storage object hold, in text_end.c's words (held_phrase) */
+    static const char *const phrase[] = {"",
+                                         "by a tensor",
+                                         "only by views",
+                                         "by the autograd graph of a kept tensor",
+                                         "by an array",
+                                         "by a storage object"};
+    static const unsigned order[] = {TL_HELD_AUTOGRAD, TL_HELD_VIEW, TL_HELD_TENSOR, 4, 5};
     char b[32];
     size_t len = 0, k = 0;
     buf[0] = '\0';
-    for (size_t i = 0; i < 4; i++) {
+    for (size_t i = 0; i < 5; i++) {
         unsigned h = order[i];
-        uint64_t bytes = i == 3                ? g->held_array
-                         : h == TL_HELD_TENSOR ? g->held[h] - g->held_array
+        uint64_t bytes = h == 4                ? g->held_array
+                         : h == 5              ? g->held_storage
+                         : h == TL_HELD_TENSOR ? g->held[h] - g->held_array - g->held_storage
                                                : g->held[h];
         if (!bytes) continue;
         int w = snprintf(buf + len, n - len, "%s%s (%s)", k ? ", " : "held ", phrase[h],

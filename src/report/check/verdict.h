@@ -47,6 +47,8 @@ typedef struct tl_chk_group {
     uint64_t per_repeat;    /* bytes per repetition */
     uint64_t held[4];       /* bytes of its live storages by holder (TL_HELD_*) */
     uint64_t held_array;    /* of held[TL_HELD_TENSOR], by a numpy array (tl_held_by_array) */
+    uint64_t held_storage;  /* of held[TL_HELD_TENSOR], by a storage object
+                               (tl_held_by_storage_object) */
     uint64_t kind_bytes[4]; /* --max-leak with a leak scan: bytes by tl_leak_kind_t */
 } tl_chk_group_t;
 
@@ -116,7 +118,11 @@ const char *tl_chk_where(tl_chk_t *c, uint32_t site, char *buf);
 static inline void tl_chk_group_hold(tl_chk_group_t *g, const tl_end_storage_t *s)
 {
     g->held[s->held_by] += s->s.bytes;
-    if (s->held_by == TL_HELD_TENSOR && tl_held_by_array(s)) g->held_array += s->s.bytes;
+    if (s->held_by != TL_HELD_TENSOR) return;
+    if (tl_held_by_array(s))
+        g->held_array += s->s.bytes;
+    else if (tl_held_by_storage_object(s))
+        g->held_storage += s->s.bytes;
 }
 
 /* One sentence of a group's holders ("held by the autograd graph of a kept

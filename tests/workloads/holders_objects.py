@@ -3,7 +3,10 @@
 # its tensor is gone (t.untyped_storage(); torch 1.13's t.storage() is a
 # TypedStorage over an UntypedStorage), and a __slots__ attribute, whose
 # one-element slice pins its 1 MiB storage. Each was "holder unknown" and
-# "global o -> Tensor" before.
+# "global o -> Tensor" before. And a storage object only a reference cycle
+# holds (gc off: it stays), "holder unknown" before: the cycle search
+# started from tensors alone.
+import gc
 import warnings
 
 import torch
@@ -38,7 +41,18 @@ class Sub(S):  # a slot of a base class, and one of its own
 
 
 o = S()
-o.x = torch.zeros(256 * 1024)[:1]  # 1 MiB, 4 B of it in view
+o.x = torch.zeros(256 * 1024)[:1]  # 1 MiB, 4 B of it in view  SITE:slice
 p = Sub()
 p.x = torch.ones(64 * 1024)  # 256 KiB
 p.store = {"k": torch.ones(32 * 1024)}  # 128 KiB: a dict in a slot reads ['k']
+
+
+class Ring:
+    pass
+
+
+gc.disable()
+r = Ring()
+r.me = r
+r.buf = untyped(torch.zeros(16 * 1024))  # 64 KiB  SITE:ring
+del r

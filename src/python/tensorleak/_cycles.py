@@ -1,12 +1,12 @@
-"""Tensors no root reaches, held only by a reference cycle.
+"""Tensors and storage objects no root reaches, held only by a reference cycle.
 
-search() looks at the tensors gc tracks that the walk (_paths.walk) did not
-reach: one that only an unreachable reference cycle refers to is what the
-collector would free (gc garbage), decided the collector's own way without
-collecting: over the objects reachable from it, the references from outside
-that set are the reference counts minus the references from inside it;
-objects with outside references and what they reach are alive, the rest is
-garbage. A leaf whose .grad's graph holds it again (backward(
+search() looks at the tensors and storage objects (torch's UntypedStorage)
+gc tracks that the walk (_paths.walk) did not reach: one that only an
+unreachable reference cycle refers to is what the collector would free
+(gc garbage), decided the collector's own way without collecting: over the
+objects reachable from it, the references from outside that set are the
+reference counts minus the references from inside it; objects with outside
+references and what they reach are alive, the rest is garbage. A leaf whose .grad's graph holds it again (backward(
 create_graph=True)) is a cycle gc cannot see (grad_cycle). No user code
 runs; work is capped (MAX_CANDIDATES, MAX_CYCLE_SET, MAX_CYCLE_SECONDS,
 MAX_GRAD_NODES) and a note says when a cap cut it.
@@ -26,11 +26,12 @@ MAX_CYCLE_SECONDS = 2.0  # time the cycle search may take at one report point
 
 
 def search(w, storages, tensor_type, skipped, module_dicts, cands, make, extent_fn):
-    """Storages of tensors no root reaches that only a reference cycle
-    keeps: added to storages (make(nbytes) a new entry, extent_fn a view's
-    extent, as _torch.add_tensor takes them) as cycle storages. cands: the
-    tracked tensors walk w did not reach, the list their only reference
-    here (garbage() counts on it). Returns a note or None."""
+    """Storages of tensors and storage objects no root reaches that only a
+    reference cycle keeps: added to storages (make(nbytes) a new entry,
+    extent_fn a view's extent, as _torch.add_tensor takes them) as cycle
+    storages. cands: the tracked tensors and storage objects walk w did not
+    reach, the list their only reference here (garbage() counts on it).
+    Returns a note or None."""
     from tensorleak import _torch
     note = None
     if len(cands) > MAX_CANDIDATES:
@@ -46,12 +47,12 @@ def search(w, storages, tensor_type, skipped, module_dicts, cands, make, extent_
         base = _buffers.base_of(cands[k])
         if not base or (base in storages and not storages[base].cycle):
             continue
-        grad = None
+        grad = text = None
         try:
             s, index = garbage(cands, k, own, module_dicts)
             if s is not None:
                 text = cycle_text(s, index)
-            else:  # no gc cycle: backward(create_graph=True)'s, through C++?
+            elif issubclass(type(cands[k]), tensor_type):  # backward(create_graph=True)'s, through C++?
                 text, grad = grad_cycle(cands[k], tensor_type) or (None, None)
         except Exception as exc:
             skipped.failed(exc)
@@ -68,7 +69,10 @@ def search(w, storages, tensor_type, skipped, module_dicts, cands, make, extent_
                                                   names, field)))
             how = None
         for t, why_text in held:
-            why = _torch.add_tensor(storages, t, make, extent_fn)
+            if issubclass(type(t), tensor_type):
+                why = _torch.add_tensor(storages, t, make, extent_fn)
+            else:  # a storage object (_holders._unreached)
+                why = _torch.add_storage(storages, t, make)
             if why is not None:
                 skipped.add(why)
                 continue

@@ -343,16 +343,19 @@ def _subclass_ids(cls):
     return {i for i, k in classes.items() if issubclass(k, cls)}, classes
 
 
-def _unreached(w, tensor_type):
-    """[the tensors gc tracks that walk w did not reach], in gc's order; the
-    list is their only reference from here (the list of every object gc
-    tracks is gone when this returns)."""
-    ids, classes = _subclass_ids(tensor_type)
+def _unreached(w, tensor_type, storage_type=None):
+    """[the tensors, and storage objects of storage_type (or None), that gc
+    tracks and walk w did not reach], in gc's order; the list is their only
+    reference from here (the list of every object gc tracks is gone when
+    this returns)."""
+    kinds = (tensor_type,) if storage_type is None else (tensor_type, storage_type)
+    found = [_subclass_ids(k) for k in kinds]
     objs = gc.get_objects()
-    if ids is None:
-        return [o for o in objs if issubclass(type(o), tensor_type) and not w.seen(o)]
+    if any(ids is None for ids, _ in found):
+        return [o for o in objs if issubclass(type(o), kinds) and not w.seen(o)]
     # ~100k objects: each one's class is looked up in C, not asked of
     # issubclass; by id, so that no metaclass's own __hash__ or __eq__ runs
+    ids = set().union(*(ids for ids, _ in found))
     return [o for o in itertools.compress(objs, map(ids.__contains__, map(id, map(type, objs))))
             if not w.seen(o)]
 
@@ -509,7 +512,7 @@ def describe(api, snap, extra_roots=()):
             from tensorleak import _cycles
 
             n = _cycles.search(w, storages, tensor_type, tensors_skipped, w.module_dicts,
-                               _unreached(w, tensor_type), _Storage, _extent)
+                               _unreached(w, tensor_type, storage_type), _Storage, _extent)
             if n:
                 notes.add(n)
     except Exception as exc:

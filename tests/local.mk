@@ -195,6 +195,8 @@ EXTRA_DIST += tests/integration/copy_cross_kind.sh tests/workloads/copy_cross_ki
 TESTS += tests/integration/numpy_handler.sh
 EXTRA_DIST += tests/integration/numpy_handler.sh tests/workloads/numpy_handler.py \
 	tests/python/test_numpy_handler.py
+TESTS += tests/integration/report_numpy_cache.sh
+EXTRA_DIST += tests/integration/report_numpy_cache.sh tests/workloads/numpy_cache.py
 
 # holders: a threading.local of a live thread, the .grad cycle of backward(create_graph=True)
 TESTS += tests/integration/thread_local.sh tests/integration/grad_cycle.sh

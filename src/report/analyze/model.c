@@ -339,7 +339,13 @@ static bool step_alloc(replay_t *r, const tl_event_t *ev)
     bool numpy = !ev->storage && !(ev->pad & TL_EV_F_SAMPLED) && ev->size >= TL_NUMPY_MIN_STORAGE &&
                  numpy_site(r, ev->site);
     unsigned dev = device_slot(TL_EV_DEVICE(ev->pad));
-    unsigned pinned = ev->storage && storage_kind(ev) == TL_STORAGE_PINNED ? BF_PINNED : 0;
+    unsigned pinned = ev->storage && storage_kind(ev) == TL_STORAGE_PINNED ? BF_PINNED : 0, f;
+    /* numpy's cache hands out a buffer it malloc'd before its handler was wrapped: the
+     * plain block ended there, not a replaced one (add_block) */
+    tl_map_entry_t *e =
+        ev->storage && storage_kind(ev) == TL_STORAGE_NUMPY ? tl_map_get(&r->live, ev->ptr) : NULL;
+    if (e && !(e->b >> 32 & BF_STORAGE) && drop_block(r, ev->ptr, &f, NULL))
+        r->c->frees--; /* no free() was called */
     add_block(r, ev->ptr, ev->size, ev->site,
               ev->storage || numpy ? BF_STORAGE | pinned | dev << 8 : 0, ev->ts, &oom);
     if (!oom && (ev->storage || numpy)) {

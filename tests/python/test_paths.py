@@ -3,8 +3,10 @@ objects (a stand-in class for tensors), under any CPython 3.8+ (no torch):
 the frames of suspended generators (a referent before 3.11, locals visited
 by the generator itself since), default arguments, closures, class
 attributes, kept tracebacks and __slots__ attributes (read without running
-the class's __getattribute__). Run by holders_paths.sh under each
-interpreter it finds."""
+the class's __getattribute__); and the positions in containers of 16 items
+or more (_paths._where's memo: a list of 300k arrays took 12 min before):
+the first index of an item there twice, a key that is the object, in lists,
+tuples and dicts. Run by holders_paths.sh under each interpreter it finds."""
 import sys
 
 from tensorleak import _agent, _paths
@@ -93,7 +95,34 @@ def main():
     if Slotted.called:
         print(f"FAIL: the walk ran Slotted.__getattribute__ for {Slotted.called}")
         return 1
-    print(f"test_paths: {len(want)} paths named on {sys.version.split()[0]}")
+    return big_containers(len(want))
+
+
+def big_containers(named):
+    """Paths through containers of MEMO_MIN items or more, as through small ones."""
+    many = [Big() for _ in range(100)]
+    many[70] = many[30]  # there twice: named by its first index
+    table = {f"k{i}": Big() for i in range(40)}
+    key = Big()
+    keyed = {i: i for i in range(30)}
+    keyed[key] = 0
+    tup = tuple(Big() for _ in range(20))
+    g = {"__name__": "prog", "many": many, "table": table, "keyed": keyed, "tup": tup}
+    w = _paths.walk([("__main__", g)], {"prog"}, Big, None, set(), frames=False)
+    got = sorted(w.path(t)[0] for t in w.tensors)
+    want = sorted([f"global many[{i}] -> Big" for i in range(100) if i != 70] +
+                  [f"global table['k{i}'] -> Big" for i in range(40)] +
+                  ["global keyed key -> Big"] +
+                  [f"global tup[{i}] -> Big" for i in range(20)])
+    if got != want:
+        print("FAIL: paths through big containers\n  got:  " + "\n        ".join(
+            sorted(set(got) - set(want))) + "\n  want: " + "\n        ".join(sorted(set(want) - set(got))))
+        return 1
+    if not w.where:
+        print("FAIL: the positions of big containers were not remembered (Walk.where)")
+        return 1
+    named += len(want)
+    print(f"test_paths: {named} paths named on {sys.version.split()[0]}")
     return 0
 
 

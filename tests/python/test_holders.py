@@ -7,7 +7,9 @@ file linked from a library directory into the program's still a root
 (_roots); the classes deriving from a class found through
 type.__subclasses__ (_subclass_ids, _unreached) against issubclass. With
 torch: a tensor of a subclass defined after import, held only by a
-reference cycle, still found (_cycles); what saved_by_autograd finds
+reference cycle, still found (_cycles); a module whose class has a
+__dict__ property (py's apipkg.ApiModule: it imports lazy attributes there)
+read without running it (_module_dict); what saved_by_autograd finds
 before and after backward(), with retain_graph, and on a custom Function's
 ctx, reading at most one freed-tensor error per node. Run by
 holders_unit.sh under each interpreter it finds; the torch part where
@@ -303,7 +305,32 @@ def test_saved(torch):
     check(("ScaleBackward", "_saved_c") in got, f"a custom Function's ctx after backward: {got}")
 
 
+def test_module_dict():
+    calls = []
+
+    class Lazy(types.ModuleType):  # as apipkg.ApiModule
+        @property
+        def __dict__(self):
+            calls.append("__dict__")
+            return {}
+
+    m = Lazy("lazy_mod")
+    m.x = 1
+
+    class Proxy:  # a sys.modules entry that is no module, with a __dict__ property
+        @property
+        def __dict__(self):
+            calls.append("proxy")
+            return {}
+
+    d = _holders._module_dict(m)
+    check(type(d) is dict and d.get("x") == 1, f"a module subclass's namespace: {d!r}")
+    check(_holders._module_dict(Proxy()) is None, "a proxy with a __dict__ property: not None")
+    check(not calls, f"_module_dict ran {calls}")
+
+
 def main():
+    test_module_dict()
     with tempfile.TemporaryDirectory() as t:
         test_realpath(t)
         test_roots(t)

@@ -23,7 +23,6 @@ import os
 import re
 import stat
 import sys
-import sysconfig
 import types
 
 from tensorleak import _agent, _buffers, _cover, _paths
@@ -31,12 +30,11 @@ from tensorleak import _agent, _buffers, _cover, _paths
 
 
 def _library_prefixes():
-    out = set()
-    paths = sysconfig.get_paths()
-    for key in ("stdlib", "platstdlib", "purelib", "platlib"):
-        p = paths.get(key)
-        if p:
-            out.add(os.path.realpath(p))
+    """The directories of the standard library, site- and dist-packages and
+    tensorleak's own package. Not from sysconfig: its first get_paths()
+    fills its configuration cache (25 KiB), which a pytest test's region
+    then counted as the test's."""
+    out = {os.path.realpath(os.path.dirname(os.__file__))}  # the standard library
     for p in sys.path:
         if p and ("dist-packages" in p or "site-packages" in p):
             out.add(os.path.realpath(p))
@@ -44,11 +42,21 @@ def _library_prefixes():
     return tuple(out)
 
 
+_MODULE_DICT = types.ModuleType.__dict__["__dict__"]  # a module's own namespace getter
+
+
 def _module_dict(mod):
-    """A module's namespace, without running code of an odd sys.modules entry
-    (a lazy proxy whose __getattr__ imports or raises); None if it has none."""
+    """A module's namespace, without running code of an odd sys.modules entry:
+    a module through ModuleType's own getter (a subclass's __dict__ property
+    is code: py's apipkg.ApiModule imports its lazy attributes there), another
+    object (a lazy proxy whose __getattr__ imports or raises) through its
+    type's standard __dict__ descriptor (_paths._instance_dict); None if it
+    has none."""
     try:
-        d = object.__getattribute__(mod, "__dict__")
+        if types.ModuleType in type.__dict__["__mro__"].__get__(type(mod)):
+            d = _MODULE_DICT.__get__(mod)
+        else:
+            d = _paths._instance_dict(mod)
     except Exception:
         return None
     return d if type(d) is dict else None

@@ -43,9 +43,10 @@ typedef struct tl_check_args {
  * not be written). a's strings point into argv. */
 int tl_check_args_parse(int argc, char **argv, tl_check_args_t *a);
 
-/* "max_leak=0,max_pinned=1048576": the limits the pytest plugin applies to
- * each test body when check runs pytest, in buf of n (cut short when it
- * does not fit). */
+/* "max_leak_storage=0,max_pinned=1048576": the limits the pytest plugin
+ * applies to each test body when check runs pytest, in buf of n (cut short
+ * when it does not fit); never --max-leak nor --max-growth, which apply at
+ * the end point alone (docs/ci.md, "pytest"). */
 void tl_check_args_plugin_limits(const tl_check_opts_t *o, char *buf, size_t n);
 
 /* The suppression options, one per line, for the pytest plugin's own

@@ -8,7 +8,9 @@ nothing else),
 
 or, for a whole CI job, ``tensorleak check --max-leak-storage=0 -- python3 -m
 pytest`` (which loads this plugin by itself and gives it its limits as the
-defaults of every test). Each test body runs as a region named
+defaults of every test, but for --max-leak: check applies that one at the
+process's end, to blocks the leak scan finds lost, named by their test's
+line; a test body's live growth counts every first use's caches). Each test body runs as a region named
 ``test:<nodeid>``; a test with limits (its marker, the command-line defaults,
 or those of ``tensorleak check``) ends with a report point (what holds each
 storage) and is then checked by ``tensorleak check --trace --region`` on the
@@ -44,7 +46,8 @@ LIMIT_PROPERTY = "tensorleak_limit_exceeded"  # a report's user property: failed
 
 def _check_defaults():
     """The limits `tensorleak check` runs pytest with (TENSORLEAK_CHECK_LIMITS,
-    "max_leak=0,max_pinned=1048576")."""
+    "max_leak_storage=0,max_pinned=1048576"; never its --max-leak, which it
+    applies at the end point with the leak scan)."""
     out = {}
     for item in os.environ.get("TENSORLEAK_CHECK_LIMITS", "").split(","):
         name, sep, value = item.partition("=")

@@ -87,6 +87,18 @@ static const struct {
     {"^/bin/dash$", false, "dash's own blocks (a shell frees little at exit)", false},
     {"^/usr/bin/make$", false, "make's own blocks (make frees little at exit)", false},
     {"^/bin/make$", false, "make's own blocks (make frees little at exit)", false},
+    /* one-time state a pytest test's region met on its first use of a
+     * feature (--max-leak of a test body counts what it left live): glibc's
+     * list of exit handlers grows by a block for 32 registrations (a
+     * function-local static's destructor, at its first use: torch 1.13's
+     * op handles); a C++ thread_local's construction on the thread's first
+     * use (torch 2's SavedTensorDefaultHooks); torch.save/load's registry
+     * of type properties (a function-local static) */
+    {"^__new_exitfn$", false, "the C library's list of exit handlers (atexit, static destructors)",
+     false},
+    {"^__tls_init$", false, "C++ thread_local objects (made on a thread's first use)", false},
+    {"^at::globalDeprecatedTypePropertiesRegistry(", false,
+     "PyTorch's registry of type properties (a function-local static made on first use)", false},
     /* torch >= 2: c10's registry creates the Python interpreter hooks once,
      * into the static of getPyInterpreterHooks() */
     {"^c10::impl::getPyInterpreterHooks(", false,

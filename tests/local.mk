@@ -196,7 +196,8 @@ TESTS += tests/integration/numpy_handler.sh
 EXTRA_DIST += tests/integration/numpy_handler.sh tests/workloads/numpy_handler.py \
 	tests/python/test_numpy_handler.py
 TESTS += tests/integration/report_numpy_cache.sh
-TESTS += tests/integration/check_pytest_clean.sh
+TESTS += tests/integration/check_pytest_clean.sh tests/integration/check_many_storages.sh
+EXTRA_DIST += tests/integration/check_many_storages.sh
 EXTRA_DIST += tests/integration/check_pytest_clean.sh tests/workloads/check_pytest_clean/test_clean.py
 EXTRA_DIST += tests/integration/report_numpy_cache.sh tests/workloads/numpy_cache.py
 

@@ -23,6 +23,12 @@ typedef struct slot {
 _Atomic uint8_t tl_live_filter[1u << TL_LIVE_FILTER_LG];
 static slot_t *table;
 static _Atomic uint64_t count;
+/* The overflow table (live.h): 4 times the main one's slots, mapped by the
+ * first insert the main table does not take; NULL before. */
+static _Atomic(slot_t *) over;
+static unsigned over_lg;
+static atomic_bool over_refused;    /* its mapping failed: not tried again */
+static _Atomic uint64_t main_count; /* entries in the main table */
 static _Atomic int64_t storages;    /* entries of tl_live_host_storage kinds */
 static atomic_bool storages_missed; /* tl_live_storage_missed, or reset with some */
 static unsigned lg = TL_LIVE_LG_SLOTS;
@@ -31,11 +37,6 @@ static unsigned lg = TL_LIVE_LG_SLOTS;
 static size_t home_lg(uint64_t p, unsigned bits)
 {
     return (size_t)(((p >> 4) * UINT64_C(0xff51afd7ed558ccd)) >> (64 - bits));
-}
-
-static size_t home(uint64_t p)
-{
-    return home_lg(p, lg);
 }
 
 bool tl_live_init_lg(unsigned lg_slots)
@@ -48,6 +49,7 @@ bool tl_live_init_lg(unsigned lg_slots)
     void *m;
     if (tl_vm_map_anon(&m, sizeof(slot_t) << lg_slots, true)) return true;
     lg = lg_slots;
+    over_lg = lg_slots + 2 > 24 ? 24 : lg_slots + 2;
     table = m;
     return false;
 }
@@ -57,27 +59,39 @@ bool tl_live_init(void)
     return tl_live_init_lg(TL_LIVE_LG_SLOTS);
 }
 
-/* A fork child's view of its parent's blocks (live.h): the parent's table,
+/* A fork child's view of its parent's blocks (live.h): the parent's tables,
  * kept whole, read-only but for removals. */
-static slot_t *inherited;
-static unsigned inherited_lg;
+static slot_t *inherited, *inherited_over;
+static unsigned inherited_lg, inherited_over_lg;
+
+static void unmap_table(slot_t *t, unsigned bits)
+{
+    if (t) tl_vm_unmap(t, sizeof(slot_t) << bits);
+}
 
 void tl_live_reset(bool keep_parents)
 {
     memset(tl_live_filter, 0, sizeof tl_live_filter);
     atomic_store(&count, 0);
+    atomic_store(&main_count, 0);
+    atomic_store(&over_refused, false);
     /* A fork child: the parent's storages live on in it, outside the table. */
     if (atomic_exchange(&storages, 0) != 0) atomic_store(&storages_missed, true);
     if (!table) return;
+    slot_t *o = atomic_exchange(&over, NULL);
     void *fresh;
     if (keep_parents && !tl_vm_map_anon(&fresh, sizeof(slot_t) << lg, true)) {
-        if (inherited) tl_vm_unmap(inherited, sizeof(slot_t) << inherited_lg);
+        unmap_table(inherited, inherited_lg);
+        unmap_table(inherited_over, inherited_over_lg);
         inherited = table;
         inherited_lg = lg;
+        inherited_over = o;
+        inherited_over_lg = over_lg;
         table = fresh;
         return;
     }
     tl_vm_zero(table, sizeof(slot_t) << lg, true);
+    unmap_table(o, over_lg);
 }
 
 static void filter_add(uint64_t p, int d)
@@ -91,12 +105,12 @@ static void filter_add(uint64_t p, int d)
         ;
 }
 
-bool tl_live_insert(const tl_live_entry_t *e)
+/* Enter e into t (1 << bits slots). true = its probe chain there is full. */
+static bool put(slot_t *t, unsigned bits, const tl_live_entry_t *e)
 {
-    if (!table || e->ptr <= TOMB) return true;
-    size_t h = home(e->ptr);
+    size_t h = home_lg(e->ptr, bits), mask = ((size_t)1 << bits) - 1;
     for (unsigned i = 0; i < TL_LIVE_PROBES; i++) {
-        slot_t *s = &table[(h + i) & MASK];
+        slot_t *s = &t[(h + i) & mask];
         uint64_t k = atomic_load_explicit(&s->key, memory_order_relaxed);
         if (k != EMPTY && k != TOMB) continue;
         if (!atomic_compare_exchange_strong_explicit(&s->key, &k, BUSY, memory_order_acquire,
@@ -107,12 +121,46 @@ bool tl_live_insert(const tl_live_entry_t *e)
          * also finds the filter set. */
         filter_add(e->ptr, 1);
         atomic_store_explicit(&s->key, e->ptr, memory_order_release);
-        atomic_fetch_add_explicit(&count, 1, memory_order_relaxed);
-        if (tl_live_host_storage(e->kind))
-            atomic_fetch_add_explicit(&storages, 1, memory_order_relaxed);
         return false;
     }
     return true;
+}
+
+/* The overflow table, mapped now if it is not yet (one mapping wins a
+ * race; the others are given back); NULL when it cannot be mapped. */
+static slot_t *overflow(void)
+{
+    slot_t *o = atomic_load_explicit(&over, memory_order_acquire);
+    if (o || atomic_load_explicit(&over_refused, memory_order_relaxed)) return o;
+    void *m;
+    size_t bytes = sizeof(slot_t) << over_lg;
+    if (!tl_vm_fits(tl_vm_limit(), bytes) || tl_vm_map_anon(&m, bytes, true)) {
+        atomic_store(&over_refused, true);
+        return NULL;
+    }
+    if (atomic_compare_exchange_strong_explicit(&over, &o, (slot_t *)m, memory_order_acq_rel,
+                                                memory_order_acquire))
+        return m;
+    tl_vm_unmap(m, bytes);
+    return o;
+}
+
+bool tl_live_insert(const tl_live_entry_t *e)
+{
+    if (!table || e->ptr <= TOMB) return true;
+    /* The main table up to 3/4 of its slots (probe chains stay short), then
+     * the overflow table; and the overflow table for a full chain. */
+    if (atomic_load_explicit(&main_count, memory_order_relaxed) < (MASK + 1) / 4 * 3 &&
+        !put(table, lg, e)) {
+        atomic_fetch_add_explicit(&main_count, 1, memory_order_relaxed);
+    } else {
+        slot_t *o = overflow();
+        if (!o || put(o, over_lg, e)) return true;
+    }
+    atomic_fetch_add_explicit(&count, 1, memory_order_relaxed);
+    if (tl_live_host_storage(e->kind))
+        atomic_fetch_add_explicit(&storages, 1, memory_order_relaxed);
+    return false;
 }
 
 /* The slot of ptr in t (1 << bits slots), or NULL. Inlined: a free's
@@ -129,14 +177,27 @@ static inline __attribute__((always_inline)) slot_t *find(slot_t *t, unsigned bi
     return NULL;
 }
 
-bool tl_live_remove(uint64_t ptr, tl_live_entry_t *out)
+/* The slot of ptr in the main table, else in the overflow table, or NULL;
+ * *in_main says which. */
+static slot_t *lookup(uint64_t ptr, bool *in_main)
 {
     slot_t *s = table && ptr > TOMB ? find(table, lg, ptr) : NULL;
+    *in_main = s != NULL;
+    if (s || !table || ptr <= TOMB) return s;
+    slot_t *o = atomic_load_explicit(&over, memory_order_acquire);
+    return o ? find(o, over_lg, ptr) : NULL;
+}
+
+bool tl_live_remove(uint64_t ptr, tl_live_entry_t *out)
+{
+    bool in_main;
+    slot_t *s = lookup(ptr, &in_main);
     if (!s) return true;
     *out = s->e;
     atomic_store_explicit(&s->key, TOMB, memory_order_release);
     filter_add(ptr, -1);
     atomic_fetch_sub_explicit(&count, 1, memory_order_relaxed);
+    if (in_main) atomic_fetch_sub_explicit(&main_count, 1, memory_order_relaxed);
     if (tl_live_host_storage(out->kind))
         atomic_fetch_sub_explicit(&storages, 1, memory_order_relaxed);
     return false;
@@ -144,7 +205,8 @@ bool tl_live_remove(uint64_t ptr, tl_live_entry_t *out)
 
 bool tl_live_has(uint64_t ptr, tl_live_entry_t *out)
 {
-    const slot_t *s = table && ptr > TOMB ? find(table, lg, ptr) : NULL;
+    bool in_main;
+    const slot_t *s = lookup(ptr, &in_main);
     if (!s) return false;
     *out = s->e;
     /* Still the same block's: not removed (and the slot reused) meanwhile. */
@@ -167,11 +229,14 @@ void tl_live_foreach(void (*fn)(void *ctx, const tl_live_entry_t *e), void *ctx)
 {
     if (!table || atomic_load_explicit(&count, memory_order_relaxed) == 0) return;
     each(table, (size_t)MASK + 1, fn, ctx);
+    slot_t *o = atomic_load_explicit(&over, memory_order_acquire);
+    if (o) each(o, (size_t)1 << over_lg, fn, ctx);
 }
 
 bool tl_live_inherited_remove(uint64_t ptr)
 {
     slot_t *s = inherited && ptr > TOMB ? find(inherited, inherited_lg, ptr) : NULL;
+    if (!s && inherited_over && ptr > TOMB) s = find(inherited_over, inherited_over_lg, ptr);
     uint64_t k = ptr;
     return !s || !atomic_compare_exchange_strong(&s->key, &k, TOMB);
 }
@@ -179,6 +244,7 @@ bool tl_live_inherited_remove(uint64_t ptr)
 void tl_live_inherited_foreach(void (*fn)(void *ctx, const tl_live_entry_t *e), void *ctx)
 {
     if (inherited) each(inherited, (size_t)1 << inherited_lg, fn, ctx);
+    if (inherited_over) each(inherited_over, (size_t)1 << inherited_over_lg, fn, ctx);
 }
 
 uint64_t tl_live_count(void)

@@ -6,7 +6,12 @@
  * per-bucket counts, so a free of an unrecorded block costs a hash and a
  * load. Behind it, a lock-free open-addressing table (ptr -> size, stack id,
  * kind, time) in its own anonymous mapping: CAS on the key, tombstones on
- * removal, never a lock. A block is inserted after its allocation returned
+ * removal, never a lock. Past 3/4 of its slots, and for a full probe chain,
+ * blocks go to an overflow table of 4 times the slots (at most 2^24),
+ * mapped by the first such insert: a script keeping 300,000 numpy arrays
+ * (each a storage) filled the table alone, and its dropped events made
+ * check's verdict INCOMPLETE; a table that big from the start cost W3 31 MB
+ * of RSS. A block is inserted after its allocation returned
  * and removed before it is released, so one pointer is never in the table
  * twice. Readers of the whole table (checkpoints) see a racy but valid
  * snapshot. tl_live_reset needs a single-threaded process (fork child).
@@ -21,7 +26,7 @@
 
 #include "common/trace_format.h"
 
-#define TL_LIVE_LG_SLOTS  18 /* 262,144 live recorded blocks */
+#define TL_LIVE_LG_SLOTS  18 /* 262,144 slots; filled to 3/4, then the overflow table */
 #define TL_LIVE_PROBES    64
 #define TL_LIVE_FILTER_LG 16
 
@@ -68,7 +73,8 @@ bool tl_live_inherited_remove(uint64_t ptr);
 /* Call fn for each inherited block still live (none outside a fork child
  * of a leak scan's run). */
 void tl_live_inherited_foreach(void (*fn)(void *ctx, const tl_live_entry_t *e), void *ctx);
-/* Enter e. true = the table is full around e->ptr (not entered). */
+/* Enter e. true = both tables are full around e->ptr, or the overflow
+ * table cannot be mapped (not entered). */
 bool tl_live_insert(const tl_live_entry_t *e);
 /* Take ptr out (then *out holds its entry). true = not found: it was not
  * in the table (*out untouched). */

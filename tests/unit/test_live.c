@@ -13,6 +13,7 @@
 #include "tests/unit/check_main.h"
 
 #include <fcntl.h>
+#include <inttypes.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -116,8 +117,8 @@ START_TEST(live_counts_host_storages)
 }
 END_TEST
 
-/* A probe chain holds TL_LIVE_PROBES blocks: the next one with that home is
- * refused. Removing one in the middle leaves a tombstone that keeps the
+/* A probe chain holds TL_LIVE_PROBES blocks: the next one with that home
+ * goes to the overflow table. Removing one in the middle leaves a tombstone that keeps the
  * blocks behind it findable and is taken by the next insert. Reset empties
  * the table. */
 START_TEST(live_full_chain_and_tombstones)
@@ -133,7 +134,12 @@ START_TEST(live_full_chain_and_tombstones)
         ck_assert_msg(!tl_live_insert(&e), "insert %zu", i);
     }
     e = entry(p[N - 1], 99);
-    ck_assert(tl_live_insert(&e)); /* full around it */
+    ck_assert(!tl_live_insert(&e)); /* its chain is full: the overflow table's */
+    ck_assert_uint_eq(tl_live_count(), N);
+    ck_assert(tl_live_has(p[N - 1], &out));
+    ck_assert_uint_eq(out.stack_id, 99);
+    ck_assert(!tl_live_remove(p[N - 1], &out));
+    ck_assert_uint_eq(out.stack_id, 99);
     ck_assert_uint_eq(tl_live_count(), TL_LIVE_PROBES);
     /* A block with another home is unaffected. */
     tl_live_entry_t other = entry(p[0] + 16, 7);
@@ -152,11 +158,14 @@ START_TEST(live_full_chain_and_tombstones)
         e = entry(p[i], i + 1);
         ck_assert(!tl_live_insert(&e));
     }
-    ck_assert(!tl_live_has(p[N - 1], &out)); /* refused: not in */
+    ck_assert(!tl_live_has(p[N - 1], &out)); /* removed: not in */
     ck_assert(!tl_live_insert(&(tl_live_entry_t){.ptr = p[N - 1], .stack_id = 99})); /* the tomb */
-    ck_assert(tl_live_insert(&(tl_live_entry_t){.ptr = p[10], .stack_id = 11})); /* full again */
+    /* full again: the overflow table's */
+    ck_assert(!tl_live_insert(&(tl_live_entry_t){.ptr = p[10], .stack_id = 11}));
     ck_assert(!tl_live_remove(p[N - 1], &out));
     ck_assert_uint_eq(out.stack_id, 99);
+    ck_assert(!tl_live_remove(p[10], &out));
+    ck_assert_uint_eq(out.stack_id, 11);
 
     tl_live_reset(false);
     ck_assert_uint_eq(tl_live_count(), 0);
@@ -296,6 +305,54 @@ START_TEST(live_fork_keeps_parents)
 }
 END_TEST
 
+/* More blocks than 3/4 of the main table's slots: the rest go to the
+ * overflow table, and every one is found, walked, inherited by a fork
+ * child and removed (before, the table refused them: a script keeping
+ * 300,000 numpy arrays dropped their events). */
+static size_t nwalked;
+
+static void walked(void *ctx, const tl_live_entry_t *e)
+{
+    (void)ctx;
+    (void)e;
+    nwalked++;
+}
+
+START_TEST(live_overflow)
+{
+    ck_assert(!tl_live_init());
+    tl_live_reset(false);
+    enum { M = (1u << TL_LIVE_LG_SLOTS) + 5000 };
+    tl_live_entry_t e, out;
+    for (uint64_t i = 0; i < M; i++) {
+        e = entry(0x7e0000000000 + i * 48, i % 1000 + 1);
+        ck_assert_msg(!tl_live_insert(&e), "insert %" PRIu64, i);
+    }
+    ck_assert_uint_eq(tl_live_count(), M);
+    for (uint64_t i = 0; i < M; i += 997) {
+        ck_assert(tl_live_has(0x7e0000000000 + i * 48, &out));
+        ck_assert_uint_eq(out.stack_id, i % 1000 + 1);
+    }
+    nwalked = 0;
+    tl_live_foreach(walked, NULL);
+    ck_assert_uint_eq(nwalked, M);
+    tl_live_reset(true); /* a fork child: all of them its parent's */
+    nwalked = 0;
+    tl_live_inherited_foreach(walked, NULL);
+    ck_assert_uint_eq(nwalked, M);
+    ck_assert(!tl_live_inherited_remove(0x7e0000000000 + (M - 1) * 48ull));
+    tl_live_reset(false);
+    for (uint64_t i = 0; i < M; i++) {
+        e = entry(0x7e0000000000 + i * 48, 1);
+        ck_assert(!tl_live_insert(&e));
+    }
+    for (uint64_t i = 0; i < M; i++)
+        ck_assert_msg(!tl_live_remove(0x7e0000000000 + i * 48, &out), "remove %" PRIu64, i);
+    ck_assert_uint_eq(tl_live_count(), 0);
+    tl_live_reset(false);
+}
+END_TEST
+
 static Suite *make_live_suite(void)
 {
     Suite *s = suite_create("live");
@@ -306,6 +363,7 @@ static Suite *make_live_suite(void)
     tcase_add_test(tc, live_full_chain_and_tombstones);
     tcase_add_test(tc, live_concurrent_one_chain);
     tcase_add_test(tc, live_fork_keeps_parents);
+    tcase_add_test(tc, live_overflow);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -243,6 +243,12 @@ static int spawn_and_wait_dfl(char **argv, pid_t *pid_out, const struct sigactio
         return exec_err == ENOENT ? TL_EXIT_NOT_FOUND : TL_EXIT_CANNOT_EXEC;
     }
     *pid_out = pid;
+    /* A reader of stdout that leaves early (`| head -1`) gets the command
+     * its SIGPIPE, never this process: its report or verdict then fails to
+     * write, said on stderr, and the command's status stays the exit status
+     * (it was 141, this process's death). Set after the fork: the command
+     * keeps the default. */
+    signal(SIGPIPE, SIG_IGN);
     /* Like system(3): the terminal's SIGINT/SIGQUIT are for the command. */
     struct sigaction ign = {.sa_handler = SIG_IGN}, fwd = {.sa_handler = forward_signal};
     struct sigaction old_int, old_quit, old_term, old_hup;

@@ -68,6 +68,18 @@ code 2 "run --report= (empty)" "$TL" run --output="$TMP/t.%p.tlt" --report= -- s
 [ ! -e "$TMP/ran" ] || fail "run --report=: the command ran"
 grep -qx 'tensorleak: run: --report needs a file name' "$TMP/stderr" ||
     fail "run --report=: $(cat "$TMP/stderr")"
+# a reader of stdout that leaves early (`| head -1`): the command's status
+# (python's 1 for its BrokenPipeError), and one line for the report or
+# verdict it could not write; before, run and check died of SIGPIPE (141)
+for sub in "run --output" "check --trace-output"; do
+    { "$TL" $sub="$TMP/p.%p.tlt" -- "$PYTHON3" -c \
+        'for i in range(100000): print(i)' 2>"$TMP/pipe.err"; echo $? >"$TMP/pipe.rc"; } 2>/dev/null |
+        head -n1 >/dev/null
+    [ "$(cat "$TMP/pipe.rc")" = 1 ] || fail "$sub | head -1: exit $(cat "$TMP/pipe.rc"), want 1"
+    grep -q '^tensorleak: stdout: cannot write the' "$TMP/pipe.err" ||
+        fail "$sub | head -1: $(cat "$TMP/pipe.err")"
+done
+rm -f "$TMP"/p.*.tlt "$TMP/pipe.err" "$TMP/pipe.rc"
 
 # Nothing left behind: only the files made above.
 left=$(ls -A | tr '\n' ' ')

@@ -198,6 +198,8 @@ EXTRA_DIST += tests/integration/numpy_handler.sh tests/workloads/numpy_handler.p
 TESTS += tests/integration/report_numpy_cache.sh
 TESTS += tests/integration/check_pytest_clean.sh tests/integration/check_many_storages.sh
 EXTRA_DIST += tests/integration/check_many_storages.sh
+TESTS += tests/integration/check_module_body.sh
+EXTRA_DIST += tests/integration/check_module_body.sh
 EXTRA_DIST += tests/integration/check_pytest_clean.sh tests/workloads/check_pytest_clean/test_clean.py
 EXTRA_DIST += tests/integration/report_numpy_cache.sh tests/workloads/numpy_cache.py
 

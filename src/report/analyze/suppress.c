@@ -17,6 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "report/analyze/frames.h"
 #include "report/status.h"
 #include "report/read/grow.h"
 
@@ -34,6 +35,9 @@ static const struct {
     const char *why;
     bool one_time; /* the rule leaves out a site of more than ONE_TIME_MAX_BLOCKS blocks */
 } defaults[] = {
+    /* first: not for the program's own module bodies (tl_supp_rule_t.not_own):
+     * a ctypes malloc dropped in one (import leakmod) was hidden, definitely
+     * lost, where the same code as the main script failed the check */
     {"<frozen importlib._bootstrap", false,
      "CPython import machinery (module bodies, code objects)", false},
     {"^_dl_init$", false, "library constructors run by the dynamic loader", true},
@@ -134,10 +138,12 @@ static bool add_rule(tl_supp_t *s, const char *pattern, size_t n, const char *so
 
 bool tl_supp_add_defaults(tl_supp_t *s)
 {
-    for (size_t i = 0; i < sizeof defaults / sizeof defaults[0]; i++)
+    for (size_t i = 0; i < sizeof defaults / sizeof defaults[0]; i++) {
         if (add_rule(s, defaults[i].pattern, strlen(defaults[i].pattern), "default", 0,
                      defaults[i].native_only, false, defaults[i].why, defaults[i].one_time))
             return true;
+        s->rules[s->nrules - 1].not_own = i == 0; /* the import rule */
+    }
     return false;
 }
 
@@ -363,6 +369,18 @@ static uint64_t frame_mask(tl_supp_t *s, uint64_t raw)
  * matching a native frame (Python frames cost nothing to resolve, native
  * ones a symbol lookup: most sites of a Python program are decided by
  * their Python frames alone). */
+/* Is the innermost Python frame of frames[0, n) in one of the program's own
+ * files (not the standard library, site-packages, frozen or tensorleak's)? */
+static bool own_inner(const tl_supp_t *s, const uint64_t *frames, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (!(frames[i] & TL_FRAME_PY_TAG)) continue;
+        const tl_pyframe_t *pf = tl_trace_pyframe(s->t, frames[i]);
+        return pf && pf->file && !tl_frame_library_python_file(pf->file);
+    }
+    return false;
+}
+
 static int match_site(tl_supp_t *s, uint32_t site)
 {
     if (!s->nrules) return -1;
@@ -370,7 +388,7 @@ static int match_site(tl_supp_t *s, uint32_t site)
     size_t n;
     uint64_t buf[TL_REC_MAX_FRAMES]; /* 8 KiB: asked for every site with a live block */
     const uint64_t *frames = tl_trace_site_frames_in(s->t, site, buf, &n);
-    bool python = false;
+    bool python = false, own = own_inner(s, frames, n);
     for (int pass = 0; pass < 2; pass++) {
         uint64_t mask = 0;
         for (size_t i = 0; i < n; i++) {
@@ -380,10 +398,12 @@ static int match_site(tl_supp_t *s, uint32_t site)
         }
         for (size_t r = 0; r < s->nrules && r < 64; r++)
             if ((mask >> r & 1) && !(s->rules[r].native_only && python) &&
-                !(s->rules[r].one_time && repeated))
+                !(s->rules[r].one_time && repeated) && !(s->rules[r].not_own && own))
                 return (int)r;
         for (size_t r = 64; r < s->nrules; r++) { /* beyond the mask: match directly */
-            if ((s->rules[r].native_only && python) || (s->rules[r].one_time && repeated)) continue;
+            if ((s->rules[r].native_only && python) || (s->rules[r].one_time && repeated) ||
+                (s->rules[r].not_own && own))
+                continue;
             for (size_t i = 0; i < n; i++) {
                 if (((frames[i] & TL_FRAME_PY_TAG) != 0) != (pass == 0)) continue;
                 tl_frame_t f;

@@ -36,6 +36,10 @@ typedef struct tl_supp_rule {
     const char *why;        /* defaults: what the rule is for; NULL for file rules */
     bool one_time;          /* a default for one-time allocations (the dynamic loader's): it
                                does not match a site with many blocks live (tl_supp_bind) */
+    bool not_own;           /* the import rule: it does not match a site whose innermost Python
+                               frame is in one of the program's own files (a module body of its
+                               own allocates as its main script does: frames.h,
+                               tl_frame_library_python_file) */
     uint64_t bytes, blocks; /* hidden at the end point (tl_check fills) */
 } tl_supp_rule_t;
 

@@ -77,6 +77,11 @@ int tl_outfile_open(tl_outfile_t *o, const char *path)
     if (fd < 0) {
         int err = errno;
         o->tmp[0] = '\0';
+        /* /proc/version: the name is there, its directory takes no new file
+         * (ENOENT read "No such file or directory" of a file that exists) */
+        if (err == ENOENT && lstat(path, &st) == 0)
+            return cannot(path, "its directory takes no new file (the report is written to a "
+                                "new file there, then renamed)");
         return cannot(path, strerror(err));
     }
     if (fchmod(fd, 0600) != 0 || !(o->f = fdopen(fd, "w"))) {

@@ -68,6 +68,12 @@ code 2 "run --report= (empty)" "$TL" run --output="$TMP/t.%p.tlt" --report= -- s
 [ ! -e "$TMP/ran" ] || fail "run --report=: the command ran"
 grep -qx 'tensorleak: run: --report needs a file name' "$TMP/stderr" ||
     fail "run --report=: $(cat "$TMP/stderr")"
+# an existing file whose directory takes no new one: said so, not ENOENT
+# ("No such file or directory" of /proc/version, which exists)
+code 6 "check --output=/proc/version" "$TL" check --output=/proc/version -- true
+grep -qx 'tensorleak: /proc/version: cannot write: its directory takes no new file (the report is written to a new file there, then renamed)' "$TMP/stderr" ||
+    fail "--output=/proc/version: $(cat "$TMP/stderr")"
+
 # a reader of stdout that leaves early (`| head -1`): the command's status
 # (python's 1 for its BrokenPipeError), and one line for the report or
 # verdict it could not write; before, run and check died of SIGPIPE (141)

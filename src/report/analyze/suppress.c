@@ -312,9 +312,11 @@ bool tl_supp_bind(tl_supp_t *s, const tl_trace_t *t, tl_symbolizer_t *sym,
     for (size_t i = 0; i < t->nsites; i++)
         s->site_rule[i] = -2;
     for (size_t i = 0; i < nlive; i++) {
-        if (live[i].blocks <= ONE_TIME_MAX_BLOCKS || live[i].site >= t->nsites) continue;
+        bool many = live[i].blocks > ONE_TIME_MAX_BLOCKS;
+        if ((!many && !live[i].storage) || live[i].site >= t->nsites) continue;
         if (!s->site_repeated && !(s->site_repeated = calloc(t->nsites, 1))) return true;
-        s->site_repeated[live[i].site] = 1;
+        s->site_repeated[live[i].site] |=
+            (many ? TL_SUPP_REPEATED : 0u) | (live[i].storage ? TL_SUPP_STORAGE : 0u);
     }
     return false;
 }
@@ -384,11 +386,12 @@ static bool own_inner(const tl_supp_t *s, const uint64_t *frames, size_t n)
 static int match_site(tl_supp_t *s, uint32_t site)
 {
     if (!s->nrules) return -1;
-    bool repeated = s->site_repeated && s->site_repeated[site];
+    unsigned flags = s->site_repeated ? s->site_repeated[site] : 0u;
+    bool repeated = flags & TL_SUPP_REPEATED;
     size_t n;
     uint64_t buf[TL_REC_MAX_FRAMES]; /* 8 KiB: asked for every site with a live block */
     const uint64_t *frames = tl_trace_site_frames_in(s->t, site, buf, &n);
-    bool python = false, own = own_inner(s, frames, n);
+    bool python = false, own = !(flags & TL_SUPP_STORAGE) && own_inner(s, frames, n);
     for (int pass = 0; pass < 2; pass++) {
         uint64_t mask = 0;
         for (size_t i = 0; i < n; i++) {

@@ -36,12 +36,16 @@ typedef struct tl_supp_rule {
     const char *why;        /* defaults: what the rule is for; NULL for file rules */
     bool one_time;          /* a default for one-time allocations (the dynamic loader's): it
                                does not match a site with many blocks live (tl_supp_bind) */
-    bool not_own;           /* the import rule: it does not match a site whose innermost Python
-                               frame is in one of the program's own files (a module body of its
-                               own allocates as its main script does: frames.h,
-                               tl_frame_library_python_file) */
+    bool not_own;           /* the import rule: it does not match a plain-block site whose
+                               innermost Python frame is in one of the program's own files (a
+                               module body of its own allocates as its main script does: frames.h,
+                               tl_frame_library_python_file); a storage site it still matches
+                               (module-level tensors of test files, conftest.py) */
     uint64_t bytes, blocks; /* hidden at the end point (tl_check fills) */
 } tl_supp_rule_t;
+
+#define TL_SUPP_REPEATED 1u
+#define TL_SUPP_STORAGE  2u
 
 typedef struct tl_supp {
     tl_supp_rule_t *rules;
@@ -52,8 +56,9 @@ typedef struct tl_supp {
     const tl_trace_t *t;
     tl_symbolizer_t *sym;
     int32_t *site_rule;     /* per site: -2 not yet known, -1 none, else the rule index */
-    uint8_t *site_repeated; /* per site: 1 when too many blocks are live for one-time rules;
-                               NULL when no site is */
+    uint8_t *site_repeated; /* per site: TL_SUPP_REPEATED when too many blocks are live for
+                               one-time rules, TL_SUPP_STORAGE for a storage site (live at the
+                               end point); NULL when no site is either */
     tl_map_t frame_mask;    /* frame value -> a = mask of rules 0-63 matching it */
     bool native_file; /* some rule has native_file: native frames are looked up to their line */
 } tl_supp_t;

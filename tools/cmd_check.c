@@ -457,8 +457,10 @@ static int judge(gate_t *g, bool *failed)
         if (tl_outfile_close(&g->of, verdict) && !rc) rc = TL_EXIT_OUTPUT;
         g->a.output = NULL; /* closed */
     } else if (fflush(g->out) != 0 || ferror(g->out)) {
-        tl_say("stdout: cannot write the verdict");
-        if (!rc) rc = TL_EXIT_OUTPUT;
+        /* a reader that left early (| head -1) is no failure: the verdict's status */
+        bool left = tl_outfile_reader_left(fileno(g->out));
+        tl_say("stdout: cannot write the verdict%s", left ? ": its reader left (Broken pipe)" : "");
+        if (!rc && !left) rc = TL_EXIT_OUTPUT;
     }
     if (!rc && *failed && g->a.html) {
         if (write_html(g->trace, &g->hf)) rc = TL_EXIT_OUTPUT;

@@ -246,10 +246,13 @@ int tl_cmd_run(int argc, char **argv)
     rc = report(&a, &l, out);
     tl_launch_free(&l);
     bool keep = rc == TL_EXIT_OK || rc == TL_EXIT_TRUNCATED;
+    /* a reader of stdout that left early (| head -1) is no failure: CMD's status */
+    bool left = !a.report_path && tl_outfile_reader_left(STDOUT_FILENO);
     if (a.report_path ? tl_outfile_close(&of, keep) && keep : fflush(stdout) != 0) {
         if (!a.report_path) tl_say("cannot write the report to stdout: %s", strerror(errno));
-        if (l.status == 0) return TL_EXIT_OUTPUT;
+        if (l.status == 0 && !left) return TL_EXIT_OUTPUT;
     }
+    if (rc == TL_EXIT_OUTPUT && left) rc = TL_EXIT_OK; /* said by the report */
     if (rc != TL_EXIT_OK && rc != TL_EXIT_TRUNCATED && l.status == 0) return rc;
     return l.status;
 }

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -131,4 +132,10 @@ bool tl_outfile_dir_takes_files(const char *dir)
     close(fd);
     unlink(probe);
     return true;
+}
+
+bool tl_outfile_reader_left(int fd)
+{
+    struct pollfd p = {.fd = fd, .events = 0};
+    return poll(&p, 1, 0) == 1 && (p.revents & POLLERR);
 }

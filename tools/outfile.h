@@ -41,6 +41,11 @@ int tl_outfile_close(tl_outfile_t *o, bool keep);
  * descriptor), so that a help piped into a full file does not pass. */
 int tl_outfile_stdout_text(const char *text);
 
+/* Whether fd is a pipe or socket whose reader has left (poll's POLLERR on
+ * the write end: `| head -1` after its line): a failed write there is the
+ * reader's choice, no failure of the report. No effect on fd. */
+bool tl_outfile_reader_left(int fd);
+
 /* Whether a file can be made in the directory dir: one is made and removed
  * at once (root's access(2) says yes to /proc and to a read-only mount).
  * false with errno set (ENOENT, EACCES, EROFS, ...). */

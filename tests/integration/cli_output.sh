@@ -84,6 +84,12 @@ for sub in "run --output" "check --trace-output"; do
     [ "$(cat "$TMP/pipe.rc")" = 1 ] || fail "$sub | head -1: exit $(cat "$TMP/pipe.rc"), want 1"
     grep -q '^tensorleak: stdout: cannot write the' "$TMP/pipe.err" ||
         fail "$sub | head -1: $(cat "$TMP/pipe.err")"
+    # a command that exited 0 keeps its 0: the reader's leaving is no
+    # failure (before: 141, then 6); a full disk still is (exit 6 above)
+    { "$TL" $sub="$TMP/p.%p.tlt" -- sh -c 'sleep 0.3' 2>"$TMP/pipe.err"; echo $? >"$TMP/pipe.rc"; } |
+        true
+    [ "$(cat "$TMP/pipe.rc")" = 0 ] || fail "$sub | true: exit $(cat "$TMP/pipe.rc"), want 0"
+    grep -q '^tensorleak: stdout: cannot write the' "$TMP/pipe.err" || fail "$sub | true: $(cat "$TMP/pipe.err")"
 done
 rm -f "$TMP"/p.*.tlt "$TMP/pipe.err" "$TMP/pipe.rc"
 

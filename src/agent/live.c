@@ -23,7 +23,7 @@ typedef struct slot {
 _Atomic uint8_t tl_live_filter[1u << TL_LIVE_FILTER_LG];
 static slot_t *table;
 static _Atomic uint64_t count;
-/* The overflow table (live.h): 4 times the main one's slots, mapped by the
+/* The overflow table (live.h): 16 times the main one's slots, mapped by the
  * first insert the main table does not take; NULL before. */
 static _Atomic(slot_t *) over;
 static unsigned over_lg;
@@ -49,7 +49,7 @@ bool tl_live_init_lg(unsigned lg_slots)
     void *m;
     if (tl_vm_map_anon(&m, sizeof(slot_t) << lg_slots, true)) return true;
     lg = lg_slots;
-    over_lg = lg_slots + 2 > 24 ? 24 : lg_slots + 2;
+    over_lg = lg_slots + 4 > 24 ? 24 : lg_slots + 4;
     table = m;
     return false;
 }

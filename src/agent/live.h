@@ -7,7 +7,7 @@
  * load. Behind it, a lock-free open-addressing table (ptr -> size, stack id,
  * kind, time) in its own anonymous mapping: CAS on the key, tombstones on
  * removal, never a lock. Past 3/4 of its slots, and for a full probe chain,
- * blocks go to an overflow table of 4 times the slots (at most 2^24),
+ * blocks go to an overflow table of 16 times the slots (at most 2^24),
  * mapped by the first such insert: a script keeping 300,000 numpy arrays
  * (each a storage) filled the table alone, and its dropped events made
  * check's verdict INCOMPLETE; a table that big from the start cost W3 31 MB

@@ -1,7 +1,10 @@
 /* test_report_model.c - Check suite for src/report/model.c: exact peaks, live
  * sets, realloc chains, unknown frees, storage vs plain accounting.
  */
+#include <string.h>
+
 #include "report/analyze/model.h"
+#include "report/analyze/storages.h"
 #include "report/read/grow.h"
 #include "tests/unit/test_report.h"
 #include "tests/workloads/report_tracegen.h"
@@ -236,6 +239,50 @@ START_TEST(grow_doubles)
 }
 END_TEST
 
+/* tl_stor_find of an address inside a storage: the smallest storage that
+ * holds it (nested ones too), the same whether it came from the pass over
+ * the slots (a few misses after a change) or from the index by base (a run
+ * of them), before and after adds and removes; NULL at a storage's end
+ * and between storages. */
+static uint64_t stor_find_base(tl_stor_t *st, uint64_t ptr)
+{
+    const tl_storage_t *s = tl_stor_find(st, ptr);
+    return s ? s->base : 0;
+}
+
+START_TEST(stor_find_inside)
+{
+    tl_stor_t st;
+    memset(&st, 0, sizeof st);
+    for (uint64_t i = 0; i < 1000; i++) /* 1000 storages of 256 B, 4 KiB apart */
+        ck_assert(!tl_stor_add(&st, &(tl_storage_t){.base = 0x100000 + i * 4096, .bytes = 256}));
+    ck_assert(!tl_stor_add(&st, &(tl_storage_t){.base = 0x90000000, .bytes = 1 << 20}));
+    ck_assert(!tl_stor_add(&st, &(tl_storage_t){.base = 0x90001000, .bytes = 64})); /* nested */
+    for (int round = 0; round < 2; round++) {
+        for (int k = 0; k < 20; k++) { /* the first misses by the pass, then by the index */
+            ck_assert_uint_eq(stor_find_base(&st, 0x100000 + 500 * 4096 + 10),
+                              0x100000 + 500 * 4096);
+            ck_assert_uint_eq(stor_find_base(&st, 0x100000 + 500 * 4096 + 256), 0); /* its end */
+            ck_assert_uint_eq(stor_find_base(&st, 0x100000 + 999 * 4096 + 255),
+                              0x100000 + 999 * 4096);
+            ck_assert_uint_eq(stor_find_base(&st, 0x90001000 + 8), 0x90001000); /* the smaller */
+            ck_assert_uint_eq(stor_find_base(&st, 0x90001000 + 64), 0x90000000);
+            ck_assert_uint_eq(stor_find_base(&st, 0x90000000 + (1 << 20)), 0);
+            ck_assert_uint_eq(stor_find_base(&st, 0x100000 - 1), 0);
+            ck_assert_uint_eq(stor_find_base(&st, 0x100000), 0x100000); /* a base: the map */
+        }
+        ck_assert(tl_stor_remove(&st, 0x90001000, NULL)); /* the index is stale again */
+        ck_assert(tl_stor_remove(&st, 0x100000 + 500 * 4096, NULL));
+        ck_assert(!tl_stor_add(&st, &(tl_storage_t){.base = 0x90001000, .bytes = 64}));
+        ck_assert(!tl_stor_add(&st, &(tl_storage_t){.base = 0x100000 + 500 * 4096, .bytes = 256}));
+    }
+    ck_assert(tl_stor_remove(&st, 0x90001000, NULL));
+    for (int k = 0; k < 20; k++)
+        ck_assert_uint_eq(stor_find_base(&st, 0x90001000 + 8), 0x90000000);
+    tl_stor_free(&st);
+}
+END_TEST
+
 Suite *make_model_suite(void)
 {
     Suite *s = suite_create("model");
@@ -248,6 +295,7 @@ Suite *make_model_suite(void)
     tcase_add_test(tc, model_empty);
     tcase_add_test(tc, model_largest_exact_and_timeline);
     tcase_add_test(tc, grow_doubles);
+    tcase_add_test(tc, stor_find_inside);
     suite_add_tcase(s, tc);
     return s;
 }

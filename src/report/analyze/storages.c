@@ -27,6 +27,7 @@ void tl_stor_free(tl_stor_t *st)
 {
     free(st->slots);
     free(st->tags);
+    free(st->order);
     tl_map_free(&st->by_base);
     tl_map_free(&st->views);
     tl_map_free(&st->objects);
@@ -58,6 +59,7 @@ bool tl_stor_add(tl_stor_t *st, const tl_storage_t *s)
     }
     e->a = st->nslots;
     st->slots[st->nslots++] = *s;
+    st->order_stale = true;
     return false;
 }
 
@@ -75,20 +77,66 @@ bool tl_stor_remove(tl_stor_t *st, uint64_t base, tl_storage_t *out)
         if (m) m->a = i;
     }
     st->nslots--;
+    st->order_stale = true;
     return true;
+}
+
+static int cmp_at(const void *pa, const void *pb)
+{
+    const struct tl_stor_at *a = pa, *b = pb;
+    return a->base < b->base ? -1 : a->base > b->base;
+}
+
+/* Rebuild the index by base. true = out of memory (the index stays stale). */
+static bool order_build(tl_stor_t *st)
+{
+    if (grow((void **)&st->order, &st->order_cap, st->nslots, sizeof *st->order)) return true;
+    st->order_biggest = 0;
+    for (size_t i = 0; i < st->nslots; i++) {
+        st->order[i] = (struct tl_stor_at){st->slots[i].base, i};
+        if (st->slots[i].bytes > st->order_biggest) st->order_biggest = st->slots[i].bytes;
+    }
+    qsort(st->order, st->nslots, sizeof *st->order, cmp_at);
+    st->order_stale = false;
+    return false;
+}
+
+/* The smallest storage with ptr inside it (not at its base), or NULL. */
+static tl_storage_t *inside(tl_stor_t *st, uint64_t ptr)
+{
+    tl_storage_t *best = NULL;
+    /* A few misses between changes: one pass over the slots. A run of them
+     * (8 with no add or remove between): the index, then a binary search and
+     * the storages whose base is within the biggest one's bytes below ptr. */
+    if (st->order_stale && (++st->order_misses < 8 || order_build(st))) {
+        for (size_t i = 0; i < st->nslots; i++) {
+            tl_storage_t *s = &st->slots[i];
+            if (ptr > s->base && ptr - s->base < s->bytes && (!best || s->bytes < best->bytes))
+                best = s;
+        }
+        return best;
+    }
+    st->order_misses = 0;
+    size_t lo = 0, hi = st->nslots; /* the first base >= ptr */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (st->order[mid].base < ptr)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    for (size_t k = lo; k-- > 0 && ptr - st->order[k].base < st->order_biggest;) {
+        tl_storage_t *s = &st->slots[st->order[k].slot];
+        if (ptr - s->base < s->bytes && (!best || s->bytes < best->bytes)) best = s;
+    }
+    return best;
 }
 
 tl_storage_t *tl_stor_find(tl_stor_t *st, uint64_t ptr)
 {
     tl_map_entry_t *e = tl_map_get(&st->by_base, ptr);
     if (e) return &st->slots[e->a];
-    tl_storage_t *best = NULL;
-    for (size_t i = 0; i < st->nslots; i++) {
-        tl_storage_t *s = &st->slots[i];
-        if (ptr > s->base && ptr - s->base < s->bytes && (!best || s->bytes < best->bytes))
-            best = s;
-    }
-    return best;
+    return inside(st, ptr);
 }
 
 static const char *nonempty(const char *s)

@@ -367,10 +367,6 @@ static uint64_t frame_mask(tl_supp_t *s, uint64_t raw)
     return mask;
 }
 
-/* The first rule matching a Python frame of the site; else the first
- * matching a native frame (Python frames cost nothing to resolve, native
- * ones a symbol lookup: most sites of a Python program are decided by
- * their Python frames alone). */
 /* Is the innermost Python frame of frames[0, n) in one of the program's own
  * files (not the standard library, site-packages, frozen or tensorleak's)? */
 static bool own_inner(const tl_supp_t *s, const uint64_t *frames, size_t n)
@@ -383,6 +379,10 @@ static bool own_inner(const tl_supp_t *s, const uint64_t *frames, size_t n)
     return false;
 }
 
+/* The first rule matching a Python frame of the site; else the first
+ * matching a native frame (Python frames cost nothing to resolve, native
+ * ones a symbol lookup: most sites of a Python program are decided by
+ * their Python frames alone). */
 static int match_site(tl_supp_t *s, uint32_t site)
 {
     if (!s->nrules) return -1;

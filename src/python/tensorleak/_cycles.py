@@ -6,8 +6,9 @@ unreachable reference cycle refers to is what the collector would free
 (gc garbage), decided the collector's own way without collecting: over the
 objects reachable from it, the references from outside that set are the
 reference counts minus the references from inside it; objects with outside
-references and what they reach are alive, the rest is garbage. A leaf whose .grad's graph holds it again (backward(
-create_graph=True)) is a cycle gc cannot see (grad_cycle). No user code
+references and what they reach are alive, the rest is garbage. A leaf
+whose .grad's graph holds it again (backward(create_graph=True)) is a
+cycle gc cannot see (grad_cycle). No user code
 runs; work is capped (MAX_CANDIDATES, MAX_CYCLE_SET, MAX_CYCLE_SECONDS,
 MAX_GRAD_NODES) and a note says when a cap cut it.
 """
@@ -52,7 +53,8 @@ def search(w, storages, tensor_type, skipped, module_dicts, cands, make, extent_
             s, index = garbage(cands, k, own, module_dicts)
             if s is not None:
                 text = cycle_text(s, index)
-            elif issubclass(type(cands[k]), tensor_type):  # backward(create_graph=True)'s, through C++?
+            elif issubclass(type(cands[k]), tensor_type):
+                # no gc cycle: backward(create_graph=True)'s, through C++?
                 text, grad = grad_cycle(cands[k], tensor_type) or (None, None)
         except Exception as exc:
             skipped.failed(exc)

@@ -10,7 +10,8 @@ or, for a whole CI job, ``tensorleak check --max-leak-storage=0 -- python3 -m
 pytest`` (which loads this plugin by itself and gives it its limits as the
 defaults of every test, but for --max-leak: check applies that one at the
 process's end, to blocks the leak scan finds lost, named by their test's
-line; a test body's live growth counts every first use's caches). Each test body runs as a region named
+line; a test body's live growth counts every first use's caches). Each
+test body runs as a region named
 ``test:<nodeid>``; a test with limits (its marker, the command-line defaults,
 or those of ``tensorleak check``) ends with a report point (what holds each
 storage) and is then checked by ``tensorleak check --trace --region`` on the

@@ -18,10 +18,11 @@
 #include "report/read/map.h"
 
 /* Block flags, b >> 32 in the live table. */
-#define BF_STORAGE 1u /* the block is a storage */
-#define BF_REG     2u /* a heap block that STORAGE_REG made a storage */
-#define BF_PSEUDO  4u /* a registered buffer that is no heap block (STORAGE_REG) */
-#define BF_PINNED  8u /* a pinned host storage (kind pinned) */
+#define BF_STORAGE 1u  /* the block is a storage */
+#define BF_REG     2u  /* a heap block that STORAGE_REG made a storage */
+#define BF_PSEUDO  4u  /* a registered buffer that is no heap block (STORAGE_REG) */
+#define BF_PINNED  8u  /* a pinned host storage (kind pinned) */
+#define BF_SAMPLED 16u /* a sampled plain block: its size is the bytes it stands for */
 /* Bits 8-15: the storage's device (TL_DEVICE_*, capped at TL_MODEL_DEVICES - 1). */
 #define BF_DEVICE(flags) (((flags) >> 8) & 0xffu)
 
@@ -280,6 +281,18 @@ static bool drop_block(replay_t *r, uint64_t ptr, unsigned *flags, tl_storage_t 
     return true;
 }
 
+/* The plain block live at ptr (with the flags in also) ends, though no free()
+ * was called: numpy's cache handing out a buffer it malloc'd before its
+ * handler was wrapped (not a replaced block: add_block), a sampled block
+ * registered as a storage (its size is its weight: a 4 KiB one read 514 KiB). */
+static void end_plain(replay_t *r, uint64_t ptr, unsigned also)
+{
+    tl_map_entry_t *e = tl_map_get(&r->live, ptr);
+    unsigned f, flags = e ? (unsigned)(e->b >> 32) : 0;
+    if (e && !(flags & BF_STORAGE) && (flags & also) == also && drop_block(r, ptr, &f, NULL))
+        r->c->frees--; /* the program's frees alone */
+}
+
 /* STORAGE_REG ptr, size, stack, origin: a live block at ptr becomes a storage
  * (keeping its stack and time); else a storage block of `size` appears. */
 static bool register_storage(replay_t *r, const tl_lineage_t *l)
@@ -287,6 +300,7 @@ static bool register_storage(replay_t *r, const tl_lineage_t *l)
     uint64_t ptr = l->a[0], size = l->a[1];
     const char *op = l->str[0] ? l->str : NULL;
     if (ptr == 0) return false;
+    end_plain(r, ptr, BF_SAMPLED);
     tl_map_entry_t *e = tl_map_get(&r->live, ptr);
     if (e) {
         unsigned flags = (unsigned)(e->b >> 32);
@@ -339,15 +353,13 @@ static bool step_alloc(replay_t *r, const tl_event_t *ev)
     bool numpy = !ev->storage && !(ev->pad & TL_EV_F_SAMPLED) && ev->size >= TL_NUMPY_MIN_STORAGE &&
                  numpy_site(r, ev->site);
     unsigned dev = device_slot(TL_EV_DEVICE(ev->pad));
-    unsigned pinned = ev->storage && storage_kind(ev) == TL_STORAGE_PINNED ? BF_PINNED : 0, f;
-    /* numpy's cache hands out a buffer it malloc'd before its handler was wrapped: the
-     * plain block ended there, not a replaced one (add_block) */
-    tl_map_entry_t *e =
-        ev->storage && storage_kind(ev) == TL_STORAGE_NUMPY ? tl_map_get(&r->live, ev->ptr) : NULL;
-    if (e && !(e->b >> 32 & BF_STORAGE) && drop_block(r, ev->ptr, &f, NULL))
-        r->c->frees--; /* no free() was called */
+    unsigned pinned = ev->storage && storage_kind(ev) == TL_STORAGE_PINNED ? BF_PINNED : 0;
+    if (ev->storage && storage_kind(ev) == TL_STORAGE_NUMPY) end_plain(r, ev->ptr, 0);
     add_block(r, ev->ptr, ev->size, ev->site,
-              ev->storage || numpy ? BF_STORAGE | pinned | dev << 8 : 0, ev->ts, &oom);
+              ev->storage || numpy        ? BF_STORAGE | pinned | dev << 8
+              : ev->pad & TL_EV_F_SAMPLED ? BF_SAMPLED
+                                          : 0,
+              ev->ts, &oom);
     if (!oom && (ev->storage || numpy)) {
         if (r->site_device && ev->site < r->t->nsites)
             r->site_device[ev->site] = (uint8_t)(dev + 1);
@@ -584,16 +596,4 @@ oom:
     tl_map_free(&r.segs);
     if (failed) tl_model_free(m);
     return failed;
-}
-
-void tl_model_free(tl_model_t *m)
-{
-    tl_endpoint_free(&m->end);
-    tl_regions_free(&m->regions);
-    tl_timeline_free(m->timeline);
-    free(m->leaks);
-    free(m->peak_sites);
-    free(m->storage_sites);
-    free(m->site_device);
-    memset(m, 0, sizeof *m);
 }

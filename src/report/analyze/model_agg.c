@@ -1,6 +1,7 @@
 /* model_agg.c - an aggregate-mode trace's exact totals into the model
- * (model.h, tl_model_take_aggregate). */
+ * (model.h, tl_model_take_aggregate), and the model's release. */
 #include <stdlib.h>
+#include <string.h>
 
 #include "report/analyze/model.h"
 #include "report/read/aggregate.h"
@@ -78,4 +79,16 @@ bool tl_model_take_aggregate(const tl_trace_t *t, tl_model_t *m)
     m->frees = frees + (cur->ndsites ? dev_frees : m->device_frees);
     m->storages = storages;
     return false;
+}
+
+void tl_model_free(tl_model_t *m)
+{
+    tl_endpoint_free(&m->end);
+    tl_regions_free(&m->regions);
+    tl_timeline_free(m->timeline);
+    free(m->leaks);
+    free(m->peak_sites);
+    free(m->storage_sites);
+    free(m->site_device);
+    memset(m, 0, sizeof *m);
 }

@@ -302,8 +302,8 @@ bool tl_supp_bind(tl_supp_t *s, const tl_trace_t *t, tl_symbolizer_t *sym,
                   const tl_site_stat_t *live, size_t nlive)
 {
     free(s->site_rule);
-    free(s->site_repeated);
-    s->site_repeated = NULL;
+    free(s->site_flags);
+    s->site_flags = NULL;
     tl_map_free(&s->frame_mask);
     s->t = t;
     s->sym = sym;
@@ -314,8 +314,8 @@ bool tl_supp_bind(tl_supp_t *s, const tl_trace_t *t, tl_symbolizer_t *sym,
     for (size_t i = 0; i < nlive; i++) {
         bool many = live[i].blocks > ONE_TIME_MAX_BLOCKS;
         if ((!many && !live[i].storage) || live[i].site >= t->nsites) continue;
-        if (!s->site_repeated && !(s->site_repeated = calloc(t->nsites, 1))) return true;
-        s->site_repeated[live[i].site] |=
+        if (!s->site_flags && !(s->site_flags = calloc(t->nsites, 1))) return true;
+        s->site_flags[live[i].site] |=
             (many ? TL_SUPP_REPEATED : 0u) | (live[i].storage ? TL_SUPP_STORAGE : 0u);
     }
     return false;
@@ -386,7 +386,7 @@ static bool own_inner(const tl_supp_t *s, const uint64_t *frames, size_t n)
 static int match_site(tl_supp_t *s, uint32_t site)
 {
     if (!s->nrules) return -1;
-    unsigned flags = s->site_repeated ? s->site_repeated[site] : 0u;
+    unsigned flags = s->site_flags ? s->site_flags[site] : 0u;
     bool repeated = flags & TL_SUPP_REPEATED;
     size_t n;
     uint64_t buf[TL_REC_MAX_FRAMES]; /* 8 KiB: asked for every site with a live block */
@@ -439,7 +439,7 @@ void tl_supp_free(tl_supp_t *s)
         free(s->sources[i]);
     free(s->sources);
     free(s->site_rule);
-    free(s->site_repeated);
+    free(s->site_flags);
     tl_map_free(&s->frame_mask);
     memset(s, 0, sizeof *s);
 }

@@ -55,12 +55,12 @@ typedef struct tl_supp {
     /* bound to a trace by tl_supp_bind */
     const tl_trace_t *t;
     tl_symbolizer_t *sym;
-    int32_t *site_rule;     /* per site: -2 not yet known, -1 none, else the rule index */
-    uint8_t *site_repeated; /* per site: TL_SUPP_REPEATED when too many blocks are live for
-                               one-time rules, TL_SUPP_STORAGE for a storage site (live at the
-                               end point); NULL when no site is either */
-    tl_map_t frame_mask;    /* frame value -> a = mask of rules 0-63 matching it */
-    bool native_file; /* some rule has native_file: native frames are looked up to their line */
+    int32_t *site_rule;  /* per site: -2 not yet known, -1 none, else the rule index */
+    uint8_t *site_flags; /* per site: TL_SUPP_REPEATED when too many blocks are live for
+                            one-time rules, TL_SUPP_STORAGE for a storage site (live at the
+                            end point); NULL when no site is either */
+    tl_map_t frame_mask; /* frame value -> a = mask of rules 0-63 matching it */
+    bool native_file;    /* some rule has native_file: native frames are looked up to their line */
 } tl_supp_t;
 
 /* Parse text[0, len) from source (a file name for messages) and append its

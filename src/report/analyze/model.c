@@ -33,12 +33,12 @@ typedef struct replay {
     tl_map_t live; /* key ptr; a = size; b = site | flags << 32; c = allocation ts */
     tl_model_t *c; /* the model being built: its counters are kept in place */
     size_t peak_event;
-    bool rfree_storage; /* the block released by the RFREE just before */
-    bool rfree_known;
-    uint8_t prev_type;       /* of the event before this one */
-    tl_storage_t rfree_info; /* that storage */
-    uint8_t *numpy_site;     /* per site: 0 not yet known, 1 no, 2 yes */
-    uint8_t *site_device;    /* tl_model_t.site_device */
+    bool peak_done;                  /* past the end point: the peaks stay (docs/ci.md, "Limits") */
+    bool rfree_storage, rfree_known; /* the block released by the RFREE just before */
+    uint8_t prev_type;               /* of the event before this one */
+    tl_storage_t rfree_info;         /* that storage */
+    uint8_t *numpy_site;             /* per site: 0 not yet known, 1 no, 2 yes */
+    uint8_t *site_device;            /* tl_model_t.site_device */
     tl_stor_t *st;
     acc_t *sacc;       /* storages created, by site */
     tl_regions_t *rg;  /* region iterations */
@@ -102,6 +102,7 @@ static void site_live(replay_t *r, uint32_t site, unsigned flags, int sign, uint
 
 static void note_peak(replay_t *r, size_t i, uint64_t ts)
 {
+    if (r->peak_done) return;
     bool snapshot =
         r->pk_device ? r->dev_live > r->c->device_peak_bytes : r->c->live_bytes > r->c->peak_bytes;
     if (r->c->live_bytes > r->c->peak_bytes) {
@@ -571,7 +572,7 @@ bool tl_model_build_with(const tl_trace_t *t, tl_model_t *m, const tl_model_opts
         if (script_end && !ended && ev.type == TL_EV_LINEAGE && ev.site == end_lin) {
             if (found_at_end(&r, end_lin) || capture_end(&r, &at_end, true, mark_id, ev.ts, m))
                 goto oom;
-            ended = true;
+            ended = r.peak_done = true;
         }
     }
     tl_events_close(&it);

@@ -48,8 +48,8 @@ typedef struct tl_model {
     uint64_t replaced_blocks; /* ALLOC of an address already live: old block dropped */
     uint64_t largest_exact;   /* the largest ALLOC / REALLOC size recorded exactly (not sampled) */
 
-    uint64_t peak_bytes,
-        peak_ts; /* high-water mark of all live bytes; peak_ts valid if peak_bytes */
+    uint64_t peak_bytes, peak_ts; /* high-water mark of all live bytes up to the end point (the
+                                   * script_end mark, else the end); peak_ts valid if peak_bytes */
     uint64_t peak_blocks;
     uint64_t peak_storage_bytes, peak_storage_ts;
     /* tl_model_build_device: 1 + the device (0: none) whose high-water mark

@@ -96,10 +96,19 @@ bool tl_lineage_library_file(const char *file)
     return tl_frame_library_python_file(file);
 }
 
+/* "at FILE:LINE", FILE the base name of the frame's path; a package's
+ * __init__.py or __main__.py with its directory ("at models/__init__.py:5"):
+ * those of different packages are no longer one group. */
 static const char *python_where(const tl_pyframe_t *pf, char *buf, size_t n)
 {
-    const char *b = strrchr(pf->file, '/');
-    snprintf(buf, n, "at %s:%" PRIu64, b ? b + 1 : pf->file, pf->line);
+    const char *f = pf->file, *b = strrchr(f, '/'), *name = b ? b + 1 : f;
+    if (b && (!strcmp(b, "/__init__.py") || !strcmp(b, "/__main__.py"))) {
+        const char *d = b;
+        while (d > f && d[-1] != '/')
+            d--;
+        if (d < b) name = d; /* the directory's name is not empty */
+    }
+    snprintf(buf, n, "at %s:%" PRIu64, name, pf->line);
     return buf;
 }
 

@@ -391,7 +391,12 @@ static int match_site(tl_supp_t *s, uint32_t site)
     size_t n;
     uint64_t buf[TL_REC_MAX_FRAMES]; /* 8 KiB: asked for every site with a live block */
     const uint64_t *frames = tl_trace_site_frames_in(s->t, site, buf, &n);
-    bool python = false, own = !(flags & TL_SUPP_STORAGE) && own_inner(s, frames, n);
+    /* A trace without Python frames (TENSORLEAK_PYTHON_FRAMES=0, a CPython
+     * the agent cannot read: 3.9) has every stack native only: the
+     * start-up rules hid every leak of the program, as if it had a Python
+     * frame no stack of it shows. */
+    bool python = s->t->npyframes == 0;
+    bool own = !(flags & TL_SUPP_STORAGE) && own_inner(s, frames, n);
     for (int pass = 0; pass < 2; pass++) {
         uint64_t mask = 0;
         for (size_t i = 0; i < n; i++) {

@@ -420,6 +420,13 @@ void tl_chk_render_text(tl_chk_t *c, FILE *out)
         fputs("  note: no END record: the program was killed or is still running; it is checked "
               "at its last recorded event\n",
               out);
+    const tl_trace_t *t = &c->a.trace;
+    if (t->python_unsupported || (t->python_frames_off && t->python[0]))
+        fprintf(out,
+                "  note: no Python frames (CPython %s: %s): sites are named by native frames, "
+                "and CPython's start-up rules (^Py_BytesMain$, ^Py_Main$) hide nothing\n",
+                t->python[0] ? t->python : "(version unknown)",
+                t->python_unsupported ? "not supported, 3.10-3.13 are" : "turned off");
     if (!tl_chk_exact(c))
         fprintf(out,
                 "  note: the trace was recorded in %s mode: small blocks were sampled or only "

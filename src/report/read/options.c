@@ -44,9 +44,10 @@ void tl_reader_options(tl_trace_t *t, const tl_record_t *rec)
             t->local_rank = option_number(v);
         else if (key_is(k, "world_size"))
             t->world_size = option_number(v);
-        else if (k.n == 13 && memcmp(k.p, "python_frames", 13) == 0)
+        else if (k.n == 13 && memcmp(k.p, "python_frames", 13) == 0) {
             t->python_unsupported = v.n == 11 && memcmp(v.p, "unsupported", 11) == 0;
-        else if (k.n == 6 && memcmp(k.p, "python", 6) == 0)
+            t->python_frames_off = v.n == 3 && memcmp(v.p, "off", 3) == 0;
+        } else if (k.n == 6 && memcmp(k.p, "python", 6) == 0)
             copy_printable(t->python, sizeof t->python, v);
         else if (k.n == 12 && memcmp(k.p, "python_build", 12) == 0)
             copy_printable(t->python_build, sizeof t->python_build, v);

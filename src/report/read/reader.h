@@ -154,9 +154,10 @@ typedef struct tl_trace {
     char *strings; /* pool of the lineage strings */
 
     /* The process's CPython, from OPTIONS python*: python_frames=unsupported
-     * (its frames were not read), python (version), python_build (why a
+     * (its frames were not read) or off (turned off, TENSORLEAK_PYTHON_FRAMES=0,
+     * or no CPython: python is ""), python (version), python_build (why a
      * 3.10-3.13 was not read); printable ASCII, "" when not recorded. */
-    bool python_unsupported;
+    bool python_unsupported, python_frames_off;
     char python[32], python_build[32];
     /* OPTIONS host, rank, local_rank, world_size: the host name (printable
      * ASCII, "" when not recorded) and the process's place in a distributed

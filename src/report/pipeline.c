@@ -89,8 +89,6 @@ static void make_notes(tl_analysis_t *a)
              t->python[0] ? t->python : "(version unknown)", t->python_build[0] ? " (" : "",
              t->python_build, t->python_build[0] ? ")" : "",
              t->python_build[0] ? "the default builds of " : "");
-    else if (t->python_frames_off && t->python[0])
-        note(a, "Python frames: off (TENSORLEAK_PYTHON_FRAMES=0): native frames only");
     if (m->unknown_frees)
         note(a, "%" PRIu64 " free%s of pointers not allocated in the trace ignored",
              m->unknown_frees, m->unknown_frees == 1 ? "" : "s");

@@ -50,9 +50,8 @@ typedef struct replay {
     uint8_t new_device;         /* device of the storage new_storage makes (0 = cpu) */
     uint64_t live_pinned_bytes; /* of BF_PINNED blocks (the timeline's pinned series) */
     tl_map_t segs; /* reserve segments (tl_trace_t.ncuda_blocks): key ptr; a = size, b = device */
-    /* tl_model_opts_t.peak_device: 1 + the device whose peak pk is taken at (its
-     * storages; the cpu's plain heap blocks too), 0 = all bytes; its live
-     * bytes now and their high-water mark */
+    /* tl_model_opts_t.peak_device: 1 + the device whose peak pk is taken at (its storages;
+     * the cpu's plain heap blocks too), 0 = all bytes; its live bytes now */
     unsigned pk_device;
     uint64_t dev_live;
 } replay_t;
@@ -506,8 +505,7 @@ bool tl_model_build(const tl_trace_t *t, tl_model_t *m)
     return tl_model_build_with(t, m, &all);
 }
 
-/* The end point's live figures into m (at the end point; the rest of m is
- * the whole pass's: peaks, seen devices). */
+/* The end point's live figures into m (the rest of m: peaks, seen devices). */
 static void take_end(tl_model_t *m, const tl_model_t *at_end)
 {
     m->live_bytes = at_end->live_bytes;
@@ -566,17 +564,19 @@ bool tl_model_build_with(const tl_trace_t *t, tl_model_t *m, const tl_model_opts
     for (; tl_events_next(&it, &ev); n++) {
         if (n == 0) m->first_ts = ev.ts;
         m->last_ts = ev.ts;
-        if ((tl && tl_timeline_before(tl, t, ev.ts, &r.live)) || step(&r, &ev, n) ||
-            (tl && timeline_step(&r, tl, &ev)))
+        bool timed = tl && !ended; /* the timeline ends at the end point, as the peaks do */
+        if ((timed && tl_timeline_before(tl, t, ev.ts, &r.live)) || step(&r, &ev, n) ||
+            (timed && timeline_step(&r, tl, &ev)))
             goto oom;
         if (script_end && !ended && ev.type == TL_EV_LINEAGE && ev.site == end_lin) {
-            if (found_at_end(&r, end_lin) || capture_end(&r, &at_end, true, mark_id, ev.ts, m))
+            if (found_at_end(&r, end_lin) || capture_end(&r, &at_end, true, mark_id, ev.ts, m) ||
+                (tl && tl_timeline_finish(tl, t, &r.live)))
                 goto oom;
             ended = r.peak_done = true;
         }
     }
     tl_events_close(&it);
-    if (tl && tl_timeline_finish(tl, t, &r.live)) goto oom;
+    if (tl && !ended && tl_timeline_finish(tl, t, &r.live)) goto oom;
     if ((peak_device ? r.c->device_peak_bytes : r.c->peak_bytes) > 0 &&
         tl_site_stats_collect(r.pk, nsites, &m->peak_sites, &m->npeak_sites))
         goto oom;

@@ -222,14 +222,69 @@ oom:
     return true;
 }
 
-/* The last iteration's leak by site (blocks allocated since begin_ts). */
+/* A live block's key by site: site * 2 + storage. */
+static uint64_t site_key(const tl_map_entry_t *e)
+{
+    return (e->b & 0xffffffffu) * 2 + ((e->b >> 32) & BLOCK_STORAGE);
+}
+
+/* The iteration before the last one's leak (blocks allocated since
+ * begin_ts, live at its end) into r->carry: key ptr, a size, b site_key, c
+ * allocation ts. */
+static bool carry_build(tl_regions_t *rg, tl_region_t *r, const tl_map_t *live, uint64_t begin_ts)
+{
+    tl_map_free(&r->carry);
+    size_t pos = 0;
+    for (tl_map_entry_t *e; (e = tl_map_next((tl_map_t *)live, &pos));) {
+        if (e->c < begin_ts || tl_regions_filtered(rg, (uint32_t)(e->b & 0xffffffffu))) continue;
+        bool created;
+        tl_map_entry_t *a = tl_map_put(&r->carry, e->key, &created);
+        if (!a) return true;
+        *a = (tl_map_entry_t){e->key, e->a, site_key(e), e->c};
+    }
+    return false;
+}
+
+/* The blocks of r->carry gone by now (freed; an address reused since is
+ * another block), counted by site_key into rep (b). A last iteration's
+ * block of such a site replaces one of them (a training step's gradients,
+ * set to None by zero_grad and made again by backward): not its leak. */
+static bool replaced_build(const tl_region_t *r, const tl_map_t *live, tl_map_t *rep)
+{
+    memset(rep, 0, sizeof *rep);
+    size_t pos = 0;
+    for (tl_map_entry_t *e; (e = tl_map_next((tl_map_t *)&r->carry, &pos));) {
+        const tl_map_entry_t *l = tl_map_get(live, e->key);
+        if (l && l->c == e->c) continue; /* still live */
+        bool created;
+        tl_map_entry_t *a = tl_map_put(rep, e->b, &created);
+        if (!a) return true;
+        a->b++;
+    }
+    return false;
+}
+
+/* Does a last iteration's block of key replace one of rep's (one fewer left)? */
+static bool replaces(tl_map_t *rep, uint64_t key)
+{
+    tl_map_entry_t *a = rep->count ? tl_map_get(rep, key) : NULL;
+    if (!a || !a->b) return false;
+    a->b--;
+    return true;
+}
+
+/* The last iteration's leak by site (blocks allocated since begin_ts, but
+ * those replacing the iteration before's: replaced_build). */
 static bool last_sites(tl_regions_t *rg, tl_region_t *r, const tl_map_t *live, uint64_t begin_ts)
 {
     tl_map_t by = {0}; /* key site * 2 + storage -> a bytes, b blocks */
+    tl_map_t rep;
+    if (replaced_build(r, live, &rep)) goto oom;
     size_t pos = 0;
     for (tl_map_entry_t *e; (e = tl_map_next((tl_map_t *)live, &pos));) {
         uint32_t site = (uint32_t)(e->b & 0xffffffffu);
-        if (e->c < begin_ts || tl_regions_filtered(rg, site)) continue;
+        if (e->c < begin_ts || tl_regions_filtered(rg, site) || replaces(&rep, site_key(e)))
+            continue;
         bool created;
         tl_map_entry_t *a =
             tl_map_put(&by, (uint64_t)site * 2 + ((e->b >> 32) & BLOCK_STORAGE), &created);
@@ -247,19 +302,26 @@ static bool last_sites(tl_regions_t *rg, tl_region_t *r, const tl_map_t *live, u
             .site = (uint32_t)(a->key / 2), .storage = a->key & 1, .bytes = a->a, .blocks = a->b};
     qsort(r->sites, r->nsites, sizeof *r->sites, tl_site_stat_cmp);
     tl_map_free(&by);
+    tl_map_free(&rep);
     return false;
 oom:
     tl_map_free(&by);
+    tl_map_free(&rep);
     return true;
 }
 
-/* Keep only the end storages allocated since begin_ts and not filtered. */
-static void keep_inside(tl_regions_t *rg, tl_endpoint_t *e, uint64_t begin_ts)
+/* Keep only the end storages allocated since begin_ts, not filtered and not
+ * replacing one of the iteration before's (as last_sites). */
+static bool keep_inside(tl_regions_t *rg, const tl_region_t *r, const tl_map_t *live,
+                        tl_endpoint_t *e, uint64_t begin_ts)
 {
+    tl_map_t rep;
+    if (replaced_build(r, live, &rep)) return true;
     size_t k = 0;
     for (size_t i = 0; i < e->nstorages; i++) {
         tl_end_storage_t *s = &e->storages[i];
-        if (s->s.ts >= begin_ts && !tl_regions_filtered(rg, s->s.site)) {
+        if (s->s.ts >= begin_ts && !tl_regions_filtered(rg, s->s.site) &&
+            !replaces(&rep, (uint64_t)s->s.site * 2 + 1)) {
             if (k != i) e->storages[k] = *s;
             k++;
             continue;
@@ -272,6 +334,8 @@ static void keep_inside(tl_regions_t *rg, tl_endpoint_t *e, uint64_t begin_ts)
         free(s->origin_owned);
     }
     e->nstorages = k;
+    tl_map_free(&rep);
+    return false;
 }
 
 /* Growth bookkeeping at the end of iteration n (1-based) of r. */
@@ -312,39 +376,50 @@ static bool end_iteration(tl_regions_t *rg, size_t k, const tl_map_t *live, tl_s
     memmove(&rg->open[k], &rg->open[k + 1], (rg->nopen - k - 1) * sizeof *rg->open);
     rg->nopen--;
     tl_region_t *r = &rg->regions[o.region];
-    tl_region_leak_t leak = {0};
+    tl_region_leak_t leak = {0}, replaced = {0};
+    bool last = r->iterations + 1 == r->expected;
+    tl_map_t rep = {0}; /* the last iteration's: the blocks it may replace */
+    if (last && replaced_build(r, live, &rep)) {
+        free(o.log);
+        return true;
+    }
     size_t pos = 0;
     for (tl_map_entry_t *e; (e = tl_map_next((tl_map_t *)live, &pos));) {
         uint32_t site = (uint32_t)(e->b & 0xffffffffu);
         if (e->c < o.begin_ts || tl_regions_filtered(rg, site)) continue;
-        leak.bytes += e->a;
-        leak.blocks++;
+        tl_region_leak_t *to = replaces(&rep, site_key(e)) ? &replaced : &leak;
+        to->bytes += e->a;
+        to->blocks++;
         if ((e->b >> 32) & BLOCK_STORAGE) {
-            leak.storage_bytes += e->a;
-            leak.storage_blocks++;
+            to->storage_bytes += e->a;
+            to->storage_blocks++;
         }
     }
+    tl_map_free(&rep);
     r->iterations++;
     if (r->iterations == 1) r->first_begin_ts = o.begin_ts;
     r->last_begin_ts = o.begin_ts;
     r->last_end_ts = ts;
     r->last_tid = o.tid;
     r->last = leak;
-    r->total.bytes += leak.bytes;
-    r->total.blocks += leak.blocks;
-    r->total.storage_bytes += leak.storage_bytes;
-    r->total.storage_blocks += leak.storage_blocks;
+    r->last_replaced = replaced;
+    r->total.bytes += leak.bytes + replaced.bytes; /* each iteration whole */
+    r->total.blocks += leak.blocks + replaced.blocks;
+    r->total.storage_bytes += leak.storage_bytes + replaced.storage_bytes;
+    r->total.storage_blocks += leak.storage_blocks + replaced.storage_blocks;
     r->last_peak_bytes = o.peak_bytes;
     r->has_mark = o.has_mark;
     r->mark_id = o.mark_id;
     bool oom = o.last && (rg->peak_lost || peak_sites(r, &o));
     free(o.log);
     if (oom) return true;
+    if (r->iterations + 1 == r->expected && carry_build(rg, r, live, o.begin_ts)) return true;
     if (r->iterations == r->expected) { /* the last one: sites and storages */
         if (last_sites(rg, r, live, o.begin_ts)) return true;
         tl_endpoint_free(&r->end);
         if (st && tl_stor_capture(st, rg->t, live, o.has_mark, o.mark_id, ts, &r->end)) return true;
-        keep_inside(rg, &r->end, o.begin_ts);
+        if (keep_inside(rg, r, live, &r->end, o.begin_ts)) return true;
+        tl_map_free(&r->carry);
     }
     return growth_step(rg, r, r->iterations);
 }
@@ -430,6 +505,7 @@ void tl_regions_free(tl_regions_t *rg)
         free(r->first);
         free(r->prev);
         free(r->cand);
+        tl_map_free(&r->carry);
         tl_endpoint_free(&r->end);
     }
     for (size_t i = 0; i < rg->nopen; i++)

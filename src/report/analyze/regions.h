@@ -36,7 +36,12 @@ typedef struct tl_region {
     uint64_t iterations;                                 /* closed iterations */
     uint64_t first_begin_ts, last_begin_ts, last_end_ts; /* absolute ns */
     uint32_t last_tid;
-    tl_region_leak_t last;    /* leak of the last iteration, at its end */
+    /* Leak of the last iteration, at its end: what it allocated and left
+     * live, but for its blocks that replace the iteration before's
+     * (last_replaced): per site, as many as that one's leak had blocks
+     * freed since (a training step's gradients, made again at each
+     * backward once zero_grad set them to None). */
+    tl_region_leak_t last, last_replaced;
     tl_region_leak_t total;   /* sum over iterations of each one's leak at its end */
     uint64_t last_peak_bytes; /* most bytes allocated inside the last iteration live at once */
     /* What was live at that peak (allocated inside the last iteration), by
@@ -57,6 +62,7 @@ typedef struct tl_region {
      * that iteration's blocks to name its peak's sites */
     uint64_t last_close_begin_ts;
     uint32_t last_close_tid;
+    tl_map_t carry; /* the leak of the iteration before the last, by ptr (regions.c) */
 } tl_region_t;
 
 typedef struct tl_growth {

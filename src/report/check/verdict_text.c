@@ -76,6 +76,20 @@ static const char *leak_counted(const tl_chk_t *c)
     return "every live block; the trace has no leak scan, so no leak kinds";
 }
 
+/* A region's blocks (storages) that replace the iteration before's, not
+ * counted (regions.h, tl_region_t.last_replaced): " (not counted: ...)". */
+static void replaced_text(const tl_chk_t *c, bool storages, FILE *out)
+{
+    const tl_region_leak_t *r = c->region ? &c->region->last_replaced : NULL;
+    uint64_t bytes = r ? (storages ? r->storage_bytes : r->bytes) : 0;
+    uint64_t n = r ? (storages ? r->storage_blocks : r->blocks) : 0;
+    char b[32];
+    if (n)
+        fprintf(out, " (not counted: %s in %" PRIu64 " %s%s that replace the iteration before's)",
+                tl_size_text(bytes, b, sizeof b), n, storages ? "storage" : "block",
+                n == 1 ? "" : "s");
+}
+
 static void measured_text(tl_chk_t *c, unsigned k, FILE *out)
 {
     char b[32], b2[32];
@@ -95,10 +109,12 @@ static void measured_text(tl_chk_t *c, unsigned k, FILE *out)
             if (!first) fputc(')', out);
         } else {
             fprintf(out, "%s live at %s (%s)", v, scope_word(c), leak_counted(c));
+            replaced_text(c, false, out);
         }
         break;
     case TL_LIMIT_LEAK_STORAGE:
         fprintf(out, "%s of storages live at %s", v, scope_word(c));
+        replaced_text(c, true, out);
         break;
     case TL_LIMIT_PINNED:
         fprintf(out, "%s pinned by views at %s", v, scope_word(c));

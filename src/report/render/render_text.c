@@ -160,11 +160,17 @@ static void print_regions(const tl_report_ctx_t *c, FILE *out)
         tl_esc_puts(out, r->name);
         fprintf(out,
                 ": %" PRIu64 " iteration%s; the last leaked %s in %" PRIu64
-                " block%s (storages %s); all iterations %s\n",
+                " block%s (storages %s); all iterations %s",
                 r->iterations, r->iterations == 1 ? "" : "s",
                 tl_size_text(r->last.bytes, b1, sizeof b1), r->last.blocks,
                 r->last.blocks == 1 ? "" : "s", tl_size_text(r->last.storage_bytes, b2, sizeof b2),
                 tl_size_text(r->total.bytes, b3, sizeof b3));
+        if (r->last_replaced.blocks)
+            fprintf(out,
+                    "; not counted: %s in %" PRIu64 " block%s replacing the iteration before's",
+                    tl_size_text(r->last_replaced.bytes, b1, sizeof b1), r->last_replaced.blocks,
+                    r->last_replaced.blocks == 1 ? "" : "s");
+        fputc('\n', out);
         size_t shown = tl_render_shown(c, r->nsites);
         for (size_t k = 0; k < shown && k < 3; k++) {
             fprintf(out, "    %s in %" PRIu64 " block%s%s\n",

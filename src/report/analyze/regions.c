@@ -228,6 +228,14 @@ static uint64_t site_key(const tl_map_entry_t *e)
     return (e->b & 0xffffffffu) * 2 + ((e->b >> 32) & BLOCK_STORAGE);
 }
 
+/* A site key by the site's frames' content (the agent may record one stack
+ * under several ids: a check recording every block gave each iteration's
+ * gradients their own), its low bit the storage bit. */
+static uint64_t content_key(const tl_trace_t *t, uint64_t key)
+{
+    return tl_trace_site_content_hash(t, (uint32_t)(key / 2)) << 1 | (key & 1);
+}
+
 /* The iteration before the last one's leak (blocks allocated since
  * begin_ts, live at its end) into r->carry: key ptr, a size, b site_key, c
  * allocation ts. */
@@ -246,60 +254,98 @@ static bool carry_build(tl_regions_t *rg, tl_region_t *r, const tl_map_t *live, 
 }
 
 /* The blocks of r->carry gone by now (freed; an address reused since is
- * another block), counted by site_key into rep (b). A last iteration's
- * block of such a site replaces one of them (a training step's gradients,
- * set to None by zero_grad and made again by backward): not its leak. */
-static bool replaced_build(const tl_region_t *r, const tl_map_t *live, tl_map_t *rep)
+ * another block) and allocated before the last iteration began (an
+ * iteration of another thread may overlap it), by content_key into rep:
+ * a bytes, b blocks. */
+static bool replaced_build(const tl_regions_t *rg, const tl_region_t *r, const tl_map_t *live,
+                           uint64_t last_begin_ts, tl_map_t *rep)
 {
+    tl_map_t by = {0}; /* site_key -> a bytes, b blocks */
     memset(rep, 0, sizeof *rep);
     size_t pos = 0;
+    bool created;
     for (tl_map_entry_t *e; (e = tl_map_next((tl_map_t *)&r->carry, &pos));) {
         const tl_map_entry_t *l = tl_map_get(live, e->key);
-        if (l && l->c == e->c) continue; /* still live */
-        bool created;
-        tl_map_entry_t *a = tl_map_put(rep, e->b, &created);
-        if (!a) return true;
-        a->b++;
-    }
-    return false;
-}
-
-/* Does a last iteration's block of key replace one of rep's (one fewer left)? */
-static bool replaces(tl_map_t *rep, uint64_t key)
-{
-    tl_map_entry_t *a = rep->count ? tl_map_get(rep, key) : NULL;
-    if (!a || !a->b) return false;
-    a->b--;
-    return true;
-}
-
-/* The last iteration's leak by site (blocks allocated since begin_ts, but
- * those replacing the iteration before's: replaced_build). */
-static bool last_sites(tl_regions_t *rg, tl_region_t *r, const tl_map_t *live, uint64_t begin_ts)
-{
-    tl_map_t by = {0}; /* key site * 2 + storage -> a bytes, b blocks */
-    tl_map_t rep;
-    if (replaced_build(r, live, &rep)) goto oom;
-    size_t pos = 0;
-    for (tl_map_entry_t *e; (e = tl_map_next((tl_map_t *)live, &pos));) {
-        uint32_t site = (uint32_t)(e->b & 0xffffffffu);
-        if (e->c < begin_ts || tl_regions_filtered(rg, site) || replaces(&rep, site_key(e)))
-            continue;
-        bool created;
-        tl_map_entry_t *a =
-            tl_map_put(&by, (uint64_t)site * 2 + ((e->b >> 32) & BLOCK_STORAGE), &created);
+        if ((l && l->c == e->c) || e->c >= last_begin_ts) continue; /* still live, or ours */
+        tl_map_entry_t *a = tl_map_put(&by, e->b, &created);
         if (!a) goto oom;
         a->a += e->a;
         a->b++;
     }
+    pos = 0;
+    for (tl_map_entry_t *e; (e = tl_map_next(&by, &pos));) {
+        tl_map_entry_t *a = tl_map_put(rep, content_key(rg->t, e->key), &created);
+        if (!a) goto oom;
+        a->a += e->a;
+        a->b += e->b;
+    }
+    tl_map_free(&by);
+    return false;
+oom:
+    tl_map_free(&by);
+    return true;
+}
+
+/* A last iteration's leak at one site (a bytes, b blocks; site_key key)
+ * less what replaces the iteration before's (rep, drawn down): bytes up to
+ * what was freed (a buffer grown by replacing it leaks its growth), a block
+ * left for bytes left. Adds the part taken out to *out. */
+static void take_replaced(const tl_trace_t *t, tl_map_t *rep, tl_map_entry_t *a,
+                          tl_region_leak_t *out)
+{
+    tl_map_entry_t *rp = rep->count ? tl_map_get(rep, content_key(t, a->key)) : NULL;
+    if (!rp || !rp->b) return;
+    uint64_t bytes = a->a < rp->a ? a->a : rp->a, blocks = a->b < rp->b ? a->b : rp->b;
+    rp->a -= bytes;
+    rp->b -= blocks;
+    a->a -= bytes;
+    a->b -= blocks;
+    if (!a->a) { /* all bytes replaced: every block */
+        blocks += a->b;
+        a->b = 0;
+    } else if (!a->b) {
+        blocks--;
+        a->b = 1;
+    }
+    out->bytes += bytes;
+    out->blocks += blocks;
+    if (a->key & 1) {
+        out->storage_bytes += bytes;
+        out->storage_blocks += blocks;
+    }
+}
+
+/* The last iteration's leak by site (blocks allocated since begin_ts, less
+ * what replaces the iteration before's: take_replaced, into *replaced). */
+static bool last_sites(tl_regions_t *rg, tl_region_t *r, const tl_map_t *live, uint64_t begin_ts,
+                       tl_region_leak_t *replaced)
+{
+    tl_map_t by = {0}; /* key site_key -> a bytes, b blocks */
+    tl_map_t rep = {0};
+    size_t pos = 0;
+    for (tl_map_entry_t *e; (e = tl_map_next((tl_map_t *)live, &pos));) {
+        uint32_t site = (uint32_t)(e->b & 0xffffffffu);
+        if (e->c < begin_ts || tl_regions_filtered(rg, site)) continue;
+        bool created;
+        tl_map_entry_t *a = tl_map_put(&by, site_key(e), &created);
+        if (!a) goto oom;
+        a->a += e->a;
+        a->b++;
+    }
+    if (replaced_build(rg, r, live, begin_ts, &rep)) goto oom;
     free(r->sites);
     r->nsites = 0;
     r->sites = malloc((by.count ? by.count : 1) * sizeof *r->sites);
     if (!r->sites) goto oom;
     pos = 0;
-    for (tl_map_entry_t *a; (a = tl_map_next(&by, &pos));)
-        r->sites[r->nsites++] = (tl_site_stat_t){
-            .site = (uint32_t)(a->key / 2), .storage = a->key & 1, .bytes = a->a, .blocks = a->b};
+    for (tl_map_entry_t *a; (a = tl_map_next(&by, &pos));) {
+        take_replaced(rg->t, &rep, a, replaced);
+        if (a->b)
+            r->sites[r->nsites++] = (tl_site_stat_t){.site = (uint32_t)(a->key / 2),
+                                                     .storage = a->key & 1,
+                                                     .bytes = a->a,
+                                                     .blocks = a->b};
+    }
     qsort(r->sites, r->nsites, sizeof *r->sites, tl_site_stat_cmp);
     tl_map_free(&by);
     tl_map_free(&rep);
@@ -310,18 +356,22 @@ oom:
     return true;
 }
 
-/* Keep only the end storages allocated since begin_ts, not filtered and not
- * replacing one of the iteration before's (as last_sites). */
-static bool keep_inside(tl_regions_t *rg, const tl_region_t *r, const tl_map_t *live,
-                        tl_endpoint_t *e, uint64_t begin_ts)
+/* Keep only the end storages allocated since begin_ts, not filtered and of
+ * a site last_sites kept (one whose leak is all replacements is not). */
+static bool keep_inside(tl_regions_t *rg, const tl_region_t *r, tl_endpoint_t *e, uint64_t begin_ts)
 {
-    tl_map_t rep;
-    if (replaced_build(r, live, &rep)) return true;
+    tl_map_t kept = {0}; /* site + 1 of r->sites' storages */
+    bool created;
+    for (size_t i = 0; i < r->nsites; i++)
+        if (r->sites[i].storage && !tl_map_put(&kept, (uint64_t)r->sites[i].site + 1, &created)) {
+            tl_map_free(&kept);
+            return true;
+        }
     size_t k = 0;
     for (size_t i = 0; i < e->nstorages; i++) {
         tl_end_storage_t *s = &e->storages[i];
         if (s->s.ts >= begin_ts && !tl_regions_filtered(rg, s->s.site) &&
-            !replaces(&rep, (uint64_t)s->s.site * 2 + 1)) {
+            tl_map_get(&kept, (uint64_t)s->s.site + 1)) {
             if (k != i) e->storages[k] = *s;
             k++;
             continue;
@@ -334,7 +384,7 @@ static bool keep_inside(tl_regions_t *rg, const tl_region_t *r, const tl_map_t *
         free(s->origin_owned);
     }
     e->nstorages = k;
-    tl_map_free(&rep);
+    tl_map_free(&kept);
     return false;
 }
 
@@ -376,37 +426,28 @@ static bool end_iteration(tl_regions_t *rg, size_t k, const tl_map_t *live, tl_s
     memmove(&rg->open[k], &rg->open[k + 1], (rg->nopen - k - 1) * sizeof *rg->open);
     rg->nopen--;
     tl_region_t *r = &rg->regions[o.region];
-    tl_region_leak_t leak = {0}, replaced = {0};
-    bool last = r->iterations + 1 == r->expected;
-    tl_map_t rep = {0}; /* the last iteration's: the blocks it may replace */
-    if (last && replaced_build(r, live, &rep)) {
-        free(o.log);
-        return true;
-    }
+    tl_region_leak_t leak = {0};
     size_t pos = 0;
     for (tl_map_entry_t *e; (e = tl_map_next((tl_map_t *)live, &pos));) {
         uint32_t site = (uint32_t)(e->b & 0xffffffffu);
         if (e->c < o.begin_ts || tl_regions_filtered(rg, site)) continue;
-        tl_region_leak_t *to = replaces(&rep, site_key(e)) ? &replaced : &leak;
-        to->bytes += e->a;
-        to->blocks++;
+        leak.bytes += e->a;
+        leak.blocks++;
         if ((e->b >> 32) & BLOCK_STORAGE) {
-            to->storage_bytes += e->a;
-            to->storage_blocks++;
+            leak.storage_bytes += e->a;
+            leak.storage_blocks++;
         }
     }
-    tl_map_free(&rep);
     r->iterations++;
     if (r->iterations == 1) r->first_begin_ts = o.begin_ts;
     r->last_begin_ts = o.begin_ts;
     r->last_end_ts = ts;
     r->last_tid = o.tid;
     r->last = leak;
-    r->last_replaced = replaced;
-    r->total.bytes += leak.bytes + replaced.bytes; /* each iteration whole */
-    r->total.blocks += leak.blocks + replaced.blocks;
-    r->total.storage_bytes += leak.storage_bytes + replaced.storage_bytes;
-    r->total.storage_blocks += leak.storage_blocks + replaced.storage_blocks;
+    r->total.bytes += leak.bytes; /* each iteration whole */
+    r->total.blocks += leak.blocks;
+    r->total.storage_bytes += leak.storage_bytes;
+    r->total.storage_blocks += leak.storage_blocks;
     r->last_peak_bytes = o.peak_bytes;
     r->has_mark = o.has_mark;
     r->mark_id = o.mark_id;
@@ -415,11 +456,17 @@ static bool end_iteration(tl_regions_t *rg, size_t k, const tl_map_t *live, tl_s
     if (oom) return true;
     if (r->iterations + 1 == r->expected && carry_build(rg, r, live, o.begin_ts)) return true;
     if (r->iterations == r->expected) { /* the last one: sites and storages */
-        if (last_sites(rg, r, live, o.begin_ts)) return true;
+        tl_region_leak_t rp = {0};
+        if (last_sites(rg, r, live, o.begin_ts, &rp)) return true;
+        r->last_replaced = rp;
+        r->last.bytes -= rp.bytes;
+        r->last.blocks -= rp.blocks;
+        r->last.storage_bytes -= rp.storage_bytes;
+        r->last.storage_blocks -= rp.storage_blocks;
+        tl_map_free(&r->carry);
         tl_endpoint_free(&r->end);
         if (st && tl_stor_capture(st, rg->t, live, o.has_mark, o.mark_id, ts, &r->end)) return true;
-        if (keep_inside(rg, r, live, &r->end, o.begin_ts)) return true;
-        tl_map_free(&r->carry);
+        if (keep_inside(rg, r, &r->end, o.begin_ts)) return true;
     }
     return growth_step(rg, r, r->iterations);
 }

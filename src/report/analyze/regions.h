@@ -37,10 +37,11 @@ typedef struct tl_region {
     uint64_t first_begin_ts, last_begin_ts, last_end_ts; /* absolute ns */
     uint32_t last_tid;
     /* Leak of the last iteration, at its end: what it allocated and left
-     * live, but for its blocks that replace the iteration before's
-     * (last_replaced): per site, as many as that one's leak had blocks
-     * freed since (a training step's gradients, made again at each
-     * backward once zero_grad set them to None). */
+     * live, less what replaces the iteration before's (last_replaced): per
+     * site by content, up to the bytes and blocks of that one's leak freed
+     * since and allocated before the last began (a training step's
+     * gradients, made again at each backward once zero_grad set them to
+     * None; a buffer grown by replacing it still leaks its growth). */
     tl_region_leak_t last, last_replaced;
     tl_region_leak_t total;   /* sum over iterations of each one's leak at its end */
     uint64_t last_peak_bytes; /* most bytes allocated inside the last iteration live at once */

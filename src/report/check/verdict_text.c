@@ -85,7 +85,7 @@ static void replaced_text(const tl_chk_t *c, bool storages, FILE *out)
     uint64_t n = r ? (storages ? r->storage_blocks : r->blocks) : 0;
     char b[32];
     if (n)
-        fprintf(out, " (not counted: %s in %" PRIu64 " %s%s that replace the iteration before's)",
+        fprintf(out, " (not counted: %s in %" PRIu64 " %s%s replacing the iteration before's)",
                 tl_size_text(bytes, b, sizeof b), n, storages ? "storage" : "block",
                 n == 1 ? "" : "s");
 }

@@ -226,6 +226,33 @@ def _on_shared_memory(mod):
     _shm.wrap_shared_memory(mod)
 
 
+def _on_mp_pool(mod):
+    """Wraps multiprocessing.pool.worker (a Pool worker's body; Pool looks it
+    up at each start, and spawn pickles it by name: a spawned worker gets
+    the wrapper its own import of the module made) to note "multiprocessing
+    pool worker" in the worker's trace, which the run report names the
+    process by: an idle worker (it ran no task) has no frame of worker() in
+    any allocation's stack."""
+    import functools
+
+    real = getattr(mod, "worker", None)
+    if not callable(real) or getattr(real, "_tensorleak_wrapped", False):
+        return
+
+    @functools.wraps(real)
+    def worker(*args, **kwargs):
+        try:
+            api = _agent.api()
+            if api is not None:
+                api.note(0, b"multiprocessing pool worker")
+        except Exception:
+            pass
+        return real(*args, **kwargs)
+
+    worker._tensorleak_wrapped = True
+    mod.worker = worker
+
+
 def _numpy_storages():
     """numpy's buffers as storages (docs/python.md), once numpy's import
     finished (the constants it makes for itself stay plain blocks); off
@@ -249,7 +276,8 @@ def start():
         _mode = "copies"
     # CUDA storages and numpy's storages even without lineage
     hooks = {"torch": _on_torch, "numpy": _on_numpy,
-             "multiprocessing.shared_memory": _on_shared_memory}
+             "multiprocessing.shared_memory": _on_shared_memory,
+             "multiprocessing.pool": _on_mp_pool}
     for name in list(hooks):
         if name in sys.modules:  # imported before us (a .pth file): now
             try:

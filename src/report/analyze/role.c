@@ -58,6 +58,16 @@ static long worker_id(const tl_trace_t *t)
     return -1;
 }
 
+/* A NOTE record of the trace says exactly text. */
+static bool noted(const tl_trace_t *t, const char *text)
+{
+    for (size_t i = 0; i < t->nlineage; i++) {
+        const tl_lineage_t *l = &t->lineage[i];
+        if (l->type == TL_REC_NOTE && l->str && !strcmp(l->str, text)) return true;
+    }
+    return false;
+}
+
 const char *tl_role_of(const tl_trace_t *t, uint64_t main_pid, const char *main_exe, char *buf,
                        size_t n)
 {
@@ -76,7 +86,8 @@ const char *tl_role_of(const tl_trace_t *t, uint64_t main_pid, const char *main_
             snprintf(buf, n, "DataLoader worker %ld", id);
             return buf;
         }
-    } else if (ran(t, "multiprocessing/pool.py", "worker") ||
+    } else if (noted(t, "multiprocessing pool worker") ||
+               ran(t, "multiprocessing/pool.py", "worker") ||
                ran(t, "concurrent/futures/process.py", "_process_worker"))
         r = "pool worker";
     if (!r) r = tl_role_mp(t, main_pid);

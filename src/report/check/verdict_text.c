@@ -88,6 +88,9 @@ static void replaced_text(const tl_chk_t *c, bool storages, FILE *out)
         fprintf(out, " (not counted: %s in %" PRIu64 " %s%s replacing the iteration before's)",
                 tl_size_text(bytes, b, sizeof b), n, storages ? "storage" : "block",
                 n == 1 ? "" : "s");
+    else if (bytes) /* a block grown by replacing it: the bytes it had before */
+        fprintf(out, " (not counted: %s of %s grown from the iteration before's)",
+                tl_size_text(bytes, b, sizeof b), storages ? "storages" : "blocks");
 }
 
 static void measured_text(tl_chk_t *c, unsigned k, FILE *out)

@@ -165,7 +165,7 @@ static void print_regions(const tl_report_ctx_t *c, FILE *out)
                 tl_size_text(r->last.bytes, b1, sizeof b1), r->last.blocks,
                 r->last.blocks == 1 ? "" : "s", tl_size_text(r->last.storage_bytes, b2, sizeof b2),
                 tl_size_text(r->total.bytes, b3, sizeof b3));
-        if (r->last_replaced.blocks)
+        if (r->last_replaced.bytes || r->last_replaced.blocks)
             fprintf(out,
                     "; not counted: %s in %" PRIu64 " block%s replacing the iteration before's",
                     tl_size_text(r->last_replaced.bytes, b1, sizeof b1), r->last_replaced.blocks,

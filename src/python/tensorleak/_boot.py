@@ -241,12 +241,7 @@ def _on_mp_pool(mod):
 
     @functools.wraps(real)
     def worker(*args, **kwargs):
-        try:
-            api = _agent.api()
-            if api is not None:
-                api.note(0, b"multiprocessing pool worker")
-        except Exception:
-            pass
+        _agent.note("multiprocessing pool worker")  # never raises
         return real(*args, **kwargs)
 
     worker._tensorleak_wrapped = True

@@ -243,6 +243,8 @@ EXTRA_DIST += tests/integration/check_leak_counted.sh
 # check passes a DataLoader run that keeps nothing, fails one that keeps batches
 TESTS += tests/integration/check_dataloader.sh
 EXTRA_DIST += tests/integration/check_dataloader.sh tests/workloads/dataloader_leak.py
+TESTS += tests/integration/check_region_jobs.sh
+EXTRA_DIST += tests/integration/check_region_jobs.sh tests/workloads/dataloader_region.py
 
 # gate: check --max-problem-storage, the end point's problem storages (issue 11)
 TESTS += tests/integration/check_problems.sh

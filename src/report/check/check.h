@@ -128,6 +128,11 @@ typedef struct tl_check_result {
     bool incomplete; /* could not be read whole: cannot pass */
     bool execd;      /* a run's process other than the main one that ended by exec
                         (its program not traced): not checked, no verdict written */
+    bool no_region;  /* --region in a run (o->proc): this process closed no iteration of
+                        it, so no limit was judged (text: no verdict of its own, only
+                        counted; JSON: region.iteration 0; JUnit: a skipped testcase);
+                        the run judges the processes that did, and cannot be judged when
+                        none did (tl_check_run) */
 } tl_check_result_t;
 
 /* Evaluate the trace at path and write the verdict to out. Returns 0 with
@@ -137,8 +142,9 @@ typedef struct tl_check_result {
  * is incomplete (never "passed"), one warning line (msgs) says what was read, and
  * the return is TL_STATUS_INCOMPLETE, as for one that changed while it was
  * read (still being written), except with a region: its closed iteration
- * was read whole. A trace without an END record (the program was killed, or
- * is still running) is complete: it is checked at its last recorded event,
+ * was read whole. A region this trace closed no iteration of is BAD_INPUT
+ * for a lone trace; in a run (o->proc) it is r->no_region, rc 0. A trace without an END record (the
+ * program was killed, or is still running) is complete: it is checked at its last recorded event,
  * with a note. */
 tl_status_t tl_check_file(const char *path, const tl_check_opts_t *o, FILE *out, bool *failed,
                           tl_msgs_t *msgs);
@@ -172,7 +178,9 @@ typedef struct tl_check_proc {
  * big blocks); unchecked: the helpers left out, said in it. Returns 0 with
  * *failed set when every trace was read whole; else the first process's
  * TL_STATUS_* code (its line added to msgs), the others still checked and
- * shown. */
+ * shown. With o->region, a process that closed no iteration of it is
+ * not judged (its verdict says so); when none of the run's did, the run
+ * is TL_STATUS_BAD_INPUT with one line in msgs, and nothing is written. */
 tl_status_t tl_check_run(tl_check_proc_t *p, size_t n, unsigned unchecked, const tl_check_opts_t *o,
                          FILE *out, bool *failed, tl_msgs_t *msgs);
 

@@ -550,24 +550,28 @@ tl_status_t tl_check_eval(const char *path, const tl_check_opts_t *o, FILE *out,
                     path, t->end_dropped, t->end_dropped == 1 ? " was" : "s were");
     }
     c->end = &c->a.model.end;
-    if (o->region) {
-        size_t i;
-        for (i = 0; i < c->a.model.regions.nregions; i++)
-            if (!strcmp(c->a.model.regions.regions[i].name, o->region)) break;
-        if (i == c->a.model.regions.nregions || !c->a.model.regions.regions[i].iterations) {
-            tl_msgs_add(msgs, "%s: no closed iteration of region '%s'", path, o->region);
-            rc = TL_STATUS_BAD_INPUT;
-            goto done;
-        }
-        c->region = &c->a.model.regions.regions[i];
-        c->end = &c->a.model.regions.regions[i].end;
+    const tl_regions_t *rs = &c->a.model.regions;
+    size_t i = 0;
+    while (o->region && i < rs->nregions && strcmp(rs->regions[i].name, o->region))
+        i++;
+    /* In a run, a process that closed none (a DataLoader worker, the
+     * torchrun launcher) is not judged: the run is, where it ran (run.c). */
+    c->no_region = r->no_region = o->region && (i == rs->nregions || !rs->regions[i].iterations);
+    if (c->no_region && !o->proc) {
+        tl_msgs_add(msgs, "%s: no closed iteration of region '%s'", path, o->region);
+        rc = TL_STATUS_BAD_INPUT;
+        goto done;
+    }
+    if (o->region && !c->no_region) {
+        c->region = &rs->regions[i];
+        c->end = &rs->regions[i].end;
         if (tl_lineage_analyse(c->end, &c->a.trace, c->a.sym)) {
             tl_msgs_add(msgs, "%s: out of memory", path);
             rc = TL_STATUS_NOMEM;
             goto done;
         }
     }
-    if (measure(c)) {
+    if (!c->no_region && measure(c)) {
         tl_msgs_add(msgs, "%s: out of memory", path);
         rc = TL_STATUS_NOMEM;
         goto done;
@@ -576,7 +580,7 @@ tl_status_t tl_check_eval(const char *path, const tl_check_opts_t *o, FILE *out,
         tl_chk_render_json(c, out);
     else if (o->format == TL_CHECK_JUNIT)
         tl_chk_render_junit(c, out);
-    else if (tl_render_text_escaped(tl_chk_render_text_arg, c, out)) {
+    else if (!c->no_region && tl_render_text_escaped(tl_chk_render_text_arg, c, out)) {
         tl_msgs_add(msgs, "%s: out of memory", path);
         rc = TL_STATUS_NOMEM;
         goto done;

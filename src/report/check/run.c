@@ -81,6 +81,7 @@ typedef struct gather {
     bool once;    /* text of several processes: the suppressions said once, at the end */
     uint64_t *sb; /* with once: per rule, bytes, blocks, processes (supp_add) */
     unsigned execd;
+    unsigned no_region;    /* --region: processes that closed no iteration of it */
     tl_check_forked_t *fk; /* with o->jobs: the evaluations forked ahead (run_jobs.c) */
 } gather_t;
 
@@ -184,6 +185,24 @@ static void say_unchecked(const tl_check_opts_t *o, const gather_t *g, unsigned 
                 "not checked: %u forked process%s that exec'd an untraced program (exec gave "
                 "its memory back)\n",
                 g->execd, g->execd == 1 ? "" : "es");
+    if (g->no_region) {
+        fprintf(f, "not judged: %u process%s that closed no iteration of region '", g->no_region,
+                g->no_region == 1 ? "" : "es");
+        tl_esc_puts(f, o->region);
+        fputs("'\n", f);
+    }
+}
+
+/* --region: how many of the run's processes closed no iteration of it
+ * (g->no_region), and whether none of those read did. */
+static bool region_absent(const tl_check_opts_t *o, size_t n, gather_t *g)
+{
+    size_t ran = 0;
+    for (size_t i = 0; o->region && i < n; i++) {
+        g->no_region += g->v[i].r.no_region;
+        ran += !g->v[i].rc && !g->v[i].r.execd && !g->v[i].r.no_region;
+    }
+    return o->region && !ran && g->no_region;
 }
 
 /* The run's verdict in text or JUnit: a head when there are several
@@ -197,7 +216,7 @@ static void run_text(const tl_check_proc_t *p, size_t n, unsigned unchecked,
     for (size_t i = 0; i < n; i++) {
         nfailed += !p[i].passed;
         nexceeded += g->v[i].r.nfailed > 0;
-        tests += g->v[i].r.nchecked + g->v[i].r.incomplete;
+        tests += g->v[i].r.nchecked + g->v[i].r.incomplete + g->v[i].r.no_region;
         failures += g->v[i].r.nfailed;
         errors += g->v[i].r.incomplete;
     }
@@ -289,6 +308,16 @@ tl_status_t tl_check_run(tl_check_proc_t *p, size_t n, unsigned unchecked, const
     if (g.once && !g.sb) g.once = false;
     eval_others(p, n, unchecked, o, &g, msgs);
     eval_main(p, n, unchecked, o, &g, msgs);
+    if (region_absent(o, n, &g)) { /* nothing judged: the region's name is wrong */
+        if (n == 1)
+            tl_msgs_add(msgs, "%s: no closed iteration of region '%s'", p[0].path, o->region);
+        else
+            tl_msgs_add(msgs,
+                        "no closed iteration of region '%s' in any of the run's %zu processes",
+                        o->region, n - g.execd);
+        gather_free(&g, n);
+        return TL_STATUS_BAD_INPUT;
+    }
     unsigned nfailed = 0;
     for (size_t i = 0; i < n; i++) {
         p[i].passed = !g.v[i].rc && !g.v[i].r.nfailed && !g.v[i].r.incomplete;

@@ -97,6 +97,9 @@ typedef struct tl_chk {
      * yet, past --wait): its end point has not come, so its leak limits
      * are not judged either (tl_chk_running) */
     bool running;
+    /* --region in a run: this process closed no iteration of it (a
+     * DataLoader worker, a launcher): nothing measured, no limit judged */
+    bool no_region;
     /* --max-leak with the agent's leak scan: bytes at the end point (not
      * suppressed) by tl_leak_kind_t, and the kinds counted (a mask) */
     bool leak_scan;

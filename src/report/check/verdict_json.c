@@ -194,14 +194,14 @@ static void head_json(tl_chk_t *c, tl_json_t *j)
     tl_json_key(j, "exact");
     tl_json_bool(j, tl_chk_exact(c));
     tl_json_key(j, "point");
-    tl_json_str(j, c->region ? "region" : c->a.model.end.point);
-    tl_json_key(j, "region");
-    if (c->region) {
+    tl_json_str(j, c->region || c->no_region ? "region" : c->a.model.end.point);
+    tl_json_key(j, "region"); /* iteration 0: a run's process that closed none, not judged */
+    if (c->region || c->no_region) {
         tl_json_obj_begin(j);
         tl_json_key(j, "name");
-        tl_json_str(j, c->region->name);
+        tl_json_str(j, c->o->region);
         tl_json_key(j, "iteration");
-        tl_json_u64(j, c->region->iterations);
+        tl_json_u64(j, c->region ? c->region->iterations : 0);
         tl_json_obj_end(j);
     } else {
         tl_json_null(j);

@@ -85,9 +85,17 @@ void tl_chk_render_junit(tl_chk_t *c, FILE *out)
         const char *w = tl_chk_process_words(c, b, sizeof b);
         xml_escape(w, strlen(w), out);
     }
-    fprintf(out, "\" tests=\"%u\" failures=\"%u\" errors=\"%u\">\n", c->nchecked + c->incomplete,
-            c->nfailed, (unsigned)c->incomplete);
+    fprintf(out, "\" tests=\"%u\" failures=\"%u\" errors=\"%u\"%s>\n",
+            c->nchecked + c->incomplete + c->no_region, c->nfailed, (unsigned)c->incomplete,
+            c->no_region ? " skipped=\"1\"" : "");
     xml_arg_t a = {c, 0};
+    if (c->no_region) { /* a run's process that did not run --region: skipped, as JUnit says */
+        fputs("  <testcase classname=\"tensorleak\" name=\"region\">\n"
+              "    <skipped message=\"closed no iteration of region '",
+              out);
+        xml_escape(c->o->region, strlen(c->o->region), out);
+        fputs("'\"/>\n  </testcase>\n", out);
+    }
     if (c->incomplete) { /* a testcase that errs, so that no CI reads the suite as passed */
         fputs("  <testcase classname=\"tensorleak\" name=\"trace\">\n"
               "    <error type=\"tensorleak.trace\" message=\"",

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "report/analyze/frames.h"
 #include "report/analyze/model.h"
 #include "report/read/grow.h"
 
@@ -228,11 +229,23 @@ static uint64_t site_key(const tl_map_entry_t *e)
     return (e->b & 0xffffffffu) * 2 + ((e->b >> 32) & BLOCK_STORAGE);
 }
 
-/* A site key by the site's frames' content (the agent may record one stack
- * under several ids: a check recording every block gave each iteration's
- * gradients their own), its low bit the storage bit. */
+/* A site key by the program's line it is at: its innermost Python frame
+ * in the program's own files, as the verdict groups sites (a DataLoader
+ * batch fetched inside the region comes through other lines of torch's
+ * when it arrives out of order); else by its frames' content (the agent
+ * may record one stack under several ids: a check recording every block
+ * gave each iteration's gradients their own). Its low bit the storage
+ * bit. */
 static uint64_t content_key(const tl_trace_t *t, uint64_t key)
 {
+    size_t n;
+    uint64_t buf[TL_REC_MAX_FRAMES];
+    const uint64_t *frames = tl_trace_site_frames_in(t, (uint32_t)(key / 2), buf, &n);
+    for (size_t i = 0; i < n; i++) {
+        const tl_pyframe_t *pf = tl_trace_pyframe(t, frames[i]);
+        if (pf && !tl_frame_own_python_file(pf->file) && !tl_frame_library_python_file(pf->file))
+            return (pf->content * UINT64_C(0x9E3779B97F4A7C15)) << 1 | (key & 1);
+    }
     return tl_trace_site_content_hash(t, (uint32_t)(key / 2)) << 1 | (key & 1);
 }
 

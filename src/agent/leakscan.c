@@ -18,7 +18,6 @@
 #include "agent/deadstacks.h"
 #include "agent/endsig.h"
 #include "agent/live.h"
-#include "agent/pypool.h"
 #include "agent/vm.h"
 /* --- mappings made through the interposed mmap --- */
 
@@ -71,7 +70,6 @@ typedef struct scan {
      * stand for others too: a false "maybe", never a false "no"). */
     uint64_t lo, hi;
     uint64_t *gran;
-    unsigned py_minor; /* tl_pypool_begin: CPython 3.<minor>'s objects read, else 0 */
 } scan_t;
 
 #define GRAN_SHIFT 16 /* 64 KiB granules */
@@ -324,6 +322,40 @@ static bool made_by_us(void *ctx, uint64_t c)
     return (c >= s->excl[0][0] && c < s->excl[0][1]) || (c >= s->excl[1][0] && c < s->excl[1][1]);
 }
 
+int tl_leakscan_py_pool(const uint8_t *pool, uint64_t addr, uint64_t live[16], unsigned *size)
+{
+    enum { OVERHEAD = TL_PY_POOL_HEADER, CLASSES = 32 }; /* 512 B / 16 B */
+    uint32_t count, szidx, next, maxnext;
+    uint64_t x;
+    memcpy(&count, pool, 4); /* ref.count: the union's low half (x86-64) */
+    memcpy(&x, pool + 8, 8); /* freeblock */
+    memcpy(&szidx, pool + 36, 4);
+    memcpy(&next, pool + 40, 4);
+    memcpy(&maxnext, pool + 44, 4);
+    if (szidx >= CLASSES) return -1;
+    uint32_t sz = (szidx + 1) * 16;
+    if (maxnext != TL_PY_POOL_BYTES - sz || next < OVERHEAD || next > TL_PY_POOL_BYTES ||
+        (next - OVERHEAD) % sz)
+        return -1;
+    uint32_t carved = (next - OVERHEAD) / sz, nfree = 0;
+    if (count > carved) return -1;
+    for (uint32_t w = 0; w < 16; w++)
+        live[w] = carved >= (w + 1) * 64 ? ~UINT64_C(0)
+                  : carved > w * 64      ? (UINT64_C(1) << (carved - w * 64)) - 1
+                                         : 0;
+    /* the free list: each free block's first word is the next one */
+    for (; x; memcpy(&x, pool + (x - addr), 8)) {
+        if (x < addr + OVERHEAD || x >= addr + next || (x - addr - OVERHEAD) % sz) return -1;
+        uint64_t i = (x - addr - OVERHEAD) / sz;
+        if (!(live[i >> 6] >> (i & 63) & 1)) return -1; /* listed twice: a loop */
+        live[i >> 6] &= ~(UINT64_C(1) << (i & 63));
+        nfree++;
+    }
+    if (carved - nfree != count) return -1;
+    *size = sz;
+    return (int)carved;
+}
+
 /* One pool of an arena: its allocated blocks, read in one call; the whole
  * pool when its bytes are not a pool as obmalloc leaves one (another
  * allocator's 1 MiB mapping, a header being changed by another thread). */
@@ -336,23 +368,14 @@ static void scan_py_pool(scan_t *s, uint64_t p)
     }
     uint64_t live[16];
     unsigned size = 0;
-    int n = tl_pypool_live(buf, p, live, &size);
+    int n = tl_leakscan_py_pool(buf, p, live, &size);
     if (n < 0) {
         scan_words(s, buf, TL_PY_POOL_BYTES, false);
         return;
     }
-    for (int i = 0; i < n; i++) {
-        const uint8_t *b = buf + TL_PY_POOL_HEADER + (size_t)i * size;
-        if (!(live[i >> 6] >> (i & 63) & 1)) continue;
-        if (!s->py_minor) {
-            scan_words(s, b, size, false);
-            continue;
-        }
-        /* the words its object uses (pypool.h) */
-        uint64_t m = tl_pypool_scan_words(b, size, s->py_minor, tl_pypool_type, NULL);
-        for (unsigned k = 0; k < size / 8; k++)
-            if (m >> k & 1) scan_words(s, b + 8 * k, 8, false);
-    }
+    for (int i = 0; i < n; i++)
+        if (live[i >> 6] >> (i & 63) & 1)
+            scan_words(s, buf + TL_PY_POOL_HEADER + (size_t)i * size, size, false);
 }
 
 /* [lo, hi) of a CPython arena: its pools block by block, what is not in a
@@ -538,7 +561,6 @@ __attribute__((noinline)) static bool run(const uintptr_t excl[2][2], tl_leaksca
     }
     s.n = m;
     filter_build(&s);
-    if (!tl_pypool_begin(&s.py_minor)) s.py_minor = 0;
     scan_roots(&s, stack_from(&s, sp), text, TEXT_CAP);
     scan_environ(&s);
     tl_live_inherited_foreach(scan_inherited, &s);

@@ -64,6 +64,28 @@ typedef struct tl_leakscan_blk {
 void tl_leakscan_classify(tl_leakscan_blk_t *b, size_t n, uint32_t *work,
                           const uint64_t (*roots)[2], size_t nroots);
 
+/* CPython's small-object allocator (Objects/obmalloc.c; 3.10 to 3.13,
+ * 64-bit default builds, checked on each): arenas of 1 MiB, each its own
+ * mmap, in pools of 16 KiB aligned to 16 KiB. A pool is a 48-byte header
+ * (ref.count, freeblock, nextpool, prevpool, arenaindex, szidx, nextoffset,
+ * maxnextoffset) and then blocks of (szidx + 1) * 16 bytes; the blocks
+ * below nextoffset have been handed out, and those on the free list (from
+ * freeblock, each free block's first word the next) were given back. A
+ * given-back block keeps what its object held: the leak scan reads a
+ * mapping of the arena size block by block, allocated blocks only (stale
+ * words there made real leaks "still reachable" or "possibly lost"). */
+#define TL_PY_ARENA_BYTES ((size_t)1 << 20)
+#define TL_PY_POOL_BYTES  16384
+#define TL_PY_POOL_HEADER 48 /* the pool header, rounded up to 16 */
+
+/* Which blocks of a pool are allocated: pool is a copy of the
+ * TL_PY_POOL_BYTES at address addr. Bit i of live[0, 16) set: the block
+ * at pool + TL_PY_POOL_HEADER + i * *size. Returns the number of blocks handed out so
+ * far, or -1 when the bytes are not a pool as obmalloc leaves one (the
+ * header, the free list and the count of allocated blocks must agree; a
+ * free list that leaves the pool or loops is refused). Pure. */
+int tl_leakscan_py_pool(const uint8_t *pool, uint64_t addr, uint64_t live[16], unsigned *size);
+
 /* Classify the live table's blocks; emit(ctx, ptr, TL_LEAK_*) for each one
  * not reachable. excl: the [lo, hi) ranges of the agent's and jemalloc's
  * modules. true = failure (no memory for the scan; nothing emitted).

@@ -15,7 +15,7 @@ libtlagent_la_SOURCES = \
 	src/agent/checkpoint.c src/agent/checkpoint.h \
 	src/agent/clock.c src/agent/clock.h \
 	src/agent/live.c src/agent/live.h \
-	src/agent/leakscan.c src/agent/leakscan.h src/agent/pypool.c src/agent/pypool.h src/agent/deadstacks.c src/agent/deadstacks.h \
+	src/agent/leakscan.c src/agent/leakscan.h src/agent/deadstacks.c src/agent/deadstacks.h \
 	src/agent/config.c src/agent/config.h \
 	src/agent/counters.c src/agent/counters.h \
 	src/agent/record.c src/agent/record.h \

@@ -8,7 +8,6 @@
 #include <config.h>
 
 #include "agent/leakscan.h"
-#include "agent/pypool.h"
 #include "common/trace_format.h"
 #include "tests/unit/check_main.h"
 
@@ -292,7 +291,7 @@ static void pool_link(int from, int to, uint32_t size)
 
 static int pool_live(uint64_t live[16], unsigned *size)
 {
-    return tl_pypool_live(pool, (uintptr_t)pool, live, size);
+    return tl_leakscan_py_pool(pool, (uintptr_t)pool, live, size);
 }
 
 /* 10 blocks of 64 B handed out, 3 given back (5 -> 2 -> 9): the other 7
@@ -361,111 +360,6 @@ START_TEST(py_pool_refused)
 }
 END_TEST
 
-/* ---- the words of a pool block the scan reads (pypool.h) ---- */
-
-enum { T_TUPLE = 0x1000, T_CFUNC = 0x2000, T_FLOAT = 0x3000, T_STR = 0x4000, T_MANAGED = 0x5000 };
-
-/* Types as CPython 3.11 has them (x86-64): tuple (GC, 24 + 8 an item),
- * builtin_function_or_method (GC, 56), float (24), str (48 + its
- * characters), a class with a managed dict (GC, 24 after a pre-header). */
-static const tl_pytype_t *fake_type(uint64_t type, void *ctx)
-{
-    static const tl_pytype_t tuple = {24, 8, TL_PY_TPFLAGS_HAVE_GC},
-                             cfunc = {56, 0, TL_PY_TPFLAGS_HAVE_GC}, flt = {24, 0, 0},
-                             str = {48, 0, TL_PY_TPFLAGS_UNICODE_SUBCLASS},
-                             managed = {24, 0, TL_PY_TPFLAGS_HAVE_GC | TL_PY_TPFLAGS_MANAGED_DICT};
-    unsigned *calls = ctx;
-    ++*calls;
-    switch (type) {
-    case T_TUPLE:
-        return &tuple;
-    case T_CFUNC:
-        return &cfunc;
-    case T_FLOAT:
-        return &flt;
-    case T_STR:
-        return &str;
-    case T_MANAGED:
-        return &managed;
-    default:
-        return NULL;
-    }
-}
-
-/* blk's words from at: refcount, type, size. */
-static void obj_at(uint64_t *blk, unsigned at, uint64_t refcnt, uint64_t type, int64_t size)
-{
-    blk[at / 8] = refcnt;
-    blk[at / 8 + 1] = type;
-    blk[at / 8 + 2] = (uint64_t)size;
-}
-
-#define NWORDS(n) ((UINT64_C(1) << (n)) - 1)
-
-static uint64_t words_of(const uint64_t *o, unsigned size, unsigned minor, unsigned *calls)
-{
-    return tl_pypool_scan_words((const uint8_t *)o, size, minor, fake_type, calls);
-}
-
-/* The leak scan's stale words: a tuple of 4 and a builtin function (72
- * bytes with their GC heads) in blocks of 80, and a float (24 in 32),
- * leave the last word out (24 in 48 is no float); a tuple of 5 (80) fills its block; a managed
- * dict's pre-header moves its object to 32 (56 in 64); a compact str
- * gives its type and its pointers' words only (3.11: wstr, and utf8 when
- * not ASCII; 3.12: utf8); what is not an object (no type, a refcount that
- * is an address, a GC type with no GC head, a size of another class) and
- * a str subclass's (not compact) are read whole. */
-START_TEST(py_object_words)
-{
-    uint64_t o[8];
-    unsigned calls = 0;
-    memset(o, 0, sizeof o);
-    obj_at(o, 16, 1, T_TUPLE, 4);
-    ck_assert_uint_eq(words_of(o, 80, 11, &calls), NWORDS(9));
-    obj_at(o, 16, 1, T_TUPLE, 5);
-    ck_assert_uint_eq(words_of(o, 80, 11, &calls), NWORDS(10));
-    obj_at(o, 16, 3, T_CFUNC, 0x7f0000001000);
-    ck_assert_uint_eq(words_of(o, 80, 11, &calls), NWORDS(9));
-    ck_assert_uint_eq(words_of(o, 96, 11, &calls), NWORDS(12)); /* 24 bytes short: not its block */
-    obj_at(o, 16, (uint64_t)1 << 22, T_CFUNC, 0);
-    ck_assert_uint_eq(words_of(o, 80, 11, &calls), NWORDS(10));
-    memset(o, 0, sizeof o);
-    obj_at(o, 0, 2, T_CFUNC, 0); /* a GC type with no GC head */
-    ck_assert_uint_eq(words_of(o, 80, 11, &calls), NWORDS(10));
-    obj_at(o, 0, 2, T_FLOAT, 0);
-    ck_assert_uint_eq(words_of(o, 48, 11, &calls), NWORDS(6)); /* 24 in 48: not its class */
-    ck_assert_uint_eq(words_of(o, 32, 11, &calls), NWORDS(3));
-    obj_at(o, 0, 2, 0x9999, 0); /* no type */
-    ck_assert_uint_eq(words_of(o, 48, 11, &calls), NWORDS(6));
-    memset(o, 0, sizeof o);
-    obj_at(o, 32, 1, T_MANAGED, 0);
-    ck_assert_uint_eq(words_of(o, 64, 11, &calls), NWORDS(7));
-    memset(o, 0, sizeof o);
-    obj_at(o, 16, 1, T_MANAGED, 0); /* no pre-header */
-    ck_assert_uint_eq(words_of(o, 64, 11, &calls), NWORDS(8));
-    memset(o, 0, sizeof o);
-    obj_at(o, 16, 1, T_TUPLE, INT64_MIN); /* a wild size */
-    ck_assert_uint_eq(words_of(o, 80, 11, &calls), NWORDS(10));
-    /* str: state at 32, compact bit 5, ascii bit 6 */
-    memset(o, 0, sizeof o);
-    obj_at(o, 0, 5, T_STR, 9);
-    o[4] = 0x7f5200000000 | 0x64; /* compact ASCII, stale high bits */
-    ck_assert_uint_eq(words_of(o, 64, 11, &calls), (1u << 1) | (1u << 5));
-    ck_assert_uint_eq(words_of(o, 64, 12, &calls), 1u << 1);
-    o[4] = 0x24; /* compact, not ASCII */
-    ck_assert_uint_eq(words_of(o, 64, 11, &calls), (1u << 1) | (1u << 5) | (1u << 7));
-    ck_assert_uint_eq(words_of(o, 64, 13, &calls), (1u << 1) | (1u << 6));
-    o[0] = 0xffffffff; /* immortal (3.12+) */
-    ck_assert_uint_eq(words_of(o, 64, 13, &calls), (1u << 1) | (1u << 6));
-    o[0] = UINT64_C(1) << 32; /* an address */
-    ck_assert_uint_eq(words_of(o, 64, 13, &calls), NWORDS(8));
-    o[0] = 5;
-    o[4] = 0x04; /* not compact: a subclass's data pointer */
-    ck_assert_uint_eq(words_of(o, 64, 11, &calls), NWORDS(8));
-    ck_assert_uint_gt(calls, 0);
-}
-END_TEST
-
 static Suite *make_leakscan_suite(void)
 {
     Suite *s = suite_create("leakscan");
@@ -484,7 +378,6 @@ static Suite *make_leakscan_suite(void)
     tcase_add_test(tc, many_blocks_and_a_big_one);
     tcase_add_test(tc, py_pool_allocated_blocks);
     tcase_add_test(tc, py_pool_refused);
-    tcase_add_test(tc, py_object_words);
     suite_add_tcase(s, tc);
     return s;
 }

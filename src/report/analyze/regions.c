@@ -249,9 +249,11 @@ static uint64_t content_key(const tl_trace_t *t, uint64_t key)
     return tl_trace_site_content_hash(t, (uint32_t)(key / 2)) << 1 | (key & 1);
 }
 
-/* The iteration before the last one's leak (blocks allocated since
- * begin_ts, live at its end) into r->carry: key ptr, a size, b site_key, c
- * allocation ts. */
+/* What the iterations up to the one before the last left live at its end
+ * (blocks allocated since begin_ts, the first iteration's begin: with
+ * gradient accumulation and a region per micro-step, the gradients a new
+ * cycle replaces were made cycles' worth of iterations back) into
+ * r->carry: key ptr, a size, b site_key, c allocation ts. */
 static bool carry_build(tl_regions_t *rg, tl_region_t *r, const tl_map_t *live, uint64_t begin_ts)
 {
     tl_map_free(&r->carry);
@@ -467,7 +469,8 @@ static bool end_iteration(tl_regions_t *rg, size_t k, const tl_map_t *live, tl_s
     bool oom = o.last && (rg->peak_lost || peak_sites(r, &o));
     free(o.log);
     if (oom) return true;
-    if (r->iterations + 1 == r->expected && carry_build(rg, r, live, o.begin_ts)) return true;
+    if (r->iterations + 1 == r->expected && carry_build(rg, r, live, r->first_begin_ts))
+        return true;
     if (r->iterations == r->expected) { /* the last one: sites and storages */
         tl_region_leak_t rp = {0};
         if (last_sites(rg, r, live, o.begin_ts, &rp)) return true;

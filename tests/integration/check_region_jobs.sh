@@ -71,4 +71,40 @@ grep -qx "tensorleak: no closed iteration of region 'nosuch' in any of the run's
     fail "nosuch: the error line: $(cat err)"
 grep -q "(kept: it could not be checked; 6 other traces of the run beside it)" err ||
     fail "nosuch: traces not kept: $(cat err)"
+
+# A trace not read whole may have closed the region: the run is
+# INCOMPLETE (exit 5) with that process's line, not "no closed iteration"
+# (exit 2, before), and not a pass that leaves it out of the text.
+cat >fk.py <<'PY'
+import os, sys, tensorleak
+def steps():
+    keep = []
+    for i in range(3):
+        with tensorleak.region("step"):
+            keep.append(bytearray(100000))
+    return keep
+pid = os.fork()
+if pid == 0:
+    if sys.argv[1] == "child":
+        steps()
+    os._exit(0)
+os.waitpid(pid, 0)
+if sys.argv[1] == "main":
+    steps()
+print("done")
+PY
+for who in child main; do
+    "$TL" check --region=step --max-leak=1GiB --trace-output="$TMP/$who.%p.tlt" -- "$PYTHON3" fk.py $who >out 2>err
+    rc=$?
+    [ $rc -eq 0 ] || { cat out err >&2; fail "fork $who: exit $rc, want 0"; }
+    mkdir $who
+    mv $who.*.tlt $who/
+    child=$(ls $who/*.tlt | sort -t. -k2n | tail -1)
+    truncate -s 100 "$child"
+    "$TL" check --trace=$who --region=step --max-leak=1GiB >out 2>err
+    rc=$?
+    [ $rc -eq 5 ] || { cat out err >&2; fail "fork $who, child's trace cut: exit $rc, want 5"; }
+    grep -q "^process [0-9]* (.*) *: INCOMPLETE: trace truncated" out ||
+        { cat out >&2; fail "fork $who, child's trace cut: no INCOMPLETE line"; }
+done
 exit 0

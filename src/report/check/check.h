@@ -130,7 +130,8 @@ typedef struct tl_check_result {
                         (its program not traced): not checked, no verdict written */
     bool no_region;  /* --region in a run (o->proc): this process closed no iteration of
                         it, so no limit was judged (text: no verdict of its own, only
-                        counted; JSON: region.iteration 0; JUnit: a skipped testcase);
+                        counted, unless its trace was not read whole; JSON:
+                        region.iteration 0; JUnit: a skipped testcase);
                         the run judges the processes that did, and cannot be judged when
                         none did (tl_check_run) */
 } tl_check_result_t;
@@ -179,8 +180,9 @@ typedef struct tl_check_proc {
  * *failed set when every trace was read whole; else the first process's
  * TL_STATUS_* code (its line added to msgs), the others still checked and
  * shown. With o->region, a process that closed no iteration of it is
- * not judged (its verdict says so); when none of the run's did, the run
- * is TL_STATUS_BAD_INPUT with one line in msgs, and nothing is written. */
+ * not judged (its verdict says so); when none of the run's did, each
+ * trace read whole, the run is TL_STATUS_BAD_INPUT with one line in msgs,
+ * and nothing is written. */
 tl_status_t tl_check_run(tl_check_proc_t *p, size_t n, unsigned unchecked, const tl_check_opts_t *o,
                          FILE *out, bool *failed, tl_msgs_t *msgs);
 

@@ -580,7 +580,8 @@ tl_status_t tl_check_eval(const char *path, const tl_check_opts_t *o, FILE *out,
         tl_chk_render_json(c, out);
     else if (o->format == TL_CHECK_JUNIT)
         tl_chk_render_junit(c, out);
-    else if (!c->no_region && tl_render_text_escaped(tl_chk_render_text_arg, c, out)) {
+    else if ((!c->no_region || c->incomplete) &&
+             tl_render_text_escaped(tl_chk_render_text_arg, c, out)) {
         tl_msgs_add(msgs, "%s: out of memory", path);
         rc = TL_STATUS_NOMEM;
         goto done;

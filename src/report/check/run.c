@@ -193,14 +193,18 @@ static void say_unchecked(const tl_check_opts_t *o, const gather_t *g, unsigned 
     }
 }
 
-/* --region: how many of the run's processes closed no iteration of it
- * (g->no_region), and whether none of those read did. */
+/* --region: how many of the run's processes, read whole, closed no
+ * iteration of it (g->no_region), and whether that is all of them: a
+ * trace that could not be read whole may have closed one (its verdict,
+ * INCOMPLETE or unreadable, is the run's). */
 static bool region_absent(const tl_check_opts_t *o, size_t n, gather_t *g)
 {
     size_t ran = 0;
     for (size_t i = 0; o->region && i < n; i++) {
-        g->no_region += g->v[i].r.no_region;
-        ran += !g->v[i].rc && !g->v[i].r.execd && !g->v[i].r.no_region;
+        const verdict_t *v = &g->v[i];
+        bool whole = !v->rc && !v->r.incomplete;
+        g->no_region += whole && v->r.no_region;
+        ran += !v->r.execd && !(whole && v->r.no_region);
     }
     return o->region && !ran && g->no_region;
 }

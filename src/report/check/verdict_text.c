@@ -409,10 +409,10 @@ void tl_chk_render_text(tl_chk_t *c, FILE *out)
                 c->nchecked == 1 ? "" : "s");
     else
         fprintf(out, ": passed: %u limit%s checked\n", c->nchecked, c->nchecked == 1 ? "" : "s");
-    if (c->region) {
+    if (c->region || c->no_region) { /* no_region: an incomplete trace's */
         fputs("  scope: region '", out);
-        tl_esc_puts(out, c->region->name);
-        fprintf(out, "', iteration %" PRIu64 " of ", c->region->iterations);
+        tl_esc_puts(out, c->o->region);
+        fprintf(out, "', iteration %" PRIu64 " of ", c->region ? c->region->iterations : 0);
     } else {
         fprintf(out, "  scope: end point %s of ", c->a.model.end.point);
     }

@@ -11,7 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "report/analyze/frames.h"
 #include "report/analyze/model.h"
 #include "report/read/grow.h"
 
@@ -229,31 +228,17 @@ static uint64_t site_key(const tl_map_entry_t *e)
     return (e->b & 0xffffffffu) * 2 + ((e->b >> 32) & BLOCK_STORAGE);
 }
 
-/* A site key by the program's line it is at: its innermost Python frame
- * in the program's own files, as the verdict groups sites (a DataLoader
- * batch fetched inside the region comes through other lines of torch's
- * when it arrives out of order); else by its frames' content (the agent
- * may record one stack under several ids: a check recording every block
- * gave each iteration's gradients their own). Its low bit the storage
- * bit. */
+/* A site key by the site's frames' content (the agent may record one stack
+ * under several ids: a check recording every block gave each iteration's
+ * gradients their own), its low bit the storage bit. */
 static uint64_t content_key(const tl_trace_t *t, uint64_t key)
 {
-    size_t n;
-    uint64_t buf[TL_REC_MAX_FRAMES];
-    const uint64_t *frames = tl_trace_site_frames_in(t, (uint32_t)(key / 2), buf, &n);
-    for (size_t i = 0; i < n; i++) {
-        const tl_pyframe_t *pf = tl_trace_pyframe(t, frames[i]);
-        if (pf && !tl_frame_own_python_file(pf->file) && !tl_frame_library_python_file(pf->file))
-            return (pf->content * UINT64_C(0x9E3779B97F4A7C15)) << 1 | (key & 1);
-    }
     return tl_trace_site_content_hash(t, (uint32_t)(key / 2)) << 1 | (key & 1);
 }
 
-/* What the iterations up to the one before the last left live at its end
- * (blocks allocated since begin_ts, the first iteration's begin: with
- * gradient accumulation and a region per micro-step, the gradients a new
- * cycle replaces were made cycles' worth of iterations back) into
- * r->carry: key ptr, a size, b site_key, c allocation ts. */
+/* The iteration before the last one's leak (blocks allocated since
+ * begin_ts, live at its end) into r->carry: key ptr, a size, b site_key, c
+ * allocation ts. */
 static bool carry_build(tl_regions_t *rg, tl_region_t *r, const tl_map_t *live, uint64_t begin_ts)
 {
     tl_map_free(&r->carry);
@@ -469,8 +454,7 @@ static bool end_iteration(tl_regions_t *rg, size_t k, const tl_map_t *live, tl_s
     bool oom = o.last && (rg->peak_lost || peak_sites(r, &o));
     free(o.log);
     if (oom) return true;
-    if (r->iterations + 1 == r->expected && carry_build(rg, r, live, r->first_begin_ts))
-        return true;
+    if (r->iterations + 1 == r->expected && carry_build(rg, r, live, o.begin_ts)) return true;
     if (r->iterations == r->expected) { /* the last one: sites and storages */
         tl_region_leak_t rp = {0};
         if (last_sites(rg, r, live, o.begin_ts, &rp)) return true;

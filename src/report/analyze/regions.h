@@ -38,10 +38,10 @@ typedef struct tl_region {
     uint32_t last_tid;
     /* Leak of the last iteration, at its end: what it allocated and left
      * live, less what replaces the iteration before's (last_replaced): per
-     * program line (a site's innermost own Python line, else its frames), up to the bytes and
-     * blocks the iterations before left live at that one's end, freed since and allocated before
-     * the last began (a training step's gradients, made again at each backward once zero_grad set
-     * them to None; a buffer grown by replacing it still leaks its growth). */
+     * site by content, up to the bytes and blocks of that one's leak freed
+     * since and allocated before the last began (a training step's
+     * gradients, made again at each backward once zero_grad set them to
+     * None; a buffer grown by replacing it still leaks its growth). */
     tl_region_leak_t last, last_replaced;
     tl_region_leak_t total;   /* sum over iterations of each one's leak at its end */
     uint64_t last_peak_bytes; /* most bytes allocated inside the last iteration live at once */

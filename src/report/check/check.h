@@ -144,9 +144,9 @@ typedef struct tl_check_result {
  * the return is TL_STATUS_INCOMPLETE, as for one that changed while it was
  * read (still being written), except with a region: its closed iteration
  * was read whole. A region this trace closed no iteration of is BAD_INPUT
- * for a lone trace; in a run (o->proc) it is r->no_region, rc 0. A trace without an END record (the
- * program was killed, or is still running) is complete: it is checked at its last recorded event,
- * with a note. */
+ * for a lone trace; in a run (o->proc) it is r->no_region, rc 0. A trace
+ * without an END record (the program was killed, or is still running) is
+ * complete: it is checked at its last recorded event, with a note. */
 tl_status_t tl_check_file(const char *path, const tl_check_opts_t *o, FILE *out, bool *failed,
                           tl_msgs_t *msgs);
 

@@ -132,11 +132,10 @@ static void live_sites(const tl_report_ctx_t *c, tl_json_t *j, const tl_site_sta
     tl_json_arr_end(j);
 }
 
-/* prefix + "leaked_bytes" and the like; "replaced_" + "bytes" and the like. */
+/* prefix + "bytes", "blocks", "storage_bytes", "storage_blocks". */
 static void leak_fields(tl_json_t *j, const char *prefix, const tl_region_leak_t *l)
 {
     char key[64];
-    const char *leaked = strcmp(prefix, "replaced_") ? "leaked_" : "";
     const struct {
         const char *name;
         uint64_t v;
@@ -145,7 +144,7 @@ static void leak_fields(tl_json_t *j, const char *prefix, const tl_region_leak_t
              {"storage_bytes", l->storage_bytes},
              {"storage_blocks", l->storage_blocks}};
     for (size_t i = 0; i < sizeof f / sizeof f[0]; i++) {
-        snprintf(key, sizeof key, "%s%s%s", prefix, leaked, f[i].name);
+        snprintf(key, sizeof key, "%s%s", prefix, f[i].name);
         tl_json_key(j, key);
         tl_json_u64(j, f[i].v);
     }
@@ -165,10 +164,10 @@ static void regions(const tl_report_ctx_t *c, tl_json_t *j)
         tl_json_str(j, r->name);
         tl_json_key(j, "iterations");
         tl_json_u64(j, r->iterations);
-        leak_fields(j, "", &r->last);
+        leak_fields(j, "leaked_", &r->last);
         tl_json_key(j, "peak_bytes");
         tl_json_u64(j, r->last_peak_bytes);
-        leak_fields(j, "total_", &r->total);
+        leak_fields(j, "total_leaked_", &r->total);
         leak_fields(j, "replaced_", &r->last_replaced);
         tl_json_key(j, "sites");
         live_sites(c, j, r->sites, r->nsites, NULL, false);
